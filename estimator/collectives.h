@@ -1,0 +1,62 @@
+// Collectives: alpha-beta costs of NCCL-style collectives on a hierarchy of network
+// levels (NVLink domain, leaf, spine, ...).
+//
+// A group is `size` ranks spaced `stride` apart in the rank space; Place() finds the
+// outermost level it crosses and how many members share each inner domain. Costs:
+//  ring all-reduce        2(P-1)a + 2(P-1)/P N/B          (Thakur et al. 2005)
+//  halving-doubling       2 log2(P) a + 2(P-1)/P N/B       (Nguyen & Wahib, CCGrid'21)
+//  tree (NCCL double binary tree) 2 log2(P) a + 2 N/B
+//  hierarchical           RS inside the domain, all-reduce across, AG inside
+//  2D torus               RS along X, all-reduce along Y on N/X, AG along X
+// Bandwidth across a level is the per-GPU rate times the members that share a domain
+// (each GPU drives its own NIC share, as NCCL's multi-channel rings do), capped by the
+// inner level's rate. Thread-safe (read-only after construction).
+#ifndef PARAPLAN_ESTIMATOR_COLLECTIVES_H_
+#define PARAPLAN_ESTIMATOR_COLLECTIVES_H_
+
+#include <cstdint>
+
+#include "estimator/hardware.h"
+#include "estimator/parallel_config.h"
+
+namespace paraplan {
+
+struct GroupSpan {
+  int size = 1;
+  int level = 0;  // outermost level the group crosses
+  int inner = 1;  // members per domain of level (level - 1); = size when level == 0
+};
+
+class Collectives {
+ public:
+  explicit Collectives(const Hardware& hw) : hw_(hw) {}
+
+  GroupSpan Place(int size, int64_t stride) const;
+  // Level that connects rank r with rank r + stride.
+  int LevelOfStride(int64_t stride) const;
+
+  // `bytes` is the full buffer size on each rank.
+  double AllReduce(double bytes, const GroupSpan& g,
+                   CollectiveAlgorithm algo = CollectiveAlgorithm::kAuto) const;
+  // `bytes` is the full (gathered) size; each rank contributes bytes / P.
+  double AllGather(double bytes, const GroupSpan& g) const;
+  double ReduceScatter(double bytes, const GroupSpan& g) const { return AllGather(bytes, g); }
+  // `bytes` is what each rank sends in total (split evenly over the group).
+  double AllToAll(double bytes, const GroupSpan& g) const;
+  double SendRecv(double bytes, int level) const;
+
+ private:
+  double RingBandwidth(const GroupSpan& g) const;
+  double Latency(const GroupSpan& g) const;
+  double Ring(double bytes, const GroupSpan& g) const;
+  double Tree(double bytes, const GroupSpan& g) const;
+  double HalvingDoubling(double bytes, const GroupSpan& g) const;
+  double Hierarchical(double bytes, const GroupSpan& g) const;
+  double Torus2D(double bytes, const GroupSpan& g) const;
+
+  const Hardware& hw_;
+};
+
+}  // namespace paraplan
+
+#endif  // PARAPLAN_ESTIMATOR_COLLECTIVES_H_

@@ -1,0 +1,80 @@
+// Estimate: the predicted cost of one training iteration under one configuration.
+//
+// EstimateIteration() is the estimator's front door: it validates the inputs, builds
+// the per-layer costs for the configuration's shape and assembles time, memory, energy
+// and money. Invariant: the fields of TimeBreakdown are the *exposed* parts of the
+// iteration and sum to iteration_time_s. Pure function of its arguments; thread-safe.
+#ifndef PARAPLAN_ESTIMATOR_ESTIMATE_H_
+#define PARAPLAN_ESTIMATOR_ESTIMATE_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "estimator/parallel_config.h"
+#include "estimator/system_profile.h"
+#include "estimator/workload.h"
+
+namespace paraplan {
+
+struct TimeBreakdown {
+  double compute_s = 0;
+  double recompute_s = 0;
+  double tp_comm_s = 0;
+  double cp_comm_s = 0;
+  double ep_comm_s = 0;
+  double pp_comm_s = 0;
+  double pipeline_bubble_s = 0;
+  double dp_comm_s = 0;
+  double optimizer_s = 0;
+  double data_loading_s = 0;
+  double overhead_s = 0;
+  double offload_s = 0;
+
+  double Sum() const;
+};
+
+struct MemoryBreakdown {
+  double weights_bytes = 0;
+  double gradients_bytes = 0;
+  double optimizer_bytes = 0;
+  double activations_bytes = 0;
+  double buffers_bytes = 0;
+  double overhead_bytes = 0;
+  double total_bytes = 0;
+  double capacity_bytes = 0;
+  bool fits = false;
+  double host_bytes = 0;
+};
+
+struct Estimate {
+  ParallelConfig config;
+  double iteration_time_s = 0;
+  TimeBreakdown time;
+  MemoryBreakdown memory;
+  double samples_per_s = 0;
+  double tokens_per_s = 0;
+  double model_tflops_per_gpu = 0;
+  double mfu = 0;
+  double energy_per_iteration_j = 0;
+  double cost_per_iteration_usd = 0;
+  double time_to_train_s = 0;
+  double energy_to_train_j = 0;
+  double cost_to_train_usd = 0;
+  std::string bottleneck;
+  std::vector<std::string> warnings;
+  std::string profile_name;
+  int profile_version = 0;
+  int num_gpus = 0;
+  double memory_headroom_ratio = 0;
+};
+
+// Validates workload, config and profile, then predicts. INVALID_ARGUMENT names the
+// field at fault ("config.tensor_parallel: ...").
+absl::StatusOr<Estimate> EstimateIteration(const Workload& workload,
+                                           const ParallelConfig& config,
+                                           const SystemProfile& profile);
+
+}  // namespace paraplan
+
+#endif  // PARAPLAN_ESTIMATOR_ESTIMATE_H_

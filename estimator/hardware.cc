@@ -1,0 +1,92 @@
+#include "estimator/hardware.h"
+
+#include <algorithm>
+
+namespace paraplan {
+
+namespace {
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+double Or(double v, double fallback) { return v > 0 ? v : fallback; }
+
+const NetworkCalibration* FindLevelCalibration(const Calibration& c, const std::string& name) {
+  for (const NetworkCalibration& n : c.network) {
+    if (n.level == name) return &n;
+  }
+  return nullptr;
+}
+}  // namespace
+
+Calibration ResolvedCalibration(const SystemProfile& profile) {
+  const Calibration& c = profile.calibration;
+  using D = CalibrationDefaults;
+  Calibration r;
+  r.matmul_efficiency = Or(c.matmul_efficiency, D::kMatmulEfficiency);
+  const double peak = profile.accelerator.PeakTflops(Precision::kBf16) * 1e12;
+  r.matmul_half_efficiency_gflop =
+      Or(c.matmul_half_efficiency_gflop, peak * r.matmul_efficiency * D::kMatmulTailUs * 1e-6 / 1e9);
+  r.memory_bound_efficiency = Or(c.memory_bound_efficiency, D::kMemoryBoundEfficiency);
+  for (const NetworkLevel& level : profile.network_levels) {
+    NetworkCalibration n;
+    n.level = level.name;
+    const NetworkCalibration* given = FindLevelCalibration(c, level.name);
+    n.efficiency = Or(given ? given->efficiency : 0, D::kNetworkEfficiency);
+    n.latency_us = Or(given ? given->latency_us : 0, level.latency_us);
+    r.network.push_back(n);
+  }
+  r.overlap_efficiency = Or(c.overlap_efficiency, D::kOverlapEfficiency);
+  r.iteration_overhead_s = Or(c.iteration_overhead_s, D::kIterationOverheadS);
+  r.kernel_overhead_us = Or(c.kernel_overhead_us, D::kKernelOverheadUs);
+  r.memory_overhead_fraction = Or(c.memory_overhead_fraction, D::kMemoryOverheadFraction);
+  r.memory_overhead_gib = Or(c.memory_overhead_gib, D::kMemoryOverheadGib);
+  return r;
+}
+
+Hardware::Hardware(const SystemProfile& profile, Precision precision) {
+  const Calibration cal = ResolvedCalibration(profile);
+  peak_flops_per_s_ = profile.accelerator.PeakTflops(precision) * 1e12;
+  matmul_flops_per_s_ = peak_flops_per_s_ * cal.matmul_efficiency;
+  // The tail is a time; scale the half-efficiency size with this precision's rate.
+  const double bf16_rate =
+      profile.accelerator.PeakTflops(Precision::kBf16) * 1e12 * cal.matmul_efficiency;
+  const double tail_s = bf16_rate > 0 ? cal.matmul_half_efficiency_gflop * 1e9 / bf16_rate : 0;
+  half_efficiency_flops_ = tail_s * matmul_flops_per_s_;
+  hbm_bytes_per_s_ =
+      profile.accelerator.memory_bandwidth_gbytes_per_s * 1e9 * cal.memory_bound_efficiency;
+  pcie_bytes_per_s_ = profile.host.pcie_gbytes_per_s * 1e9;
+  overlap_efficiency_ = std::clamp(cal.overlap_efficiency, 0.0, 1.0);
+  iteration_overhead_s_ = cal.iteration_overhead_s;
+  kernel_overhead_s_ = cal.kernel_overhead_us * 1e-6;
+  memory_overhead_fraction_ = cal.memory_overhead_fraction;
+  memory_overhead_bytes_ = cal.memory_overhead_gib * kGiB;
+  capacity_bytes_ = profile.accelerator.memory_gib * kGiB;
+  gpus_per_node_ = std::max(1, profile.gpus_per_node);
+  host_capacity_bytes_per_gpu_ = profile.host.memory_gib * kGiB / gpus_per_node_;
+  storage_bytes_per_s_per_gpu_ = profile.storage.read_gbytes_per_s * 1e9 / gpus_per_node_;
+  const int64_t cluster = std::max<int64_t>(1, profile.NumGpus());
+  for (size_t i = 0; i < profile.network_levels.size(); ++i) {
+    const NetworkLevel& l = profile.network_levels[i];
+    NetworkRates r;
+    r.domain_size = l.domain_size > 0 ? l.domain_size : static_cast<int>(std::min<int64_t>(cluster, 1 << 30));
+    const double oversub = l.oversubscription >= 1 ? l.oversubscription : 1;
+    r.bytes_per_s = l.bandwidth_gbytes_per_s * 1e9 * cal.network[i].efficiency / oversub;
+    r.latency_s = cal.network[i].latency_us * 1e-6;
+    r.topology = l.topology;
+    levels_.push_back(r);
+  }
+}
+
+double Hardware::MatmulTime(double m, double n, double k, double batch,
+                            double bytes_per_element) const {
+  const double flops = 2.0 * m * n * k * batch;
+  if (flops <= 0) return 0;
+  const double compute_s = (flops + half_efficiency_flops_) / matmul_flops_per_s_;
+  const double bytes = (m * k + k * n + m * n) * batch * bytes_per_element;
+  return std::max(compute_s, bytes / hbm_bytes_per_s_) + kernel_overhead_s_;
+}
+
+double Hardware::MemoryTime(double bytes) const {
+  if (bytes <= 0) return 0;
+  return bytes / hbm_bytes_per_s_ + kernel_overhead_s_;
+}
+
+}  // namespace paraplan

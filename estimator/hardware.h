@@ -1,0 +1,103 @@
+// Hardware: a SystemProfile resolved into the rates the cost model uses.
+//
+// Turns the profile's specification plus calibration (zero = physical default) into
+// effective compute and memory rates, and times the two kinds of kernels the model
+// knows: matmuls (roofline with a size-dependent efficiency) and memory-bound
+// streaming ops. Built once per estimate/search; read-only afterwards; thread-safe.
+#ifndef PARAPLAN_ESTIMATOR_HARDWARE_H_
+#define PARAPLAN_ESTIMATOR_HARDWARE_H_
+
+#include <vector>
+
+#include "estimator/system_profile.h"
+#include "estimator/workload.h"
+
+namespace paraplan {
+
+// The physical defaults used where a profile's calibration field is zero. Each is a
+// property of GPU training software/hardware in general, not of one data set.
+struct CalibrationDefaults {
+  // Large FP16/BF16 GEMMs in cuBLAS reach ~85 % of the tensor-core peak at boost
+  // clock; sustained tensor-core load under the board power limit runs ~10 % below
+  // boost (A100: ~1.275 vs 1.41 GHz): ~0.75 of the datasheet peak.
+  static constexpr double kMatmulEfficiency = 0.75;
+  // A kernel's fixed tail (launch, last partial wave) ~ 6 us of peak-rate work
+  // (CUDA launch latency 3-5 us + tail effect); expressed per profile in GFLOP.
+  static constexpr double kMatmulTailUs = 6.0;
+  // Training's memory-bound kernels (dropout with Philox RNG, softmax and LayerNorm row
+  // reductions, strided copies) reach ~70 % of HBM peak, below STREAM's ~90 %.
+  static constexpr double kMemoryBoundEfficiency = 0.70;
+  // NCCL bus bandwidth reaches ~80 % of the link rate (nccl-tests on DGX systems).
+  static constexpr double kNetworkEfficiency = 0.80;
+  // Share of overlappable communication that is really hidden behind compute
+  // (overlapped kernels contend for SMs and memory bandwidth).
+  static constexpr double kOverlapEfficiency = 0.80;
+  // Framework overhead per iteration (Python, scheduler, logging): calibrated; 0 default.
+  static constexpr double kIterationOverheadS = 0.0;
+  // GPU-side gap between dependent kernels.
+  static constexpr double kKernelOverheadUs = 2.0;
+  // Caching-allocator fragmentation (PyTorch reserved vs allocated, typically 5-10 %).
+  static constexpr double kMemoryOverheadFraction = 0.07;
+  // CUDA context (~0.5 GiB) + cuBLAS/NCCL workspaces and buffers (~1 GiB).
+  static constexpr double kMemoryOverheadGib = 1.5;
+};
+
+struct NetworkRates {
+  int domain_size = 0;  // resolved: whole cluster when 0
+  double bytes_per_s = 0;  // effective per GPU, one direction
+  double latency_s = 0;
+  Topology topology = Topology::kSwitch;
+};
+
+class Hardware {
+ public:
+  Hardware(const SystemProfile& profile, Precision precision);
+
+  // Effective dense matmul rate for large shapes, FLOP/s.
+  double matmul_flops_per_s() const { return matmul_flops_per_s_; }
+  double peak_flops_per_s() const { return peak_flops_per_s_; }
+  double hbm_bytes_per_s() const { return hbm_bytes_per_s_; }
+  double pcie_bytes_per_s() const { return pcie_bytes_per_s_; }
+  double overlap_efficiency() const { return overlap_efficiency_; }
+  double iteration_overhead_s() const { return iteration_overhead_s_; }
+  double kernel_overhead_s() const { return kernel_overhead_s_; }
+  double memory_overhead_fraction() const { return memory_overhead_fraction_; }
+  double memory_overhead_bytes() const { return memory_overhead_bytes_; }
+  double capacity_bytes() const { return capacity_bytes_; }
+  double host_capacity_bytes_per_gpu() const { return host_capacity_bytes_per_gpu_; }
+  double storage_bytes_per_s_per_gpu() const { return storage_bytes_per_s_per_gpu_; }
+  int gpus_per_node() const { return gpus_per_node_; }
+  const std::vector<NetworkRates>& levels() const { return levels_; }
+
+  // Time of `batch` independent (m x k) * (k x n) matmuls: roofline of the FLOPs at the
+  // size-dependent efficiency and the bytes of the operands at HBM rate.
+  // eff(F) = eff_max * F / (F + F_half) — Calculon/vTrain-style small-GEMM penalty.
+  double MatmulTime(double m, double n, double k, double batch, double bytes_per_element) const;
+  // Time of a memory-bound op that moves `bytes` through HBM.
+  double MemoryTime(double bytes) const;
+
+ private:
+  double peak_flops_per_s_ = 0;
+  double matmul_flops_per_s_ = 0;
+  double half_efficiency_flops_ = 0;
+  double hbm_bytes_per_s_ = 0;
+  double pcie_bytes_per_s_ = 0;
+  double overlap_efficiency_ = 0;
+  double iteration_overhead_s_ = 0;
+  double kernel_overhead_s_ = 0;
+  double memory_overhead_fraction_ = 0;
+  double memory_overhead_bytes_ = 0;
+  double capacity_bytes_ = 0;
+  double host_capacity_bytes_per_gpu_ = 0;
+  double storage_bytes_per_s_per_gpu_ = 0;
+  int gpus_per_node_ = 1;
+  std::vector<NetworkRates> levels_;
+};
+
+// Resolved value of every calibration parameter (defaults substituted), by name, in a
+// fixed order; used by calibration reports and the CLI.
+Calibration ResolvedCalibration(const SystemProfile& profile);
+
+}  // namespace paraplan
+
+#endif  // PARAPLAN_ESTIMATOR_HARDWARE_H_

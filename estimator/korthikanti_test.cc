@@ -1,0 +1,121 @@
+// Validation against published measurements (Korthikanti et al. 2022, Tables 4 and 5)
+// with the built-in, uncalibrated dgx-a100-80gb profile. Prints predicted vs measured.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "estimator/collectives.h"
+#include "estimator/estimate.h"
+#include "estimator/hardware.h"
+#include "estimator/model_costs.h"
+#include "estimator/presets.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace paraplan {
+namespace {
+
+struct Row {
+  std::string id;
+  Workload workload;
+  ParallelConfig config;
+  nlohmann::json raw;
+};
+
+Recompute ParseRecompute(const std::string& s) {
+  if (s == "RECOMPUTE_FULL") return Recompute::kFull;
+  if (s == "RECOMPUTE_SELECTIVE") return Recompute::kSelective;
+  return Recompute::kNone;
+}
+
+std::vector<Row> Load(const std::string& file) {
+  std::vector<Row> rows;
+  std::ifstream in(std::string(PARAPLAN_SHARED_DATA_DIR) + "/" + file);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const nlohmann::json j = nlohmann::json::parse(line);
+    Row r;
+    r.id = j["id"];
+    r.raw = j;
+    const auto& t = j["workload"]["transformer"];
+    r.workload.name = j["workload"]["name"];
+    r.workload.transformer.num_layers = t["num_layers"];
+    r.workload.transformer.hidden_size = t["hidden_size"];
+    r.workload.transformer.num_attention_heads = t["num_attention_heads"];
+    r.workload.transformer.ffn_hidden_size = t.value("ffn_hidden_size", 0);
+    r.workload.transformer.seq_length = t["seq_length"];
+    r.workload.transformer.vocab_size = t["vocab_size"];
+    r.workload.precision = j["workload"]["precision"] == "PRECISION_FP16" ? Precision::kFp16 : Precision::kBf16;
+    const auto& c = j["config"];
+    r.config.data_parallel = c.value("data_parallel", 1);
+    r.config.tensor_parallel = c.value("tensor_parallel", 1);
+    r.config.pipeline_parallel = c.value("pipeline_parallel", 1);
+    r.config.sequence_parallel = c.value("sequence_parallel", false);
+    r.config.virtual_pipeline_stages = c.value("virtual_pipeline_stages", 1);
+    r.config.micro_batch_size = c.value("micro_batch_size", 1);
+    r.config.global_batch_size = c.value("global_batch_size", 1);
+    r.config.recompute = ParseRecompute(c.value("recompute", std::string()));
+    if (c.value("pipeline_schedule", std::string()) == "SCHEDULE_INTERLEAVED_1F1B") {
+      r.config.pipeline_schedule = PipelineSchedule::kInterleaved1F1B;
+    }
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+SystemProfile A100() {
+  for (const SystemProfile& p : BuiltinProfiles()) {
+    if (p.name == "dgx-a100-80gb") return p;
+  }
+  return {};
+}
+
+TEST(Korthikanti, IterationTimesWithinFivePercentMeanTenPercentMax) {
+  const std::vector<Row> rows = Load("korthikanti22_iteration_times.jsonl");
+  ASSERT_EQ(rows.size(), 9u);
+  double sum_ape = 0, max_ape = 0;
+  std::printf("%-48s %9s %9s %7s  %s\n", "run", "measured", "predicted", "error", "bottleneck");
+  for (const Row& r : rows) {
+    absl::StatusOr<Estimate> e = EstimateIteration(r.workload, r.config, A100());
+    ASSERT_TRUE(e.ok()) << r.id << ": " << e.status();
+    const double measured = r.raw["iteration_time_s"];
+    const double ape = std::abs(e->iteration_time_s - measured) / measured;
+    sum_ape += ape;
+    max_ape = std::max(max_ape, ape);
+    std::printf("%-48s %9.2f %9.2f %+6.1f%%  %s mfu=%.3f\n", r.id.c_str(), measured,
+                e->iteration_time_s, 100 * (e->iteration_time_s / measured - 1), e->bottleneck.c_str(),
+                e->mfu);
+    EXPECT_TRUE(e->memory.fits) << r.id << " total GiB " << e->memory.total_bytes / (1 << 30);
+  }
+  const double mape = sum_ape / rows.size();
+  std::printf("MAPE %.2f%%  max %.2f%%\n", 100 * mape, 100 * max_ape);
+  EXPECT_LE(mape, 0.05);
+  EXPECT_LE(max_ape, 0.10);
+}
+
+TEST(Korthikanti, LayerTimesWithinFifteenPercent) {
+  const std::vector<Row> rows = Load("korthikanti22_layer_times.jsonl");
+  ASSERT_EQ(rows.size(), 5u);
+  std::printf("%-52s %7s %7s %7s %7s\n", "layer", "fwd ms", "pred", "bwd ms", "pred");
+  const SystemProfile profile = A100();
+  for (const Row& r : rows) {
+    const ParallelConfig c = r.config.Normalized();
+    const Hardware hw(profile, r.workload.precision);
+    const Collectives coll(hw);
+    absl::StatusOr<ModelCosts> model = ComputeModelCosts(r.workload, ModelShape::Of(c), hw, coll);
+    ASSERT_TRUE(model.ok()) << model.status();
+    const BlockCosts& layer = model->layers[0];
+    const double fwd = 1e3 * (layer.fwd_s + layer.tp_fwd_s);
+    const double bwd = 1e3 * (layer.bwd_s + layer.tp_bwd_s + layer.recompute_s);
+    const double mf = r.raw["layer_forward_ms"], mb = r.raw["layer_backward_ms"];
+    std::printf("%-52s %7.2f %7.2f %7.2f %7.2f\n", r.id.c_str(), mf, fwd, mb, bwd);
+    EXPECT_NEAR(fwd, mf, 0.15 * mf) << r.id;
+    EXPECT_NEAR(bwd, mb, 0.15 * mb) << r.id;
+  }
+}
+
+}  // namespace
+}  // namespace paraplan

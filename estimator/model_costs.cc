@@ -1,0 +1,64 @@
+#include "estimator/model_costs.h"
+
+namespace paraplan {
+
+ModelShape ModelShape::Of(const ParallelConfig& c) {
+  ModelShape s;
+  s.tensor_parallel = c.tensor_parallel;
+  s.context_parallel = c.context_parallel;
+  s.expert_parallel = c.expert_parallel;
+  s.spatial_parallel = c.spatial_parallel;
+  s.filter_parallel = c.filter_parallel;
+  s.channel_parallel = c.channel_parallel;
+  s.micro_batch_size = c.micro_batch_size;
+  s.recompute = c.recompute;
+  s.sequence_parallel = c.sequence_parallel && c.tensor_parallel > 1;
+  s.flash_attention = c.flash_attention;
+  return s;
+}
+
+void BlockCosts::Add(const BlockCosts& o) {
+  fwd_s += o.fwd_s;
+  bwd_s += o.bwd_s;
+  recompute_s += o.recompute_s;
+  tp_fwd_s += o.tp_fwd_s;
+  tp_bwd_s += o.tp_bwd_s;
+  cp_s += o.cp_s;
+  ep_s += o.ep_s;
+  activation_bytes += o.activation_bytes;
+  transient_bytes = transient_bytes > o.transient_bytes ? transient_bytes : o.transient_bytes;
+  params += o.params;
+  expert_params += o.expert_params;
+  model_flops += o.model_flops;
+}
+
+void SetPrecisionBytes(Precision precision, ModelCosts* costs) {
+  if (precision == Precision::kFp32) {
+    costs->weight_bytes_per_param = 4;
+    costs->grad_bytes_per_param = 4;
+    costs->optimizer_state_bytes_per_param = 8;  // Adam m, v
+    costs->grad_reduce_bytes_per_param = 4;
+    costs->param_gather_bytes_per_param = 4;
+    // Adam step: read grad, read/write param, m, v (Kingma & Ba update, fused).
+    costs->optimizer_bytes_per_param = 4 + 8 + 8 + 8;
+  } else {
+    costs->weight_bytes_per_param = 2;
+    costs->grad_bytes_per_param = 4;              // fp32 main_grad (Megatron-LM)
+    costs->optimizer_state_bytes_per_param = 12;  // fp32 master + m + v
+    costs->grad_reduce_bytes_per_param = 4;       // gradients reduced in fp32 (Megatron-LM)
+    costs->param_gather_bytes_per_param = 2;
+    // read fp32 grad, r/w master, m, v, write 2-byte param, zero grad buffer.
+    costs->optimizer_bytes_per_param = 4 + 8 + 8 + 8 + 2 + 4;
+  }
+}
+
+absl::StatusOr<ModelCosts> ComputeModelCosts(const Workload& workload, const ModelShape& shape,
+                                             const Hardware& hw, const Collectives& coll) {
+  absl::StatusOr<ModelCosts> costs = workload.kind == Workload::Kind::kTransformer
+                                         ? TransformerCosts(workload, shape, hw, coll)
+                                         : LayerGraphCosts(workload, shape, hw, coll);
+  if (costs.ok()) SetPrecisionBytes(workload.precision, &*costs);
+  return costs;
+}
+
+}  // namespace paraplan

@@ -1,0 +1,70 @@
+// ParallelConfig: how one training job is split across GPUs (the "execution").
+//
+// Plain value type mirroring paraplan.v1.ParallelConfig. Degrees are >= 1 after
+// Normalized(); NumGpus() is the product of the degrees that occupy distinct GPUs
+// (expert parallelism reuses the data x context ranks, as in Megatron-LM).
+#ifndef PARAPLAN_ESTIMATOR_PARALLEL_CONFIG_H_
+#define PARAPLAN_ESTIMATOR_PARALLEL_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+
+namespace paraplan {
+
+enum class Recompute { kNone, kSelective, kFull };
+enum class PipelineSchedule { kDefault, k1F1B, kGPipe, kInterleaved1F1B, kZeroBubble };
+enum class CollectiveAlgorithm { kAuto, kRing, kTree, kHalvingDoubling, kHierarchical, kTorus2D };
+// Placement of parallel dimensions on ranks, innermost first.
+enum class RankOrder { kTpCpEpDpPp, kTpCpEpPpDp };
+
+struct OffloadSpec {
+  bool optimizer = false;
+  bool weights = false;
+  bool activations = false;
+  bool any() const { return optimizer || weights || activations; }
+};
+
+struct ParallelConfig {
+  int data_parallel = 1;
+  int tensor_parallel = 1;
+  int pipeline_parallel = 1;
+  int context_parallel = 1;
+  int expert_parallel = 1;
+  bool sequence_parallel = false;
+  int virtual_pipeline_stages = 1;
+  int micro_batch_size = 1;
+  int global_batch_size = 1;
+  Recompute recompute = Recompute::kNone;
+  int zero_stage = 0;
+  PipelineSchedule pipeline_schedule = PipelineSchedule::kDefault;
+  bool overlap_grad_reduce = false;
+  bool overlap_param_gather = false;
+  OffloadSpec offload;
+  int spatial_parallel = 1;
+  int filter_parallel = 1;
+  int channel_parallel = 1;
+  bool flash_attention = false;
+  CollectiveAlgorithm dp_algorithm = CollectiveAlgorithm::kAuto;
+  RankOrder rank_order = RankOrder::kTpCpEpDpPp;
+
+  // Degrees <= 0 become 1; kDefault schedule becomes 1F1B or interleaved.
+  ParallelConfig Normalized() const;
+  // GPUs used: dp * tp * pp * cp * spatial * filter * channel.
+  int64_t NumGpus() const;
+  // Ranks inside one data-parallel replica's layer: tp * cp * spatial * filter * channel.
+  int64_t InnerDegree() const {
+    return int64_t{tensor_parallel} * context_parallel * spatial_parallel * filter_parallel *
+           channel_parallel;
+  }
+  // Micro-batches per iteration per pipeline: global / (dp * micro).
+  int NumMicroBatches() const;
+  // "TP8 PP8 DP16 CP1 ..." — compact human form for tables and logs.
+  std::string ShortString() const;
+};
+
+const char* RecomputeName(Recompute r);
+const char* ScheduleName(PipelineSchedule s);
+
+}  // namespace paraplan
+
+#endif  // PARAPLAN_ESTIMATOR_PARALLEL_CONFIG_H_

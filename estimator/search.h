@@ -1,0 +1,73 @@
+// Planner search: enumerate every valid configuration for a workload on a profile,
+// drop those that do not fit, rank the rest, return the top k and the Pareto front.
+//
+// Per-layer costs are computed once per (tp, cp, ep, micro-batch, recompute, sp, flash)
+// shape and reused across the remaining dimensions; the inner loop allocates nothing.
+// Honours a deadline and a cancellation flag (checked between shapes): cut short, it
+// returns the best found so far with truncated = true. Thread-safe; uses up to
+// `threads` worker threads.
+#ifndef PARAPLAN_ESTIMATOR_SEARCH_H_
+#define PARAPLAN_ESTIMATOR_SEARCH_H_
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "estimator/estimate.h"
+#include "estimator/parallel_config.h"
+#include "estimator/system_profile.h"
+#include "estimator/workload.h"
+
+namespace paraplan {
+
+enum class Objective { kTime, kCost, kEnergy };
+
+enum class Flag { kAny, kOn, kOff };
+
+struct PlanConstraints {
+  // Empty = every value allowed.
+  std::vector<int> tensor_parallel, pipeline_parallel, data_parallel, context_parallel,
+      expert_parallel, micro_batch_size, virtual_pipeline_stages, zero_stage;
+  std::vector<Recompute> recompute;
+  std::vector<PipelineSchedule> pipeline_schedule;
+  int max_tensor_parallel = 0;  // 0 = no cap
+  int max_pipeline_parallel = 0;
+  int max_context_parallel = 0;
+  int max_micro_batch_size = 0;
+  double memory_headroom_ratio = 0;  // keep this share of capacity free
+  bool allow_offload = false;
+  Flag sequence_parallel = Flag::kAny;
+  Flag flash_attention = Flag::kAny;
+  Flag overlap_grad_reduce = Flag::kAny;
+};
+
+struct PlanRequest {
+  Workload workload;
+  std::vector<int> gpus;  // one or more GPU counts
+  int global_batch_size = 0;
+  int top_k = 10;
+  Objective objective = Objective::kTime;
+  PlanConstraints constraints;
+  absl::Time deadline = absl::InfiniteFuture();
+  const std::atomic<bool>* cancelled = nullptr;  // may be null
+  int threads = 2;
+};
+
+struct PlanResult {
+  std::vector<Estimate> plans;   // best first
+  std::vector<Estimate> pareto;  // over (time, cost, energy, memory headroom)
+  int64_t candidates_enumerated = 0;
+  int64_t candidates_feasible = 0;
+  int64_t candidates_evaluated = 0;
+  double search_time_s = 0;
+  bool truncated = false;
+  std::string infeasible_reason;  // set when no plan fits
+};
+
+absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile& profile);
+
+}  // namespace paraplan
+
+#endif  // PARAPLAN_ESTIMATOR_SEARCH_H_

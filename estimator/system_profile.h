@@ -1,0 +1,89 @@
+// SystemProfile: the hardware a job runs on, plus its calibrated efficiencies.
+//
+// Plain value type mirroring paraplan.v1.SystemProfile. Specification fields come from
+// vendor data sheets; `calibration` holds the parameters that calibration fits. A zero
+// in a calibration field means "use the physical default" (see Calibration::Resolved).
+#ifndef PARAPLAN_ESTIMATOR_SYSTEM_PROFILE_H_
+#define PARAPLAN_ESTIMATOR_SYSTEM_PROFILE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "estimator/workload.h"
+
+namespace paraplan {
+
+enum class Topology { kSwitch, kFatTree, kTorus2D, kRing, kDragonfly };
+
+struct Accelerator {
+  std::string name;
+  double peak_tflops_bf16 = 0;
+  double peak_tflops_fp16 = 0;
+  double peak_tflops_fp8 = 0;
+  double peak_tflops_fp32 = 0;
+  double memory_gib = 0;
+  double memory_bandwidth_gbytes_per_s = 0;
+  double busy_power_w = 0;
+  double idle_power_w = 0;
+
+  // Dense peak for a precision, TFLOP/s (FP8 falls back to FP16 when unset).
+  double PeakTflops(Precision p) const;
+};
+
+struct NetworkLevel {
+  std::string name;
+  int domain_size = 0;  // GPUs per domain at this level; 0 = whole cluster
+  double bandwidth_gbytes_per_s = 0;  // per GPU, one direction
+  double latency_us = 0;
+  Topology topology = Topology::kSwitch;
+  double oversubscription = 1;
+};
+
+struct NetworkCalibration {
+  std::string level;
+  double efficiency = 0;
+  double latency_us = 0;
+};
+
+struct Calibration {
+  double matmul_efficiency = 0;
+  double matmul_half_efficiency_gflop = 0;
+  double memory_bound_efficiency = 0;
+  std::vector<NetworkCalibration> network;
+  double overlap_efficiency = 0;
+  double iteration_overhead_s = 0;
+  double kernel_overhead_us = 0;
+  double memory_overhead_fraction = 0;
+  double memory_overhead_gib = 0;
+};
+
+struct HostSpec {
+  double memory_gib = 0;
+  double pcie_gbytes_per_s = 0;
+};
+
+struct StorageSpec {
+  double read_gbytes_per_s = 0;  // per node
+};
+
+struct SystemProfile {
+  std::string name;
+  int version = 0;
+  std::string description;
+  int gpus_per_node = 0;
+  int num_nodes = 0;
+  Accelerator accelerator;
+  std::vector<NetworkLevel> network_levels;  // innermost first
+  HostSpec host;
+  StorageSpec storage;
+  double node_power_w = 0;
+  double price_per_gpu_hour_usd = 0;
+  Calibration calibration;
+
+  int64_t NumGpus() const { return int64_t{gpus_per_node} * num_nodes; }
+};
+
+}  // namespace paraplan
+
+#endif  // PARAPLAN_ESTIMATOR_SYSTEM_PROFILE_H_

@@ -1,0 +1,283 @@
+#include "estimator/validate.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace paraplan {
+
+namespace {
+
+absl::Status Bad(absl::string_view field, absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", why));
+}
+
+// Upper bounds that keep every product in range and reject absurd requests.
+constexpr int64_t kMaxDim = int64_t{1} << 24;
+constexpr int kMaxDegree = 1 << 20;
+
+absl::Status Positive(absl::string_view field, int64_t v, int64_t max = kMaxDim) {
+  if (v <= 0) return Bad(field, absl::StrCat(v, " must be positive"));
+  if (v > max) return Bad(field, absl::StrCat(v, " exceeds the limit ", max));
+  return absl::OkStatus();
+}
+
+absl::Status NonNegative(absl::string_view field, int64_t v, int64_t max = kMaxDim) {
+  if (v < 0) return Bad(field, absl::StrCat(v, " must not be negative"));
+  if (v > max) return Bad(field, absl::StrCat(v, " exceeds the limit ", max));
+  return absl::OkStatus();
+}
+
+absl::Status Finite(absl::string_view field, double v, bool positive) {
+  if (!std::isfinite(v)) return Bad(field, "must be a finite number");
+  if (positive ? v <= 0 : v < 0) {
+    return Bad(field, absl::StrFormat("%g must be %s", v, positive ? "positive" : "non-negative"));
+  }
+  return absl::OkStatus();
+}
+
+#define PARAPLAN_RETURN_IF_ERROR(expr)      \
+  do {                                      \
+    if (absl::Status _s = (expr); !_s.ok()) \
+      return _s;                            \
+  } while (0)
+
+absl::Status ValidateTransformer(const TransformerSpec& t) {
+  const std::string p = "workload.transformer.";
+  PARAPLAN_RETURN_IF_ERROR(Positive(p + "num_layers", t.num_layers, 100000));
+  PARAPLAN_RETURN_IF_ERROR(Positive(p + "hidden_size", t.hidden_size, 1 << 20));
+  PARAPLAN_RETURN_IF_ERROR(Positive(p + "num_attention_heads", t.num_attention_heads, 1 << 16));
+  PARAPLAN_RETURN_IF_ERROR(NonNegative(p + "num_kv_heads", t.num_kv_heads, 1 << 16));
+  PARAPLAN_RETURN_IF_ERROR(NonNegative(p + "ffn_hidden_size", t.ffn_hidden_size, 1 << 22));
+  PARAPLAN_RETURN_IF_ERROR(Positive(p + "seq_length", t.seq_length, 1 << 24));
+  PARAPLAN_RETURN_IF_ERROR(Positive(p + "vocab_size", t.vocab_size, 1 << 24));
+  if (t.hidden_size % t.num_attention_heads != 0) {
+    return Bad(p + "hidden_size", absl::StrCat(t.hidden_size, " is not divisible by num_attention_heads ",
+                                               t.num_attention_heads));
+  }
+  if (t.num_kv_heads > 0 && t.num_attention_heads % t.num_kv_heads != 0) {
+    return Bad(p + "num_kv_heads", absl::StrCat(t.num_kv_heads, " does not divide num_attention_heads ",
+                                                t.num_attention_heads));
+  }
+  const MoeSpec& m = t.moe;
+  PARAPLAN_RETURN_IF_ERROR(NonNegative(p + "moe.num_experts", m.num_experts, 1 << 16));
+  PARAPLAN_RETURN_IF_ERROR(NonNegative(p + "moe.top_k", m.top_k, 1 << 16));
+  PARAPLAN_RETURN_IF_ERROR(NonNegative(p + "moe.expert_ffn_hidden_size", m.expert_ffn_hidden_size, 1 << 22));
+  PARAPLAN_RETURN_IF_ERROR(NonNegative(p + "moe.moe_layer_interval", m.moe_layer_interval, 100000));
+  if (m.num_experts > 1 && m.top_k > m.num_experts) {
+    return Bad(p + "moe.top_k", absl::StrCat(m.top_k, " exceeds num_experts ", m.num_experts));
+  }
+  if (m.num_experts > 1 && m.moe_layer_interval > t.num_layers) {
+    return Bad(p + "moe.moe_layer_interval",
+               absl::StrCat(m.moe_layer_interval, " exceeds num_layers ", t.num_layers));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateLayerGraph(const LayerGraphSpec& g) {
+  if (g.layers.empty()) return Bad("workload.layer_graph.layers", "must not be empty");
+  if (g.layers.size() > 100000) return Bad("workload.layer_graph.layers", "more than 100000 layers");
+  for (size_t i = 0; i < g.layers.size(); ++i) {
+    const LayerSpec& l = g.layers[i];
+    const std::string p = absl::StrCat("workload.layer_graph.layers[", i, "].");
+    if (l.kind != "conv" && l.kind != "pool" && l.kind != "norm" && l.kind != "relu" &&
+        l.kind != "fc") {
+      return Bad(p + "kind", absl::StrCat("\"", l.kind, "\" is not one of conv, pool, norm, relu, fc"));
+    }
+    if (l.input_shape.empty()) return Bad(p + "input_shape", "must not be empty");
+    if (l.output_shape.empty()) return Bad(p + "output_shape", "must not be empty");
+    for (int64_t v : l.input_shape) PARAPLAN_RETURN_IF_ERROR(Positive(p + "input_shape", v, 1 << 20));
+    for (int64_t v : l.output_shape) PARAPLAN_RETURN_IF_ERROR(Positive(p + "output_shape", v, 1 << 20));
+    for (int64_t v : l.kernel_shape) PARAPLAN_RETURN_IF_ERROR(Positive(p + "kernel_shape", v, 1 << 12));
+    for (int64_t v : l.stride) PARAPLAN_RETURN_IF_ERROR(Positive(p + "stride", v, 1 << 12));
+    if (l.kind == "conv" && l.kernel_shape.empty()) {
+      return Bad(p + "kernel_shape", "a conv layer needs a kernel shape");
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateWorkload(const Workload& w) {
+  if (w.kind == Workload::Kind::kTransformer) {
+    PARAPLAN_RETURN_IF_ERROR(ValidateTransformer(w.transformer));
+  } else {
+    PARAPLAN_RETURN_IF_ERROR(ValidateLayerGraph(w.layer_graph));
+  }
+  PARAPLAN_RETURN_IF_ERROR(NonNegative("workload.dataset.sample_bytes", w.dataset.sample_bytes, int64_t{1} << 40));
+  PARAPLAN_RETURN_IF_ERROR(NonNegative("workload.dataset.num_samples", w.dataset.num_samples, int64_t{1} << 50));
+  PARAPLAN_RETURN_IF_ERROR(Finite("workload.training_tokens", w.training_tokens, false));
+  return absl::OkStatus();
+}
+
+absl::Status ValidateProfile(const SystemProfile& p) {
+  PARAPLAN_RETURN_IF_ERROR(Positive("profile.gpus_per_node", p.gpus_per_node, 1 << 16));
+  PARAPLAN_RETURN_IF_ERROR(Positive("profile.num_nodes", p.num_nodes, 1 << 24));
+  const Accelerator& a = p.accelerator;
+  for (auto [name, v] : {std::pair{"peak_tflops_bf16", a.peak_tflops_bf16},
+                         {"peak_tflops_fp16", a.peak_tflops_fp16},
+                         {"peak_tflops_fp8", a.peak_tflops_fp8},
+                         {"peak_tflops_fp32", a.peak_tflops_fp32},
+                         {"busy_power_w", a.busy_power_w},
+                         {"idle_power_w", a.idle_power_w}}) {
+    PARAPLAN_RETURN_IF_ERROR(Finite(absl::StrCat("profile.accelerator.", name), v, false));
+  }
+  if (a.peak_tflops_bf16 <= 0 && a.peak_tflops_fp16 <= 0) {
+    return Bad("profile.accelerator.peak_tflops_bf16", "bf16 or fp16 peak must be positive");
+  }
+  PARAPLAN_RETURN_IF_ERROR(Finite("profile.accelerator.memory_gib", a.memory_gib, true));
+  PARAPLAN_RETURN_IF_ERROR(Finite("profile.accelerator.memory_bandwidth_gbytes_per_s",
+                                  a.memory_bandwidth_gbytes_per_s, true));
+  if (p.network_levels.empty()) return Bad("profile.network_levels", "must have at least one level");
+  int previous = 0;
+  for (size_t i = 0; i < p.network_levels.size(); ++i) {
+    const NetworkLevel& l = p.network_levels[i];
+    const std::string f = absl::StrCat("profile.network_levels[", i, "].");
+    PARAPLAN_RETURN_IF_ERROR(Finite(f + "bandwidth_gbytes_per_s", l.bandwidth_gbytes_per_s, true));
+    PARAPLAN_RETURN_IF_ERROR(Finite(f + "latency_us", l.latency_us, false));
+    PARAPLAN_RETURN_IF_ERROR(Finite(f + "oversubscription", l.oversubscription, false));
+    PARAPLAN_RETURN_IF_ERROR(NonNegative(f + "domain_size", l.domain_size, 1 << 30));
+    const bool last = i + 1 == p.network_levels.size();
+    if (l.domain_size == 0 && !last) return Bad(f + "domain_size", "0 (whole cluster) is only valid on the last level");
+    if (l.domain_size != 0 && l.domain_size <= previous) {
+      return Bad(f + "domain_size", absl::StrCat(l.domain_size, " must exceed the inner level's ", previous));
+    }
+    previous = l.domain_size;
+  }
+  PARAPLAN_RETURN_IF_ERROR(Finite("profile.host.memory_gib", p.host.memory_gib, false));
+  PARAPLAN_RETURN_IF_ERROR(Finite("profile.host.pcie_gbytes_per_s", p.host.pcie_gbytes_per_s, false));
+  PARAPLAN_RETURN_IF_ERROR(Finite("profile.storage.read_gbytes_per_s", p.storage.read_gbytes_per_s, false));
+  PARAPLAN_RETURN_IF_ERROR(Finite("profile.node_power_w", p.node_power_w, false));
+  PARAPLAN_RETURN_IF_ERROR(Finite("profile.price_per_gpu_hour_usd", p.price_per_gpu_hour_usd, false));
+  const Calibration& c = p.calibration;
+  for (auto [name, v, max] : {std::tuple{"matmul_efficiency", c.matmul_efficiency, 1.0},
+                              {"memory_bound_efficiency", c.memory_bound_efficiency, 1.0},
+                              {"overlap_efficiency", c.overlap_efficiency, 1.0},
+                              {"matmul_half_efficiency_gflop", c.matmul_half_efficiency_gflop, 1e6},
+                              {"iteration_overhead_s", c.iteration_overhead_s, 1e4},
+                              {"kernel_overhead_us", c.kernel_overhead_us, 1e6},
+                              {"memory_overhead_fraction", c.memory_overhead_fraction, 1.0},
+                              {"memory_overhead_gib", c.memory_overhead_gib, 1e4}}) {
+    const std::string f = absl::StrCat("profile.calibration.", name);
+    PARAPLAN_RETURN_IF_ERROR(Finite(f, v, false));
+    if (v > max) return Bad(f, absl::StrFormat("%g exceeds %g", v, max));
+  }
+  for (size_t i = 0; i < c.network.size(); ++i) {
+    const std::string f = absl::StrCat("profile.calibration.network[", i, "].");
+    PARAPLAN_RETURN_IF_ERROR(Finite(f + "efficiency", c.network[i].efficiency, false));
+    PARAPLAN_RETURN_IF_ERROR(Finite(f + "latency_us", c.network[i].latency_us, false));
+    if (c.network[i].efficiency > 1) return Bad(f + "efficiency", "must not exceed 1");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateConfig(const Workload& w, const ParallelConfig& raw) {
+  const std::string p = "config.";
+  for (auto [name, v] : {std::pair{"data_parallel", raw.data_parallel},
+                         {"tensor_parallel", raw.tensor_parallel},
+                         {"pipeline_parallel", raw.pipeline_parallel},
+                         {"context_parallel", raw.context_parallel},
+                         {"expert_parallel", raw.expert_parallel},
+                         {"virtual_pipeline_stages", raw.virtual_pipeline_stages},
+                         {"micro_batch_size", raw.micro_batch_size},
+                         {"spatial_parallel", raw.spatial_parallel},
+                         {"filter_parallel", raw.filter_parallel},
+                         {"channel_parallel", raw.channel_parallel}}) {
+    PARAPLAN_RETURN_IF_ERROR(NonNegative(p + name, v, kMaxDegree));
+  }
+  PARAPLAN_RETURN_IF_ERROR(Positive(p + "global_batch_size", raw.global_batch_size, int64_t{1} << 30));
+  if (raw.zero_stage < 0 || raw.zero_stage > 3) {
+    return Bad(p + "zero_stage", absl::StrCat(raw.zero_stage, " must be 0, 1, 2 or 3"));
+  }
+  const ParallelConfig c = raw.Normalized();
+  if (c.NumGpus() > (int64_t{1} << 24)) {
+    return Bad(p + "data_parallel", absl::StrCat("the degrees multiply to ", c.NumGpus(), " GPUs, above 2^24"));
+  }
+  const int64_t per_step = int64_t{c.data_parallel} * c.micro_batch_size;
+  if (c.global_batch_size % per_step != 0) {
+    return Bad(p + "global_batch_size",
+               absl::StrCat(c.global_batch_size, " is not divisible by data_parallel x micro_batch_size = ",
+                            per_step));
+  }
+  const int m = c.NumMicroBatches();
+  if (c.virtual_pipeline_stages > 1) {
+    if (c.pipeline_parallel == 1) {
+      return Bad(p + "virtual_pipeline_stages", "needs pipeline_parallel > 1");
+    }
+    if (c.pipeline_schedule != PipelineSchedule::kInterleaved1F1B &&
+        c.pipeline_schedule != PipelineSchedule::kZeroBubble) {
+      return Bad(p + "virtual_pipeline_stages",
+                 absl::StrCat(c.virtual_pipeline_stages, " needs SCHEDULE_INTERLEAVED_1F1B"));
+    }
+    if (c.pipeline_schedule == PipelineSchedule::kInterleaved1F1B && m % c.pipeline_parallel != 0) {
+      return Bad(p + "global_batch_size",
+                 absl::StrCat(m, " micro-batches is not a multiple of pipeline_parallel ",
+                              c.pipeline_parallel, " (required by the interleaved schedule)"));
+    }
+  }
+  if (c.pipeline_schedule == PipelineSchedule::kInterleaved1F1B && c.virtual_pipeline_stages == 1 &&
+      c.pipeline_parallel > 1) {
+    return Bad(p + "pipeline_schedule", "SCHEDULE_INTERLEAVED_1F1B needs virtual_pipeline_stages > 1");
+  }
+  if (w.kind == Workload::Kind::kTransformer) {
+    const TransformerSpec t = w.transformer.Resolved();
+    if (c.spatial_parallel > 1 || c.filter_parallel > 1 || c.channel_parallel > 1) {
+      return Bad(p + "spatial_parallel", "spatial, filter and channel parallelism apply to layer graphs (CNNs) only");
+    }
+    if (t.num_attention_heads % c.tensor_parallel != 0) {
+      return Bad(p + "tensor_parallel", absl::StrCat(c.tensor_parallel, " does not divide num_attention_heads ",
+                                                     t.num_attention_heads));
+    }
+    if (t.num_kv_heads % c.tensor_parallel != 0) {
+      return Bad(p + "tensor_parallel",
+                 absl::StrCat(c.tensor_parallel, " does not divide num_kv_heads ", t.num_kv_heads));
+    }
+    const int64_t chunks = int64_t{c.pipeline_parallel} * c.virtual_pipeline_stages;
+    if (t.num_layers % chunks != 0) {
+      return Bad(p + "pipeline_parallel",
+                 absl::StrCat("pipeline_parallel x virtual_pipeline_stages = ", chunks,
+                              " does not divide num_layers ", t.num_layers));
+    }
+    if (t.seq_length % c.context_parallel != 0) {
+      return Bad(p + "context_parallel",
+                 absl::StrCat(c.context_parallel, " does not divide seq_length ", t.seq_length));
+    }
+    if (c.expert_parallel > 1) {
+      if (!t.is_moe()) return Bad(p + "expert_parallel", "needs a mixture-of-experts model (moe.num_experts > 1)");
+      if (t.moe.num_experts % c.expert_parallel != 0) {
+        return Bad(p + "expert_parallel", absl::StrCat(c.expert_parallel, " does not divide num_experts ",
+                                                       t.moe.num_experts));
+      }
+      if ((int64_t{c.data_parallel} * c.context_parallel) % c.expert_parallel != 0) {
+        return Bad(p + "expert_parallel",
+                   absl::StrCat(c.expert_parallel, " does not divide data_parallel x context_parallel = ",
+                                int64_t{c.data_parallel} * c.context_parallel));
+      }
+    }
+  } else {
+    if (c.tensor_parallel > 1 || c.context_parallel > 1 || c.expert_parallel > 1) {
+      return Bad(p + "tensor_parallel", "tensor, context and expert parallelism apply to transformers only; "
+                                        "use spatial, filter or channel parallelism for layer graphs");
+    }
+    const int64_t layers = static_cast<int64_t>(w.layer_graph.layers.size());
+    const int64_t chunks = int64_t{c.pipeline_parallel} * c.virtual_pipeline_stages;
+    if (chunks > layers) {
+      return Bad(p + "pipeline_parallel", absl::StrCat(chunks, " stages for ", layers, " layers"));
+    }
+    for (const LayerSpec& l : w.layer_graph.layers) {
+      if (l.output_shape[0] % c.filter_parallel != 0 && l.kind == "conv") {
+        return Bad(p + "filter_parallel", absl::StrCat(c.filter_parallel, " does not divide the ",
+                                                       l.output_shape[0], " filters of layer \"", l.name, "\""));
+      }
+      if (l.output_shape.size() >= 2 && l.output_shape[1] < c.spatial_parallel) {
+        return Bad(p + "spatial_parallel", absl::StrCat(c.spatial_parallel, " exceeds the height ",
+                                                        l.output_shape[1], " of layer \"", l.name, "\""));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace paraplan

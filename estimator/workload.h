@@ -1,0 +1,79 @@
+// Workload: what is trained — the model's shape, its precision, its data.
+//
+// Plain value types mirroring paraplan.v1.Workload (no protobuf here). A workload holds
+// either a transformer or a layer graph (CNN); the estimator reaches both through the
+// per-layer cost interface in layer_costs.h. Zero in an optional field means the
+// documented default; Resolved() fills those in. Thread-safe as values.
+#ifndef PARAPLAN_ESTIMATOR_WORKLOAD_H_
+#define PARAPLAN_ESTIMATOR_WORKLOAD_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace paraplan {
+
+enum class Precision { kBf16, kFp16, kFp8, kFp32 };
+
+// Bytes of one element stored in the training precision (weights, activations).
+double BytesPerElement(Precision p);
+
+struct MoeSpec {
+  int num_experts = 0;  // 0 = dense model
+  int top_k = 0;
+  int64_t expert_ffn_hidden_size = 0;  // 0 = ffn_hidden_size
+  int moe_layer_interval = 0;          // 0 = 1 (every layer)
+};
+
+struct TransformerSpec {
+  int num_layers = 0;
+  int64_t hidden_size = 0;
+  int num_attention_heads = 0;
+  int num_kv_heads = 0;           // 0 = num_attention_heads
+  int64_t ffn_hidden_size = 0;    // 0 = 4 * hidden_size
+  int64_t seq_length = 0;
+  int64_t vocab_size = 0;
+  bool gated_mlp = false;         // SwiGLU: gate, up and down matrices
+  MoeSpec moe;
+  bool tied_embeddings = false;
+
+  // Defaults filled in (kv heads, ffn size, MoE fields).
+  TransformerSpec Resolved() const;
+  bool is_moe() const { return moe.num_experts > 1; }
+  // Number of MoE layers among num_layers (every moe_layer_interval-th layer).
+  int NumMoeLayers() const;
+};
+
+struct LayerSpec {
+  std::string name;
+  std::string kind;  // conv, pool, norm, relu, fc
+  std::vector<int64_t> input_shape;   // C, H, W per sample
+  std::vector<int64_t> output_shape;  // C, H, W per sample
+  std::vector<int64_t> kernel_shape;  // kh, kw
+  std::vector<int64_t> stride;
+};
+
+struct LayerGraphSpec {
+  std::vector<LayerSpec> layers;
+  std::vector<int64_t> sample_shape;
+};
+
+struct DatasetSpec {
+  int64_t sample_bytes = 0;
+  int64_t num_samples = 0;
+};
+
+struct Workload {
+  enum class Kind { kTransformer, kLayerGraph };
+  std::string name;
+  Kind kind = Kind::kTransformer;
+  TransformerSpec transformer;
+  LayerGraphSpec layer_graph;
+  Precision precision = Precision::kBf16;
+  DatasetSpec dataset;
+  double training_tokens = 0;  // 0 = unknown
+};
+
+}  // namespace paraplan
+
+#endif  // PARAPLAN_ESTIMATOR_WORKLOAD_H_

@@ -1,0 +1,117 @@
+// Store: the SQLite repository of paraplan — profiles (immutable versions),
+// measurements (with the prediction made when they were ingested) and calibration runs.
+// Nothing outside store/ touches SQL.
+//
+// Bodies are opaque bytes (the server stores serialized paraplan.v1 protos), so this
+// module depends on SQLite and Abseil only. Contract:
+//  - A profile name has versions 1..n; PutProfileVersion writes n+1 and never changes
+//    an existing row. Deleting a profile removes all its versions and its measurements.
+//  - A measurement id is unique: inserting an existing id returns ALREADY_EXISTS and
+//    changes nothing.
+//  - Every write runs in one BEGIN IMMEDIATE transaction; a failed write leaves the
+//    database as it was. WAL mode, foreign keys on, schema migrations by user_version.
+// Thread-safety: a Store may be used from many threads at once (one connection guarded
+// by a mutex; SQLite busy_timeout covers other processes).
+#ifndef PARAPLAN_STORE_STORE_H_
+#define PARAPLAN_STORE_STORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace paraplan::store {
+
+struct ProfileRow {
+  std::string name;
+  int version = 0;
+  int64_t created_at_unix_ms = 0;
+  std::string body;  // serialized paraplan.v1.SystemProfile
+  std::string origin;  // "builtin", "user", "calibration"
+};
+
+struct MeasurementRow {
+  std::string id;
+  std::string profile_name;
+  int profile_version = 0;  // the version whose prediction is stored
+  double iteration_time_s = 0;
+  double predicted_iteration_time_s = 0;
+  double peak_memory_gib = 0;       // 0 = unknown
+  double predicted_memory_gib = 0;  // 0 = unknown
+  bool predicted_fits = true;
+  bool out_of_memory = false;
+  int64_t observed_at_unix_ms = 0;
+  int64_t ingested_at_unix_ms = 0;
+  std::string body;  // serialized paraplan.v1.Measurement
+  int64_t seq = 0;   // insertion order, assigned by the store
+};
+
+struct CalibrationRunRow {
+  std::string profile_name;
+  int from_version = 0;
+  int to_version = 0;
+  int64_t created_at_unix_ms = 0;
+  int num_measurements = 0;
+  std::string report;  // serialized paraplan.v1.FitReport
+};
+
+class Store {
+ public:
+  // Opens (creating if needed) the database file and migrates its schema.
+  // ":memory:" is accepted for tests of this module only.
+  static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path);
+  ~Store();
+
+  // --- profiles ---
+  // Writes version (latest + 1) of `name` (1 when new). Returns the new version.
+  absl::StatusOr<int> PutProfileVersion(absl::string_view name, absl::string_view body,
+                                        absl::string_view origin);
+  // Writes version 1 only if `name` has no versions; returns false if it already had.
+  absl::StatusOr<bool> SeedProfile(absl::string_view name, absl::string_view body);
+  // version 0 = latest. NOT_FOUND when absent.
+  absl::StatusOr<ProfileRow> GetProfile(absl::string_view name, int version = 0);
+  // Latest version of each profile, ordered by name, names > after_name, at most limit.
+  absl::StatusOr<std::vector<ProfileRow>> ListLatestProfiles(absl::string_view after_name,
+                                                             int limit);
+  absl::StatusOr<std::vector<ProfileRow>> ListProfileVersions(absl::string_view name);
+  // Returns the number of versions deleted; NOT_FOUND when none existed.
+  absl::StatusOr<int> DeleteProfile(absl::string_view name);
+
+  // --- measurements ---
+  // ALREADY_EXISTS when the id is stored; NOT_FOUND when the profile does not exist.
+  absl::Status InsertMeasurement(const MeasurementRow& row);
+  absl::StatusOr<bool> HasMeasurement(absl::string_view id);
+  // Oldest first. limit 0 = all.
+  absl::StatusOr<std::vector<MeasurementRow>> ListMeasurements(absl::string_view profile_name,
+                                                               int limit = 0);
+  // The most recent `n` (by insertion), oldest first.
+  absl::StatusOr<std::vector<MeasurementRow>> RecentMeasurements(absl::string_view profile_name,
+                                                                 int n);
+  // Measurements of the profile inserted after its last calibration run.
+  absl::StatusOr<int> CountMeasurementsSinceCalibration(absl::string_view profile_name);
+
+  // --- calibration ---
+  // Writes the new profile version and the run record in one transaction; returns the
+  // new version.
+  absl::StatusOr<int> RecordCalibration(absl::string_view name, absl::string_view body,
+                                        int from_version, int num_measurements,
+                                        absl::string_view report);
+  absl::StatusOr<std::optional<CalibrationRunRow>> LastCalibration(absl::string_view name);
+
+  // PRAGMA integrity_check == "ok".
+  absl::Status CheckIntegrity();
+
+ private:
+  struct Impl;
+  explicit Store(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace paraplan::store
+
+#endif  // PARAPLAN_STORE_STORE_H_
