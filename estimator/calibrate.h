@@ -5,6 +5,8 @@
 // exercise are fitted (e.g. inter-node network efficiency needs multi-node samples).
 // Returns the calibrated profile (same name; the caller assigns the version) and a fit
 // report with before/after error and a cross-validated error. Thread-safe.
+// Built as its own library target, `paraplan_calibrate` (it pulls in Ceres); link that
+// target to use it.
 #ifndef PARAPLAN_ESTIMATOR_CALIBRATE_H_
 #define PARAPLAN_ESTIMATOR_CALIBRATE_H_
 
