@@ -79,6 +79,14 @@ std::string ParallelConfig::ShortString() const {
   absl::StrAppend(&s, " mbs", micro_batch_size, " ", RecomputeName(recompute));
   if (sequence_parallel) absl::StrAppend(&s, " sp");
   if (zero_stage > 0) absl::StrAppend(&s, " zero", zero_stage);
+  if (flash_attention) absl::StrAppend(&s, " flash");
+  if (pipeline_parallel > 1) absl::StrAppend(&s, " ", ScheduleName(pipeline_schedule));
+  if (overlap_grad_reduce) absl::StrAppend(&s, " overlap-grad");
+  if (overlap_param_gather) absl::StrAppend(&s, " overlap-param");
+  if (offload.optimizer) absl::StrAppend(&s, " offload-opt");
+  if (offload.weights) absl::StrAppend(&s, " offload-w");
+  if (offload.activations) absl::StrAppend(&s, " offload-act");
+  if (rank_order == RankOrder::kTpCpEpPpDp) absl::StrAppend(&s, " order=tp-cp-ep-pp-dp");
   return s;
 }
 
