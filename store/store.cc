@@ -1,0 +1,411 @@
+#include "store/store.h"
+
+#include <sqlite3.h>
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "store/sqlite_util.h"
+
+namespace paraplan::store {
+
+namespace {
+
+int64_t NowMs() { return absl::ToUnixMillis(absl::Now()); }
+
+// Schema migrations; migration i brings user_version from i to i + 1.
+const char* const kMigrations[] = {
+    R"sql(
+CREATE TABLE profiles (
+  name TEXT PRIMARY KEY
+);
+CREATE TABLE profile_versions (
+  name TEXT NOT NULL REFERENCES profiles(name) ON DELETE CASCADE,
+  version INTEGER NOT NULL,
+  created_at_ms INTEGER NOT NULL,
+  origin TEXT NOT NULL,
+  body BLOB NOT NULL,
+  PRIMARY KEY (name, version)
+);
+CREATE TABLE measurements (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE,
+  profile_name TEXT NOT NULL REFERENCES profiles(name) ON DELETE CASCADE,
+  profile_version INTEGER NOT NULL,
+  iteration_time_s REAL NOT NULL,
+  predicted_iteration_time_s REAL NOT NULL,
+  peak_memory_gib REAL NOT NULL,
+  predicted_memory_gib REAL NOT NULL,
+  predicted_fits INTEGER NOT NULL,
+  out_of_memory INTEGER NOT NULL,
+  observed_at_ms INTEGER NOT NULL,
+  ingested_at_ms INTEGER NOT NULL,
+  body BLOB NOT NULL
+);
+CREATE INDEX measurements_by_profile ON measurements(profile_name, seq);
+CREATE TABLE calibration_runs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  profile_name TEXT NOT NULL REFERENCES profiles(name) ON DELETE CASCADE,
+  from_version INTEGER NOT NULL,
+  to_version INTEGER NOT NULL,
+  created_at_ms INTEGER NOT NULL,
+  num_measurements INTEGER NOT NULL,
+  last_measurement_seq INTEGER NOT NULL,
+  report BLOB NOT NULL
+);
+)sql",
+};
+
+ProfileRow ReadProfile(Statement& s) {
+  ProfileRow r;
+  r.name = s.ColumnText(0);
+  r.version = static_cast<int>(s.ColumnInt(1));
+  r.created_at_unix_ms = s.ColumnInt(2);
+  r.origin = s.ColumnText(3);
+  r.body = s.ColumnText(4);
+  return r;
+}
+
+constexpr const char* kProfileColumns = "name, version, created_at_ms, origin, body";
+constexpr const char* kMeasurementColumns =
+    "id, profile_name, profile_version, iteration_time_s, predicted_iteration_time_s, "
+    "peak_memory_gib, predicted_memory_gib, predicted_fits, out_of_memory, observed_at_ms, "
+    "ingested_at_ms, body, seq";
+
+MeasurementRow ReadMeasurement(Statement& s) {
+  MeasurementRow r;
+  r.id = s.ColumnText(0);
+  r.profile_name = s.ColumnText(1);
+  r.profile_version = static_cast<int>(s.ColumnInt(2));
+  r.iteration_time_s = s.ColumnDouble(3);
+  r.predicted_iteration_time_s = s.ColumnDouble(4);
+  r.peak_memory_gib = s.ColumnDouble(5);
+  r.predicted_memory_gib = s.ColumnDouble(6);
+  r.predicted_fits = s.ColumnInt(7) != 0;
+  r.out_of_memory = s.ColumnInt(8) != 0;
+  r.observed_at_unix_ms = s.ColumnInt(9);
+  r.ingested_at_unix_ms = s.ColumnInt(10);
+  r.body = s.ColumnText(11);
+  r.seq = s.ColumnInt(12);
+  return r;
+}
+
+absl::Status NotFound(absl::string_view name) {
+  return absl::NotFoundError(absl::StrCat("profile \"", name, "\" not found"));
+}
+
+}  // namespace
+
+struct Store::Impl {
+  Database db;
+  absl::Mutex mu;
+
+  // Latest version of `name`, 0 when the profile does not exist. Caller holds mu.
+  absl::StatusOr<int> LatestVersion(absl::string_view name) {
+    absl::StatusOr<Statement> s = db.Prepare("SELECT MAX(version) FROM profile_versions WHERE name = ?");
+    if (!s.ok()) return s.status();
+    s->BindText(1, name);
+    absl::StatusOr<bool> row = s->Step();
+    if (!row.ok()) return row.status();
+    return *row ? static_cast<int>(s->ColumnInt(0)) : 0;
+  }
+
+  absl::StatusOr<int> InsertVersion(absl::string_view name, absl::string_view body,
+                                    absl::string_view origin) {
+    absl::StatusOr<int> latest = LatestVersion(name);
+    if (!latest.ok()) return latest.status();
+    if (*latest == 0) {
+      if (absl::Status s = db.Exec("INSERT OR IGNORE INTO profiles(name) VALUES (?)", {std::string(name)});
+          !s.ok()) {
+        return s;
+      }
+    }
+    absl::StatusOr<Statement> s = db.Prepare(
+        "INSERT INTO profile_versions(name, version, created_at_ms, origin, body) VALUES (?, ?, ?, ?, ?)");
+    if (!s.ok()) return s.status();
+    s->BindText(1, name);
+    s->BindInt(2, *latest + 1);
+    s->BindInt(3, NowMs());
+    s->BindText(4, origin);
+    s->BindBlob(5, body);
+    if (absl::Status st = s->Run(); !st.ok()) return st;
+    return *latest + 1;
+  }
+};
+
+Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Store::~Store() = default;
+
+absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path) {
+  auto impl = std::make_unique<Impl>();
+  if (absl::Status s = impl->db.Open(path); !s.ok()) return s;
+  absl::StatusOr<int64_t> version = impl->db.QueryInt("PRAGMA user_version");
+  if (!version.ok()) return version.status();
+  const int64_t target = sizeof(kMigrations) / sizeof(kMigrations[0]);
+  if (*version > target) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, ": schema version ", *version, " is newer than this build's ", target));
+  }
+  for (int64_t v = *version; v < target; ++v) {
+    Transaction tx(&impl->db);
+    if (absl::Status s = tx.Begin(); !s.ok()) return s;
+    if (absl::Status s = impl->db.ExecScript(kMigrations[v]); !s.ok()) return s;
+    if (absl::Status s = impl->db.ExecScript(absl::StrCat("PRAGMA user_version = ", v + 1)); !s.ok()) return s;
+    if (absl::Status s = tx.Commit(); !s.ok()) return s;
+  }
+  return std::unique_ptr<Store>(new Store(std::move(impl)));
+}
+
+absl::StatusOr<int> Store::PutProfileVersion(absl::string_view name, absl::string_view body,
+                                             absl::string_view origin) {
+  if (name.empty()) return absl::InvalidArgumentError("profile name must not be empty");
+  absl::MutexLock lock(&impl_->mu);
+  Transaction tx(&impl_->db);
+  if (absl::Status s = tx.Begin(); !s.ok()) return s;
+  absl::StatusOr<int> v = impl_->InsertVersion(name, body, origin);
+  if (!v.ok()) return v.status();
+  if (absl::Status s = tx.Commit(); !s.ok()) return s;
+  return v;
+}
+
+absl::StatusOr<bool> Store::SeedProfile(absl::string_view name, absl::string_view body) {
+  if (name.empty()) return absl::InvalidArgumentError("profile name must not be empty");
+  absl::MutexLock lock(&impl_->mu);
+  Transaction tx(&impl_->db);
+  if (absl::Status s = tx.Begin(); !s.ok()) return s;
+  absl::StatusOr<int> latest = impl_->LatestVersion(name);
+  if (!latest.ok()) return latest.status();
+  if (*latest > 0) return false;
+  absl::StatusOr<int> v = impl_->InsertVersion(name, body, "builtin");
+  if (!v.ok()) return v.status();
+  if (absl::Status s = tx.Commit(); !s.ok()) return s;
+  return true;
+}
+
+absl::StatusOr<ProfileRow> Store::GetProfile(absl::string_view name, int version) {
+  absl::MutexLock lock(&impl_->mu);
+  absl::StatusOr<Statement> s = impl_->db.Prepare(
+      version > 0 ? absl::StrCat("SELECT ", kProfileColumns, " FROM profile_versions WHERE name = ? AND version = ?")
+                  : absl::StrCat("SELECT ", kProfileColumns,
+                                 " FROM profile_versions WHERE name = ? ORDER BY version DESC LIMIT 1"));
+  if (!s.ok()) return s.status();
+  s->BindText(1, name);
+  if (version > 0) s->BindInt(2, version);
+  absl::StatusOr<bool> row = s->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) {
+    if (version > 0) {
+      absl::StatusOr<int> latest = impl_->LatestVersion(name);
+      if (latest.ok() && *latest > 0) {
+        return absl::NotFoundError(absl::StrCat("profile \"", name, "\" has no version ", version,
+                                                " (latest is ", *latest, ")"));
+      }
+    }
+    return NotFound(name);
+  }
+  return ReadProfile(*s);
+}
+
+absl::StatusOr<std::vector<ProfileRow>> Store::ListLatestProfiles(absl::string_view after_name, int limit) {
+  absl::MutexLock lock(&impl_->mu);
+  absl::StatusOr<Statement> s = impl_->db.Prepare(absl::StrCat(
+      "SELECT ", kProfileColumns, " FROM profile_versions v WHERE name > ? AND version = "
+      "(SELECT MAX(version) FROM profile_versions w WHERE w.name = v.name) ORDER BY name LIMIT ?"));
+  if (!s.ok()) return s.status();
+  s->BindText(1, after_name);
+  s->BindInt(2, limit);
+  std::vector<ProfileRow> out;
+  for (;;) {
+    absl::StatusOr<bool> row = s->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    out.push_back(ReadProfile(*s));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<ProfileRow>> Store::ListProfileVersions(absl::string_view name) {
+  absl::MutexLock lock(&impl_->mu);
+  absl::StatusOr<Statement> s = impl_->db.Prepare(
+      absl::StrCat("SELECT ", kProfileColumns, " FROM profile_versions WHERE name = ? ORDER BY version"));
+  if (!s.ok()) return s.status();
+  s->BindText(1, name);
+  std::vector<ProfileRow> out;
+  for (;;) {
+    absl::StatusOr<bool> row = s->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    out.push_back(ReadProfile(*s));
+  }
+  if (out.empty()) return NotFound(name);
+  return out;
+}
+
+absl::StatusOr<int> Store::DeleteProfile(absl::string_view name) {
+  absl::MutexLock lock(&impl_->mu);
+  Transaction tx(&impl_->db);
+  if (absl::Status s = tx.Begin(); !s.ok()) return s;
+  absl::StatusOr<int> latest = impl_->LatestVersion(name);
+  if (!latest.ok()) return latest.status();
+  if (*latest == 0) return NotFound(name);
+  absl::StatusOr<int64_t> count = impl_->db.QueryInt(
+      absl::StrCat("SELECT COUNT(*) FROM profile_versions WHERE name = ", Database::Quote(name)));
+  if (!count.ok()) return count.status();
+  if (absl::Status s = impl_->db.Exec("DELETE FROM profiles WHERE name = ?", {std::string(name)}); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = tx.Commit(); !s.ok()) return s;
+  return static_cast<int>(*count);
+}
+
+absl::Status Store::InsertMeasurement(const MeasurementRow& r) {
+  if (r.id.empty()) return absl::InvalidArgumentError("measurement id must not be empty");
+  absl::MutexLock lock(&impl_->mu);
+  Transaction tx(&impl_->db);
+  if (absl::Status s = tx.Begin(); !s.ok()) return s;
+  absl::StatusOr<int> latest = impl_->LatestVersion(r.profile_name);
+  if (!latest.ok()) return latest.status();
+  if (*latest == 0) return NotFound(r.profile_name);
+  absl::StatusOr<int64_t> exists = impl_->db.QueryInt(
+      absl::StrCat("SELECT COUNT(*) FROM measurements WHERE id = ", Database::Quote(r.id)));
+  if (!exists.ok()) return exists.status();
+  if (*exists > 0) return absl::AlreadyExistsError(absl::StrCat("measurement \"", r.id, "\" is already stored"));
+  absl::StatusOr<Statement> s = impl_->db.Prepare(
+      "INSERT INTO measurements(id, profile_name, profile_version, iteration_time_s, "
+      "predicted_iteration_time_s, peak_memory_gib, predicted_memory_gib, predicted_fits, "
+      "out_of_memory, observed_at_ms, ingested_at_ms, body) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+  if (!s.ok()) return s.status();
+  s->BindText(1, r.id);
+  s->BindText(2, r.profile_name);
+  s->BindInt(3, r.profile_version);
+  s->BindDouble(4, r.iteration_time_s);
+  s->BindDouble(5, r.predicted_iteration_time_s);
+  s->BindDouble(6, r.peak_memory_gib);
+  s->BindDouble(7, r.predicted_memory_gib);
+  s->BindInt(8, r.predicted_fits ? 1 : 0);
+  s->BindInt(9, r.out_of_memory ? 1 : 0);
+  s->BindInt(10, r.observed_at_unix_ms);
+  s->BindInt(11, r.ingested_at_unix_ms > 0 ? r.ingested_at_unix_ms : NowMs());
+  s->BindBlob(12, r.body);
+  if (absl::Status st = s->Run(); !st.ok()) return st;
+  return tx.Commit();
+}
+
+absl::StatusOr<bool> Store::HasMeasurement(absl::string_view id) {
+  absl::MutexLock lock(&impl_->mu);
+  absl::StatusOr<int64_t> n =
+      impl_->db.QueryInt(absl::StrCat("SELECT COUNT(*) FROM measurements WHERE id = ", Database::Quote(id)));
+  if (!n.ok()) return n.status();
+  return *n > 0;
+}
+
+absl::StatusOr<std::vector<MeasurementRow>> Store::ListMeasurements(absl::string_view profile_name, int limit) {
+  absl::MutexLock lock(&impl_->mu);
+  absl::StatusOr<Statement> s = impl_->db.Prepare(absl::StrCat(
+      "SELECT ", kMeasurementColumns, " FROM measurements WHERE profile_name = ? ORDER BY seq LIMIT ?"));
+  if (!s.ok()) return s.status();
+  s->BindText(1, profile_name);
+  s->BindInt(2, limit > 0 ? limit : -1);
+  std::vector<MeasurementRow> out;
+  for (;;) {
+    absl::StatusOr<bool> row = s->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    out.push_back(ReadMeasurement(*s));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<MeasurementRow>> Store::RecentMeasurements(absl::string_view profile_name, int n) {
+  absl::MutexLock lock(&impl_->mu);
+  absl::StatusOr<Statement> s = impl_->db.Prepare(absl::StrCat(
+      "SELECT * FROM (SELECT ", kMeasurementColumns,
+      " FROM measurements WHERE profile_name = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq"));
+  if (!s.ok()) return s.status();
+  s->BindText(1, profile_name);
+  s->BindInt(2, n);
+  std::vector<MeasurementRow> out;
+  for (;;) {
+    absl::StatusOr<bool> row = s->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    out.push_back(ReadMeasurement(*s));
+  }
+  return out;
+}
+
+absl::StatusOr<int> Store::CountMeasurementsSinceCalibration(absl::string_view profile_name) {
+  absl::MutexLock lock(&impl_->mu);
+  const std::string q = Database::Quote(profile_name);
+  absl::StatusOr<int64_t> n = impl_->db.QueryInt(absl::StrCat(
+      "SELECT COUNT(*) FROM measurements WHERE profile_name = ", q,
+      " AND seq > COALESCE((SELECT MAX(last_measurement_seq) FROM calibration_runs WHERE profile_name = ", q,
+      "), 0)"));
+  if (!n.ok()) return n.status();
+  return static_cast<int>(*n);
+}
+
+absl::StatusOr<int> Store::RecordCalibration(absl::string_view name, absl::string_view body, int from_version,
+                                             int num_measurements, absl::string_view report) {
+  absl::MutexLock lock(&impl_->mu);
+  Transaction tx(&impl_->db);
+  if (absl::Status s = tx.Begin(); !s.ok()) return s;
+  absl::StatusOr<int> latest = impl_->LatestVersion(name);
+  if (!latest.ok()) return latest.status();
+  if (*latest == 0) return NotFound(name);
+  absl::StatusOr<int> v = impl_->InsertVersion(name, body, "calibration");
+  if (!v.ok()) return v.status();
+  absl::StatusOr<int64_t> last_seq = impl_->db.QueryInt(absl::StrCat(
+      "SELECT COALESCE(MAX(seq), 0) FROM measurements WHERE profile_name = ", Database::Quote(name)));
+  if (!last_seq.ok()) return last_seq.status();
+  absl::StatusOr<Statement> s = impl_->db.Prepare(
+      "INSERT INTO calibration_runs(profile_name, from_version, to_version, created_at_ms, num_measurements, "
+      "last_measurement_seq, report) VALUES (?,?,?,?,?,?,?)");
+  if (!s.ok()) return s.status();
+  s->BindText(1, name);
+  s->BindInt(2, from_version);
+  s->BindInt(3, *v);
+  s->BindInt(4, NowMs());
+  s->BindInt(5, num_measurements);
+  s->BindInt(6, *last_seq);
+  s->BindBlob(7, report);
+  if (absl::Status st = s->Run(); !st.ok()) return st;
+  if (absl::Status st = tx.Commit(); !st.ok()) return st;
+  return v;
+}
+
+absl::StatusOr<std::optional<CalibrationRunRow>> Store::LastCalibration(absl::string_view name) {
+  absl::MutexLock lock(&impl_->mu);
+  absl::StatusOr<Statement> s = impl_->db.Prepare(
+      "SELECT profile_name, from_version, to_version, created_at_ms, num_measurements, report "
+      "FROM calibration_runs WHERE profile_name = ? ORDER BY id DESC LIMIT 1");
+  if (!s.ok()) return s.status();
+  s->BindText(1, name);
+  absl::StatusOr<bool> row = s->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return std::optional<CalibrationRunRow>();
+  CalibrationRunRow r;
+  r.profile_name = s->ColumnText(0);
+  r.from_version = static_cast<int>(s->ColumnInt(1));
+  r.to_version = static_cast<int>(s->ColumnInt(2));
+  r.created_at_unix_ms = s->ColumnInt(3);
+  r.num_measurements = static_cast<int>(s->ColumnInt(4));
+  r.report = s->ColumnText(5);
+  return std::optional<CalibrationRunRow>(r);
+}
+
+absl::Status Store::CheckIntegrity() {
+  absl::MutexLock lock(&impl_->mu);
+  absl::StatusOr<Statement> s = impl_->db.Prepare("PRAGMA integrity_check");
+  if (!s.ok()) return s.status();
+  absl::StatusOr<bool> row = s->Step();
+  if (!row.ok()) return row.status();
+  const std::string result = *row ? s->ColumnText(0) : "";
+  if (result != "ok") return absl::DataLossError(absl::StrCat("integrity_check: ", result));
+  return absl::OkStatus();
+}
+
+}  // namespace paraplan::store
