@@ -1,0 +1,527 @@
+#include "server/adapter.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace paraplan::adapter {
+
+namespace {
+
+absl::Status BadEnum(absl::string_view field, int value) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", value, " is not a known value"));
+}
+
+std::vector<int64_t> Ints(const google::protobuf::RepeatedField<int64_t>& r) {
+  return std::vector<int64_t>(r.begin(), r.end());
+}
+
+absl::StatusOr<Recompute> FromProto(v1::Recompute r, absl::string_view field) {
+  switch (r) {
+    case v1::RECOMPUTE_UNSPECIFIED:
+    case v1::RECOMPUTE_NONE:
+      return Recompute::kNone;
+    case v1::RECOMPUTE_SELECTIVE:
+      return Recompute::kSelective;
+    case v1::RECOMPUTE_FULL:
+      return Recompute::kFull;
+    default:
+      return BadEnum(field, r);
+  }
+}
+
+absl::StatusOr<PipelineSchedule> FromProto(v1::PipelineSchedule s, absl::string_view field) {
+  switch (s) {
+    case v1::SCHEDULE_UNSPECIFIED:
+      return PipelineSchedule::kDefault;
+    case v1::SCHEDULE_1F1B:
+      return PipelineSchedule::k1F1B;
+    case v1::SCHEDULE_GPIPE:
+      return PipelineSchedule::kGPipe;
+    case v1::SCHEDULE_INTERLEAVED_1F1B:
+      return PipelineSchedule::kInterleaved1F1B;
+    case v1::SCHEDULE_ZERO_BUBBLE:
+      return PipelineSchedule::kZeroBubble;
+    default:
+      return BadEnum(field, s);
+  }
+}
+
+v1::Recompute ToProto(Recompute r) {
+  switch (r) {
+    case Recompute::kNone:
+      return v1::RECOMPUTE_NONE;
+    case Recompute::kSelective:
+      return v1::RECOMPUTE_SELECTIVE;
+    case Recompute::kFull:
+      return v1::RECOMPUTE_FULL;
+  }
+  return v1::RECOMPUTE_UNSPECIFIED;
+}
+
+v1::PipelineSchedule ToProto(PipelineSchedule s) {
+  switch (s) {
+    case PipelineSchedule::kDefault:
+      return v1::SCHEDULE_UNSPECIFIED;
+    case PipelineSchedule::k1F1B:
+      return v1::SCHEDULE_1F1B;
+    case PipelineSchedule::kGPipe:
+      return v1::SCHEDULE_GPIPE;
+    case PipelineSchedule::kInterleaved1F1B:
+      return v1::SCHEDULE_INTERLEAVED_1F1B;
+    case PipelineSchedule::kZeroBubble:
+      return v1::SCHEDULE_ZERO_BUBBLE;
+  }
+  return v1::SCHEDULE_UNSPECIFIED;
+}
+
+absl::StatusOr<Precision> FromProto(v1::Precision p) {
+  switch (p) {
+    case v1::PRECISION_UNSPECIFIED:
+    case v1::PRECISION_BF16:
+      return Precision::kBf16;
+    case v1::PRECISION_FP16:
+      return Precision::kFp16;
+    case v1::PRECISION_FP8:
+      return Precision::kFp8;
+    case v1::PRECISION_FP32:
+      return Precision::kFp32;
+    default:
+      return BadEnum("workload.precision", p);
+  }
+}
+
+v1::Precision ToProto(Precision p) {
+  switch (p) {
+    case Precision::kBf16:
+      return v1::PRECISION_BF16;
+    case Precision::kFp16:
+      return v1::PRECISION_FP16;
+    case Precision::kFp8:
+      return v1::PRECISION_FP8;
+    case Precision::kFp32:
+      return v1::PRECISION_FP32;
+  }
+  return v1::PRECISION_UNSPECIFIED;
+}
+
+Flag FromProto(v1::PlanConstraints::Flag f) {
+  switch (f) {
+    case v1::PlanConstraints::FLAG_ON:
+      return Flag::kOn;
+    case v1::PlanConstraints::FLAG_OFF:
+      return Flag::kOff;
+    default:
+      return Flag::kAny;
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<Workload> FromProto(const v1::Workload& w) {
+  Workload out;
+  out.name = w.name();
+  absl::StatusOr<Precision> precision = FromProto(w.precision());
+  if (!precision.ok()) return precision.status();
+  out.precision = *precision;
+  out.dataset.sample_bytes = w.dataset().sample_bytes();
+  out.dataset.num_samples = w.dataset().num_samples();
+  out.training_tokens = w.training_tokens();
+  if (w.has_transformer()) {
+    const v1::TransformerSpec& t = w.transformer();
+    out.kind = Workload::Kind::kTransformer;
+    TransformerSpec& s = out.transformer;
+    s.num_layers = t.num_layers();
+    s.hidden_size = t.hidden_size();
+    s.num_attention_heads = t.num_attention_heads();
+    s.num_kv_heads = t.num_kv_heads();
+    s.ffn_hidden_size = t.ffn_hidden_size();
+    s.seq_length = t.seq_length();
+    s.vocab_size = t.vocab_size();
+    s.gated_mlp = t.gated_mlp();
+    s.tied_embeddings = t.tied_embeddings();
+    s.moe.num_experts = t.moe().num_experts();
+    s.moe.top_k = t.moe().top_k();
+    s.moe.expert_ffn_hidden_size = t.moe().expert_ffn_hidden_size();
+    s.moe.moe_layer_interval = t.moe().moe_layer_interval();
+  } else if (w.has_layer_graph()) {
+    out.kind = Workload::Kind::kLayerGraph;
+    for (const v1::Layer& l : w.layer_graph().layers()) {
+      out.layer_graph.layers.push_back({l.name(), l.kind(), Ints(l.input_shape()), Ints(l.output_shape()),
+                                        Ints(l.kernel_shape()), Ints(l.stride())});
+    }
+    out.layer_graph.sample_shape = Ints(w.layer_graph().sample_shape());
+  } else {
+    return absl::InvalidArgumentError("workload: give a transformer or a layer_graph");
+  }
+  return out;
+}
+
+absl::StatusOr<ParallelConfig> FromProto(const v1::ParallelConfig& c) {
+  ParallelConfig out;
+  out.data_parallel = c.data_parallel();
+  out.tensor_parallel = c.tensor_parallel();
+  out.pipeline_parallel = c.pipeline_parallel();
+  out.context_parallel = c.context_parallel();
+  out.expert_parallel = c.expert_parallel();
+  out.sequence_parallel = c.sequence_parallel();
+  out.virtual_pipeline_stages = c.virtual_pipeline_stages();
+  out.micro_batch_size = c.micro_batch_size();
+  out.global_batch_size = c.global_batch_size();
+  absl::StatusOr<Recompute> rc = FromProto(c.recompute(), "config.recompute");
+  if (!rc.ok()) return rc.status();
+  out.recompute = *rc;
+  out.zero_stage = c.zero_stage();
+  absl::StatusOr<PipelineSchedule> sched = FromProto(c.pipeline_schedule(), "config.pipeline_schedule");
+  if (!sched.ok()) return sched.status();
+  out.pipeline_schedule = *sched;
+  out.overlap_grad_reduce = c.overlap_grad_reduce();
+  out.overlap_param_gather = c.overlap_param_gather();
+  out.offload.optimizer = c.offload().optimizer();
+  out.offload.weights = c.offload().weights();
+  out.offload.activations = c.offload().activations();
+  out.spatial_parallel = c.spatial_parallel();
+  out.filter_parallel = c.filter_parallel();
+  out.channel_parallel = c.channel_parallel();
+  out.flash_attention = c.flash_attention();
+  switch (c.dp_algorithm()) {
+    case v1::ALGORITHM_UNSPECIFIED:
+      out.dp_algorithm = CollectiveAlgorithm::kAuto;
+      break;
+    case v1::ALGORITHM_RING:
+      out.dp_algorithm = CollectiveAlgorithm::kRing;
+      break;
+    case v1::ALGORITHM_TREE:
+      out.dp_algorithm = CollectiveAlgorithm::kTree;
+      break;
+    case v1::ALGORITHM_HALVING_DOUBLING:
+      out.dp_algorithm = CollectiveAlgorithm::kHalvingDoubling;
+      break;
+    case v1::ALGORITHM_HIERARCHICAL:
+      out.dp_algorithm = CollectiveAlgorithm::kHierarchical;
+      break;
+    case v1::ALGORITHM_TORUS_2D:
+      out.dp_algorithm = CollectiveAlgorithm::kTorus2D;
+      break;
+    default:
+      return BadEnum("config.dp_algorithm", c.dp_algorithm());
+  }
+  if (c.rank_order().empty() || c.rank_order() == "tp-cp-ep-dp-pp") {
+    out.rank_order = RankOrder::kTpCpEpDpPp;
+  } else if (c.rank_order() == "tp-cp-ep-pp-dp") {
+    out.rank_order = RankOrder::kTpCpEpPpDp;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("config.rank_order: \"", c.rank_order().substr(0, 64),
+                                                   "\" is not tp-cp-ep-dp-pp or tp-cp-ep-pp-dp"));
+  }
+  return out;
+}
+
+absl::StatusOr<SystemProfile> FromProto(const v1::SystemProfile& p) {
+  SystemProfile out;
+  out.name = p.name();
+  out.version = p.version();
+  out.description = p.description();
+  out.gpus_per_node = p.gpus_per_node();
+  out.num_nodes = p.num_nodes();
+  const v1::Accelerator& a = p.accelerator();
+  out.accelerator = {a.name(),       a.peak_tflops_bf16(), a.peak_tflops_fp16(),
+                     a.peak_tflops_fp8(), a.peak_tflops_fp32(), a.memory_gib(),
+                     a.memory_bandwidth_gbytes_per_s(), a.busy_power_w(), a.idle_power_w()};
+  for (int i = 0; i < p.network_levels_size(); ++i) {
+    const v1::NetworkLevel& l = p.network_levels(i);
+    NetworkLevel n;
+    n.name = l.name();
+    n.domain_size = l.domain_size();
+    n.bandwidth_gbytes_per_s = l.bandwidth_gbytes_per_s();
+    n.latency_us = l.latency_us();
+    n.oversubscription = l.oversubscription() > 0 ? l.oversubscription() : 1;
+    switch (l.topology()) {
+      case v1::TOPOLOGY_UNSPECIFIED:
+      case v1::TOPOLOGY_SWITCH:
+        n.topology = Topology::kSwitch;
+        break;
+      case v1::TOPOLOGY_FAT_TREE:
+        n.topology = Topology::kFatTree;
+        break;
+      case v1::TOPOLOGY_TORUS_2D:
+        n.topology = Topology::kTorus2D;
+        break;
+      case v1::TOPOLOGY_RING:
+        n.topology = Topology::kRing;
+        break;
+      case v1::TOPOLOGY_DRAGONFLY:
+        n.topology = Topology::kDragonfly;
+        break;
+      default:
+        return BadEnum(absl::StrCat("profile.network_levels[", i, "].topology"), l.topology());
+    }
+    out.network_levels.push_back(n);
+  }
+  out.host = {p.host().memory_gib(), p.host().pcie_gbytes_per_s()};
+  out.storage.read_gbytes_per_s = p.storage().read_gbytes_per_s();
+  out.node_power_w = p.node_power_w();
+  out.price_per_gpu_hour_usd = p.price_per_gpu_hour_usd();
+  const v1::Calibration& c = p.calibration();
+  Calibration& k = out.calibration;
+  k.matmul_efficiency = c.matmul_efficiency();
+  k.matmul_half_efficiency_gflop = c.matmul_half_efficiency_gflop();
+  k.memory_bound_efficiency = c.memory_bound_efficiency();
+  for (const v1::NetworkCalibration& n : c.network()) k.network.push_back({n.level(), n.efficiency(), n.latency_us()});
+  k.overlap_efficiency = c.overlap_efficiency();
+  k.iteration_overhead_s = c.iteration_overhead_s();
+  k.kernel_overhead_us = c.kernel_overhead_us();
+  k.memory_overhead_fraction = c.memory_overhead_fraction();
+  k.memory_overhead_gib = c.memory_overhead_gib();
+  return out;
+}
+
+absl::StatusOr<PlanRequest> FromProto(const v1::PlanRequest& r, const Workload& workload) {
+  PlanRequest out;
+  out.workload = workload;
+  out.gpus.assign(r.gpus().begin(), r.gpus().end());
+  out.global_batch_size = r.global_batch_size();
+  out.top_k = r.top_k() == 0 ? 10 : r.top_k();
+  switch (r.objective()) {
+    case v1::OBJECTIVE_UNSPECIFIED:
+    case v1::OBJECTIVE_TIME:
+      out.objective = Objective::kTime;
+      break;
+    case v1::OBJECTIVE_COST:
+      out.objective = Objective::kCost;
+      break;
+    case v1::OBJECTIVE_ENERGY:
+      out.objective = Objective::kEnergy;
+      break;
+    default:
+      return BadEnum("objective", r.objective());
+  }
+  const v1::PlanConstraints& k = r.constraints();
+  PlanConstraints& c = out.constraints;
+  c.tensor_parallel.assign(k.tensor_parallel().begin(), k.tensor_parallel().end());
+  c.pipeline_parallel.assign(k.pipeline_parallel().begin(), k.pipeline_parallel().end());
+  c.data_parallel.assign(k.data_parallel().begin(), k.data_parallel().end());
+  c.context_parallel.assign(k.context_parallel().begin(), k.context_parallel().end());
+  c.expert_parallel.assign(k.expert_parallel().begin(), k.expert_parallel().end());
+  c.micro_batch_size.assign(k.micro_batch_size().begin(), k.micro_batch_size().end());
+  c.virtual_pipeline_stages.assign(k.virtual_pipeline_stages().begin(), k.virtual_pipeline_stages().end());
+  c.zero_stage.assign(k.zero_stage().begin(), k.zero_stage().end());
+  for (int i = 0; i < k.recompute_size(); ++i) {
+    absl::StatusOr<Recompute> rc = FromProto(static_cast<v1::Recompute>(k.recompute(i)),
+                                             absl::StrCat("constraints.recompute[", i, "]"));
+    if (!rc.ok()) return rc.status();
+    c.recompute.push_back(*rc);
+  }
+  for (int i = 0; i < k.pipeline_schedule_size(); ++i) {
+    absl::StatusOr<PipelineSchedule> s = FromProto(static_cast<v1::PipelineSchedule>(k.pipeline_schedule(i)),
+                                                   absl::StrCat("constraints.pipeline_schedule[", i, "]"));
+    if (!s.ok()) return s.status();
+    c.pipeline_schedule.push_back(*s);
+  }
+  c.max_tensor_parallel = k.max_tensor_parallel();
+  c.max_pipeline_parallel = k.max_pipeline_parallel();
+  c.max_context_parallel = k.max_context_parallel();
+  c.max_micro_batch_size = k.max_micro_batch_size();
+  c.memory_headroom_ratio = k.memory_headroom_ratio();
+  c.allow_offload = k.allow_offload();
+  c.sequence_parallel = FromProto(k.sequence_parallel());
+  c.flash_attention = FromProto(k.flash_attention());
+  c.overlap_grad_reduce = FromProto(k.overlap_grad_reduce());
+  return out;
+}
+
+v1::Workload ToProto(const Workload& w) {
+  v1::Workload out;
+  out.set_name(w.name);
+  out.set_precision(ToProto(w.precision));
+  if (w.dataset.sample_bytes > 0 || w.dataset.num_samples > 0) {
+    out.mutable_dataset()->set_sample_bytes(w.dataset.sample_bytes);
+    out.mutable_dataset()->set_num_samples(w.dataset.num_samples);
+  }
+  out.set_training_tokens(w.training_tokens);
+  if (w.kind == Workload::Kind::kTransformer) {
+    const TransformerSpec& s = w.transformer;
+    v1::TransformerSpec* t = out.mutable_transformer();
+    t->set_num_layers(s.num_layers);
+    t->set_hidden_size(s.hidden_size);
+    t->set_num_attention_heads(s.num_attention_heads);
+    t->set_num_kv_heads(s.num_kv_heads);
+    t->set_ffn_hidden_size(s.ffn_hidden_size);
+    t->set_seq_length(s.seq_length);
+    t->set_vocab_size(s.vocab_size);
+    t->set_gated_mlp(s.gated_mlp);
+    t->set_tied_embeddings(s.tied_embeddings);
+    if (s.moe.num_experts > 0) {
+      t->mutable_moe()->set_num_experts(s.moe.num_experts);
+      t->mutable_moe()->set_top_k(s.moe.top_k);
+      t->mutable_moe()->set_expert_ffn_hidden_size(s.moe.expert_ffn_hidden_size);
+      t->mutable_moe()->set_moe_layer_interval(s.moe.moe_layer_interval);
+    }
+  } else {
+    v1::LayerGraph* g = out.mutable_layer_graph();
+    for (const LayerSpec& l : w.layer_graph.layers) {
+      v1::Layer* p = g->add_layers();
+      p->set_name(l.name);
+      p->set_kind(l.kind);
+      for (int64_t v : l.input_shape) p->add_input_shape(v);
+      for (int64_t v : l.output_shape) p->add_output_shape(v);
+      for (int64_t v : l.kernel_shape) p->add_kernel_shape(v);
+      for (int64_t v : l.stride) p->add_stride(v);
+    }
+    for (int64_t v : w.layer_graph.sample_shape) g->add_sample_shape(v);
+  }
+  return out;
+}
+
+v1::ParallelConfig ToProto(const ParallelConfig& c) {
+  v1::ParallelConfig out;
+  out.set_data_parallel(c.data_parallel);
+  out.set_tensor_parallel(c.tensor_parallel);
+  out.set_pipeline_parallel(c.pipeline_parallel);
+  out.set_context_parallel(c.context_parallel);
+  out.set_expert_parallel(c.expert_parallel);
+  out.set_sequence_parallel(c.sequence_parallel);
+  out.set_virtual_pipeline_stages(c.virtual_pipeline_stages);
+  out.set_micro_batch_size(c.micro_batch_size);
+  out.set_global_batch_size(c.global_batch_size);
+  out.set_recompute(ToProto(c.recompute));
+  out.set_zero_stage(c.zero_stage);
+  out.set_pipeline_schedule(ToProto(c.pipeline_schedule));
+  out.set_overlap_grad_reduce(c.overlap_grad_reduce);
+  out.set_overlap_param_gather(c.overlap_param_gather);
+  if (c.offload.any()) {
+    out.mutable_offload()->set_optimizer(c.offload.optimizer);
+    out.mutable_offload()->set_weights(c.offload.weights);
+    out.mutable_offload()->set_activations(c.offload.activations);
+  }
+  out.set_spatial_parallel(c.spatial_parallel);
+  out.set_filter_parallel(c.filter_parallel);
+  out.set_channel_parallel(c.channel_parallel);
+  out.set_flash_attention(c.flash_attention);
+  static const v1::CollectiveAlgorithm kAlgorithms[] = {
+      v1::ALGORITHM_UNSPECIFIED, v1::ALGORITHM_RING, v1::ALGORITHM_TREE, v1::ALGORITHM_HALVING_DOUBLING,
+      v1::ALGORITHM_HIERARCHICAL, v1::ALGORITHM_TORUS_2D};
+  out.set_dp_algorithm(kAlgorithms[static_cast<int>(c.dp_algorithm)]);
+  out.set_rank_order(c.rank_order == RankOrder::kTpCpEpDpPp ? "tp-cp-ep-dp-pp" : "tp-cp-ep-pp-dp");
+  return out;
+}
+
+v1::Calibration ToProto(const Calibration& k) {
+  v1::Calibration c;
+  c.set_matmul_efficiency(k.matmul_efficiency);
+  c.set_matmul_half_efficiency_gflop(k.matmul_half_efficiency_gflop);
+  c.set_memory_bound_efficiency(k.memory_bound_efficiency);
+  for (const NetworkCalibration& n : k.network) {
+    v1::NetworkCalibration* p = c.add_network();
+    p->set_level(n.level);
+    p->set_efficiency(n.efficiency);
+    p->set_latency_us(n.latency_us);
+  }
+  c.set_overlap_efficiency(k.overlap_efficiency);
+  c.set_iteration_overhead_s(k.iteration_overhead_s);
+  c.set_kernel_overhead_us(k.kernel_overhead_us);
+  c.set_memory_overhead_fraction(k.memory_overhead_fraction);
+  c.set_memory_overhead_gib(k.memory_overhead_gib);
+  return c;
+}
+
+v1::SystemProfile ToProto(const SystemProfile& p) {
+  v1::SystemProfile out;
+  out.set_name(p.name);
+  out.set_version(p.version);
+  out.set_description(p.description);
+  out.set_gpus_per_node(p.gpus_per_node);
+  out.set_num_nodes(p.num_nodes);
+  v1::Accelerator* a = out.mutable_accelerator();
+  a->set_name(p.accelerator.name);
+  a->set_peak_tflops_bf16(p.accelerator.peak_tflops_bf16);
+  a->set_peak_tflops_fp16(p.accelerator.peak_tflops_fp16);
+  a->set_peak_tflops_fp8(p.accelerator.peak_tflops_fp8);
+  a->set_peak_tflops_fp32(p.accelerator.peak_tflops_fp32);
+  a->set_memory_gib(p.accelerator.memory_gib);
+  a->set_memory_bandwidth_gbytes_per_s(p.accelerator.memory_bandwidth_gbytes_per_s);
+  a->set_busy_power_w(p.accelerator.busy_power_w);
+  a->set_idle_power_w(p.accelerator.idle_power_w);
+  static const v1::Topology kTopologies[] = {v1::TOPOLOGY_SWITCH, v1::TOPOLOGY_FAT_TREE, v1::TOPOLOGY_TORUS_2D,
+                                             v1::TOPOLOGY_RING, v1::TOPOLOGY_DRAGONFLY};
+  for (const NetworkLevel& l : p.network_levels) {
+    v1::NetworkLevel* n = out.add_network_levels();
+    n->set_name(l.name);
+    n->set_domain_size(l.domain_size);
+    n->set_bandwidth_gbytes_per_s(l.bandwidth_gbytes_per_s);
+    n->set_latency_us(l.latency_us);
+    n->set_topology(kTopologies[static_cast<int>(l.topology)]);
+    n->set_oversubscription(l.oversubscription);
+  }
+  out.mutable_host()->set_memory_gib(p.host.memory_gib);
+  out.mutable_host()->set_pcie_gbytes_per_s(p.host.pcie_gbytes_per_s);
+  out.mutable_storage()->set_read_gbytes_per_s(p.storage.read_gbytes_per_s);
+  out.set_node_power_w(p.node_power_w);
+  out.set_price_per_gpu_hour_usd(p.price_per_gpu_hour_usd);
+  *out.mutable_calibration() = ToProto(p.calibration);
+  return out;
+}
+
+v1::Estimate ToProto(const Estimate& e) {
+  v1::Estimate out;
+  *out.mutable_config() = ToProto(e.config);
+  out.set_iteration_time_s(e.iteration_time_s);
+  v1::TimeBreakdown* t = out.mutable_time();
+  t->set_compute_s(e.time.compute_s);
+  t->set_recompute_s(e.time.recompute_s);
+  t->set_tp_comm_s(e.time.tp_comm_s);
+  t->set_cp_comm_s(e.time.cp_comm_s);
+  t->set_ep_comm_s(e.time.ep_comm_s);
+  t->set_pp_comm_s(e.time.pp_comm_s);
+  t->set_pipeline_bubble_s(e.time.pipeline_bubble_s);
+  t->set_dp_comm_s(e.time.dp_comm_s);
+  t->set_optimizer_s(e.time.optimizer_s);
+  t->set_data_loading_s(e.time.data_loading_s);
+  t->set_overhead_s(e.time.overhead_s);
+  t->set_offload_s(e.time.offload_s);
+  v1::MemoryBreakdown* m = out.mutable_memory();
+  m->set_weights_bytes(e.memory.weights_bytes);
+  m->set_gradients_bytes(e.memory.gradients_bytes);
+  m->set_optimizer_bytes(e.memory.optimizer_bytes);
+  m->set_activations_bytes(e.memory.activations_bytes);
+  m->set_buffers_bytes(e.memory.buffers_bytes);
+  m->set_overhead_bytes(e.memory.overhead_bytes);
+  m->set_total_bytes(e.memory.total_bytes);
+  m->set_capacity_bytes(e.memory.capacity_bytes);
+  m->set_fits(e.memory.fits);
+  m->set_host_bytes(e.memory.host_bytes);
+  out.set_samples_per_s(e.samples_per_s);
+  out.set_tokens_per_s(e.tokens_per_s);
+  out.set_model_tflops_per_gpu(e.model_tflops_per_gpu);
+  out.set_mfu(e.mfu);
+  out.set_energy_per_iteration_j(e.energy_per_iteration_j);
+  out.set_cost_per_iteration_usd(e.cost_per_iteration_usd);
+  out.set_time_to_train_s(e.time_to_train_s);
+  out.set_energy_to_train_j(e.energy_to_train_j);
+  out.set_cost_to_train_usd(e.cost_to_train_usd);
+  out.set_bottleneck(e.bottleneck);
+  for (const std::string& w : e.warnings) out.add_warnings(w);
+  out.set_profile_name(e.profile_name);
+  out.set_profile_version(e.profile_version);
+  out.set_num_gpus(e.num_gpus);
+  out.set_memory_headroom_ratio(e.memory_headroom_ratio);
+  return out;
+}
+
+v1::FitReport ToProto(const FitReport& r) {
+  v1::FitReport out;
+  out.set_num_measurements(r.num_measurements);
+  out.set_mape_before_ratio(r.mape_before_ratio);
+  out.set_mape_after_ratio(r.mape_after_ratio);
+  out.set_cv_mape_ratio(r.cv_mape_ratio);
+  for (const ParameterChange& p : r.parameters) {
+    v1::ParameterChange* c = out.add_parameters();
+    c->set_name(p.name);
+    c->set_before(p.before);
+    c->set_after(p.after);
+    c->set_fitted(p.fitted);
+    c->set_reason(p.reason);
+  }
+  return out;
+}
+
+}  // namespace paraplan::adapter

@@ -1,0 +1,33 @@
+// Adapter: the one place that maps paraplan.v1 protos to estimator structs and back.
+//
+// Inbound conversions validate what the proto type system cannot (enum values outside
+// the declared set, rank_order strings) and answer INVALID_ARGUMENT naming the field;
+// range checks on numbers are the estimator's (estimator/validate.h). Pure functions;
+// thread-safe.
+#ifndef PARAPLAN_SERVER_ADAPTER_H_
+#define PARAPLAN_SERVER_ADAPTER_H_
+
+#include "absl/status/statusor.h"
+#include "estimator/calibrate.h"
+#include "estimator/estimate.h"
+#include "estimator/search.h"
+#include "paraplan/v1/services.pb.h"
+
+namespace paraplan::adapter {
+
+absl::StatusOr<Workload> FromProto(const v1::Workload& w);
+absl::StatusOr<ParallelConfig> FromProto(const v1::ParallelConfig& c);
+absl::StatusOr<SystemProfile> FromProto(const v1::SystemProfile& p);
+// `workload` must already be converted; gpus/objective/constraints come from `r`.
+absl::StatusOr<PlanRequest> FromProto(const v1::PlanRequest& r, const Workload& workload);
+
+v1::Workload ToProto(const Workload& w);
+v1::ParallelConfig ToProto(const ParallelConfig& c);
+v1::SystemProfile ToProto(const SystemProfile& p);
+v1::Estimate ToProto(const Estimate& e);
+v1::Calibration ToProto(const Calibration& c);
+v1::FitReport ToProto(const FitReport& r);
+
+}  // namespace paraplan::adapter
+
+#endif  // PARAPLAN_SERVER_ADAPTER_H_

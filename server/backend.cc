@@ -1,0 +1,485 @@
+#include "server/backend.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "estimator/calibrate.h"
+#include "estimator/estimate.h"
+#include "estimator/presets.h"
+#include "estimator/search.h"
+#include "estimator/validate.h"
+#include "server/adapter.h"
+
+namespace paraplan::server {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+bool ValidName(const std::string& n) {
+  if (n.empty() || n.size() > 63) return false;
+  for (size_t i = 0; i < n.size(); ++i) {
+    const char c = n[i];
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    if (!alnum && (i == 0 || (c != '.' && c != '_' && c != '-'))) return false;
+  }
+  return true;
+}
+
+absl::Status CheckName(const std::string& name, const char* field) {
+  if (ValidName(name)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      field, ": \"", name.substr(0, 80), "\" must match [a-z0-9][a-z0-9._-]{0,62}"));
+}
+
+// Row -> proto with the server-assigned fields.
+absl::StatusOr<v1::SystemProfile> Decode(const store::ProfileRow& row) {
+  v1::SystemProfile p;
+  if (!p.ParseFromString(row.body)) {
+    return absl::DataLossError(absl::StrCat("profile \"", row.name, "\" version ", row.version, " is corrupt"));
+  }
+  p.set_name(row.name);
+  p.set_version(row.version);
+  p.mutable_created_at()->set_seconds(row.created_at_unix_ms / 1000);
+  p.mutable_created_at()->set_nanos(static_cast<int>(row.created_at_unix_ms % 1000) * 1000000);
+  return p;
+}
+
+// What is stored: the profile without server-assigned fields.
+std::string Encode(v1::SystemProfile p) {
+  p.clear_version();
+  p.clear_created_at();
+  return p.SerializeAsString();
+}
+
+// Validates a user-supplied profile with the estimator's rules.
+absl::Status ValidateUserProfile(const v1::SystemProfile& p) {
+  if (absl::Status s = CheckName(p.name(), "profile.name"); !s.ok()) return s;
+  absl::StatusOr<SystemProfile> sp = adapter::FromProto(p);
+  if (!sp.ok()) return sp.status();
+  return ValidateProfile(*sp);
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Memory verdict of one stored measurement: nullopt when nothing was observed.
+std::optional<bool> MemoryHit(const store::MeasurementRow& r) {
+  if (r.out_of_memory) return !r.predicted_fits;
+  if (r.peak_memory_gib > 0) return r.predicted_fits;
+  return std::nullopt;
+}
+
+v1::AccuracyStats Stats(const std::vector<const store::MeasurementRow*>& rows) {
+  v1::AccuracyStats s;
+  std::vector<double> apes, ratios;
+  int hits = 0, misses = 0;
+  for (const store::MeasurementRow* r : rows) {
+    if (std::optional<bool> hit = MemoryHit(*r)) (*hit ? hits : misses)++;
+    if (r->out_of_memory || r->predicted_iteration_time_s <= 0) continue;
+    apes.push_back(std::abs(r->predicted_iteration_time_s - r->iteration_time_s) / r->iteration_time_s);
+    ratios.push_back(r->predicted_iteration_time_s / r->iteration_time_s);
+  }
+  s.set_count(static_cast<int>(apes.size()));
+  double sum = 0;
+  for (double a : apes) sum += a;
+  s.set_mape_ratio(apes.empty() ? 0 : sum / apes.size());
+  s.set_median_ape_ratio(Median(apes));
+  s.set_bias_ratio(Median(ratios));
+  s.set_memory_hits(hits);
+  s.set_memory_misses(misses);
+  return s;
+}
+
+std::vector<const store::MeasurementRow*> Pointers(const std::vector<store::MeasurementRow>& rows) {
+  std::vector<const store::MeasurementRow*> out;
+  out.reserve(rows.size());
+  for (const auto& r : rows) out.push_back(&r);
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::pair<std::string, int>> ParseProfileRef(const std::string& ref, const char* field) {
+  const size_t at = ref.find('@');
+  if (ref.empty()) return absl::InvalidArgumentError(absl::StrCat(field, ": missing profile name"));
+  if (at == std::string::npos) return std::make_pair(ref, 0);
+  int version = 0;
+  if (!absl::SimpleAtoi(ref.substr(at + 1), &version) || version <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": \"", ref.substr(0, 80), "\" is not NAME or NAME@VERSION (VERSION >= 1)"));
+  }
+  return std::make_pair(ref.substr(0, at), version);
+}
+
+Backend::Backend(store::Store* store, Metrics* metrics, BackendOptions options)
+    : store_(store), metrics_(metrics), options_(options) {}
+
+absl::Status Backend::Start() {
+  for (const SystemProfile& p : BuiltinProfiles()) {
+    absl::StatusOr<bool> seeded = store_->SeedProfile(p.name, Encode(adapter::ToProto(p)));
+    if (!seeded.ok()) return seeded.status();
+  }
+  absl::StatusOr<std::vector<store::ProfileRow>> all = store_->ListLatestProfiles("", 1 << 30);
+  if (!all.ok()) return all.status();
+  for (const store::ProfileRow& r : *all) {
+    if (absl::Status s = RefreshAccuracy(r.name, /*replay_histograms=*/true); !s.ok()) return s;
+  }
+  RefreshGauges();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::SystemProfile> Backend::Load(const std::string& name, int version) {
+  absl::StatusOr<store::ProfileRow> row = store_->GetProfile(name, version);
+  if (!row.ok()) return row.status();
+  return Decode(*row);
+}
+
+absl::StatusOr<v1::Workload> Backend::WorkloadOf(const v1::Workload* workload, const std::string& model) {
+  if (workload != nullptr) return *workload;
+  if (model.empty()) return absl::InvalidArgumentError("workload: missing (give workload or model)");
+  std::optional<Workload> preset = FindModelPreset(model);
+  if (!preset) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("model: unknown preset \"", model.substr(0, 80), "\" (see `paraplan models`)"));
+  }
+  return adapter::ToProto(*preset);
+}
+
+absl::StatusOr<v1::Estimate> Backend::Estimate(const v1::EstimateRequest& req) {
+  absl::StatusOr<std::pair<std::string, int>> ref = ParseProfileRef(req.profile(), "profile");
+  if (!ref.ok()) return ref.status();
+  absl::StatusOr<v1::Workload> wp = WorkloadOf(req.has_workload() ? &req.workload() : nullptr, req.model());
+  if (!wp.ok()) return wp.status();
+  if (!req.has_config()) return absl::InvalidArgumentError("config: missing");
+  absl::StatusOr<Workload> w = adapter::FromProto(*wp);
+  if (!w.ok()) return w.status();
+  absl::StatusOr<ParallelConfig> c = adapter::FromProto(req.config());
+  if (!c.ok()) return c.status();
+  absl::StatusOr<v1::SystemProfile> pp = Load(ref->first, ref->second);
+  if (!pp.ok()) return pp.status();
+  absl::StatusOr<SystemProfile> p = adapter::FromProto(*pp);
+  if (!p.ok()) return p.status();
+  absl::StatusOr<paraplan::Estimate> e = EstimateIteration(*w, *c, *p);
+  if (!e.ok()) return e.status();
+  return adapter::ToProto(*e);
+}
+
+absl::StatusOr<v1::PlanResponse> Backend::Plan(const v1::PlanRequest& req, absl::Time deadline,
+                                               const std::atomic<bool>* cancelled) {
+  absl::StatusOr<std::pair<std::string, int>> ref = ParseProfileRef(req.profile(), "profile");
+  if (!ref.ok()) return ref.status();
+  absl::StatusOr<v1::Workload> wp = WorkloadOf(req.has_workload() ? &req.workload() : nullptr, req.model());
+  if (!wp.ok()) return wp.status();
+  absl::StatusOr<Workload> w = adapter::FromProto(*wp);
+  if (!w.ok()) return w.status();
+  absl::StatusOr<PlanRequest> pr = adapter::FromProto(req, *w);
+  if (!pr.ok()) return pr.status();
+  absl::StatusOr<v1::SystemProfile> pp = Load(ref->first, ref->second);
+  if (!pp.ok()) return pp.status();
+  absl::StatusOr<SystemProfile> p = adapter::FromProto(*pp);
+  if (!p.ok()) return p.status();
+  pr->deadline = deadline;
+  pr->cancelled = cancelled;
+  pr->threads = options_.plan_threads;
+  absl::StatusOr<PlanResult> r = paraplan::Plan(*pr, *p);
+  if (!r.ok()) return r.status();
+  metrics_->RecordPlan(static_cast<double>(r->candidates_enumerated), static_cast<double>(r->candidates_feasible),
+                       static_cast<double>(r->candidates_evaluated));
+  v1::PlanResponse out;
+  for (const paraplan::Estimate& e : r->plans) *out.add_plans() = adapter::ToProto(e);
+  for (const paraplan::Estimate& e : r->pareto) *out.add_pareto() = adapter::ToProto(e);
+  out.set_candidates_enumerated(r->candidates_enumerated);
+  out.set_candidates_feasible(r->candidates_feasible);
+  out.set_candidates_evaluated(r->candidates_evaluated);
+  out.set_search_time_s(r->search_time_s);
+  out.set_truncated(r->truncated);
+  out.set_infeasible_reason(r->infeasible_reason);
+  return out;
+}
+
+v1::ListModelsResponse Backend::ListModels() const {
+  v1::ListModelsResponse out;
+  for (const Workload& w : ModelPresets()) *out.add_models() = adapter::ToProto(w);
+  return out;
+}
+
+absl::StatusOr<v1::SystemProfile> Backend::CreateProfile(const v1::SystemProfile& profile) {
+  if (absl::Status s = ValidateUserProfile(profile); !s.ok()) return s;
+  if (store_->GetProfile(profile.name()).ok()) {
+    return absl::AlreadyExistsError(absl::StrCat("profile \"", profile.name(),
+                                                 "\" exists; UpdateProfile writes a new version"));
+  }
+  return UpdateProfile(profile, /*create_if_missing=*/true);
+}
+
+absl::StatusOr<v1::SystemProfile> Backend::UpdateProfile(const v1::SystemProfile& profile, bool create_if_missing) {
+  if (absl::Status s = ValidateUserProfile(profile); !s.ok()) return s;
+  if (!create_if_missing) {
+    if (absl::StatusOr<store::ProfileRow> row = store_->GetProfile(profile.name()); !row.ok()) return row.status();
+  }
+  absl::StatusOr<int> version = store_->PutProfileVersion(profile.name(), Encode(profile), "user");
+  if (!version.ok()) return version.status();
+  metrics_->SetProfileVersion(profile.name(), *version);
+  return Load(profile.name(), *version);
+}
+
+absl::StatusOr<v1::SystemProfile> Backend::GetProfile(const std::string& ref) {
+  absl::StatusOr<std::pair<std::string, int>> r = ParseProfileRef(ref, "name");
+  if (!r.ok()) return r.status();
+  return Load(r->first, r->second);
+}
+
+absl::StatusOr<v1::ListProfilesResponse> Backend::ListProfiles(int page_size, const std::string& token) {
+  if (page_size < 0) return absl::InvalidArgumentError("page_size: must not be negative");
+  const int size = page_size == 0 ? 50 : std::min(page_size, 1000);
+  absl::StatusOr<std::vector<store::ProfileRow>> rows = store_->ListLatestProfiles(token, size + 1);
+  if (!rows.ok()) return rows.status();
+  v1::ListProfilesResponse out;
+  for (int i = 0; i < static_cast<int>(rows->size()) && i < size; ++i) {
+    absl::StatusOr<v1::SystemProfile> p = Decode((*rows)[i]);
+    if (!p.ok()) return p.status();
+    *out.add_profiles() = *p;
+  }
+  if (static_cast<int>(rows->size()) > size) out.set_next_page_token((*rows)[size - 1].name);
+  return out;
+}
+
+absl::StatusOr<int> Backend::DeleteProfile(const std::string& name) {
+  if (name.empty()) return absl::InvalidArgumentError("name: missing profile name");
+  return store_->DeleteProfile(name);
+}
+
+absl::StatusOr<v1::ListProfileVersionsResponse> Backend::ListProfileVersions(const std::string& name) {
+  if (name.empty()) return absl::InvalidArgumentError("name: missing profile name");
+  absl::StatusOr<std::vector<store::ProfileRow>> rows = store_->ListProfileVersions(name);
+  if (!rows.ok()) return rows.status();
+  v1::ListProfileVersionsResponse out;
+  for (const store::ProfileRow& r : *rows) {
+    absl::StatusOr<v1::SystemProfile> p = Decode(r);
+    if (!p.ok()) return p.status();
+    *out.add_versions() = *p;
+  }
+  return out;
+}
+
+absl::StatusOr<v1::IngestMeasurementsResponse> Backend::Ingest(const v1::IngestMeasurementsRequest& req) {
+  if (req.measurements_size() > 10000) {
+    return absl::InvalidArgumentError("measurements: at most 10000 per request");
+  }
+  v1::IngestMeasurementsResponse out;
+  std::set<std::string> touched;
+  for (int i = 0; i < req.measurements_size(); ++i) {
+    const v1::Measurement& m = req.measurements(i);
+    v1::IngestResult* r = out.add_results();
+    r->set_id(m.id());
+    auto reject = [&](const std::string& reason, const std::string& profile) {
+      r->set_status(v1::IngestResult::STATUS_REJECTED);
+      r->set_reason(reason);
+      out.set_rejected(out.rejected() + 1);
+      metrics_->RecordIngest(profile, "rejected");
+    };
+    const std::string field = absl::StrCat("measurements[", i, "]");
+    if (m.id().empty() || m.id().size() > 200) {
+      reject(absl::StrCat(field, ".id: must be 1 to 200 characters"), "");
+      continue;
+    }
+    absl::StatusOr<std::pair<std::string, int>> ref = ParseProfileRef(m.profile(), "profile");
+    if (!ref.ok()) {
+      reject(std::string(ref.status().message()), "");
+      continue;
+    }
+    const std::string& profile = ref->first;
+    if (!(m.iteration_time_s() > 0) || !std::isfinite(m.iteration_time_s())) {
+      reject(absl::StrCat("iteration_time_s: ", m.iteration_time_s(), " must be a positive number"), profile);
+      continue;
+    }
+    if (!(m.peak_memory_gib() >= 0) || !std::isfinite(m.peak_memory_gib())) {
+      reject("peak_memory_gib: must be a non-negative number", profile);
+      continue;
+    }
+    absl::StatusOr<bool> dup = store_->HasMeasurement(m.id());
+    if (!dup.ok()) return dup.status();
+    if (*dup) {
+      r->set_status(v1::IngestResult::STATUS_DUPLICATE);
+      r->set_reason("already stored");
+      out.set_duplicates(out.duplicates() + 1);
+      metrics_->RecordIngest(profile, "duplicate");
+      continue;
+    }
+    absl::StatusOr<v1::SystemProfile> pp = Load(profile, ref->second);
+    if (!pp.ok()) {
+      reject(std::string(pp.status().message()), "");
+      continue;
+    }
+    absl::StatusOr<Workload> w = m.has_workload() ? adapter::FromProto(m.workload())
+                                                  : absl::InvalidArgumentError("workload: missing");
+    absl::StatusOr<ParallelConfig> c = adapter::FromProto(m.config());
+    absl::StatusOr<SystemProfile> p = adapter::FromProto(*pp);
+    absl::Status bad = !w.ok() ? w.status() : !c.ok() ? c.status() : p.status();
+    absl::StatusOr<paraplan::Estimate> e = bad.ok() ? EstimateIteration(*w, *c, *p) : bad;
+    if (!e.ok()) {
+      reject(std::string(e.status().message()), profile);
+      continue;
+    }
+    if (e->num_gpus > p->NumGpus()) {
+      reject(absl::StrCat("config: uses ", e->num_gpus, " GPUs; profile \"", profile, "\" has ", p->NumGpus()),
+             profile);
+      continue;
+    }
+    store::MeasurementRow row;
+    row.id = m.id();
+    row.profile_name = profile;
+    row.profile_version = pp->version();
+    row.iteration_time_s = m.iteration_time_s();
+    row.predicted_iteration_time_s = e->iteration_time_s;
+    row.peak_memory_gib = m.peak_memory_gib();
+    row.predicted_memory_gib = e->memory.total_bytes / kGiB;
+    row.predicted_fits = e->memory.fits;
+    row.out_of_memory = m.out_of_memory();
+    row.observed_at_unix_ms = m.observed_at().seconds() * 1000 + m.observed_at().nanos() / 1000000;
+    row.body = m.SerializeAsString();
+    absl::Status s = store_->InsertMeasurement(row);
+    if (s.code() == absl::StatusCode::kAlreadyExists) {  // a concurrent ingest won
+      r->set_status(v1::IngestResult::STATUS_DUPLICATE);
+      r->set_reason("already stored");
+      out.set_duplicates(out.duplicates() + 1);
+      metrics_->RecordIngest(profile, "duplicate");
+      continue;
+    }
+    if (!s.ok()) return s;
+    r->set_status(v1::IngestResult::STATUS_ACCEPTED);
+    r->set_predicted_iteration_time_s(e->iteration_time_s);
+    r->set_profile_version(pp->version());
+    out.set_accepted(out.accepted() + 1);
+    metrics_->RecordIngest(profile, "accepted");
+    if (!row.out_of_memory) {
+      metrics_->ObservePredictionError(profile, std::abs(row.predicted_iteration_time_s - row.iteration_time_s) /
+                                                    row.iteration_time_s);
+    }
+    if (std::optional<bool> hit = MemoryHit(row)) metrics_->RecordMemoryPrediction(profile, *hit);
+    touched.insert(profile);
+  }
+  for (const std::string& profile : touched) {
+    if (absl::Status s = RefreshAccuracy(profile, false); !s.ok()) return s;
+    if (options_.auto_calibrate_after <= 0) continue;
+    absl::StatusOr<int> pending = store_->CountMeasurementsSinceCalibration(profile);
+    if (!pending.ok()) return pending.status();
+    if (*pending >= options_.auto_calibrate_after) {
+      absl::StatusOr<v1::CalibrateResponse> c = Calibrate(profile);
+      if (c.ok()) out.set_calibration_triggered(true);
+    }
+  }
+  return out;
+}
+
+absl::Status Backend::RefreshAccuracy(const std::string& profile, bool replay_histograms) {
+  absl::StatusOr<std::vector<store::MeasurementRow>> rows = store_->ListMeasurements(profile);
+  if (!rows.ok()) return rows.status();
+  if (rows->empty()) return absl::OkStatus();
+  const v1::AccuracyStats s = Stats(Pointers(*rows));
+  metrics_->SetAccuracy(profile, s.mape_ratio(), s.bias_ratio());
+  if (replay_histograms) {  // after a restart: counters and histograms from the store
+    for (const store::MeasurementRow& r : *rows) {
+      if (!r.out_of_memory) {
+        metrics_->ObservePredictionError(profile, std::abs(r.predicted_iteration_time_s - r.iteration_time_s) /
+                                                      r.iteration_time_s);
+      }
+      if (std::optional<bool> hit = MemoryHit(r)) metrics_->RecordMemoryPrediction(profile, *hit);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::AccuracyReport> Backend::Accuracy(const v1::GetAccuracyRequest& req) {
+  if (req.profile().empty()) return absl::InvalidArgumentError("profile: missing profile name");
+  if (req.recent() < 0) return absl::InvalidArgumentError("recent: must not be negative");
+  absl::StatusOr<v1::SystemProfile> p = Load(req.profile(), 0);
+  if (!p.ok()) return p.status();
+  absl::StatusOr<std::vector<store::MeasurementRow>> rows = store_->ListMeasurements(req.profile());
+  if (!rows.ok()) return rows.status();
+  v1::AccuracyReport out;
+  out.set_profile(req.profile());
+  out.set_profile_version(p->version());
+  const std::vector<const store::MeasurementRow*> all = Pointers(*rows);
+  *out.mutable_overall() = Stats(all);
+  const size_t recent = req.recent() == 0 ? 100 : static_cast<size_t>(req.recent());
+  std::vector<const store::MeasurementRow*> tail(all.end() - std::min(recent, all.size()), all.end());
+  *out.mutable_recent() = Stats(tail);
+  if (!req.label_key().empty()) {
+    std::map<std::string, std::vector<const store::MeasurementRow*>> groups;
+    for (const store::MeasurementRow* r : all) {
+      v1::Measurement m;
+      if (!m.ParseFromString(r->body)) continue;
+      auto it = m.labels().find(req.label_key());
+      groups[it == m.labels().end() ? "" : it->second].push_back(r);
+    }
+    for (const auto& [value, group] : groups) (*out.mutable_by_label())[value] = Stats(group);
+  }
+  return out;
+}
+
+absl::StatusOr<v1::CalibrateResponse> Backend::Calibrate(const std::string& profile) {
+  if (profile.empty()) return absl::InvalidArgumentError("profile: missing profile name");
+  absl::MutexLock lock(&calibrate_mu_);
+  absl::StatusOr<v1::SystemProfile> base = Load(profile, 0);
+  if (!base.ok()) return base.status();
+  absl::StatusOr<SystemProfile> sp = adapter::FromProto(*base);
+  if (!sp.ok()) return sp.status();
+  absl::StatusOr<std::vector<store::MeasurementRow>> rows = store_->ListMeasurements(profile);
+  if (!rows.ok()) return rows.status();
+  std::vector<CalibrationSample> samples;
+  for (const store::MeasurementRow& r : *rows) {
+    v1::Measurement m;
+    if (!m.ParseFromString(r.body)) continue;
+    absl::StatusOr<Workload> w = adapter::FromProto(m.workload());
+    absl::StatusOr<ParallelConfig> c = adapter::FromProto(m.config());
+    if (!w.ok() || !c.ok()) continue;
+    samples.push_back({*w, *c, m.iteration_time_s(), m.peak_memory_gib(), m.out_of_memory()});
+  }
+  absl::StatusOr<CalibrationResult> result = CalibrateProfile(*sp, samples);
+  if (!result.ok()) return result.status();
+  v1::SystemProfile next = *base;
+  *next.mutable_calibration() = adapter::ToProto(result->profile.calibration);
+  v1::FitReport report = adapter::ToProto(result->report);
+  report.set_based_on_version(base->version());
+  *next.mutable_fit_report() = report;
+  absl::StatusOr<int> version = store_->RecordCalibration(profile, Encode(next), base->version(),
+                                                          result->report.num_measurements,
+                                                          report.SerializeAsString());
+  if (!version.ok()) return version.status();
+  metrics_->RecordCalibration(profile);
+  metrics_->SetProfileVersion(profile, *version);
+  metrics_->SetCalibrationAge(profile, 0);
+  v1::CalibrateResponse out;
+  absl::StatusOr<v1::SystemProfile> stored = Load(profile, *version);
+  if (!stored.ok()) return stored.status();
+  *out.mutable_profile() = *stored;
+  *out.mutable_report() = report;
+  return out;
+}
+
+void Backend::RefreshGauges() {
+  absl::StatusOr<std::vector<store::ProfileRow>> all = store_->ListLatestProfiles("", 1 << 30);
+  if (!all.ok()) return;
+  const int64_t now_ms = absl::ToUnixMillis(absl::Now());
+  for (const store::ProfileRow& r : *all) {
+    metrics_->SetProfileVersion(r.name, r.version);
+    int64_t since = r.created_at_unix_ms;
+    absl::StatusOr<std::optional<store::CalibrationRunRow>> last = store_->LastCalibration(r.name);
+    if (last.ok() && last->has_value()) since = (*last)->created_at_unix_ms;
+    metrics_->SetCalibrationAge(r.name, static_cast<double>(now_ms - since) / 1000.0);
+  }
+}
+
+}  // namespace paraplan::server

@@ -1,0 +1,69 @@
+// Backend: what the RPCs do, in terms of protos, the estimator and the store — without
+// gRPC. The gRPC services (services.cc) only translate contexts and statuses.
+//
+// Profiles are stored as serialized paraplan.v1.SystemProfile; version and created_at
+// come from the store row. A profile reference is "NAME" (newest) or "NAME@N".
+// Thread-safe: the store serialises writes; calibration of one profile at a time.
+#ifndef PARAPLAN_SERVER_BACKEND_H_
+#define PARAPLAN_SERVER_BACKEND_H_
+
+#include <atomic>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "paraplan/v1/services.pb.h"
+#include "server/metrics.h"
+#include "store/store.h"
+
+namespace paraplan::server {
+
+struct BackendOptions {
+  int auto_calibrate_after = 20;  // 0 = never automatically
+  int plan_threads = 2;
+};
+
+class Backend {
+ public:
+  Backend(store::Store* store, Metrics* metrics, BackendOptions options);
+
+  // Seeds the built-in profiles (never overwrites) and loads accuracy metrics.
+  absl::Status Start();
+
+  absl::StatusOr<v1::Estimate> Estimate(const v1::EstimateRequest& request);
+  absl::StatusOr<v1::PlanResponse> Plan(const v1::PlanRequest& request, absl::Time deadline,
+                                        const std::atomic<bool>* cancelled);
+  v1::ListModelsResponse ListModels() const;
+
+  absl::StatusOr<v1::SystemProfile> CreateProfile(const v1::SystemProfile& profile);
+  absl::StatusOr<v1::SystemProfile> UpdateProfile(const v1::SystemProfile& profile, bool create_if_missing);
+  absl::StatusOr<v1::SystemProfile> GetProfile(const std::string& ref);
+  absl::StatusOr<v1::ListProfilesResponse> ListProfiles(int page_size, const std::string& page_token);
+  absl::StatusOr<int> DeleteProfile(const std::string& name);
+  absl::StatusOr<v1::ListProfileVersionsResponse> ListProfileVersions(const std::string& name);
+
+  absl::StatusOr<v1::IngestMeasurementsResponse> Ingest(const v1::IngestMeasurementsRequest& request);
+  absl::StatusOr<v1::AccuracyReport> Accuracy(const v1::GetAccuracyRequest& request);
+  absl::StatusOr<v1::CalibrateResponse> Calibrate(const std::string& profile);
+
+  // Recomputes the per-profile gauges (version, calibration age).
+  void RefreshGauges();
+
+ private:
+  absl::StatusOr<v1::SystemProfile> Load(const std::string& name, int version);
+  absl::StatusOr<v1::Workload> WorkloadOf(const v1::Workload* workload, const std::string& model);
+  absl::Status RefreshAccuracy(const std::string& profile, bool replay_histograms);
+
+  store::Store* store_;
+  Metrics* metrics_;
+  BackendOptions options_;
+  absl::Mutex calibrate_mu_;
+};
+
+// "NAME" or "NAME@N" -> (name, version; 0 = newest). INVALID_ARGUMENT on bad syntax.
+absl::StatusOr<std::pair<std::string, int>> ParseProfileRef(const std::string& ref, const char* field);
+
+}  // namespace paraplan::server
+
+#endif  // PARAPLAN_SERVER_BACKEND_H_

@@ -1,0 +1,45 @@
+// The paraplan gRPC server: Planner, Profiles and Measurements services over one
+// Backend, plus grpc.health.v1, reflection, Prometheus metrics and one log line per RPC.
+//
+// StartServer() opens the store, seeds built-in profiles and starts serving; the
+// returned handle reports the bound port (useful with port 0) and drains on Shutdown():
+// health turns NOT_SERVING, in-flight RPCs get until the deadline, then the server
+// stops. No gRPC headers here so main() and tests stay light. Thread-safe.
+#ifndef PARAPLAN_SERVER_SERVER_H_
+#define PARAPLAN_SERVER_SERVER_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace paraplan::server {
+
+class Metrics;
+
+struct ServerOptions {
+  std::string listen = "127.0.0.1:50051";
+  std::string db_path = "paraplan.db";
+  std::string metrics_listen = "127.0.0.1:9464";  // empty = no HTTP endpoint
+  int auto_calibrate_after = 20;
+  int max_message_bytes = 16 * 1024 * 1024;
+  bool log_requests = true;
+};
+
+class RunningServer {
+ public:
+  virtual ~RunningServer() = default;
+  virtual int port() const = 0;
+  virtual Metrics& metrics() = 0;
+  // Marks NOT_SERVING, lets in-flight RPCs finish until `grace` elapses, then stops.
+  virtual void Shutdown(absl::Duration grace) = 0;
+  // Store integrity check (PRAGMA integrity_check).
+  virtual absl::Status CheckIntegrity() = 0;
+};
+
+absl::StatusOr<std::unique_ptr<RunningServer>> StartServer(const ServerOptions& options);
+
+}  // namespace paraplan::server
+
+#endif  // PARAPLAN_SERVER_SERVER_H_
