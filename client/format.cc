@@ -1,0 +1,318 @@
+#include "client/format.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace paraplan::cli {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+bool Numeric(const std::string& s) {
+  return !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '+') &&
+         s.find_first_not_of("0123456789.,-+e%x ") == std::string::npos;
+}
+
+std::string Seconds(double s) {
+  if (s >= 3600 * 24) return absl::StrFormat("%.1f d", s / 86400);
+  if (s >= 3600) return absl::StrFormat("%.1f h", s / 3600);
+  if (s >= 1) return absl::StrFormat("%.3f s", s);
+  return absl::StrFormat("%.2f ms", s * 1e3);
+}
+
+std::string Gib(double bytes) { return absl::StrFormat("%.1f", bytes / kGiB); }
+
+std::string Si(double v) {
+  const char* units[] = {"", "k", "M", "G", "T", "P"};
+  int u = 0;
+  while (std::abs(v) >= 1000 && u < 5) {
+    v /= 1000;
+    ++u;
+  }
+  return absl::StrFormat("%.3g%s", v, units[u]);
+}
+
+const char* RecomputeShort(v1::Recompute r) {
+  switch (r) {
+    case v1::RECOMPUTE_SELECTIVE:
+      return "selective";
+    case v1::RECOMPUTE_FULL:
+      return "full";
+    default:
+      return "none";
+  }
+}
+
+const char* ScheduleShort(const v1::ParallelConfig& c) {
+  if (c.pipeline_parallel() <= 1) return "-";
+  switch (c.pipeline_schedule()) {
+    case v1::SCHEDULE_GPIPE:
+      return "gpipe";
+    case v1::SCHEDULE_INTERLEAVED_1F1B:
+      return "interleaved";
+    case v1::SCHEDULE_ZERO_BUBBLE:
+      return "zero-bubble";
+    default:
+      return c.virtual_pipeline_stages() > 1 ? "interleaved" : "1f1b";
+  }
+}
+
+int Deg(int v) { return v > 0 ? v : 1; }
+
+std::string ConfigSummary(const v1::ParallelConfig& c) {
+  std::string s = absl::StrFormat("TP%d PP%d DP%d", Deg(c.tensor_parallel()), Deg(c.pipeline_parallel()),
+                                  Deg(c.data_parallel()));
+  if (Deg(c.context_parallel()) > 1) absl::StrAppend(&s, " CP", c.context_parallel());
+  if (Deg(c.expert_parallel()) > 1) absl::StrAppend(&s, " EP", c.expert_parallel());
+  if (Deg(c.virtual_pipeline_stages()) > 1) absl::StrAppend(&s, " v", c.virtual_pipeline_stages());
+  if (Deg(c.spatial_parallel()) > 1) absl::StrAppend(&s, " spatial", c.spatial_parallel());
+  if (Deg(c.filter_parallel()) > 1) absl::StrAppend(&s, " filter", c.filter_parallel());
+  if (Deg(c.channel_parallel()) > 1) absl::StrAppend(&s, " channel", c.channel_parallel());
+  absl::StrAppend(&s, ", micro-batch ", Deg(c.micro_batch_size()), ", global batch ", c.global_batch_size(),
+                  ", recompute ", RecomputeShort(c.recompute()));
+  if (c.sequence_parallel()) absl::StrAppend(&s, ", sequence parallel");
+  if (c.zero_stage() > 0) absl::StrAppend(&s, ", ZeRO-", c.zero_stage());
+  if (c.flash_attention()) absl::StrAppend(&s, ", flash attention");
+  if (c.pipeline_parallel() > 1) absl::StrAppend(&s, ", schedule ", ScheduleShort(c));
+  if (c.overlap_grad_reduce()) absl::StrAppend(&s, ", overlap grad reduce");
+  if (c.overlap_param_gather()) absl::StrAppend(&s, ", overlap param gather");
+  if (c.offload().optimizer() || c.offload().weights() || c.offload().activations()) {
+    absl::StrAppend(&s, ", offload", c.offload().optimizer() ? " optimizer" : "",
+                    c.offload().weights() ? " weights" : "", c.offload().activations() ? " activations" : "");
+  }
+  if (!c.rank_order().empty() && c.rank_order() != "tp-cp-ep-dp-pp") absl::StrAppend(&s, ", order ", c.rank_order());
+  return s;
+}
+
+}  // namespace
+
+std::string Table::Render() const {
+  std::vector<size_t> width(headers_.size());
+  for (size_t i = 0; i < headers_.size(); ++i) width[i] = headers_[i].size();
+  for (const auto& row : rows_) {
+    for (size_t i = 0; i < row.size() && i < width.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  auto line = [&](const std::vector<std::string>& cells, bool header) {
+    std::string out;
+    for (size_t i = 0; i < width.size(); ++i) {
+      const std::string cell = i < cells.size() ? cells[i] : "";
+      const std::string pad(width[i] - cell.size(), ' ');
+      if (i > 0) out += "  ";
+      out += (!header && Numeric(cell)) ? pad + cell : cell + (i + 1 < width.size() ? pad : "");
+    }
+    return out + "\n";
+  };
+  std::string out = line(headers_, true);
+  for (const auto& row : rows_) out += line(row, false);
+  return out;
+}
+
+std::string FormatEstimate(const v1::Estimate& e) {
+  std::string out = absl::StrCat("profile      ", e.profile_name(), "@", e.profile_version(), ", ", e.num_gpus(),
+                                 " GPUs\nconfig       ", ConfigSummary(e.config()), "\n");
+  absl::StrAppend(&out, "iteration    ", Seconds(e.iteration_time_s()), "   bottleneck: ", e.bottleneck(), "\n\n");
+  const v1::TimeBreakdown& t = e.time();
+  const std::pair<const char*, double> parts[] = {
+      {"compute", t.compute_s()},         {"recompute", t.recompute_s()},
+      {"tensor-parallel comm", t.tp_comm_s()}, {"context-parallel comm", t.cp_comm_s()},
+      {"expert-parallel comm", t.ep_comm_s()}, {"pipeline comm", t.pp_comm_s()},
+      {"pipeline bubble", t.pipeline_bubble_s()}, {"data-parallel comm", t.dp_comm_s()},
+      {"optimizer", t.optimizer_s()},     {"data loading", t.data_loading_s()},
+      {"overhead", t.overhead_s()},       {"offload", t.offload_s()}};
+  Table time({"time (exposed)", "seconds", "share"});
+  for (const auto& [name, v] : parts) {
+    if (v <= 0) continue;
+    time.Add({name, absl::StrFormat("%.4f", v), absl::StrFormat("%.1f%%", 100 * v / e.iteration_time_s())});
+  }
+  absl::StrAppend(&out, time.Render(), "\n");
+  const v1::MemoryBreakdown& m = e.memory();
+  Table mem({"memory per GPU", "GiB"});
+  mem.Add({"weights", Gib(m.weights_bytes())});
+  mem.Add({"gradients", Gib(m.gradients_bytes())});
+  mem.Add({"optimizer states", Gib(m.optimizer_bytes())});
+  mem.Add({"activations", Gib(m.activations_bytes())});
+  mem.Add({"buffers", Gib(m.buffers_bytes())});
+  mem.Add({"overhead", Gib(m.overhead_bytes())});
+  mem.Add({"total", Gib(m.total_bytes())});
+  mem.Add({"capacity", Gib(m.capacity_bytes())});
+  if (m.host_bytes() > 0) mem.Add({"offloaded to host", Gib(m.host_bytes())});
+  absl::StrAppend(&out, mem.Render(), m.fits() ? "fits" : "DOES NOT FIT",
+                  absl::StrFormat(" (headroom %.1f%%)\n\n", 100 * e.memory_headroom_ratio()));
+  absl::StrAppend(&out, absl::StrFormat("throughput   %s samples/s, %s tokens/s\n", Si(e.samples_per_s()),
+                                        Si(e.tokens_per_s())));
+  absl::StrAppend(&out, absl::StrFormat("model FLOPs  %.1f TFLOP/s per GPU, MFU %.1f%%\n", e.model_tflops_per_gpu(),
+                                        100 * e.mfu()));
+  absl::StrAppend(&out, absl::StrFormat("energy       %s J per iteration; cost $%.4f per iteration\n",
+                                        Si(e.energy_per_iteration_j()), e.cost_per_iteration_usd()));
+  if (e.time_to_train_s() > 0) {
+    absl::StrAppend(&out, absl::StrFormat("to train     %s, %s J, $%s\n", Seconds(e.time_to_train_s()),
+                                          Si(e.energy_to_train_j()), Si(e.cost_to_train_usd())));
+  }
+  for (const std::string& w : e.warnings()) absl::StrAppend(&out, "warning: ", w, "\n");
+  return out;
+}
+
+std::string FormatPlan(const v1::PlanResponse& r) {
+  std::string out;
+  if (r.plans_size() == 0) {
+    absl::StrAppend(&out, "no plan: ", r.infeasible_reason().empty() ? "nothing fits" : r.infeasible_reason(), "\n");
+  } else {
+    Table t({"#", "GPUs", "TP", "PP", "DP", "CP", "EP", "v", "mbs", "recompute", "SP", "ZeRO", "flash", "schedule",
+             "iter s", "tokens/s", "MFU %", "mem GiB", "bottleneck"});
+    int rank = 0;
+    for (const v1::Estimate& e : r.plans()) {
+      const v1::ParallelConfig& c = e.config();
+      t.Add({absl::StrCat(++rank), absl::StrCat(e.num_gpus()), absl::StrCat(Deg(c.tensor_parallel())),
+             absl::StrCat(Deg(c.pipeline_parallel())), absl::StrCat(Deg(c.data_parallel())),
+             absl::StrCat(Deg(c.context_parallel())), absl::StrCat(Deg(c.expert_parallel())),
+             absl::StrCat(Deg(c.virtual_pipeline_stages())), absl::StrCat(Deg(c.micro_batch_size())),
+             RecomputeShort(c.recompute()), c.sequence_parallel() ? "yes" : "no", absl::StrCat(c.zero_stage()),
+             c.flash_attention() ? "yes" : "no", ScheduleShort(c), absl::StrFormat("%.3f", e.iteration_time_s()),
+             Si(e.tokens_per_s()), absl::StrFormat("%.1f", 100 * e.mfu()), Gib(e.memory().total_bytes()),
+             e.bottleneck()});
+    }
+    out = t.Render();
+  }
+  absl::StrAppend(&out, absl::StrFormat(
+                            "\n%d candidates enumerated, %d feasible, %d evaluated in %.3f s%s; %d plans on the Pareto "
+                            "front (time, cost, energy, memory)\n",
+                            r.candidates_enumerated(), r.candidates_feasible(), r.candidates_evaluated(),
+                            r.search_time_s(), r.truncated() ? " (TRUNCATED by the deadline)" : "", r.pareto_size()));
+  return out;
+}
+
+std::string FormatProfile(const v1::SystemProfile& p) {
+  std::string out = absl::StrFormat("%s@%d  %s\n", p.name(), p.version(), p.description());
+  const v1::Accelerator& a = p.accelerator();
+  absl::StrAppend(&out, absl::StrFormat(
+                            "nodes %d x %d GPUs = %d GPUs\naccelerator %s: %.0f TFLOP/s bf16, %.0f fp16, %.0f fp8, "
+                            "%.1f fp32; %.0f GiB at %.0f GB/s; %.0f W busy, %.0f W idle\n",
+                            p.num_nodes(), p.gpus_per_node(), p.num_nodes() * p.gpus_per_node(), a.name(),
+                            a.peak_tflops_bf16(), a.peak_tflops_fp16(), a.peak_tflops_fp8(), a.peak_tflops_fp32(),
+                            a.memory_gib(), a.memory_bandwidth_gbytes_per_s(), a.busy_power_w(), a.idle_power_w()));
+  Table net({"network level", "domain GPUs", "GB/s per GPU", "latency us", "topology", "oversubscription"});
+  for (const v1::NetworkLevel& l : p.network_levels()) {
+    net.Add({l.name(), l.domain_size() == 0 ? "all" : absl::StrCat(l.domain_size()),
+             absl::StrFormat("%.2f", l.bandwidth_gbytes_per_s()), absl::StrFormat("%.1f", l.latency_us()),
+             v1::Topology_Name(l.topology()), absl::StrFormat("%.1f", std::max(1.0, l.oversubscription()))});
+  }
+  absl::StrAppend(&out, net.Render());
+  absl::StrAppend(&out, absl::StrFormat("host %.0f GiB, PCIe %.0f GB/s; storage %.1f GB/s per node; node power %.0f "
+                                        "W; $%.2f per GPU-hour\n",
+                                        p.host().memory_gib(), p.host().pcie_gbytes_per_s(),
+                                        p.storage().read_gbytes_per_s(), p.node_power_w(), p.price_per_gpu_hour_usd()));
+  const v1::Calibration& c = p.calibration();
+  auto val = [](double v) { return v > 0 ? absl::StrFormat("%.4g", v) : std::string("default"); };
+  absl::StrAppend(&out, "calibration: matmul_efficiency ", val(c.matmul_efficiency()), ", memory_bound_efficiency ",
+                  val(c.memory_bound_efficiency()), ", overlap_efficiency ", val(c.overlap_efficiency()),
+                  ", iteration_overhead_s ", val(c.iteration_overhead_s()), ", memory_overhead_fraction ",
+                  val(c.memory_overhead_fraction()), ", memory_overhead_gib ", val(c.memory_overhead_gib()));
+  for (const v1::NetworkCalibration& n : c.network()) {
+    absl::StrAppend(&out, ", ", n.level(), ".efficiency ", val(n.efficiency()));
+  }
+  absl::StrAppend(&out, "\n");
+  if (p.has_fit_report()) {
+    absl::StrAppend(&out, "calibrated from version ", p.fit_report().based_on_version(), ":\n",
+                    FormatFitReport(p.fit_report()));
+  }
+  return out;
+}
+
+std::string FormatProfileList(const std::vector<v1::SystemProfile>& profiles) {
+  Table t({"name", "version", "accelerator", "GPUs", "GPUs/node", "bf16 TFLOP/s", "memory GiB", "levels"});
+  for (const v1::SystemProfile& p : profiles) {
+    std::vector<std::string> levels;
+    for (const v1::NetworkLevel& l : p.network_levels()) levels.push_back(l.name());
+    t.Add({p.name(), absl::StrCat(p.version()), p.accelerator().name(),
+           absl::StrCat(int64_t{p.num_nodes()} * p.gpus_per_node()), absl::StrCat(p.gpus_per_node()),
+           absl::StrFormat("%.0f", p.accelerator().peak_tflops_bf16()),
+           absl::StrFormat("%.0f", p.accelerator().memory_gib()), absl::StrJoin(levels, ",")});
+  }
+  return t.Render();
+}
+
+std::string FormatHistory(const v1::ListProfileVersionsResponse& r) {
+  Table t({"version", "created (UTC)", "origin", "matmul eff", "memory eff", "overlap eff", "fit MAPE before",
+           "after", "cross-validated"});
+  for (const v1::SystemProfile& p : r.versions()) {
+    const bool cal = p.has_fit_report();
+    auto val = [](double v) { return v > 0 ? absl::StrFormat("%.3f", v) : std::string("-"); };
+    char when[32];
+    const time_t secs = static_cast<time_t>(p.created_at().seconds());
+    std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", std::gmtime(&secs));
+    t.Add({absl::StrCat(p.version()), when, cal ? "calibration" : "put", val(p.calibration().matmul_efficiency()),
+           val(p.calibration().memory_bound_efficiency()), val(p.calibration().overlap_efficiency()),
+           cal ? absl::StrFormat("%.2f%%", 100 * p.fit_report().mape_before_ratio()) : "-",
+           cal ? absl::StrFormat("%.2f%%", 100 * p.fit_report().mape_after_ratio()) : "-",
+           cal ? absl::StrFormat("%.2f%%", 100 * p.fit_report().cv_mape_ratio()) : "-"});
+  }
+  return t.Render();
+}
+
+double ParameterCount(const v1::Workload& w) {
+  if (!w.has_transformer()) return 0;
+  const v1::TransformerSpec& t = w.transformer();
+  const double h = t.hidden_size(), a = t.num_attention_heads();
+  const double g = t.num_kv_heads() > 0 ? t.num_kv_heads() : a;
+  const double f = t.ffn_hidden_size() > 0 ? t.ffn_hidden_size() : 4 * h;
+  const double d = h / a;
+  const double mats = t.gated_mlp() ? 3 : 2;
+  const double attn = h * (a + 2 * g) * d + a * d * h;
+  double mlp = h * f * mats;
+  if (t.moe().num_experts() > 1) {
+    const double fe = t.moe().expert_ffn_hidden_size() > 0 ? t.moe().expert_ffn_hidden_size() : f;
+    mlp = t.moe().num_experts() * h * fe * mats + h * t.moe().num_experts();
+  }
+  const double embeddings = (t.tied_embeddings() ? 1 : 2) * t.vocab_size() * h;
+  return t.num_layers() * (attn + mlp + 4 * h) + embeddings;
+}
+
+std::string FormatModels(const v1::ListModelsResponse& r) {
+  Table t({"model", "params", "layers", "hidden", "heads", "kv heads", "ffn", "seq", "vocab", "mlp", "experts"});
+  for (const v1::Workload& w : r.models()) {
+    const v1::TransformerSpec& s = w.transformer();
+    t.Add({w.name(), Si(ParameterCount(w)), absl::StrCat(s.num_layers()), absl::StrCat(s.hidden_size()),
+           absl::StrCat(s.num_attention_heads()),
+           absl::StrCat(s.num_kv_heads() > 0 ? s.num_kv_heads() : s.num_attention_heads()),
+           absl::StrCat(s.ffn_hidden_size()), absl::StrCat(s.seq_length()), absl::StrCat(s.vocab_size()),
+           s.gated_mlp() ? "swiglu" : "gelu",
+           s.moe().num_experts() > 1 ? absl::StrCat(s.moe().num_experts(), " top-", s.moe().top_k()) : "-"});
+  }
+  return t.Render();
+}
+
+std::string FormatAccuracy(const v1::AccuracyReport& r) {
+  std::string out = absl::StrFormat("profile %s@%d\n", r.profile(), r.profile_version());
+  Table t({"set", "count", "MAPE", "median APE", "bias (pred/meas)", "memory hits", "memory misses"});
+  auto row = [&](const std::string& name, const v1::AccuracyStats& s) {
+    t.Add({name, absl::StrCat(s.count()), absl::StrFormat("%.2f%%", 100 * s.mape_ratio()),
+           absl::StrFormat("%.2f%%", 100 * s.median_ape_ratio()), absl::StrFormat("%.3f", s.bias_ratio()),
+           absl::StrCat(s.memory_hits()), absl::StrCat(s.memory_misses())});
+  };
+  row("all", r.overall());
+  row("recent", r.recent());
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : r.by_label()) keys.push_back(k);
+  std::sort(keys.begin(), keys.end());
+  for (const std::string& k : keys) row(absl::StrCat("label=", k.empty() ? "(none)" : k), r.by_label().at(k));
+  return out + t.Render();
+}
+
+std::string FormatFitReport(const v1::FitReport& r) {
+  std::string out = absl::StrFormat(
+      "fitted on %d measurements: MAPE %.2f%% -> %.2f%% (cross-validated %.2f%%)\n", r.num_measurements(),
+      100 * r.mape_before_ratio(), 100 * r.mape_after_ratio(), 100 * r.cv_mape_ratio());
+  Table t({"parameter", "before", "after", "fitted", "why"});
+  for (const v1::ParameterChange& p : r.parameters()) {
+    t.Add({p.name(), absl::StrFormat("%.4g", p.before()), absl::StrFormat("%.4g", p.after()),
+           p.fitted() ? "yes" : "no", p.reason()});
+  }
+  return out + t.Render();
+}
+
+}  // namespace paraplan::cli

@@ -1,0 +1,39 @@
+// Human-readable output of the paraplan CLI: aligned tables and breakdowns of the
+// paraplan.v1 responses. JSON output does not come through here (commands.cc prints
+// the proto3 JSON mapping). Pure functions returning text.
+#ifndef PARAPLAN_CLIENT_FORMAT_H_
+#define PARAPLAN_CLIENT_FORMAT_H_
+
+#include <string>
+#include <vector>
+
+#include "paraplan/v1/services.pb.h"
+
+namespace paraplan::cli {
+
+// Columns aligned to their widest cell; numbers right-aligned.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> headers) : headers_(std::move(headers)) {}
+  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  std::string Render() const;
+
+ private:
+  std::vector<std::string> headers_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+std::string FormatEstimate(const v1::Estimate& e);
+std::string FormatPlan(const v1::PlanResponse& r);
+std::string FormatProfile(const v1::SystemProfile& p);
+std::string FormatProfileList(const std::vector<v1::SystemProfile>& profiles);
+std::string FormatHistory(const v1::ListProfileVersionsResponse& r);
+std::string FormatModels(const v1::ListModelsResponse& r);
+std::string FormatAccuracy(const v1::AccuracyReport& r);
+std::string FormatFitReport(const v1::FitReport& r);
+// Parameters of a transformer workload (embeddings + layers), for `models`.
+double ParameterCount(const v1::Workload& w);
+
+}  // namespace paraplan::cli
+
+#endif  // PARAPLAN_CLIENT_FORMAT_H_
