@@ -1,0 +1,533 @@
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <string>
+#include <thread>
+
+#include "gmock/gmock.h"
+#include "google/protobuf/util/json_util.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
+#include "gtest/gtest.h"
+#include "paraplan/v1/services.grpc.pb.h"
+#include "server/metrics.h"
+#include "server/server.h"
+
+namespace paraplan::server {
+namespace {
+
+using ::testing::HasSubstr;
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/paraplan_server_XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    Start();
+  }
+  void TearDown() override {
+    Stop();
+    std::system(("rm -rf " + dir_).c_str());
+  }
+  void Start() {
+    ServerOptions o;
+    o.listen = "127.0.0.1:0";
+    o.db_path = dir_ + "/paraplan.db";
+    o.metrics_listen = "";
+    o.log_requests = false;
+    o.auto_calibrate_after = auto_calibrate_after_;
+    auto s = StartServer(o);
+    ASSERT_TRUE(s.ok()) << s.status();
+    server_ = std::move(*s);
+    channel_ = grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->port()), grpc::InsecureChannelCredentials());
+    planner_ = v1::Planner::NewStub(channel_);
+    profiles_ = v1::Profiles::NewStub(channel_);
+    measurements_ = v1::Measurements::NewStub(channel_);
+  }
+  void Stop() {
+    if (server_) server_->Shutdown(absl::Seconds(5));
+    server_.reset();
+  }
+  void Restart() {
+    Stop();
+    Start();
+  }
+
+  static v1::EstimateRequest Gpt3Estimate() {
+    v1::EstimateRequest r;
+    r.set_profile("dgx-a100-80gb");
+    r.set_model("gpt3-175b");
+    v1::ParallelConfig* c = r.mutable_config();
+    c->set_tensor_parallel(8);
+    c->set_pipeline_parallel(8);
+    c->set_data_parallel(16);
+    c->set_micro_batch_size(1);
+    c->set_global_batch_size(1536);
+    c->set_recompute(v1::RECOMPUTE_SELECTIVE);
+    c->set_sequence_parallel(true);
+    return r;
+  }
+
+  grpc::Status Estimate(const v1::EstimateRequest& r, v1::EstimateResponse* out) {
+    grpc::ClientContext ctx;
+    return planner_->Estimate(&ctx, r, out);
+  }
+
+  v1::SystemProfile Profile(const std::string& ref) {
+    grpc::ClientContext ctx;
+    v1::GetProfileRequest req;
+    req.set_name(ref);
+    v1::SystemProfile p;
+    EXPECT_TRUE(profiles_->GetProfile(&ctx, req, &p).ok()) << ref;
+    return p;
+  }
+
+  std::vector<v1::Measurement> PublicMeasurements() {
+    std::ifstream in(std::string(PARAPLAN_SHARED_DATA_DIR) + "/korthikanti22_iteration_times.jsonl");
+    std::vector<v1::Measurement> out;
+    std::string line;
+    google::protobuf::util::JsonParseOptions o;
+    o.ignore_unknown_fields = true;
+    while (std::getline(in, line)) {
+      v1::Measurement m;
+      if (!line.empty() && google::protobuf::util::JsonStringToMessage(line, &m, o).ok()) out.push_back(m);
+    }
+    return out;
+  }
+
+  v1::IngestMeasurementsResponse Ingest(const std::vector<v1::Measurement>& ms) {
+    grpc::ClientContext ctx;
+    v1::IngestMeasurementsRequest req;
+    for (const auto& m : ms) *req.add_measurements() = m;
+    v1::IngestMeasurementsResponse resp;
+    EXPECT_TRUE(measurements_->IngestMeasurements(&ctx, req, &resp).ok());
+    return resp;
+  }
+
+  std::string dir_;
+  int auto_calibrate_after_ = 0;
+  std::unique_ptr<RunningServer> server_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Planner::Stub> planner_;
+  std::unique_ptr<v1::Profiles::Stub> profiles_;
+  std::unique_ptr<v1::Measurements::Stub> measurements_;
+};
+
+TEST_F(ServerTest, EstimateReturnsTheFullBreakdown) {
+  v1::EstimateResponse r;
+  ASSERT_TRUE(Estimate(Gpt3Estimate(), &r).ok());
+  const v1::Estimate& e = r.estimate();
+  const v1::TimeBreakdown& t = e.time();
+  const double sum = t.compute_s() + t.recompute_s() + t.tp_comm_s() + t.cp_comm_s() + t.ep_comm_s() + t.pp_comm_s() +
+                     t.pipeline_bubble_s() + t.dp_comm_s() + t.optimizer_s() + t.data_loading_s() + t.overhead_s() +
+                     t.offload_s();
+  EXPECT_NEAR(sum, e.iteration_time_s(), 1e-9 * e.iteration_time_s());
+  EXPECT_GT(e.iteration_time_s(), 0);
+  EXPECT_TRUE(e.memory().fits());
+  EXPECT_EQ(e.profile_name(), "dgx-a100-80gb");
+  EXPECT_EQ(e.profile_version(), 1);
+  EXPECT_EQ(e.num_gpus(), 1024);
+  EXPECT_GT(e.mfu(), 0.2);
+  EXPECT_FALSE(e.bottleneck().empty());
+}
+
+TEST_F(ServerTest, BadInputsNameTheField) {
+  struct Case {
+    std::function<void(v1::EstimateRequest*)> mutate;
+    grpc::StatusCode code;
+    std::string field;
+  } cases[] = {
+      {[](v1::EstimateRequest* r) { r->clear_model(); }, grpc::StatusCode::INVALID_ARGUMENT, "workload"},
+      {[](v1::EstimateRequest* r) { r->clear_config(); }, grpc::StatusCode::INVALID_ARGUMENT, "config"},
+      {[](v1::EstimateRequest* r) { r->mutable_config()->set_tensor_parallel(7); },
+       grpc::StatusCode::INVALID_ARGUMENT, "config.tensor_parallel"},
+      {[](v1::EstimateRequest* r) { r->mutable_config()->set_data_parallel(-2); },
+       grpc::StatusCode::INVALID_ARGUMENT, "config.data_parallel"},
+      {[](v1::EstimateRequest* r) { r->mutable_config()->set_global_batch_size(0); },
+       grpc::StatusCode::INVALID_ARGUMENT, "config.global_batch_size"},
+      {[](v1::EstimateRequest* r) { r->mutable_config()->set_recompute(static_cast<v1::Recompute>(42)); },
+       grpc::StatusCode::INVALID_ARGUMENT, "config.recompute"},
+      {[](v1::EstimateRequest* r) { r->mutable_config()->set_rank_order("dp-tp"); },
+       grpc::StatusCode::INVALID_ARGUMENT, "config.rank_order"},
+      {[](v1::EstimateRequest* r) { r->set_profile("nope"); }, grpc::StatusCode::NOT_FOUND, "nope"},
+      {[](v1::EstimateRequest* r) { r->set_profile("dgx-a100-80gb@x"); }, grpc::StatusCode::INVALID_ARGUMENT,
+       "profile"},
+      {[](v1::EstimateRequest* r) { r->set_profile("dgx-a100-80gb@9"); }, grpc::StatusCode::NOT_FOUND, "version 9"},
+      {[](v1::EstimateRequest* r) { r->set_model("gpt-9"); }, grpc::StatusCode::INVALID_ARGUMENT, "model"},
+      {[](v1::EstimateRequest* r) {
+         r->clear_model();
+         r->mutable_workload()->mutable_transformer()->set_num_layers(4);
+       },
+       grpc::StatusCode::INVALID_ARGUMENT, "workload.transformer.hidden_size"},
+  };
+  for (const Case& c : cases) {
+    v1::EstimateRequest req = Gpt3Estimate();
+    c.mutate(&req);
+    v1::EstimateResponse r;
+    grpc::Status s = Estimate(req, &r);
+    EXPECT_EQ(s.error_code(), c.code) << c.field << ": " << s.error_message();
+    EXPECT_THAT(s.error_message(), HasSubstr(c.field));
+  }
+}
+
+TEST_F(ServerTest, OversizedRequestIsRejected) {
+  v1::EstimateBatchRequest big;
+  v1::EstimateRequest r = Gpt3Estimate();
+  r.mutable_workload()->set_name(std::string(1 << 20, 'x'));
+  for (int i = 0; i < 20; ++i) *big.add_requests() = r;
+  grpc::ClientContext ctx;
+  v1::EstimateBatchResponse resp;
+  EXPECT_EQ(planner_->EstimateBatch(&ctx, big, &resp).error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+}
+
+TEST_F(ServerTest, BatchAnswersEachRequest) {
+  v1::EstimateBatchRequest batch;
+  *batch.add_requests() = Gpt3Estimate();
+  v1::EstimateRequest bad = Gpt3Estimate();
+  bad.mutable_config()->set_pipeline_parallel(5);
+  *batch.add_requests() = bad;
+  grpc::ClientContext ctx;
+  v1::EstimateBatchResponse resp;
+  ASSERT_TRUE(planner_->EstimateBatch(&ctx, batch, &resp).ok());
+  ASSERT_EQ(resp.results_size(), 2);
+  EXPECT_TRUE(resp.results(0).has_estimate());
+  EXPECT_EQ(resp.results(1).error().code(), static_cast<int>(grpc::StatusCode::INVALID_ARGUMENT));
+  EXPECT_THAT(resp.results(1).error().message(), HasSubstr("config.pipeline_parallel"));
+}
+
+TEST_F(ServerTest, PlanRanksAndHonoursDeadline) {
+  v1::PlanRequest req;
+  req.set_profile("dgx-a100-80gb");
+  req.set_model("gpt3-175b");
+  req.add_gpus(1024);
+  req.set_global_batch_size(1536);
+  req.set_top_k(5);
+  {
+    grpc::ClientContext ctx;
+    v1::PlanResponse r;
+    ASSERT_TRUE(planner_->Plan(&ctx, req, &r).ok());
+    ASSERT_EQ(r.plans_size(), 5);
+    for (int i = 1; i < r.plans_size(); ++i) {
+      EXPECT_LE(r.plans(i - 1).iteration_time_s(), r.plans(i).iteration_time_s());
+    }
+    EXPECT_GT(r.candidates_evaluated(), 1000000);
+    EXPECT_FALSE(r.truncated());
+    EXPECT_GT(r.pareto_size(), 0);
+  }
+  {
+    req.clear_gpus();
+    req.add_gpus(4096);
+    req.add_gpus(2048);
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(40));
+    v1::PlanResponse r;
+    grpc::Status s = planner_->Plan(&ctx, req, &r);
+    // Either the truncated best-so-far arrives in time, or the deadline passes in flight.
+    if (s.ok()) EXPECT_TRUE(r.truncated());
+    else EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  }
+  {
+    v1::PlanRequest none = req;
+    none.clear_gpus();
+    grpc::ClientContext ctx;
+    v1::PlanResponse r;
+    grpc::Status s = planner_->Plan(&ctx, none, &r);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(s.error_message(), HasSubstr("gpus"));
+  }
+}
+
+TEST_F(ServerTest, ProfilesHaveImmutableVersions) {
+  v1::SystemProfile p = Profile("dgx-a100-80gb");
+  p.set_name("my-cluster");
+  p.mutable_accelerator()->set_memory_gib(40);
+  for (int expected = 1; expected <= 2; ++expected) {
+    grpc::ClientContext ctx;
+    v1::UpdateProfileRequest req;
+    *req.mutable_profile() = p;
+    req.set_create_if_missing(true);
+    v1::SystemProfile out;
+    ASSERT_TRUE(profiles_->UpdateProfile(&ctx, req, &out).ok());
+    EXPECT_EQ(out.version(), expected);
+    p.mutable_accelerator()->set_memory_gib(80);
+  }
+  EXPECT_EQ(Profile("my-cluster@1").accelerator().memory_gib(), 40);
+  EXPECT_EQ(Profile("my-cluster@2").accelerator().memory_gib(), 80);
+  EXPECT_EQ(Profile("my-cluster").version(), 2);
+  {
+    grpc::ClientContext ctx;
+    v1::CreateProfileRequest req;
+    *req.mutable_profile() = p;
+    v1::SystemProfile out;
+    EXPECT_EQ(profiles_->CreateProfile(&ctx, req, &out).error_code(), grpc::StatusCode::ALREADY_EXISTS);
+  }
+  {
+    grpc::ClientContext ctx;
+    v1::CreateProfileRequest req;
+    *req.mutable_profile() = p;
+    req.mutable_profile()->set_name("Bad Name");
+    v1::SystemProfile out;
+    grpc::Status s = profiles_->CreateProfile(&ctx, req, &out);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(s.error_message(), HasSubstr("profile.name"));
+  }
+  {
+    grpc::ClientContext ctx;
+    v1::CreateProfileRequest req;
+    *req.mutable_profile() = p;
+    req.mutable_profile()->set_name("other");
+    req.mutable_profile()->mutable_network_levels(0)->set_bandwidth_gbytes_per_s(-1);
+    v1::SystemProfile out;
+    grpc::Status s = profiles_->CreateProfile(&ctx, req, &out);
+    EXPECT_THAT(s.error_message(), HasSubstr("profile.network_levels[0].bandwidth_gbytes_per_s"));
+  }
+  {
+    grpc::ClientContext ctx;
+    v1::ListProfileVersionsRequest req;
+    req.set_name("my-cluster");
+    v1::ListProfileVersionsResponse r;
+    ASSERT_TRUE(profiles_->ListProfileVersions(&ctx, req, &r).ok());
+    EXPECT_EQ(r.versions_size(), 2);
+  }
+  {
+    // Pagination: page size 2 over four profiles.
+    grpc::ClientContext ctx;
+    v1::ListProfilesRequest req;
+    req.set_page_size(2);
+    v1::ListProfilesResponse r;
+    ASSERT_TRUE(profiles_->ListProfiles(&ctx, req, &r).ok());
+    EXPECT_EQ(r.profiles_size(), 2);
+    EXPECT_FALSE(r.next_page_token().empty());
+    grpc::ClientContext ctx2;
+    req.set_page_token(r.next_page_token());
+    ASSERT_TRUE(profiles_->ListProfiles(&ctx2, req, &r).ok());
+    EXPECT_EQ(r.profiles_size(), 2);
+    EXPECT_TRUE(r.next_page_token().empty());
+  }
+  {
+    grpc::ClientContext ctx;
+    v1::DeleteProfileRequest req;
+    req.set_name("my-cluster");
+    v1::DeleteProfileResponse r;
+    ASSERT_TRUE(profiles_->DeleteProfile(&ctx, req, &r).ok());
+    EXPECT_EQ(r.versions_deleted(), 2);
+  }
+}
+
+TEST_F(ServerTest, IngestIsIdempotentAndSurvivesRestart) {
+  std::vector<v1::Measurement> ms = PublicMeasurements();
+  ASSERT_EQ(ms.size(), 9u);
+  v1::Measurement bad = ms[0];
+  bad.set_id("bad-time");
+  bad.set_iteration_time_s(-1);
+  v1::Measurement bad_config = ms[0];
+  bad_config.set_id("bad-config");
+  bad_config.mutable_config()->set_tensor_parallel(7);
+  v1::Measurement unknown = ms[0];
+  unknown.set_id("unknown-profile");
+  unknown.set_profile("nowhere");
+  std::vector<v1::Measurement> batch = ms;
+  batch.push_back(bad);
+  batch.push_back(bad_config);
+  batch.push_back(unknown);
+  v1::IngestMeasurementsResponse r = Ingest(batch);
+  EXPECT_EQ(r.accepted(), 9);
+  EXPECT_EQ(r.rejected(), 3);
+  EXPECT_THAT(r.results(9).reason(), HasSubstr("iteration_time_s"));
+  EXPECT_THAT(r.results(10).reason(), HasSubstr("config.tensor_parallel"));
+  EXPECT_THAT(r.results(11).reason(), HasSubstr("nowhere"));
+  EXPECT_GT(r.results(0).predicted_iteration_time_s(), 0);
+  v1::IngestMeasurementsResponse again = Ingest(ms);
+  EXPECT_EQ(again.duplicates(), 9);
+  EXPECT_EQ(again.accepted(), 0);
+
+  auto accuracy = [&] {
+    grpc::ClientContext ctx;
+    v1::GetAccuracyRequest req;
+    req.set_profile("dgx-a100-80gb");
+    req.set_label_key("source");
+    v1::AccuracyReport rep;
+    EXPECT_TRUE(measurements_->GetAccuracy(&ctx, req, &rep).ok());
+    return rep;
+  };
+  const v1::AccuracyReport before = accuracy();
+  EXPECT_EQ(before.overall().count(), 9);
+  EXPECT_LT(before.overall().mape_ratio(), 0.05);
+  EXPECT_EQ(before.by_label_size(), 2);  // Table 5 rows and the 2,240-GPU run cite different sources
+
+  // /metrics agrees with GetAccuracy.
+  const std::string text = server_->metrics().Text();
+  EXPECT_THAT(text, HasSubstr("paraplan_prediction_mape_ratio{profile=\"dgx-a100-80gb\"} " +
+                              std::to_string(before.overall().mape_ratio()).substr(0, 6)));
+  EXPECT_THAT(text, HasSubstr("paraplan_measurements_ingested_total{profile=\"dgx-a100-80gb\",result=\"accepted\"} 9"));
+  EXPECT_THAT(text, HasSubstr("paraplan_rpc_requests_total"));
+
+  Restart();
+  const v1::AccuracyReport after = accuracy();
+  EXPECT_EQ(after.overall().count(), 9);
+  EXPECT_DOUBLE_EQ(after.overall().mape_ratio(), before.overall().mape_ratio());
+  EXPECT_EQ(Ingest(ms).duplicates(), 9);
+  EXPECT_THAT(server_->metrics().Text(), HasSubstr("paraplan_prediction_error_ratio_count{profile=\"dgx-a100-80gb\"} 9"));
+  EXPECT_TRUE(server_->CheckIntegrity().ok());
+}
+
+TEST_F(ServerTest, CalibrateWritesANewVersionWithAFitReport) {
+  {
+    grpc::ClientContext ctx;
+    v1::CalibrateRequest req;
+    req.set_profile("dgx-a100-80gb");
+    v1::CalibrateResponse r;
+    EXPECT_EQ(measurements_->Calibrate(&ctx, req, &r).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  }
+  Ingest(PublicMeasurements());
+  grpc::ClientContext ctx;
+  v1::CalibrateRequest req;
+  req.set_profile("dgx-a100-80gb");
+  v1::CalibrateResponse r;
+  ASSERT_TRUE(measurements_->Calibrate(&ctx, req, &r).ok());
+  EXPECT_EQ(r.profile().version(), 2);
+  EXPECT_EQ(r.report().num_measurements(), 9);
+  EXPECT_LE(r.report().mape_after_ratio(), r.report().mape_before_ratio() + 1e-9);
+  EXPECT_GT(r.report().cv_mape_ratio(), 0);
+  EXPECT_EQ(Profile("dgx-a100-80gb").fit_report().based_on_version(), 1);
+  EXPECT_EQ(Profile("dgx-a100-80gb@1").calibration().matmul_efficiency(), 0);  // v1 untouched
+  // New estimates use the newest version unless pinned.
+  v1::EstimateResponse e;
+  ASSERT_TRUE(Estimate(Gpt3Estimate(), &e).ok());
+  EXPECT_EQ(e.estimate().profile_version(), 2);
+  v1::EstimateRequest pinned = Gpt3Estimate();
+  pinned.set_profile("dgx-a100-80gb@1");
+  ASSERT_TRUE(Estimate(pinned, &e).ok());
+  EXPECT_EQ(e.estimate().profile_version(), 1);
+}
+
+TEST_F(ServerTest, AutomaticCalibrationAfterNMeasurements) {
+  auto_calibrate_after_ = 5;
+  Restart();
+  v1::IngestMeasurementsResponse r = Ingest(PublicMeasurements());
+  EXPECT_TRUE(r.calibration_triggered());
+  EXPECT_EQ(Profile("dgx-a100-80gb").version(), 2);
+}
+
+TEST_F(ServerTest, ReseedingNeverOverwritesUserVersions) {
+  v1::SystemProfile p = Profile("dgx-h100-80gb");
+  p.set_description("mine");
+  grpc::ClientContext ctx;
+  v1::UpdateProfileRequest req;
+  *req.mutable_profile() = p;
+  v1::SystemProfile out;
+  ASSERT_TRUE(profiles_->UpdateProfile(&ctx, req, &out).ok());
+  Restart();
+  EXPECT_EQ(Profile("dgx-h100-80gb").description(), "mine");
+  EXPECT_EQ(Profile("dgx-h100-80gb").version(), 2);
+}
+
+TEST_F(ServerTest, HealthAndReflection) {
+  auto health = grpc::health::v1::Health::NewStub(channel_);
+  for (const char* service : {"", "paraplan.v1.Planner", "paraplan.v1.Profiles", "paraplan.v1.Measurements"}) {
+    grpc::ClientContext ctx;
+    grpc::health::v1::HealthCheckRequest req;
+    req.set_service(service);
+    grpc::health::v1::HealthCheckResponse r;
+    ASSERT_TRUE(health->Check(&ctx, req, &r).ok()) << service;
+    EXPECT_EQ(r.status(), grpc::health::v1::HealthCheckResponse::SERVING);
+  }
+  auto reflection = grpc::reflection::v1alpha::ServerReflection::NewStub(channel_);
+  grpc::ClientContext ctx;
+  auto stream = reflection->ServerReflectionInfo(&ctx);
+  grpc::reflection::v1alpha::ServerReflectionRequest req;
+  req.set_list_services("");
+  ASSERT_TRUE(stream->Write(req));
+  grpc::reflection::v1alpha::ServerReflectionResponse resp;
+  ASSERT_TRUE(stream->Read(&resp));
+  stream->WritesDone();
+  std::vector<std::string> names;
+  for (const auto& s : resp.list_services_response().service()) names.push_back(s.name());
+  EXPECT_THAT(names, ::testing::IsSupersetOf({"paraplan.v1.Planner", "paraplan.v1.Profiles",
+                                              "paraplan.v1.Measurements", "grpc.health.v1.Health"}));
+}
+
+TEST_F(ServerTest, RandomMalformedRequestsNeverCrash) {
+  std::mt19937 rng(7);
+  auto random_bytes = [&](size_t n) {
+    std::string s(n, '\0');
+    for (char& c : s) c = static_cast<char>(rng());
+    return s;
+  };
+  int answered = 0;
+  for (int i = 0; i < 300; ++i) {
+    grpc::ClientContext ctx;
+    switch (i % 4) {
+      case 0: {  // random wire bytes parsed into a request
+        v1::EstimateRequest req;
+        (void)req.ParseFromString(random_bytes(rng() % 200));
+        v1::EstimateResponse r;
+        planner_->Estimate(&ctx, req, &r);
+        break;
+      }
+      case 1: {  // a valid shape with random field values
+        v1::EstimateRequest req = Gpt3Estimate();
+        v1::ParallelConfig* c = req.mutable_config();
+        c->set_tensor_parallel(static_cast<int>(rng()));
+        c->set_pipeline_parallel(static_cast<int>(rng() % 300) - 100);
+        c->set_micro_batch_size(static_cast<int>(rng()));
+        c->set_zero_stage(static_cast<int>(rng() % 7) - 2);
+        c->set_virtual_pipeline_stages(static_cast<int>(rng() % 5));
+        c->set_context_parallel(static_cast<int>(rng() % 5));
+        v1::EstimateResponse r;
+        planner_->Estimate(&ctx, req, &r);
+        break;
+      }
+      case 2: {
+        v1::PlanRequest req;
+        (void)req.ParseFromString(random_bytes(rng() % 100));
+        req.set_profile("dgx-a100-80gb");
+        ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(200));
+        v1::PlanResponse r;
+        planner_->Plan(&ctx, req, &r);
+        break;
+      }
+      default: {
+        v1::IngestMeasurementsRequest req;
+        (void)req.ParseFromString(random_bytes(rng() % 300));
+        v1::IngestMeasurementsResponse r;
+        measurements_->IngestMeasurements(&ctx, req, &r);
+        break;
+      }
+    }
+    ++answered;
+  }
+  EXPECT_EQ(answered, 300);
+  v1::EstimateResponse r;
+  EXPECT_TRUE(Estimate(Gpt3Estimate(), &r).ok());
+  EXPECT_TRUE(server_->CheckIntegrity().ok());
+}
+
+TEST_F(ServerTest, ShutdownLetsInFlightRequestsFinish) {
+  v1::PlanRequest req;
+  req.set_profile("dgx-a100-80gb");
+  req.set_model("gpt3-175b");
+  req.add_gpus(4096);
+  req.add_gpus(2048);
+  req.add_gpus(1024);
+  req.set_global_batch_size(1536);
+  grpc::Status status;
+  v1::PlanResponse resp;
+  std::thread client([&] {
+    grpc::ClientContext ctx;
+    status = planner_->Plan(&ctx, req, &resp);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  server_->Shutdown(absl::Seconds(10));
+  client.join();
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  EXPECT_FALSE(resp.truncated());
+  EXPECT_GT(resp.plans_size(), 0);
+  EXPECT_TRUE(server_->CheckIntegrity().ok());
+}
+
+}  // namespace
+}  // namespace paraplan::server
