@@ -5,7 +5,7 @@ packages=(
   build-essential cmake ninja-build pkg-config ccache python3
   libgrpc++-dev libgrpc-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
   libabsl-dev prometheus-cpp-dev libsqlite3-dev sqlite3 libceres-dev
-  libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev
+  libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev prometheus
 )
 missing=()
 for p in "${packages[@]}"; do
