@@ -245,7 +245,7 @@ std::string FormatHistory(const v1::ListProfileVersionsResponse& r) {
     char when[32];
     const time_t secs = static_cast<time_t>(p.created_at().seconds());
     std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", std::gmtime(&secs));
-    t.Add({absl::StrCat(p.version()), when, cal ? "calibration" : "put", val(p.calibration().matmul_efficiency()),
+    t.Add({absl::StrCat(p.version()), when, cal ? "calibration" : "spec", val(p.calibration().matmul_efficiency()),
            val(p.calibration().memory_bound_efficiency()), val(p.calibration().overlap_efficiency()),
            cal ? absl::StrFormat("%.2f%%", 100 * p.fit_report().mape_before_ratio()) : "-",
            cal ? absl::StrFormat("%.2f%%", 100 * p.fit_report().mape_after_ratio()) : "-",

@@ -93,6 +93,18 @@ MeasurementRow ReadMeasurement(Statement& s) {
   return r;
 }
 
+// Every remaining row of `s`, read by `read`.
+template <typename Read>
+auto AllRows(Statement& s, Read read) -> absl::StatusOr<std::vector<decltype(read(s))>> {
+  std::vector<decltype(read(s))> out;
+  for (;;) {
+    absl::StatusOr<bool> row = s.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return out;
+    out.push_back(read(s));
+  }
+}
+
 absl::Status NotFound(absl::string_view name) {
   return absl::NotFoundError(absl::StrCat("profile \"", name, "\" not found"));
 }
@@ -217,14 +229,7 @@ absl::StatusOr<std::vector<ProfileRow>> Store::ListLatestProfiles(absl::string_v
   if (!s.ok()) return s.status();
   s->BindText(1, after_name);
   s->BindInt(2, limit);
-  std::vector<ProfileRow> out;
-  for (;;) {
-    absl::StatusOr<bool> row = s->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    out.push_back(ReadProfile(*s));
-  }
-  return out;
+  return AllRows(*s, ReadProfile);
 }
 
 absl::StatusOr<std::vector<ProfileRow>> Store::ListProfileVersions(absl::string_view name) {
@@ -233,14 +238,8 @@ absl::StatusOr<std::vector<ProfileRow>> Store::ListProfileVersions(absl::string_
       absl::StrCat("SELECT ", kProfileColumns, " FROM profile_versions WHERE name = ? ORDER BY version"));
   if (!s.ok()) return s.status();
   s->BindText(1, name);
-  std::vector<ProfileRow> out;
-  for (;;) {
-    absl::StatusOr<bool> row = s->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    out.push_back(ReadProfile(*s));
-  }
-  if (out.empty()) return NotFound(name);
+  absl::StatusOr<std::vector<ProfileRow>> out = AllRows(*s, ReadProfile);
+  if (out.ok() && out->empty()) return NotFound(name);
   return out;
 }
 
@@ -309,14 +308,7 @@ absl::StatusOr<std::vector<MeasurementRow>> Store::ListMeasurements(absl::string
   if (!s.ok()) return s.status();
   s->BindText(1, profile_name);
   s->BindInt(2, limit > 0 ? limit : -1);
-  std::vector<MeasurementRow> out;
-  for (;;) {
-    absl::StatusOr<bool> row = s->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    out.push_back(ReadMeasurement(*s));
-  }
-  return out;
+  return AllRows(*s, ReadMeasurement);
 }
 
 absl::StatusOr<std::vector<MeasurementRow>> Store::RecentMeasurements(absl::string_view profile_name, int n) {
@@ -327,14 +319,7 @@ absl::StatusOr<std::vector<MeasurementRow>> Store::RecentMeasurements(absl::stri
   if (!s.ok()) return s.status();
   s->BindText(1, profile_name);
   s->BindInt(2, n);
-  std::vector<MeasurementRow> out;
-  for (;;) {
-    absl::StatusOr<bool> row = s->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    out.push_back(ReadMeasurement(*s));
-  }
-  return out;
+  return AllRows(*s, ReadMeasurement);
 }
 
 absl::StatusOr<int> Store::CountMeasurementsSinceCalibration(absl::string_view profile_name) {
