@@ -125,6 +125,13 @@ struct Store::Impl {
     return *row ? static_cast<int>(s->ColumnInt(0)) : 0;
   }
 
+  // NOT_FOUND unless `name` has at least one version. Caller holds mu.
+  absl::Status RequireProfile(absl::string_view name) {
+    absl::StatusOr<int> latest = LatestVersion(name);
+    if (!latest.ok()) return latest.status();
+    return *latest == 0 ? NotFound(name) : absl::OkStatus();
+  }
+
   absl::StatusOr<int> InsertVersion(absl::string_view name, absl::string_view body,
                                     absl::string_view origin) {
     absl::StatusOr<int> latest = LatestVersion(name);
@@ -247,9 +254,7 @@ absl::StatusOr<int> Store::DeleteProfile(absl::string_view name) {
   absl::MutexLock lock(&impl_->mu);
   Transaction tx(&impl_->db);
   if (absl::Status s = tx.Begin(); !s.ok()) return s;
-  absl::StatusOr<int> latest = impl_->LatestVersion(name);
-  if (!latest.ok()) return latest.status();
-  if (*latest == 0) return NotFound(name);
+  if (absl::Status st = impl_->RequireProfile(name); !st.ok()) return st;
   absl::StatusOr<int64_t> count = impl_->db.QueryInt(
       absl::StrCat("SELECT COUNT(*) FROM profile_versions WHERE name = ", Database::Quote(name)));
   if (!count.ok()) return count.status();
@@ -265,9 +270,7 @@ absl::Status Store::InsertMeasurement(const MeasurementRow& r) {
   absl::MutexLock lock(&impl_->mu);
   Transaction tx(&impl_->db);
   if (absl::Status s = tx.Begin(); !s.ok()) return s;
-  absl::StatusOr<int> latest = impl_->LatestVersion(r.profile_name);
-  if (!latest.ok()) return latest.status();
-  if (*latest == 0) return NotFound(r.profile_name);
+  if (absl::Status st = impl_->RequireProfile(r.profile_name); !st.ok()) return st;
   absl::StatusOr<int64_t> exists = impl_->db.QueryInt(
       absl::StrCat("SELECT COUNT(*) FROM measurements WHERE id = ", Database::Quote(r.id)));
   if (!exists.ok()) return exists.status();
@@ -338,9 +341,7 @@ absl::StatusOr<int> Store::RecordCalibration(absl::string_view name, absl::strin
   absl::MutexLock lock(&impl_->mu);
   Transaction tx(&impl_->db);
   if (absl::Status s = tx.Begin(); !s.ok()) return s;
-  absl::StatusOr<int> latest = impl_->LatestVersion(name);
-  if (!latest.ok()) return latest.status();
-  if (*latest == 0) return NotFound(name);
+  if (absl::Status st = impl_->RequireProfile(name); !st.ok()) return st;
   absl::StatusOr<int> v = impl_->InsertVersion(name, body, "calibration");
   if (!v.ok()) return v.status();
   absl::StatusOr<int64_t> last_seq = impl_->db.QueryInt(absl::StrCat(
