@@ -75,7 +75,8 @@ auto ConfigTuple(const ParallelConfig& c) {
                          static_cast<int>(c.recompute), c.sequence_parallel, c.flash_attention,
                          c.zero_stage, static_cast<int>(c.pipeline_schedule), c.overlap_grad_reduce,
                          c.overlap_param_gather, c.offload.optimizer, c.offload.weights,
-                         c.offload.activations, static_cast<int>(c.rank_order));
+                         c.offload.activations, static_cast<int>(c.rank_order), c.spatial_parallel,
+                         c.filter_parallel, c.channel_parallel);
 }
 
 bool Better(const Scored& a, const Scored& b) {
@@ -128,7 +129,34 @@ struct Shape {
   int tp, cp, ep, mbs;
   Recompute recompute;
   bool sp, flash;
+  int spatial = 1, filter = 1, channel = 1;  // layer graphs (ParaDL)
+
+  int Inner() const { return tp * cp * spatial * filter * channel; }
 };
+
+struct CnnSplit {
+  int spatial, filter, channel;
+};
+
+// ParaDL splits of a layer graph: powers of two up to 64 per strategy whose product
+// divides the GPU count and that the layer shapes admit.
+std::vector<CnnSplit> CnnSplits(const Workload& w, int gpus) {
+  std::vector<CnnSplit> out;
+  for (int s = 1; s <= 64; s *= 2) {
+    for (int f = 1; f <= 64; f *= 2) {
+      for (int c = 1; c <= 64; c *= 2) {
+        if (gpus % (int64_t{s} * f * c) != 0) continue;
+        ParallelConfig probe;
+        probe.spatial_parallel = s;
+        probe.filter_parallel = f;
+        probe.channel_parallel = c;
+        probe.global_batch_size = 1;
+        if (ValidateConfig(w, probe).ok()) out.push_back({s, f, c});
+      }
+    }
+  }
+  return out;
+}
 
 struct WorkerState {
   TopK top;
@@ -171,8 +199,11 @@ std::vector<Shape> EnumerateShapes(const SearchSpace& sp, int gpus, int global_b
     if (sp.spec.is_moe()) eps = Allowed(Divisors(sp.spec.moe.num_experts, gpus), k.expert_parallel, 0);
   }
   const std::vector<Recompute> recomputes = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
+  const std::vector<CnnSplit> splits =
+      sp.transformer ? std::vector<CnnSplit>{{1, 1, 1}} : CnnSplits(sp.request->workload, gpus);
+  for (const CnnSplit& split : splits)
   for (int tp : tps) {
-    if (gpus % tp != 0) continue;
+    if (gpus % (tp * split.spatial * split.filter * split.channel) != 0) continue;
     for (int cp : cps) {
       if ((gpus / tp) % cp != 0) continue;
       for (int ep : eps) {
@@ -189,7 +220,8 @@ std::vector<Shape> EnumerateShapes(const SearchSpace& sp, int gpus, int global_b
                 if (!sp.transformer && flash) continue;
                 // With fused attention nothing s^2 is stored: selective == none.
                 if (flash && rc == Recompute::kSelective) continue;
-                shapes.push_back(Shape{tp, cp, ep, mbs, rc, seq, flash});
+                shapes.push_back(Shape{tp, cp, ep, mbs, rc, seq, flash, split.spatial, split.filter,
+                                       split.channel});
               }
             }
           }
@@ -212,12 +244,15 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
   ms.recompute = shape.recompute;
   ms.sequence_parallel = shape.sp;
   ms.flash_attention = shape.flash;
+  ms.spatial_parallel = shape.spatial;
+  ms.filter_parallel = shape.filter;
+  ms.channel_parallel = shape.channel;
   absl::StatusOr<ModelCosts> model = ComputeModelCosts(req.workload, ms, *space.hw, *space.coll);
   if (!model.ok()) {
     st->error = model.status();
     return;
   }
-  const int rest = gpus / (shape.tp * shape.cp);
+  const int rest = gpus / shape.Inner();
   const double capacity = space.hw->capacity_bytes() * (1.0 - k.memory_headroom_ratio);
   std::vector<int> pps = Allowed(Divisors(rest, rest), k.pipeline_parallel, k.max_pipeline_parallel);
   ParallelConfig c;
@@ -228,6 +263,9 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
   c.recompute = shape.recompute;
   c.sequence_parallel = shape.sp;
   c.flash_attention = shape.flash;
+  c.spatial_parallel = shape.spatial;
+  c.filter_parallel = shape.filter;
+  c.channel_parallel = shape.channel;
   c.global_batch_size = global_batch;
   const std::vector<bool> overlap_grad = FlagValues(k.overlap_grad_reduce);
   for (int pp : pps) {
@@ -256,7 +294,7 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
       const int num_sched = pp == 1 ? 1 : (v > 1 ? 1 : 3);
       for (int zero = 0; zero <= 3; ++zero) {
         if (!Permits(k.zero_stage, zero)) continue;
-        if (zero > 0 && dp * shape.cp == 1) continue;  // nothing to shard
+        if (zero > 0 && dp * shape.cp * shape.spatial == 1) continue;  // nothing to shard
         c.zero_stage = zero;
         for (int off = 0; off < (k.allow_offload ? 8 : 1); ++off) {
           c.offload.optimizer = off & 1;

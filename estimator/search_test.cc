@@ -175,3 +175,42 @@ TEST(Search, RejectsBadRequests) {
 
 }  // namespace
 }  // namespace paraplan
+
+namespace paraplan {
+namespace {
+
+TEST(Search, LayerGraphsExploreParaDLStrategies) {
+  Workload cnn;
+  cnn.name = "cnn";
+  cnn.kind = Workload::Kind::kLayerGraph;
+  cnn.layer_graph.layers = {
+      {"conv1", "conv", {3, 512, 512}, {64, 256, 256}, {7, 7}, {2, 2}},
+      {"relu1", "relu", {64, 256, 256}, {64, 256, 256}, {}, {}},
+      {"conv2", "conv", {64, 256, 256}, {128, 256, 256}, {3, 3}, {1, 1}},
+      {"conv3", "conv", {128, 256, 256}, {128, 256, 256}, {3, 3}, {1, 1}},
+      {"pool", "pool", {128, 256, 256}, {128, 32, 32}, {8, 8}, {8, 8}},
+      {"fc", "fc", {128, 32, 32}, {1000}, {}, {}},
+  };
+  PlanRequest req;
+  req.workload = cnn;
+  req.gpus = {16};
+  req.global_batch_size = 16;  // small batch: data parallelism alone cannot use 16 GPUs well
+  req.top_k = 20;
+  absl::StatusOr<PlanResult> plan = Plan(req, Profile("abci-v100-16gb"));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_FALSE(plan->plans.empty()) << plan->infeasible_reason;
+  bool hybrid = false;
+  for (const Estimate& e : plan->plans) {
+    EXPECT_EQ(e.config.NumGpus(), 16);
+    EXPECT_TRUE(ValidateConfig(cnn, e.config).ok()) << e.config.ShortString();
+    hybrid |= e.config.spatial_parallel * e.config.filter_parallel * e.config.channel_parallel > 1;
+  }
+  EXPECT_TRUE(hybrid);  // the space includes spatial / filter / channel splits
+  // The same search on the estimator one by one gives the same time for the best plan.
+  absl::StatusOr<Estimate> again = EstimateIteration(cnn, plan->plans[0].config, Profile("abci-v100-16gb"));
+  ASSERT_TRUE(again.ok());
+  EXPECT_DOUBLE_EQ(again->iteration_time_s, plan->plans[0].iteration_time_s);
+}
+
+}  // namespace
+}  // namespace paraplan
