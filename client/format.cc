@@ -162,19 +162,32 @@ std::string FormatPlan(const v1::PlanResponse& r) {
   if (r.plans_size() == 0) {
     absl::StrAppend(&out, "no plan: ", r.infeasible_reason().empty() ? "nothing fits" : r.infeasible_reason(), "\n");
   } else {
-    Table t({"#", "GPUs", "TP", "PP", "DP", "CP", "EP", "v", "mbs", "recompute", "SP", "ZeRO", "flash", "schedule",
-             "iter s", "tokens/s", "MFU %", "mem GiB", "bottleneck"});
+    bool cnn = false;
+    for (const v1::Estimate& e : r.plans()) {
+      const v1::ParallelConfig& c = e.config();
+      cnn |= Deg(c.spatial_parallel()) * Deg(c.filter_parallel()) * Deg(c.channel_parallel()) > 1;
+    }
+    std::vector<std::string> headers = {"#", "GPUs", "TP", "PP", "DP", "CP", "EP", "v", "mbs", "recompute", "SP",
+                                        "ZeRO", "flash", "schedule", "iter s", "tokens/s", "MFU %", "mem GiB",
+                                        "bottleneck"};
+    if (cnn) headers.insert(headers.begin() + 5, "spatial/filter/channel");
+    Table t(headers);
     int rank = 0;
     for (const v1::Estimate& e : r.plans()) {
       const v1::ParallelConfig& c = e.config();
-      t.Add({absl::StrCat(++rank), absl::StrCat(e.num_gpus()), absl::StrCat(Deg(c.tensor_parallel())),
+      std::vector<std::string> row = {absl::StrCat(++rank), absl::StrCat(e.num_gpus()), absl::StrCat(Deg(c.tensor_parallel())),
              absl::StrCat(Deg(c.pipeline_parallel())), absl::StrCat(Deg(c.data_parallel())),
              absl::StrCat(Deg(c.context_parallel())), absl::StrCat(Deg(c.expert_parallel())),
              absl::StrCat(Deg(c.virtual_pipeline_stages())), absl::StrCat(Deg(c.micro_batch_size())),
              RecomputeShort(c.recompute()), c.sequence_parallel() ? "yes" : "no", absl::StrCat(c.zero_stage()),
              c.flash_attention() ? "yes" : "no", ScheduleShort(c), absl::StrFormat("%.3f", e.iteration_time_s()),
              Si(e.tokens_per_s()), absl::StrFormat("%.1f", 100 * e.mfu()), Gib(e.memory().total_bytes()),
-             e.bottleneck()});
+             e.bottleneck()};
+      if (cnn) {
+        row.insert(row.begin() + 5, absl::StrCat(Deg(c.spatial_parallel()), "/", Deg(c.filter_parallel()), "/",
+                                                 Deg(c.channel_parallel())));
+      }
+      t.Add(row);
     }
     out = t.Render();
   }

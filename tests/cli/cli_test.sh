@@ -99,6 +99,11 @@ check "plan nothing fits" 0 P plan --profile abci-v100-16gb --model gpt3-175b --
 expect "infeasible reason" "'no plan' in t and 'GiB short' in t"
 
 data="$(cd "$(dirname "$0")/../../../shared/data" && pwd)/korthikanti22_iteration_times.jsonl"
+ex="$(cd "$(dirname "$0")/../../examples" && pwd)"
+check "estimate a CNN layer graph" 0 P --output json estimate --profile abci-v100-16gb --workload "$ex/cnn-small.json" --config "$ex/config-cnn-spatial.json"
+expect "CNN estimate with halo exchange" "(lambda e: e['config']['spatial_parallel'] == 4 and e['time']['tp_comm_s'] > 0 and e['memory']['fits'])(json.loads(t))"
+check "plan a CNN layer graph" 0 P --output json plan --profile abci-v100-16gb --workload "$ex/cnn-small.json" --gpus 16 --global-batch 16 --top 20
+expect "CNN plans include ParaDL splits" "any(p['config']['spatial_parallel'] * p['config']['filter_parallel'] * p['config']['channel_parallel'] > 1 for p in json.loads(t)['plans'])"
 check "ingest" 0 P ingest "$data"
 expect "nine accepted" "'9 accepted' in t"
 check "ingest again" 0 P ingest "$data"
