@@ -21,7 +21,7 @@ commands:
   profiles history NAME
   profiles put FILE.json              create NAME, or write its next version
   profiles delete NAME
-  estimate --profile NAME (--workload FILE | --model PRESET) --config FILE
+  estimate --profile NAME (--workload FILE | --model PRESET) --config FILE [--gpus N]
   estimate --batch FILE.jsonl         one {"profile","workload","config"} per line
   plan --profile NAME (--workload FILE | --model PRESET) --gpus N[,N...] --global-batch B
        [--top K] [--objective time|cost|energy] [--tp N,..] [--pp N,..] [--dp N,..]

@@ -261,6 +261,11 @@ int Cli::Estimate() {
   if (!ReadFile(a_.Get("config"), &text) || !ParseJson(text, req.mutable_config(), a_.Get("config"), false)) {
     return failed_;
   }
+  if (a_.Has("gpus")) {
+    int gpus = 0;
+    if (!absl::SimpleAtoi(a_.Get("gpus"), &gpus) || gpus <= 0) return Fail(kUsage, "--gpus: not a positive integer");
+    req.set_num_gpus(gpus);
+  }
   if (!Connect()) return failed_;
   v1::EstimateResponse r;
   grpc::Status s = v1::Planner::NewStub(channel_)->Estimate(Context().get(), req, &r);

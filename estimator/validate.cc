@@ -280,4 +280,14 @@ absl::Status ValidateConfig(const Workload& w, const ParallelConfig& raw) {
   return absl::OkStatus();
 }
 
+absl::Status ValidateConfigForGpus(const Workload& w, const ParallelConfig& c, int64_t num_gpus) {
+  PARAPLAN_RETURN_IF_ERROR(ValidateConfig(w, c));
+  const int64_t product = c.Normalized().NumGpus();
+  if (product != num_gpus) {
+    return Bad("config", absl::StrCat("the parallel degrees multiply to ", product, " GPUs, not num_gpus ",
+                                      num_gpus));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace paraplan

@@ -17,6 +17,9 @@ absl::Status ValidateWorkload(const Workload& workload);
 absl::Status ValidateProfile(const SystemProfile& profile);
 // Checks the configuration against the workload's shape (config is normalized first).
 absl::Status ValidateConfig(const Workload& workload, const ParallelConfig& config);
+// As above, and the degrees must multiply to exactly `num_gpus`.
+absl::Status ValidateConfigForGpus(const Workload& workload, const ParallelConfig& config,
+                                   int64_t num_gpus);
 
 }  // namespace paraplan
 

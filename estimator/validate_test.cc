@@ -44,6 +44,9 @@ TEST(Validate, ConfigErrorsNameTheField) {
   cnn.spatial_parallel = 2;
   ExpectInvalid(w, cnn, "config.spatial_parallel");
   EXPECT_TRUE(ValidateConfig(w, Config(8, 8, 2, 1, 64)).ok());
+  EXPECT_TRUE(ValidateConfigForGpus(w, Config(8, 8, 2, 1, 64), 128).ok());
+  const absl::Status s = ValidateConfigForGpus(w, Config(8, 8, 2, 1, 64), 256);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("multiply to 128 GPUs, not num_gpus 256"));
 }
 
 TEST(Validate, KvHeadsBoundTensorParallelism) {

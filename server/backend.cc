@@ -166,6 +166,10 @@ absl::StatusOr<v1::Estimate> Backend::Estimate(const v1::EstimateRequest& req) {
   if (!w.ok()) return w.status();
   absl::StatusOr<ParallelConfig> c = adapter::FromProto(req.config());
   if (!c.ok()) return c.status();
+  if (req.num_gpus() < 0) return absl::InvalidArgumentError("num_gpus: must not be negative");
+  if (req.num_gpus() > 0) {
+    if (absl::Status s = ValidateConfigForGpus(*w, *c, req.num_gpus()); !s.ok()) return s;
+  }
   absl::StatusOr<v1::SystemProfile> pp = Load(ref->first, ref->second);
   if (!pp.ok()) return pp.status();
   absl::StatusOr<SystemProfile> p = adapter::FromProto(*pp);

@@ -152,6 +152,8 @@ TEST_F(ServerTest, BadInputsNameTheField) {
        grpc::StatusCode::INVALID_ARGUMENT, "config.recompute"},
       {[](v1::EstimateRequest* r) { r->mutable_config()->set_rank_order("dp-tp"); },
        grpc::StatusCode::INVALID_ARGUMENT, "config.rank_order"},
+      {[](v1::EstimateRequest* r) { r->set_num_gpus(512); }, grpc::StatusCode::INVALID_ARGUMENT,
+       "multiply to 1024 GPUs, not num_gpus 512"},
       {[](v1::EstimateRequest* r) { r->set_profile("nope"); }, grpc::StatusCode::NOT_FOUND, "nope"},
       {[](v1::EstimateRequest* r) { r->set_profile("dgx-a100-80gb@x"); }, grpc::StatusCode::INVALID_ARGUMENT,
        "profile"},
