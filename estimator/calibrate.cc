@@ -170,7 +170,12 @@ SystemProfile Fit(const SystemProfile& base, const std::vector<Param>& free,
   ceres::Solve(options, &problem, &summary);
 
   SystemProfile out = start;
-  for (size_t i = 0; i < free.size(); ++i) free[i].ref(out.calibration) = theta[i];
+  for (size_t i = 0; i < free.size(); ++i) {
+    // An additive parameter pinned at its lower bound is zero (the bound only keeps the
+    // numeric derivative inside the valid range).
+    const bool additive = free[i].spec == 0;
+    free[i].ref(out.calibration) = additive && theta[i] <= 2 * free[i].lower ? 0 : theta[i];
+  }
   return out;
 }
 

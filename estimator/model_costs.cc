@@ -47,8 +47,11 @@ void SetPrecisionBytes(Precision precision, ModelCosts* costs) {
     costs->optimizer_state_bytes_per_param = 12;  // fp32 master + m + v
     costs->grad_reduce_bytes_per_param = 4;       // gradients reduced in fp32 (Megatron-LM)
     costs->param_gather_bytes_per_param = 2;
-    // read fp32 grad, r/w master, m, v, write 2-byte param, zero grad buffer.
-    costs->optimizer_bytes_per_param = 4 + 8 + 8 + 8 + 2 + 4;
+    // Megatron-LM's mixed-precision step, one pass each over the shard: gradient-norm for
+    // clipping (read 4), Adam (read grad, master, m, v; write master, m, v: 28), copy of
+    // the master weights to 2-byte weights (read 4, write 2), zeroing the gradient buffer
+    // (write 4); FP16 adds the loss-scale unscale + inf/nan check (read 4, write 4).
+    costs->optimizer_bytes_per_param = 4 + 28 + 6 + 4 + (precision == Precision::kFp16 ? 8 : 0);
   }
 }
 
