@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
 #include <vector>
@@ -73,21 +74,38 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// Memory verdict of one stored measurement: nullopt when nothing was observed.
-std::optional<bool> MemoryHit(const store::MeasurementRow& r) {
+// GPU memory capacity of each version of a profile (GiB), to judge observed peaks.
+using Capacities = std::map<int, double>;
+
+double CapacityOf(const Capacities& caps, int version) {
+  auto it = caps.find(version);
+  return it == caps.end() ? 0 : it->second;
+}
+
+// Memory verdict of one stored measurement; nullopt when nothing was observed.
+// Hit: predicted to fit and ran without OOM within capacity, or predicted not to fit
+// and went out of memory. `capacity_gib` 0 = unknown (the peak is then not compared).
+std::optional<bool> MemoryHit(const store::MeasurementRow& r, double capacity_gib) {
   if (r.out_of_memory) return !r.predicted_fits;
-  if (r.peak_memory_gib > 0) return r.predicted_fits;
+  if (r.peak_memory_gib > 0) return r.predicted_fits && (capacity_gib <= 0 || r.peak_memory_gib <= capacity_gib);
   return std::nullopt;
 }
 
-v1::AccuracyStats Stats(const std::vector<const store::MeasurementRow*>& rows) {
+// |predicted - measured| / measured; nullopt for runs that produced no timing (OOM).
+std::optional<double> AbsRelativeError(const store::MeasurementRow& r) {
+  if (r.out_of_memory || r.predicted_iteration_time_s <= 0 || r.iteration_time_s <= 0) return std::nullopt;
+  return std::abs(r.predicted_iteration_time_s - r.iteration_time_s) / r.iteration_time_s;
+}
+
+v1::AccuracyStats Stats(const std::vector<const store::MeasurementRow*>& rows, const Capacities& caps) {
   v1::AccuracyStats s;
   std::vector<double> apes, ratios;
   int hits = 0, misses = 0;
   for (const store::MeasurementRow* r : rows) {
-    if (std::optional<bool> hit = MemoryHit(*r)) (*hit ? hits : misses)++;
-    if (r->out_of_memory || r->predicted_iteration_time_s <= 0) continue;
-    apes.push_back(std::abs(r->predicted_iteration_time_s - r->iteration_time_s) / r->iteration_time_s);
+    if (std::optional<bool> hit = MemoryHit(*r, CapacityOf(caps, r->profile_version))) (*hit ? hits : misses)++;
+    std::optional<double> ape = AbsRelativeError(*r);
+    if (!ape) continue;
+    apes.push_back(*ape);
     ratios.push_back(r->predicted_iteration_time_s / r->iteration_time_s);
   }
   s.set_count(static_cast<int>(apes.size()));
@@ -143,6 +161,17 @@ absl::StatusOr<v1::SystemProfile> Backend::Load(const std::string& name, int ver
   absl::StatusOr<store::ProfileRow> row = store_->GetProfile(name, version);
   if (!row.ok()) return row.status();
   return Decode(*row);
+}
+
+absl::StatusOr<std::map<int, double>> Backend::CapacitiesOf(const std::string& name) {
+  absl::StatusOr<std::vector<store::ProfileRow>> rows = store_->ListProfileVersions(name);
+  if (!rows.ok()) return rows.status();
+  std::map<int, double> out;
+  for (const store::ProfileRow& r : *rows) {
+    v1::SystemProfile p;
+    if (p.ParseFromString(r.body)) out[r.version] = p.accelerator().memory_gib();
+  }
+  return out;
 }
 
 absl::StatusOr<v1::Workload> Backend::WorkloadOf(const v1::Workload* workload, const std::string& model) {
@@ -367,11 +396,10 @@ absl::StatusOr<v1::IngestMeasurementsResponse> Backend::Ingest(const v1::IngestM
     r->set_profile_version(pp->version());
     out.set_accepted(out.accepted() + 1);
     metrics_->RecordIngest(profile, "accepted");
-    if (!row.out_of_memory) {
-      metrics_->ObservePredictionError(profile, std::abs(row.predicted_iteration_time_s - row.iteration_time_s) /
-                                                    row.iteration_time_s);
+    if (std::optional<double> ape = AbsRelativeError(row)) metrics_->ObservePredictionError(profile, *ape);
+    if (std::optional<bool> hit = MemoryHit(row, p->accelerator.memory_gib)) {
+      metrics_->RecordMemoryPrediction(profile, *hit);
     }
-    if (std::optional<bool> hit = MemoryHit(row)) metrics_->RecordMemoryPrediction(profile, *hit);
     touched.insert(profile);
   }
   for (const std::string& profile : touched) {
@@ -391,15 +419,16 @@ absl::Status Backend::RefreshAccuracy(const std::string& profile, bool replay_hi
   absl::StatusOr<std::vector<store::MeasurementRow>> rows = store_->ListMeasurements(profile);
   if (!rows.ok()) return rows.status();
   if (rows->empty()) return absl::OkStatus();
-  const v1::AccuracyStats s = Stats(Pointers(*rows));
+  absl::StatusOr<Capacities> caps = CapacitiesOf(profile);
+  if (!caps.ok()) return caps.status();
+  const v1::AccuracyStats s = Stats(Pointers(*rows), *caps);
   metrics_->SetAccuracy(profile, s.mape_ratio(), s.bias_ratio());
   if (replay_histograms) {  // after a restart: counters and histograms from the store
     for (const store::MeasurementRow& r : *rows) {
-      if (!r.out_of_memory) {
-        metrics_->ObservePredictionError(profile, std::abs(r.predicted_iteration_time_s - r.iteration_time_s) /
-                                                      r.iteration_time_s);
+      if (std::optional<double> ape = AbsRelativeError(r)) metrics_->ObservePredictionError(profile, *ape);
+      if (std::optional<bool> hit = MemoryHit(r, CapacityOf(*caps, r.profile_version))) {
+        metrics_->RecordMemoryPrediction(profile, *hit);
       }
-      if (std::optional<bool> hit = MemoryHit(r)) metrics_->RecordMemoryPrediction(profile, *hit);
     }
   }
   return absl::OkStatus();
@@ -412,14 +441,16 @@ absl::StatusOr<v1::AccuracyReport> Backend::Accuracy(const v1::GetAccuracyReques
   if (!p.ok()) return p.status();
   absl::StatusOr<std::vector<store::MeasurementRow>> rows = store_->ListMeasurements(req.profile());
   if (!rows.ok()) return rows.status();
+  absl::StatusOr<Capacities> caps = CapacitiesOf(req.profile());
+  if (!caps.ok()) return caps.status();
   v1::AccuracyReport out;
   out.set_profile(req.profile());
   out.set_profile_version(p->version());
   const std::vector<const store::MeasurementRow*> all = Pointers(*rows);
-  *out.mutable_overall() = Stats(all);
+  *out.mutable_overall() = Stats(all, *caps);
   const size_t recent = req.recent() == 0 ? 100 : static_cast<size_t>(req.recent());
   std::vector<const store::MeasurementRow*> tail(all.end() - std::min(recent, all.size()), all.end());
-  *out.mutable_recent() = Stats(tail);
+  *out.mutable_recent() = Stats(tail, *caps);
   if (!req.label_key().empty()) {
     std::map<std::string, std::vector<const store::MeasurementRow*>> groups;
     for (const store::MeasurementRow* r : all) {
@@ -428,7 +459,7 @@ absl::StatusOr<v1::AccuracyReport> Backend::Accuracy(const v1::GetAccuracyReques
       auto it = m.labels().find(req.label_key());
       groups[it == m.labels().end() ? "" : it->second].push_back(r);
     }
-    for (const auto& [value, group] : groups) (*out.mutable_by_label())[value] = Stats(group);
+    for (const auto& [value, group] : groups) (*out.mutable_by_label())[value] = Stats(group, *caps);
   }
   return out;
 }

@@ -8,6 +8,7 @@
 #define PARAPLAN_SERVER_BACKEND_H_
 
 #include <atomic>
+#include <map>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -52,6 +53,8 @@ class Backend {
 
  private:
   absl::StatusOr<v1::SystemProfile> Load(const std::string& name, int version);
+  // Accelerator memory (GiB) of each stored version of `name`.
+  absl::StatusOr<std::map<int, double>> CapacitiesOf(const std::string& name);
   absl::StatusOr<v1::Workload> WorkloadOf(const v1::Workload* workload, const std::string& model);
   absl::Status RefreshAccuracy(const std::string& profile, bool replay_histograms);
 

@@ -7,6 +7,11 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <exception>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
 namespace paraplan::server {
 
 struct Metrics::Impl {
@@ -42,13 +47,23 @@ struct Metrics::Impl {
       .Register(*registry);
 };
 
-std::unique_ptr<Metrics> Metrics::Create(const std::string& listen) {
+absl::StatusOr<std::unique_ptr<Metrics>> Metrics::Create(const std::string& listen) {
   auto impl = std::make_unique<Impl>();
   if (!listen.empty()) {
-    impl->exposer = std::make_unique<prometheus::Exposer>(listen);
+    try {
+      impl->exposer = std::make_unique<prometheus::Exposer>(listen);
+    } catch (const std::exception& e) {  // CivetWeb cannot bind
+      return absl::UnavailableError(absl::StrCat("metrics listener ", listen, ": ", e.what()));
+    }
     impl->exposer->RegisterCollectable(impl->registry);
   }
   return std::unique_ptr<Metrics>(new Metrics(std::move(impl)));
+}
+
+int Metrics::port() const {
+  if (impl_->exposer == nullptr) return 0;
+  const std::vector<int> ports = impl_->exposer->GetListeningPorts();
+  return ports.empty() ? 0 : ports.front();
 }
 
 Metrics::Metrics(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -8,14 +8,20 @@
 #include <memory>
 #include <string>
 
+#include "absl/status/statusor.h"
+
 namespace paraplan::server {
 
 class Metrics {
  public:
-  // Serves /metrics on `listen` ("host:port"); empty = no HTTP exposer (metrics are
-  // still recorded, e.g. for tests that read Text()).
-  static std::unique_ptr<Metrics> Create(const std::string& listen);
+  // Serves /metrics on `listen` ("host:port"; port 0 = any free port); empty = no HTTP
+  // exposer (metrics are still recorded, e.g. for tests that read Text()).
+  // prometheus-cpp throws when it cannot bind; this returns UNAVAILABLE instead.
+  static absl::StatusOr<std::unique_ptr<Metrics>> Create(const std::string& listen);
   ~Metrics();
+
+  // The bound HTTP port; 0 when no exposer.
+  int port() const;
 
   void RecordRpc(const std::string& method, const std::string& code, double seconds);
   void RecordPlan(double enumerated, double feasible, double evaluated);

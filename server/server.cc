@@ -10,10 +10,11 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
+#include "absl/strings/str_format.h"
 #include "absl/synchronization/notification.h"
 #include "paraplan/v1/services.grpc.pb.h"
 #include "server/backend.h"
+#include "server/log.h"
 #include "server/metrics.h"
 #include "store/store.h"
 
@@ -29,30 +30,42 @@ grpc::Status ToGrpc(const absl::Status& s) {
   return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
 }
 
-// Runs one RPC body: status mapping, metrics, one structured log line.
+// Server-side faults are logged at error level; the caller's mistakes at info.
+bool IsServerFault(absl::StatusCode code) {
+  return code == absl::StatusCode::kInternal || code == absl::StatusCode::kUnknown ||
+         code == absl::StatusCode::kDataLoss || code == absl::StatusCode::kUnimplemented;
+}
+
+// Wraps one RPC body: status mapping, metrics (method label = short name, as the
+// dashboards use it), one structured log line with the full method path.
 class Rpc {
  public:
-  Rpc(Metrics* metrics, bool log, const char* method, grpc::ServerContext* ctx)
-      : metrics_(metrics), log_(log), method_(method), ctx_(ctx), start_(absl::Now()) {}
+  Rpc(Metrics* metrics, LogLevel min_level, const char* service, const char* method, grpc::ServerContext* ctx)
+      : metrics_(metrics),
+        min_level_(min_level),
+        service_(service),
+        method_(method),
+        ctx_(ctx),
+        start_(absl::Now()) {}
   grpc::Status Done(const absl::Status& s) {
     const double seconds = absl::ToDoubleSeconds(absl::Now() - start_);
     const std::string code = absl::StatusCodeToString(s.code());
     metrics_->RecordRpc(method_, code, seconds);
-    if (log_) {
-      std::string line = absl::StrCat("ts=", absl::FormatTime(absl::RFC3339_full, absl::Now(), absl::UTCTimeZone()),
-                                      " level=info rpc=", method_, " code=", code,
-                                      " duration_ms=", seconds * 1e3, " peer=", ctx_->peer());
-      if (!s.ok()) {
-        absl::StrAppend(&line, " msg=\"", absl::StrReplaceAll(s.message().substr(0, 300), {{"\"", "'"}}), "\"");
-      }
-      std::fprintf(stderr, "%s\n", line.c_str());
+    const LogLevel level = IsServerFault(s.code()) ? LogLevel::kError : LogLevel::kInfo;
+    if (level >= min_level_) {
+      std::string fields = absl::StrCat("rpc=/paraplan.v1.", service_, "/", method_, " code=", code,
+                                        " duration_ms=", absl::StrFormat("%.3f", seconds * 1e3),
+                                        " peer=", ctx_->peer());
+      if (!s.ok()) absl::StrAppend(&fields, " msg=", LogQuote(s.message()));
+      WriteLogLine(level, fields);
     }
     return ToGrpc(s);
   }
 
  private:
   Metrics* metrics_;
-  bool log_;
+  LogLevel min_level_;
+  const char* service_;
   const char* method_;
   grpc::ServerContext* ctx_;
   absl::Time start_;
@@ -67,15 +80,15 @@ absl::Status Assign(absl::StatusOr<T> r, T* out) {
 
 class PlannerService final : public v1::Planner::Service {
  public:
-  PlannerService(Backend* b, Metrics* m, bool log) : b_(b), m_(m), log_(log) {}
+  PlannerService(Backend* b, Metrics* m, LogLevel log) : b_(b), m_(m), log_(log) {}
   grpc::Status Estimate(grpc::ServerContext* ctx, const v1::EstimateRequest* req,
                         v1::EstimateResponse* resp) override {
-    Rpc rpc(m_, log_, "Estimate", ctx);
+    Rpc rpc(m_, log_, "Planner", "Estimate", ctx);
     return rpc.Done(Assign(b_->Estimate(*req), resp->mutable_estimate()));
   }
   grpc::Status EstimateBatch(grpc::ServerContext* ctx, const v1::EstimateBatchRequest* req,
                              v1::EstimateBatchResponse* resp) override {
-    Rpc rpc(m_, log_, "EstimateBatch", ctx);
+    Rpc rpc(m_, log_, "Planner", "EstimateBatch", ctx);
     if (req->requests_size() > 10000) {
       return rpc.Done(absl::InvalidArgumentError("requests: at most 10000 per batch"));
     }
@@ -92,7 +105,7 @@ class PlannerService final : public v1::Planner::Service {
     return rpc.Done(absl::OkStatus());
   }
   grpc::Status Plan(grpc::ServerContext* ctx, const v1::PlanRequest* req, v1::PlanResponse* resp) override {
-    Rpc rpc(m_, log_, "Plan", ctx);
+    Rpc rpc(m_, log_, "Planner", "Plan", ctx);
     absl::Time deadline = absl::InfiniteFuture();
     if (ctx->deadline() < std::chrono::system_clock::time_point::max() - std::chrono::hours(24 * 365)) {
       // Leave time to serialise and send the answer.
@@ -113,7 +126,7 @@ class PlannerService final : public v1::Planner::Service {
   }
   grpc::Status ListModels(grpc::ServerContext* ctx, const v1::ListModelsRequest*,
                           v1::ListModelsResponse* resp) override {
-    Rpc rpc(m_, log_, "ListModels", ctx);
+    Rpc rpc(m_, log_, "Planner", "ListModels", ctx);
     *resp = b_->ListModels();
     return rpc.Done(absl::OkStatus());
   }
@@ -121,87 +134,90 @@ class PlannerService final : public v1::Planner::Service {
  private:
   Backend* b_;
   Metrics* m_;
-  bool log_;
+  LogLevel log_;
 };
 
 class ProfilesService final : public v1::Profiles::Service {
  public:
-  ProfilesService(Backend* b, Metrics* m, bool log) : b_(b), m_(m), log_(log) {}
+  ProfilesService(Backend* b, Metrics* m, LogLevel log) : b_(b), m_(m), log_(log) {}
   grpc::Status CreateProfile(grpc::ServerContext* ctx, const v1::CreateProfileRequest* req,
                              v1::SystemProfile* resp) override {
-    Rpc rpc(m_, log_, "CreateProfile", ctx);
+    Rpc rpc(m_, log_, "Profiles", "CreateProfile", ctx);
     return rpc.Done(Assign(b_->CreateProfile(req->profile()), resp));
   }
   grpc::Status GetProfile(grpc::ServerContext* ctx, const v1::GetProfileRequest* req,
                           v1::SystemProfile* resp) override {
-    Rpc rpc(m_, log_, "GetProfile", ctx);
+    Rpc rpc(m_, log_, "Profiles", "GetProfile", ctx);
     return rpc.Done(Assign(b_->GetProfile(req->name()), resp));
   }
   grpc::Status ListProfiles(grpc::ServerContext* ctx, const v1::ListProfilesRequest* req,
                             v1::ListProfilesResponse* resp) override {
-    Rpc rpc(m_, log_, "ListProfiles", ctx);
+    Rpc rpc(m_, log_, "Profiles", "ListProfiles", ctx);
     return rpc.Done(Assign(b_->ListProfiles(req->page_size(), req->page_token()), resp));
   }
   grpc::Status UpdateProfile(grpc::ServerContext* ctx, const v1::UpdateProfileRequest* req,
                              v1::SystemProfile* resp) override {
-    Rpc rpc(m_, log_, "UpdateProfile", ctx);
+    Rpc rpc(m_, log_, "Profiles", "UpdateProfile", ctx);
     return rpc.Done(Assign(b_->UpdateProfile(req->profile(), req->create_if_missing()), resp));
   }
   grpc::Status DeleteProfile(grpc::ServerContext* ctx, const v1::DeleteProfileRequest* req,
                              v1::DeleteProfileResponse* resp) override {
-    Rpc rpc(m_, log_, "DeleteProfile", ctx);
+    Rpc rpc(m_, log_, "Profiles", "DeleteProfile", ctx);
     absl::StatusOr<int> n = b_->DeleteProfile(req->name());
     if (n.ok()) resp->set_versions_deleted(*n);
     return rpc.Done(n.status());
   }
   grpc::Status ListProfileVersions(grpc::ServerContext* ctx, const v1::ListProfileVersionsRequest* req,
                                    v1::ListProfileVersionsResponse* resp) override {
-    Rpc rpc(m_, log_, "ListProfileVersions", ctx);
+    Rpc rpc(m_, log_, "Profiles", "ListProfileVersions", ctx);
     return rpc.Done(Assign(b_->ListProfileVersions(req->name()), resp));
   }
 
  private:
   Backend* b_;
   Metrics* m_;
-  bool log_;
+  LogLevel log_;
 };
 
 class MeasurementsService final : public v1::Measurements::Service {
  public:
-  MeasurementsService(Backend* b, Metrics* m, bool log) : b_(b), m_(m), log_(log) {}
+  MeasurementsService(Backend* b, Metrics* m, LogLevel log) : b_(b), m_(m), log_(log) {}
   grpc::Status IngestMeasurements(grpc::ServerContext* ctx, const v1::IngestMeasurementsRequest* req,
                                   v1::IngestMeasurementsResponse* resp) override {
-    Rpc rpc(m_, log_, "IngestMeasurements", ctx);
+    Rpc rpc(m_, log_, "Measurements", "IngestMeasurements", ctx);
     return rpc.Done(Assign(b_->Ingest(*req), resp));
   }
   grpc::Status GetAccuracy(grpc::ServerContext* ctx, const v1::GetAccuracyRequest* req,
                            v1::AccuracyReport* resp) override {
-    Rpc rpc(m_, log_, "GetAccuracy", ctx);
+    Rpc rpc(m_, log_, "Measurements", "GetAccuracy", ctx);
     return rpc.Done(Assign(b_->Accuracy(*req), resp));
   }
   grpc::Status Calibrate(grpc::ServerContext* ctx, const v1::CalibrateRequest* req,
                          v1::CalibrateResponse* resp) override {
-    Rpc rpc(m_, log_, "Calibrate", ctx);
+    Rpc rpc(m_, log_, "Measurements", "Calibrate", ctx);
     return rpc.Done(Assign(b_->Calibrate(req->profile()), resp));
   }
 
  private:
   Backend* b_;
   Metrics* m_;
-  bool log_;
+  LogLevel log_;
 };
 
 class Running final : public RunningServer {
  public:
   int port() const override { return port_; }
+  int metrics_port() const override { return metrics_->port(); }
   Metrics& metrics() override { return *metrics_; }
   absl::Status CheckIntegrity() override { return store_->CheckIntegrity(); }
   void Shutdown(absl::Duration grace) override {
     if (stopped_.exchange(true)) return;
-    grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService();
-    if (health != nullptr) health->Shutdown();  // every service answers NOT_SERVING
-    server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
-    server_->Wait();
+    if (server_ != nullptr) {  // null when StartServer failed part-way
+      grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService();
+      if (health != nullptr) health->Shutdown();  // every service answers NOT_SERVING
+      server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
+      server_->Wait();
+    }
     stop_gauges_.Notify();
     if (gauges_.joinable()) gauges_.join();
   }
@@ -227,19 +243,17 @@ absl::StatusOr<std::unique_ptr<RunningServer>> StartServer(const ServerOptions& 
   absl::StatusOr<std::unique_ptr<store::Store>> store = store::Store::Open(options.db_path);
   if (!store.ok()) return store.status();
   r->store_ = std::move(*store);
-  try {
-    r->metrics_ = Metrics::Create(options.metrics_listen);
-  } catch (const std::exception& e) {  // prometheus-cpp throws when it cannot bind
-    return absl::UnavailableError(absl::StrCat("metrics listener ", options.metrics_listen, ": ", e.what()));
-  }
+  absl::StatusOr<std::unique_ptr<Metrics>> metrics = Metrics::Create(options.metrics_listen);
+  if (!metrics.ok()) return metrics.status();
+  r->metrics_ = std::move(*metrics);
   BackendOptions bo;
   bo.auto_calibrate_after = options.auto_calibrate_after;
   r->backend_ = std::make_unique<Backend>(r->store_.get(), r->metrics_.get(), bo);
   if (absl::Status s = r->backend_->Start(); !s.ok()) return s;
-  r->planner_ = std::make_unique<PlannerService>(r->backend_.get(), r->metrics_.get(), options.log_requests);
-  r->profiles_ = std::make_unique<ProfilesService>(r->backend_.get(), r->metrics_.get(), options.log_requests);
+  r->planner_ = std::make_unique<PlannerService>(r->backend_.get(), r->metrics_.get(), options.log_level);
+  r->profiles_ = std::make_unique<ProfilesService>(r->backend_.get(), r->metrics_.get(), options.log_level);
   r->measurements_ =
-      std::make_unique<MeasurementsService>(r->backend_.get(), r->metrics_.get(), options.log_requests);
+      std::make_unique<MeasurementsService>(r->backend_.get(), r->metrics_.get(), options.log_level);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -251,7 +265,6 @@ absl::StatusOr<std::unique_ptr<RunningServer>> StartServer(const ServerOptions& 
   builder.RegisterService(r->measurements_.get());
   r->server_ = builder.BuildAndStart();
   if (r->server_ == nullptr || r->port_ == 0) {
-    r->stopped_ = true;
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
   }
   grpc::HealthCheckServiceInterface* health = r->server_->GetHealthCheckService();

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "server/log.h"
 
 namespace paraplan::server {
 
@@ -21,16 +22,18 @@ class Metrics;
 struct ServerOptions {
   std::string listen = "127.0.0.1:50051";
   std::string db_path = "paraplan.db";
-  std::string metrics_listen = "127.0.0.1:9464";  // empty = no HTTP endpoint
-  int auto_calibrate_after = 20;
-  int max_message_bytes = 16 * 1024 * 1024;
-  bool log_requests = true;
+  std::string metrics_listen = "127.0.0.1:9464";  // empty = no HTTP endpoint; port 0 = any
+  int auto_calibrate_after = 20;                   // 0 = never automatically
+  int max_message_bytes = 16 * 1024 * 1024;        // larger requests: RESOURCE_EXHAUSTED
+  LogLevel log_level = LogLevel::kInfo;            // one line per RPC at info
 };
 
 class RunningServer {
  public:
   virtual ~RunningServer() = default;
   virtual int port() const = 0;
+  // The bound /metrics port; 0 when metrics_listen was empty.
+  virtual int metrics_port() const = 0;
   virtual Metrics& metrics() = 0;
   // Marks NOT_SERVING, lets in-flight RPCs finish until `grace` elapses, then stops.
   virtual void Shutdown(absl::Duration grace) = 0;

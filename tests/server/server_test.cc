@@ -37,7 +37,7 @@ class ServerTest : public ::testing::Test {
     o.listen = "127.0.0.1:0";
     o.db_path = dir_ + "/paraplan.db";
     o.metrics_listen = "";
-    o.log_requests = false;
+    o.log_level = LogLevel::kWarn;
     o.auto_calibrate_after = auto_calibrate_after_;
     auto s = StartServer(o);
     ASSERT_TRUE(s.ok()) << s.status();
