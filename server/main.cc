@@ -8,7 +8,9 @@
 // Cannot start (database, port): exit 1.
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <string>
 
 #include "absl/strings/numbers.h"
@@ -47,13 +49,19 @@ int main(int argc, char** argv) {
     }
     // --flag VALUE or --flag=VALUE
     std::string v;
-    if (const size_t eq = flag.find('='); eq != std::string::npos) {
+    const size_t eq = flag.find('=');
+    if (eq != std::string::npos) {
       v = flag.substr(eq + 1);
       flag.resize(eq);
-    } else if (i + 1 < argc) {
+    }
+    static const char* const kValued[] = {"--listen", "--db", "--metrics-listen", "--auto-calibrate-after",
+                                          "--max-message-bytes", "--log-level"};
+    if (std::find(std::begin(kValued), std::end(kValued), flag) == std::end(kValued)) {
+      return UsageError(absl::StrCat(flag, ": unknown flag"));
+    }
+    if (eq == std::string::npos) {
+      if (i + 1 >= argc) return UsageError(absl::StrCat(flag, ": missing value"));
       v = argv[++i];
-    } else {
-      return UsageError(absl::StrCat(flag, ": unknown flag or missing value"));
     }
     if (flag == "--listen") {
       o.listen = v;
@@ -73,8 +81,6 @@ int main(int argc, char** argv) {
       absl::StatusOr<LogLevel> level = paraplan::server::ParseLogLevel(v);
       if (!level.ok()) return UsageError(std::string(level.status().message()));
       o.log_level = *level;
-    } else {
-      return UsageError(absl::StrCat(flag, ": unknown flag"));
     }
   }
   if (o.listen.empty() || o.listen.find(':') == std::string::npos) {

@@ -1,120 +1,25 @@
+// Integration tests of every RPC against the real server in-process (fixture.h).
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
-#include <cstdlib>
-#include <fstream>
+#include <functional>
 #include <random>
 #include <string>
 #include <thread>
 
 #include "gmock/gmock.h"
-#include "google/protobuf/util/json_util.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
 #include "gtest/gtest.h"
 #include "paraplan/v1/services.grpc.pb.h"
 #include "server/metrics.h"
 #include "server/server.h"
+#include "tests/server/fixture.h"
 
 namespace paraplan::server {
 namespace {
 
 using ::testing::HasSubstr;
-
-class ServerTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/paraplan_server_XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    Start();
-  }
-  void TearDown() override {
-    Stop();
-    std::system(("rm -rf " + dir_).c_str());
-  }
-  void Start() {
-    ServerOptions o;
-    o.listen = "127.0.0.1:0";
-    o.db_path = dir_ + "/paraplan.db";
-    o.metrics_listen = "";
-    o.log_level = LogLevel::kWarn;
-    o.auto_calibrate_after = auto_calibrate_after_;
-    auto s = StartServer(o);
-    ASSERT_TRUE(s.ok()) << s.status();
-    server_ = std::move(*s);
-    channel_ = grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->port()), grpc::InsecureChannelCredentials());
-    planner_ = v1::Planner::NewStub(channel_);
-    profiles_ = v1::Profiles::NewStub(channel_);
-    measurements_ = v1::Measurements::NewStub(channel_);
-  }
-  void Stop() {
-    if (server_) server_->Shutdown(absl::Seconds(5));
-    server_.reset();
-  }
-  void Restart() {
-    Stop();
-    Start();
-  }
-
-  static v1::EstimateRequest Gpt3Estimate() {
-    v1::EstimateRequest r;
-    r.set_profile("dgx-a100-80gb");
-    r.set_model("gpt3-175b");
-    v1::ParallelConfig* c = r.mutable_config();
-    c->set_tensor_parallel(8);
-    c->set_pipeline_parallel(8);
-    c->set_data_parallel(16);
-    c->set_micro_batch_size(1);
-    c->set_global_batch_size(1536);
-    c->set_recompute(v1::RECOMPUTE_SELECTIVE);
-    c->set_sequence_parallel(true);
-    return r;
-  }
-
-  grpc::Status Estimate(const v1::EstimateRequest& r, v1::EstimateResponse* out) {
-    grpc::ClientContext ctx;
-    return planner_->Estimate(&ctx, r, out);
-  }
-
-  v1::SystemProfile Profile(const std::string& ref) {
-    grpc::ClientContext ctx;
-    v1::GetProfileRequest req;
-    req.set_name(ref);
-    v1::SystemProfile p;
-    EXPECT_TRUE(profiles_->GetProfile(&ctx, req, &p).ok()) << ref;
-    return p;
-  }
-
-  std::vector<v1::Measurement> PublicMeasurements() {
-    std::ifstream in(std::string(PARAPLAN_SHARED_DATA_DIR) + "/korthikanti22_iteration_times.jsonl");
-    std::vector<v1::Measurement> out;
-    std::string line;
-    google::protobuf::util::JsonParseOptions o;
-    o.ignore_unknown_fields = true;
-    while (std::getline(in, line)) {
-      v1::Measurement m;
-      if (!line.empty() && google::protobuf::util::JsonStringToMessage(line, &m, o).ok()) out.push_back(m);
-    }
-    return out;
-  }
-
-  v1::IngestMeasurementsResponse Ingest(const std::vector<v1::Measurement>& ms) {
-    grpc::ClientContext ctx;
-    v1::IngestMeasurementsRequest req;
-    for (const auto& m : ms) *req.add_measurements() = m;
-    v1::IngestMeasurementsResponse resp;
-    EXPECT_TRUE(measurements_->IngestMeasurements(&ctx, req, &resp).ok());
-    return resp;
-  }
-
-  std::string dir_;
-  int auto_calibrate_after_ = 0;
-  std::unique_ptr<RunningServer> server_;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::Planner::Stub> planner_;
-  std::unique_ptr<v1::Profiles::Stub> profiles_;
-  std::unique_ptr<v1::Measurements::Stub> measurements_;
-};
 
 TEST_F(ServerTest, EstimateReturnsTheFullBreakdown) {
   v1::EstimateResponse r;
@@ -164,6 +69,22 @@ TEST_F(ServerTest, BadInputsNameTheField) {
          r->mutable_workload()->mutable_transformer()->set_num_layers(4);
        },
        grpc::StatusCode::INVALID_ARGUMENT, "workload.transformer.hidden_size"},
+      {[](v1::EstimateRequest* r) { r->set_model(""); }, grpc::StatusCode::INVALID_ARGUMENT,
+       "workload: missing (give workload or model)"},
+      {[](v1::EstimateRequest* r) { r->set_profile(""); }, grpc::StatusCode::INVALID_ARGUMENT, "profile"},
+      {[](v1::EstimateRequest* r) { r->mutable_config()->set_global_batch_size(1000); },
+       grpc::StatusCode::INVALID_ARGUMENT, "config.global_batch_size"},  // not a multiple of dp 16
+      {[](v1::EstimateRequest* r) {  // 8 stages x 5 virtual = 40 chunks do not divide 96 layers
+         r->mutable_config()->set_virtual_pipeline_stages(5);
+         r->mutable_config()->set_pipeline_schedule(v1::SCHEDULE_INTERLEAVED_1F1B);
+       },
+       grpc::StatusCode::INVALID_ARGUMENT, "does not divide num_layers"},
+      {[](v1::EstimateRequest* r) { r->mutable_config()->set_context_parallel(3); },
+       grpc::StatusCode::INVALID_ARGUMENT, "config.context_parallel"},  // 3 does not divide seq 2048
+      {[](v1::EstimateRequest* r) { r->mutable_config()->set_pipeline_schedule(static_cast<v1::PipelineSchedule>(-3)); },
+       grpc::StatusCode::INVALID_ARGUMENT, "config.pipeline_schedule"},
+      {[](v1::EstimateRequest* r) { r->mutable_config()->set_dp_algorithm(static_cast<v1::CollectiveAlgorithm>(99)); },
+       grpc::StatusCode::INVALID_ARGUMENT, "config.dp_algorithm"},
   };
   for (const Case& c : cases) {
     v1::EstimateRequest req = Gpt3Estimate();
@@ -173,6 +94,189 @@ TEST_F(ServerTest, BadInputsNameTheField) {
     EXPECT_EQ(s.error_code(), c.code) << c.field << ": " << s.error_message();
     EXPECT_THAT(s.error_message(), HasSubstr(c.field));
   }
+}
+
+TEST_F(ServerTest, BadWorkloadFieldsAreNamed) {
+  // The gpt3-175b preset, given explicitly, then broken one field at a time.
+  grpc::ClientContext ctx;
+  v1::ListModelsResponse models;
+  ASSERT_TRUE(planner_->ListModels(&ctx, v1::ListModelsRequest(), &models).ok());
+  v1::Workload gpt3;
+  for (const v1::Workload& w : models.models()) {
+    if (w.name() == "gpt3-175b") gpt3 = w;
+  }
+  ASSERT_TRUE(gpt3.has_transformer());
+  struct Case {
+    std::function<void(v1::Workload*)> mutate;
+    std::string field;
+  } cases[] = {
+      {[](v1::Workload* w) { w->mutable_transformer()->set_hidden_size(0); }, "workload.transformer.hidden_size"},
+      {[](v1::Workload* w) { w->mutable_transformer()->set_hidden_size(-12288); },
+       "workload.transformer.hidden_size"},
+      {[](v1::Workload* w) { w->mutable_transformer()->set_num_attention_heads(0); },
+       "workload.transformer.num_attention_heads"},
+      {[](v1::Workload* w) { w->set_precision(static_cast<v1::Precision>(77)); }, "workload.precision"},
+      {[](v1::Workload* w) { w->clear_transformer(); }, "workload"},
+  };
+  for (const Case& c : cases) {
+    v1::EstimateRequest req = Gpt3Estimate();
+    req.clear_model();
+    *req.mutable_workload() = gpt3;
+    v1::EstimateResponse r;
+    ASSERT_TRUE(Estimate(req, &r).ok());
+    c.mutate(req.mutable_workload());
+    grpc::Status s = Estimate(req, &r);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << c.field << ": " << s.error_message();
+    EXPECT_THAT(s.error_message(), HasSubstr(c.field));
+  }
+}
+
+TEST_F(ServerTest, ListModelsReturnsThePresets) {
+  grpc::ClientContext ctx;
+  v1::ListModelsResponse r;
+  ASSERT_TRUE(planner_->ListModels(&ctx, v1::ListModelsRequest(), &r).ok());
+  std::vector<std::string> names;
+  for (const v1::Workload& w : r.models()) names.push_back(w.name());
+  EXPECT_THAT(names, ::testing::IsSupersetOf({"gpt3-175b", "llama3-405b"}));
+  for (const v1::Workload& w : r.models()) {
+    EXPECT_TRUE(w.has_transformer() || w.has_layer_graph()) << w.name();
+  }
+}
+
+TEST_F(ServerTest, ProfileErrors) {
+  auto get = [&](const std::string& ref) {
+    grpc::ClientContext ctx;
+    v1::GetProfileRequest req;
+    req.set_name(ref);
+    v1::SystemProfile p;
+    return profiles_->GetProfile(&ctx, req, &p);
+  };
+  for (const char* bad : {"dgx-a100-80gb@", "dgx-a100-80gb@0", "dgx-a100-80gb@-1", "dgx-a100-80gb@1x", ""}) {
+    EXPECT_EQ(get(bad).error_code(), grpc::StatusCode::INVALID_ARGUMENT) << bad;
+  }
+  EXPECT_EQ(get("no-such-profile").error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_THAT(get("no-such-profile").error_message(), HasSubstr("no-such-profile"));
+  EXPECT_TRUE(get("dgx-a100-80gb@1").ok());
+
+  v1::SystemProfile base = Profile("dgx-a100-80gb");
+  EXPECT_GT(base.created_at().seconds(), 1600000000);
+  {  // UpdateProfile of a missing profile without create_if_missing
+    grpc::ClientContext ctx;
+    v1::UpdateProfileRequest req;
+    *req.mutable_profile() = base;
+    req.mutable_profile()->set_name("not-yet");
+    v1::SystemProfile out;
+    EXPECT_EQ(profiles_->UpdateProfile(&ctx, req, &out).error_code(), grpc::StatusCode::NOT_FOUND);
+  }
+  {  // bad topology enum
+    grpc::ClientContext ctx;
+    v1::CreateProfileRequest req;
+    *req.mutable_profile() = base;
+    req.mutable_profile()->set_name("bad-topology");
+    req.mutable_profile()->mutable_network_levels(1)->set_topology(static_cast<v1::Topology>(42));
+    v1::SystemProfile out;
+    grpc::Status s = profiles_->CreateProfile(&ctx, req, &out);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(s.error_message(), HasSubstr("profile.network_levels[1].topology"));
+  }
+  for (const std::string& name : {std::string("-lead"), std::string("UPPER"), std::string(64, 'a'),
+                                  std::string("sp ace"), std::string("")}) {
+    grpc::ClientContext ctx;
+    v1::CreateProfileRequest req;
+    *req.mutable_profile() = base;
+    req.mutable_profile()->set_name(name);
+    v1::SystemProfile out;
+    grpc::Status s = profiles_->CreateProfile(&ctx, req, &out);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << name;
+    EXPECT_THAT(s.error_message(), HasSubstr("profile.name")) << name;
+  }
+  {  // Create assigns version 1 and created_at, whatever the caller sent.
+    grpc::ClientContext ctx;
+    v1::CreateProfileRequest req;
+    *req.mutable_profile() = base;
+    req.mutable_profile()->set_name("fresh.cluster_1");
+    req.mutable_profile()->set_version(17);
+    req.mutable_profile()->mutable_created_at()->set_seconds(5);
+    v1::SystemProfile out;
+    ASSERT_TRUE(profiles_->CreateProfile(&ctx, req, &out).ok());
+    EXPECT_EQ(out.version(), 1);
+    EXPECT_GT(out.created_at().seconds(), 1600000000);
+  }
+  {
+    grpc::ClientContext ctx;
+    v1::DeleteProfileRequest req;
+    req.set_name("no-such-profile");
+    v1::DeleteProfileResponse r;
+    EXPECT_EQ(profiles_->DeleteProfile(&ctx, req, &r).error_code(), grpc::StatusCode::NOT_FOUND);
+  }
+  {
+    grpc::ClientContext ctx;
+    v1::ListProfilesRequest req;
+    req.set_page_size(-1);
+    v1::ListProfilesResponse r;
+    EXPECT_EQ(profiles_->ListProfiles(&ctx, req, &r).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  }
+  {  // default page size holds every built-in profile
+    grpc::ClientContext ctx;
+    v1::ListProfilesResponse r;
+    ASSERT_TRUE(profiles_->ListProfiles(&ctx, v1::ListProfilesRequest(), &r).ok());
+    EXPECT_GE(r.profiles_size(), 3);
+    EXPECT_TRUE(r.next_page_token().empty());
+  }
+}
+
+TEST_F(ServerTest, PlanRejectsBadRequests) {
+  v1::PlanRequest good;
+  good.set_profile("dgx-a100-80gb");
+  good.set_model("gpt3-175b");
+  good.add_gpus(64);
+  good.set_global_batch_size(64);
+  struct Case {
+    std::function<void(v1::PlanRequest*)> mutate;
+    grpc::StatusCode code;
+    std::string field;
+  } cases[] = {
+      {[](v1::PlanRequest* r) { r->set_global_batch_size(0); }, grpc::StatusCode::INVALID_ARGUMENT,
+       "global_batch_size"},
+      {[](v1::PlanRequest* r) { r->set_global_batch_size(-8); }, grpc::StatusCode::INVALID_ARGUMENT,
+       "global_batch_size"},
+      {[](v1::PlanRequest* r) { r->clear_gpus(); }, grpc::StatusCode::INVALID_ARGUMENT, "gpus"},
+      {[](v1::PlanRequest* r) { r->set_gpus(0, -4); }, grpc::StatusCode::INVALID_ARGUMENT, "gpus"},
+      {[](v1::PlanRequest* r) { r->set_gpus(0, 1 << 30); }, grpc::StatusCode::INVALID_ARGUMENT, "gpus"},
+      {[](v1::PlanRequest* r) { r->clear_model(); }, grpc::StatusCode::INVALID_ARGUMENT, "workload"},
+      {[](v1::PlanRequest* r) { r->set_objective(static_cast<v1::Objective>(9)); },
+       grpc::StatusCode::INVALID_ARGUMENT, "objective"},
+      {[](v1::PlanRequest* r) { r->mutable_constraints()->add_recompute(static_cast<v1::Recompute>(12)); },
+       grpc::StatusCode::INVALID_ARGUMENT, "constraints.recompute[0]"},
+      {[](v1::PlanRequest* r) { r->set_profile("missing-cluster"); }, grpc::StatusCode::NOT_FOUND,
+       "missing-cluster"},
+  };
+  for (const Case& c : cases) {
+    v1::PlanRequest req = good;
+    c.mutate(&req);
+    grpc::ClientContext ctx;
+    v1::PlanResponse r;
+    grpc::Status s = planner_->Plan(&ctx, req, &r);
+    EXPECT_EQ(s.error_code(), c.code) << c.field << ": " << s.error_message();
+    EXPECT_THAT(s.error_message(), HasSubstr(c.field));
+  }
+  grpc::ClientContext ctx;
+  v1::PlanResponse r;
+  ASSERT_TRUE(planner_->Plan(&ctx, good, &r).ok());
+  EXPECT_GT(r.plans_size(), 0);
+  EXPECT_GT(r.search_time_s(), 0);
+}
+
+TEST_F(ServerTest, BatchSizeIsCapped) {
+  v1::EstimateBatchRequest batch;
+  v1::EstimateRequest tiny;
+  tiny.set_profile("x");
+  for (int i = 0; i < 10001; ++i) *batch.add_requests() = tiny;
+  grpc::ClientContext ctx;
+  v1::EstimateBatchResponse resp;
+  grpc::Status s = planner_->EstimateBatch(&ctx, batch, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("requests"));
 }
 
 TEST_F(ServerTest, OversizedRequestIsRejected) {
@@ -376,6 +480,91 @@ TEST_F(ServerTest, IngestIsIdempotentAndSurvivesRestart) {
   EXPECT_TRUE(server_->CheckIntegrity().ok());
 }
 
+TEST_F(ServerTest, IngestRejectsItemByItem) {
+  const std::vector<v1::Measurement> ms = PublicMeasurements();
+  ASSERT_FALSE(ms.empty());
+  std::vector<v1::Measurement> batch;
+  auto add = [&](const std::string& id, std::function<void(v1::Measurement*)> mutate) {
+    v1::Measurement m = ms[0];
+    m.set_id(id);
+    mutate(&m);
+    batch.push_back(m);
+  };
+  add("", [](v1::Measurement*) {});                                                        // 0 empty id
+  add(std::string(201, 'i'), [](v1::Measurement*) {});                                     // 1 long id
+  add("nan", [](v1::Measurement* m) { m->set_iteration_time_s(std::nan("")); });           // 2
+  add("inf", [](v1::Measurement* m) { m->set_iteration_time_s(1.0 / 0.0); });              // 3
+  add("zero", [](v1::Measurement* m) { m->set_iteration_time_s(0); });                     // 4
+  add("too-many-gpus", [](v1::Measurement* m) {  // 5: 8,192 GPUs on a 4,480-GPU cluster
+    m->mutable_config()->set_data_parallel(1024);
+    m->mutable_config()->set_global_batch_size(4096);
+  });
+  add("no-workload", [](v1::Measurement* m) { m->clear_workload(); });                     // 6
+  add("bad-hidden", [](v1::Measurement* m) { m->mutable_workload()->mutable_transformer()->set_hidden_size(0); });
+  add("bad-enum", [](v1::Measurement* m) { m->mutable_config()->set_recompute(static_cast<v1::Recompute>(8)); });
+  add("pinned", [](v1::Measurement* m) { m->set_profile("dgx-a100-80gb@1"); });            // 9 accepted
+  add("pinned", [](v1::Measurement*) {});                                                  // 10 duplicate in batch
+  add("bad-version", [](v1::Measurement* m) { m->set_profile("dgx-a100-80gb@7"); });       // 11
+  v1::IngestMeasurementsResponse r = Ingest(batch);
+  ASSERT_EQ(r.results_size(), 12);
+  EXPECT_EQ(r.accepted(), 1);
+  EXPECT_EQ(r.duplicates(), 1);
+  EXPECT_EQ(r.rejected(), 10);
+  const char* reasons[] = {"id", "id", "iteration_time_s", "iteration_time_s", "iteration_time_s", "GPUs",
+                           "workload", "workload.transformer.hidden_size", "config.recompute"};
+  for (int i = 0; i < 9; ++i) {
+    EXPECT_EQ(r.results(i).status(), v1::IngestResult::STATUS_REJECTED) << i;
+    EXPECT_THAT(r.results(i).reason(), HasSubstr(reasons[i])) << i;
+  }
+  EXPECT_EQ(r.results(9).status(), v1::IngestResult::STATUS_ACCEPTED);
+  EXPECT_EQ(r.results(9).profile_version(), 1);
+  EXPECT_EQ(r.results(10).status(), v1::IngestResult::STATUS_DUPLICATE);
+  EXPECT_EQ(r.results(11).status(), v1::IngestResult::STATUS_REJECTED);
+  grpc::ClientContext ctx;
+  v1::GetAccuracyRequest req;
+  req.set_profile("dgx-a100-80gb");
+  v1::AccuracyReport rep;
+  ASSERT_TRUE(measurements_->GetAccuracy(&ctx, req, &rep).ok());
+  EXPECT_EQ(rep.overall().count(), 1);  // stored once
+}
+
+TEST_F(ServerTest, AccuracyCountsMemoryHitsAndMisses) {
+  std::vector<v1::Measurement> ms = PublicMeasurements();
+  ASSERT_GE(ms.size(), 4u);
+  // Every public run fits in 80 GB (the estimator agrees; asserted below).
+  ms[0].set_peak_memory_gib(60);   // fits and fitted: hit
+  ms[1].set_out_of_memory(true);   // predicted to fit, went OOM: miss
+  ms[2].set_peak_memory_gib(500);  // "ran" above the 80 GiB capacity: miss
+  // ms[3..]: no memory observation, not counted
+  v1::IngestMeasurementsResponse in = Ingest(ms);
+  EXPECT_EQ(in.accepted(), static_cast<int>(ms.size()));
+  grpc::ClientContext ctx;
+  v1::GetAccuracyRequest req;
+  req.set_profile("dgx-a100-80gb");
+  req.set_recent(2);
+  req.set_label_key("no-such-label");
+  v1::AccuracyReport rep;
+  ASSERT_TRUE(measurements_->GetAccuracy(&ctx, req, &rep).ok());
+  EXPECT_EQ(rep.overall().memory_hits(), 1);
+  EXPECT_EQ(rep.overall().memory_misses(), 2);
+  EXPECT_EQ(rep.overall().count(), static_cast<int>(ms.size()) - 1);  // the OOM run has no time
+  EXPECT_EQ(rep.recent().count(), 2);
+  ASSERT_EQ(rep.by_label_size(), 1);  // every row lacks the label: one group ""
+  EXPECT_EQ(rep.by_label().at("").count(), rep.overall().count());
+  EXPECT_GT(rep.overall().bias_ratio(), 0.5);
+  EXPECT_LT(rep.overall().bias_ratio(), 1.5);
+  EXPECT_LE(rep.overall().median_ape_ratio(), 2 * rep.overall().mape_ratio() + 1e-12);
+  const std::string text = server_->metrics().Text();
+  EXPECT_THAT(text, HasSubstr("paraplan_memory_predictions_total{profile=\"dgx-a100-80gb\",result=\"hit\"} 1"));
+  EXPECT_THAT(text, HasSubstr("paraplan_memory_predictions_total{profile=\"dgx-a100-80gb\",result=\"miss\"} 2"));
+  {
+    grpc::ClientContext c2;
+    v1::GetAccuracyRequest bad;
+    bad.set_profile("nowhere");
+    EXPECT_EQ(measurements_->GetAccuracy(&c2, bad, &rep).error_code(), grpc::StatusCode::NOT_FOUND);
+  }
+}
+
 TEST_F(ServerTest, CalibrateWritesANewVersionWithAFitReport) {
   {
     grpc::ClientContext ctx;
@@ -459,10 +648,11 @@ TEST_F(ServerTest, RandomMalformedRequestsNeverCrash) {
     for (char& c : s) c = static_cast<char>(rng());
     return s;
   };
+  const v1::SystemProfile base = Profile("dgx-a100-80gb");
   int answered = 0;
-  for (int i = 0; i < 300; ++i) {
+  for (int i = 0; i < 400; ++i) {
     grpc::ClientContext ctx;
-    switch (i % 4) {
+    switch (i % 8) {
       case 0: {  // random wire bytes parsed into a request
         v1::EstimateRequest req;
         (void)req.ParseFromString(random_bytes(rng() % 200));
@@ -492,17 +682,70 @@ TEST_F(ServerTest, RandomMalformedRequestsNeverCrash) {
         planner_->Plan(&ctx, req, &r);
         break;
       }
-      default: {
+      case 3: {
         v1::IngestMeasurementsRequest req;
         (void)req.ParseFromString(random_bytes(rng() % 300));
         v1::IngestMeasurementsResponse r;
         measurements_->IngestMeasurements(&ctx, req, &r);
         break;
       }
+      case 4: {  // a real profile with one random field, created or updated
+        v1::UpdateProfileRequest req;
+        *req.mutable_profile() = base;
+        req.mutable_profile()->set_name("fuzz-" + std::to_string(rng() % 5));
+        req.set_create_if_missing(true);
+        v1::SystemProfile* p = req.mutable_profile();
+        switch (rng() % 6) {
+          case 0: p->set_gpus_per_node(static_cast<int>(rng())); break;
+          case 1: p->mutable_accelerator()->set_memory_gib(static_cast<double>(static_cast<int>(rng())) / 7); break;
+          case 2: p->mutable_network_levels(0)->set_domain_size(static_cast<int>(rng())); break;
+          case 3: p->mutable_calibration()->set_matmul_efficiency(std::nan("")); break;
+          case 4: p->clear_network_levels(); break;
+          default: (void)p->MergeFromString(random_bytes(rng() % 100)); break;
+        }
+        v1::SystemProfile r;
+        profiles_->UpdateProfile(&ctx, req, &r);
+        break;
+      }
+      case 5: {
+        v1::GetAccuracyRequest req;
+        (void)req.ParseFromString(random_bytes(rng() % 60));
+        v1::AccuracyReport r;
+        measurements_->GetAccuracy(&ctx, req, &r);
+        break;
+      }
+      case 6: {
+        v1::EstimateBatchRequest req;
+        (void)req.ParseFromString(random_bytes(rng() % 400));
+        v1::EstimateBatchResponse r;
+        planner_->EstimateBatch(&ctx, req, &r);
+        break;
+      }
+      default: {  // random printable references (invalid UTF-8 would fail client-side)
+        v1::GetProfileRequest req;
+        std::string name = random_bytes(rng() % 40);
+        for (char& c : name) c = static_cast<char>(' ' + static_cast<unsigned char>(c) % 95);
+        req.set_name(name);
+        v1::SystemProfile r;
+        profiles_->GetProfile(&ctx, req, &r);
+        break;
+      }
     }
     ++answered;
   }
-  EXPECT_EQ(answered, 300);
+  EXPECT_EQ(answered, 400);
+  {  // a profile that passed validation estimates or fails cleanly
+    grpc::ClientContext ctx;
+    v1::ListProfilesResponse r;
+    ASSERT_TRUE(profiles_->ListProfiles(&ctx, v1::ListProfilesRequest(), &r).ok());
+    for (const v1::SystemProfile& p : r.profiles()) {
+      v1::EstimateRequest req = Gpt3Estimate();
+      req.set_profile(p.name());
+      v1::EstimateResponse e;
+      grpc::Status s = Estimate(req, &e);
+      EXPECT_NE(s.error_code(), grpc::StatusCode::INTERNAL) << p.name() << ": " << s.error_message();
+    }
+  }
   v1::EstimateResponse r;
   EXPECT_TRUE(Estimate(Gpt3Estimate(), &r).ok());
   EXPECT_TRUE(server_->CheckIntegrity().ok());

@@ -1,0 +1,161 @@
+// Test fixture for the server integration tests: the real server in-process on
+// 127.0.0.1:0 with a temporary SQLite file, driven through the generated gRPC stubs.
+// Metrics are recorded but not served over HTTP (an Exposer takes ~2 s to destroy);
+// metrics_test.cc serves them once.
+#ifndef PARAPLAN_TESTS_SERVER_FIXTURE_H_
+#define PARAPLAN_TESTS_SERVER_FIXTURE_H_
+
+#include <arpa/inet.h>
+#include <grpcpp/grpcpp.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "google/protobuf/util/json_util.h"
+#include "gtest/gtest.h"
+#include "paraplan/v1/services.grpc.pb.h"
+#include "server/server.h"
+
+namespace paraplan::server {
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/paraplan_server_XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    Start();
+  }
+  void TearDown() override {
+    Stop();
+    std::system(("rm -rf " + dir_).c_str());
+  }
+  virtual ServerOptions Options() {
+    ServerOptions o;
+    o.listen = "127.0.0.1:0";
+    o.db_path = dir_ + "/paraplan.db";
+    o.metrics_listen = "";
+    o.log_level = LogLevel::kWarn;
+    o.auto_calibrate_after = auto_calibrate_after_;
+    return o;
+  }
+  void Start() {
+    auto s = StartServer(Options());
+    ASSERT_TRUE(s.ok()) << s.status();
+    server_ = std::move(*s);
+    channel_ = grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->port()), grpc::InsecureChannelCredentials());
+    planner_ = v1::Planner::NewStub(channel_);
+    profiles_ = v1::Profiles::NewStub(channel_);
+    measurements_ = v1::Measurements::NewStub(channel_);
+  }
+  void Stop() {
+    if (server_) server_->Shutdown(absl::Seconds(5));
+    server_.reset();
+  }
+  void Restart() {
+    Stop();
+    Start();
+  }
+
+  static v1::EstimateRequest Gpt3Estimate() {
+    v1::EstimateRequest r;
+    r.set_profile("dgx-a100-80gb");
+    r.set_model("gpt3-175b");
+    v1::ParallelConfig* c = r.mutable_config();
+    c->set_tensor_parallel(8);
+    c->set_pipeline_parallel(8);
+    c->set_data_parallel(16);
+    c->set_micro_batch_size(1);
+    c->set_global_batch_size(1536);
+    c->set_recompute(v1::RECOMPUTE_SELECTIVE);
+    c->set_sequence_parallel(true);
+    return r;
+  }
+
+  grpc::Status Estimate(const v1::EstimateRequest& r, v1::EstimateResponse* out) {
+    grpc::ClientContext ctx;
+    return planner_->Estimate(&ctx, r, out);
+  }
+
+  v1::SystemProfile Profile(const std::string& ref) {
+    grpc::ClientContext ctx;
+    v1::GetProfileRequest req;
+    req.set_name(ref);
+    v1::SystemProfile p;
+    EXPECT_TRUE(profiles_->GetProfile(&ctx, req, &p).ok()) << ref;
+    return p;
+  }
+
+  std::vector<v1::Measurement> PublicMeasurements() {
+    std::ifstream in(std::string(PARAPLAN_SHARED_DATA_DIR) + "/korthikanti22_iteration_times.jsonl");
+    std::vector<v1::Measurement> out;
+    std::string line;
+    google::protobuf::util::JsonParseOptions o;
+    o.ignore_unknown_fields = true;
+    while (std::getline(in, line)) {
+      v1::Measurement m;
+      if (!line.empty() && google::protobuf::util::JsonStringToMessage(line, &m, o).ok()) out.push_back(m);
+    }
+    return out;
+  }
+
+  v1::IngestMeasurementsResponse Ingest(const std::vector<v1::Measurement>& ms) {
+    grpc::ClientContext ctx;
+    v1::IngestMeasurementsRequest req;
+    for (const auto& m : ms) *req.add_measurements() = m;
+    v1::IngestMeasurementsResponse resp;
+    EXPECT_TRUE(measurements_->IngestMeasurements(&ctx, req, &resp).ok());
+    return resp;
+  }
+
+  std::string dir_;
+  int auto_calibrate_after_ = 0;
+  std::unique_ptr<RunningServer> server_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Planner::Stub> planner_;
+  std::unique_ptr<v1::Profiles::Stub> profiles_;
+  std::unique_ptr<v1::Measurements::Stub> measurements_;
+};
+
+// GET http://127.0.0.1:PORT/PATH over a plain socket (HTTP/1.0, so the server closes
+// the connection after the body). Returns the whole response, headers included; empty
+// when the connection fails.
+inline std::string HttpGet(int port, const std::string& path) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return "";
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string out;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    const std::string req = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+    if (write(fd, req.data(), req.size()) == static_cast<ssize_t>(req.size())) {
+      char buf[65536];
+      for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+    }
+  }
+  close(fd);
+  return out;
+}
+
+// The value of the sample `series` (name with its labels, exactly as exposed) in a
+// Prometheus text exposition; NaN when absent.
+inline double SampleValue(const std::string& text, const std::string& series) {
+  size_t at = 0;
+  while ((at = text.find(series + " ", at)) != std::string::npos) {
+    if (at == 0 || text[at - 1] == '\n') return std::strtod(text.c_str() + at + series.size() + 1, nullptr);
+    at += series.size();
+  }
+  return std::nan("");
+}
+
+}  // namespace paraplan::server
+
+#endif  // PARAPLAN_TESTS_SERVER_FIXTURE_H_
