@@ -1,5 +1,5 @@
 // Log: one structured line per event on stderr, logfmt style:
-//   ts=2026-01-02T03:04:05.678Z level=info rpc=/paraplan.v1.Planner/Plan code=OK ...
+//   ts=2026-01-02T03:04:05.678Z level=info rpc=Plan code=OK duration_ms=90.7 service=... peer=...
 // Filtering is the caller's (it holds the configured minimum level); WriteLogLine only
 // formats and writes. Thread-safe: each line is written with one fwrite.
 #ifndef PARAPLAN_SERVER_LOG_H_

@@ -37,7 +37,7 @@ bool IsServerFault(absl::StatusCode code) {
 }
 
 // Wraps one RPC body: status mapping, metrics (method label = short name, as the
-// dashboards use it), one structured log line with the full method path.
+// dashboards use it), one structured log line (method, code, duration, service, peer).
 class Rpc {
  public:
   Rpc(Metrics* metrics, LogLevel min_level, const char* service, const char* method, grpc::ServerContext* ctx)
@@ -53,8 +53,9 @@ class Rpc {
     metrics_->RecordRpc(method_, code, seconds);
     const LogLevel level = IsServerFault(s.code()) ? LogLevel::kError : LogLevel::kInfo;
     if (level >= min_level_) {
-      std::string fields = absl::StrCat("rpc=/paraplan.v1.", service_, "/", method_, " code=", code,
-                                        " duration_ms=", absl::StrFormat("%.3f", seconds * 1e3),
+      // "rpc=Plan code=OK" first: tests/cli and log queries match on it.
+      std::string fields = absl::StrCat("rpc=", method_, " code=", code, " duration_ms=",
+                                        absl::StrFormat("%.3f", seconds * 1e3), " service=paraplan.v1.", service_,
                                         " peer=", ctx_->peer());
       if (!s.ok()) absl::StrAppend(&fields, " msg=", LogQuote(s.message()));
       WriteLogLine(level, fields);
