@@ -248,20 +248,28 @@ v1::ListModelsResponse Backend::ListModels() const {
 }
 
 absl::StatusOr<v1::SystemProfile> Backend::CreateProfile(const v1::SystemProfile& profile) {
-  if (absl::Status s = ValidateUserProfile(profile); !s.ok()) return s;
-  if (store_->GetProfile(profile.name()).ok()) {
-    return absl::AlreadyExistsError(absl::StrCat("profile \"", profile.name(),
-                                                 "\" exists; UpdateProfile writes a new version"));
-  }
-  return UpdateProfile(profile, /*create_if_missing=*/true);
+  return WriteProfile(profile, Existing::kMustNotExist);
 }
 
 absl::StatusOr<v1::SystemProfile> Backend::UpdateProfile(const v1::SystemProfile& profile, bool create_if_missing) {
+  return WriteProfile(profile, create_if_missing ? Existing::kEither : Existing::kMustExist);
+}
+
+absl::StatusOr<v1::SystemProfile> Backend::WriteProfile(const v1::SystemProfile& profile, Existing existing) {
   if (absl::Status s = ValidateUserProfile(profile); !s.ok()) return s;
-  if (!create_if_missing) {
-    if (absl::StatusOr<store::ProfileRow> row = store_->GetProfile(profile.name()); !row.ok()) return row.status();
+  absl::StatusOr<int> version;
+  {
+    // The existence check and the write are one step for this process.
+    absl::MutexLock lock(&profile_write_mu_);
+    absl::StatusOr<store::ProfileRow> row = store_->GetProfile(profile.name());
+    if (!row.ok() && row.status().code() != absl::StatusCode::kNotFound) return row.status();
+    if (existing == Existing::kMustNotExist && row.ok()) {
+      return absl::AlreadyExistsError(absl::StrCat("profile \"", profile.name(),
+                                                   "\" exists; UpdateProfile writes a new version"));
+    }
+    if (existing == Existing::kMustExist && !row.ok()) return row.status();
+    version = store_->PutProfileVersion(profile.name(), Encode(profile), "user");
   }
-  absl::StatusOr<int> version = store_->PutProfileVersion(profile.name(), Encode(profile), "user");
   if (!version.ok()) return version.status();
   metrics_->SetProfileVersion(profile.name(), *version);
   return Load(profile.name(), *version);

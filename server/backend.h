@@ -1,9 +1,10 @@
 // Backend: what the RPCs do, in terms of protos, the estimator and the store — without
-// gRPC. The gRPC services (services.cc) only translate contexts and statuses.
+// gRPC. The gRPC services (server.cc) only translate contexts and statuses.
 //
 // Profiles are stored as serialized paraplan.v1.SystemProfile; version and created_at
 // come from the store row. A profile reference is "NAME" (newest) or "NAME@N".
-// Thread-safe: the store serialises writes; calibration of one profile at a time.
+// Thread-safe: the store serialises writes; profile create/update checks and writes
+// under one lock; one calibration runs at a time.
 #ifndef PARAPLAN_SERVER_BACKEND_H_
 #define PARAPLAN_SERVER_BACKEND_H_
 
@@ -52,6 +53,8 @@ class Backend {
   void RefreshGauges();
 
  private:
+  enum class Existing { kMustNotExist, kMustExist, kEither };
+  absl::StatusOr<v1::SystemProfile> WriteProfile(const v1::SystemProfile& profile, Existing existing);
   absl::StatusOr<v1::SystemProfile> Load(const std::string& name, int version);
   // Accelerator memory (GiB) of each stored version of `name`.
   absl::StatusOr<std::map<int, double>> CapacitiesOf(const std::string& name);
@@ -62,6 +65,7 @@ class Backend {
   Metrics* metrics_;
   BackendOptions options_;
   absl::Mutex calibrate_mu_;
+  absl::Mutex profile_write_mu_;  // Create/Update: existence check + write
 };
 
 // "NAME" or "NAME@N" -> (name, version; 0 = newest). INVALID_ARGUMENT on bad syntax.

@@ -1,6 +1,7 @@
 // Integration tests of every RPC against the real server in-process (fixture.h).
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <random>
@@ -526,6 +527,41 @@ TEST_F(ServerTest, IngestRejectsItemByItem) {
   v1::AccuracyReport rep;
   ASSERT_TRUE(measurements_->GetAccuracy(&ctx, req, &rep).ok());
   EXPECT_EQ(rep.overall().count(), 1);  // stored once
+}
+
+TEST_F(ServerTest, ConcurrentWritesStayConsistent) {
+  const std::vector<v1::Measurement> ms = PublicMeasurements();
+  v1::SystemProfile p = Profile("dgx-a100-80gb");
+  p.set_name("race");
+  std::atomic<int> created{0}, exists{0}, accepted{0}, duplicates{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&] {
+      {
+        grpc::ClientContext ctx;
+        v1::CreateProfileRequest req;
+        *req.mutable_profile() = p;
+        v1::SystemProfile out;
+        grpc::Status s = profiles_->CreateProfile(&ctx, req, &out);
+        (s.ok() ? created : exists)++;
+      }
+      grpc::ClientContext ctx;
+      v1::IngestMeasurementsRequest req;
+      for (const auto& m : ms) *req.add_measurements() = m;
+      v1::IngestMeasurementsResponse resp;
+      if (measurements_->IngestMeasurements(&ctx, req, &resp).ok()) {
+        accepted += resp.accepted();
+        duplicates += resp.duplicates();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(created.load(), 1);
+  EXPECT_EQ(exists.load(), 5);
+  EXPECT_EQ(Profile("race").version(), 1);
+  EXPECT_EQ(accepted.load(), static_cast<int>(ms.size()));
+  EXPECT_EQ(duplicates.load(), 5 * static_cast<int>(ms.size()));
+  EXPECT_TRUE(server_->CheckIntegrity().ok());
 }
 
 TEST_F(ServerTest, AccuracyCountsMemoryHitsAndMisses) {
