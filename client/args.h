@@ -1,5 +1,13 @@
-// Command-line arguments of the paraplan CLI: global flags, the command words, and
-// --key value options. Parsing only (no RPC); errors are usage errors (exit 2).
+// The command line of the paraplan CLI: global flags (--server, --output, --timeout,
+// --help), the command words, and the command's --key value options and boolean flags.
+//
+// Contract: ParseArgs only parses and checks the *shape* of the command line against
+// the table of commands (known command, known flags for it, the right number of
+// positional words); it does no I/O and no RPC. Its errors are usage errors (exit 2) and
+// their message already ends with the usage of the command concerned. Whether a value
+// is well formed (a number, a list of numbers) and which options a command requires
+// are checked by the command itself (commands.cc), which then prints `Args::usage`.
+// The default server is $PARAPLAN_SERVER when set, else 127.0.0.1:50051.
 #ifndef PARAPLAN_CLIENT_ARGS_H_
 #define PARAPLAN_CLIENT_ARGS_H_
 
@@ -15,11 +23,12 @@ namespace paraplan::cli {
 struct Args {
   std::string server = "127.0.0.1:50051";
   std::string output = "table";  // table | json
-  double timeout_s = 30;
+  double timeout_s = 30;         // deadline of each RPC
   std::vector<std::string> words;  // command, subcommand, positional arguments
   std::map<std::string, std::string> options;  // --key value
   std::set<std::string> flags;                 // --key (boolean)
-  bool help = false;
+  bool help = false;   // --help was given: print `usage` and exit 0
+  std::string usage;   // usage of the command given (or of the whole CLI)
 
   bool Has(const std::string& key) const { return options.count(key) > 0; }
   std::string Get(const std::string& key, const std::string& fallback = "") const {
@@ -29,6 +38,8 @@ struct Args {
 };
 
 absl::StatusOr<Args> ParseArgs(int argc, char** argv);
+
+// The usage of the whole CLI (every command, global flags, exit codes).
 std::string Usage();
 
 }  // namespace paraplan::cli

@@ -2,18 +2,20 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
-#include <fstream>
-#include <iostream>
-#include <sstream>
+#include <memory>
+#include <string>
+#include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/ascii.h"
 #include "client/format.h"
-#include "google/protobuf/util/json_util.h"
+#include "client/input.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "paraplan/v1/services.grpc.pb.h"
 
@@ -22,13 +24,11 @@ namespace paraplan::cli {
 namespace {
 
 constexpr int kOk = 0, kError = 1, kUsage = 2, kBadInput = 65, kUnavailable = 69;
+// Requests per EstimateBatch / IngestMeasurements call.
+constexpr int kChunk = 1000;
 
-// A failure with the exit code it maps to.
-struct Failure {
-  int code;
-  std::string message;
-};
-
+// One run of one command. Each method returns the process exit code; a failure is
+// reported on stderr once, where it happens, and its code kept in failed_.
 class Cli {
  public:
   explicit Cli(const Args& a) : a_(a) {}
@@ -49,26 +49,18 @@ class Cli {
   std::unique_ptr<grpc::ClientContext> Context() const;
   int RpcFailed(const grpc::Status& s);
   int Fail(int code, const std::string& message);
+  int UsageError(const std::string& message);
+  int BadInput(const absl::Status& s) { return Fail(kBadInput, std::string(s.message())); }
   int Print(const google::protobuf::Message& m, const std::string& table);
-  bool ReadFile(const std::string& path, std::string* out);
-  bool ParseJson(const std::string& text, google::protobuf::Message* m, const std::string& where, bool lenient);
   bool LoadWorkload(v1::Workload* w, std::string* model);
   bool IntList(const std::string& key, google::protobuf::RepeatedField<int32_t>* out);
+  bool Int(const std::string& key, int min, int* out);
+  bool FlagChoice(const std::string& key, v1::PlanConstraints::Flag* out);
 
   const Args& a_;
   std::shared_ptr<grpc::Channel> channel_;
   int failed_ = 0;
 };
-
-std::string Json(const google::protobuf::Message& m, bool pretty) {
-  google::protobuf::util::JsonPrintOptions o;
-  o.preserve_proto_field_names = true;
-  o.always_print_primitive_fields = true;
-  o.add_whitespace = pretty;
-  std::string s;
-  (void)google::protobuf::util::MessageToJsonString(m, &s, o);
-  return s;
-}
 
 int Cli::Fail(int code, const std::string& message) {
   std::fprintf(stderr, "paraplan: %s\n", message.c_str());
@@ -76,24 +68,27 @@ int Cli::Fail(int code, const std::string& message) {
   return code;
 }
 
+int Cli::UsageError(const std::string& message) { return Fail(kUsage, absl::StrCat(message, "\n\n", a_.usage)); }
+
 int Cli::RpcFailed(const grpc::Status& s) {
   if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
     return Fail(kUnavailable, absl::StrCat("server unavailable at ", a_.server, ": ", s.error_message()));
   }
-  static const char* kNames[] = {"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
-                                 "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
-                                 "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL",
-                                 "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
-  const int c = s.error_code();
-  return Fail(kError, absl::StrCat("error: ", c >= 0 && c <= 16 ? kNames[c] : "UNKNOWN", ": ", s.error_message()));
+  // gRPC and absl share the status codes (and absl names them as gRPC does).
+  const std::string name = absl::StatusCodeToString(static_cast<absl::StatusCode>(s.error_code()));
+  std::fprintf(stderr, "error: %s: %s\n", name.c_str(), s.error_message().c_str());
+  failed_ = kError;
+  return kError;
 }
 
 bool Cli::Connect() {
   channel_ = grpc::CreateChannel(a_.server, grpc::InsecureChannelCredentials());
-  const auto deadline = std::chrono::system_clock::now() + std::chrono::milliseconds(
-                                                                 static_cast<int64_t>(std::min(a_.timeout_s, 10.0) * 1000));
-  if (!channel_->WaitForConnected(deadline)) {
-    Fail(kUnavailable, absl::StrCat("server unavailable at ", a_.server));
+  // Connecting gets at most 10 s of the deadline: a server that is down should be
+  // reported quickly even when a long search is allowed.
+  const auto wait = std::chrono::milliseconds(static_cast<int64_t>(std::min(a_.timeout_s, 10.0) * 1000));
+  if (!channel_->WaitForConnected(std::chrono::system_clock::now() + wait)) {
+    Fail(kUnavailable, absl::StrFormat("server unavailable at %s (no connection within %g s)", a_.server,
+                                       std::min(a_.timeout_s, 10.0)));
     return false;
   }
   return true;
@@ -108,47 +103,32 @@ std::unique_ptr<grpc::ClientContext> Cli::Context() const {
 
 int Cli::Print(const google::protobuf::Message& m, const std::string& table) {
   if (a_.output == "json") {
-    std::printf("%s\n", Json(m, true).c_str());
+    std::string json = ToJson(m, /*pretty=*/true);
+    if (json.empty() || json.back() != '\n') json += '\n';
+    std::fputs(json.c_str(), stdout);
   } else {
-    std::printf("%s", table.c_str());
+    std::fputs(table.c_str(), stdout);
   }
   return kOk;
 }
 
-bool Cli::ReadFile(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    Fail(kBadInput, absl::StrCat(path, ": cannot read file"));
-    return false;
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
-  return true;
-}
-
-bool Cli::ParseJson(const std::string& text, google::protobuf::Message* m, const std::string& where,
-                    bool lenient) {
-  google::protobuf::util::JsonParseOptions o;
-  o.ignore_unknown_fields = lenient;
-  auto s = google::protobuf::util::JsonStringToMessage(text, m, o);
-  if (!s.ok()) {
-    Fail(kBadInput, absl::StrCat(where, ": not a valid ", m->GetDescriptor()->name(), ": ", s.message().as_string()));
-    return false;
-  }
-  return true;
-}
-
 bool Cli::LoadWorkload(v1::Workload* w, std::string* model) {
+  if (a_.Has("workload") && a_.Has("model")) {
+    UsageError("give --workload FILE or --model PRESET, not both");
+    return false;
+  }
   if (a_.Has("workload")) {
-    std::string text;
-    return ReadFile(a_.Get("workload"), &text) && ParseJson(text, w, a_.Get("workload"), false);
+    if (absl::Status s = ParseJsonFile(a_.Get("workload"), w); !s.ok()) {
+      BadInput(s);
+      return false;
+    }
+    return true;
   }
   if (a_.Has("model")) {
     *model = a_.Get("model");
     return true;
   }
-  Fail(kUsage, "give --workload FILE or --model PRESET (see `paraplan models`)");
+  UsageError("give --workload FILE or --model PRESET (see `paraplan models`)");
   return false;
 }
 
@@ -157,7 +137,7 @@ bool Cli::IntList(const std::string& key, google::protobuf::RepeatedField<int32_
   for (absl::string_view part : absl::StrSplit(a_.Get(key), ',')) {
     int v = 0;
     if (!absl::SimpleAtoi(part, &v) || v < 0) {
-      Fail(kUsage, absl::StrCat("--", key, ": \"", a_.Get(key), "\" is not a list of non-negative integers"));
+      UsageError(absl::StrCat("--", key, ": \"", a_.Get(key), "\" is not a list of non-negative integers"));
       return false;
     }
     out->Add(v);
@@ -165,13 +145,33 @@ bool Cli::IntList(const std::string& key, google::protobuf::RepeatedField<int32_
   return true;
 }
 
-int Cli::Run() {
-  if (a_.words.empty() || (a_.help && a_.words.empty())) {
-    std::fprintf(a_.help ? stdout : stderr, "%s", Usage().c_str());
-    return a_.help ? kOk : kUsage;
+bool Cli::Int(const std::string& key, int min, int* out) {
+  if (!a_.Has(key)) return true;
+  if (!absl::SimpleAtoi(a_.Get(key), out) || *out < min) {
+    UsageError(absl::StrCat("--", key, ": \"", a_.Get(key), "\" is not an integer >= ", min));
+    return false;
   }
+  return true;
+}
+
+bool Cli::FlagChoice(const std::string& key, v1::PlanConstraints::Flag* out) {
+  const std::string v = a_.Get(key, "any");
+  if (v == "any") {
+    *out = v1::PlanConstraints::FLAG_ANY;
+  } else if (v == "on") {
+    *out = v1::PlanConstraints::FLAG_ON;
+  } else if (v == "off") {
+    *out = v1::PlanConstraints::FLAG_OFF;
+  } else {
+    UsageError(absl::StrCat("--", key, " must be on, off or any"));
+    return false;
+  }
+  return true;
+}
+
+int Cli::Run() {
   if (a_.help) {
-    std::printf("%s", Usage().c_str());
+    std::fputs(a_.usage.c_str(), stdout);
     return kOk;
   }
   const std::string& cmd = a_.words[0];
@@ -183,21 +183,16 @@ int Cli::Run() {
   if (cmd == "accuracy") return Accuracy();
   if (cmd == "models") return Models();
   if (cmd == "health") return Health();
-  return Fail(kUsage, absl::StrCat("unknown command \"", cmd, "\"\n", Usage()));
+  return UsageError(absl::StrCat("unknown command \"", cmd, "\""));  // ParseArgs lets none through
 }
 
 int Cli::Profiles() {
-  const std::string sub = a_.words.size() > 1 ? a_.words[1] : "";
+  // ParseArgs has checked the subcommand and its one argument.
+  const std::string& sub = a_.words[1];
   const std::string arg = a_.words.size() > 2 ? a_.words[2] : "";
-  const bool needs_arg = sub == "show" || sub == "history" || sub == "put" || sub == "delete";
-  if ((sub != "list" && !needs_arg) || (needs_arg && arg.empty())) {
-    return Fail(kUsage, "usage: paraplan profiles list | show NAME[@VERSION] | history NAME | put FILE.json | "
-                        "delete NAME");
-  }
   v1::SystemProfile put;
   if (sub == "put") {
-    std::string text;
-    if (!ReadFile(arg, &text) || !ParseJson(text, &put, arg, false)) return failed_;
+    if (absl::Status s = ParseJsonFile(arg, &put); !s.ok()) return BadInput(s);
   }
   if (!Connect()) return failed_;
   auto stub = v1::Profiles::NewStub(channel_);
@@ -247,96 +242,82 @@ int Cli::Profiles() {
 }
 
 int Cli::Estimate() {
-  if (!a_.Has("profile") || !a_.Has("config")) {
-    return Fail(kUsage, "usage: paraplan estimate --profile NAME (--workload FILE | --model PRESET) --config FILE");
-  }
+  if (!a_.Has("profile") || !a_.Has("config")) return UsageError("estimate needs --profile and --config");
   v1::EstimateRequest req;
   req.set_profile(a_.Get("profile"));
-  std::string model, text;
+  std::string model;
   if (!LoadWorkload(req.mutable_workload(), &model)) return failed_;
   if (!model.empty()) {
     req.clear_workload();
     req.set_model(model);
   }
-  if (!ReadFile(a_.Get("config"), &text) || !ParseJson(text, req.mutable_config(), a_.Get("config"), false)) {
-    return failed_;
-  }
-  if (a_.Has("gpus")) {
-    int gpus = 0;
-    if (!absl::SimpleAtoi(a_.Get("gpus"), &gpus) || gpus <= 0) return Fail(kUsage, "--gpus: not a positive integer");
-    req.set_num_gpus(gpus);
-  }
+  if (absl::Status s = ParseJsonFile(a_.Get("config"), req.mutable_config()); !s.ok()) return BadInput(s);
+  int gpus = 0;
+  if (!Int("gpus", 1, &gpus)) return failed_;
+  req.set_num_gpus(gpus);
   if (!Connect()) return failed_;
   v1::EstimateResponse r;
   grpc::Status s = v1::Planner::NewStub(channel_)->Estimate(Context().get(), req, &r);
   return s.ok() ? Print(r.estimate(), FormatEstimate(r.estimate())) : RpcFailed(s);
 }
 
+// One JSON line per request line, in order; a line that cannot be parsed is answered
+// here and never sent. The output is JSON lines whatever --output says.
 int Cli::EstimateBatch() {
-  std::string text;
-  if (!ReadFile(a_.Get("batch"), &text)) return failed_;
-  struct Line {
-    bool ok;
-    v1::RpcError error;
-  };
-  std::vector<Line> lines;
-  v1::EstimateBatchRequest batch;
-  int n = 0;
-  for (absl::string_view raw : absl::StrSplit(text, '\n')) {
-    ++n;
-    if (absl::StripAsciiWhitespace(raw).empty()) continue;
+  if (a_.options.size() > 1) return UsageError("estimate --batch takes no other flags (each line names its inputs)");
+  const std::string path = a_.Get("batch");
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return BadInput(text.status());
+  const std::vector<NumberedLine> lines = NonBlankLines(*text);
+  if (lines.empty()) return Fail(kBadInput, absl::StrCat(path, ": no requests (the file has no non-blank line)"));
+
+  std::vector<v1::EstimateResult> results(lines.size());
+  std::vector<size_t> sent;  // indexes into lines/results, in request order
+  v1::EstimateBatchRequest all;
+  for (size_t i = 0; i < lines.size(); ++i) {
     v1::EstimateRequest req;
-    google::protobuf::util::JsonParseOptions o;
-    o.ignore_unknown_fields = true;
-    auto st = google::protobuf::util::JsonStringToMessage(std::string(raw), &req, o);
-    Line line{st.ok(), {}};
-    if (st.ok()) {
-      *batch.add_requests() = req;
-    } else {
-      line.error.set_code(static_cast<int>(grpc::StatusCode::INVALID_ARGUMENT));
-      line.error.set_message(absl::StrCat(a_.Get("batch"), ":", n, ": ", st.message().as_string()));
+    if (absl::Status s = ParseJsonLine(path, lines[i].number, lines[i].text, &req); !s.ok()) {
+      results[i].mutable_error()->set_code(static_cast<int>(absl::StatusCode::kInvalidArgument));
+      results[i].mutable_error()->set_message(std::string(s.message()));
+      continue;
     }
-    lines.push_back(line);
+    *all.add_requests() = std::move(req);
+    sent.push_back(i);
   }
-  if (lines.empty()) return Fail(kBadInput, absl::StrCat(a_.Get("batch"), ": no requests"));
-  if (batch.requests_size() == 0) {
-    for (const Line& l : lines) std::printf("{\"error\": %s}\n", Json(l.error, false).c_str());
-    failed_ = kBadInput;
-    return kBadInput;
-  }
-  if (!Connect()) return failed_;
-  auto stub = v1::Planner::NewStub(channel_);
-  std::vector<v1::EstimateResult> results;
-  constexpr int kChunk = 1000;
-  for (int start = 0; start < batch.requests_size(); start += kChunk) {
-    v1::EstimateBatchRequest chunk;
-    for (int i = start; i < std::min(batch.requests_size(), start + kChunk); ++i) *chunk.add_requests() = batch.requests(i);
-    v1::EstimateBatchResponse resp;
-    grpc::Status s = stub->EstimateBatch(Context().get(), chunk, &resp);
-    if (!s.ok()) return RpcFailed(s);
-    results.insert(results.end(), resp.results().begin(), resp.results().end());
-  }
-  size_t next = 0;
-  for (const Line& l : lines) {
-    if (!l.ok) {
-      std::printf("{\"error\": %s}\n", Json(l.error, false).c_str());
-    } else if (next < results.size()) {
-      const v1::EstimateResult& r = results[next++];
-      if (r.has_estimate()) {
-        std::printf("%s\n", Json(r.estimate(), false).c_str());
-      } else {
-        std::printf("{\"error\": %s}\n", Json(r.error(), false).c_str());
+  if (!sent.empty()) {
+    if (!Connect()) return failed_;
+    auto stub = v1::Planner::NewStub(channel_);
+    for (size_t start = 0; start < sent.size(); start += kChunk) {
+      const size_t end = std::min(sent.size(), start + kChunk);
+      v1::EstimateBatchRequest chunk;
+      for (size_t k = start; k < end; ++k) *chunk.add_requests() = all.requests(static_cast<int>(k));
+      v1::EstimateBatchResponse resp;
+      grpc::Status s = stub->EstimateBatch(Context().get(), chunk, &resp);
+      if (!s.ok()) return RpcFailed(s);
+      for (size_t k = start; k < end; ++k) {
+        const int j = static_cast<int>(k - start);
+        if (j < resp.results_size()) {
+          results[sent[k]] = resp.results(j);
+        } else {
+          results[sent[k]].mutable_error()->set_code(static_cast<int>(absl::StatusCode::kInternal));
+          results[sent[k]].mutable_error()->set_message("the server returned fewer results than requests");
+        }
       }
     }
   }
+  for (const v1::EstimateResult& r : results) {
+    // An Estimate line is the Estimate itself; an error line is {"error": {...}}, which
+    // is also the JSON of an EstimateResult holding the error.
+    std::printf("%s\n", (r.has_estimate() ? ToJson(r.estimate(), false) : ToJson(r, false)).c_str());
+  }
+  std::fflush(stdout);
+  if (sent.empty()) return Fail(kBadInput, absl::StrCat(path, ": no line could be parsed"));
   return kOk;
 }
 
 int Cli::Plan() {
   if (!a_.Has("profile") || !a_.Has("gpus") || !a_.Has("global-batch")) {
-    return Fail(kUsage,
-                "usage: paraplan plan --profile NAME (--workload FILE | --model PRESET) --gpus N[,N...] "
-                "--global-batch B [--top K] [--objective time|cost|energy] (see --help for constraints)");
+    return UsageError("plan needs --profile, --gpus and --global-batch");
   }
   v1::PlanRequest req;
   req.set_profile(a_.Get("profile"));
@@ -348,12 +329,11 @@ int Cli::Plan() {
   }
   if (!IntList("gpus", req.mutable_gpus())) return failed_;
   int value = 0;
-  if (!absl::SimpleAtoi(a_.Get("global-batch"), &value)) return Fail(kUsage, "--global-batch: not an integer");
+  if (!Int("global-batch", 1, &value)) return failed_;
   req.set_global_batch_size(value);
-  if (a_.Has("top")) {
-    if (!absl::SimpleAtoi(a_.Get("top"), &value)) return Fail(kUsage, "--top: not an integer");
-    req.set_top_k(value);
-  }
+  value = 0;
+  if (!Int("top", 0, &value)) return failed_;
+  req.set_top_k(value);
   const std::string objective = a_.Get("objective", "time");
   if (objective == "time") {
     req.set_objective(v1::OBJECTIVE_TIME);
@@ -362,7 +342,7 @@ int Cli::Plan() {
   } else if (objective == "energy") {
     req.set_objective(v1::OBJECTIVE_ENERGY);
   } else {
-    return Fail(kUsage, "--objective must be time, cost or energy");
+    return UsageError("--objective must be time, cost or energy");
   }
   v1::PlanConstraints* k = req.mutable_constraints();
   if (!IntList("tp", k->mutable_tensor_parallel()) || !IntList("pp", k->mutable_pipeline_parallel()) ||
@@ -377,104 +357,116 @@ int Cli::Plan() {
       {"max-cp", &v1::PlanConstraints::set_max_context_parallel},
       {"max-mbs", &v1::PlanConstraints::set_max_micro_batch_size}};
   for (const auto& [key, setter] : caps) {
-    if (!a_.Has(key)) continue;
-    if (!absl::SimpleAtoi(a_.Get(key), &value) || value < 0) {
-      return Fail(kUsage, absl::StrCat("--", key, ": not a non-negative integer"));
-    }
+    value = 0;
+    if (!Int(key, 0, &value)) return failed_;
     (k->*setter)(value);
   }
   if (a_.Has("recompute")) {
     for (absl::string_view r : absl::StrSplit(a_.Get("recompute"), ',')) {
-      if (r == "none") k->add_recompute(v1::RECOMPUTE_NONE);
-      else if (r == "selective") k->add_recompute(v1::RECOMPUTE_SELECTIVE);
-      else if (r == "full") k->add_recompute(v1::RECOMPUTE_FULL);
-      else return Fail(kUsage, "--recompute: a list of none, selective, full");
+      if (r == "none") {
+        k->add_recompute(v1::RECOMPUTE_NONE);
+      } else if (r == "selective") {
+        k->add_recompute(v1::RECOMPUTE_SELECTIVE);
+      } else if (r == "full") {
+        k->add_recompute(v1::RECOMPUTE_FULL);
+      } else {
+        return UsageError("--recompute: a list of none, selective, full");
+      }
+    }
+  }
+  if (a_.Has("schedule")) {
+    for (absl::string_view s : absl::StrSplit(a_.Get("schedule"), ',')) {
+      if (s == "1f1b") {
+        k->add_pipeline_schedule(v1::SCHEDULE_1F1B);
+      } else if (s == "gpipe") {
+        k->add_pipeline_schedule(v1::SCHEDULE_GPIPE);
+      } else if (s == "interleaved") {
+        k->add_pipeline_schedule(v1::SCHEDULE_INTERLEAVED_1F1B);
+      } else if (s == "zero-bubble") {
+        k->add_pipeline_schedule(v1::SCHEDULE_ZERO_BUBBLE);
+      } else {
+        return UsageError("--schedule: a list of 1f1b, gpipe, interleaved, zero-bubble");
+      }
     }
   }
   double headroom = 0;
-  if (a_.Has("headroom") && !absl::SimpleAtod(a_.Get("headroom"), &headroom)) {
-    return Fail(kUsage, "--headroom: not a number");
+  if (a_.Has("headroom") && (!absl::SimpleAtod(a_.Get("headroom"), &headroom) || headroom < 0 || headroom >= 1)) {
+    return UsageError("--headroom: a share of memory in [0, 1), e.g. 0.1");
   }
   k->set_memory_headroom_ratio(headroom);
   k->set_allow_offload(a_.flags.count("allow-offload") > 0);
+  v1::PlanConstraints::Flag flag;
+  if (!FlagChoice("sp", &flag)) return failed_;
+  k->set_sequence_parallel(flag);
+  if (!FlagChoice("flash", &flag)) return failed_;
+  k->set_flash_attention(flag);
+  if (!FlagChoice("overlap-grad-reduce", &flag)) return failed_;
+  k->set_overlap_grad_reduce(flag);
   if (!Connect()) return failed_;
   v1::PlanResponse r;
   grpc::Status s = v1::Planner::NewStub(channel_)->Plan(Context().get(), req, &r);
   return s.ok() ? Print(r, FormatPlan(r)) : RpcFailed(s);
 }
 
+// Lines that cannot be parsed are rejected here (reason names the line) and never sent;
+// the report lists every line in file order.
 int Cli::Ingest() {
-  if (a_.words.size() < 2) return Fail(kUsage, "usage: paraplan ingest FILE.jsonl");
   const std::string path = a_.words[1];
-  std::string text;
-  if (!ReadFile(path, &text)) return failed_;
-  v1::IngestMeasurementsRequest req;
-  std::vector<std::string> local_errors;  // per line, "" when sent
-  int n = 0, parsed = 0;
-  for (absl::string_view raw : absl::StrSplit(text, '\n')) {
-    ++n;
-    if (absl::StripAsciiWhitespace(raw).empty()) continue;
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return BadInput(text.status());
+  const std::vector<NumberedLine> lines = NonBlankLines(*text);
+  if (lines.empty()) return Fail(kBadInput, absl::StrCat(path, ": no measurements (the file has no non-blank line)"));
+
+  v1::IngestMeasurementsResponse report;  // one result per line, in order
+  std::vector<int> sent;                  // indexes into report.results
+  v1::IngestMeasurementsRequest all;
+  for (const NumberedLine& line : lines) {
+    v1::IngestResult* r = report.add_results();
     v1::Measurement m;
-    google::protobuf::util::JsonParseOptions o;
-    o.ignore_unknown_fields = true;
-    auto st = google::protobuf::util::JsonStringToMessage(std::string(raw), &m, o);
-    if (!st.ok()) {
-      local_errors.push_back(absl::StrCat(path, ":", n, ": ", st.message().as_string()));
+    if (absl::Status s = ParseJsonLine(path, line.number, line.text, &m); !s.ok()) {
+      r->set_status(v1::IngestResult::STATUS_REJECTED);
+      r->set_reason(std::string(s.message()));
+      report.set_rejected(report.rejected() + 1);
       continue;
     }
-    ++parsed;
-    local_errors.push_back("");
-    *req.add_measurements() = m;
+    r->set_id(m.id());
+    sent.push_back(report.results_size() - 1);
+    *all.add_measurements() = std::move(m);
   }
-  if (parsed == 0) {
-    for (const std::string& e : local_errors) std::fprintf(stderr, "rejected  %s\n", e.c_str());
-    return Fail(kBadInput, absl::StrCat(path, ": no valid measurement"));
+  if (sent.empty()) {
+    for (const v1::IngestResult& r : report.results()) std::fprintf(stderr, "rejected  %s\n", r.reason().c_str());
+    return Fail(kBadInput, absl::StrCat(path, ": no line could be parsed as a Measurement"));
   }
   if (!Connect()) return failed_;
   auto stub = v1::Measurements::NewStub(channel_);
-  v1::IngestMeasurementsResponse all;
-  constexpr int kChunk = 1000;
-  for (int start = 0; start < req.measurements_size(); start += kChunk) {
+  for (size_t start = 0; start < sent.size(); start += kChunk) {
+    const size_t end = std::min(sent.size(), start + kChunk);
     v1::IngestMeasurementsRequest chunk;
-    for (int i = start; i < std::min(req.measurements_size(), start + kChunk); ++i) {
-      *chunk.add_measurements() = req.measurements(i);
-    }
+    for (size_t k = start; k < end; ++k) *chunk.add_measurements() = all.measurements(static_cast<int>(k));
     v1::IngestMeasurementsResponse resp;
     grpc::Status s = stub->IngestMeasurements(Context().get(), chunk, &resp);
     if (!s.ok()) return RpcFailed(s);
-    for (const auto& r : resp.results()) *all.add_results() = r;
-    all.set_accepted(all.accepted() + resp.accepted());
-    all.set_duplicates(all.duplicates() + resp.duplicates());
-    all.set_rejected(all.rejected() + resp.rejected());
-    all.set_calibration_triggered(all.calibration_triggered() || resp.calibration_triggered());
-  }
-  int local_rejected = 0;
-  for (const std::string& e : local_errors) local_rejected += !e.empty();
-  all.set_rejected(all.rejected() + local_rejected);
-  std::string table;
-  Table t({"id", "result", "predicted s", "detail"});
-  int next = 0;
-  for (const std::string& e : local_errors) {
-    if (!e.empty()) {
-      t.Add({"-", "rejected", "-", e});
-      continue;
+    for (size_t k = start; k < end; ++k) {
+      const int j = static_cast<int>(k - start);
+      v1::IngestResult* r = report.mutable_results(sent[k]);
+      if (j < resp.results_size()) {
+        *r = resp.results(j);
+      } else {
+        r->set_status(v1::IngestResult::STATUS_REJECTED);
+        r->set_reason("no result from the server");
+        report.set_rejected(report.rejected() + 1);
+      }
     }
-    const v1::IngestResult& r = all.results(next++);
-    const char* result = r.status() == v1::IngestResult::STATUS_ACCEPTED    ? "accepted"
-                         : r.status() == v1::IngestResult::STATUS_DUPLICATE ? "duplicate"
-                                                                            : "rejected";
-    t.Add({r.id(), result,
-           r.status() == v1::IngestResult::STATUS_ACCEPTED ? absl::StrFormat("%.3f", r.predicted_iteration_time_s())
-                                                           : "-",
-           r.reason()});
+    report.set_accepted(report.accepted() + resp.accepted());
+    report.set_duplicates(report.duplicates() + resp.duplicates());
+    report.set_rejected(report.rejected() + resp.rejected());
+    report.set_calibration_triggered(report.calibration_triggered() || resp.calibration_triggered());
   }
-  table = absl::StrCat(t.Render(), "\n", all.accepted(), " accepted, ", all.duplicates(), " duplicate, ",
-                       all.rejected(), " rejected", all.calibration_triggered() ? "; calibration ran" : "", "\n");
-  return Print(all, table);
+  return Print(report, FormatIngest(report));
 }
 
 int Cli::Calibrate() {
-  if (!a_.Has("profile")) return Fail(kUsage, "usage: paraplan calibrate --profile NAME");
+  if (!a_.Has("profile")) return UsageError("calibrate needs --profile");
   if (!Connect()) return failed_;
   v1::CalibrateRequest req;
   req.set_profile(a_.Get("profile"));
@@ -486,14 +478,12 @@ int Cli::Calibrate() {
 }
 
 int Cli::Accuracy() {
-  if (!a_.Has("profile")) return Fail(kUsage, "usage: paraplan accuracy --profile NAME [--label KEY] [--recent N]");
+  if (!a_.Has("profile")) return UsageError("accuracy needs --profile");
   v1::GetAccuracyRequest req;
   req.set_profile(a_.Get("profile"));
   req.set_label_key(a_.Get("label"));
   int recent = 0;
-  if (a_.Has("recent") && (!absl::SimpleAtoi(a_.Get("recent"), &recent) || recent < 0)) {
-    return Fail(kUsage, "--recent: not a non-negative integer");
-  }
+  if (!Int("recent", 0, &recent)) return failed_;
   req.set_recent(recent);
   if (!Connect()) return failed_;
   v1::AccuracyReport r;
@@ -515,8 +505,7 @@ int Cli::Health() {
   grpc::health::v1::HealthCheckResponse r;
   grpc::Status s = grpc::health::v1::Health::NewStub(channel_)->Check(Context().get(), req, &r);
   if (!s.ok()) return RpcFailed(s);
-  const std::string status = grpc::health::v1::HealthCheckResponse::ServingStatus_Name(r.status());
-  Print(r, status + "\n");
+  Print(r, grpc::health::v1::HealthCheckResponse::ServingStatus_Name(r.status()) + "\n");
   return r.status() == grpc::health::v1::HealthCheckResponse::SERVING ? kOk : kUnavailable;
 }
 

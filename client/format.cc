@@ -13,9 +13,12 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
+// Right-aligned cells: numbers, optionally with an SI suffix ("175G") or a unit ("1.2 ms").
 bool Numeric(const std::string& s) {
-  return !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '+') &&
-         s.find_first_not_of("0123456789.,-+e%x ") == std::string::npos;
+  if (s.empty() || !(std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '+')) return false;
+  if (s.find_first_of("0123456789") == std::string::npos) return false;
+  const size_t end = s.find_first_not_of("0123456789.,-+e%x ");
+  return end == std::string::npos || s.find_first_not_of("kMGTPsmhd ", end) == std::string::npos;
 }
 
 std::string Seconds(double s) {
@@ -92,23 +95,33 @@ std::string ConfigSummary(const v1::ParallelConfig& c) {
 }  // namespace
 
 std::string Table::Render() const {
-  std::vector<size_t> width(headers_.size());
-  for (size_t i = 0; i < headers_.size(); ++i) width[i] = headers_[i].size();
+  const size_t n = headers_.size();
+  std::vector<size_t> width(n);
+  // A column is right-aligned when it holds numbers (and "-" for none).
+  std::vector<bool> numeric(n, false), text(n, false);
+  for (size_t i = 0; i < n; ++i) width[i] = headers_[i].size();
   for (const auto& row : rows_) {
-    for (size_t i = 0; i < row.size() && i < width.size(); ++i) width[i] = std::max(width[i], row[i].size());
+    for (size_t i = 0; i < row.size() && i < n; ++i) {
+      width[i] = std::max(width[i], row[i].size());
+      if (Numeric(row[i])) {
+        numeric[i] = true;
+      } else if (!row[i].empty() && row[i] != "-") {
+        text[i] = true;
+      }
+    }
   }
-  auto line = [&](const std::vector<std::string>& cells, bool header) {
+  auto line = [&](const std::vector<std::string>& cells) {
     std::string out;
-    for (size_t i = 0; i < width.size(); ++i) {
+    for (size_t i = 0; i < n; ++i) {
       const std::string cell = i < cells.size() ? cells[i] : "";
-      const std::string pad(width[i] - cell.size(), ' ');
+      const std::string pad(width[i] - std::min(width[i], cell.size()), ' ');
       if (i > 0) out += "  ";
-      out += (!header && Numeric(cell)) ? pad + cell : cell + (i + 1 < width.size() ? pad : "");
+      out += (numeric[i] && !text[i]) ? pad + cell : cell + (i + 1 < n ? pad : "");
     }
     return out + "\n";
   };
-  std::string out = line(headers_, true);
-  for (const auto& row : rows_) out += line(row, false);
+  std::string out = line(headers_);
+  for (const auto& row : rows_) out += line(row);
   return out;
 }
 
@@ -195,7 +208,7 @@ std::string FormatPlan(const v1::PlanResponse& r) {
                             "\n%d candidates enumerated, %d feasible, %d evaluated in %.3f s%s; %d plans on the Pareto "
                             "front (time, cost, energy, memory)\n",
                             r.candidates_enumerated(), r.candidates_feasible(), r.candidates_evaluated(),
-                            r.search_time_s(), r.truncated() ? " (TRUNCATED by the deadline)" : "", r.pareto_size()));
+                            r.search_time_s(), r.truncated() ? ", TRUNCATED by the deadline (best found so far)" : ", search complete", r.pareto_size()));
   return out;
 }
 
@@ -270,19 +283,26 @@ std::string FormatHistory(const v1::ListProfileVersionsResponse& r) {
 double ParameterCount(const v1::Workload& w) {
   if (!w.has_transformer()) return 0;
   const v1::TransformerSpec& t = w.transformer();
-  const double h = t.hidden_size(), a = t.num_attention_heads();
+  const double h = t.hidden_size(), a = std::max(1, t.num_attention_heads());
   const double g = t.num_kv_heads() > 0 ? t.num_kv_heads() : a;
   const double f = t.ffn_hidden_size() > 0 ? t.ffn_hidden_size() : 4 * h;
-  const double d = h / a;
+  const double head_dim = h / a;
   const double mats = t.gated_mlp() ? 3 : 2;
-  const double attn = h * (a + 2 * g) * d + a * d * h;
-  double mlp = h * f * mats;
+  const double attention = 2 * h * h + 2 * h * g * head_dim;
+  const double dense_mlp = mats * h * f;
+  double moe_mlp = dense_mlp;
+  int moe_layers = 0;
   if (t.moe().num_experts() > 1) {
     const double fe = t.moe().expert_ffn_hidden_size() > 0 ? t.moe().expert_ffn_hidden_size() : f;
-    mlp = t.moe().num_experts() * h * fe * mats + h * t.moe().num_experts();
+    moe_mlp = t.moe().num_experts() * mats * h * fe + h * t.moe().num_experts();  // experts + router
+    const int interval = std::max(1, t.moe().moe_layer_interval());
+    moe_layers = t.num_layers() / interval;
   }
-  const double embeddings = (t.tied_embeddings() ? 1 : 2) * t.vocab_size() * h;
-  return t.num_layers() * (attn + mlp + 4 * h) + embeddings;
+  const double norms = 2 * 2 * h;  // two LayerNorms (scale and shift) per layer
+  const double layers = t.num_layers() * (attention + norms) + (t.num_layers() - moe_layers) * dense_mlp +
+                        moe_layers * moe_mlp;
+  const double embeddings = (t.tied_embeddings() ? 1 : 2) * static_cast<double>(t.vocab_size()) * h;
+  return layers + embeddings;
 }
 
 std::string FormatModels(const v1::ListModelsResponse& r) {
@@ -292,7 +312,8 @@ std::string FormatModels(const v1::ListModelsResponse& r) {
     t.Add({w.name(), Si(ParameterCount(w)), absl::StrCat(s.num_layers()), absl::StrCat(s.hidden_size()),
            absl::StrCat(s.num_attention_heads()),
            absl::StrCat(s.num_kv_heads() > 0 ? s.num_kv_heads() : s.num_attention_heads()),
-           absl::StrCat(s.ffn_hidden_size()), absl::StrCat(s.seq_length()), absl::StrCat(s.vocab_size()),
+           absl::StrCat(s.ffn_hidden_size() > 0 ? s.ffn_hidden_size() : 4 * s.hidden_size()),
+           absl::StrCat(s.seq_length()), absl::StrCat(s.vocab_size()),
            s.gated_mlp() ? "swiglu" : "gelu",
            s.moe().num_experts() > 1 ? absl::StrCat(s.moe().num_experts(), " top-", s.moe().top_k()) : "-"});
   }
@@ -312,7 +333,14 @@ std::string FormatAccuracy(const v1::AccuracyReport& r) {
   std::vector<std::string> keys;
   for (const auto& [k, v] : r.by_label()) keys.push_back(k);
   std::sort(keys.begin(), keys.end());
-  for (const std::string& k : keys) row(absl::StrCat("label=", k.empty() ? "(none)" : k), r.by_label().at(k));
+  for (const std::string& k : keys) {
+    // Label values can be whole sentences; the table shows their start.
+    constexpr size_t kWidth = 48;
+    size_t cut = std::min(k.size(), kWidth - 3);
+    while (cut > 0 && cut < k.size() && (static_cast<unsigned char>(k[cut]) & 0xC0) == 0x80) --cut;  // UTF-8
+    const std::string shown = k.empty() ? "(none)" : k.size() > kWidth ? absl::StrCat(k.substr(0, cut), "...") : k;
+    row(absl::StrCat("label=", shown), r.by_label().at(k));
+  }
   return out + t.Render();
 }
 
@@ -326,6 +354,18 @@ std::string FormatFitReport(const v1::FitReport& r) {
            p.fitted() ? "yes" : "no", p.reason()});
   }
   return out + t.Render();
+}
+
+std::string FormatIngest(const v1::IngestMeasurementsResponse& r) {
+  Table t({"id", "result", "predicted s", "detail"});
+  for (const v1::IngestResult& x : r.results()) {
+    const bool accepted = x.status() == v1::IngestResult::STATUS_ACCEPTED;
+    const char* result = accepted ? "accepted" : x.status() == v1::IngestResult::STATUS_DUPLICATE ? "duplicate" : "rejected";
+    t.Add({x.id().empty() ? "-" : x.id(), result,
+           accepted ? absl::StrFormat("%.3f", x.predicted_iteration_time_s()) : "-", x.reason()});
+  }
+  return absl::StrCat(t.Render(), "\n", r.accepted(), " accepted, ", r.duplicates(), " duplicate, ", r.rejected(),
+                      " rejected", r.calibration_triggered() ? "; calibration ran" : "", "\n");
 }
 
 }  // namespace paraplan::cli

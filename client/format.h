@@ -31,7 +31,13 @@ std::string FormatHistory(const v1::ListProfileVersionsResponse& r);
 std::string FormatModels(const v1::ListModelsResponse& r);
 std::string FormatAccuracy(const v1::AccuracyReport& r);
 std::string FormatFitReport(const v1::FitReport& r);
-// Parameters of a transformer workload (embeddings + layers), for `models`.
+// One row per ingested line (in file order) and the totals.
+std::string FormatIngest(const v1::IngestMeasurementsResponse& r);
+// Parameters of a transformer workload, counted exactly from its shape: per layer the
+// attention projections (q and o of h x h, k and v of h x kv_heads*head_dim), the MLP
+// (2 matrices, 3 when gated; every expert and the router on MoE layers), two norms;
+// plus the input embedding and the LM head (one matrix when tied). Biases are left out.
+// 0 for a layer graph.
 double ParameterCount(const v1::Workload& w);
 
 }  // namespace paraplan::cli

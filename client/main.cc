@@ -8,8 +8,10 @@
 int main(int argc, char** argv) {
   absl::StatusOr<paraplan::cli::Args> args = paraplan::cli::ParseArgs(argc, argv);
   if (!args.ok()) {
-    std::fprintf(stderr, "paraplan: %s\n%s", std::string(args.status().message()).c_str(),
-                 paraplan::cli::Usage().c_str());
+    // The message ends with the usage of the command concerned.
+    std::string message(args.status().message());
+    if (message.back() != '\n') message += '\n';
+    std::fprintf(stderr, "paraplan: %s", message.c_str());
     return 2;
   }
   return paraplan::cli::RunCommand(*args);
