@@ -1,5 +1,6 @@
 #include "server/server.h"
 
+#include <grpc/grpc.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
@@ -36,23 +37,31 @@ bool IsServerFault(absl::StatusCode code) {
          code == absl::StatusCode::kDataLoss || code == absl::StatusCode::kUnimplemented;
 }
 
-// Wraps one RPC body: status mapping, metrics (method label = short name, as the
-// dashboards use it), one structured log line (method, code, duration, service, peer).
+// What every RPC wrapper needs from the running server.
+struct RpcEnv {
+  Metrics* metrics;
+  LogLevel min_level;
+  std::atomic<int>* in_flight;  // paraplan.v1 RPCs inside a handler now
+};
+
+// Wraps one RPC body: counts it in flight, maps the status, records metrics (method
+// label = short name, as the dashboards use it) and writes one structured log line.
 class Rpc {
  public:
-  Rpc(Metrics* metrics, LogLevel min_level, const char* service, const char* method, grpc::ServerContext* ctx)
-      : metrics_(metrics),
-        min_level_(min_level),
-        service_(service),
-        method_(method),
-        ctx_(ctx),
-        start_(absl::Now()) {}
+  Rpc(const RpcEnv& env, const char* service, const char* method, grpc::ServerContext* ctx)
+      : env_(env), service_(service), method_(method), ctx_(ctx), start_(absl::Now()) {
+    env_.in_flight->fetch_add(1);
+  }
+  ~Rpc() { env_.in_flight->fetch_sub(1); }
+  Rpc(const Rpc&) = delete;
+  Rpc& operator=(const Rpc&) = delete;
+
   grpc::Status Done(const absl::Status& s) {
     const double seconds = absl::ToDoubleSeconds(absl::Now() - start_);
     const std::string code = absl::StatusCodeToString(s.code());
-    metrics_->RecordRpc(method_, code, seconds);
+    env_.metrics->RecordRpc(method_, code, seconds);
     const LogLevel level = IsServerFault(s.code()) ? LogLevel::kError : LogLevel::kInfo;
-    if (level >= min_level_) {
+    if (level >= env_.min_level) {
       // "rpc=Plan code=OK" first: tests/cli and log queries match on it.
       std::string fields = absl::StrCat("rpc=", method_, " code=", code, " duration_ms=",
                                         absl::StrFormat("%.3f", seconds * 1e3), " service=paraplan.v1.", service_,
@@ -64,8 +73,7 @@ class Rpc {
   }
 
  private:
-  Metrics* metrics_;
-  LogLevel min_level_;
+  const RpcEnv& env_;
   const char* service_;
   const char* method_;
   grpc::ServerContext* ctx_;
@@ -81,15 +89,15 @@ absl::Status Assign(absl::StatusOr<T> r, T* out) {
 
 class PlannerService final : public v1::Planner::Service {
  public:
-  PlannerService(Backend* b, Metrics* m, LogLevel log) : b_(b), m_(m), log_(log) {}
+  PlannerService(Backend* b, RpcEnv env) : b_(b), env_(env) {}
   grpc::Status Estimate(grpc::ServerContext* ctx, const v1::EstimateRequest* req,
                         v1::EstimateResponse* resp) override {
-    Rpc rpc(m_, log_, "Planner", "Estimate", ctx);
+    Rpc rpc(env_, "Planner", "Estimate", ctx);
     return rpc.Done(Assign(b_->Estimate(*req), resp->mutable_estimate()));
   }
   grpc::Status EstimateBatch(grpc::ServerContext* ctx, const v1::EstimateBatchRequest* req,
                              v1::EstimateBatchResponse* resp) override {
-    Rpc rpc(m_, log_, "Planner", "EstimateBatch", ctx);
+    Rpc rpc(env_, "Planner", "EstimateBatch", ctx);
     if (req->requests_size() > 10000) {
       return rpc.Done(absl::InvalidArgumentError("requests: at most 10000 per batch"));
     }
@@ -106,7 +114,7 @@ class PlannerService final : public v1::Planner::Service {
     return rpc.Done(absl::OkStatus());
   }
   grpc::Status Plan(grpc::ServerContext* ctx, const v1::PlanRequest* req, v1::PlanResponse* resp) override {
-    Rpc rpc(m_, log_, "Planner", "Plan", ctx);
+    Rpc rpc(env_, "Planner", "Plan", ctx);
     absl::Time deadline = absl::InfiniteFuture();
     if (ctx->deadline() < std::chrono::system_clock::time_point::max() - std::chrono::hours(24 * 365)) {
       // Leave time to serialise and send the answer.
@@ -127,82 +135,79 @@ class PlannerService final : public v1::Planner::Service {
   }
   grpc::Status ListModels(grpc::ServerContext* ctx, const v1::ListModelsRequest*,
                           v1::ListModelsResponse* resp) override {
-    Rpc rpc(m_, log_, "Planner", "ListModels", ctx);
+    Rpc rpc(env_, "Planner", "ListModels", ctx);
     *resp = b_->ListModels();
     return rpc.Done(absl::OkStatus());
   }
 
  private:
   Backend* b_;
-  Metrics* m_;
-  LogLevel log_;
+  RpcEnv env_;
 };
 
 class ProfilesService final : public v1::Profiles::Service {
  public:
-  ProfilesService(Backend* b, Metrics* m, LogLevel log) : b_(b), m_(m), log_(log) {}
+  ProfilesService(Backend* b, RpcEnv env) : b_(b), env_(env) {}
   grpc::Status CreateProfile(grpc::ServerContext* ctx, const v1::CreateProfileRequest* req,
                              v1::SystemProfile* resp) override {
-    Rpc rpc(m_, log_, "Profiles", "CreateProfile", ctx);
+    Rpc rpc(env_, "Profiles", "CreateProfile", ctx);
     return rpc.Done(Assign(b_->CreateProfile(req->profile()), resp));
   }
   grpc::Status GetProfile(grpc::ServerContext* ctx, const v1::GetProfileRequest* req,
                           v1::SystemProfile* resp) override {
-    Rpc rpc(m_, log_, "Profiles", "GetProfile", ctx);
+    Rpc rpc(env_, "Profiles", "GetProfile", ctx);
     return rpc.Done(Assign(b_->GetProfile(req->name()), resp));
   }
   grpc::Status ListProfiles(grpc::ServerContext* ctx, const v1::ListProfilesRequest* req,
                             v1::ListProfilesResponse* resp) override {
-    Rpc rpc(m_, log_, "Profiles", "ListProfiles", ctx);
+    Rpc rpc(env_, "Profiles", "ListProfiles", ctx);
     return rpc.Done(Assign(b_->ListProfiles(req->page_size(), req->page_token()), resp));
   }
   grpc::Status UpdateProfile(grpc::ServerContext* ctx, const v1::UpdateProfileRequest* req,
                              v1::SystemProfile* resp) override {
-    Rpc rpc(m_, log_, "Profiles", "UpdateProfile", ctx);
+    Rpc rpc(env_, "Profiles", "UpdateProfile", ctx);
     return rpc.Done(Assign(b_->UpdateProfile(req->profile(), req->create_if_missing()), resp));
   }
   grpc::Status DeleteProfile(grpc::ServerContext* ctx, const v1::DeleteProfileRequest* req,
                              v1::DeleteProfileResponse* resp) override {
-    Rpc rpc(m_, log_, "Profiles", "DeleteProfile", ctx);
+    Rpc rpc(env_, "Profiles", "DeleteProfile", ctx);
     absl::StatusOr<int> n = b_->DeleteProfile(req->name());
     if (n.ok()) resp->set_versions_deleted(*n);
     return rpc.Done(n.status());
   }
   grpc::Status ListProfileVersions(grpc::ServerContext* ctx, const v1::ListProfileVersionsRequest* req,
                                    v1::ListProfileVersionsResponse* resp) override {
-    Rpc rpc(m_, log_, "Profiles", "ListProfileVersions", ctx);
+    Rpc rpc(env_, "Profiles", "ListProfileVersions", ctx);
     return rpc.Done(Assign(b_->ListProfileVersions(req->name()), resp));
   }
 
  private:
   Backend* b_;
-  Metrics* m_;
-  LogLevel log_;
+  RpcEnv env_;
 };
 
 class MeasurementsService final : public v1::Measurements::Service {
  public:
-  MeasurementsService(Backend* b, Metrics* m, LogLevel log) : b_(b), m_(m), log_(log) {}
+  MeasurementsService(Backend* b, RpcEnv env) : b_(b), env_(env) {}
   grpc::Status IngestMeasurements(grpc::ServerContext* ctx, const v1::IngestMeasurementsRequest* req,
                                   v1::IngestMeasurementsResponse* resp) override {
-    Rpc rpc(m_, log_, "Measurements", "IngestMeasurements", ctx);
+    Rpc rpc(env_, "Measurements", "IngestMeasurements", ctx);
     return rpc.Done(Assign(b_->Ingest(*req), resp));
   }
   grpc::Status GetAccuracy(grpc::ServerContext* ctx, const v1::GetAccuracyRequest* req,
                            v1::AccuracyReport* resp) override {
-    Rpc rpc(m_, log_, "Measurements", "GetAccuracy", ctx);
+    Rpc rpc(env_, "Measurements", "GetAccuracy", ctx);
     return rpc.Done(Assign(b_->Accuracy(*req), resp));
   }
   grpc::Status Calibrate(grpc::ServerContext* ctx, const v1::CalibrateRequest* req,
                          v1::CalibrateResponse* resp) override {
-    Rpc rpc(m_, log_, "Measurements", "Calibrate", ctx);
+    Rpc rpc(env_, "Measurements", "Calibrate", ctx);
     return rpc.Done(Assign(b_->Calibrate(req->profile()), resp));
   }
 
  private:
   Backend* b_;
-  Metrics* m_;
-  LogLevel log_;
+  RpcEnv env_;
 };
 
 class Running final : public RunningServer {
@@ -216,7 +221,28 @@ class Running final : public RunningServer {
     if (server_ != nullptr) {  // null when StartServer failed part-way
       grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService();
       if (health != nullptr) health->Shutdown();  // every service answers NOT_SERVING
-      server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
+      const absl::Time deadline = absl::Now() + grace;
+      std::atomic<bool> drained{false};
+      absl::Notification begun;
+      std::thread stopper([&] {
+        begun.Notify();
+        server_->Shutdown(absl::ToChronoTime(deadline));  // stops accepting, waits for open calls
+        drained = true;
+      });
+      begun.WaitForNotification();
+      // Server::Shutdown also waits for streams that never end by themselves (health
+      // Watch, reflection): once no paraplan RPC has been in a handler for kIdle, cancel
+      // those instead of waiting out the grace period. kIdle covers a call accepted just
+      // before shutdown that has not entered its handler yet, and the flush of the last
+      // responses after their handlers returned.
+      constexpr absl::Duration kIdle = absl::Milliseconds(200);
+      absl::Time idle_since = absl::Now();
+      while (!drained && absl::Now() < deadline && absl::Now() - idle_since < kIdle) {
+        absl::SleepFor(absl::Milliseconds(10));
+        if (in_flight_.load() > 0) idle_since = absl::Now();
+      }
+      if (!drained && absl::Now() < deadline) grpc_server_cancel_all_calls(server_->c_server());
+      stopper.join();
       server_->Wait();
     }
     stop_gauges_.Notify();
@@ -234,6 +260,7 @@ class Running final : public RunningServer {
   std::thread gauges_;
   absl::Notification stop_gauges_;
   std::atomic<bool> stopped_{false};
+  std::atomic<int> in_flight_{0};
   int port_ = 0;
 };
 
@@ -251,10 +278,10 @@ absl::StatusOr<std::unique_ptr<RunningServer>> StartServer(const ServerOptions& 
   bo.auto_calibrate_after = options.auto_calibrate_after;
   r->backend_ = std::make_unique<Backend>(r->store_.get(), r->metrics_.get(), bo);
   if (absl::Status s = r->backend_->Start(); !s.ok()) return s;
-  r->planner_ = std::make_unique<PlannerService>(r->backend_.get(), r->metrics_.get(), options.log_level);
-  r->profiles_ = std::make_unique<ProfilesService>(r->backend_.get(), r->metrics_.get(), options.log_level);
-  r->measurements_ =
-      std::make_unique<MeasurementsService>(r->backend_.get(), r->metrics_.get(), options.log_level);
+  const RpcEnv env{r->metrics_.get(), options.log_level, &r->in_flight_};
+  r->planner_ = std::make_unique<PlannerService>(r->backend_.get(), env);
+  r->profiles_ = std::make_unique<ProfilesService>(r->backend_.get(), env);
+  r->measurements_ = std::make_unique<MeasurementsService>(r->backend_.get(), env);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();

@@ -677,6 +677,23 @@ TEST_F(ServerTest, HealthAndReflection) {
                                               "paraplan.v1.Measurements", "grpc.health.v1.Health"}));
 }
 
+TEST_F(ServerTest, ShutdownTurnsHealthNotServingAndDoesNotWaitForWatchers) {
+  auto health = grpc::health::v1::Health::NewStub(channel_);
+  grpc::ClientContext ctx;
+  grpc::health::v1::HealthCheckRequest req;
+  auto watch = health->Watch(&ctx, req);
+  grpc::health::v1::HealthCheckResponse r;
+  ASSERT_TRUE(watch->Read(&r));
+  EXPECT_EQ(r.status(), grpc::health::v1::HealthCheckResponse::SERVING);
+  const auto start = std::chrono::steady_clock::now();
+  std::thread stop([&] { server_->Shutdown(absl::Seconds(10)); });
+  std::vector<int> seen;
+  while (watch->Read(&r)) seen.push_back(r.status());
+  stop.join();
+  EXPECT_THAT(seen, ::testing::Contains(grpc::health::v1::HealthCheckResponse::NOT_SERVING));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
 TEST_F(ServerTest, RandomMalformedRequestsNeverCrash) {
   std::mt19937 rng(7);
   auto random_bytes = [&](size_t n) {
