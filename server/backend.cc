@@ -298,7 +298,9 @@ absl::StatusOr<v1::ListProfilesResponse> Backend::ListProfiles(int page_size, co
 
 absl::StatusOr<int> Backend::DeleteProfile(const std::string& name) {
   if (name.empty()) return absl::InvalidArgumentError("name: missing profile name");
-  return store_->DeleteProfile(name);
+  absl::StatusOr<int> deleted = store_->DeleteProfile(name);
+  if (deleted.ok()) metrics_->ForgetProfile(name);
+  return deleted;
 }
 
 absl::StatusOr<v1::ListProfileVersionsResponse> Backend::ListProfileVersions(const std::string& name) {
@@ -513,8 +515,15 @@ absl::StatusOr<v1::CalibrateResponse> Backend::Calibrate(const std::string& prof
 }
 
 void Backend::RefreshGauges() {
+  absl::MutexLock lock(&gauges_mu_);
   absl::StatusOr<std::vector<store::ProfileRow>> all = store_->ListLatestProfiles("", 1 << 30);
   if (!all.ok()) return;
+  std::set<std::string> names;
+  for (const store::ProfileRow& r : *all) names.insert(r.name);
+  for (const std::string& gone : gauged_) {  // deleted since the last refresh
+    if (!names.contains(gone)) metrics_->ForgetProfile(gone);
+  }
+  gauged_ = std::move(names);
   const int64_t now_ms = absl::ToUnixMillis(absl::Now());
   for (const store::ProfileRow& r : *all) {
     metrics_->SetProfileVersion(r.name, r.version);

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <map>
+#include <set>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -49,7 +50,8 @@ class Backend {
   absl::StatusOr<v1::AccuracyReport> Accuracy(const v1::GetAccuracyRequest& request);
   absl::StatusOr<v1::CalibrateResponse> Calibrate(const std::string& profile);
 
-  // Recomputes the per-profile gauges (version, calibration age).
+  // Recomputes the per-profile gauges (version, calibration age) and drops those of
+  // profiles deleted since the last call.
   void RefreshGauges();
 
  private:
@@ -66,6 +68,8 @@ class Backend {
   BackendOptions options_;
   absl::Mutex calibrate_mu_;
   absl::Mutex profile_write_mu_;  // Create/Update: existence check + write
+  absl::Mutex gauges_mu_;
+  std::set<std::string> gauged_ ABSL_GUARDED_BY(gauges_mu_);  // profiles with gauges
 };
 
 // "NAME" or "NAME@N" -> (name, version; 0 = newest). INVALID_ARGUMENT on bad syntax.

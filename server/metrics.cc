@@ -112,6 +112,13 @@ void Metrics::SetCalibrationAge(const std::string& profile, double seconds) {
   impl_->age.Add({{"profile", profile}}).Set(seconds);
 }
 
+void Metrics::ForgetProfile(const std::string& profile) {
+  const prometheus::Labels labels = {{"profile", profile}};
+  for (prometheus::Family<prometheus::Gauge>* f : {&impl_->mape, &impl_->bias, &impl_->version, &impl_->age}) {
+    if (f->Has(labels)) f->Remove(&f->Add(labels));
+  }
+}
+
 std::string Metrics::Text() const {
   return prometheus::TextSerializer().Serialize(impl_->registry->Collect());
 }

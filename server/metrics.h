@@ -32,6 +32,9 @@ class Metrics {
   void RecordCalibration(const std::string& profile);
   void SetProfileVersion(const std::string& profile, int version);
   void SetCalibrationAge(const std::string& profile, double seconds);
+  // Drops the per-profile gauges of a deleted profile (counters and histograms stay:
+  // they only ever grow, as Prometheus expects).
+  void ForgetProfile(const std::string& profile);
   // The exposition text (what /metrics serves).
   std::string Text() const;
 

@@ -421,6 +421,8 @@ TEST_F(ServerTest, ProfilesHaveImmutableVersions) {
     v1::DeleteProfileResponse r;
     ASSERT_TRUE(profiles_->DeleteProfile(&ctx, req, &r).ok());
     EXPECT_EQ(r.versions_deleted(), 2);
+    EXPECT_THAT(server_->metrics().Text(), HasSubstr("profile=\"dgx-a100-80gb\""));
+    EXPECT_THAT(server_->metrics().Text(), ::testing::Not(HasSubstr("profile=\"my-cluster\"")));
   }
 }
 
@@ -478,6 +480,8 @@ TEST_F(ServerTest, IngestIsIdempotentAndSurvivesRestart) {
   EXPECT_DOUBLE_EQ(after.overall().mape_ratio(), before.overall().mape_ratio());
   EXPECT_EQ(Ingest(ms).duplicates(), 9);
   EXPECT_THAT(server_->metrics().Text(), HasSubstr("paraplan_prediction_error_ratio_count{profile=\"dgx-a100-80gb\"} 9"));
+  EXPECT_NEAR(SampleValue(server_->metrics().Text(), "paraplan_prediction_mape_ratio{profile=\"dgx-a100-80gb\"}"),
+              before.overall().mape_ratio(), 1e-12);
   EXPECT_TRUE(server_->CheckIntegrity().ok());
 }
 
