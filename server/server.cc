@@ -102,6 +102,7 @@ class PlannerService final : public v1::Planner::Service {
       return rpc.Done(absl::InvalidArgumentError("requests: at most 10000 per batch"));
     }
     for (const v1::EstimateRequest& r : req->requests()) {
+      if (ctx->IsCancelled()) return rpc.Done(absl::CancelledError("the client cancelled the batch"));
       v1::EstimateResult* out = resp->add_results();
       absl::StatusOr<v1::Estimate> e = b_->Estimate(r);
       if (e.ok()) {

@@ -1,10 +1,13 @@
 // The paraplan gRPC server: Planner, Profiles and Measurements services over one
 // Backend, plus grpc.health.v1, reflection, Prometheus metrics and one log line per RPC.
 //
-// StartServer() opens the store, seeds built-in profiles and starts serving; the
-// returned handle reports the bound port (useful with port 0) and drains on Shutdown():
-// health turns NOT_SERVING, in-flight RPCs get until the deadline, then the server
-// stops. No gRPC headers here so main() and tests stay light. Thread-safe.
+// StartServer() opens the store, seeds built-in profiles (never overwriting a stored
+// version), loads the accuracy metrics from the store and starts serving; the returned
+// handle reports the bound ports (useful with port 0) and drains on Shutdown(): health
+// turns NOT_SERVING, new calls are refused, in-flight paraplan RPCs get until the grace
+// period ends; long-lived streams (health Watch, reflection) are cancelled as soon as
+// no paraplan RPC is left, so they do not hold the drain for the whole grace period.
+// No gRPC headers here so main() and tests stay light. Thread-safe.
 #ifndef PARAPLAN_SERVER_SERVER_H_
 #define PARAPLAN_SERVER_SERVER_H_
 
