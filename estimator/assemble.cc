@@ -22,8 +22,9 @@ double InFlightMicroBatches(const ParallelConfig& c, int m) {
   }
 }
 
-// Bubble of the schedule as a multiple of one micro-batch's stage time.
-double BubbleStages(const ParallelConfig& c) {
+// Bubble of the schedule as a multiple of one micro-batch's stage time; `wgrad_share`
+// is the share of that time spent in weight-gradient GEMMs.
+double BubbleStages(const ParallelConfig& c, double wgrad_share) {
   const int pp = c.pipeline_parallel;
   if (pp <= 1) return 0;
   switch (c.pipeline_schedule) {
@@ -34,9 +35,10 @@ double BubbleStages(const ParallelConfig& c) {
     case PipelineSchedule::kInterleaved1F1B:
       return (pp - 1.0) / c.virtual_pipeline_stages;
     case PipelineSchedule::kZeroBubble:
-      // ZB-H1 (Qi et al. 2023) splits backward into B and W and fills the bubble: about a
-      // third of 1F1B's.
-      return (pp - 1.0) / c.virtual_pipeline_stages / 3.0;
+      // ZB-H1 (Qi et al. 2023, sec. 3.1): backward is split into B (data gradients) and W
+      // (weight gradients), W fills the bubble: (p-1)(T_F + T_B - T_W) against 1F1B's
+      // (p-1)(T_F + T_B + T_W), with W = wgrad_share of the stage time.
+      return (pp - 1.0) / c.virtual_pipeline_stages * std::max(0.0, 1.0 - 2.0 * wgrad_share);
   }
   return pp - 1.0;
 }
@@ -55,9 +57,16 @@ DpGroups PlaceDataParallel(const ParallelConfig& c, const Collectives& coll) {
   DpGroups g;
   g.dense = coll.Place(c.data_parallel, dp_stride);
   if (cp > 1) {
-    const GroupSpan with_cp = coll.Place(static_cast<int>(cp * c.data_parallel), tp);
-    g.dense = c.rank_order == RankOrder::kTpCpEpDpPp ? with_cp : g.dense;
-    g.dense.size = static_cast<int>(cp * c.data_parallel);
+    if (c.rank_order == RankOrder::kTpCpEpDpPp) {
+      g.dense = coll.Place(static_cast<int>(cp * c.data_parallel), tp);
+    } else {
+      // tp-cp-ep-pp-dp: the cp ranks are contiguous (stride tp) and the dp ranks sit
+      // outside pp; the joint group crosses dp's level and keeps every cp rank of a
+      // member inside its domain.
+      g.dense.size = static_cast<int>(cp * c.data_parallel);
+      g.dense.inner = g.dense.level == 0 ? g.dense.size
+                                         : static_cast<int>(std::min<int64_t>(g.dense.size, g.dense.inner * cp));
+    }
   }
   const int ep = c.expert_parallel;
   const int expert_dp = std::max(1, static_cast<int>(cp * c.data_parallel / ep));
@@ -140,7 +149,8 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
   t.tp_comm_s = m * (s.tp_fwd_s + s.tp_bwd_s);
   t.cp_comm_s = m * s.cp_s;
   t.ep_comm_s = m * s.ep_s;
-  t.pipeline_bubble_s = BubbleStages(c) * stages.mean_total_s;
+  const double wgrad_share = stages.slowest_total_s > 0 ? s.wgrad_s / stages.slowest_total_s : 0;
+  t.pipeline_bubble_s = BubbleStages(c, wgrad_share) * stages.mean_total_s;
 
   // Pipeline point-to-point: one activation forward and one gradient backward per
   // micro-batch and chunk boundary, on the level that joins adjacent stages.
@@ -159,6 +169,7 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
   const double ex = std::max(stages.first.expert_params, stages.last.expert_params);
   const double last_bwd = s.bwd_s + s.recompute_s + s.tp_bwd_s;
   double dp = 0;
+  const double layers = std::max(1, stages.slowest_layers);
   auto grad_sync = [&](const GroupSpan& g, double params) {
     if (g.size <= 1 || params <= 0) return 0.0;
     const double grad_bytes = params * model.grad_reduce_bytes_per_param;
@@ -167,18 +178,34 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
       const double ar = coll.AllReduce(grad_bytes, g, c.dp_algorithm);
       return c.overlap_grad_reduce ? std::max(0.0, ar - ovl * last_bwd) : ar;
     }
-    if (c.zero_stage <= 2) {
+    const double ag = coll.AllGather(gather_bytes, g);
+    const double ag_exposed = c.overlap_param_gather ? std::max(0.0, ag - ovl * s.fwd_s) : ag;
+    if (c.zero_stage == 1) {
+      // Distributed optimizer: one reduce-scatter of the accumulated gradients per
+      // iteration, overlapped with the last micro-batch's backward.
       const double rs = coll.ReduceScatter(grad_bytes, g);
-      const double ag = coll.AllGather(gather_bytes, g);
-      const double rs_exposed = c.overlap_grad_reduce ? std::max(0.0, rs - ovl * last_bwd) : rs;
-      const double ag_exposed = c.overlap_param_gather ? std::max(0.0, ag - ovl * s.fwd_s) : ag;
-      return rs_exposed + ag_exposed;
+      return (c.overlap_grad_reduce ? std::max(0.0, rs - ovl * last_bwd) : rs) + ag_exposed;
     }
-    // ZeRO-3 / FSDP: gather weights before forward and backward, reduce-scatter
-    // gradients, every micro-batch; prefetch hides them behind compute when enabled.
-    const double per_mb = 2 * coll.AllGather(gather_bytes, g) + coll.ReduceScatter(grad_bytes, g);
-    const double hide = (c.overlap_param_gather || c.overlap_grad_reduce) ? ovl * (s.fwd_s + s.bwd_s) : 0;
-    return m * std::max(0.0, per_mb - hide);
+    if (c.zero_stage == 2) {
+      // ZeRO-2 keeps only its gradient shard, so it reduce-scatters every micro-batch
+      // (DeepSpeed stage 2: gradient buckets reduced during each backward; Rajbhandari et
+      // al. SC'20 sec. 5.2).
+      const double rs = coll.ReduceScatter(grad_bytes, g);
+      return m * (c.overlap_grad_reduce ? std::max(0.0, rs - ovl * last_bwd) : rs) + ag_exposed;
+    }
+    // ZeRO-3 / FSDP: per layer and micro-batch, all-gather its weights before forward and
+    // again before backward, reduce-scatter its gradients after backward (Zhao et al.
+    // 2023, PyTorch FSDP, sec. 3.3). Prefetching one layer ahead hides a layer's
+    // collectives behind the neighbouring layer's compute and no further; each call pays
+    // its latency, which dominates at thousands of ranks.
+    const double ag_layer = coll.AllGather(gather_bytes / layers, g);
+    const double rs_layer = coll.ReduceScatter(grad_bytes / layers, g);
+    const double fwd_layer = s.fwd_s / layers;
+    const double bwd_layer = (s.bwd_s + s.recompute_s) / layers;
+    const bool prefetch = c.overlap_param_gather || c.overlap_grad_reduce;
+    const double fwd = prefetch ? std::max(0.0, ag_layer - ovl * fwd_layer) : ag_layer;
+    const double bwd = prefetch ? std::max(0.0, ag_layer + rs_layer - ovl * bwd_layer) : ag_layer + rs_layer;
+    return m * layers * (fwd + bwd);
   };
   dp += grad_sync(groups.dense, dense);
   dp += grad_sync(groups.expert, ex);
@@ -213,12 +240,20 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
   }
 
   // Data loading: prefetched by loader workers; only what exceeds compute is exposed.
+  // A node's storage serves the replicas on it: each replica reads its global_batch / dp
+  // samples once (the ranks of one replica share them), and a replica larger than a node
+  // reads on one node.
   if (sys.sample_bytes > 0 && hw.storage_bytes_per_s_per_gpu() > 0) {
-    const double local_samples = double(c.global_batch_size) / c.data_parallel;
-    const double load = local_samples * sys.sample_bytes / hw.storage_bytes_per_s_per_gpu();
+    const double replica_gpus = static_cast<double>(c.NumGpus()) / c.data_parallel;
+    const double replicas_per_node = std::max(1.0, hw.gpus_per_node() / replica_gpus);
+    const double node_samples = double(c.global_batch_size) / c.data_parallel * replicas_per_node;
+    const double node_bytes_per_s = hw.storage_bytes_per_s_per_gpu() * hw.gpus_per_node();
+    const double load = node_samples * sys.sample_bytes / node_bytes_per_s;
     t.data_loading_s = std::max(0.0, load - (t.compute_s + t.recompute_s));
   }
-  t.overhead_s = hw.iteration_overhead_s();
+  // Framework overhead: per iteration, plus host-bound kernel launch time (the stage's
+  // launches beyond its GPU time, every micro-batch).
+  t.overhead_s = hw.iteration_overhead_s() + m * s.host_s;
 
   out->iteration_time_s = t.Sum();
   out->busy_s = t.compute_s + t.recompute_s + t.optimizer_s;

@@ -73,12 +73,18 @@ double Collectives::HalvingDoubling(double bytes, const GroupSpan& g) const {
   return 2 * Log2Ceil(g.size) * Latency(g) + 2 * (p - 1) / p * bytes / RingBandwidth(g);
 }
 
+double Collectives::Gather(double bytes, const GroupSpan& g) const {
+  if (g.size <= 1 || bytes <= 0) return 0;
+  const double p = g.size;
+  return (p - 1) * Latency(g) + (p - 1) / p * bytes / RingBandwidth(g);
+}
+
 double Collectives::Hierarchical(double bytes, const GroupSpan& g) const {
   if (g.level == 0 || g.inner <= 1 || g.inner >= g.size) return Ring(bytes, g);
   GroupSpan inner{g.inner, g.level - 1, g.inner};
   GroupSpan outer{g.size / g.inner, g.level, 1};
-  return ReduceScatter(bytes, inner) + AllReduce(bytes / g.inner, outer, CollectiveAlgorithm::kAuto) +
-         AllGather(bytes, inner);
+  return Gather(bytes, inner) + std::min(Ring(bytes / g.inner, outer), Tree(bytes / g.inner, outer)) +
+         Gather(bytes, inner);
 }
 
 double Collectives::Torus2D(double bytes, const GroupSpan& g) const {
@@ -88,62 +94,65 @@ double Collectives::Torus2D(double bytes, const GroupSpan& g) const {
   const int y = g.size / x;
   GroupSpan gx{x, g.level, 1};
   GroupSpan gy{y, g.level, 1};
-  return ReduceScatter(bytes, gx) + Ring(bytes / x, gy) + AllGather(bytes, gx);
+  return Gather(bytes, gx) + Ring(bytes / x, gy) + Gather(bytes, gx);
 }
 
 double Collectives::AllReduce(double bytes, const GroupSpan& g, CollectiveAlgorithm algo) const {
   if (g.size <= 1 || bytes <= 0) return 0;
+  const double call = hw_.collective_overhead_s();
   switch (algo) {
     case CollectiveAlgorithm::kRing:
-      return Ring(bytes, g);
+      return call + Ring(bytes, g);
     case CollectiveAlgorithm::kTree:
-      return Tree(bytes, g);
+      return call + Tree(bytes, g);
     case CollectiveAlgorithm::kHalvingDoubling:
-      return HalvingDoubling(bytes, g);
+      return call + HalvingDoubling(bytes, g);
     case CollectiveAlgorithm::kHierarchical:
-      return Hierarchical(bytes, g);
+      return call + Hierarchical(bytes, g);
     case CollectiveAlgorithm::kTorus2D:
-      return Torus2D(bytes, g);
+      return call + Torus2D(bytes, g);
     case CollectiveAlgorithm::kAuto:
       break;
   }
-  // What the runtime (NCCL) would choose among ring, tree and hierarchical; a torus
-  // level uses the 2D torus algorithm, power-of-two groups may use halving-doubling
-  // only when asked explicitly (it suffers contention on real fabrics).
+  // What NCCL's tuner chooses: inside one NVLink domain only rings (its trees are built
+  // across nodes); across nodes the cheaper of ring, double binary tree and the
+  // node-aware hierarchical form by message size. A torus level uses the 2D torus
+  // algorithm; halving-doubling only when asked (it suffers contention on real fabrics).
   const auto& levels = hw_.levels();
+  if (g.level == 0) return call + Ring(bytes, g);
   double best = std::min(Ring(bytes, g), Tree(bytes, g));
-  if (g.level > 0 && g.inner > 1 && g.inner < g.size) best = std::min(best, Hierarchical(bytes, g));
+  if (g.inner > 1 && g.inner < g.size) best = std::min(best, Hierarchical(bytes, g));
   if (!levels.empty() && levels[g.level].topology == Topology::kTorus2D) {
     best = std::min(best, Torus2D(bytes, g));
   }
-  return best;
+  return call + best;
 }
 
 double Collectives::AllGather(double bytes, const GroupSpan& g) const {
   if (g.size <= 1 || bytes <= 0) return 0;
-  const double p = g.size;
-  return (p - 1) * Latency(g) + (p - 1) / p * bytes / RingBandwidth(g);
+  return hw_.collective_overhead_s() + Gather(bytes, g);
 }
 
 double Collectives::AllToAll(double bytes, const GroupSpan& g) const {
   if (g.size <= 1 || bytes <= 0) return 0;
   const auto& levels = hw_.levels();
   const double p = g.size;
+  const double call = hw_.collective_overhead_s();
   if (g.level == 0 || levels.empty()) {
-    return (p - 1) * Latency(g) + (p - 1) / p * bytes / RingBandwidth(g);
+    return call + (p - 1) * Latency(g) + (p - 1) / p * bytes / RingBandwidth(g);
   }
   // Traffic to members in the same inner domain rides the inner level; the rest
   // crosses `level` on this GPU's share of it.
   const double intra = bytes * (g.inner - 1) / p / levels[g.level - 1].bytes_per_s;
   const double inter = bytes * (p - g.inner) / p / levels[g.level].bytes_per_s;
-  return (p - 1) * Latency(g) + std::max(intra, inter);
+  return call + (p - 1) * Latency(g) + std::max(intra, inter);
 }
 
 double Collectives::SendRecv(double bytes, int level) const {
   const auto& levels = hw_.levels();
   if (bytes <= 0 || levels.empty()) return 0;
   level = std::clamp(level, 0, static_cast<int>(levels.size()) - 1);
-  return levels[level].latency_s + bytes / levels[level].bytes_per_s;
+  return hw_.collective_overhead_s() + levels[level].latency_s + bytes / levels[level].bytes_per_s;
 }
 
 }  // namespace paraplan

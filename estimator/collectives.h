@@ -8,6 +8,9 @@
 //  tree (NCCL double binary tree) 2 log2(P) a + 2 N/B
 //  hierarchical           RS inside the domain, all-reduce across, AG inside
 //  2D torus               RS along X, all-reduce along Y on N/X, AG along X
+// Every call also pays the profile's fixed collective_overhead (launch, rendezvous):
+// with the per-step latency and the bandwidth term this reproduces nccl-tests' bus-
+// bandwidth curve (latency-bound below a few MiB, near the link rate above).
 // Bandwidth across a level is the per-GPU rate times the members that share a domain
 // (each GPU drives its own NIC share, as NCCL's multi-channel rings do), capped by the
 // inner level's rate. Thread-safe (read-only after construction).
@@ -47,6 +50,7 @@ class Collectives {
 
  private:
   double RingBandwidth(const GroupSpan& g) const;
+  double Gather(double bytes, const GroupSpan& g) const;  // all-gather without the call cost
   double Latency(const GroupSpan& g) const;
   double Ring(double bytes, const GroupSpan& g) const;
   double Tree(double bytes, const GroupSpan& g) const;

@@ -96,7 +96,10 @@ Estimate ToEstimate(const Workload& workload, const SystemProfile& profile,
   e.samples_per_s = samples / r.iteration_time_s;
   e.tokens_per_s = e.samples_per_s * tokens_per_sample;
   e.model_tflops_per_gpu = model_flops_per_sample * samples / r.iteration_time_s / e.num_gpus / 1e12;
-  const double peak = profile.accelerator.PeakTflops(workload.precision);
+  // MFU is quoted against the 16-bit dense peak even for FP8 training (the convention of
+  // Megatron-LM, torchtitan and the Llama 3 report), so FP8 and BF16 runs compare.
+  const Precision mfu_precision = workload.precision == Precision::kFp8 ? Precision::kBf16 : workload.precision;
+  const double peak = profile.accelerator.PeakTflops(mfu_precision);
   e.mfu = peak > 0 ? e.model_tflops_per_gpu / peak : 0;
   e.energy_per_iteration_j = r.energy_j;
   e.cost_per_iteration_usd = r.cost_usd;

@@ -1,6 +1,7 @@
 #include "estimator/hardware.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace paraplan {
 
@@ -36,6 +37,9 @@ Calibration ResolvedCalibration(const SystemProfile& profile) {
   r.overlap_efficiency = Or(c.overlap_efficiency, D::kOverlapEfficiency);
   r.iteration_overhead_s = Or(c.iteration_overhead_s, D::kIterationOverheadS);
   r.kernel_overhead_us = Or(c.kernel_overhead_us, D::kKernelOverheadUs);
+  r.attention_efficiency_fwd = Or(c.attention_efficiency_fwd, D::kAttentionEfficiencyFwd);
+  r.attention_efficiency_bwd = Or(c.attention_efficiency_bwd, D::kAttentionEfficiencyBwd);
+  r.collective_overhead_us = Or(c.collective_overhead_us, D::kCollectiveOverheadUs);
   r.memory_overhead_fraction = Or(c.memory_overhead_fraction, D::kMemoryOverheadFraction);
   r.memory_overhead_gib = Or(c.memory_overhead_gib, D::kMemoryOverheadGib);
   return r;
@@ -45,6 +49,15 @@ Hardware::Hardware(const SystemProfile& profile, Precision precision) {
   const Calibration cal = ResolvedCalibration(profile);
   peak_flops_per_s_ = profile.accelerator.PeakTflops(precision) * 1e12;
   matmul_flops_per_s_ = peak_flops_per_s_ * cal.matmul_efficiency;
+  // Only linear layers run in FP8 (Transformer Engine); everything else stays 16-bit.
+  const Precision other = precision == Precision::kFp8 ? Precision::kBf16 : precision;
+  const double other_peak = profile.accelerator.PeakTflops(other) * 1e12;
+  batched_matmul_flops_per_s_ = other_peak * cal.matmul_efficiency;
+  attention_fwd_flops_per_s_ = other_peak * cal.attention_efficiency_fwd;
+  attention_bwd_flops_per_s_ = other_peak * cal.attention_efficiency_bwd;
+  kernel_gap_s_ = CalibrationDefaults::kGraphKernelUs * 1e-6;
+  collective_overhead_s_ = cal.collective_overhead_us * 1e-6;
+  sm_count_ = std::max(0, profile.accelerator.sm_count);
   // The tail is a time; scale the half-efficiency size with this precision's rate.
   const double bf16_rate =
       profile.accelerator.PeakTflops(Precision::kBf16) * 1e12 * cal.matmul_efficiency;
@@ -75,18 +88,54 @@ Hardware::Hardware(const SystemProfile& profile, Precision precision) {
   }
 }
 
-double Hardware::MatmulTime(double m, double n, double k, double batch,
-                            double bytes_per_element) const {
+double Hardware::WaveUtilization(double tiles) const {
+  if (sm_count_ <= 0 || tiles <= 0) return 1;
+  const double waves = std::ceil(tiles / sm_count_);
+  return tiles / (waves * sm_count_);
+}
+
+namespace {
+// Threadblock tiles of CUTLASS's SM80/SM90 16-bit GEMM kernels (128x128 is the default
+// large tile, 128x64 / 64x64 serve small outputs). A smaller tile reuses each operand
+// less: its rate relative to 128x128 is taken as its arithmetic intensity
+// Tm*Tn/(Tm+Tn) over 128x128's (64), capped at 1. cuBLAS picks the best of them.
+struct Tile {
+  double m, n, relative_rate;
+};
+constexpr Tile kTiles[] = {{128, 128, 1.0}, {128, 64, 2.0 / 3.0}, {64, 128, 2.0 / 3.0}, {64, 64, 0.5}};
+}  // namespace
+
+double Hardware::MatmulTimeAt(double rate, double m, double n, double k, double batch,
+                              double bytes_per_element) const {
   const double flops = 2.0 * m * n * k * batch;
   if (flops <= 0) return 0;
-  const double compute_s = (flops + half_efficiency_flops_) / matmul_flops_per_s_;
+  double util = 1;
+  if (sm_count_ > 0) {
+    util = 0;
+    for (const Tile& t : kTiles) {
+      const double tiles = std::ceil(m / t.m) * std::ceil(n / t.n) * batch;
+      util = std::max(util, WaveUtilization(tiles) * t.relative_rate);
+    }
+  }
+  const double scaled_half = half_efficiency_flops_ * rate / matmul_flops_per_s_;
+  const double compute_s = (flops + scaled_half) / (rate * util);
   const double bytes = (m * k + k * n + m * n) * batch * bytes_per_element;
-  return std::max(compute_s, bytes / hbm_bytes_per_s_) + kernel_overhead_s_;
+  return std::max(compute_s, bytes / hbm_bytes_per_s_) + kernel_gap_s_;
+}
+
+double Hardware::MatmulTime(double m, double n, double k, double batch,
+                            double bytes_per_element) const {
+  return MatmulTimeAt(matmul_flops_per_s_, m, n, k, batch, bytes_per_element);
+}
+
+double Hardware::BatchedMatmulTime(double m, double n, double k, double batch,
+                                   double bytes_per_element) const {
+  return MatmulTimeAt(batched_matmul_flops_per_s_, m, n, k, batch, bytes_per_element);
 }
 
 double Hardware::MemoryTime(double bytes) const {
   if (bytes <= 0) return 0;
-  return bytes / hbm_bytes_per_s_ + kernel_overhead_s_;
+  return bytes / hbm_bytes_per_s_ + kernel_gap_s_;
 }
 
 }  // namespace paraplan

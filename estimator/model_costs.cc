@@ -14,6 +14,8 @@ ModelShape ModelShape::Of(const ParallelConfig& c) {
   s.recompute = c.recompute;
   s.sequence_parallel = c.sequence_parallel && c.tensor_parallel > 1;
   s.flash_attention = c.flash_attention;
+  s.cuda_graphs = c.cuda_graphs;
+  s.tp_comm_overlap = c.tp_comm_overlap && c.tensor_parallel > 1;
   return s;
 }
 
@@ -25,6 +27,8 @@ void BlockCosts::Add(const BlockCosts& o) {
   tp_bwd_s += o.tp_bwd_s;
   cp_s += o.cp_s;
   ep_s += o.ep_s;
+  host_s += o.host_s;
+  wgrad_s += o.wgrad_s;
   activation_bytes += o.activation_bytes;
   transient_bytes = transient_bytes > o.transient_bytes ? transient_bytes : o.transient_bytes;
   params += o.params;
@@ -42,7 +46,9 @@ void SetPrecisionBytes(Precision precision, ModelCosts* costs) {
     // Adam step: read grad, read/write param, m, v (Kingma & Ba update, fused).
     costs->optimizer_bytes_per_param = 4 + 8 + 8 + 8;
   } else {
-    costs->weight_bytes_per_param = 2;
+    // FP8 (Transformer Engine) keeps an FP8 copy of each linear weight and its transpose
+    // beside the 16-bit weight: 2 + 1 + 1 bytes.
+    costs->weight_bytes_per_param = precision == Precision::kFp8 ? 4 : 2;
     costs->grad_bytes_per_param = 4;              // fp32 main_grad (Megatron-LM)
     costs->optimizer_state_bytes_per_param = 12;  // fp32 master + m + v
     costs->grad_reduce_bytes_per_param = 4;       // gradients reduced in fp32 (Megatron-LM)

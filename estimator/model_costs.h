@@ -33,6 +33,8 @@ struct ModelShape {
   Recompute recompute = Recompute::kNone;
   bool sequence_parallel = false;
   bool flash_attention = false;
+  bool cuda_graphs = false;
+  bool tp_comm_overlap = false;
 
   static ModelShape Of(const ParallelConfig& normalized);
 };
@@ -45,6 +47,8 @@ struct BlockCosts {
   double tp_bwd_s = 0;
   double cp_s = 0;            // exposed context-parallel comm, fwd + bwd
   double ep_s = 0;            // exposed expert-parallel all-to-all, fwd + bwd
+  double host_s = 0;          // host-bound launch time beyond the GPU's, fwd + bwd + recompute
+  double wgrad_s = 0;         // weight-gradient GEMMs (part of bwd_s; zero-bubble's W)
   double activation_bytes = 0;  // kept from forward to backward, per micro-batch
   double transient_bytes = 0;   // extra working memory while its backward runs
   double params = 0;            // parameters held (after TP/EP sharding)
@@ -52,7 +56,7 @@ struct BlockCosts {
   double model_flops = 0;       // useful FLOPs (fwd + bwd, no recompute), this GPU
 
   double TotalS() const {
-    return fwd_s + bwd_s + recompute_s + tp_fwd_s + tp_bwd_s + cp_s + ep_s;
+    return fwd_s + bwd_s + recompute_s + tp_fwd_s + tp_bwd_s + cp_s + ep_s + host_s;
   }
   void Add(const BlockCosts& o);
 };

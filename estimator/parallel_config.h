@@ -44,6 +44,12 @@ struct ParallelConfig {
   int filter_parallel = 1;
   int channel_parallel = 1;
   bool flash_attention = false;
+  // Kernels replayed from CUDA graphs (or torch.compile with cudagraphs): the host's
+  // per-kernel launch cost mostly disappears.
+  bool cuda_graphs = false;
+  // Tensor-parallel collectives overlapped with the neighbouring GEMMs (Transformer
+  // Engine userbuffers); otherwise the forward TP collectives are exposed.
+  bool tp_comm_overlap = false;
   CollectiveAlgorithm dp_algorithm = CollectiveAlgorithm::kAuto;
   RankOrder rank_order = RankOrder::kTpCpEpDpPp;
 

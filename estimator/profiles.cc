@@ -37,6 +37,7 @@ SystemProfile DgxA100() {
   a.memory_bandwidth_gbytes_per_s = 2039;
   a.busy_power_w = 400;
   a.idle_power_w = 60;  // nvidia-smi idle draw of an SXM4 A100, typical
+  a.sm_count = 108;     // NVIDIA A100 Tensor Core GPU Architecture whitepaper: 108 SMs
   // NVLink 3 via NVSwitch: 600 GB/s per GPU both directions = 300 GB/s each way.
   p.network_levels.push_back(Level("nvlink", 8, 300, 3, Topology::kSwitch, 1));
   // HDR InfiniBand 200 Gb/s per GPU = 25 GB/s each way; three-level fat tree.
@@ -69,10 +70,16 @@ SystemProfile DgxH100() {
   a.memory_bandwidth_gbytes_per_s = 3350;
   a.busy_power_w = 700;
   a.idle_power_w = 75;
+  a.sm_count = 132;  // NVIDIA H100 Tensor Core GPU Architecture whitepaper: 132 SMs (SXM5)
   // H100 SXM5 does not hold its 1.98 GHz boost under a sustained 700 W tensor-core load
   // (~1.6 GHz observed, 0.8 of boost), and cuBLAS BF16 GEMMs reach ~0.78 of peak at a
   // given clock: ~0.62 of the datasheet peak. (The A100's boost is held far better.)
   p.calibration.matmul_efficiency = 0.62;
+  // FlashAttention-2 via PyTorch SDPA on H100 SXM reaches ~330 TFLOP/s forward and
+  // ~280 backward at 4k-32k causal sequences, a third of the dense peak (it does not use
+  // Hopper's asynchronous tensor-core instructions): shared/data/h100_microbench/attention.csv.
+  p.calibration.attention_efficiency_fwd = 0.33;
+  p.calibration.attention_efficiency_bwd = 0.28;
   // NVLink 4: 900 GB/s per GPU both directions = 450 GB/s each way.
   p.network_levels.push_back(Level("nvlink", 8, 450, 3, Topology::kSwitch, 1));
   // NDR InfiniBand 400 Gb/s per GPU = 50 GB/s each way.
@@ -105,6 +112,7 @@ SystemProfile AbciV100() {
   a.memory_bandwidth_gbytes_per_s = 900;
   a.busy_power_w = 300;
   a.idle_power_w = 40;
+  a.sm_count = 80;  // NVIDIA Tesla V100 GPU Architecture whitepaper: 80 SMs
   // NVLink 2: 6 links x 25 GB/s each way = 150 GB/s per GPU each way.
   p.network_levels.push_back(Level("nvlink", 4, 150, 3, Topology::kSwitch, 1));
   // 2x EDR (100 Gb/s) per 4 GPUs = 6.25 GB/s per GPU; 34 nodes per rack.

@@ -244,6 +244,8 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
   ms.recompute = shape.recompute;
   ms.sequence_parallel = shape.sp;
   ms.flash_attention = shape.flash;
+  ms.cuda_graphs = k.cuda_graphs;
+  ms.tp_comm_overlap = k.tp_comm_overlap && shape.tp > 1;
   ms.spatial_parallel = shape.spatial;
   ms.filter_parallel = shape.filter;
   ms.channel_parallel = shape.channel;
@@ -263,6 +265,8 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
   c.recompute = shape.recompute;
   c.sequence_parallel = shape.sp;
   c.flash_attention = shape.flash;
+  c.cuda_graphs = k.cuda_graphs;
+  c.tp_comm_overlap = k.tp_comm_overlap && shape.tp > 1;
   c.spatial_parallel = shape.spatial;
   c.filter_parallel = shape.filter;
   c.channel_parallel = shape.channel;

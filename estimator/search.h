@@ -41,6 +41,9 @@ struct PlanConstraints {
   Flag sequence_parallel = Flag::kAny;
   Flag flash_attention = Flag::kAny;
   Flag overlap_grad_reduce = Flag::kAny;
+  // Properties of the user's framework, not searched: every plan uses them as given.
+  bool cuda_graphs = false;
+  bool tp_comm_overlap = false;
 };
 
 struct PlanRequest {

@@ -27,6 +27,7 @@ StageCosts ComputeStageCosts(const ModelCosts& model, int pp, int v) {
   for (int stage = 0; stage < pp; ++stage) {
     BlockCosts s;
     BlockCosts first_chunk;
+    int stage_layers = 0;
     for (int chunk = stage; chunk < chunks; chunk += pp) {
       BlockCosts c;
       // Chunk k holds layers [k L / chunks, (k + 1) L / chunks): even when L divides.
@@ -35,6 +36,7 @@ StageCosts ComputeStageCosts(const ModelCosts& model, int pp, int v) {
       for (int l = begin; l < end; ++l) {
         c.Add(model.layers[l]);
       }
+      stage_layers += end - begin;
       if (chunk == stage) first_chunk = c;
       s.Add(c);
     }
@@ -48,6 +50,7 @@ StageCosts ComputeStageCosts(const ModelCosts& model, int pp, int v) {
     if (stage == 0 || total > out.slowest_total_s) {
       out.slowest = s;
       out.slowest_total_s = total;
+      out.slowest_layers = stage_layers;
     }
     if (stage == 0) out.first = MemoryOf(s, first_chunk);
     if (stage == pp - 1) out.last = MemoryOf(s, first_chunk);

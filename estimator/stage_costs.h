@@ -24,13 +24,15 @@ struct StageCosts {
   BlockCosts slowest;            // per micro-batch, the slowest stage (all its chunks)
   double slowest_total_s = 0;    // slowest.TotalS()
   double mean_total_s = 0;       // per micro-batch, averaged over stages
+  int slowest_layers = 0;        // transformer / graph layers on the slowest stage
   StageMemory first;             // stage 0 (most micro-batches in flight, embedding)
   StageMemory last;              // stage pp - 1 (LM head, logits)
   int pp = 1;
   int v = 1;
 };
 
-// Layers are split as evenly as possible when pp * v does not divide them.
+// Layers are split as evenly as possible when pp * v does not divide them (BLOOM: 70
+// layers over 12 stages gives stages of 5 and 6 layers; the slowest sets the pace).
 StageCosts ComputeStageCosts(const ModelCosts& model, int pp, int v);
 
 }  // namespace paraplan

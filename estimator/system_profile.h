@@ -26,6 +26,7 @@ struct Accelerator {
   double memory_bandwidth_gbytes_per_s = 0;
   double busy_power_w = 0;
   double idle_power_w = 0;
+  int sm_count = 0;  // streaming multiprocessors (datasheet); 0 = no wave quantisation
 
   // Dense peak for a precision, TFLOP/s (FP8 falls back to FP16 when unset).
   double PeakTflops(Precision p) const;
@@ -53,7 +54,10 @@ struct Calibration {
   std::vector<NetworkCalibration> network;
   double overlap_efficiency = 0;
   double iteration_overhead_s = 0;
-  double kernel_overhead_us = 0;
+  double kernel_overhead_us = 0;       // host time per kernel launched in eager mode
+  double attention_efficiency_fwd = 0;  // fused-attention forward, share of 16-bit peak
+  double attention_efficiency_bwd = 0;  // fused-attention backward, share of 16-bit peak
+  double collective_overhead_us = 0;   // fixed cost of one collective call (launch, rendezvous)
   double memory_overhead_fraction = 0;
   double memory_overhead_gib = 0;
 };

@@ -5,6 +5,7 @@
 // variants), generalised to grouped-query attention, gated MLPs, context and expert
 // parallelism by counting each stored tensor explicitly.
 #include <algorithm>
+#include <tuple>
 
 #include "absl/status/status.h"
 #include "estimator/model_costs.h"
@@ -16,35 +17,65 @@ namespace {
 struct Dims {
   double b, s, c, t, T, h, a, g, d, f, V, p;
   double r;  // share of the token-hidden tensors this GPU holds (1/t with SP)
-  bool gated, flash, sp;
+  bool gated, flash, sp, fp8;
 };
 
-// One attention or MLP sub-block: forward / backward matmul time, memory-bound bytes,
-// kernels, stored activations, FLOPs.
+// One sub-block (attention core, attention, MLP, residual): forward / backward GPU time,
+// memory-bound bytes, kernels launched, stored activations, FLOPs.
 struct Part {
   double matmul_fwd_s = 0;
   double matmul_bwd_s = 0;
+  double wgrad_s = 0;       // weight-gradient GEMMs (part of matmul_bwd_s)
   double mem_fwd_bytes = 0;
-  double kernels_fwd = 0;  // memory-bound kernels (matmuls carry their own overhead)
+  double mem_bwd_bytes = 0;  // beyond twice the forward traffic (FP8 casts)
+  double kernels_fwd = 0;    // every kernel the forward launches (GEMMs included)
+  double kernels_bwd = 0;
   double act_bytes = 0;
   double flops_fwd = 0;
   double first_wgrad_s = 0;  // weight-gradient GEMM of the block's first linear
+  double first_dgrad_s = 0;  // data-gradient GEMM of the block's first linear
 };
 
-// Backward of a matmul = data-gradient + weight-gradient GEMMs, each the forward's
-// FLOPs (Narayanan et al. SC'21: backward = 2x forward).
-double MatmulFwdBwd(const Hardware& hw, double m, double n, double k, double batch, double p,
-                    Part* part) {
-  const double fwd = hw.MatmulTime(m, n, k, batch, p);
+// A linear layer: m tokens x k inputs -> n outputs, `batch` independent GEMMs. Backward
+// = data-gradient + weight-gradient GEMMs, each the forward's FLOPs (Narayanan et al.
+// SC'21: backward = 2x forward). Kernels: the GEMM forward, two backward and one
+// bias/weight-gradient reduction or accumulation per GEMM. Under FP8 (Transformer
+// Engine) the input is cast to FP8 before the forward GEMM (read 2 B, write 1 B per
+// element, amax fused) and backward casts the output gradient and transposes both FP8
+// operands for the weight-gradient GEMM (NVIDIA Transformer Engine, "Using FP8").
+void Linear(const Hardware& hw, const Dims& x, double m, double n, double k, double batch,
+            Part* part) {
+  const double fwd = hw.MatmulTime(m, n, k, batch, x.p);
+  const double dgrad = hw.MatmulTime(m, k, n, batch, x.p);
+  const double wgrad = hw.MatmulTime(k, n, m, batch, x.p);
+  if (part->matmul_fwd_s == 0) {
+    part->first_wgrad_s = wgrad;
+    part->first_dgrad_s = dgrad;
+  }
   part->matmul_fwd_s += fwd;
-  const double dgrad = hw.MatmulTime(m, k, n, batch, p);
-  const double wgrad = hw.MatmulTime(k, n, m, batch, p);
   part->matmul_bwd_s += dgrad + wgrad;
+  part->wgrad_s += wgrad;
   part->flops_fwd += 2 * m * n * k * batch;
-  return wgrad;
+  part->kernels_fwd += batch;
+  part->kernels_bwd += 3 * batch;
+  if (x.fp8) {
+    part->mem_fwd_bytes += 3 * m * k * batch;
+    part->kernels_fwd += batch;
+    // dY cast (read 2, write 1) + dY transpose (1 + 1) + X transpose (1 + 1).
+    part->mem_bwd_bytes += (3 * m * n + 2 * m * n + 2 * m * k) * batch;
+    part->kernels_bwd += 2 * batch;
+  }
 }
 
-// Attention core (scores, softmax, dropout, context) without fused attention.
+// A memory-bound kernel moving `bytes` forward; its backward moves twice as much in two
+// kernels (reads the output gradient and the saved input, writes the input gradient).
+void MemoryBound(double bytes, double kernels, Part* part) {
+  part->mem_fwd_bytes += bytes;
+  part->kernels_fwd += kernels;
+  part->kernels_bwd += 2 * kernels;
+}
+
+// Attention core (scores, softmax, dropout, context).
 Part AttentionCore(const Dims& x, const Hardware& hw) {
   Part core;
   const double heads = x.a / x.t;
@@ -52,19 +83,31 @@ Part AttentionCore(const Dims& x, const Hardware& hw) {
   const double scores = x.b * heads * q_len * x.s;
   if (x.flash) {
     // FlashAttention-2 (Dao 2023): causal mask halves the work; backward recomputes the
-    // scores (2.5x forward matmul FLOPs); no s^2 tensor is stored.
+    // scores (2.5x forward matmul FLOPs); no s^2 tensor is stored. Its own efficiency
+    // curve, forward and backward (attention_efficiency_fwd / _bwd). Kernels: one
+    // forward; backward = dot(dO, O) preprocessing, the main kernel and the dQ
+    // conversion.
     const double flops = 4 * x.b * heads * q_len * x.s * x.d * 0.5;
-    core.matmul_fwd_s = flops / hw.matmul_flops_per_s() + hw.kernel_overhead_s();
-    core.matmul_bwd_s = 2.5 * flops / hw.matmul_flops_per_s() + hw.kernel_overhead_s();
+    core.matmul_fwd_s = flops / hw.attention_fwd_flops_per_s() + hw.kernel_gap_s();
+    core.matmul_bwd_s = 2.5 * flops / hw.attention_bwd_flops_per_s() + 3 * hw.kernel_gap_s();
     core.flops_fwd = flops;
+    core.kernels_fwd = 1;
+    core.kernels_bwd = 3;
     core.act_bytes = x.b * heads * q_len * 4;  // log-sum-exp statistics (fp32)
     return core;
   }
-  MatmulFwdBwd(hw, q_len, x.s, x.d, x.b * heads, x.p, &core);  // Q K^T
-  MatmulFwdBwd(hw, q_len, x.d, x.s, x.b * heads, x.p, &core);  // P V
+  // Q K^T and P V as batched GEMMs (16-bit even under FP8), each with data- and
+  // weight-side gradients in backward.
+  for (const auto& [m, n, k] : {std::tuple{q_len, x.s, x.d}, std::tuple{q_len, x.d, x.s}}) {
+    core.matmul_fwd_s += hw.BatchedMatmulTime(m, n, k, x.b * heads, x.p);
+    core.matmul_bwd_s += hw.BatchedMatmulTime(m, k, n, x.b * heads, x.p) +
+                         hw.BatchedMatmulTime(k, n, m, x.b * heads, x.p);
+    core.flops_fwd += 2 * m * n * k * x.b * heads;
+    core.kernels_fwd += 1;
+    core.kernels_bwd += 2;
+  }
   // Fused scale-mask-softmax: read + write the scores; dropout: read, write, mask.
-  core.mem_fwd_bytes = 2 * scores * x.p + 2 * scores * x.p + scores;
-  core.kernels_fwd += 2;
+  MemoryBound(2 * scores * x.p + 2 * scores * x.p + scores, 2, &core);
   // Stored: softmax output, dropout mask, dropout output (Korthikanti: 5as/h term).
   core.act_bytes = scores * x.p + scores + scores * x.p;
   return core;
@@ -74,13 +117,14 @@ Part AttentionCore(const Dims& x, const Hardware& hw) {
 Part AttentionBlock(const Dims& x, const Hardware& hw) {
   Part part;
   const double qkv_out = (x.a + 2 * x.g) * x.d / x.t;
-  part.first_wgrad_s = MatmulFwdBwd(hw, x.T, qkv_out, x.h, 1, x.p, &part);
-  MatmulFwdBwd(hw, x.T, x.h, x.a * x.d / x.t, 1, x.p, &part);
+  Linear(hw, x, x.T, qkv_out, x.h, 1, &part);
+  Linear(hw, x, x.T, x.h, x.a * x.d / x.t, 1, &part);
   const double e = x.T * x.h;
   // LayerNorm (read + write), bias-dropout-add (read x, residual; write out, mask) and
   // the copy that lays the attention context out for the projection (permute).
-  part.mem_fwd_bytes = 2 * e * x.r * x.p + (3 * e * x.r * x.p + e * x.r) + 2 * e / x.t * x.p;
-  part.kernels_fwd += 3;
+  // Kernels (Megatron-LM eager): LayerNorm 1, bias add + dropout + residual add 3, copy 1.
+  MemoryBound(2 * e * x.r * x.p + (3 * e * x.r * x.p + e * x.r) + 2 * e / x.t * x.p, 5, &part);
+  part.kernels_bwd += 2;  // LayerNorm gamma / beta gradients
   // Stored: LN input, QKV input, Q and K, V, projection input, dropout mask.
   part.act_bytes = e * x.r * x.p + e * x.r * x.p + x.T * (x.a + x.g) * x.d / x.t * x.p +
                    x.T * x.g * x.d / x.t * x.p + e / x.t * x.p + e * x.r;
@@ -91,14 +135,13 @@ Part AttentionBlock(const Dims& x, const Hardware& hw) {
 Part MlpBlock(const Dims& x, const Hardware& hw, double tokens, double f, double groups) {
   Part part;
   const double up = x.gated ? 2 * f / x.t : f / x.t;
-  // `groups` independent GEMMs (local experts) share the tokens evenly.
+  // `groups` independent GEMMs (local experts, one after another) share the tokens.
   const double per_group = tokens / groups;
-  part.first_wgrad_s = MatmulFwdBwd(hw, per_group, up, x.h, groups, x.p, &part);
-  MatmulFwdBwd(hw, per_group, x.h, f / x.t, groups, x.p, &part);
+  Linear(hw, x, per_group, up, x.h, groups, &part);
+  Linear(hw, x, per_group, x.h, f / x.t, groups, &part);
   const double inner = tokens * f / x.t;
   // Activation function: read input(s), write output.
-  part.mem_fwd_bytes = (x.gated ? 3 : 2) * inner * x.p;
-  part.kernels_fwd += 1;
+  MemoryBound((x.gated ? 3 : 2) * inner * x.p, 1, &part);
   // Stored: MLP input, activation-function input(s), its output.
   part.act_bytes = tokens * x.h * x.r * x.p + (x.gated ? 2 : 1) * inner * x.p + inner * x.p;
   return part;
@@ -108,8 +151,9 @@ Part MlpBlock(const Dims& x, const Hardware& hw, double tokens, double f, double
 Part MlpResidual(const Dims& x) {
   Part part;
   const double e = x.T * x.h;
-  part.mem_fwd_bytes = 2 * e * x.r * x.p + 3 * e * x.r * x.p + e * x.r;
-  part.kernels_fwd = 2;
+  // Kernels: LayerNorm 1, bias add + dropout + residual add 3.
+  MemoryBound(2 * e * x.r * x.p + 3 * e * x.r * x.p + e * x.r, 4, &part);
+  part.kernels_bwd += 2;  // LayerNorm gamma / beta gradients
   part.act_bytes = e * x.r * x.p + e * x.r;  // LN input, dropout mask
   return part;
 }
@@ -131,6 +175,13 @@ TpCollectives TpCosts(const Dims& x, const Collectives& coll, const GroupSpan& t
   out.all_gather_s = coll.AllGather(bytes, tp);
   out.reduce_scatter_s = coll.ReduceScatter(bytes, tp);
   return out;
+}
+
+// Launches are asynchronous: the host enqueues kernels while the GPU runs earlier ones
+// (CUDA C++ Programming Guide, "Asynchronous Concurrent Execution"), so a phase takes
+// the longer of the two. Returns the host-bound time beyond the GPU's.
+double HostExcess(double kernels, double host_per_kernel_s, double gpu_s) {
+  return std::max(0.0, kernels * host_per_kernel_s - gpu_s);
 }
 
 }  // namespace
@@ -155,12 +206,15 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
   x.r = x.sp ? 1.0 / x.t : 1.0;
   x.gated = spec.gated_mlp;
   x.flash = shape.flash_attention;
+  x.fp8 = workload.precision == Precision::kFp8;
 
   const GroupSpan tp = coll.Place(shape.tensor_parallel, 1);
   const GroupSpan cp = coll.Place(shape.context_parallel, shape.tensor_parallel);
   const GroupSpan ep =
       coll.Place(shape.expert_parallel, int64_t{shape.tensor_parallel} * shape.context_parallel);
   const double ovl = hw.overlap_efficiency();
+  // Host time per kernel: eager launches, or ~nothing beyond the GPU gap under graphs.
+  const double host_kernel_s = shape.cuda_graphs ? hw.kernel_gap_s() : hw.kernel_overhead_s();
 
   const Part core = AttentionCore(x, hw);
   const Part attn = AttentionBlock(x, hw);
@@ -171,7 +225,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
   // Context parallelism (ring attention): each rank passes its K/V block around the
   // ring, c - 1 steps forward and twice that backward (dK, dV); overlapped with the
   // attention core (Liu et al. 2023, Ring Attention).
-  double cp_exposed = 0;
+  double cp_exposed = 0, cp_calls = 0;
   if (x.c > 1) {
     const double kv_bytes = 2 * x.T * x.g * x.d / x.t * x.p;
     const double step = coll.SendRecv(kv_bytes, cp.level);
@@ -179,21 +233,31 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
     const double bwd = 2 * (x.c - 1) * step;
     cp_exposed = std::max(0.0, fwd - ovl * core.matmul_fwd_s) +
                  std::max(0.0, bwd - ovl * core.matmul_bwd_s);
+    cp_calls = 3 * (x.c - 1);
   }
 
-  auto make_layer = [&](const Part& mlp, double ep_s) {
+  // moe_kernels: router softmax / top-k, token permutation and un-permutation
+  // (Megatron-Core MoE token dispatcher), forward.
+  auto make_layer = [&](const Part& mlp, double ep_s, double moe_kernels) {
     BlockCosts blk;
-    const double mem_fwd = core.mem_fwd_bytes + attn.mem_fwd_bytes + resid.mem_fwd_bytes +
-                           mlp.mem_fwd_bytes;
-    const double kernels =
-        core.kernels_fwd + attn.kernels_fwd + resid.kernels_fwd + mlp.kernels_fwd;
-    const double mem_fwd_s = mem_fwd / hw.hbm_bytes_per_s() + kernels * hw.kernel_overhead_s();
-    const double matmul_fwd = core.matmul_fwd_s + attn.matmul_fwd_s + mlp.matmul_fwd_s;
-    const double matmul_bwd = core.matmul_bwd_s + attn.matmul_bwd_s + mlp.matmul_bwd_s;
+    const Part* parts[] = {&core, &attn, &resid, &mlp};
+    double mem_fwd = 0, mem_bwd_extra = 0, matmul_fwd = 0, matmul_bwd = 0, kernels_fwd = moe_kernels,
+           kernels_bwd = 2 * moe_kernels, wgrad = 0;
+    for (const Part* q : parts) {
+      mem_fwd += q->mem_fwd_bytes;
+      mem_bwd_extra += q->mem_bwd_bytes;
+      matmul_fwd += q->matmul_fwd_s;
+      matmul_bwd += q->matmul_bwd_s;
+      kernels_fwd += q->kernels_fwd;
+      kernels_bwd += q->kernels_bwd;
+      wgrad += q->wgrad_s;
+    }
+    const double mem_fwd_s = mem_fwd / hw.hbm_bytes_per_s();
     blk.fwd_s = matmul_fwd + mem_fwd_s;
     // Backward of a memory-bound op reads the output gradient and the saved input and
     // writes the input gradient: twice the forward traffic.
-    blk.bwd_s = matmul_bwd + 2 * mem_fwd_s;
+    blk.bwd_s = matmul_bwd + 2 * mem_fwd_s + mem_bwd_extra / hw.hbm_bytes_per_s();
+    blk.wgrad_s = wgrad;
     // Two sub-blocks (attention, MLP), each a column- then a row-parallel linear.
     // Without SP: forward all-reduce after the row linear (blocking); backward
     // all-reduce of the column linear's input gradient, overlapped with its weight-
@@ -203,22 +267,40 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
     // all-gather of the saved sharded input overlapped with the data-gradient GEMM, and
     // reduce-scatter of the input gradient overlapped with the weight-gradient GEMM
     // (Korthikanti et al. 2022, sec. 4.2.2).
-    const double wgrad[2] = {attn.first_wgrad_s, mlp.first_wgrad_s};
-    blk.tp_fwd_s = 0;
-    blk.tp_bwd_s = 0;
-    for (double w : wgrad) {
+    // With tp_comm_overlap (Transformer Engine userbuffers) the forward collectives are
+    // split into chunks pipelined with the adjacent GEMM, hidden as far as it lasts.
+    const Part* subs[2] = {&attn, &mlp};
+    double tp_calls_fwd = 0, tp_calls_bwd = 0;
+    for (const Part* q : subs) {
+      const double w = q->first_wgrad_s, dg = q->first_dgrad_s, f = q->matmul_fwd_s;
+      auto fwd_exposed = [&](double comm) {
+        return shape.tp_comm_overlap ? std::max(0.0, comm - ovl * 0.5 * f) : comm;
+      };
+      if (x.t <= 1) break;
       if (x.sp) {
-        blk.tp_fwd_s += tpc.all_gather_s + tpc.reduce_scatter_s;
-        blk.tp_bwd_s += tpc.all_gather_s + std::max(0.0, tpc.all_gather_s - ovl * w) +
+        blk.tp_fwd_s += fwd_exposed(tpc.all_gather_s) + fwd_exposed(tpc.reduce_scatter_s);
+        blk.tp_bwd_s += (shape.tp_comm_overlap ? std::max(0.0, tpc.all_gather_s - ovl * dg)
+                                               : tpc.all_gather_s) +
+                        std::max(0.0, tpc.all_gather_s - ovl * dg) +
                         std::max(0.0, tpc.reduce_scatter_s - ovl * w);
+        tp_calls_fwd += 2;
+        tp_calls_bwd += 3;
       } else {
-        blk.tp_fwd_s += tpc.all_reduce_s;
+        blk.tp_fwd_s += fwd_exposed(tpc.all_reduce_s);
         blk.tp_bwd_s += std::max(0.0, tpc.all_reduce_s - ovl * w);
+        tp_calls_fwd += 1;
+        tp_calls_bwd += 1;
       }
     }
     blk.cp_s = cp_exposed;
     blk.ep_s = ep_s;
+    const double ep_calls = ep_s > 0 ? 2 : 0;  // per direction
     const double act_full = core.act_bytes + attn.act_bytes + resid.act_bytes + mlp.act_bytes;
+    const double host_fwd = host_kernel_s * (kernels_fwd + tp_calls_fwd + ep_calls + cp_calls / 3);
+    const double host_bwd = host_kernel_s * (kernels_bwd + tp_calls_bwd + ep_calls + 2 * cp_calls / 3);
+    const double gpu_fwd = blk.fwd_s + blk.tp_fwd_s + ep_s / 2 + cp_exposed / 3;
+    blk.host_s = HostExcess(1, host_fwd, gpu_fwd) +
+                 HostExcess(1, host_bwd, blk.bwd_s + blk.tp_bwd_s + ep_s / 2 + 2 * cp_exposed / 3);
     switch (shape.recompute) {
       case Recompute::kNone:
         blk.activation_bytes = act_full;
@@ -226,9 +308,9 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
       case Recompute::kSelective:
         // Korthikanti et al. 2022 sec. 4.3: re-run the attention core only.
         if (!x.flash) {
-          blk.recompute_s = core.matmul_fwd_s + core.mem_fwd_bytes / hw.hbm_bytes_per_s() +
-                            core.kernels_fwd * hw.kernel_overhead_s();
+          blk.recompute_s = core.matmul_fwd_s + core.mem_fwd_bytes / hw.hbm_bytes_per_s();
           blk.activation_bytes = act_full - core.act_bytes;
+          blk.host_s += HostExcess(core.kernels_fwd, host_kernel_s, blk.recompute_s);
         } else {
           blk.activation_bytes = act_full;
         }
@@ -238,6 +320,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
         blk.activation_bytes = x.T * x.h * x.r * x.p;
         blk.recompute_s = blk.fwd_s + blk.tp_fwd_s + ep_s / 2;
         blk.transient_bytes = act_full;
+        blk.host_s += HostExcess(1, host_fwd, blk.recompute_s);
         break;
     }
     blk.model_flops = 3 * (core.flops_fwd * (x.flash ? 2 : 1) + attn.flops_fwd + mlp.flops_fwd);
@@ -247,7 +330,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
   const double attn_params = x.h * (x.a + 2 * x.g) * x.d / x.t + x.a * x.d * x.h / x.t + 4 * x.h;
   const double dense_mlp_params = x.h * x.f * (x.gated ? 3 : 2) / x.t;
 
-  BlockCosts dense = make_layer(dense_mlp, 0);
+  BlockCosts dense = make_layer(dense_mlp, 0, 0);
   dense.params = attn_params + dense_mlp_params;
 
   BlockCosts moe;
@@ -260,10 +343,10 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
     // Balanced routing: each GPU's experts see tokens * top_k in total.
     Part mlp = MlpBlock(x, hw, x.T * k, fe, local_experts);
     // Router: T x h x E matmul.
-    MatmulFwdBwd(hw, x.T, experts, x.h, 1, x.p, &mlp);
+    Linear(hw, x, x.T, experts, x.h, 1, &mlp);
     // Dispatch + combine all-to-all forward, and again backward (GShard / Megatron-Core).
     const double a2a = coll.AllToAll(x.T * k * x.h * x.r * x.p, ep);
-    moe = make_layer(mlp, 4 * a2a);
+    moe = make_layer(mlp, 4 * a2a, 8);
     moe.expert_params = local_experts * x.h * fe * (x.gated ? 3 : 2) / x.t;
     moe.params = attn_params + x.h * experts + moe.expert_params;
   }
@@ -277,32 +360,44 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
   }
 
   // First stage: vocabulary-parallel embedding lookup; its output is all-reduced (or
-  // reduce-scattered with SP) over TP.
+  // reduce-scattered with SP) over TP. Kernels (Megatron-LM VocabParallelEmbedding):
+  // mask, lookup, position embedding and add, dropout forward; the embedding backward
+  // (sort + segmented reduction) twice over.
   {
     BlockCosts& pre = out.pre;
     const double e = x.T * x.h;
     pre.fwd_s = hw.MemoryTime(2 * e * x.p) + hw.MemoryTime(3 * e * x.r * x.p);  // lookup, dropout
     pre.bwd_s = 2 * pre.fwd_s;
     pre.tp_fwd_s = x.t > 1 ? (x.sp ? coll.ReduceScatter(e * x.p, tp) : coll.AllReduce(e * x.p, tp)) : 0;
+    pre.host_s = HostExcess(5, host_kernel_s, pre.fwd_s + pre.tp_fwd_s) +
+                 HostExcess(10, host_kernel_s, pre.bwd_s);
     pre.activation_bytes = e * x.r;  // dropout mask
     pre.params = x.V * x.h / x.t;
   }
   // Last stage: final LayerNorm, LM head (vocabulary-parallel), fused cross-entropy.
+  // Kernels (Megatron-LM vocab_parallel_cross_entropy): LayerNorm, logits GEMM, max,
+  // subtract, target mask / gather, exp, sum, log, mean (+ 3 all-reduces with TP);
+  // backward: softmax minus one-hot, scale, GEMMs, LayerNorm backward.
   {
     BlockCosts& post = out.post;
     Part head;
-    MatmulFwdBwd(hw, x.T, x.V / x.t, x.h, 1, x.p, &head);
+    Linear(hw, x, x.T, x.V / x.t, x.h, 1, &head);
     const double logits = x.T * x.V / x.t;
     const double e = x.T * x.h;
     // LN read+write; cross-entropy: read logits, upcast/softmax in fp32 (write + read).
     const double mem_fwd = 2 * e * x.r * x.p + logits * (x.p + 4 + 4);
     post.fwd_s = head.matmul_fwd_s + hw.MemoryTime(mem_fwd);
     post.bwd_s = head.matmul_bwd_s + hw.MemoryTime(logits * (4 + x.p) + 4 * e * x.r * x.p);
+    double calls = 0;
     if (x.t > 1) {
       const double bytes = e * x.p;
       post.tp_fwd_s = (x.sp ? coll.AllGather(bytes, tp) : 0) + 3 * coll.AllReduce(x.T * 4, tp);
       post.tp_bwd_s = x.sp ? coll.ReduceScatter(bytes, tp) : coll.AllReduce(bytes, tp);
+      calls = 4;
     }
+    post.host_s = HostExcess(10 + calls, host_kernel_s, post.fwd_s + post.tp_fwd_s) +
+                  HostExcess(8 + head.kernels_bwd, host_kernel_s, post.bwd_s + post.tp_bwd_s);
+    post.wgrad_s = head.wgrad_s;
     post.activation_bytes = e * x.r * x.p + e * x.p + logits * 4;
     post.params = spec.tied_embeddings ? 0 : x.V * x.h / x.t;
     post.params += 2 * x.h;

@@ -234,11 +234,13 @@ absl::Status ValidateConfig(const Workload& w, const ParallelConfig& raw) {
       return Bad(p + "tensor_parallel",
                  absl::StrCat(c.tensor_parallel, " does not divide num_kv_heads ", t.num_kv_heads));
     }
+    // Stages need not hold equal layer counts (BLOOM-176B: 70 layers over 12 stages);
+    // every model chunk needs at least one layer.
     const int64_t chunks = int64_t{c.pipeline_parallel} * c.virtual_pipeline_stages;
-    if (t.num_layers % chunks != 0) {
+    if (chunks > t.num_layers) {
       return Bad(p + "pipeline_parallel",
                  absl::StrCat("pipeline_parallel x virtual_pipeline_stages = ", chunks,
-                              " does not divide num_layers ", t.num_layers));
+                              " exceeds num_layers ", t.num_layers, " (each model chunk needs a layer)"));
     }
     if (t.seq_length % c.context_parallel != 0) {
       return Bad(p + "context_parallel",

@@ -21,7 +21,8 @@ void ExpectInvalid(const Workload& w, const ParallelConfig& c, const std::string
 TEST(Validate, ConfigErrorsNameTheField) {
   const Workload w = Model("gpt3-175b");
   ExpectInvalid(w, Config(7, 1, 1, 1, 8), "config.tensor_parallel");
-  ExpectInvalid(w, Config(8, 5, 1, 1, 8), "config.pipeline_parallel");
+  ExpectInvalid(w, Config(8, 97, 1, 1, 8), "config.pipeline_parallel");  // 97 stages, 96 layers
+  EXPECT_TRUE(ValidateConfig(w, Config(8, 5, 1, 1, 8)).ok());  // uneven: stages of 19 and 20 layers
   ExpectInvalid(w, Config(8, 1, 3, 1, 8), "config.global_batch_size");
   ExpectInvalid(w, Config(-1, 1, 1, 1, 8), "config.tensor_parallel");
   ExpectInvalid(w, Config(8, 1, 1, 1, 0), "config.global_batch_size");

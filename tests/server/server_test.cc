@@ -75,11 +75,11 @@ TEST_F(ServerTest, BadInputsNameTheField) {
       {[](v1::EstimateRequest* r) { r->set_profile(""); }, grpc::StatusCode::INVALID_ARGUMENT, "profile"},
       {[](v1::EstimateRequest* r) { r->mutable_config()->set_global_batch_size(1000); },
        grpc::StatusCode::INVALID_ARGUMENT, "config.global_batch_size"},  // not a multiple of dp 16
-      {[](v1::EstimateRequest* r) {  // 8 stages x 5 virtual = 40 chunks do not divide 96 layers
-         r->mutable_config()->set_virtual_pipeline_stages(5);
+      {[](v1::EstimateRequest* r) {  // 8 stages x 13 virtual = 104 chunks for 96 layers
+         r->mutable_config()->set_virtual_pipeline_stages(13);
          r->mutable_config()->set_pipeline_schedule(v1::SCHEDULE_INTERLEAVED_1F1B);
        },
-       grpc::StatusCode::INVALID_ARGUMENT, "does not divide num_layers"},
+       grpc::StatusCode::INVALID_ARGUMENT, "exceeds num_layers"},
       {[](v1::EstimateRequest* r) { r->mutable_config()->set_context_parallel(3); },
        grpc::StatusCode::INVALID_ARGUMENT, "config.context_parallel"},  // 3 does not divide seq 2048
       {[](v1::EstimateRequest* r) { r->mutable_config()->set_pipeline_schedule(static_cast<v1::PipelineSchedule>(-3)); },
@@ -294,7 +294,7 @@ TEST_F(ServerTest, BatchAnswersEachRequest) {
   v1::EstimateBatchRequest batch;
   *batch.add_requests() = Gpt3Estimate();
   v1::EstimateRequest bad = Gpt3Estimate();
-  bad.mutable_config()->set_pipeline_parallel(5);
+  bad.mutable_config()->set_pipeline_parallel(128);  // 128 stages for 96 layers
   *batch.add_requests() = bad;
   grpc::ClientContext ctx;
   v1::EstimateBatchResponse resp;
