@@ -43,7 +43,7 @@ const std::vector<CommandSpec>& Commands() {
        {"profile", "workload", "model", "gpus", "global-batch", "top", "objective", "tp", "pp", "dp", "cp", "ep",
         "mbs", "vpp", "zero", "recompute", "schedule", "max-tp", "max-pp", "max-cp", "max-mbs", "headroom", "sp",
         "flash", "overlap-grad-reduce"},
-       {"allow-offload"},
+       {"allow-offload", "cuda-graphs", "tp-comm-overlap"},
        "paraplan plan --profile NAME (--workload FILE | --model PRESET) --gpus N[,N...] --global-batch B\n"
        "     [--top K] [--objective time|cost|energy]\n"
        "  Searches every way to split the training and ranks what fits. Constraints (lists\n"
@@ -53,7 +53,10 @@ const std::vector<CommandSpec>& Commands() {
        "     --schedule 1f1b,gpipe,interleaved,zero-bubble\n"
        "     --max-tp N  --max-pp N  --max-cp N  --max-mbs N\n"
        "     --sp on|off  --flash on|off  --overlap-grad-reduce on|off\n"
-       "     --headroom F (share of GPU memory to keep free)  --allow-offload\n"},
+       "     --headroom F (share of GPU memory to keep free)  --allow-offload\n"
+       "  The framework the job runs in (every plan uses them): --cuda-graphs (kernels\n"
+       "  replayed from CUDA graphs: no host launch cost)  --tp-comm-overlap (TP collectives\n"
+       "  overlapped with GEMMs, Transformer Engine userbuffers)\n"},
       {"ingest", 1, 1, {}, {},
        "paraplan ingest FILE.jsonl\n"
        "  One Measurement JSON per line; prints accepted / duplicate / rejected per line and totals.\n"},
@@ -75,7 +78,9 @@ constexpr char kGlobal[] =
     "exit codes: 0 ok, 1 RPC error, 2 usage, 65 bad input file, 69 server unavailable\n";
 
 // Flags that take no value, whatever the command.
-bool IsBoolean(const std::string& key) { return key == "help" || key == "allow-offload"; }
+bool IsBoolean(const std::string& key) {
+  return key == "help" || key == "allow-offload" || key == "cuda-graphs" || key == "tp-comm-overlap";
+}
 
 // The spec whose name the words start with ("profiles show" before "profiles"), or null.
 const CommandSpec* Find(const std::vector<std::string>& words) {

@@ -395,6 +395,8 @@ int Cli::Plan() {
   }
   k->set_memory_headroom_ratio(headroom);
   k->set_allow_offload(a_.flags.count("allow-offload") > 0);
+  k->set_cuda_graphs(a_.flags.count("cuda-graphs") > 0);
+  k->set_tp_comm_overlap(a_.flags.count("tp-comm-overlap") > 0);
   v1::PlanConstraints::Flag flag;
   if (!FlagChoice("sp", &flag)) return failed_;
   k->set_sequence_parallel(flag);

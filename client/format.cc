@@ -81,6 +81,8 @@ std::string ConfigSummary(const v1::ParallelConfig& c) {
   if (c.sequence_parallel()) absl::StrAppend(&s, ", sequence parallel");
   if (c.zero_stage() > 0) absl::StrAppend(&s, ", ZeRO-", c.zero_stage());
   if (c.flash_attention()) absl::StrAppend(&s, ", flash attention");
+  if (c.cuda_graphs()) absl::StrAppend(&s, ", CUDA graphs");
+  if (c.tp_comm_overlap()) absl::StrAppend(&s, ", TP comm overlap");
   if (c.pipeline_parallel() > 1) absl::StrAppend(&s, ", schedule ", ScheduleShort(c));
   if (c.overlap_grad_reduce()) absl::StrAppend(&s, ", overlap grad reduce");
   if (c.overlap_param_gather()) absl::StrAppend(&s, ", overlap param gather");
@@ -237,7 +239,10 @@ std::string FormatProfile(const v1::SystemProfile& p) {
   absl::StrAppend(&out, "calibration: matmul_efficiency ", val(c.matmul_efficiency()), ", memory_bound_efficiency ",
                   val(c.memory_bound_efficiency()), ", overlap_efficiency ", val(c.overlap_efficiency()),
                   ", iteration_overhead_s ", val(c.iteration_overhead_s()), ", memory_overhead_fraction ",
-                  val(c.memory_overhead_fraction()), ", memory_overhead_gib ", val(c.memory_overhead_gib()));
+                  val(c.memory_overhead_fraction()), ", memory_overhead_gib ", val(c.memory_overhead_gib()),
+                  ", kernel_overhead_us ", val(c.kernel_overhead_us()), ", collective_overhead_us ",
+                  val(c.collective_overhead_us()), ", attention_efficiency_fwd ", val(c.attention_efficiency_fwd()),
+                  ", attention_efficiency_bwd ", val(c.attention_efficiency_bwd()));
   for (const v1::NetworkCalibration& n : c.network()) {
     absl::StrAppend(&out, ", ", n.level(), ".efficiency ", val(n.efficiency()));
   }

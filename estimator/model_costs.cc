@@ -29,6 +29,7 @@ void BlockCosts::Add(const BlockCosts& o) {
   ep_s += o.ep_s;
   host_s += o.host_s;
   wgrad_s += o.wgrad_s;
+  kernels += o.kernels;
   activation_bytes += o.activation_bytes;
   transient_bytes = transient_bytes > o.transient_bytes ? transient_bytes : o.transient_bytes;
   params += o.params;

@@ -49,6 +49,7 @@ struct BlockCosts {
   double ep_s = 0;            // exposed expert-parallel all-to-all, fwd + bwd
   double host_s = 0;          // host-bound launch time beyond the GPU's, fwd + bwd + recompute
   double wgrad_s = 0;         // weight-gradient GEMMs (part of bwd_s; zero-bubble's W)
+  double kernels = 0;         // kernels launched (collectives included), fwd + bwd + recompute
   double activation_bytes = 0;  // kept from forward to backward, per micro-batch
   double transient_bytes = 0;   // extra working memory while its backward runs
   double params = 0;            // parameters held (after TP/EP sharding)

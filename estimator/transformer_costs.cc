@@ -296,8 +296,11 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
     blk.ep_s = ep_s;
     const double ep_calls = ep_s > 0 ? 2 : 0;  // per direction
     const double act_full = core.act_bytes + attn.act_bytes + resid.act_bytes + mlp.act_bytes;
-    const double host_fwd = host_kernel_s * (kernels_fwd + tp_calls_fwd + ep_calls + cp_calls / 3);
-    const double host_bwd = host_kernel_s * (kernels_bwd + tp_calls_bwd + ep_calls + 2 * cp_calls / 3);
+    const double launched_fwd = kernels_fwd + tp_calls_fwd + ep_calls + cp_calls / 3;
+    const double launched_bwd = kernels_bwd + tp_calls_bwd + ep_calls + 2 * cp_calls / 3;
+    blk.kernels = launched_fwd + launched_bwd;
+    const double host_fwd = host_kernel_s * launched_fwd;
+    const double host_bwd = host_kernel_s * launched_bwd;
     const double gpu_fwd = blk.fwd_s + blk.tp_fwd_s + ep_s / 2 + cp_exposed / 3;
     blk.host_s = HostExcess(1, host_fwd, gpu_fwd) +
                  HostExcess(1, host_bwd, blk.bwd_s + blk.tp_bwd_s + ep_s / 2 + 2 * cp_exposed / 3);
@@ -311,6 +314,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
           blk.recompute_s = core.matmul_fwd_s + core.mem_fwd_bytes / hw.hbm_bytes_per_s();
           blk.activation_bytes = act_full - core.act_bytes;
           blk.host_s += HostExcess(core.kernels_fwd, host_kernel_s, blk.recompute_s);
+          blk.kernels += core.kernels_fwd;
         } else {
           blk.activation_bytes = act_full;
         }
@@ -321,6 +325,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
         blk.recompute_s = blk.fwd_s + blk.tp_fwd_s + ep_s / 2;
         blk.transient_bytes = act_full;
         blk.host_s += HostExcess(1, host_fwd, blk.recompute_s);
+        blk.kernels += launched_fwd;
         break;
     }
     blk.model_flops = 3 * (core.flops_fwd * (x.flash ? 2 : 1) + attn.flops_fwd + mlp.flops_fwd);

@@ -114,6 +114,7 @@ absl::Status ValidateWorkload(const Workload& w) {
 
 absl::Status ValidateProfile(const SystemProfile& p) {
   PARAPLAN_RETURN_IF_ERROR(Positive("profile.gpus_per_node", p.gpus_per_node, 1 << 16));
+  PARAPLAN_RETURN_IF_ERROR(NonNegative("profile.accelerator.sm_count", p.accelerator.sm_count, 1 << 16));
   PARAPLAN_RETURN_IF_ERROR(Positive("profile.num_nodes", p.num_nodes, 1 << 24));
   const Accelerator& a = p.accelerator;
   for (auto [name, v] : {std::pair{"peak_tflops_bf16", a.peak_tflops_bf16},
@@ -159,7 +160,10 @@ absl::Status ValidateProfile(const SystemProfile& p) {
                               {"iteration_overhead_s", c.iteration_overhead_s, 1e4},
                               {"kernel_overhead_us", c.kernel_overhead_us, 1e6},
                               {"memory_overhead_fraction", c.memory_overhead_fraction, 1.0},
-                              {"memory_overhead_gib", c.memory_overhead_gib, 1e4}}) {
+                              {"memory_overhead_gib", c.memory_overhead_gib, 1e4},
+                              {"attention_efficiency_fwd", c.attention_efficiency_fwd, 1.0},
+                              {"attention_efficiency_bwd", c.attention_efficiency_bwd, 1.0},
+                              {"collective_overhead_us", c.collective_overhead_us, 1e6}}) {
     const std::string f = absl::StrCat("profile.calibration.", name);
     PARAPLAN_RETURN_IF_ERROR(Finite(f, v, false));
     if (v > max) return Bad(f, absl::StrFormat("%g exceeds %g", v, max));

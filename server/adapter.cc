@@ -183,6 +183,8 @@ absl::StatusOr<ParallelConfig> FromProto(const v1::ParallelConfig& c) {
   out.filter_parallel = c.filter_parallel();
   out.channel_parallel = c.channel_parallel();
   out.flash_attention = c.flash_attention();
+  out.cuda_graphs = c.cuda_graphs();
+  out.tp_comm_overlap = c.tp_comm_overlap();
   switch (c.dp_algorithm()) {
     case v1::ALGORITHM_UNSPECIFIED:
       out.dp_algorithm = CollectiveAlgorithm::kAuto;
@@ -226,7 +228,8 @@ absl::StatusOr<SystemProfile> FromProto(const v1::SystemProfile& p) {
   const v1::Accelerator& a = p.accelerator();
   out.accelerator = {a.name(),       a.peak_tflops_bf16(), a.peak_tflops_fp16(),
                      a.peak_tflops_fp8(), a.peak_tflops_fp32(), a.memory_gib(),
-                     a.memory_bandwidth_gbytes_per_s(), a.busy_power_w(), a.idle_power_w()};
+                     a.memory_bandwidth_gbytes_per_s(), a.busy_power_w(), a.idle_power_w(),
+                     a.sm_count()};
   for (int i = 0; i < p.network_levels_size(); ++i) {
     const v1::NetworkLevel& l = p.network_levels(i);
     NetworkLevel n;
@@ -272,6 +275,9 @@ absl::StatusOr<SystemProfile> FromProto(const v1::SystemProfile& p) {
   k.kernel_overhead_us = c.kernel_overhead_us();
   k.memory_overhead_fraction = c.memory_overhead_fraction();
   k.memory_overhead_gib = c.memory_overhead_gib();
+  k.attention_efficiency_fwd = c.attention_efficiency_fwd();
+  k.attention_efficiency_bwd = c.attention_efficiency_bwd();
+  k.collective_overhead_us = c.collective_overhead_us();
   return out;
 }
 
@@ -323,6 +329,8 @@ absl::StatusOr<PlanRequest> FromProto(const v1::PlanRequest& r, const Workload& 
   c.max_micro_batch_size = k.max_micro_batch_size();
   c.memory_headroom_ratio = k.memory_headroom_ratio();
   c.allow_offload = k.allow_offload();
+  c.cuda_graphs = k.cuda_graphs();
+  c.tp_comm_overlap = k.tp_comm_overlap();
   c.sequence_parallel = FromProto(k.sequence_parallel());
   c.flash_attention = FromProto(k.flash_attention());
   c.overlap_grad_reduce = FromProto(k.overlap_grad_reduce());
@@ -397,6 +405,8 @@ v1::ParallelConfig ToProto(const ParallelConfig& c) {
   out.set_filter_parallel(c.filter_parallel);
   out.set_channel_parallel(c.channel_parallel);
   out.set_flash_attention(c.flash_attention);
+  out.set_cuda_graphs(c.cuda_graphs);
+  out.set_tp_comm_overlap(c.tp_comm_overlap);
   static const v1::CollectiveAlgorithm kAlgorithms[] = {
       v1::ALGORITHM_UNSPECIFIED, v1::ALGORITHM_RING, v1::ALGORITHM_TREE, v1::ALGORITHM_HALVING_DOUBLING,
       v1::ALGORITHM_HIERARCHICAL, v1::ALGORITHM_TORUS_2D};
@@ -421,6 +431,9 @@ v1::Calibration ToProto(const Calibration& k) {
   c.set_kernel_overhead_us(k.kernel_overhead_us);
   c.set_memory_overhead_fraction(k.memory_overhead_fraction);
   c.set_memory_overhead_gib(k.memory_overhead_gib);
+  c.set_attention_efficiency_fwd(k.attention_efficiency_fwd);
+  c.set_attention_efficiency_bwd(k.attention_efficiency_bwd);
+  c.set_collective_overhead_us(k.collective_overhead_us);
   return c;
 }
 
@@ -441,6 +454,7 @@ v1::SystemProfile ToProto(const SystemProfile& p) {
   a->set_memory_bandwidth_gbytes_per_s(p.accelerator.memory_bandwidth_gbytes_per_s);
   a->set_busy_power_w(p.accelerator.busy_power_w);
   a->set_idle_power_w(p.accelerator.idle_power_w);
+  a->set_sm_count(p.accelerator.sm_count);
   static const v1::Topology kTopologies[] = {v1::TOPOLOGY_SWITCH, v1::TOPOLOGY_FAT_TREE, v1::TOPOLOGY_TORUS_2D,
                                              v1::TOPOLOGY_RING, v1::TOPOLOGY_DRAGONFLY};
   for (const NetworkLevel& l : p.network_levels) {
