@@ -1,0 +1,110 @@
+// Kernel counts per layer, the host-bound launch floor, CUDA graphs and FP8 linears:
+// hand-checkable numbers for the terms that dominate small, short-kernel jobs.
+#include <cmath>
+
+#include "estimator/collectives.h"
+#include "estimator/hardware.h"
+#include "estimator/model_costs.h"
+#include "estimator/test_util.h"
+#include "gtest/gtest.h"
+
+namespace paraplan {
+namespace {
+
+using testing::Config;
+using testing::Profile;
+
+// GPT layer as Megatron-LM runs it: hidden 1024, 16 heads, sequence 1024.
+Workload SmallGpt() {
+  Workload w;
+  w.transformer.num_layers = 4;
+  w.transformer.hidden_size = 1024;
+  w.transformer.num_attention_heads = 16;
+  w.transformer.seq_length = 1024;
+  w.transformer.vocab_size = 51200;
+  w.precision = Precision::kFp16;
+  return w;
+}
+
+BlockCosts Layer(const Workload& w, const ParallelConfig& c, const SystemProfile& p) {
+  const Hardware hw(p, w.precision);
+  const Collectives coll(hw);
+  absl::StatusOr<ModelCosts> m = ComputeModelCosts(w, ModelShape::Of(c.Normalized()), hw, coll);
+  EXPECT_TRUE(m.ok()) << m.status();
+  return m.ok() ? m->layers[0] : BlockCosts{};
+}
+
+// Forward, per micro-batch: 4 linear GEMMs (QKV, projection, FC1, FC2), Q K^T and P V,
+// softmax and dropout, LayerNorm + bias/dropout/residual (3) + the context permute copy
+// around attention, LayerNorm + bias/dropout/residual (3) around the MLP, GELU = 18.
+// Backward: 3 per linear (data, weight gradient, bias reduction) = 12, 2 per batched
+// GEMM = 4, 2 per memory-bound kernel = 2 x 12 = 24, LayerNorm gamma/beta = 4 -> 44.
+TEST(KernelCount, GptLayerLaunchesWhatMegatronLaunches) {
+  const SystemProfile p = Profile("dgx-a100-80gb");
+  EXPECT_EQ(Layer(SmallGpt(), Config(1, 1, 1, 1, 1), p).kernels, 18 + 44);
+  // Full recompute runs the forward again: + 18.
+  EXPECT_EQ(Layer(SmallGpt(), Config(1, 1, 1, 1, 1, Recompute::kFull), p).kernels, 18 + 44 + 18);
+  // TP 2: one all-reduce after each row-parallel linear forward, one in backward per
+  // sub-block: + 2 + 2.
+  EXPECT_EQ(Layer(SmallGpt(), Config(2, 1, 1, 1, 1), p).kernels, 18 + 44 + 4);
+  // Sequence parallel: all-gather + reduce-scatter forward (4), backward all-gather of
+  // the output gradient, of the saved input, reduce-scatter of the input gradient (6).
+  ParallelConfig sp = Config(2, 1, 1, 1, 1);
+  sp.sequence_parallel = true;
+  EXPECT_EQ(Layer(SmallGpt(), sp, p).kernels, 18 + 44 + 10);
+  // FlashAttention: one forward kernel instead of 4, three backward instead of 8.
+  ParallelConfig flash = Config(1, 1, 1, 1, 1);
+  flash.flash_attention = true;
+  EXPECT_EQ(Layer(SmallGpt(), flash, p).kernels, (18 - 3) + (44 - 5));
+}
+
+// With a host far slower than the GPU, every phase takes kernels x host time.
+TEST(KernelCount, HostBoundLayerTakesItsLaunchTime) {
+  SystemProfile p = Profile("dgx-a100-80gb");
+  p.calibration.kernel_overhead_us = 1000;  // 1 ms per kernel: the GPU always waits
+  const BlockCosts l = Layer(SmallGpt(), Config(1, 1, 1, 1, 1, Recompute::kFull), p);
+  // 18 forward + 18 recompute + 44 backward kernels at 1 ms.
+  EXPECT_NEAR(l.TotalS(), 0.080, 1e-9);
+  // Under CUDA graphs a kernel costs the ~1 us GPU gap only: the GPU sets the pace.
+  ParallelConfig graphs = Config(1, 1, 1, 1, 1, Recompute::kFull);
+  graphs.cuda_graphs = true;
+  const BlockCosts g = Layer(SmallGpt(), graphs, p);
+  EXPECT_EQ(g.host_s, 0);
+  EXPECT_NEAR(g.TotalS(), g.fwd_s + g.bwd_s + g.recompute_s, 1e-12);
+  EXPECT_LT(g.TotalS(), 0.01);
+}
+
+// Nothing is charged when the GPU work outlasts the launches: a large layer.
+TEST(KernelCount, GpuBoundLayerPaysNoHostTime) {
+  Workload w = testing::Model("gpt3-175b");
+  const BlockCosts l = Layer(w, Config(8, 1, 1, 1, 1), Profile("dgx-a100-80gb"));
+  EXPECT_EQ(l.host_s, 0);
+}
+
+// Llama-3-8B-shaped layer on H100, FlashAttention, TP 1, one 8k sequence: under FP8 the
+// four linears run at the FP8 rate (1,979 vs 989 TFLOP/s, both at the profile's 0.62)
+// and pay an input cast (read 2 B + write 1 B per input element) at the memory-bound
+// rate; attention and every other kernel take exactly as long as in BF16.
+TEST(Fp8, OnlyLinearLayersSpeedUp) {
+  SystemProfile p = Profile("dgx-h100-80gb");
+  p.accelerator.sm_count = 0;
+  p.calibration.matmul_half_efficiency_gflop = 1e-9;
+  Workload w = testing::Model("llama3-8b");
+  ParallelConfig c = Config(1, 1, 1, 1, 1);
+  c.flash_attention = true;
+  const BlockCosts bf16 = Layer(w, c, p);
+  w.precision = Precision::kFp8;
+  const BlockCosts fp8 = Layer(w, c, p);
+  const double T = 8192, h = 4096, kv = 1024, f = 14336;
+  // QKV (h -> h + 2 kv), O (h -> h), gate+up (h -> 2f), down (f -> h).
+  const double linear_flops = 2 * T * (h * (h + 2 * kv) + h * h + h * 2 * f + f * h);
+  const double saved = linear_flops / (989e12 * 0.62) - linear_flops / (1979e12 * 0.62);
+  const double cast_bytes = 3 * T * (h + h + h + f);
+  const double hbm = 3350e9 * 0.70;
+  const double gap = 1e-6;  // one cast kernel per linear
+  EXPECT_NEAR(fp8.fwd_s, bf16.fwd_s - saved + cast_bytes / hbm, 4 * gap + 1e-9);
+  EXPECT_NEAR(fp8.model_flops, bf16.model_flops, 1);
+}
+
+}  // namespace
+}  // namespace paraplan
