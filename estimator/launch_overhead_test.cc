@@ -97,7 +97,9 @@ TEST(Fp8, OnlyLinearLayersSpeedUp) {
   const BlockCosts fp8 = Layer(w, c, p);
   const double T = 8192, h = 4096, kv = 1024, f = 14336;
   // QKV (h -> h + 2 kv), O (h -> h), gate+up (h -> 2f), down (f -> h).
-  const double linear_flops = 2 * T * (h * (h + 2 * kv) + h * h + h * 2 * f + f * h);
+  // Each at the small-K factor (k + 64) / k of its depth k (h, h, h, f).
+  const double linear_flops = 2 * T * (h * (h + 2 * kv) * (h + 64) / h + h * h * (h + 64) / h +
+                                       h * 2 * f * (h + 64) / h + f * h * (f + 64) / f);
   const double saved = linear_flops / (989e12 * 0.62) - linear_flops / (1979e12 * 0.62);
   const double cast_bytes = 3 * T * (h + h + h + f);
   const double hbm = 3350e9 * 0.70;
