@@ -46,11 +46,11 @@ int Collectives::LevelOfStride(int64_t stride) const {
   return levels.empty() ? 0 : static_cast<int>(levels.size()) - 1;
 }
 
-double Collectives::RingBandwidth(const GroupSpan& g) const {
+double Collectives::RingBandwidth(const GroupSpan& g, double bytes) const {
   const auto& levels = hw_.levels();
   if (levels.empty()) return std::numeric_limits<double>::infinity();
-  double bw = levels[g.level].bytes_per_s * (g.level > 0 ? g.inner : 1);
-  for (int i = 0; i < g.level; ++i) bw = std::min(bw, levels[i].bytes_per_s);
+  double bw = levels[g.level].BytesPerS(bytes) * (g.level > 0 ? g.inner : 1);
+  for (int i = 0; i < g.level; ++i) bw = std::min(bw, levels[i].BytesPerS(bytes));
   return bw;
 }
 
@@ -61,22 +61,22 @@ double Collectives::Latency(const GroupSpan& g) const {
 
 double Collectives::Ring(double bytes, const GroupSpan& g) const {
   const double p = g.size;
-  return 2 * (p - 1) * Latency(g) + 2 * (p - 1) / p * bytes / RingBandwidth(g);
+  return 2 * (p - 1) * Latency(g) + 2 * (p - 1) / p * bytes / RingBandwidth(g, bytes);
 }
 
 double Collectives::Tree(double bytes, const GroupSpan& g) const {
-  return 2 * Log2Ceil(g.size) * Latency(g) + 2 * bytes / RingBandwidth(g);
+  return 2 * Log2Ceil(g.size) * Latency(g) + 2 * bytes / RingBandwidth(g, bytes);
 }
 
 double Collectives::HalvingDoubling(double bytes, const GroupSpan& g) const {
   const double p = g.size;
-  return 2 * Log2Ceil(g.size) * Latency(g) + 2 * (p - 1) / p * bytes / RingBandwidth(g);
+  return 2 * Log2Ceil(g.size) * Latency(g) + 2 * (p - 1) / p * bytes / RingBandwidth(g, bytes);
 }
 
 double Collectives::Gather(double bytes, const GroupSpan& g) const {
   if (g.size <= 1 || bytes <= 0) return 0;
   const double p = g.size;
-  return (p - 1) * Latency(g) + (p - 1) / p * bytes / RingBandwidth(g);
+  return (p - 1) * Latency(g) + (p - 1) / p * bytes / RingBandwidth(g, bytes);
 }
 
 double Collectives::Hierarchical(double bytes, const GroupSpan& g) const {
@@ -139,12 +139,12 @@ double Collectives::AllToAll(double bytes, const GroupSpan& g) const {
   const double p = g.size;
   const double call = hw_.collective_overhead_s();
   if (g.level == 0 || levels.empty()) {
-    return call + (p - 1) * Latency(g) + (p - 1) / p * bytes / RingBandwidth(g);
+    return call + (p - 1) * Latency(g) + (p - 1) / p * bytes / RingBandwidth(g, bytes);
   }
   // Traffic to members in the same inner domain rides the inner level; the rest
   // crosses `level` on this GPU's share of it.
-  const double intra = bytes * (g.inner - 1) / p / levels[g.level - 1].bytes_per_s;
-  const double inter = bytes * (p - g.inner) / p / levels[g.level].bytes_per_s;
+  const double intra = bytes * (g.inner - 1) / p / levels[g.level - 1].BytesPerS(bytes);
+  const double inter = bytes * (p - g.inner) / p / levels[g.level].BytesPerS(bytes);
   return call + (p - 1) * Latency(g) + std::max(intra, inter);
 }
 
@@ -152,7 +152,7 @@ double Collectives::SendRecv(double bytes, int level) const {
   const auto& levels = hw_.levels();
   if (bytes <= 0 || levels.empty()) return 0;
   level = std::clamp(level, 0, static_cast<int>(levels.size()) - 1);
-  return hw_.collective_overhead_s() + levels[level].latency_s + bytes / levels[level].bytes_per_s;
+  return hw_.collective_overhead_s() + levels[level].latency_s + bytes / levels[level].BytesPerS(bytes);
 }
 
 }  // namespace paraplan

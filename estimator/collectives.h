@@ -49,7 +49,8 @@ class Collectives {
   double SendRecv(double bytes, int level) const;
 
  private:
-  double RingBandwidth(const GroupSpan& g) const;
+  // Per-rank ring rate for a `bytes` buffer (levels may have a size-dependent curve).
+  double RingBandwidth(const GroupSpan& g, double bytes) const;
   double Gather(double bytes, const GroupSpan& g) const;  // all-gather without the call cost
   double Latency(const GroupSpan& g) const;
   double Ring(double bytes, const GroupSpan& g) const;

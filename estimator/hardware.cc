@@ -22,6 +22,7 @@ Calibration ResolvedCalibration(const SystemProfile& profile) {
   using D = CalibrationDefaults;
   Calibration r;
   r.matmul_efficiency = Or(c.matmul_efficiency, D::kMatmulEfficiency);
+  r.matmul_efficiency_fp8 = Or(c.matmul_efficiency_fp8, r.matmul_efficiency);
   const double peak = profile.accelerator.PeakTflops(Precision::kBf16) * 1e12;
   r.matmul_half_efficiency_gflop =
       Or(c.matmul_half_efficiency_gflop, peak * r.matmul_efficiency * D::kMatmulTailUs * 1e-6 / 1e9);
@@ -32,6 +33,7 @@ Calibration ResolvedCalibration(const SystemProfile& profile) {
     const NetworkCalibration* given = FindLevelCalibration(c, level.name);
     n.efficiency = Or(given ? given->efficiency : 0, D::kNetworkEfficiency);
     n.latency_us = Or(given ? given->latency_us : 0, level.latency_us);
+    if (given != nullptr) n.bandwidth_curve = given->bandwidth_curve;
     r.network.push_back(n);
   }
   r.overlap_efficiency = Or(c.overlap_efficiency, D::kOverlapEfficiency);
@@ -48,7 +50,8 @@ Calibration ResolvedCalibration(const SystemProfile& profile) {
 Hardware::Hardware(const SystemProfile& profile, Precision precision) {
   const Calibration cal = ResolvedCalibration(profile);
   peak_flops_per_s_ = profile.accelerator.PeakTflops(precision) * 1e12;
-  matmul_flops_per_s_ = peak_flops_per_s_ * cal.matmul_efficiency;
+  matmul_flops_per_s_ = peak_flops_per_s_ * (precision == Precision::kFp8 ? cal.matmul_efficiency_fp8
+                                                                          : cal.matmul_efficiency);
   // Only linear layers run in FP8 (Transformer Engine); everything else stays 16-bit.
   const Precision other = precision == Precision::kFp8 ? Precision::kBf16 : precision;
   const double other_peak = profile.accelerator.PeakTflops(other) * 1e12;
@@ -81,11 +84,27 @@ Hardware::Hardware(const SystemProfile& profile, Precision precision) {
     NetworkRates r;
     r.domain_size = l.domain_size > 0 ? l.domain_size : static_cast<int>(std::min<int64_t>(cluster, 1 << 30));
     const double oversub = l.oversubscription >= 1 ? l.oversubscription : 1;
-    r.bytes_per_s = l.bandwidth_gbytes_per_s * 1e9 * cal.network[i].efficiency / oversub;
+    r.nominal_bytes_per_s = l.bandwidth_gbytes_per_s * 1e9 / oversub;
+    r.bytes_per_s = r.nominal_bytes_per_s * cal.network[i].efficiency;
+    for (const BandwidthPoint& b : cal.network[i].bandwidth_curve) {
+      if (b.bytes > 0 && b.efficiency > 0) r.curve.emplace_back(std::log2(b.bytes), b.efficiency);
+    }
+    std::sort(r.curve.begin(), r.curve.end());
     r.latency_s = cal.network[i].latency_us * 1e-6;
     r.topology = l.topology;
     levels_.push_back(r);
   }
+}
+
+double NetworkRates::BytesPerS(double message_bytes) const {
+  if (curve.empty()) return bytes_per_s;
+  const double x = std::log2(std::max(1.0, message_bytes));
+  if (x <= curve.front().first) return nominal_bytes_per_s * curve.front().second;
+  if (x >= curve.back().first) return nominal_bytes_per_s * curve.back().second;
+  const auto hi = std::lower_bound(curve.begin(), curve.end(), std::make_pair(x, 0.0));
+  const auto lo = hi - 1;
+  const double w = (x - lo->first) / (hi->first - lo->first);
+  return nominal_bytes_per_s * (lo->second + w * (hi->second - lo->second));
 }
 
 double Hardware::WaveUtilization(double tiles) const {
@@ -122,9 +141,10 @@ double Hardware::MatmulTimeAt(double rate, double m, double n, double k, double 
       util = std::max(util, WaveUtilization(tiles) * t.relative_rate);
     }
   }
-  const double scaled_half = half_efficiency_flops_ * rate / matmul_flops_per_s_;
+  // The tail is a fixed time per GEMM (launch, last partial tile pipeline drain).
+  const double tail_s = half_efficiency_flops_ / matmul_flops_per_s_;
   const double depth = k > 0 ? (k + kTileFixedDepth) / k : 1;
-  const double compute_s = (flops * depth + scaled_half) / (rate * util);
+  const double compute_s = flops * depth / (rate * util) + tail_s;
   const double bytes = (m * k + k * n + m * n) * batch * bytes_per_element;
   return std::max(compute_s, bytes / hbm_bytes_per_s_) + kernel_gap_s_;
 }

@@ -7,6 +7,7 @@
 #ifndef PARAPLAN_ESTIMATOR_HARDWARE_H_
 #define PARAPLAN_ESTIMATOR_HARDWARE_H_
 
+#include <utility>
 #include <vector>
 
 #include "estimator/system_profile.h"
@@ -63,9 +64,14 @@ struct CalibrationDefaults {
 
 struct NetworkRates {
   int domain_size = 0;  // resolved: whole cluster when 0
-  double bytes_per_s = 0;  // effective per GPU, one direction
+  double bytes_per_s = 0;  // effective per GPU, one direction (flat efficiency)
   double latency_s = 0;
   Topology topology = Topology::kSwitch;
+  double nominal_bytes_per_s = 0;  // bandwidth / oversubscription
+  std::vector<std::pair<double, double>> curve;  // (log2 message bytes, efficiency), ascending
+
+  // Effective rate for a collective over a `message_bytes` buffer.
+  double BytesPerS(double message_bytes) const;
 };
 
 class Hardware {

@@ -75,6 +75,9 @@ SystemProfile DgxH100() {
   // (~1.6 GHz observed, 0.8 of boost), and cuBLAS BF16 GEMMs reach ~0.78 of peak at a
   // given clock: ~0.62 of the datasheet peak. (The A100's boost is held far better.)
   p.calibration.matmul_efficiency = 0.62;
+  // FP8 GEMMs (torch._scaled_mm) reach 0.69 of the FP8 peak at best where BF16 reaches
+  // 0.80 of its own on the same H100 (shared/data/h100_microbench/gemm.csv): 0.62 x 0.86.
+  p.calibration.matmul_efficiency_fp8 = 0.53;
   // FlashAttention-2 via PyTorch SDPA on H100 SXM reaches ~330 TFLOP/s forward and
   // ~280 backward at 4k-32k causal sequences, a third of the dense peak (it does not use
   // Hopper's asynchronous tensor-core instructions): shared/data/h100_microbench/attention.csv.

@@ -41,14 +41,25 @@ struct NetworkLevel {
   double oversubscription = 1;
 };
 
+// Achieved share of a level's nominal bandwidth at one message size (a point of the
+// bus-bandwidth curve nccl-tests measures).
+struct BandwidthPoint {
+  double bytes = 0;
+  double efficiency = 0;
+};
+
 struct NetworkCalibration {
   std::string level;
   double efficiency = 0;
   double latency_us = 0;
+  // When given (sizes ascending), replaces `efficiency` by size: interpolated in
+  // log(size), held flat beyond the ends. Fitted from microbenchmarks.
+  std::vector<BandwidthPoint> bandwidth_curve;
 };
 
 struct Calibration {
   double matmul_efficiency = 0;
+  double matmul_efficiency_fp8 = 0;  // FP8 linears' share of the FP8 peak; 0 = matmul_efficiency
   double matmul_half_efficiency_gflop = 0;
   double memory_bound_efficiency = 0;
   std::vector<NetworkCalibration> network;

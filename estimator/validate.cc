@@ -154,6 +154,7 @@ absl::Status ValidateProfile(const SystemProfile& p) {
   PARAPLAN_RETURN_IF_ERROR(Finite("profile.price_per_gpu_hour_usd", p.price_per_gpu_hour_usd, false));
   const Calibration& c = p.calibration;
   for (auto [name, v, max] : {std::tuple{"matmul_efficiency", c.matmul_efficiency, 1.0},
+                              {"matmul_efficiency_fp8", c.matmul_efficiency_fp8, 1.0},
                               {"memory_bound_efficiency", c.memory_bound_efficiency, 1.0},
                               {"overlap_efficiency", c.overlap_efficiency, 1.0},
                               {"matmul_half_efficiency_gflop", c.matmul_half_efficiency_gflop, 1e6},
@@ -173,6 +174,17 @@ absl::Status ValidateProfile(const SystemProfile& p) {
     PARAPLAN_RETURN_IF_ERROR(Finite(f + "efficiency", c.network[i].efficiency, false));
     PARAPLAN_RETURN_IF_ERROR(Finite(f + "latency_us", c.network[i].latency_us, false));
     if (c.network[i].efficiency > 1) return Bad(f + "efficiency", "must not exceed 1");
+    if (c.network[i].bandwidth_curve.size() > 1024) return Bad(f + "bandwidth_curve", "more than 1024 points");
+    double last = 0;
+    for (size_t j = 0; j < c.network[i].bandwidth_curve.size(); ++j) {
+      const BandwidthPoint& b = c.network[i].bandwidth_curve[j];
+      const std::string g = absl::StrCat(f, "bandwidth_curve[", j, "].");
+      PARAPLAN_RETURN_IF_ERROR(Finite(g + "bytes", b.bytes, true));
+      PARAPLAN_RETURN_IF_ERROR(Finite(g + "efficiency", b.efficiency, true));
+      if (b.efficiency > 1) return Bad(g + "efficiency", "must not exceed 1");
+      if (b.bytes <= last) return Bad(g + "bytes", "sizes must ascend");
+      last = b.bytes;
+    }
   }
   return absl::OkStatus();
 }

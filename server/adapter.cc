@@ -269,7 +269,12 @@ absl::StatusOr<SystemProfile> FromProto(const v1::SystemProfile& p) {
   k.matmul_efficiency = c.matmul_efficiency();
   k.matmul_half_efficiency_gflop = c.matmul_half_efficiency_gflop();
   k.memory_bound_efficiency = c.memory_bound_efficiency();
-  for (const v1::NetworkCalibration& n : c.network()) k.network.push_back({n.level(), n.efficiency(), n.latency_us()});
+  for (const v1::NetworkCalibration& n : c.network()) {
+    NetworkCalibration nc{n.level(), n.efficiency(), n.latency_us(), {}};
+    for (const v1::BandwidthPoint& b : n.bandwidth_curve()) nc.bandwidth_curve.push_back({b.bytes(), b.efficiency()});
+    k.network.push_back(std::move(nc));
+  }
+  k.matmul_efficiency_fp8 = c.matmul_efficiency_fp8();
   k.overlap_efficiency = c.overlap_efficiency();
   k.iteration_overhead_s = c.iteration_overhead_s();
   k.kernel_overhead_us = c.kernel_overhead_us();
@@ -425,6 +430,11 @@ v1::Calibration ToProto(const Calibration& k) {
     p->set_level(n.level);
     p->set_efficiency(n.efficiency);
     p->set_latency_us(n.latency_us);
+    for (const BandwidthPoint& b : n.bandwidth_curve) {
+      v1::BandwidthPoint* q = p->add_bandwidth_curve();
+      q->set_bytes(b.bytes);
+      q->set_efficiency(b.efficiency);
+    }
   }
   c.set_overlap_efficiency(k.overlap_efficiency);
   c.set_iteration_overhead_s(k.iteration_overhead_s);
@@ -434,6 +444,7 @@ v1::Calibration ToProto(const Calibration& k) {
   c.set_attention_efficiency_fwd(k.attention_efficiency_fwd);
   c.set_attention_efficiency_bwd(k.attention_efficiency_bwd);
   c.set_collective_overhead_us(k.collective_overhead_us);
+  c.set_matmul_efficiency_fp8(k.matmul_efficiency_fp8);
   return c;
 }
 
