@@ -29,6 +29,17 @@ const std::vector<CommandSpec>& Commands() {
        "  Creates the SystemProfile in FILE.json, or writes its next version when NAME exists;\n"
        "  prints NAME@VERSION.\n"},
       {"profiles delete", 1, 1, {}, {}, "paraplan profiles delete NAME\n  Deletes every version of a profile.\n"},
+      {"profiles fit-network", 1, 1000, {"level", "collective", "ranks"}, {"dry-run"},
+       "paraplan profiles fit-network NAME[@V] FILE... [--level L] [--collective C] [--ranks N] [--dry-run]\n"
+       "  Fits one network level's per-step latency, the per-call collective overhead and the\n"
+       "  level's bus-bandwidth curve to nccl-tests output (the table all_reduce_perf & co.\n"
+       "  print, or CSV with size(B) and time columns) and writes the next version (origin\n"
+       "  microbenchmark). The collective and group size come from each file name\n"
+       "  (all_reduce_8gpu.csv) or its \"#  Rank\" lines unless given.\n"},
+      {"profiles fit-gemm", 2, 2, {}, {"dry-run"},
+       "paraplan profiles fit-gemm NAME[@V] FILE.csv [--dry-run]\n"
+       "  Fits matmul_efficiency (16-bit and FP8) and the small-GEMM tail to a GEMM sweep\n"
+       "  (m,n,k,dtype,seconds: scripts/microbench/gemm_sweep.py) and writes the next version.\n"},
       {"estimate", 0, 0, {"profile", "workload", "model", "config", "gpus", "batch"}, {},
        "paraplan estimate --profile NAME (--workload FILE | --model PRESET) --config FILE [--gpus N]\n"
        "  Predicts one configuration (ParallelConfig JSON in FILE): iteration time and its\n"
@@ -79,7 +90,8 @@ constexpr char kGlobal[] =
 
 // Flags that take no value, whatever the command.
 bool IsBoolean(const std::string& key) {
-  return key == "help" || key == "allow-offload" || key == "cuda-graphs" || key == "tp-comm-overlap";
+  return key == "help" || key == "allow-offload" || key == "cuda-graphs" || key == "tp-comm-overlap" ||
+         key == "dry-run";
 }
 
 // The spec whose name the words start with ("profiles show" before "profiles"), or null.

@@ -36,6 +36,7 @@ class Cli {
 
  private:
   int Profiles();
+  int FitMicrobench();
   int Estimate();
   int EstimateBatch();
   int Plan();
@@ -186,10 +187,52 @@ int Cli::Run() {
   return UsageError(absl::StrCat("unknown command \"", cmd, "\""));  // ParseArgs lets none through
 }
 
+// profiles fit-network / fit-gemm: the files are read here and sent whole; the server
+// parses and fits them (one parser for every client).
+int Cli::FitMicrobench() {
+  const bool network = a_.words[1] == "fit-network";
+  const std::string profile = a_.words[2];
+  std::vector<v1::MicrobenchFile> files;
+  for (size_t i = 3; i < a_.words.size(); ++i) {
+    absl::StatusOr<std::string> text = ReadFile(a_.words[i]);
+    if (!text.ok()) return BadInput(text.status());
+    v1::MicrobenchFile f;
+    f.set_name(a_.words[i]);
+    f.set_content(*std::move(text));
+    files.push_back(std::move(f));
+  }
+  if (files.empty()) return UsageError("give at least one nccl-tests output file");
+  const bool dry = a_.flags.count("dry-run") > 0;
+  int ranks = 0;
+  if (!Int("ranks", 1, &ranks)) return failed_;
+  if (!Connect()) return failed_;
+  auto stub = v1::Profiles::NewStub(channel_);
+  if (network) {
+    v1::FitNetworkRequest req;
+    req.set_profile(profile);
+    for (v1::MicrobenchFile& f : files) *req.add_files() = std::move(f);
+    req.set_level(a_.Get("level"));
+    req.set_collective(a_.Get("collective"));
+    req.set_ranks(ranks);
+    req.set_dry_run(dry);
+    v1::FitNetworkResponse r;
+    grpc::Status s = stub->FitNetwork(Context().get(), req, &r);
+    return s.ok() ? Print(r, FormatFitNetwork(r)) : RpcFailed(s);
+  }
+  v1::FitGemmRequest req;
+  req.set_profile(profile);
+  *req.mutable_csv() = std::move(files[0]);
+  req.set_dry_run(dry);
+  v1::FitGemmResponse r;
+  grpc::Status s = stub->FitGemm(Context().get(), req, &r);
+  return s.ok() ? Print(r, FormatFitGemm(r)) : RpcFailed(s);
+}
+
 int Cli::Profiles() {
   // ParseArgs has checked the subcommand and its one argument.
   const std::string& sub = a_.words[1];
   const std::string arg = a_.words.size() > 2 ? a_.words[2] : "";
+  if (sub == "fit-network" || sub == "fit-gemm") return FitMicrobench();
   v1::SystemProfile put;
   if (sub == "put") {
     if (absl::Status s = ParseJsonFile(arg, &put); !s.ok()) return BadInput(s);

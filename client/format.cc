@@ -373,4 +373,51 @@ std::string FormatIngest(const v1::IngestMeasurementsResponse& r) {
                       " rejected", r.calibration_triggered() ? "; calibration ran" : "", "\n");
 }
 
+namespace {
+std::string StoredLine(bool stored, const v1::SystemProfile& p) {
+  return stored ? absl::StrCat("new version ", p.name(), "@", p.version(), " (origin microbenchmark)\n")
+                : std::string("dry run: nothing stored\n");
+}
+}  // namespace
+
+std::string FormatFitNetwork(const v1::FitNetworkResponse& r) {
+  std::string out = StoredLine(r.stored(), r.profile());
+  absl::StrAppend(&out, absl::StrFormat(
+      "level %s: per-call overhead %.1f us, per-step latency %.2f us, bus-bandwidth curve of %d points "
+      "(median efficiency %.3f)\n%d of %d points within 5%%, max error %.1f%%\n",
+      r.level(), r.collective_overhead_us(), r.latency_us(), r.curve_points(), r.efficiency(),
+      r.within_5_percent(), r.points(), 100 * r.max_error_ratio()));
+  for (const std::string& n : r.notes()) absl::StrAppend(&out, "note: ", n, "\n");
+  if (r.missed_size() > 0) {
+    Table t({"missed", "collective", "ranks", "MiB", "measured us", "predicted us", "error"});
+    for (const v1::CollectiveFitPoint& m : r.missed()) {
+      t.Add({m.file(), m.collective(), absl::StrCat(m.ranks()), absl::StrFormat("%.1f", m.bytes() / 1048576),
+             absl::StrFormat("%.1f", 1e6 * m.measured_s()), absl::StrFormat("%.1f", 1e6 * m.predicted_s()),
+             absl::StrFormat("%+.1f%%", 100 * (m.predicted_s() / m.measured_s() - 1))});
+    }
+    absl::StrAppend(&out, t.Render());
+  }
+  return out;
+}
+
+std::string FormatFitGemm(const v1::FitGemmResponse& r) {
+  std::string out = StoredLine(r.stored(), r.profile());
+  absl::StrAppend(&out, absl::StrFormat(
+      "matmul_efficiency %.3f, matmul_efficiency_fp8 %s, matmul_half_efficiency_gflop %.3g; "
+      "launch floor %.1f us per call (fp8 %.1f)\n%d of %d shapes within 10%%\n",
+      r.matmul_efficiency(), r.matmul_efficiency_fp8() > 0 ? absl::StrFormat("%.3f", r.matmul_efficiency_fp8()) : "-",
+      r.matmul_half_efficiency_gflop(), r.launch_floor_us(), r.launch_floor_fp8_us(), r.within_10_percent(),
+      r.points()));
+  if (r.missed_size() > 0) {
+    Table t({"missed m", "n", "k", "dtype", "measured us", "predicted us", "error"});
+    for (const v1::GemmFitPoint& m : r.missed()) {
+      t.Add({absl::StrCat(m.m()), absl::StrCat(m.n()), absl::StrCat(m.k()), m.dtype(),
+             absl::StrFormat("%.1f", 1e6 * m.measured_s()), absl::StrFormat("%.1f", 1e6 * m.predicted_s()),
+             absl::StrFormat("%+.0f%%", 100 * (m.predicted_s() / m.measured_s() - 1))});
+    }
+    absl::StrAppend(&out, t.Render());
+  }
+  return out;
+}
+
 }  // namespace paraplan::cli

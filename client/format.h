@@ -31,6 +31,8 @@ std::string FormatHistory(const v1::ListProfileVersionsResponse& r);
 std::string FormatModels(const v1::ListModelsResponse& r);
 std::string FormatAccuracy(const v1::AccuracyReport& r);
 std::string FormatFitReport(const v1::FitReport& r);
+std::string FormatFitNetwork(const v1::FitNetworkResponse& r);
+std::string FormatFitGemm(const v1::FitGemmResponse& r);
 // One row per ingested line (in file order) and the totals.
 std::string FormatIngest(const v1::IngestMeasurementsResponse& r);
 // Parameters of a transformer workload, counted exactly from its shape: per layer the

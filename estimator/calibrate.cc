@@ -1,23 +1,19 @@
-// Calibration by robust nonlinear least squares (Ceres Solver).
-//
-// Residual per measurement: log(predicted / measured) under a Huber loss (delta 5 %),
-// so one bad measurement cannot drag the fit. Prior per parameter: (theta - spec) /
-// (sigma * spec) scaled to the weight of a 5 % error, which keeps parameters that the
-// data barely constrain near their specification values. Only parameters that the
-// measurements exercise are free; the rest stay as they are.
+// Calibration: choose the measurements, fit times (calibrate_fit.h) and memory overhead,
+// cross-validate both with folds grouped by configuration, and decide promotion.
 #include "estimator/calibrate.h"
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
-#include <memory>
-#include <numeric>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "ceres/ceres.h"
+#include "absl/strings/str_format.h"
+#include "estimator/calibrate_fit.h"
+#include "estimator/calibrate_params.h"
+#include "estimator/calibrate_samples.h"
+#include "estimator/calibrate_select.h"
 #include "estimator/estimate.h"
 #include "estimator/hardware.h"
 #include "estimator/validate.h"
@@ -27,198 +23,147 @@ namespace paraplan {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-constexpr double kHuberDelta = 0.05;  // in log space: ~5 % relative error
-constexpr double kPriorSigma = 0.3;   // a 30 % move costs as much as one 5 % miss
-constexpr int kMaxSamples = 400;      // most recent samples used by one fit
+// Measurements in one time fit: the solver evaluates every one for each parameter at
+// each iteration, so this bounds the fit's time; more are subsampled by shape.
+constexpr int kSampleBudget = 400;
+constexpr int kMaxFolds = 5;
+// A fitted coordinate this close to a bound counts as at the bound (see AtBound).
+constexpr double kAtBoundTolerance = 0.01;
 
-// One fitted parameter: how to read and write it on a profile's calibration, its
-// bounds, and the specification value the prior pulls toward.
-struct Param {
-  std::string name;
-  std::function<double&(Calibration&)> ref;
-  double lower;
-  double upper;
-  double spec = 0;
-};
-
-std::vector<Param> AllParams(const SystemProfile& profile) {
-  std::vector<Param> p;
-  p.push_back({"matmul_efficiency", [](Calibration& c) -> double& { return c.matmul_efficiency; }, 0.15, 1.0});
-  p.push_back({"memory_bound_efficiency",
-               [](Calibration& c) -> double& { return c.memory_bound_efficiency; }, 0.1, 1.0});
-  p.push_back({"overlap_efficiency", [](Calibration& c) -> double& { return c.overlap_efficiency; }, 1e-6, 1.0});
-  p.push_back({"iteration_overhead_s",
-               [](Calibration& c) -> double& { return c.iteration_overhead_s; }, 1e-9, 60.0});
-  for (size_t i = 0; i < profile.network_levels.size(); ++i) {
-    p.push_back({absl::StrCat("network.", profile.network_levels[i].name, ".efficiency"),
-                 [i](Calibration& c) -> double& { return c.network[i].efficiency; }, 0.05, 1.0});
-  }
-  return p;
-}
-
-// Why a parameter cannot be learned from these samples ("" = it can).
-std::string Unidentified(const Param& p, const SystemProfile& profile,
-                         absl::Span<const CalibrationSample> samples) {
-  auto any = [&](auto pred) { return std::any_of(samples.begin(), samples.end(), pred); };
-  if (p.name == "overlap_efficiency") {
-    if (!any([](const CalibrationSample& s) {
-          const ParallelConfig c = s.config.Normalized();
-          return c.tensor_parallel > 1 || c.context_parallel > 1 ||
-                 (c.data_parallel > 1 && (c.overlap_grad_reduce || c.overlap_param_gather));
-        })) {
-      return "no measurement overlaps communication with compute (TP, CP or overlapped DP)";
-    }
-  }
-  if (p.name == "iteration_overhead_s" && samples.size() < 3) {
-    return "needs at least 3 measurements to separate from the efficiencies";
-  }
-  for (size_t i = 0; i < profile.network_levels.size(); ++i) {
-    if (p.name != absl::StrCat("network.", profile.network_levels[i].name, ".efficiency")) continue;
-    const int64_t inner = i == 0 ? 1 : profile.network_levels[i - 1].domain_size;
-    if (!any([&](const CalibrationSample& s) { return s.config.Normalized().NumGpus() > inner; })) {
-      return i == 0 ? "no measurement uses more than one GPU"
-                    : absl::StrCat("no measurement spans more than ", inner, " GPUs (one ",
-                                   profile.network_levels[i - 1].name, " domain)");
-    }
-  }
-  return "";
-}
-
-double Predict(const CalibrationSample& s, const SystemProfile& profile) {
-  absl::StatusOr<Estimate> e = EstimateIteration(s.workload, s.config, profile);
-  return e.ok() ? e->iteration_time_s : NAN;
-}
+std::string Percent(double ratio) { return absl::StrFormat("%.2f %%", 100 * ratio); }
 
 double Mape(absl::Span<const CalibrationSample> samples, const SystemProfile& profile) {
   if (samples.empty()) return 0;
   double sum = 0;
   for (const CalibrationSample& s : samples) {
-    const double p = Predict(s, profile);
+    const double p = std::exp(LogPredictedTime(s, profile));
     sum += std::isfinite(p) ? std::abs(p - s.measured_iteration_time_s) / s.measured_iteration_time_s : 1.0;
   }
   return sum / samples.size();
 }
 
-// Residual of one measurement: log(predicted / measured) for the profile with theta
-// applied to the free parameters.
-struct TimeResidual {
-  const CalibrationSample* sample;
-  const SystemProfile* base;
-  const std::vector<Param>* params;
-  bool operator()(double const* const* theta, double* residual) const {
-    SystemProfile p = *base;
-    // Numeric differentiation may step just outside the bounds; clamp (a calibration
-    // value of 0 would also mean "use the default").
-    for (size_t i = 0; i < params->size(); ++i) {
-      const Param& q = (*params)[i];
-      q.ref(p.calibration) = std::clamp(theta[0][i], q.lower, q.upper);
-    }
-    const double predicted = Predict(*sample, p);
-    if (!std::isfinite(predicted) || predicted <= 0) return false;
-    residual[0] = std::log(predicted / sample->measured_iteration_time_s);
-    return true;
-  }
-};
-
-struct PriorResidual {
-  size_t index;
-  double spec;
-  double scale;
-  bool operator()(double const* const* theta, double* residual) const {
-    residual[0] = (theta[0][index] - spec) / scale;
-    return true;
-  }
-};
-
-// Fits the free parameters on `samples`, starting from (and regularised toward) `base`.
-SystemProfile Fit(const SystemProfile& base, const std::vector<Param>& free,
-                  absl::Span<const CalibrationSample> samples) {
-  std::vector<double> theta(free.size());
-  Calibration resolved = ResolvedCalibration(base);
-  for (size_t i = 0; i < free.size(); ++i) theta[i] = free[i].ref(resolved);
-  // Every fitted value is stored explicitly, so start from the resolved calibration.
-  SystemProfile start = base;
-  start.calibration = resolved;
-
-  ceres::Problem problem;
-  for (const CalibrationSample& s : samples) {
-    auto* cost = new ceres::DynamicNumericDiffCostFunction<TimeResidual, ceres::CENTRAL>(
-        new TimeResidual{&s, &start, &free});
-    cost->AddParameterBlock(static_cast<int>(free.size()));
-    cost->SetNumResiduals(1);
-    problem.AddResidualBlock(cost, new ceres::HuberLoss(kHuberDelta), theta.data());
-  }
-  for (size_t i = 0; i < free.size(); ++i) {
-    const double spec = free[i].spec;
-    // Additive parameters (overhead) have no natural scale: use 10 ms.
-    const double scale = (spec > 0 ? kPriorSigma * spec : 0.01) / kHuberDelta;
-    auto* prior = new ceres::DynamicNumericDiffCostFunction<PriorResidual>(new PriorResidual{i, spec, scale});
-    prior->AddParameterBlock(static_cast<int>(free.size()));
-    prior->SetNumResiduals(1);
-    problem.AddResidualBlock(prior, nullptr, theta.data());
-  }
-  for (size_t i = 0; i < free.size(); ++i) {
-    problem.SetParameterLowerBound(theta.data(), static_cast<int>(i), free[i].lower);
-    problem.SetParameterUpperBound(theta.data(), static_cast<int>(i), free[i].upper);
-  }
-  ceres::Solver::Options options;
-  options.max_num_iterations = 50;
-  options.linear_solver_type = ceres::DENSE_QR;
-  options.logging_type = ceres::SILENT;
-  options.num_threads = 1;
-  ceres::Solver::Summary summary;
-  ceres::Solve(options, &problem, &summary);
-
-  SystemProfile out = start;
-  for (size_t i = 0; i < free.size(); ++i) {
-    // An additive parameter pinned at its lower bound is zero (the bound only keeps the
-    // numeric derivative inside the valid range).
-    const bool additive = free[i].spec == 0;
-    free[i].ref(out.calibration) = additive && theta[i] <= 2 * free[i].lower ? 0 : theta[i];
-  }
+std::vector<const CalibrationSample*> Pointers(absl::Span<const CalibrationSample> samples,
+                                               const std::vector<int>& indices) {
+  std::vector<const CalibrationSample*> out;
+  for (int i : indices) out.push_back(&samples[i]);
   return out;
 }
 
-// Memory overhead from measured peaks: peak = used * (1 + fraction) + fixed, fitted by
-// least squares on the samples that report a peak (needs two distinct sizes).
-void FitMemory(const SystemProfile& fitted, absl::Span<const CalibrationSample> samples,
-               SystemProfile* out, std::vector<ParameterChange>* report,
-               const Calibration& before) {
-  std::vector<std::pair<double, double>> points;  // (used bytes, measured peak bytes)
-  for (const CalibrationSample& s : samples) {
-    if (s.measured_peak_memory_gib <= 0) continue;
-    absl::StatusOr<Estimate> e = EstimateIteration(s.workload, s.config, fitted);
-    if (!e.ok()) continue;
-    const double used = e->memory.total_bytes - e->memory.overhead_bytes;
-    points.emplace_back(used, s.measured_peak_memory_gib * kGiB);
-  }
-  ParameterChange frac{"memory_overhead_fraction", before.memory_overhead_fraction,
-                       before.memory_overhead_fraction, false, ""};
-  ParameterChange fixed{"memory_overhead_gib", before.memory_overhead_gib, before.memory_overhead_gib,
-                        false, ""};
+// Within kAtBoundTolerance of a bound in the parameter's coordinate: 1 % relative for
+// a log coordinate, 1 % of a step (0.1 ms) for the additive overhead.
+bool AtBound(const CalibrationParam& p, double u) {
+  return u - p.LowerU() <= kAtBoundTolerance || p.UpperU() - u <= kAtBoundTolerance;
+}
+
+// Memory overhead from measured peaks: peak = used * (1 + fraction) + fixed, by least
+// squares over (used bytes, measured peak bytes); needs two distinct sizes.
+struct MemoryFit {
+  bool ok = false;
+  bool fraction_clamped = false;  // least squares wanted it outside [0, 1]
+  bool fixed_clamped = false;     // ... outside [0, 1e4] GiB
+  double fraction = 0;
+  double fixed_gib = 0;
+  double fraction_stddev = 0;
+  double fixed_stddev_gib = 0;
+  double Predict(double used_bytes) const { return used_bytes * (1 + fraction) + fixed_gib * kGiB; }
+};
+
+struct PeakPoint {
+  int sample;         // index into the usable measurements
+  double used_bytes;  // model's memory before overhead
+  double peak_bytes;  // measured
+};
+
+MemoryFit FitMemory(const std::vector<PeakPoint>& points) {
+  MemoryFit fit;
   double sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (auto [x, y] : points) {
-    sx += x;
-    sy += y;
-    sxx += x * x;
-    sxy += x * y;
+  for (const PeakPoint& p : points) {
+    sx += p.used_bytes;
+    sy += p.peak_bytes;
+    sxx += p.used_bytes * p.used_bytes;
+    sxy += p.used_bytes * p.peak_bytes;
   }
   const double n = static_cast<double>(points.size());
   const double det = n * sxx - sx * sx;
-  if (points.size() >= 2 && det > 1e-6 * n * sxx) {
-    const double slope = (n * sxy - sx * sy) / det;
-    const double intercept = (sy - slope * sx) / n;
-    frac.after = std::clamp(slope - 1.0, 0.0, 1.0);
-    fixed.after = std::clamp(intercept / kGiB, 0.0, 1e4);
-    frac.fitted = fixed.fitted = true;
-    frac.reason = fixed.reason = absl::StrCat("fitted on ", points.size(), " measured peaks");
-    out->calibration.memory_overhead_fraction = frac.after;
-    out->calibration.memory_overhead_gib = fixed.after;
+  if (points.size() < 2 || det <= 1e-6 * n * sxx) return fit;
+  const double slope = (n * sxy - sx * sy) / det;
+  const double intercept = (sy - slope * sx) / n;
+  fit.ok = true;
+  fit.fraction = std::clamp(slope - 1.0, 0.0, 1.0);
+  fit.fixed_gib = std::clamp(intercept / kGiB, 0.0, 1e4);
+  fit.fraction_clamped = fit.fraction != slope - 1.0;
+  fit.fixed_clamped = fit.fixed_gib != intercept / kGiB;
+  double ss = 0;
+  for (const PeakPoint& p : points) {
+    const double r = p.peak_bytes - (slope * p.used_bytes + intercept);
+    ss += r * r;
+  }
+  const double s2 = points.size() > 2 ? ss / (n - 2) : 0;
+  fit.fraction_stddev = std::sqrt(n * s2 / det);
+  fit.fixed_stddev_gib = std::sqrt(s2 * sxx / det) / kGiB;
+  return fit;
+}
+
+void AddMemoryChanges(const MemoryFit& fit, size_t num_peaks, const Calibration& before,
+                      std::vector<ParameterChange>* out) {
+  ParameterChange frac{"memory_overhead_fraction", before.memory_overhead_fraction,
+                       before.memory_overhead_fraction, false, ""};
+  frac.upper_bound = 1.0;
+  ParameterChange fixed{"memory_overhead_gib", before.memory_overhead_gib, before.memory_overhead_gib, false,
+                        ""};
+  fixed.upper_bound = 1e4;
+  if (fit.ok) {
+    frac.after = fit.fraction;
+    fixed.after = fit.fixed_gib;
+    frac.stddev = fit.fraction_stddev;
+    fixed.stddev = fit.fixed_stddev_gib;
+    frac.at_bound = fit.fraction_clamped;
+    fixed.at_bound = fit.fixed_clamped;
+    for (ParameterChange* c : {&frac, &fixed}) {
+      c->fitted = true;
+      c->reason = absl::StrCat("fitted on ", num_peaks, " measured peaks");
+      if (c->at_bound) absl::StrAppend(&c->reason, "; ended at its bound (clamped)");
+    }
   } else {
     frac.reason = fixed.reason = "needs measured peak memory from at least two differently sized runs";
   }
-  report->push_back(frac);
-  report->push_back(fixed);
+  out->push_back(frac);
+  out->push_back(fixed);
+}
+
+ParameterChange TimeChange(const CalibrationParam& p, const TimeFit& fit, size_t j,
+                           const std::string& fitted_on, Calibration after) {
+  ParameterChange c;
+  c.name = p.name;
+  c.before = p.before;
+  c.lower_bound = p.lower;
+  c.upper_bound = p.upper;
+  c.sensitivity_ratio = fit.selection.sensitivity[j];
+  c.fitted = fit.selection.free[j];
+  if (!c.fitted) {
+    c.after = p.ref(after);
+    c.reason = fit.selection.reason[j];
+    // A default derived from another parameter (the small-GEMM size from the matmul
+    // efficiency, FP8 from 16-bit) moves with it.
+    if (std::abs(c.after - c.before) > 1e-12 * std::abs(c.before)) {
+      absl::StrAppend(&c.reason, "; its default follows the fitted parameters");
+    }
+    return c;
+  }
+  c.after = p.Value(fit.u[j]);
+  // Delta method: d theta = theta du (log coordinate) or step du (linear).
+  c.stddev = (p.additive ? p.step : c.after) * fit.stddev_u[j];
+  c.at_bound = AtBound(p, fit.u[j]);
+  c.reason = absl::StrFormat("fitted on %s: %.4g +- %.2g; moves predictions by %s per %s", fitted_on, c.after,
+                             c.stddev, Percent(c.sensitivity_ratio), p.StepName());
+  if (c.at_bound) {
+    const bool upper = std::abs(c.after - p.upper) < std::abs(c.after - p.lower);
+    absl::StrAppend(&c.reason, "; at its ", upper ? "upper" : "lower", " bound ",
+                    absl::StrFormat("%g", upper ? p.upper : p.lower),
+                    ": the measurements push it past its physical range, so it stands in for a cost the "
+                    "model lacks");
+  }
+  return c;
 }
 
 }  // namespace
@@ -226,66 +171,121 @@ void FitMemory(const SystemProfile& fitted, absl::Span<const CalibrationSample> 
 absl::StatusOr<CalibrationResult> CalibrateProfile(const SystemProfile& base,
                                                    absl::Span<const CalibrationSample> all) {
   if (absl::Status s = ValidateProfile(base); !s.ok()) return s;
-  // Usable samples: valid, finite, positive time, not OOM; the most recent kMaxSamples.
-  std::vector<CalibrationSample> samples;
+  // Usable: finite positive time, not OOM, and the base profile can estimate it.
+  std::vector<CalibrationSample> usable;
   for (const CalibrationSample& s : all) {
     if (s.out_of_memory || !(s.measured_iteration_time_s > 0) ||
         !std::isfinite(s.measured_iteration_time_s)) {
       continue;
     }
-    if (!std::isfinite(Predict(s, base))) continue;
-    samples.push_back(s);
+    if (!std::isfinite(LogPredictedTime(s, base))) continue;
+    usable.push_back(s);
   }
-  if (samples.size() > kMaxSamples) {
-    samples.erase(samples.begin(), samples.end() - kMaxSamples);
-  }
-  if (samples.empty()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("profile \"", base.name, "\" has no usable measurements to calibrate on"));
+  const int n = static_cast<int>(usable.size());
+  const int groups = CountGroups(usable);
+  if (n < kMinCalibrationMeasurements || groups < kMinCalibrationGroups) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "calibrating profile \"", base.name, "\" needs at least ", kMinCalibrationMeasurements,
+        " measurements from ", kMinCalibrationGroups, " distinct configurations (model x TP x PP); have ", n,
+        n == 1 ? " usable measurement" : " usable measurements", " from ", groups,
+        groups == 1 ? " configuration" : " configurations"));
   }
 
-  const Calibration before = ResolvedCalibration(base);
-  std::vector<Param> params = AllParams(base);
-  std::vector<Param> free;
-  std::vector<ParameterChange> changes;
-  for (Param& p : params) {
-    Calibration spec = before;
-    p.spec = p.ref(spec);
-    const std::string why = Unidentified(p, base, samples);
-    if (why.empty()) {
-      free.push_back(p);
-    } else {
-      changes.push_back({p.name, p.spec, p.spec, false, why});
-    }
-  }
+  // Fitted values are written explicitly; the rest keep the base's own (0 = default).
+  const SystemProfile at = IndexedCalibration(base);
+  const std::vector<CalibrationParam> params = CalibrationParams(base);
 
   CalibrationResult result;
-  result.profile = Fit(base, free, samples);
-  for (const Param& p : free) {
-    Calibration fitted = result.profile.calibration;
-    changes.push_back({p.name, p.spec, p.ref(fitted), true,
-                       absl::StrCat("fitted on ", samples.size(), " measurements")});
-  }
-  FitMemory(result.profile, samples, &result.profile, &changes, before);
-
   FitReport& r = result.report;
-  r.num_measurements = static_cast<int>(samples.size());
-  r.mape_before_ratio = Mape(samples, base);
-  r.mape_after_ratio = Mape(samples, result.profile);
-  // Cross-validation: leave-one-out up to 20 samples, else 5-fold.
-  const size_t n = samples.size();
-  if (n >= 2) {
-    const size_t folds = n <= 20 ? n : 5;
-    double sum = 0;
-    for (size_t f = 0; f < folds; ++f) {
+  const Subsample sub = StratifiedSubsample(usable, kSampleBudget);
+  const std::vector<const CalibrationSample*> fit_on = Pointers(usable, sub.indices);
+  const TimeFit fit = FitTimes(at, params, fit_on);
+  result.profile = fit.profile;
+  const std::string fitted_on = sub.indices.size() == usable.size()
+                                    ? absl::StrCat(n, " measurements")
+                                    : absl::StrCat(sub.indices.size(), " of ", n, " measurements");
+  std::vector<ParameterChange> changes;
+  const Calibration after = ResolvedCalibration(result.profile);
+  for (size_t j = 0; j < params.size(); ++j)
+    changes.push_back(TimeChange(params[j], fit, j, fitted_on, after));
+
+  // Memory: the model's memory before overhead does not depend on the time parameters.
+  std::vector<PeakPoint> peaks;
+  for (int i = 0; i < n; ++i) {
+    if (usable[i].measured_peak_memory_gib <= 0) continue;
+    absl::StatusOr<Estimate> e = EstimateIteration(usable[i].workload, usable[i].config, at);
+    if (!e.ok()) continue;
+    peaks.push_back(
+        {i, e->memory.total_bytes - e->memory.overhead_bytes, usable[i].measured_peak_memory_gib * kGiB});
+  }
+  const MemoryFit memory = FitMemory(peaks);
+  if (memory.ok) {
+    result.profile.calibration.memory_overhead_fraction = memory.fraction;
+    result.profile.calibration.memory_overhead_gib = memory.fixed_gib;
+  }
+  AddMemoryChanges(memory, peaks.size(), ResolvedCalibration(base), &changes);
+
+  r.num_measurements = n;
+  r.num_available = n;
+  r.num_used = static_cast<int>(sub.indices.size());
+  r.sampling_note = sub.note;
+  r.num_groups = groups;
+  r.num_peak_measurements = static_cast<int>(peaks.size());
+  r.mape_before_ratio = Mape(usable, base);
+  r.mape_after_ratio = Mape(usable, result.profile);
+
+  // Grouped cross-validation: each fold repeats subsampling, selection and fit on its
+  // training groups only.
+  const Folds folds = GroupedFolds(usable, kMaxFolds);
+  r.cv_folds = folds.num_folds;
+  r.cv_method = folds.method;
+  std::vector<int> folds_fitted(params.size(), 0);
+  int memory_folds_fitted = 0;
+  if (folds.num_folds >= 2) {
+    double sum = 0, memory_sum = 0;
+    int memory_tested = 0;
+    for (int f = 0; f < folds.num_folds; ++f) {
       std::vector<CalibrationSample> train, test;
-      for (size_t i = 0; i < n; ++i) (i % folds == f ? test : train).push_back(samples[i]);
-      const SystemProfile fold = Fit(base, free, train);
-      sum += Mape(test, fold) * test.size();
+      for (int i = 0; i < n; ++i) (folds.fold_of[i] == f ? test : train).push_back(usable[i]);
+      const Subsample fold_sub = StratifiedSubsample(train, kSampleBudget);
+      const TimeFit fold_fit = FitTimes(at, params, Pointers(train, fold_sub.indices));
+      sum += Mape(test, fold_fit.profile) * test.size();
+      for (size_t j = 0; j < params.size(); ++j) folds_fitted[j] += fold_fit.selection.free[j] ? 1 : 0;
+
+      std::vector<PeakPoint> fold_train;
+      for (const PeakPoint& p : peaks) {
+        if (folds.fold_of[p.sample] != f) fold_train.push_back(p);
+      }
+      const MemoryFit fold_memory = FitMemory(fold_train);
+      if (!fold_memory.ok) continue;
+      ++memory_folds_fitted;
+      for (const PeakPoint& p : peaks) {
+        if (folds.fold_of[p.sample] != f) continue;
+        memory_sum += std::abs(fold_memory.Predict(p.used_bytes) / p.peak_bytes - 1);
+        ++memory_tested;
+      }
     }
+    r.cv_valid = true;
     r.cv_mape_ratio = sum / n;
+    r.memory_cv_valid = memory_tested > 0;
+    r.memory_cv_mape_ratio = memory_tested > 0 ? memory_sum / memory_tested : 0;
+  }
+  // `changes`: the time parameters in order, then the two memory parameters.
+  for (size_t j = 0; j < params.size(); ++j) changes[j].cv_folds_fitted = folds_fitted[j];
+  for (size_t j = params.size(); j < changes.size(); ++j) changes[j].cv_folds_fitted = memory_folds_fitted;
+
+  r.current_mape_ratio = r.mape_before_ratio;
+  const double needed = r.current_mape_ratio * (1 - kPromotionMargin);
+  r.promote = r.cv_valid && r.cv_mape_ratio < needed;
+  if (!r.cv_valid) {
+    r.promotion_reason = "not promoted: the cross-validated error could not be computed";
+  } else if (r.promote) {
+    r.promotion_reason = absl::StrCat("promoted: cross-validated ", Percent(r.cv_mape_ratio), " vs current ",
+                                      Percent(r.current_mape_ratio));
   } else {
-    r.cv_mape_ratio = r.mape_after_ratio;
+    r.promotion_reason =
+        absl::StrCat("not promoted: cross-validated ", Percent(r.cv_mape_ratio), " vs current ",
+                     Percent(r.current_mape_ratio), " (needs below ", Percent(needed), ")");
   }
   std::sort(changes.begin(), changes.end(),
             [](const ParameterChange& a, const ParameterChange& b) { return a.name < b.name; });

@@ -1,9 +1,16 @@
 #include "estimator/calibrate.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
 
+#include "estimator/calibrate_samples.h"
 #include "estimator/estimate.h"
 #include "estimator/hardware.h"
 #include "estimator/public_data.h"
@@ -29,8 +36,8 @@ std::vector<CalibrationSample> Synthetic(const SystemProfile& truth, int count_p
   std::vector<CalibrationSample> out;
   uint32_t rng = 42;
   const Workload models[] = {Model("llama3-8b"), Model("megatron-22b")};
-  const ParallelConfig shapes[] = {Config(1, 1, 1, 1, 8),  Config(2, 1, 4, 1, 32),  Config(8, 1, 1, 2, 8),
-                                   Config(8, 1, 4, 1, 32), Config(8, 2, 8, 1, 64),  Config(4, 1, 16, 1, 64),
+  const ParallelConfig shapes[] = {Config(1, 1, 1, 1, 8),  Config(2, 1, 4, 1, 32),   Config(8, 1, 1, 2, 8),
+                                   Config(8, 1, 4, 1, 32), Config(8, 2, 8, 1, 64),   Config(4, 1, 16, 1, 64),
                                    Config(8, 4, 2, 1, 64), Config(8, 1, 16, 1, 128), Config(2, 2, 8, 2, 64)};
   for (const Workload& w : models) {
     int n = 0;
@@ -60,11 +67,66 @@ SystemProfile Truth() {
   return t;
 }
 
-double Ratio(const FitReport& r, const std::string& name) {
+const ParameterChange* Find(const FitReport& r, const std::string& name) {
   for (const ParameterChange& p : r.parameters) {
-    if (p.name == name) return p.after;
+    if (p.name == name) return &p;
   }
-  return NAN;
+  return nullptr;
+}
+
+double Ratio(const FitReport& r, const std::string& name) {
+  const ParameterChange* p = Find(r, name);
+  return p ? p->after : NAN;
+}
+
+void Print(const FitReport& r) {
+  for (const ParameterChange& p : r.parameters) {
+    std::printf("%-30s %8.4g -> %8.4g [%d/%d folds] %s%s: %s\n", p.name.c_str(), p.before, p.after,
+                p.cv_folds_fitted, r.cv_folds, p.fitted ? "fitted" : "kept", p.at_bound ? " AT BOUND" : "",
+                p.reason.c_str());
+  }
+  std::printf("%s\n%s\n", r.sampling_note.c_str(), r.cv_method.c_str());
+  std::printf("MAPE before %.2f%% after %.2f%% cross-validated %.2f%% (%d folds)\n%s\n",
+              100 * r.mape_before_ratio, 100 * r.mape_after_ratio, 100 * r.cv_mape_ratio, r.cv_folds,
+              r.promotion_reason.c_str());
+}
+
+Workload Gpt(int64_t hidden, int layers) {
+  Workload w;
+  w.name = "GPT-h" + std::to_string(hidden) + "-l" + std::to_string(layers);
+  w.transformer.num_layers = layers;
+  w.transformer.hidden_size = hidden;
+  w.transformer.num_attention_heads = 16;
+  w.transformer.seq_length = 1024;
+  w.transformer.vocab_size = 51200;
+  w.precision = Precision::kFp16;
+  return w;
+}
+
+// Small GPTs on one 8-GPU node at every TP and micro-batch: many short kernels, so the
+// host's launch time shows (vTrain's regime).
+std::vector<CalibrationSample> SmallModels(const SystemProfile& truth, double noise) {
+  std::vector<CalibrationSample> out;
+  uint32_t rng = 7;
+  for (const Workload& w : {Gpt(1024, 12), Gpt(1024, 24), Gpt(2048, 16)}) {
+    for (int tp : {1, 2, 4, 8}) {
+      for (int pp : {1, 2}) {
+        if (tp * pp > 8) continue;
+        for (int mbs : {1, 2, 4}) {
+          ParallelConfig c =
+              testing::Config(tp, pp, 8 / (tp * pp), mbs, 16 * mbs * 8 / (tp * pp), Recompute::kFull);
+          absl::StatusOr<Estimate> e = EstimateIteration(w, c, truth);
+          if (!e.ok() || !e->memory.fits) continue;
+          CalibrationSample s;
+          s.workload = w;
+          s.config = c;
+          s.measured_iteration_time_s = e->iteration_time_s * (1 + noise * (Noise(&rng) - 1) / 0.01);
+          out.push_back(s);
+        }
+      }
+    }
+  }
+  return out;
 }
 
 TEST(Calibrate, RecoversPerturbedParameters) {
@@ -74,12 +136,7 @@ TEST(Calibrate, RecoversPerturbedParameters) {
   const SystemProfile spec = Profile("dgx-a100-80gb");
   absl::StatusOr<CalibrationResult> r = CalibrateProfile(spec, samples);
   ASSERT_TRUE(r.ok()) << r.status();
-  for (const ParameterChange& p : r->report.parameters) {
-    std::printf("%-32s %8.4f -> %8.4f %s %s\n", p.name.c_str(), p.before, p.after, p.fitted ? "fitted" : "kept",
-                p.reason.c_str());
-  }
-  std::printf("MAPE before %.2f%% after %.2f%% cross-validated %.2f%%\n", 100 * r->report.mape_before_ratio,
-              100 * r->report.mape_after_ratio, 100 * r->report.cv_mape_ratio);
+  Print(r->report);
   EXPECT_NEAR(Ratio(r->report, "matmul_efficiency"), truth.calibration.matmul_efficiency,
               0.05 * truth.calibration.matmul_efficiency);
   EXPECT_NEAR(Ratio(r->report, "network.infiniband.efficiency"), truth.calibration.network[1].efficiency,
@@ -87,15 +144,20 @@ TEST(Calibrate, RecoversPerturbedParameters) {
   EXPECT_GT(r->report.mape_before_ratio, 0.1);
   EXPECT_LT(r->report.mape_after_ratio, 0.03);
   EXPECT_LT(r->report.cv_mape_ratio, 0.03);
+  // The synthetic peaks follow the model's memory exactly.
+  EXPECT_TRUE(r->report.memory_cv_valid);
+  EXPECT_LT(r->report.memory_cv_mape_ratio, 0.001);
+  for (const ParameterChange& p : r->report.parameters) {
+    if (!p.fitted || p.name.rfind("memory_overhead", 0) == 0) continue;
+    EXPECT_GT(p.stddev, 0) << p.name;
+    EXPECT_LT(p.stddev, 0.1 * p.after) << p.name;
+    EXPECT_FALSE(p.at_bound) << p.name << ": " << p.reason;
+  }
 }
 
 TEST(Calibrate, SingleNodeDataLeavesInterNodeAlone) {
-  const SystemProfile truth = Truth();
-  std::vector<CalibrationSample> samples;
-  for (const CalibrationSample& s : Synthetic(truth, 9)) {
-    if (s.config.Normalized().NumGpus() <= 8) samples.push_back(s);
-  }
-  ASSERT_GE(samples.size(), 3u);
+  const std::vector<CalibrationSample> samples = SmallModels(Truth(), 0.01);
+  ASSERT_GE(samples.size(), 5u);
   absl::StatusOr<CalibrationResult> r = CalibrateProfile(Profile("dgx-a100-80gb"), samples);
   ASSERT_TRUE(r.ok()) << r.status();
   bool seen = false;
@@ -104,7 +166,7 @@ TEST(Calibrate, SingleNodeDataLeavesInterNodeAlone) {
       seen = true;
       EXPECT_FALSE(p.fitted);
       EXPECT_EQ(p.before, p.after);
-      EXPECT_NE(p.reason.find("spans more than 8 GPUs"), std::string::npos) << p.reason;
+      EXPECT_NE(p.reason.find("span more than 8 GPUs"), std::string::npos) << p.reason;
     }
   }
   EXPECT_TRUE(seen);
@@ -115,12 +177,6 @@ TEST(Calibrate, NoUsableSamplesIsAPreconditionFailure) {
   EXPECT_EQ(CalibrateProfile(Profile("dgx-a100-80gb"), none).status().code(),
             absl::StatusCode::kFailedPrecondition);
 }
-
-}  // namespace
-}  // namespace paraplan
-
-namespace paraplan {
-namespace {
 
 // Korthikanti et al. 2022: calibrate on all runs but one, predict the one left out.
 TEST(Calibrate, LeaveOneOutOnPublishedRuns) {
@@ -151,6 +207,158 @@ TEST(Calibrate, LeaveOneOutOnPublishedRuns) {
   std::printf("MAPE uncalibrated %.2f%%  leave-one-out %.2f%%\n", 100 * sum_uncal / rows.size(),
               100 * sum_loo / rows.size());
   EXPECT_LE(sum_loo / rows.size(), 0.05);
+
+  // On all nine (what the server calibrates on): no worse in sample than the spec.
+  std::vector<CalibrationSample> all;
+  for (const testing::Row& row : rows) {
+    CalibrationSample s;
+    s.workload = row.workload;
+    s.config = row.config;
+    s.measured_iteration_time_s = row.raw["iteration_time_s"];
+    all.push_back(s);
+  }
+  absl::StatusOr<CalibrationResult> r = CalibrateProfile(spec, all);
+  ASSERT_TRUE(r.ok()) << r.status();
+  Print(r->report);
+  EXPECT_EQ(r->report.num_measurements, 9);
+  EXPECT_LE(r->report.mape_after_ratio, r->report.mape_before_ratio + 1e-9);
+  EXPECT_TRUE(r->report.cv_valid);
+  EXPECT_GT(r->report.cv_mape_ratio, 0);
+}
+
+// A cluster whose host launches kernels at 60 us (the default assumes 35): the fit must
+// find it from the small-model, high-TP runs where launches dominate.
+TEST(Calibrate, FindsKernelLaunchOverhead) {
+  SystemProfile truth = Profile("dgx-a100-80gb");
+  truth.calibration = ResolvedCalibration(truth);
+  truth.calibration.kernel_overhead_us = 60;
+  truth.calibration.matmul_efficiency = 0.68;
+  const std::vector<CalibrationSample> samples = SmallModels(truth, 0.01);
+  ASSERT_GE(samples.size(), 40u);
+  absl::StatusOr<CalibrationResult> r = CalibrateProfile(Profile("dgx-a100-80gb"), samples);
+  ASSERT_TRUE(r.ok()) << r.status();
+  Print(r->report);
+  const ParameterChange* k = Find(r->report, "kernel_overhead_us");
+  ASSERT_NE(k, nullptr);
+  EXPECT_TRUE(k->fitted) << k->reason;
+  EXPECT_NEAR(k->after, 60, 0.15 * 60);
+  EXPECT_GT(k->stddev, 0);
+  EXPECT_NEAR(Ratio(r->report, "matmul_efficiency"), 0.68, 0.05 * 0.68);
+  EXPECT_LT(r->report.cv_mape_ratio, 0.02);
+  EXPECT_TRUE(r->report.promote) << r->report.promotion_reason;
+  EXPECT_EQ(r->report.promotion_reason.rfind("promoted: cross-validated", 0), 0u)
+      << r->report.promotion_reason;
+}
+
+TEST(Calibrate, OneMeasurementIsTooFew) {
+  std::vector<CalibrationSample> one = SmallModels(Truth(), 0.01);
+  one.resize(1);
+  absl::StatusOr<CalibrationResult> r = CalibrateProfile(Profile("dgx-a100-80gb"), one);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(r.status().message().find("needs at least 5 measurements from 3 distinct configurations"),
+            std::string::npos)
+      << r.status();
+  EXPECT_NE(r.status().message().find("have 1 usable measurement from 1 configuration"), std::string::npos)
+      << r.status();
+}
+
+// Measurements from a cluster that is exactly the specification, with 6 % noise: no
+// calibration can beat the profile out of sample, so it is not promoted.
+TEST(Calibrate, NotPromotedWhenCrossValidationIsNoBetter) {
+  const SystemProfile spec = Profile("dgx-a100-80gb");
+  std::vector<CalibrationSample> samples = SmallModels(spec, 0.06);
+  absl::StatusOr<CalibrationResult> r = CalibrateProfile(spec, samples);
+  ASSERT_TRUE(r.ok()) << r.status();
+  Print(r->report);
+  EXPECT_TRUE(r->report.cv_valid);
+  EXPECT_DOUBLE_EQ(r->report.current_mape_ratio, r->report.mape_before_ratio);
+  EXPECT_GE(r->report.cv_mape_ratio, r->report.current_mape_ratio * (1 - kPromotionMargin));
+  EXPECT_FALSE(r->report.promote);
+  EXPECT_EQ(r->report.promotion_reason.rfind("not promoted: cross-validated ", 0), 0u)
+      << r->report.promotion_reason;
+}
+
+std::vector<CalibrationSample> VTrainSamples() {
+  std::vector<CalibrationSample> out;
+  for (const testing::Row& row : testing::Load("vtrain_a100_single_node.jsonl")) {
+    CalibrationSample s;
+    s.workload = row.workload;
+    s.config = row.config;
+    s.measured_iteration_time_s = row.raw["iteration_time_s"];
+    out.push_back(s);
+  }
+  return out;
+}
+
+// Every (GPU count, TP, PP, model) stratum of vTrain's 1,440 runs is represented in the
+// 400 chosen, the choice is deterministic, and no configuration group straddles folds.
+TEST(Calibrate, StratifiedSubsampleAndGroupedFoldsOnVTrain) {
+  const std::vector<CalibrationSample> samples = VTrainSamples();
+  ASSERT_EQ(samples.size(), 1440u);
+  const Subsample a = StratifiedSubsample(samples, 400);
+  const Subsample b = StratifiedSubsample(samples, 400);
+  EXPECT_EQ(a.indices, b.indices);
+  EXPECT_EQ(a.indices.size(), 400u);
+  std::printf("%s\n", a.note.c_str());
+  auto stratum = [](const CalibrationSample& s) {
+    const ParallelConfig c = s.config.Normalized();
+    return std::to_string(c.NumGpus()) + "/" + std::to_string(c.tensor_parallel) + "/" +
+           std::to_string(c.pipeline_parallel) + "/" + ModelKey(s);
+  };
+  std::set<std::string> all, chosen;
+  for (const CalibrationSample& s : samples) all.insert(stratum(s));
+  for (int i : a.indices) chosen.insert(stratum(samples[i]));
+  EXPECT_EQ(all.size(), 144u);
+  EXPECT_EQ(chosen, all);
+
+  const Folds folds = GroupedFolds(samples, 5);
+  EXPECT_EQ(folds.num_folds, 5);
+  EXPECT_EQ(folds.num_groups, 72);
+  std::map<std::string, std::set<int>> fold_of_group;
+  for (size_t i = 0; i < samples.size(); ++i) fold_of_group[ConfigGroup(samples[i])].insert(folds.fold_of[i]);
+  EXPECT_EQ(fold_of_group.size(), 72u);
+  for (const auto& [group, f] : fold_of_group) EXPECT_EQ(f.size(), 1u) << group;
+}
+
+// vTrain (Bang et al., MICRO 2024): 1,440 single-node Megatron-DeepSpeed runs on
+// A100s. Uncalibrated the built-in profile is off by ~11.8 % (TP 8 under-predicted by
+// ~25 %); calibrated on them, grouped 5-fold cross-validation must reach 10 % with every
+// fitted parameter inside its physical range.
+TEST(Calibrate, VTrainSingleNodeGroupedCrossValidation) {
+  const std::vector<CalibrationSample> samples = VTrainSamples();
+  ASSERT_EQ(samples.size(), 1440u);
+  const auto t0 = std::chrono::steady_clock::now();
+  absl::StatusOr<CalibrationResult> r = CalibrateProfile(Profile("dgx-a100-80gb"), samples);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_TRUE(r.ok()) << r.status();
+  Print(r->report);
+  std::printf("vTrain calibration (fit + %d-fold grouped CV) took %.1f s\n", r->report.cv_folds, seconds);
+  // Median predicted/measured by TP, before and after.
+  std::map<int, std::vector<double>> before, after;
+  for (const CalibrationSample& s : samples) {
+    const double m = s.measured_iteration_time_s;
+    before[s.config.tensor_parallel].push_back(
+        EstimateIteration(s.workload, s.config, Profile("dgx-a100-80gb"))->iteration_time_s / m);
+    after[s.config.tensor_parallel].push_back(
+        EstimateIteration(s.workload, s.config, r->profile)->iteration_time_s / m);
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  for (const auto& [tp, ratios] : before) {
+    std::printf("TP %d: median predicted/measured %.3f before, %.3f after\n", tp, median(ratios),
+                median(after[tp]));
+  }
+  EXPECT_EQ(r->report.num_available, 1440);
+  EXPECT_EQ(r->report.num_used, 400);
+  EXPECT_EQ(r->report.cv_folds, 5);
+  EXPECT_LE(r->report.cv_mape_ratio, 0.10);
+  for (const ParameterChange& p : r->report.parameters) {
+    EXPECT_FALSE(p.fitted && p.at_bound) << p.name << ": " << p.reason;
+  }
+  EXPECT_FALSE(Find(r->report, "network.infiniband.efficiency")->fitted);
+  EXPECT_FALSE(Find(r->report, "attention_efficiency_fwd")->fitted);
 }
 
 }  // namespace

@@ -255,7 +255,8 @@ absl::StatusOr<v1::SystemProfile> Backend::UpdateProfile(const v1::SystemProfile
   return WriteProfile(profile, create_if_missing ? Existing::kEither : Existing::kMustExist);
 }
 
-absl::StatusOr<v1::SystemProfile> Backend::WriteProfile(const v1::SystemProfile& profile, Existing existing) {
+absl::StatusOr<v1::SystemProfile> Backend::WriteProfile(const v1::SystemProfile& profile, Existing existing,
+                                                        const std::string& origin) {
   if (absl::Status s = ValidateUserProfile(profile); !s.ok()) return s;
   absl::StatusOr<int> version;
   {
@@ -268,7 +269,7 @@ absl::StatusOr<v1::SystemProfile> Backend::WriteProfile(const v1::SystemProfile&
                                                    "\" exists; UpdateProfile writes a new version"));
     }
     if (existing == Existing::kMustExist && !row.ok()) return row.status();
-    version = store_->PutProfileVersion(profile.name(), Encode(profile), "user");
+    version = store_->PutProfileVersion(profile.name(), Encode(profile), origin);
   }
   if (!version.ok()) return version.status();
   metrics_->SetProfileVersion(profile.name(), *version);

@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "estimator/system_profile.h"
 #include "paraplan/v1/services.pb.h"
 #include "server/metrics.h"
 #include "store/store.h"
@@ -50,13 +51,21 @@ class Backend {
   absl::StatusOr<v1::AccuracyReport> Accuracy(const v1::GetAccuracyRequest& request);
   absl::StatusOr<v1::CalibrateResponse> Calibrate(const std::string& profile);
 
+  // Microbenchmarks as profile input (backend_fit.cc): fit, and unless dry_run write the
+  // fitted profile as the next version with origin "microbenchmark".
+  absl::StatusOr<v1::FitNetworkResponse> FitNetwork(const v1::FitNetworkRequest& request);
+  absl::StatusOr<v1::FitGemmResponse> FitGemm(const v1::FitGemmRequest& request);
+
   // Recomputes the per-profile gauges (version, calibration age) and drops those of
   // profiles deleted since the last call.
   void RefreshGauges();
 
  private:
   enum class Existing { kMustNotExist, kMustExist, kEither };
-  absl::StatusOr<v1::SystemProfile> WriteProfile(const v1::SystemProfile& profile, Existing existing);
+  absl::StatusOr<v1::SystemProfile> WriteProfile(const v1::SystemProfile& profile, Existing existing,
+                                                 const std::string& origin = "user");
+  // The profile a fit starts from ("NAME" or "NAME@N"), as the estimator sees it.
+  absl::StatusOr<SystemProfile> LoadForFit(const std::string& ref);
   absl::StatusOr<v1::SystemProfile> Load(const std::string& name, int version);
   // Accelerator memory (GiB) of each stored version of `name`.
   absl::StatusOr<std::map<int, double>> CapacitiesOf(const std::string& name);

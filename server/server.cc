@@ -181,6 +181,16 @@ class ProfilesService final : public v1::Profiles::Service {
     Rpc rpc(env_, "Profiles", "ListProfileVersions", ctx);
     return rpc.Done(Assign(b_->ListProfileVersions(req->name()), resp));
   }
+  grpc::Status FitNetwork(grpc::ServerContext* ctx, const v1::FitNetworkRequest* req,
+                          v1::FitNetworkResponse* resp) override {
+    Rpc rpc(env_, "Profiles", "FitNetwork", ctx);
+    return rpc.Done(Assign(b_->FitNetwork(*req), resp));
+  }
+  grpc::Status FitGemm(grpc::ServerContext* ctx, const v1::FitGemmRequest* req,
+                       v1::FitGemmResponse* resp) override {
+    Rpc rpc(env_, "Profiles", "FitGemm", ctx);
+    return rpc.Done(Assign(b_->FitGemm(*req), resp));
+  }
 
  private:
   Backend* b_;

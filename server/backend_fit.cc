@@ -1,0 +1,167 @@
+// Backend: microbenchmarks (nccl-tests output, GEMM sweeps) fitted into profile versions.
+#include <algorithm>
+#include <cmath>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "estimator/microbench.h"
+#include "server/adapter.h"
+#include "server/backend.h"
+
+namespace paraplan::server {
+
+namespace {
+
+constexpr size_t kMaxFiles = 64;
+constexpr size_t kMaxFileBytes = size_t{8} << 20;
+
+// Group size written in a file name: "all_reduce_8gpu.csv", "ar-16gpus.txt", "n8".
+int RanksFromName(const std::string& name) {
+  static const std::regex kGpus("([0-9]+)[-_]?gpus?", std::regex::icase);
+  std::smatch m;
+  if (std::regex_search(name, m, kGpus)) return std::stoi(m[1].str());
+  return 0;
+}
+
+const char* DtypeName(Precision p) {
+  switch (p) {
+    case Precision::kFp8:
+      return "fp8";
+    case Precision::kFp16:
+      return "fp16";
+    case Precision::kFp32:
+      return "fp32";
+    case Precision::kBf16:
+      break;
+  }
+  return "bf16";
+}
+
+absl::Status CheckFile(const v1::MicrobenchFile& f, const std::string& field) {
+  if (f.content().empty()) return absl::InvalidArgumentError(absl::StrCat(field, ": empty"));
+  if (f.content().size() > kMaxFileBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ": larger than ", kMaxFileBytes >> 20, " MiB"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<SystemProfile> Backend::LoadForFit(const std::string& ref) {
+  absl::StatusOr<std::pair<std::string, int>> r = ParseProfileRef(ref, "profile");
+  if (!r.ok()) return r.status();
+  absl::StatusOr<v1::SystemProfile> p = Load(r->first, r->second);
+  if (!p.ok()) return p.status();
+  return adapter::FromProto(*p);
+}
+
+absl::StatusOr<v1::FitNetworkResponse> Backend::FitNetwork(const v1::FitNetworkRequest& req) {
+  if (req.files().empty()) return absl::InvalidArgumentError("files: give at least one nccl-tests output");
+  if (static_cast<size_t>(req.files_size()) > kMaxFiles) {
+    return absl::InvalidArgumentError(absl::StrCat("files: more than ", kMaxFiles));
+  }
+  if (req.ranks() < 0 || req.ranks() > (1 << 24)) return absl::InvalidArgumentError("ranks: must be 0..2^24");
+  absl::StatusOr<SystemProfile> base = LoadForFit(req.profile());
+  if (!base.ok()) return base.status();
+  std::vector<CollectiveSample> samples;
+  std::vector<std::string> file_of;  // per sample
+  for (int i = 0; i < req.files_size(); ++i) {
+    const v1::MicrobenchFile& f = req.files(i);
+    const std::string field = absl::StrCat("files[", i, "] (", f.name().substr(0, 100), ")");
+    if (absl::Status s = CheckFile(f, field); !s.ok()) return s;
+    absl::StatusOr<CollectiveKind> kind =
+        ParseCollectiveKind(req.collective().empty() ? f.name() : req.collective());
+    if (!kind.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          req.collective().empty() ? field : std::string("collective"), ": ", kind.status().message(),
+          req.collective().empty() ? "; name the collective" : ""));
+    }
+    const int ranks = req.ranks() > 0 ? req.ranks() : RanksFromName(f.name());
+    absl::StatusOr<std::vector<CollectiveSample>> s = ParseNcclTests(f.content(), *kind, ranks);
+    if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat(field, ": ", s.status().message()));
+    for (const CollectiveSample& c : *s) {
+      samples.push_back(c);
+      file_of.push_back(f.name());
+    }
+  }
+  absl::StatusOr<NetworkFit> fit = FitNetworkLevel(*base, req.level(), samples);
+  if (!fit.ok()) return fit.status();
+  const NetworkFitReport& r = fit->report;
+  v1::FitNetworkResponse out;
+  out.set_level(r.level);
+  out.set_collective_overhead_us(r.collective_overhead_us);
+  out.set_latency_us(r.latency_us);
+  out.set_efficiency(r.efficiency);
+  out.set_curve_points(static_cast<int>(r.curve.size()));
+  out.set_points(static_cast<int>(r.points.size()));
+  out.set_within_5_percent(r.within_5_percent);
+  out.set_max_error_ratio(r.max_error_ratio);
+  for (const std::string& n : r.notes) out.add_notes(n);
+  for (size_t i = 0; i < r.points.size(); ++i) {
+    const NetworkFitPoint& p = r.points[i];
+    if (std::abs(p.predicted_s / p.measured_s - 1) <= 0.05 || out.missed_size() >= 100) continue;
+    v1::CollectiveFitPoint* m = out.add_missed();
+    m->set_file(file_of[i]);
+    m->set_collective(CollectiveKindName(p.kind));
+    m->set_ranks(p.ranks);
+    m->set_bytes(p.bytes);
+    m->set_measured_s(p.measured_s);
+    m->set_predicted_s(p.predicted_s);
+  }
+  v1::SystemProfile profile = adapter::ToProto(fit->profile);
+  if (req.dry_run()) {
+    *out.mutable_profile() = profile;
+    return out;
+  }
+  absl::StatusOr<v1::SystemProfile> stored = WriteProfile(profile, Existing::kMustExist, "microbenchmark");
+  if (!stored.ok()) return stored.status();
+  *out.mutable_profile() = *stored;
+  out.set_stored(true);
+  return out;
+}
+
+absl::StatusOr<v1::FitGemmResponse> Backend::FitGemm(const v1::FitGemmRequest& req) {
+  if (absl::Status s = CheckFile(req.csv(), "csv"); !s.ok()) return s;
+  absl::StatusOr<SystemProfile> base = LoadForFit(req.profile());
+  if (!base.ok()) return base.status();
+  absl::StatusOr<std::vector<GemmSample>> samples = ParseGemmCsv(req.csv().content());
+  if (!samples.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("csv (", req.csv().name().substr(0, 100), "): ",
+                                                   samples.status().message()));
+  }
+  absl::StatusOr<GemmFit> fit = paraplan::FitGemm(*base, *samples);
+  if (!fit.ok()) return fit.status();
+  const GemmFitReport& r = fit->report;
+  v1::FitGemmResponse out;
+  out.set_matmul_efficiency(r.matmul_efficiency);
+  out.set_matmul_efficiency_fp8(r.matmul_efficiency_fp8);
+  out.set_matmul_half_efficiency_gflop(r.matmul_half_efficiency_gflop);
+  out.set_launch_floor_us(r.launch_floor_us);
+  out.set_launch_floor_fp8_us(r.launch_floor_fp8_us);
+  out.set_points(static_cast<int>(r.points.size()));
+  out.set_within_10_percent(r.within_10_percent);
+  for (const GemmFitPoint& p : r.points) {
+    if (std::abs(p.predicted_s / p.sample.seconds - 1) <= 0.10 || out.missed_size() >= 200) continue;
+    v1::GemmFitPoint* m = out.add_missed();
+    m->set_m(static_cast<int64_t>(p.sample.m));
+    m->set_n(static_cast<int64_t>(p.sample.n));
+    m->set_k(static_cast<int64_t>(p.sample.k));
+    m->set_dtype(DtypeName(p.sample.precision));
+    m->set_measured_s(p.sample.seconds);
+    m->set_predicted_s(p.predicted_s);
+  }
+  v1::SystemProfile profile = adapter::ToProto(fit->profile);
+  if (req.dry_run()) {
+    *out.mutable_profile() = profile;
+    return out;
+  }
+  absl::StatusOr<v1::SystemProfile> stored = WriteProfile(profile, Existing::kMustExist, "microbenchmark");
+  if (!stored.ok()) return stored.status();
+  *out.mutable_profile() = *stored;
+  out.set_stored(true);
+  return out;
+}
+
+}  // namespace paraplan::server
