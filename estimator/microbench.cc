@@ -314,9 +314,27 @@ absl::StatusOr<NetworkFit> FitNetworkLevel(const SystemProfile& base, const std:
   }
   nc.latency_us = std::max(kTiny, step_s * 1e6);
   p.calibration.collective_overhead_us = std::max(kTiny, fixed_s * 1e6);
+  // The new version keeps the base's calibration as given (0 = default) and changes
+  // only what was fitted.
+  {
+    SystemProfile out = base;
+    out.calibration.collective_overhead_us = p.calibration.collective_overhead_us;
+    NetworkCalibration* mine = nullptr;
+    for (NetworkCalibration& n : out.calibration.network) {
+      if (n.level == nc.level) mine = &n;
+    }
+    if (mine == nullptr) {
+      out.calibration.network.push_back({nc.level, 0, 0, {}});
+      mine = &out.calibration.network.back();
+    }
+    mine->efficiency = nc.efficiency;
+    mine->latency_us = nc.latency_us;
+    mine->bandwidth_curve = nc.bandwidth_curve;
+    report.efficiency = nc.efficiency;
+    p = out;  // `nc` refers into the old calibration: not used below
+  }
   report.collective_overhead_us = fixed_s * 1e6;
   report.latency_us = step_s * 1e6;
-  report.efficiency = nc.efficiency;
   const Hardware hw(p, Precision::kBf16);
   const Collectives coll(hw);
   for (const CollectiveSample& s : samples) {
@@ -441,6 +459,14 @@ absl::StatusOr<GemmFit> FitGemm(const SystemProfile& base, const std::vector<Gem
   report.matmul_efficiency = p.calibration.matmul_efficiency;
   report.matmul_efficiency_fp8 = best8 >= 0 ? p.calibration.matmul_efficiency_fp8 : 0;
   report.matmul_half_efficiency_gflop = p.calibration.matmul_half_efficiency_gflop;
+  {
+    // Only the fitted fields change; the rest of the calibration stays as given.
+    SystemProfile out = base;
+    out.calibration.matmul_efficiency = p.calibration.matmul_efficiency;
+    out.calibration.matmul_half_efficiency_gflop = p.calibration.matmul_half_efficiency_gflop;
+    if (best8 >= 0) out.calibration.matmul_efficiency_fp8 = p.calibration.matmul_efficiency_fp8;
+    p = out;
+  }
   const Hardware h16(p, Precision::kBf16), h8(p, Precision::kFp8), h32(p, Precision::kFp32);
   for (const GemmSample& g : samples) {
     const Hardware& hw = g.precision == Precision::kFp8 ? h8 : g.precision == Precision::kFp32 ? h32 : h16;
