@@ -29,6 +29,10 @@ const std::vector<CommandSpec>& Commands() {
        "  Creates the SystemProfile in FILE.json, or writes its next version when NAME exists;\n"
        "  prints NAME@VERSION.\n"},
       {"profiles delete", 1, 1, {}, {}, "paraplan profiles delete NAME\n  Deletes every version of a profile.\n"},
+      {"profiles promote", 1, 1, {}, {},
+       "paraplan profiles promote NAME@VERSION\n"
+       "  Makes that version the default of NAME: promotes a calibration kept as a\n"
+       "  candidate, or rolls back to an older version.\n"},
       {"profiles fit-network", 1, 1000, {"level", "collective", "ranks"}, {"dry-run"},
        "paraplan profiles fit-network NAME[@V] FILE... [--level L] [--collective C] [--ranks N] [--dry-run]\n"
        "  Fits one network level's per-step latency, the per-call collective overhead and the\n"
@@ -71,9 +75,12 @@ const std::vector<CommandSpec>& Commands() {
       {"ingest", 1, 1, {}, {},
        "paraplan ingest FILE.jsonl\n"
        "  One Measurement JSON per line; prints accepted / duplicate / rejected per line and totals.\n"},
-      {"calibrate", 0, 0, {"profile"}, {},
-       "paraplan calibrate --profile NAME\n"
-       "  Fits the profile to its measurements; prints the fit report and the new version.\n"},
+      {"calibrate", 0, 0, {"profile"}, {"dry-run"},
+       "paraplan calibrate --profile NAME [--dry-run]\n"
+       "  Fits the profile's default version to all its measurements (parameters chosen by\n"
+       "  sensitivity, grouped cross-validation) and stores the next version. It becomes the\n"
+       "  default only if its cross-validated error beats the current version's by 2 %;\n"
+       "  otherwise it is kept as a candidate (see profiles promote). --dry-run stores nothing.\n"},
       {"accuracy", 0, 0, {"profile", "label", "recent"}, {},
        "paraplan accuracy --profile NAME [--label KEY] [--recent N]\n"
        "  Measured-vs-predicted error: overall, over the most recent N, and per value of label KEY.\n"},

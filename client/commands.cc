@@ -269,6 +269,15 @@ int Cli::Profiles() {
     grpc::Status s = stub->ListProfileVersions(Context().get(), req, &r);
     return s.ok() ? Print(r, FormatHistory(r)) : RpcFailed(s);
   }
+  if (sub == "promote") {
+    v1::PromoteProfileRequest req;
+    req.set_name(arg);
+    v1::SystemProfile p;
+    grpc::Status s = stub->PromoteProfile(Context().get(), req, &p);
+    return s.ok() ? Print(p, absl::StrCat(p.name(), "@", p.version(), " is now the default version of ", p.name(),
+                                          "\n"))
+                  : RpcFailed(s);
+  }
   if (sub == "put") {
     v1::UpdateProfileRequest req;
     *req.mutable_profile() = put;
@@ -515,11 +524,22 @@ int Cli::Calibrate() {
   if (!Connect()) return failed_;
   v1::CalibrateRequest req;
   req.set_profile(a_.Get("profile"));
+  req.set_dry_run(a_.flags.count("dry-run") > 0);
   v1::CalibrateResponse r;
   grpc::Status s = v1::Measurements::NewStub(channel_)->Calibrate(Context().get(), req, &r);
   if (!s.ok()) return RpcFailed(s);
-  return Print(r, absl::StrCat("new version ", r.profile().name(), "@", r.profile().version(), "\n",
-                               FormatFitReport(r.report())));
+  std::string head;
+  if (!r.stored()) {
+    head = absl::StrCat("dry run: nothing stored (", r.report().promotion_reason(), ")\n");
+  } else if (r.profile().is_default()) {
+    head = absl::StrCat("new version ", r.profile().name(), "@", r.profile().version(), " is the default: ",
+                        r.report().promotion_reason(), "\n");
+  } else {
+    head = absl::StrCat("new version ", r.profile().name(), "@", r.profile().version(), " stored as a candidate, ",
+                        r.report().promotion_reason(), "; the default stays (`paraplan profiles promote ",
+                        r.profile().name(), "@", r.profile().version(), "` to use it)\n");
+  }
+  return Print(r, absl::StrCat(head, FormatFitReport(r.report())));
 }
 
 int Cli::Accuracy() {

@@ -268,19 +268,25 @@ std::string FormatProfileList(const std::vector<v1::SystemProfile>& profiles) {
 }
 
 std::string FormatHistory(const v1::ListProfileVersionsResponse& r) {
-  Table t({"version", "created (UTC)", "origin", "matmul eff", "memory eff", "overlap eff", "fit MAPE before",
-           "after", "cross-validated"});
+  Table t({"version", "created (UTC)", "origin", "default", "promoted", "measurements", "MAPE before", "after",
+           "cross-validated", "fitted (+- one sigma)"});
   for (const v1::SystemProfile& p : r.versions()) {
     const bool cal = p.has_fit_report();
-    auto val = [](double v) { return v > 0 ? absl::StrFormat("%.3f", v) : std::string("-"); };
+    const v1::FitReport& f = p.fit_report();
     char when[32];
     const time_t secs = static_cast<time_t>(p.created_at().seconds());
     std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", std::gmtime(&secs));
-    t.Add({absl::StrCat(p.version()), when, cal ? "calibration" : "spec", val(p.calibration().matmul_efficiency()),
-           val(p.calibration().memory_bound_efficiency()), val(p.calibration().overlap_efficiency()),
-           cal ? absl::StrFormat("%.2f%%", 100 * p.fit_report().mape_before_ratio()) : "-",
-           cal ? absl::StrFormat("%.2f%%", 100 * p.fit_report().mape_after_ratio()) : "-",
-           cal ? absl::StrFormat("%.2f%%", 100 * p.fit_report().cv_mape_ratio()) : "-"});
+    std::string fitted;
+    for (const v1::ParameterChange& c : f.parameters()) {
+      if (!c.fitted()) continue;
+      absl::StrAppend(&fitted, fitted.empty() ? "" : ", ", c.name(), " ", absl::StrFormat("%.3g", c.after()),
+                      c.stddev() > 0 ? absl::StrFormat("+-%.2g", c.stddev()) : "", c.at_bound() ? " (at bound)" : "");
+    }
+    t.Add({absl::StrCat(p.version()), when, p.origin().empty() ? (cal ? "calibration" : "spec") : p.origin(),
+           p.is_default() ? "*" : "", p.promoted() ? "yes" : "no", cal ? absl::StrCat(f.num_measurements()) : "-",
+           cal ? absl::StrFormat("%.2f%%", 100 * f.mape_before_ratio()) : "-",
+           cal ? absl::StrFormat("%.2f%%", 100 * f.mape_after_ratio()) : "-",
+           cal && f.cv_valid() ? absl::StrFormat("%.2f%%", 100 * f.cv_mape_ratio()) : "-", fitted.empty() ? "-" : fitted});
   }
   return t.Render();
 }
@@ -351,12 +357,22 @@ std::string FormatAccuracy(const v1::AccuracyReport& r) {
 
 std::string FormatFitReport(const v1::FitReport& r) {
   std::string out = absl::StrFormat(
-      "fitted on %d measurements: MAPE %.2f%% -> %.2f%% (cross-validated %.2f%%)\n", r.num_measurements(),
-      100 * r.mape_before_ratio(), 100 * r.mape_after_ratio(), 100 * r.cv_mape_ratio());
-  Table t({"parameter", "before", "after", "fitted", "why"});
+      "fitted on %d measurements (%s; %d configurations): MAPE %.2f%% -> %.2f%%, %s %s\n", r.num_measurements(),
+      r.sampling_note().empty() ? "all" : r.sampling_note(), r.num_groups(), 100 * r.mape_before_ratio(),
+      100 * r.mape_after_ratio(),
+      r.cv_valid() ? absl::StrFormat("cross-validated %.2f%%", 100 * r.cv_mape_ratio()) : "no cross-validation",
+      r.cv_method().empty() ? "" : absl::StrCat("(", r.cv_method(), ")"));
+  if (r.memory_cv_valid()) {
+    absl::StrAppend(&out, absl::StrFormat("peak memory: %d measured, cross-validated %.2f%%\n",
+                                          r.num_peak_measurements(), 100 * r.memory_cv_mape_ratio()));
+  }
+  if (!r.promotion_reason().empty()) absl::StrAppend(&out, r.promotion_reason(), "\n");
+  Table t({"parameter", "before", "after", "+-", "range", "fitted", "why"});
   for (const v1::ParameterChange& p : r.parameters()) {
     t.Add({p.name(), absl::StrFormat("%.4g", p.before()), absl::StrFormat("%.4g", p.after()),
-           p.fitted() ? "yes" : "no", p.reason()});
+           p.fitted() && p.stddev() > 0 ? absl::StrFormat("%.2g", p.stddev()) : "-",
+           p.upper_bound() > 0 ? absl::StrFormat("%.3g-%.3g", p.lower_bound(), p.upper_bound()) : "-",
+           p.fitted() ? (p.at_bound() ? "AT BOUND" : "yes") : "no", p.reason()});
   }
   return out + t.Render();
 }

@@ -545,7 +545,26 @@ v1::FitReport ToProto(const FitReport& r) {
     c->set_after(p.after);
     c->set_fitted(p.fitted);
     c->set_reason(p.reason);
+    c->set_stddev(p.stddev);
+    c->set_lower_bound(p.lower_bound);
+    c->set_upper_bound(p.upper_bound);
+    c->set_at_bound(p.at_bound);
+    c->set_sensitivity_ratio(p.sensitivity_ratio);
+    c->set_cv_folds_fitted(p.cv_folds_fitted);
   }
+  out.set_num_available(r.num_available);
+  out.set_num_used(r.num_used);
+  out.set_sampling_note(r.sampling_note);
+  out.set_num_groups(r.num_groups);
+  out.set_cv_valid(r.cv_valid);
+  out.set_cv_folds(r.cv_folds);
+  out.set_cv_method(r.cv_method);
+  out.set_num_peak_measurements(r.num_peak_measurements);
+  out.set_memory_cv_valid(r.memory_cv_valid);
+  out.set_memory_cv_mape_ratio(r.memory_cv_mape_ratio);
+  out.set_current_mape_ratio(r.current_mape_ratio);
+  out.set_promote(r.promote);
+  out.set_promotion_reason(r.promotion_reason);
   return out;
 }
 

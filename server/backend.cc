@@ -49,6 +49,9 @@ absl::StatusOr<v1::SystemProfile> Decode(const store::ProfileRow& row) {
   p.set_version(row.version);
   p.mutable_created_at()->set_seconds(row.created_at_unix_ms / 1000);
   p.mutable_created_at()->set_nanos(static_cast<int>(row.created_at_unix_ms % 1000) * 1000000);
+  p.set_origin(row.origin);
+  p.set_promoted(row.promoted);
+  p.set_is_default(row.is_default);
   return p;
 }
 
@@ -56,6 +59,9 @@ absl::StatusOr<v1::SystemProfile> Decode(const store::ProfileRow& row) {
 std::string Encode(v1::SystemProfile p) {
   p.clear_version();
   p.clear_created_at();
+  p.clear_origin();
+  p.clear_promoted();
+  p.clear_is_default();
   return p.SerializeAsString();
 }
 
@@ -276,6 +282,15 @@ absl::StatusOr<v1::SystemProfile> Backend::WriteProfile(const v1::SystemProfile&
   return Load(profile.name(), *version);
 }
 
+absl::StatusOr<v1::SystemProfile> Backend::PromoteProfile(const std::string& ref) {
+  absl::StatusOr<std::pair<std::string, int>> r = ParseProfileRef(ref, "name");
+  if (!r.ok()) return r.status();
+  if (r->second == 0) return absl::InvalidArgumentError("name: give NAME@VERSION, the version to make the default");
+  if (absl::Status s = store_->PromoteProfileVersion(r->first, r->second); !s.ok()) return s;
+  metrics_->SetProfileVersion(r->first, r->second);
+  return Load(r->first, r->second);
+}
+
 absl::StatusOr<v1::SystemProfile> Backend::GetProfile(const std::string& ref) {
   absl::StatusOr<std::pair<std::string, int>> r = ParseProfileRef(ref, "name");
   if (!r.ok()) return r.status();
@@ -475,7 +490,7 @@ absl::StatusOr<v1::AccuracyReport> Backend::Accuracy(const v1::GetAccuracyReques
   return out;
 }
 
-absl::StatusOr<v1::CalibrateResponse> Backend::Calibrate(const std::string& profile) {
+absl::StatusOr<v1::CalibrateResponse> Backend::Calibrate(const std::string& profile, bool dry_run) {
   if (profile.empty()) return absl::InvalidArgumentError("profile: missing profile name");
   absl::MutexLock lock(&calibrate_mu_);
   absl::StatusOr<v1::SystemProfile> base = Load(profile, 0);
@@ -500,18 +515,30 @@ absl::StatusOr<v1::CalibrateResponse> Backend::Calibrate(const std::string& prof
   v1::FitReport report = adapter::ToProto(result->report);
   report.set_based_on_version(base->version());
   *next.mutable_fit_report() = report;
+  v1::CalibrateResponse out;
+  *out.mutable_report() = report;
+  if (dry_run) {
+    next.clear_version();
+    next.clear_created_at();
+    next.set_origin("calibration");
+    *out.mutable_profile() = next;
+    return out;
+  }
+  // Guarded promotion: the new version becomes the default only when its grouped
+  // cross-validated error beats the current version's on the same measurements;
+  // otherwise it is kept as a candidate (`PromoteProfile` can still promote it).
+  const bool promote = result->report.promote;
   absl::StatusOr<int> version = store_->RecordCalibration(profile, Encode(next), base->version(),
                                                           result->report.num_measurements,
-                                                          report.SerializeAsString());
+                                                          report.SerializeAsString(), promote);
   if (!version.ok()) return version.status();
   metrics_->RecordCalibration(profile);
-  metrics_->SetProfileVersion(profile, *version);
+  if (promote) metrics_->SetProfileVersion(profile, *version);
   metrics_->SetCalibrationAge(profile, 0);
-  v1::CalibrateResponse out;
   absl::StatusOr<v1::SystemProfile> stored = Load(profile, *version);
   if (!stored.ok()) return stored.status();
   *out.mutable_profile() = *stored;
-  *out.mutable_report() = report;
+  out.set_stored(true);
   return out;
 }
 

@@ -43,13 +43,18 @@ class Backend {
   absl::StatusOr<v1::SystemProfile> CreateProfile(const v1::SystemProfile& profile);
   absl::StatusOr<v1::SystemProfile> UpdateProfile(const v1::SystemProfile& profile, bool create_if_missing);
   absl::StatusOr<v1::SystemProfile> GetProfile(const std::string& ref);
+  // "NAME@V" becomes the default version of NAME (promotion or rollback).
+  absl::StatusOr<v1::SystemProfile> PromoteProfile(const std::string& ref);
   absl::StatusOr<v1::ListProfilesResponse> ListProfiles(int page_size, const std::string& page_token);
   absl::StatusOr<int> DeleteProfile(const std::string& name);
   absl::StatusOr<v1::ListProfileVersionsResponse> ListProfileVersions(const std::string& name);
 
   absl::StatusOr<v1::IngestMeasurementsResponse> Ingest(const v1::IngestMeasurementsRequest& request);
   absl::StatusOr<v1::AccuracyReport> Accuracy(const v1::GetAccuracyRequest& request);
-  absl::StatusOr<v1::CalibrateResponse> Calibrate(const std::string& profile);
+  // Fits the profile's default version to its measurements; stores the result as the
+  // next version, promoted to the default only if the fit report says so; dry_run
+  // stores nothing.
+  absl::StatusOr<v1::CalibrateResponse> Calibrate(const std::string& profile, bool dry_run = false);
 
   // Microbenchmarks as profile input (backend_fit.cc): fit, and unless dry_run write the
   // fitted profile as the next version with origin "microbenchmark".

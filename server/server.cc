@@ -186,6 +186,11 @@ class ProfilesService final : public v1::Profiles::Service {
     Rpc rpc(env_, "Profiles", "FitNetwork", ctx);
     return rpc.Done(Assign(b_->FitNetwork(*req), resp));
   }
+  grpc::Status PromoteProfile(grpc::ServerContext* ctx, const v1::PromoteProfileRequest* req,
+                              v1::SystemProfile* resp) override {
+    Rpc rpc(env_, "Profiles", "PromoteProfile", ctx);
+    return rpc.Done(Assign(b_->PromoteProfile(req->name()), resp));
+  }
   grpc::Status FitGemm(grpc::ServerContext* ctx, const v1::FitGemmRequest* req,
                        v1::FitGemmResponse* resp) override {
     Rpc rpc(env_, "Profiles", "FitGemm", ctx);
@@ -213,7 +218,7 @@ class MeasurementsService final : public v1::Measurements::Service {
   grpc::Status Calibrate(grpc::ServerContext* ctx, const v1::CalibrateRequest* req,
                          v1::CalibrateResponse* resp) override {
     Rpc rpc(env_, "Measurements", "Calibrate", ctx);
-    return rpc.Done(Assign(b_->Calibrate(req->profile()), resp));
+    return rpc.Done(Assign(b_->Calibrate(req->profile(), req->dry_run()), resp));
   }
 
  private:

@@ -24,6 +24,7 @@ void Statement::BindBlob(int i, absl::string_view v) {
 }
 void Statement::BindInt(int i, int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
 void Statement::BindDouble(int i, double v) { sqlite3_bind_double(stmt_, i, v); }
+void Statement::BindNull(int i) { sqlite3_bind_null(stmt_, i); }
 
 absl::StatusOr<bool> Statement::Step() {
   const int rc = sqlite3_step(stmt_);

@@ -30,6 +30,7 @@ class Statement {
   void BindBlob(int index, absl::string_view v);
   void BindInt(int index, int64_t v);
   void BindDouble(int index, double v);
+  void BindNull(int index);
   // true while a row is available.
   absl::StatusOr<bool> Step();
   // Steps to completion (for statements that return no rows).

@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -57,6 +59,12 @@ CREATE TABLE calibration_runs (
   report BLOB NOT NULL
 );
 )sql",
+    // 2: promotion. NULL = never promoted (a candidate); versions written before this
+    // migration were all served as the latest, so they count as promoted when created.
+    R"sql(
+ALTER TABLE profile_versions ADD COLUMN promoted_at_ms INTEGER;
+UPDATE profile_versions SET promoted_at_ms = created_at_ms;
+)sql",
 };
 
 ProfileRow ReadProfile(Statement& s) {
@@ -66,10 +74,30 @@ ProfileRow ReadProfile(Statement& s) {
   r.created_at_unix_ms = s.ColumnInt(2);
   r.origin = s.ColumnText(3);
   r.body = s.ColumnText(4);
+  r.promoted = s.ColumnInt(5) != 0;
+  r.promoted_at_unix_ms = s.ColumnInt(6);
+  r.is_default = s.ColumnInt(7) != 0;
   return r;
 }
 
-constexpr const char* kProfileColumns = "name, version, created_at_ms, origin, body";
+// Order of profile_versions rows (alias `t`) of one name that puts the default first:
+// promoted before candidates, latest promotion first, ties (and all-candidates) by the
+// higher version.
+#define PARAPLAN_DEFAULT_ORDER(t) \
+  t ".promoted_at_ms IS NULL, " t ".promoted_at_ms DESC, " t ".version DESC"
+// The default version of the name of the profile_versions row aliased `v`.
+#define PARAPLAN_DEFAULT_VERSION_OF_V                                             \
+  "(SELECT d.version FROM profile_versions d WHERE d.name = v.name ORDER BY " \
+  PARAPLAN_DEFAULT_ORDER("d") " LIMIT 1)"
+
+// Columns read by ReadProfile, from profile_versions aliased `v`.
+constexpr const char* kProfileColumns =
+    "v.name, v.version, v.created_at_ms, v.origin, v.body, v.promoted_at_ms IS NOT NULL, "
+    "COALESCE(v.promoted_at_ms, 0), v.version = " PARAPLAN_DEFAULT_VERSION_OF_V;
+constexpr const char* kDefaultOrder = PARAPLAN_DEFAULT_ORDER("v");
+constexpr const char* kDefaultVersionOfV = PARAPLAN_DEFAULT_VERSION_OF_V;
+#undef PARAPLAN_DEFAULT_VERSION_OF_V
+#undef PARAPLAN_DEFAULT_ORDER
 constexpr const char* kMeasurementColumns =
     "id, profile_name, profile_version, iteration_time_s, predicted_iteration_time_s, "
     "peak_memory_gib, predicted_memory_gib, predicted_fits, out_of_memory, observed_at_ms, "
@@ -132,8 +160,22 @@ struct Store::Impl {
     return *latest == 0 ? NotFound(name) : absl::OkStatus();
   }
 
+  // The promoted_at_ms that makes a version of `name` its default now: max(now, the
+  // name's greatest promoted_at_ms + 1), so a promotion wins even if the clock has not
+  // advanced (or went back) since the last one. Caller holds mu.
+  absl::StatusOr<int64_t> NextPromotionMs(absl::string_view name) {
+    absl::StatusOr<Statement> s =
+        db.Prepare("SELECT COALESCE(MAX(promoted_at_ms), 0) FROM profile_versions WHERE name = ?");
+    if (!s.ok()) return s.status();
+    s->BindText(1, name);
+    absl::StatusOr<bool> row = s->Step();
+    if (!row.ok()) return row.status();
+    const int64_t max_promoted = *row ? s->ColumnInt(0) : 0;
+    return std::max(NowMs(), max_promoted + 1);
+  }
+
   absl::StatusOr<int> InsertVersion(absl::string_view name, absl::string_view body,
-                                    absl::string_view origin) {
+                                    absl::string_view origin, bool promote) {
     absl::StatusOr<int> latest = LatestVersion(name);
     if (!latest.ok()) return latest.status();
     if (*latest == 0) {
@@ -142,14 +184,26 @@ struct Store::Impl {
         return s;
       }
     }
+    std::optional<int64_t> promoted_at;
+    if (promote) {
+      absl::StatusOr<int64_t> next = NextPromotionMs(name);
+      if (!next.ok()) return next.status();
+      promoted_at = *next;
+    }
     absl::StatusOr<Statement> s = db.Prepare(
-        "INSERT INTO profile_versions(name, version, created_at_ms, origin, body) VALUES (?, ?, ?, ?, ?)");
+        "INSERT INTO profile_versions(name, version, created_at_ms, origin, body, promoted_at_ms) "
+        "VALUES (?, ?, ?, ?, ?, ?)");
     if (!s.ok()) return s.status();
     s->BindText(1, name);
     s->BindInt(2, *latest + 1);
     s->BindInt(3, NowMs());
     s->BindText(4, origin);
     s->BindBlob(5, body);
+    if (promoted_at.has_value()) {
+      s->BindInt(6, *promoted_at);
+    } else {
+      s->BindNull(6);
+    }
     if (absl::Status st = s->Run(); !st.ok()) return st;
     return *latest + 1;
   }
@@ -179,12 +233,12 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path) {
 }
 
 absl::StatusOr<int> Store::PutProfileVersion(absl::string_view name, absl::string_view body,
-                                             absl::string_view origin) {
+                                             absl::string_view origin, bool promote) {
   if (name.empty()) return absl::InvalidArgumentError("profile name must not be empty");
   absl::MutexLock lock(&impl_->mu);
   Transaction tx(&impl_->db);
   if (absl::Status s = tx.Begin(); !s.ok()) return s;
-  absl::StatusOr<int> v = impl_->InsertVersion(name, body, origin);
+  absl::StatusOr<int> v = impl_->InsertVersion(name, body, origin, promote);
   if (!v.ok()) return v.status();
   if (absl::Status s = tx.Commit(); !s.ok()) return s;
   return v;
@@ -198,7 +252,7 @@ absl::StatusOr<bool> Store::SeedProfile(absl::string_view name, absl::string_vie
   absl::StatusOr<int> latest = impl_->LatestVersion(name);
   if (!latest.ok()) return latest.status();
   if (*latest > 0) return false;
-  absl::StatusOr<int> v = impl_->InsertVersion(name, body, "builtin");
+  absl::StatusOr<int> v = impl_->InsertVersion(name, body, "builtin", /*promote=*/true);
   if (!v.ok()) return v.status();
   if (absl::Status s = tx.Commit(); !s.ok()) return s;
   return true;
@@ -207,9 +261,10 @@ absl::StatusOr<bool> Store::SeedProfile(absl::string_view name, absl::string_vie
 absl::StatusOr<ProfileRow> Store::GetProfile(absl::string_view name, int version) {
   absl::MutexLock lock(&impl_->mu);
   absl::StatusOr<Statement> s = impl_->db.Prepare(
-      version > 0 ? absl::StrCat("SELECT ", kProfileColumns, " FROM profile_versions WHERE name = ? AND version = ?")
-                  : absl::StrCat("SELECT ", kProfileColumns,
-                                 " FROM profile_versions WHERE name = ? ORDER BY version DESC LIMIT 1"));
+      version > 0
+          ? absl::StrCat("SELECT ", kProfileColumns, " FROM profile_versions v WHERE v.name = ? AND v.version = ?")
+          : absl::StrCat("SELECT ", kProfileColumns, " FROM profile_versions v WHERE v.name = ? ORDER BY ",
+                         kDefaultOrder, " LIMIT 1"));
   if (!s.ok()) return s.status();
   s->BindText(1, name);
   if (version > 0) s->BindInt(2, version);
@@ -231,8 +286,8 @@ absl::StatusOr<ProfileRow> Store::GetProfile(absl::string_view name, int version
 absl::StatusOr<std::vector<ProfileRow>> Store::ListLatestProfiles(absl::string_view after_name, int limit) {
   absl::MutexLock lock(&impl_->mu);
   absl::StatusOr<Statement> s = impl_->db.Prepare(absl::StrCat(
-      "SELECT ", kProfileColumns, " FROM profile_versions v WHERE name > ? AND version = "
-      "(SELECT MAX(version) FROM profile_versions w WHERE w.name = v.name) ORDER BY name LIMIT ?"));
+      "SELECT ", kProfileColumns, " FROM profile_versions v WHERE v.name > ? AND v.version = ",
+      kDefaultVersionOfV, " ORDER BY v.name LIMIT ?"));
   if (!s.ok()) return s.status();
   s->BindText(1, after_name);
   s->BindInt(2, limit);
@@ -242,12 +297,38 @@ absl::StatusOr<std::vector<ProfileRow>> Store::ListLatestProfiles(absl::string_v
 absl::StatusOr<std::vector<ProfileRow>> Store::ListProfileVersions(absl::string_view name) {
   absl::MutexLock lock(&impl_->mu);
   absl::StatusOr<Statement> s = impl_->db.Prepare(
-      absl::StrCat("SELECT ", kProfileColumns, " FROM profile_versions WHERE name = ? ORDER BY version"));
+      absl::StrCat("SELECT ", kProfileColumns, " FROM profile_versions v WHERE v.name = ? ORDER BY v.version"));
   if (!s.ok()) return s.status();
   s->BindText(1, name);
   absl::StatusOr<std::vector<ProfileRow>> out = AllRows(*s, ReadProfile);
   if (out.ok() && out->empty()) return NotFound(name);
   return out;
+}
+
+absl::Status Store::PromoteProfileVersion(absl::string_view name, int version) {
+  absl::MutexLock lock(&impl_->mu);
+  Transaction tx(&impl_->db);
+  if (absl::Status s = tx.Begin(); !s.ok()) return s;
+  absl::StatusOr<Statement> exists =
+      impl_->db.Prepare("SELECT 1 FROM profile_versions WHERE name = ? AND version = ?");
+  if (!exists.ok()) return exists.status();
+  exists->BindText(1, name);
+  exists->BindInt(2, version);
+  absl::StatusOr<bool> row = exists->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) {
+    return absl::NotFoundError(absl::StrCat("profile \"", name, "\" has no version ", version));
+  }
+  absl::StatusOr<int64_t> at = impl_->NextPromotionMs(name);
+  if (!at.ok()) return at.status();
+  absl::StatusOr<Statement> s =
+      impl_->db.Prepare("UPDATE profile_versions SET promoted_at_ms = ? WHERE name = ? AND version = ?");
+  if (!s.ok()) return s.status();
+  s->BindInt(1, *at);
+  s->BindText(2, name);
+  s->BindInt(3, version);
+  if (absl::Status st = s->Run(); !st.ok()) return st;
+  return tx.Commit();
 }
 
 absl::StatusOr<int> Store::DeleteProfile(absl::string_view name) {
@@ -337,12 +418,12 @@ absl::StatusOr<int> Store::CountMeasurementsSinceCalibration(absl::string_view p
 }
 
 absl::StatusOr<int> Store::RecordCalibration(absl::string_view name, absl::string_view body, int from_version,
-                                             int num_measurements, absl::string_view report) {
+                                             int num_measurements, absl::string_view report, bool promote) {
   absl::MutexLock lock(&impl_->mu);
   Transaction tx(&impl_->db);
   if (absl::Status s = tx.Begin(); !s.ok()) return s;
   if (absl::Status st = impl_->RequireProfile(name); !st.ok()) return st;
-  absl::StatusOr<int> v = impl_->InsertVersion(name, body, "calibration");
+  absl::StatusOr<int> v = impl_->InsertVersion(name, body, "calibration", promote);
   if (!v.ok()) return v.status();
   absl::StatusOr<int64_t> last_seq = impl_->db.QueryInt(absl::StrCat(
       "SELECT COALESCE(MAX(seq), 0) FROM measurements WHERE profile_name = ", Database::Quote(name)));

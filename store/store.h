@@ -4,8 +4,13 @@
 //
 // Bodies are opaque bytes (the server stores serialized paraplan.v1 protos), so this
 // module depends on SQLite and Abseil only. Contract:
-//  - A profile name has versions 1..n; PutProfileVersion writes n+1 and never changes
-//    an existing row. Deleting a profile removes all its versions and its measurements.
+//  - A profile name has versions 1..n; PutProfileVersion writes n+1. A version's body,
+//    origin and created_at never change; only its promotion time can (PromoteProfileVersion).
+//    Deleting a profile removes all its versions and its measurements.
+//  - A version is promoted (promoted_at set) or a candidate (never promoted). The DEFAULT
+//    version of a name is the promoted version with the greatest promoted_at (ties: the
+//    higher version); when no version is promoted, the latest version. Promoting always
+//    makes that version the default at once (promoted_at = max(now, current max + 1)).
 //  - A measurement id is unique: inserting an existing id returns ALREADY_EXISTS and
 //    changes nothing.
 //  - Every write runs in one BEGIN IMMEDIATE transaction; a failed write leaves the
@@ -33,6 +38,9 @@ struct ProfileRow {
   int64_t created_at_unix_ms = 0;
   std::string body;  // serialized paraplan.v1.SystemProfile
   std::string origin;  // "builtin", "user", "calibration"
+  bool promoted = false;             // promoted at least once (false = a candidate)
+  int64_t promoted_at_unix_ms = 0;   // latest promotion; 0 when !promoted
+  bool is_default = false;           // this row is the profile's default version
 };
 
 struct MeasurementRow {
@@ -68,17 +76,26 @@ class Store {
   ~Store();
 
   // --- profiles ---
-  // Writes version (latest + 1) of `name` (1 when new). Returns the new version.
+  // Writes version (latest + 1) of `name` (1 when new). Returns the new version. With
+  // promote it is promoted (and becomes the default); without, it is stored as a candidate
+  // and the default is unchanged.
   absl::StatusOr<int> PutProfileVersion(absl::string_view name, absl::string_view body,
-                                        absl::string_view origin);
-  // Writes version 1 only if `name` has no versions; returns false if it already had.
+                                        absl::string_view origin, bool promote = true);
+  // Writes version 1 (promoted) only if `name` has no versions; returns false if it
+  // already had.
   absl::StatusOr<bool> SeedProfile(absl::string_view name, absl::string_view body);
-  // version 0 = latest. NOT_FOUND when absent.
+  // version 0 = the default version. NOT_FOUND when absent.
   absl::StatusOr<ProfileRow> GetProfile(absl::string_view name, int version = 0);
-  // Latest version of each profile, ordered by name, names > after_name, at most limit.
+  // The DEFAULT version of each profile (not necessarily its latest), ordered by name,
+  // names > after_name, at most limit.
   absl::StatusOr<std::vector<ProfileRow>> ListLatestProfiles(absl::string_view after_name,
                                                              int limit);
+  // All versions, oldest first. NOT_FOUND when the profile has none.
   absl::StatusOr<std::vector<ProfileRow>> ListProfileVersions(absl::string_view name);
+  // Makes `version` the default of `name` at once (also how a rollback to an older version
+  // works): sets its promoted_at to max(now, the name's current max promoted_at + 1).
+  // NOT_FOUND when the version does not exist.
+  absl::Status PromoteProfileVersion(absl::string_view name, int version);
   // Returns the number of versions deleted; NOT_FOUND when none existed.
   absl::StatusOr<int> DeleteProfile(absl::string_view name);
 
@@ -96,11 +113,11 @@ class Store {
   absl::StatusOr<int> CountMeasurementsSinceCalibration(absl::string_view profile_name);
 
   // --- calibration ---
-  // Writes the new profile version and the run record in one transaction; returns the
-  // new version.
+  // Writes the new profile version (promoted iff promote) and the run record in one
+  // transaction; returns the new version.
   absl::StatusOr<int> RecordCalibration(absl::string_view name, absl::string_view body,
                                         int from_version, int num_measurements,
-                                        absl::string_view report);
+                                        absl::string_view report, bool promote = true);
   absl::StatusOr<std::optional<CalibrationRunRow>> LastCalibration(absl::string_view name);
 
   // PRAGMA integrity_check == "ok".

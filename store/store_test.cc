@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "store/sqlite_util.h"
 
 namespace paraplan::store {
 namespace {
@@ -132,6 +133,215 @@ TEST_F(StoreTest, QuotesAreHarmless) {
   ASSERT_TRUE(store_->InsertMeasurement(Row("o'clock", "it's")).ok());
   EXPECT_TRUE(*store_->HasMeasurement("o'clock"));
   EXPECT_EQ(*store_->CountMeasurementsSinceCalibration("it's"), 1);
+}
+
+TEST_F(StoreTest, CandidateIsStoredButNotDefault) {
+  EXPECT_EQ(*store_->PutProfileVersion("p", "one", "user"), 1);
+  EXPECT_EQ(*store_->PutProfileVersion("p", "two", "user", /*promote=*/false), 2);
+  ProfileRow def = *store_->GetProfile("p");
+  EXPECT_EQ(def.version, 1);
+  EXPECT_EQ(def.body, "one");
+  EXPECT_TRUE(def.promoted);
+  EXPECT_GT(def.promoted_at_unix_ms, 0);
+  EXPECT_TRUE(def.is_default);
+  ProfileRow cand = *store_->GetProfile("p", 2);
+  EXPECT_EQ(cand.body, "two");
+  EXPECT_FALSE(cand.promoted);
+  EXPECT_EQ(cand.promoted_at_unix_ms, 0);
+  EXPECT_FALSE(cand.is_default);
+  EXPECT_TRUE(store_->GetProfile("p", 1)->is_default);
+}
+
+TEST_F(StoreTest, OnlyCandidatesMeansLatestIsDefault) {
+  ASSERT_TRUE(store_->PutProfileVersion("p", "one", "user", false).ok());
+  ASSERT_TRUE(store_->PutProfileVersion("p", "two", "user", false).ok());
+  ProfileRow def = *store_->GetProfile("p");
+  EXPECT_EQ(def.version, 2);
+  EXPECT_FALSE(def.promoted);
+  EXPECT_TRUE(def.is_default);
+  EXPECT_FALSE(store_->GetProfile("p", 1)->is_default);
+}
+
+TEST_F(StoreTest, PromoteMakesDefaultAndRollsBack) {
+  ASSERT_TRUE(store_->PutProfileVersion("p", "one", "user").ok());
+  ASSERT_TRUE(store_->PutProfileVersion("p", "two", "user", false).ok());
+  ASSERT_TRUE(store_->PromoteProfileVersion("p", 2).ok());
+  ProfileRow def = *store_->GetProfile("p");
+  EXPECT_EQ(def.version, 2);
+  EXPECT_TRUE(def.promoted);
+  EXPECT_TRUE(def.is_default);
+  EXPECT_FALSE(store_->GetProfile("p", 1)->is_default);
+  // Rollback: promoting the older version makes it the default at once, even within the
+  // same millisecond.
+  ASSERT_TRUE(store_->PromoteProfileVersion("p", 1).ok());
+  EXPECT_EQ(store_->GetProfile("p")->version, 1);
+  EXPECT_EQ(store_->GetProfile("p")->body, "one");
+  EXPECT_GT(store_->GetProfile("p", 1)->promoted_at_unix_ms, store_->GetProfile("p", 2)->promoted_at_unix_ms);
+  EXPECT_FALSE(store_->GetProfile("p", 2)->is_default);
+  EXPECT_TRUE(store_->GetProfile("p", 2)->promoted);
+  // A new promoted version after a rollback is the default again.
+  EXPECT_EQ(*store_->PutProfileVersion("p", "three", "user"), 3);
+  EXPECT_EQ(store_->GetProfile("p")->version, 3);
+  // Back and forth.
+  ASSERT_TRUE(store_->PromoteProfileVersion("p", 2).ok());
+  EXPECT_EQ(store_->GetProfile("p")->version, 2);
+  ASSERT_TRUE(store_->PromoteProfileVersion("p", 2).ok());  // promoting the default again
+  EXPECT_EQ(store_->GetProfile("p")->version, 2);
+}
+
+TEST_F(StoreTest, PromoteMissingVersionIsNotFound) {
+  ASSERT_TRUE(store_->PutProfileVersion("p", "one", "user").ok());
+  absl::Status s = store_->PromoteProfileVersion("p", 7);
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(s.message().find("\"p\""), absl::string_view::npos) << s;
+  EXPECT_NE(s.message().find("7"), absl::string_view::npos) << s;
+  EXPECT_EQ(store_->PromoteProfileVersion("nope", 1).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store_->PromoteProfileVersion("p", 0).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store_->GetProfile("p")->version, 1);
+}
+
+TEST_F(StoreTest, ListLatestReturnsDefaults) {
+  ASSERT_TRUE(store_->PutProfileVersion("a", "a1", "user").ok());
+  ASSERT_TRUE(store_->PutProfileVersion("a", "a2", "user", false).ok());
+  ASSERT_TRUE(store_->PutProfileVersion("b", "b1", "user").ok());
+  ASSERT_TRUE(store_->PutProfileVersion("b", "b2", "user").ok());
+  ASSERT_TRUE(store_->PromoteProfileVersion("b", 1).ok());
+  ASSERT_TRUE(store_->PutProfileVersion("c", "c1", "user").ok());
+  ASSERT_TRUE(store_->PutProfileVersion("c", "c2", "user").ok());
+  auto rows = *store_->ListLatestProfiles("", 10);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].name, "a");
+  EXPECT_EQ(rows[0].version, 1);
+  EXPECT_EQ(rows[1].name, "b");
+  EXPECT_EQ(rows[1].version, 1);
+  EXPECT_EQ(rows[1].body, "b1");
+  EXPECT_EQ(rows[2].name, "c");
+  EXPECT_EQ(rows[2].version, 2);
+  for (const ProfileRow& r : rows) {
+    EXPECT_TRUE(r.is_default) << r.name;
+    EXPECT_TRUE(r.promoted) << r.name;
+  }
+}
+
+TEST_F(StoreTest, ListVersionsFlagsPromotedAndDefault) {
+  ASSERT_TRUE(store_->PutProfileVersion("p", "one", "user").ok());
+  ASSERT_TRUE(store_->PutProfileVersion("p", "two", "user").ok());
+  ASSERT_TRUE(store_->PutProfileVersion("p", "three", "user", false).ok());
+  ASSERT_TRUE(store_->PromoteProfileVersion("p", 1).ok());
+  auto rows = *store_->ListProfileVersions("p");
+  ASSERT_EQ(rows.size(), 3u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(rows[i].version, i + 1);
+  EXPECT_TRUE(rows[0].promoted);
+  EXPECT_TRUE(rows[1].promoted);
+  EXPECT_FALSE(rows[2].promoted);
+  EXPECT_TRUE(rows[0].is_default);
+  EXPECT_FALSE(rows[1].is_default);
+  EXPECT_FALSE(rows[2].is_default);
+  EXPECT_EQ(store_->ListProfileVersions("q").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(StoreTest, CalibrationCanLeaveDefault) {
+  ASSERT_TRUE(store_->PutProfileVersion("p", "x", "user").ok());
+  ASSERT_TRUE(store_->InsertMeasurement(Row("m1")).ok());
+  EXPECT_EQ(*store_->RecordCalibration("p", "candidate", 1, 1, "report", /*promote=*/false), 2);
+  EXPECT_EQ(store_->GetProfile("p")->version, 1);
+  ProfileRow cand = *store_->GetProfile("p", 2);
+  EXPECT_EQ(cand.origin, "calibration");
+  EXPECT_FALSE(cand.promoted);
+  EXPECT_FALSE(cand.is_default);
+  auto last = *store_->LastCalibration("p");
+  ASSERT_TRUE(last.has_value());
+  EXPECT_EQ(last->to_version, 2);
+  EXPECT_EQ(*store_->CountMeasurementsSinceCalibration("p"), 0);
+  ASSERT_TRUE(store_->PromoteProfileVersion("p", 2).ok());
+  EXPECT_EQ(store_->GetProfile("p")->body, "candidate");
+}
+
+TEST_F(StoreTest, SeedIsPromoted) {
+  EXPECT_TRUE(*store_->SeedProfile("p", "builtin"));
+  ProfileRow r = *store_->GetProfile("p");
+  EXPECT_TRUE(r.promoted);
+  EXPECT_TRUE(r.is_default);
+}
+
+TEST_F(StoreTest, MigratesVersionOneDatabase) {
+  const std::string old_path = dir_ + "/old.db";
+  {
+    Database db;
+    ASSERT_TRUE(db.Open(old_path).ok());
+    // The schema as migration 1 created it.
+    ASSERT_TRUE(db.ExecScript(R"sql(
+CREATE TABLE profiles (
+  name TEXT PRIMARY KEY
+);
+CREATE TABLE profile_versions (
+  name TEXT NOT NULL REFERENCES profiles(name) ON DELETE CASCADE,
+  version INTEGER NOT NULL,
+  created_at_ms INTEGER NOT NULL,
+  origin TEXT NOT NULL,
+  body BLOB NOT NULL,
+  PRIMARY KEY (name, version)
+);
+CREATE TABLE measurements (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE,
+  profile_name TEXT NOT NULL REFERENCES profiles(name) ON DELETE CASCADE,
+  profile_version INTEGER NOT NULL,
+  iteration_time_s REAL NOT NULL,
+  predicted_iteration_time_s REAL NOT NULL,
+  peak_memory_gib REAL NOT NULL,
+  predicted_memory_gib REAL NOT NULL,
+  predicted_fits INTEGER NOT NULL,
+  out_of_memory INTEGER NOT NULL,
+  observed_at_ms INTEGER NOT NULL,
+  ingested_at_ms INTEGER NOT NULL,
+  body BLOB NOT NULL
+);
+CREATE INDEX measurements_by_profile ON measurements(profile_name, seq);
+CREATE TABLE calibration_runs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  profile_name TEXT NOT NULL REFERENCES profiles(name) ON DELETE CASCADE,
+  from_version INTEGER NOT NULL,
+  to_version INTEGER NOT NULL,
+  created_at_ms INTEGER NOT NULL,
+  num_measurements INTEGER NOT NULL,
+  last_measurement_seq INTEGER NOT NULL,
+  report BLOB NOT NULL
+);
+INSERT INTO profiles(name) VALUES ('old');
+INSERT INTO profile_versions(name, version, created_at_ms, origin, body) VALUES ('old', 1, 1000, 'builtin', 'v1');
+INSERT INTO profile_versions(name, version, created_at_ms, origin, body) VALUES ('old', 2, 2000, 'user', 'v2');
+PRAGMA user_version = 1;
+)sql").ok());
+  }
+  absl::StatusOr<std::unique_ptr<Store>> opened = Store::Open(old_path);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  Store& old = **opened;
+  auto rows = *old.ListProfileVersions("old");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_TRUE(rows[0].promoted);
+  EXPECT_EQ(rows[0].promoted_at_unix_ms, 1000);
+  EXPECT_FALSE(rows[0].is_default);
+  EXPECT_TRUE(rows[1].promoted);
+  EXPECT_EQ(rows[1].promoted_at_unix_ms, 2000);
+  EXPECT_TRUE(rows[1].is_default);
+  EXPECT_EQ(old.GetProfile("old")->body, "v2");  // same default as before the upgrade
+  // The upgraded database works with the new API, and reopening does not migrate again.
+  EXPECT_EQ(*old.PutProfileVersion("old", "v3", "user", false), 3);
+  EXPECT_EQ(old.GetProfile("old")->version, 2);
+  ASSERT_TRUE(old.PromoteProfileVersion("old", 1).ok());
+  EXPECT_EQ(old.GetProfile("old")->version, 1);
+  EXPECT_TRUE(old.CheckIntegrity().ok());
+  opened->reset();
+  opened = Store::Open(old_path);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  EXPECT_EQ((*opened)->GetProfile("old")->version, 1);
+  EXPECT_FALSE((*opened)->GetProfile("old", 3)->promoted);
+  {
+    Database db;
+    ASSERT_TRUE(db.Open(old_path).ok());
+    EXPECT_EQ(*db.QueryInt("PRAGMA user_version"), 2);
+  }
 }
 
 }  // namespace

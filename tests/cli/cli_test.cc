@@ -509,9 +509,20 @@ TEST_F(ServerTest, IngestAccuracyCalibratePublishedRuns) {
   EXPECT_EQ(FromJson<v1::AccuracyReport>(r.out).overall().count(), 9);
   r = P({"accuracy", "--profile", "dgx-a100-80gb"});
   EXPECT_TRUE(Contains(r.out, "MAPE")) << Describe(r);
+  r = P({"calibrate", "--profile", "dgx-a100-80gb", "--dry-run"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "dry run: nothing stored")) << Describe(r);
   r = P({"calibrate", "--profile", "dgx-a100-80gb"});
   ASSERT_EQ(r.code, 0) << Describe(r);
-  EXPECT_TRUE(Contains(r.out, "cross-validated") && Contains(r.out, "dgx-a100-80gb@2")) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "cross-validated") && Contains(r.out, "dgx-a100-80gb@2 stored as a candidate"))
+      << Describe(r);
+  r = P({"profiles", "history", "dgx-a100-80gb"});
+  EXPECT_TRUE(Contains(r.out, "calibration") && Contains(r.out, "builtin")) << Describe(r);
+  r = P({"profiles", "promote", "dgx-a100-80gb@2"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "dgx-a100-80gb@2 is now the default")) << Describe(r);
+  r = P({"profiles", "promote", "dgx-a100-80gb@1"});  // and back
+  ASSERT_EQ(r.code, 0) << Describe(r);
 
   // The server exports what happened.
   const int fd = socket(AF_INET, SOCK_STREAM, 0);

@@ -105,6 +105,23 @@ class ServerTest : public ::testing::Test {
     return out;
   }
 
+  v1::ListProfileVersionsResponse Versions(const std::string& name) {
+    grpc::ClientContext ctx;
+    v1::ListProfileVersionsRequest req;
+    req.set_name(name);
+    v1::ListProfileVersionsResponse out;
+    EXPECT_TRUE(profiles_->ListProfileVersions(&ctx, req, &out).ok());
+    return out;
+  }
+
+  grpc::StatusCode Promote(const std::string& ref) {
+    grpc::ClientContext ctx;
+    v1::PromoteProfileRequest req;
+    req.set_name(ref);
+    v1::SystemProfile out;
+    return profiles_->PromoteProfile(&ctx, req, &out).error_code();
+  }
+
   v1::IngestMeasurementsResponse Ingest(const std::vector<v1::Measurement>& ms) {
     grpc::ClientContext ctx;
     v1::IngestMeasurementsRequest req;
