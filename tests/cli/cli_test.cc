@@ -545,6 +545,37 @@ TEST_F(ServerTest, IngestAccuracyCalibratePublishedRuns) {
 // SIGTERM while a plan is in flight: the plan completes (or, if it arrived after the
 // listener closed, fails cleanly as unavailable), the server exits 0, the database is
 // intact and the request was logged.
+// Microbenchmarks as profile input, end to end: nccl-tests output and a GEMM sweep fitted
+// into new versions of copies of the built-in profiles, then used for a plan.
+TEST_F(ServerTest, FitNetworkAndGemmFromMicrobenchmarks) {
+  const std::string nccl = g_paths.data + "/nccl_tests_a100/all_reduce_8gpu.csv";
+  const std::string gemm = g_paths.data + "/h100_microbench/gemm.csv";
+  if (g_paths.data.empty() || access(nccl.c_str(), R_OK) != 0) GTEST_SKIP() << "no public measurements";
+  Result r = P({"profiles", "fit-network", "dgx-a100-80gb", nccl, "--dry-run"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "dry run: nothing stored") && Contains(r.out, "level nvlink") &&
+              Contains(r.out, "1019 of 1024 points within 5%"))
+      << Describe(r);
+  r = P({"profiles", "fit-network", "dgx-a100-80gb", nccl});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "new version dgx-a100-80gb@")) << Describe(r);
+  r = P({"profiles", "history", "dgx-a100-80gb"});
+  EXPECT_TRUE(Contains(r.out, "microbenchmark")) << Describe(r);
+  // A file that names no collective needs --collective; a bad level is named.
+  r = P({"profiles", "fit-network", "dgx-a100-80gb", gemm});
+  EXPECT_EQ(r.code, 1) << Describe(r);
+  EXPECT_TRUE(Contains(r.err, "name the collective")) << Describe(r);
+  r = P({"profiles", "fit-network", "dgx-a100-80gb", nccl, "--level", "ethernet"});
+  EXPECT_EQ(r.code, 1) << Describe(r);
+  EXPECT_TRUE(Contains(r.err, "ethernet")) << Describe(r);
+  r = P({"profiles", "fit-gemm", "dgx-h100-80gb", gemm});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "matmul_efficiency") && Contains(r.out, "shapes within 10%")) << Describe(r);
+  r = P({"plan", "--profile", "dgx-h100-80gb", "--model", "llama3-8b", "--gpus", "8", "--global-batch", "32",
+         "--top", "1"});
+  EXPECT_EQ(r.code, 0) << Describe(r);
+}
+
 TEST(CliDrain, SigtermLetsTheInFlightPlanFinish) {
   if (g_paths.server.empty()) GTEST_SKIP() << "no --server binary given";
   Server server("drain");
