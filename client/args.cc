@@ -93,6 +93,8 @@ const std::vector<CommandSpec>& Commands() {
 constexpr char kGlobal[] =
     "global flags: --server HOST:PORT (default $PARAPLAN_SERVER, else 127.0.0.1:50051)\n"
     "              --output table|json (default table)  --timeout SECONDS (default 30)\n"
+    "              --token TOKEN (default $PARAPLAN_TOKEN)  --tls-ca PEM (TLS, trusting this CA)\n"
+    "              --tls-cert PEM --tls-key PEM (client certificate for mutual TLS)\n"
     "exit codes: 0 ok, 1 RPC error, 2 usage, 65 bad input file, 69 server unavailable\n";
 
 // Flags that take no value, whatever the command.
@@ -142,6 +144,7 @@ std::string Usage() {
 absl::StatusOr<Args> ParseArgs(int argc, char** argv) {
   Args a;
   if (const char* env = std::getenv("PARAPLAN_SERVER"); env != nullptr && *env != '\0') a.server = env;
+  if (const char* env = std::getenv("PARAPLAN_TOKEN"); env != nullptr && *env != '\0') a.token = env;
   std::vector<std::string> given;  // command flags, in order, checked once the command is known
   for (int i = 1; i < argc; ++i) {
     std::string w = argv[i];
@@ -183,6 +186,14 @@ absl::StatusOr<Args> ParseArgs(int argc, char** argv) {
             absl::StrCat("--output must be table or json, not \"", value, "\"\n\n", Usage()));
       }
       a.output = value;
+    } else if (key == "token") {
+      a.token = value;
+    } else if (key == "tls-ca") {
+      a.tls_ca = value;
+    } else if (key == "tls-cert") {
+      a.tls_cert = value;
+    } else if (key == "tls-key") {
+      a.tls_key = value;
     } else if (key == "timeout") {
       if (!absl::SimpleAtod(value, &a.timeout_s) || !(a.timeout_s > 0) || a.timeout_s > 1e6) {
         return absl::InvalidArgumentError(absl::StrCat("--timeout must be a positive number of seconds\n\n", Usage()));

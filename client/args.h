@@ -24,6 +24,9 @@ struct Args {
   std::string server = "127.0.0.1:50051";
   std::string output = "table";  // table | json
   double timeout_s = 30;         // deadline of each RPC
+  std::string token;             // --token or $PARAPLAN_TOKEN: "authorization: Bearer TOKEN"
+  std::string tls_ca;            // --tls-ca PEM: connect with TLS, trusting this CA
+  std::string tls_cert, tls_key;  // --tls-cert / --tls-key PEM: client certificate (mutual TLS)
   std::vector<std::string> words;  // command, subcommand, positional arguments
   std::map<std::string, std::string> options;  // --key value
   std::set<std::string> flags;                 // --key (boolean)

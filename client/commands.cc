@@ -83,7 +83,23 @@ int Cli::RpcFailed(const grpc::Status& s) {
 }
 
 bool Cli::Connect() {
-  channel_ = grpc::CreateChannel(a_.server, grpc::InsecureChannelCredentials());
+  std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
+  if (!a_.tls_ca.empty() || !a_.tls_cert.empty()) {
+    grpc::SslCredentialsOptions ssl;
+    for (const auto& [path, out] : {std::pair{&a_.tls_ca, &ssl.pem_root_certs},
+                                    std::pair{&a_.tls_cert, &ssl.pem_cert_chain},
+                                    std::pair{&a_.tls_key, &ssl.pem_private_key}}) {
+      if (path->empty()) continue;
+      absl::StatusOr<std::string> pem = ReadFile(*path);
+      if (!pem.ok()) {
+        BadInput(pem.status());
+        return false;
+      }
+      *out = *pem;
+    }
+    creds = grpc::SslCredentials(ssl);
+  }
+  channel_ = grpc::CreateChannel(a_.server, creds);
   // Connecting gets at most 10 s of the deadline: a server that is down should be
   // reported quickly even when a long search is allowed.
   const auto wait = std::chrono::milliseconds(static_cast<int64_t>(std::min(a_.timeout_s, 10.0) * 1000));
@@ -97,6 +113,7 @@ bool Cli::Connect() {
 
 std::unique_ptr<grpc::ClientContext> Cli::Context() const {
   auto ctx = std::make_unique<grpc::ClientContext>();
+  if (!a_.token.empty()) ctx->AddMetadata("authorization", absl::StrCat("Bearer ", a_.token));
   ctx->set_deadline(std::chrono::system_clock::now() +
                     std::chrono::milliseconds(static_cast<int64_t>(a_.timeout_s * 1000)));
   return ctx;

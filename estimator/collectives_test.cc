@@ -19,7 +19,7 @@ SystemProfile Simple() {
   p.network_levels[0].latency_us = 0;
   p.network_levels[1].bandwidth_gbytes_per_s = 10;
   p.network_levels[1].latency_us = 0;
-  p.calibration.network = {{"nvlink", 1.0, 1e-9}, {"infiniband", 1.0, 1e-9}};
+  p.calibration.network = {{"nvlink", 1.0, 1e-9, {}}, {"infiniband", 1.0, 1e-9, {}}};
   p.calibration.collective_overhead_us = 1e-9;
   return p;
 }
@@ -65,7 +65,7 @@ TEST(Collectives, HierarchicalAndRingAcrossNodes) {
 TEST(Collectives, AutoUsesRingsInsideOneNvlinkDomain) {
   SystemProfile p = Simple();
   p.network_levels[0].latency_us = 10;
-  p.calibration.network = {{"nvlink", 1.0, 10}, {"infiniband", 1.0, 10}};
+  p.calibration.network = {{"nvlink", 1.0, 10, {}}, {"infiniband", 1.0, 10, {}}};
   const Hardware hw(p, Precision::kBf16);
   const Collectives c(hw);
   // 8 B over 8 GPUs of one node: a tree would take 2*3 steps, but NCCL builds its trees
@@ -119,7 +119,7 @@ TEST(Collectives, DefaultA100AllReduceFollowsNcclTests) {
 
 TEST(Collectives, HalvingDoublingHasLogLatency) {
   SystemProfile p = Simple();
-  p.calibration.network = {{"nvlink", 1.0, 10}, {"infiniband", 1.0, 10}};
+  p.calibration.network = {{"nvlink", 1.0, 10, {}}, {"infiniband", 1.0, 10, {}}};
   const Hardware hw(p, Precision::kBf16);
   const Collectives c(hw);
   const GroupSpan g = c.Place(64, 8);

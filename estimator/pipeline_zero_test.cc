@@ -80,7 +80,7 @@ SystemProfile SimpleNet() {
   p.network_levels[0].latency_us = 0;
   p.network_levels[1].bandwidth_gbytes_per_s = 10;
   p.network_levels[1].latency_us = 0;
-  p.calibration.network = {{"nvlink", 1.0, 1e-9}, {"infiniband", 1.0, 1e-9}};
+  p.calibration.network = {{"nvlink", 1.0, 1e-9, {}}, {"infiniband", 1.0, 1e-9, {}}};
   p.calibration.collective_overhead_us = 20;
   return p;
 }

@@ -22,12 +22,24 @@ namespace paraplan {
 
 namespace {
 
+// Divisors of n that are <= cap, ascending. O(sqrt(n)): a global batch of 2^24 costs
+// 4,096 trial divisions, not 16 million.
 std::vector<int> Divisors(int64_t n, int64_t cap) {
-  std::vector<int> d;
-  for (int64_t i = 1; i <= n && i <= cap; ++i) {
-    if (n % i == 0) d.push_back(static_cast<int>(i));
+  std::vector<int> low, high;
+  for (int64_t i = 1; i * i <= n; ++i) {
+    if (n % i != 0) continue;
+    if (i <= cap) low.push_back(static_cast<int>(i));
+    const int64_t j = n / i;
+    if (j != i && j <= cap) high.push_back(static_cast<int>(j));
   }
-  return d;
+  low.insert(low.end(), high.rbegin(), high.rend());
+  return low;
+}
+
+// True once the request's deadline has passed or its caller cancelled it.
+bool Expired(const PlanRequest& r) {
+  return absl::Now() >= r.deadline ||
+         (r.cancelled != nullptr && r.cancelled->load(std::memory_order_relaxed));
 }
 
 // Keeps `values` that the constraint list allows (empty = all) and that are <= max (0 =
@@ -138,14 +150,13 @@ struct CnnSplit {
   int spatial, filter, channel;
 };
 
-// ParaDL splits of a layer graph: powers of two up to 64 per strategy whose product
-// divides the GPU count and that the layer shapes admit.
-std::vector<CnnSplit> CnnSplits(const Workload& w, int gpus) {
+// ParaDL splits of a layer graph: powers of two up to 64 per strategy that the layer
+// shapes admit (EnumerateShapes keeps those whose product divides the GPU count).
+std::vector<CnnSplit> CnnSplits(const Workload& w) {
   std::vector<CnnSplit> out;
   for (int s = 1; s <= 64; s *= 2) {
     for (int f = 1; f <= 64; f *= 2) {
       for (int c = 1; c <= 64; c *= 2) {
-        if (gpus % (int64_t{s} * f * c) != 0) continue;
         ParallelConfig probe;
         probe.spatial_parallel = s;
         probe.filter_parallel = f;
@@ -183,10 +194,12 @@ struct SearchSpace {
   TransformerSpec spec;  // resolved (transformer workloads)
   int num_layers = 0;
   bool transformer = true;
+  std::vector<CnnSplit> cnn_splits = {{1, 1, 1}};  // layer graphs: CnnSplits()
 };
 
-// Enumerates the per-layer shapes for one GPU count.
-std::vector<Shape> EnumerateShapes(const SearchSpace& sp, int gpus, int global_batch) {
+// Enumerates the per-layer shapes for one GPU count. `micro_batches` are the allowed
+// micro-batch sizes (divisors of the global batch: the largest local batch, dp = 1).
+std::vector<Shape> EnumerateShapes(const SearchSpace& sp, int gpus, const std::vector<int>& micro_batches) {
   const PlanConstraints& k = sp.request->constraints;
   std::vector<Shape> shapes;
   std::vector<int> tps = {1}, cps = {1}, eps = {1};
@@ -199,18 +212,14 @@ std::vector<Shape> EnumerateShapes(const SearchSpace& sp, int gpus, int global_b
     if (sp.spec.is_moe()) eps = Allowed(Divisors(sp.spec.moe.num_experts, gpus), k.expert_parallel, 0);
   }
   const std::vector<Recompute> recomputes = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
-  const std::vector<CnnSplit> splits =
-      sp.transformer ? std::vector<CnnSplit>{{1, 1, 1}} : CnnSplits(sp.request->workload, gpus);
-  for (const CnnSplit& split : splits)
+  for (const CnnSplit& split : sp.cnn_splits)
   for (int tp : tps) {
     if (gpus % (tp * split.spatial * split.filter * split.channel) != 0) continue;
     for (int cp : cps) {
       if ((gpus / tp) % cp != 0) continue;
       for (int ep : eps) {
         if ((gpus / tp / cp) % ep != 0 && ep > 1) continue;
-        // Micro-batch sizes: divisors of the largest local batch (dp = 1).
-        for (int mbs : Allowed(Divisors(global_batch, global_batch), k.micro_batch_size,
-                               k.max_micro_batch_size)) {
+        for (int mbs : micro_batches) {
           for (Recompute rc : recomputes) {
             if (!Permits(k.recompute, rc)) continue;
             if (!sp.transformer && rc == Recompute::kSelective) continue;
@@ -273,6 +282,10 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
   c.global_batch_size = global_batch;
   const std::vector<bool> overlap_grad = FlagValues(k.overlap_grad_reduce);
   for (int pp : pps) {
+    if (Expired(req)) {
+      st->truncated = true;
+      return;
+    }
     if (space.num_layers % pp != 0 && space.transformer) continue;
     if (pp > space.num_layers) continue;
     const int dp = rest / pp;
@@ -393,9 +406,9 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
                                                      " GPUs of profile \"", profile.name, "\""));
     }
   }
-  if (request.global_batch_size <= 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("global_batch_size: ", request.global_batch_size, " must be positive"));
+  if (request.global_batch_size <= 0 || request.global_batch_size > kMaxPlanGlobalBatchSize) {
+    return absl::InvalidArgumentError(absl::StrCat("global_batch_size: ", request.global_batch_size,
+                                                   " must be in 1..", kMaxPlanGlobalBatchSize));
   }
   if (request.top_k < 0 || request.top_k > 1000) {
     return absl::InvalidArgumentError(absl::StrCat("top_k: ", request.top_k, " must be in 0..1000"));
@@ -418,15 +431,26 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
     space.num_layers = space.spec.num_layers;
   } else {
     space.num_layers = static_cast<int>(request.workload.layer_graph.layers.size());
+    space.cnn_splits = CnnSplits(request.workload);
   }
 
-  // Work items: (gpu count, shape), shared out round-robin to the workers.
+  // Work items: (gpu count, shape), shared out round-robin to the workers. Enumeration
+  // honours the deadline too: cut short, the items so far are searched (as far as the
+  // deadline allows) and the result says truncated.
+  bool enumeration_truncated = false;
   std::vector<std::pair<int, Shape>> items;
   std::vector<int> gpus = request.gpus;
   std::sort(gpus.begin(), gpus.end());
   gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
+  const std::vector<int> micro_batches =
+      Allowed(Divisors(request.global_batch_size, request.global_batch_size),
+              request.constraints.micro_batch_size, request.constraints.max_micro_batch_size);
   for (int g : gpus) {
-    for (const Shape& s : EnumerateShapes(space, g, request.global_batch_size)) items.emplace_back(g, s);
+    if (Expired(request)) {
+      enumeration_truncated = true;
+      break;
+    }
+    for (const Shape& s : EnumerateShapes(space, g, micro_batches)) items.emplace_back(g, s);
   }
   const size_t k = request.top_k == 0 ? 10 : static_cast<size_t>(request.top_k);
   const int threads = std::max(1, std::min<int>(request.threads, static_cast<int>(items.size())));
@@ -436,8 +460,7 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
   auto work = [&](int t) {
     WorkerState& st = states[t];
     for (size_t i = t; i < items.size(); i += threads) {
-      if (absl::Now() >= request.deadline ||
-          (request.cancelled != nullptr && request.cancelled->load(std::memory_order_relaxed))) {
+      if (Expired(request)) {
         st.truncated = true;
         return;
       }
@@ -454,6 +477,7 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
   }
 
   PlanResult out;
+  out.truncated = enumeration_truncated;
   std::vector<Scored> best, candidates;
   double shortfall = INFINITY;
   const WorkerState* shortfall_state = nullptr;

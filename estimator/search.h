@@ -3,9 +3,9 @@
 //
 // Per-layer costs are computed once per (tp, cp, ep, micro-batch, recompute, sp, flash)
 // shape and reused across the remaining dimensions; the inner loop allocates nothing.
-// Honours a deadline and a cancellation flag (checked between shapes): cut short, it
-// returns the best found so far with truncated = true. Thread-safe; uses up to
-// `threads` worker threads.
+// Honours a deadline and a cancellation flag (checked between GPU counts while
+// enumerating and between shapes while searching): cut short, it returns the best found
+// so far with truncated = true. Thread-safe; uses up to `threads` worker threads.
 #ifndef PARAPLAN_ESTIMATOR_SEARCH_H_
 #define PARAPLAN_ESTIMATOR_SEARCH_H_
 
@@ -45,6 +45,10 @@ struct PlanConstraints {
   bool cuda_graphs = false;
   bool tp_comm_overlap = false;
 };
+
+// The largest global batch Plan accepts (INVALID_ARGUMENT above): every micro-batch
+// size searched is a divisor of it.
+inline constexpr int kMaxPlanGlobalBatchSize = 1 << 24;
 
 struct PlanRequest {
   Workload workload;

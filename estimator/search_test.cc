@@ -1,6 +1,7 @@
 #include "estimator/search.h"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <set>
 #include <string>
@@ -226,6 +227,54 @@ TEST(Search, DeadlineTruncates) {
   absl::StatusOr<PlanResult> plan = Plan(req, Profile("dgx-a100-80gb"));
   ASSERT_TRUE(plan.ok());
   EXPECT_TRUE(plan->truncated);
+}
+
+// Regression: a global batch of 2^31 - 1 kept a core busy for minutes enumerating
+// micro-batch sizes one by one, before any deadline check.
+TEST(Search, GlobalBatchIsBounded) {
+  PlanRequest req;
+  req.workload = SmallModel();
+  req.gpus = {8};
+  for (int batch : {2147483647, kMaxPlanGlobalBatchSize + 1}) {
+    req.global_batch_size = batch;
+    absl::StatusOr<PlanResult> plan = Plan(req, Profile("dgx-a100-80gb"));
+    EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(plan.status().message().find("global_batch_size"), std::string::npos) << plan.status();
+  }
+}
+
+TEST(Search, LargestPrimeBatchEnumeratesQuickly) {
+  PlanRequest req;
+  req.workload = SmallModel();
+  for (int g = 8; g <= 512; g += 8) req.gpus.push_back(g);  // 64 GPU counts
+  req.global_batch_size = 16777213;  // prime, below 2^24: micro-batches 1 and itself
+  req.deadline = absl::Now() + absl::Seconds(5);
+  const absl::Time start = absl::Now();
+  absl::StatusOr<PlanResult> plan = Plan(req, Profile("dgx-a100-80gb"));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(6));
+  EXPECT_GT(plan->candidates_enumerated, 0);
+}
+
+// Regression: 64 GPU counts were enumerated before the first deadline check.
+TEST(Search, DeadlineAndCancellationAreCheckedWhileEnumerating) {
+  PlanRequest req;
+  req.workload = Model("gpt3-175b");
+  for (int g = 64; g <= 4096; g += 64) req.gpus.push_back(g);
+  req.global_batch_size = 1536;
+  req.deadline = absl::Now() - absl::Milliseconds(1);
+  absl::StatusOr<PlanResult> plan = Plan(req, Profile("dgx-a100-80gb"));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->truncated);
+  EXPECT_EQ(plan->candidates_evaluated, 0);
+  EXPECT_LT(plan->search_time_s, 0.01);
+  std::atomic<bool> cancelled{true};
+  req.deadline = absl::InfiniteFuture();
+  req.cancelled = &cancelled;
+  plan = Plan(req, Profile("dgx-a100-80gb"));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->truncated);
+  EXPECT_LT(plan->search_time_s, 0.01);
 }
 
 TEST(Search, RejectsBadRequests) {

@@ -37,6 +37,29 @@ absl::Status Finite(absl::string_view field, double v, bool positive) {
   return absl::OkStatus();
 }
 
+// A finite value in [min, max]; with `zero_is_default`, 0 (the field's default) too.
+// The lower bounds keep every time and rate finite: 5e-324 is a positive efficiency,
+// and a time divided by it is infinite.
+absl::Status InRange(absl::string_view field, double v, double min, double max, bool zero_is_default) {
+  if (!std::isfinite(v)) return Bad(field, "must be a finite number");
+  if (zero_is_default && v == 0) return absl::OkStatus();
+  if (v < min || v > max) {
+    return Bad(field, absl::StrFormat("%g is outside [%g, %g]%s", v, min, max,
+                                      zero_is_default ? " (or 0 = default)" : ""));
+  }
+  return absl::OkStatus();
+}
+
+// An achieved share of a peak: below 1% the hardware is not doing the work at all.
+constexpr double kMinEfficiency = 0.01;
+// A network's achieved share of its link rate, as low as the bandwidth-curve fit of
+// small messages goes (microbench.cc clamps there).
+constexpr double kMinNetworkEfficiency = 0.001;
+// Rates (GB/s, TFLOP/s) and capacities (GiB): a thousandth of a unit up to far beyond
+// any machine, so that no product or quotient of them overflows.
+constexpr double kMinRate = 1e-3;
+constexpr double kMaxRate = 1e7;
+
 #define PARAPLAN_RETURN_IF_ERROR(expr)      \
   do {                                      \
     if (absl::Status _s = (expr); !_s.ok()) \
@@ -83,7 +106,7 @@ absl::Status ValidateLayerGraph(const LayerGraphSpec& g) {
     const std::string p = absl::StrCat("workload.layer_graph.layers[", i, "].");
     if (l.kind != "conv" && l.kind != "pool" && l.kind != "norm" && l.kind != "relu" &&
         l.kind != "fc") {
-      return Bad(p + "kind", absl::StrCat("\"", l.kind, "\" is not one of conv, pool, norm, relu, fc"));
+      return Bad(p + "kind", absl::StrCat("\"", Abbreviated(l.kind), "\" is not one of conv, pool, norm, relu, fc"));
     }
     if (l.input_shape.empty()) return Bad(p + "input_shape", "must not be empty");
     if (l.output_shape.empty()) return Bad(p + "output_shape", "must not be empty");
@@ -99,6 +122,14 @@ absl::Status ValidateLayerGraph(const LayerGraphSpec& g) {
 }
 
 }  // namespace
+
+std::string Abbreviated(absl::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  size_t n = max_bytes;
+  // Back up to the first byte of a character (continuation bytes are 10xxxxxx).
+  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+  return absl::StrCat(text.substr(0, n), "...");
+}
 
 absl::Status ValidateWorkload(const Workload& w) {
   if (w.kind == Workload::Kind::kTransformer) {
@@ -117,28 +148,32 @@ absl::Status ValidateProfile(const SystemProfile& p) {
   PARAPLAN_RETURN_IF_ERROR(NonNegative("profile.accelerator.sm_count", p.accelerator.sm_count, 1 << 16));
   PARAPLAN_RETURN_IF_ERROR(Positive("profile.num_nodes", p.num_nodes, 1 << 24));
   const Accelerator& a = p.accelerator;
+  // A peak of 0 means the precision is not supported.
   for (auto [name, v] : {std::pair{"peak_tflops_bf16", a.peak_tflops_bf16},
                          {"peak_tflops_fp16", a.peak_tflops_fp16},
                          {"peak_tflops_fp8", a.peak_tflops_fp8},
-                         {"peak_tflops_fp32", a.peak_tflops_fp32},
-                         {"busy_power_w", a.busy_power_w},
-                         {"idle_power_w", a.idle_power_w}}) {
-    PARAPLAN_RETURN_IF_ERROR(Finite(absl::StrCat("profile.accelerator.", name), v, false));
+                         {"peak_tflops_fp32", a.peak_tflops_fp32}}) {
+    PARAPLAN_RETURN_IF_ERROR(InRange(absl::StrCat("profile.accelerator.", name), v, kMinRate, kMaxRate, true));
   }
+  PARAPLAN_RETURN_IF_ERROR(InRange("profile.accelerator.busy_power_w", a.busy_power_w, 0, 1e5, false));
+  PARAPLAN_RETURN_IF_ERROR(InRange("profile.accelerator.idle_power_w", a.idle_power_w, 0, 1e5, false));
   if (a.peak_tflops_bf16 <= 0 && a.peak_tflops_fp16 <= 0) {
     return Bad("profile.accelerator.peak_tflops_bf16", "bf16 or fp16 peak must be positive");
   }
-  PARAPLAN_RETURN_IF_ERROR(Finite("profile.accelerator.memory_gib", a.memory_gib, true));
-  PARAPLAN_RETURN_IF_ERROR(Finite("profile.accelerator.memory_bandwidth_gbytes_per_s",
-                                  a.memory_bandwidth_gbytes_per_s, true));
+  PARAPLAN_RETURN_IF_ERROR(InRange("profile.accelerator.memory_gib", a.memory_gib, kMinRate, 1e6, false));
+  PARAPLAN_RETURN_IF_ERROR(InRange("profile.accelerator.memory_bandwidth_gbytes_per_s",
+                                   a.memory_bandwidth_gbytes_per_s, kMinRate, kMaxRate, false));
   if (p.network_levels.empty()) return Bad("profile.network_levels", "must have at least one level");
+  if (p.network_levels.size() > 64) return Bad("profile.network_levels", "more than 64 levels");
   int previous = 0;
   for (size_t i = 0; i < p.network_levels.size(); ++i) {
     const NetworkLevel& l = p.network_levels[i];
     const std::string f = absl::StrCat("profile.network_levels[", i, "].");
-    PARAPLAN_RETURN_IF_ERROR(Finite(f + "bandwidth_gbytes_per_s", l.bandwidth_gbytes_per_s, true));
-    PARAPLAN_RETURN_IF_ERROR(Finite(f + "latency_us", l.latency_us, false));
-    PARAPLAN_RETURN_IF_ERROR(Finite(f + "oversubscription", l.oversubscription, false));
+    PARAPLAN_RETURN_IF_ERROR(
+        InRange(f + "bandwidth_gbytes_per_s", l.bandwidth_gbytes_per_s, kMinRate, kMaxRate, false));
+    PARAPLAN_RETURN_IF_ERROR(InRange(f + "latency_us", l.latency_us, 0, 1e7, false));
+    // Below 1 (0 included) means not oversubscribed.
+    PARAPLAN_RETURN_IF_ERROR(InRange(f + "oversubscription", l.oversubscription, 0, 1e3, false));
     PARAPLAN_RETURN_IF_ERROR(NonNegative(f + "domain_size", l.domain_size, 1 << 30));
     const bool last = i + 1 == p.network_levels.size();
     if (l.domain_size == 0 && !last) return Bad(f + "domain_size", "0 (whole cluster) is only valid on the last level");
@@ -147,41 +182,43 @@ absl::Status ValidateProfile(const SystemProfile& p) {
     }
     previous = l.domain_size;
   }
-  PARAPLAN_RETURN_IF_ERROR(Finite("profile.host.memory_gib", p.host.memory_gib, false));
-  PARAPLAN_RETURN_IF_ERROR(Finite("profile.host.pcie_gbytes_per_s", p.host.pcie_gbytes_per_s, false));
-  PARAPLAN_RETURN_IF_ERROR(Finite("profile.storage.read_gbytes_per_s", p.storage.read_gbytes_per_s, false));
-  PARAPLAN_RETURN_IF_ERROR(Finite("profile.node_power_w", p.node_power_w, false));
-  PARAPLAN_RETURN_IF_ERROR(Finite("profile.price_per_gpu_hour_usd", p.price_per_gpu_hour_usd, false));
+  PARAPLAN_RETURN_IF_ERROR(InRange("profile.host.memory_gib", p.host.memory_gib, kMinRate, kMaxRate, true));
+  PARAPLAN_RETURN_IF_ERROR(
+      InRange("profile.host.pcie_gbytes_per_s", p.host.pcie_gbytes_per_s, kMinRate, kMaxRate, true));
+  PARAPLAN_RETURN_IF_ERROR(
+      InRange("profile.storage.read_gbytes_per_s", p.storage.read_gbytes_per_s, kMinRate, kMaxRate, true));
+  PARAPLAN_RETURN_IF_ERROR(InRange("profile.node_power_w", p.node_power_w, 0, 1e7, false));
+  PARAPLAN_RETURN_IF_ERROR(InRange("profile.price_per_gpu_hour_usd", p.price_per_gpu_hour_usd, 0, 1e6, false));
   const Calibration& c = p.calibration;
-  for (auto [name, v, max] : {std::tuple{"matmul_efficiency", c.matmul_efficiency, 1.0},
-                              {"matmul_efficiency_fp8", c.matmul_efficiency_fp8, 1.0},
-                              {"memory_bound_efficiency", c.memory_bound_efficiency, 1.0},
-                              {"overlap_efficiency", c.overlap_efficiency, 1.0},
-                              {"matmul_half_efficiency_gflop", c.matmul_half_efficiency_gflop, 1e6},
+  // Shares of a peak: 0 (the default) or within [kMinEfficiency, 1].
+  for (auto [name, v] : {std::pair{"matmul_efficiency", c.matmul_efficiency},
+                         {"matmul_efficiency_fp8", c.matmul_efficiency_fp8},
+                         {"memory_bound_efficiency", c.memory_bound_efficiency},
+                         {"overlap_efficiency", c.overlap_efficiency},
+                         {"attention_efficiency_fwd", c.attention_efficiency_fwd},
+                         {"attention_efficiency_bwd", c.attention_efficiency_bwd}}) {
+    PARAPLAN_RETURN_IF_ERROR(InRange(absl::StrCat("profile.calibration.", name), v, kMinEfficiency, 1.0, true));
+  }
+  for (auto [name, v, max] : {std::tuple{"matmul_half_efficiency_gflop", c.matmul_half_efficiency_gflop, 1e6},
                               {"iteration_overhead_s", c.iteration_overhead_s, 1e4},
                               {"kernel_overhead_us", c.kernel_overhead_us, 1e6},
                               {"memory_overhead_fraction", c.memory_overhead_fraction, 1.0},
                               {"memory_overhead_gib", c.memory_overhead_gib, 1e4},
-                              {"attention_efficiency_fwd", c.attention_efficiency_fwd, 1.0},
-                              {"attention_efficiency_bwd", c.attention_efficiency_bwd, 1.0},
                               {"collective_overhead_us", c.collective_overhead_us, 1e6}}) {
-    const std::string f = absl::StrCat("profile.calibration.", name);
-    PARAPLAN_RETURN_IF_ERROR(Finite(f, v, false));
-    if (v > max) return Bad(f, absl::StrFormat("%g exceeds %g", v, max));
+    PARAPLAN_RETURN_IF_ERROR(InRange(absl::StrCat("profile.calibration.", name), v, 0, max, false));
   }
+  if (c.network.size() > 64) return Bad("profile.calibration.network", "more than 64 levels");
   for (size_t i = 0; i < c.network.size(); ++i) {
     const std::string f = absl::StrCat("profile.calibration.network[", i, "].");
-    PARAPLAN_RETURN_IF_ERROR(Finite(f + "efficiency", c.network[i].efficiency, false));
-    PARAPLAN_RETURN_IF_ERROR(Finite(f + "latency_us", c.network[i].latency_us, false));
-    if (c.network[i].efficiency > 1) return Bad(f + "efficiency", "must not exceed 1");
+    PARAPLAN_RETURN_IF_ERROR(InRange(f + "efficiency", c.network[i].efficiency, kMinNetworkEfficiency, 1.0, true));
+    PARAPLAN_RETURN_IF_ERROR(InRange(f + "latency_us", c.network[i].latency_us, 0, 1e7, false));
     if (c.network[i].bandwidth_curve.size() > 1024) return Bad(f + "bandwidth_curve", "more than 1024 points");
     double last = 0;
     for (size_t j = 0; j < c.network[i].bandwidth_curve.size(); ++j) {
       const BandwidthPoint& b = c.network[i].bandwidth_curve[j];
       const std::string g = absl::StrCat(f, "bandwidth_curve[", j, "].");
-      PARAPLAN_RETURN_IF_ERROR(Finite(g + "bytes", b.bytes, true));
-      PARAPLAN_RETURN_IF_ERROR(Finite(g + "efficiency", b.efficiency, true));
-      if (b.efficiency > 1) return Bad(g + "efficiency", "must not exceed 1");
+      PARAPLAN_RETURN_IF_ERROR(InRange(g + "bytes", b.bytes, 1, 1e18, false));
+      PARAPLAN_RETURN_IF_ERROR(InRange(g + "efficiency", b.efficiency, kMinNetworkEfficiency, 1.0, false));
       if (b.bytes <= last) return Bad(g + "bytes", "sizes must ascend");
       last = b.bytes;
     }
@@ -284,14 +321,21 @@ absl::Status ValidateConfig(const Workload& w, const ParallelConfig& raw) {
     if (chunks > layers) {
       return Bad(p + "pipeline_parallel", absl::StrCat(chunks, " stages for ", layers, " layers"));
     }
-    for (const LayerSpec& l : w.layer_graph.layers) {
+    for (size_t i = 0; i < w.layer_graph.layers.size(); ++i) {
+      const LayerSpec& l = w.layer_graph.layers[i];
+      // Callers may check the config before (or without) the workload: no shape is
+      // indexed before its size is known.
+      if (l.output_shape.empty()) {
+        return Bad(absl::StrCat("workload.layer_graph.layers[", i, "].output_shape"), "must not be empty");
+      }
       if (l.output_shape[0] % c.filter_parallel != 0 && l.kind == "conv") {
-        return Bad(p + "filter_parallel", absl::StrCat(c.filter_parallel, " does not divide the ",
-                                                       l.output_shape[0], " filters of layer \"", l.name, "\""));
+        return Bad(p + "filter_parallel",
+                   absl::StrCat(c.filter_parallel, " does not divide the ", l.output_shape[0],
+                                " filters of layer \"", Abbreviated(l.name), "\""));
       }
       if (l.output_shape.size() >= 2 && l.output_shape[1] < c.spatial_parallel) {
         return Bad(p + "spatial_parallel", absl::StrCat(c.spatial_parallel, " exceeds the height ",
-                                                        l.output_shape[1], " of layer \"", l.name, "\""));
+                                                        l.output_shape[1], " of layer \"", Abbreviated(l.name), "\""));
       }
     }
   }

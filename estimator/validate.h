@@ -2,20 +2,34 @@
 //
 // Every check returns INVALID_ARGUMENT with a message of the form
 // "<path>: <value> <reason>", e.g. "config.pipeline_parallel: 7 does not divide
-// num_layers 96". Pure functions; thread-safe.
+// num_layers 96". A string from the request is echoed at most kMaxEchoedChars long
+// (Abbreviated), so an error always fits in gRPC metadata. Every function accepts any
+// input, however malformed (none assumes another ran first). Pure functions; thread-safe.
 #ifndef PARAPLAN_ESTIMATOR_VALIDATE_H_
 #define PARAPLAN_ESTIMATOR_VALIDATE_H_
 
+#include <cstddef>
+#include <string>
+
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "estimator/parallel_config.h"
 #include "estimator/system_profile.h"
 #include "estimator/workload.h"
 
 namespace paraplan {
 
+// How much of a user-supplied string an error message repeats.
+inline constexpr size_t kMaxEchoedChars = 100;
+
+// `text` cut to at most `max_bytes` bytes at a UTF-8 character boundary, with "..."
+// appended when cut; unchanged when it fits. For echoing user strings in errors.
+std::string Abbreviated(absl::string_view text, size_t max_bytes = kMaxEchoedChars);
+
 absl::Status ValidateWorkload(const Workload& workload);
 absl::Status ValidateProfile(const SystemProfile& profile);
 // Checks the configuration against the workload's shape (config is normalized first).
+// Safe on a workload that ValidateWorkload would refuse (it never indexes an empty shape).
 absl::Status ValidateConfig(const Workload& workload, const ParallelConfig& config);
 // As above, and the degrees must multiply to exactly `num_gpus`.
 absl::Status ValidateConfigForGpus(const Workload& workload, const ParallelConfig& config,

@@ -1,6 +1,11 @@
 #include "estimator/validate.h"
 
+#include <cmath>
+#include <functional>
+#include <string>
+
 #include "estimator/estimate.h"
+#include "estimator/presets.h"
 #include "estimator/test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -88,6 +93,76 @@ TEST(Validate, ProfileErrorsNameTheField) {
   p = testing::Profile("dgx-a100-80gb");
   p.network_levels.clear();
   EXPECT_THAT(std::string(ValidateProfile(p).message()), HasSubstr("profile.network_levels"));
+}
+
+// Regression: a layer without output_shape, checked with a config before (or without)
+// the workload, indexed an empty vector and killed the server.
+TEST(Validate, ConfigNeverIndexesAnEmptyShape) {
+  Workload cnn;
+  cnn.kind = Workload::Kind::kLayerGraph;
+  cnn.layer_graph.layers = {{"conv1", "conv", {3, 64, 64}, {16, 64, 64}, {3, 3}, {1, 1}},
+                            {"headless", "relu", {16, 64, 64}, {}, {}, {}}};
+  ParallelConfig c;
+  c.spatial_parallel = 2;
+  c.global_batch_size = 8;
+  ExpectInvalid(cnn, c, "workload.layer_graph.layers[1].output_shape");
+  EXPECT_THAT(std::string(ValidateConfigForGpus(cnn, c, 2).message()), HasSubstr("layers[1].output_shape"));
+  EXPECT_EQ(EstimateIteration(cnn, c, testing::Profile("dgx-a100-80gb")).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// Regression: values that pass "finite and within [0, 1]" yet make every time infinite.
+TEST(Validate, ProfileRefusesNonFiniteAndAbsurdValues) {
+  const SystemProfile good = testing::Profile("dgx-a100-80gb");
+  struct Case {
+    std::function<void(SystemProfile*)> mutate;
+    std::string field;
+  } cases[] = {
+      {[](SystemProfile* p) { p->calibration.matmul_efficiency = 5e-324; }, "profile.calibration.matmul_efficiency"},
+      {[](SystemProfile* p) { p->calibration.overlap_efficiency = -0.5; }, "profile.calibration.overlap_efficiency"},
+      {[](SystemProfile* p) { p->network_levels[0].oversubscription = std::nan(""); },
+       "profile.network_levels[0].oversubscription"},
+      {[](SystemProfile* p) { p->network_levels[1].bandwidth_gbytes_per_s = 5e-324; },
+       "profile.network_levels[1].bandwidth_gbytes_per_s"},
+      {[](SystemProfile* p) { p->accelerator.memory_bandwidth_gbytes_per_s = 1e-300; },
+       "profile.accelerator.memory_bandwidth_gbytes_per_s"},
+      {[](SystemProfile* p) { p->accelerator.peak_tflops_bf16 = INFINITY; }, "profile.accelerator.peak_tflops_bf16"},
+      {[](SystemProfile* p) { p->accelerator.memory_gib = 1e300; }, "profile.accelerator.memory_gib"},
+      {[](SystemProfile* p) { p->host.pcie_gbytes_per_s = 5e-324; }, "profile.host.pcie_gbytes_per_s"},
+      {[](SystemProfile* p) { p->price_per_gpu_hour_usd = std::nan(""); }, "profile.price_per_gpu_hour_usd"},
+      {[](SystemProfile* p) { p->calibration.network = {{"nvlink", 5e-324, 1, {}}}; },
+       "profile.calibration.network[0].efficiency"},
+      {[](SystemProfile* p) { p->calibration.network = {{"nvlink", 0.8, 1, {{1024, 5e-324}}}}; },
+       "profile.calibration.network[0].bandwidth_curve[0].efficiency"},
+  };
+  for (const Case& c : cases) {
+    SystemProfile p = good;
+    c.mutate(&p);
+    const absl::Status s = ValidateProfile(p);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << c.field;
+    EXPECT_THAT(std::string(s.message()), HasSubstr(c.field));
+  }
+  SystemProfile defaults = good;  // 0 = the default efficiency
+  defaults.calibration.matmul_efficiency = 0;
+  defaults.calibration.attention_efficiency_bwd = 0;
+  EXPECT_TRUE(ValidateProfile(defaults).ok());
+  for (const SystemProfile& p : BuiltinProfiles()) EXPECT_TRUE(ValidateProfile(p).ok()) << p.name;
+}
+
+TEST(Validate, EchoedStringsAreAbbreviated) {
+  EXPECT_EQ(Abbreviated("short"), "short");
+  EXPECT_EQ(Abbreviated(std::string(100, 'x')), std::string(100, 'x'));
+  EXPECT_EQ(Abbreviated(std::string(10000, 'x')), std::string(100, 'x') + "...");
+  // Never cuts a UTF-8 character in two (the message may travel in a proto string).
+  std::string e = "a";
+  for (int i = 0; i < 100; ++i) e += "\xc3\xa9";  // é
+  EXPECT_EQ(Abbreviated(e), e.substr(0, 99) + "...");
+  Workload cnn;
+  cnn.kind = Workload::Kind::kLayerGraph;
+  cnn.layer_graph.layers = {{"l", std::string(10000, 'k'), {3, 8, 8}, {3, 8, 8}, {}, {}}};
+  const absl::Status s = ValidateWorkload(cnn);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_LT(s.message().size(), 200u) << s.message();
 }
 
 TEST(Validate, EstimateRejectsBadInputWithoutCrashing) {

@@ -10,12 +10,15 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/message.h"
 #include "estimator/calibrate.h"
 #include "estimator/estimate.h"
 #include "estimator/presets.h"
 #include "estimator/search.h"
 #include "estimator/validate.h"
 #include "server/adapter.h"
+#include "server/log.h"
 
 namespace paraplan::server {
 
@@ -36,7 +39,7 @@ bool ValidName(const std::string& n) {
 absl::Status CheckName(const std::string& name, const char* field) {
   if (ValidName(name)) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
-      field, ": \"", name.substr(0, 80), "\" must match [a-z0-9][a-z0-9._-]{0,62}"));
+      field, ": \"", Abbreviated(name), "\" must match [a-z0-9][a-z0-9._-]{0,62}"));
 }
 
 // Row -> proto with the server-assigned fields.
@@ -65,9 +68,49 @@ std::string Encode(v1::SystemProfile p) {
   return p.SerializeAsString();
 }
 
+// INVALID_ARGUMENT naming the first double or float under `m` that is NaN or infinite.
+// Checked on the proto because the adapter maps some of them (a NaN oversubscription
+// becomes 1), so the estimator's validation would never see them, yet they would be
+// stored. `skip` names a field (of any message) left out: server-written reports.
+absl::Status CheckFiniteNumbers(const google::protobuf::Message& m, const std::string& path,
+                                absl::string_view skip) {
+  using google::protobuf::FieldDescriptor;
+  const google::protobuf::Reflection* r = m.GetReflection();
+  std::vector<const FieldDescriptor*> fields;
+  r->ListFields(m, &fields);  // the fields that are set
+  for (const FieldDescriptor* f : fields) {
+    if (f->name() == skip) continue;
+    const std::string at = absl::StrCat(path, ".", f->name());
+    const int n = f->is_repeated() ? r->FieldSize(m, f) : 1;
+    for (int i = 0; i < n; ++i) {
+      const std::string item = f->is_repeated() ? absl::StrCat(at, "[", i, "]") : at;
+      double v = 0;
+      switch (f->cpp_type()) {
+        case FieldDescriptor::CPPTYPE_DOUBLE:
+          v = f->is_repeated() ? r->GetRepeatedDouble(m, f, i) : r->GetDouble(m, f);
+          break;
+        case FieldDescriptor::CPPTYPE_FLOAT:
+          v = f->is_repeated() ? r->GetRepeatedFloat(m, f, i) : r->GetFloat(m, f);
+          break;
+        case FieldDescriptor::CPPTYPE_MESSAGE: {
+          const google::protobuf::Message& sub =
+              f->is_repeated() ? r->GetRepeatedMessage(m, f, i) : r->GetMessage(m, f);
+          if (absl::Status s = CheckFiniteNumbers(sub, item, skip); !s.ok()) return s;
+          continue;
+        }
+        default:
+          continue;
+      }
+      if (!std::isfinite(v)) return absl::InvalidArgumentError(absl::StrCat(item, ": must be a finite number"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Validates a user-supplied profile with the estimator's rules.
 absl::Status ValidateUserProfile(const v1::SystemProfile& p) {
   if (absl::Status s = CheckName(p.name(), "profile.name"); !s.ok()) return s;
+  if (absl::Status s = CheckFiniteNumbers(p, "profile", "fit_report"); !s.ok()) return s;
   absl::StatusOr<SystemProfile> sp = adapter::FromProto(p);
   if (!sp.ok()) return sp.status();
   return ValidateProfile(*sp);
@@ -141,13 +184,35 @@ absl::StatusOr<std::pair<std::string, int>> ParseProfileRef(const std::string& r
   int version = 0;
   if (!absl::SimpleAtoi(ref.substr(at + 1), &version) || version <= 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat(field, ": \"", ref.substr(0, 80), "\" is not NAME or NAME@VERSION (VERSION >= 1)"));
+        absl::StrCat(field, ": \"", Abbreviated(ref), "\" is not NAME or NAME@VERSION (VERSION >= 1)"));
   }
   return std::make_pair(ref.substr(0, at), version);
 }
 
+namespace {
+std::set<std::string> BuiltinNames() {
+  std::set<std::string> out;
+  for (const SystemProfile& p : BuiltinProfiles()) out.insert(p.name);
+  return out;
+}
+}  // namespace
+
 Backend::Backend(store::Store* store, Metrics* metrics, BackendOptions options)
-    : store_(store), metrics_(metrics), options_(options) {}
+    : store_(store), metrics_(metrics), options_(options), builtin_names_(BuiltinNames()) {}
+
+Backend::~Backend() { Stop(); }
+
+void Backend::Stop() {
+  std::thread worker;
+  {
+    absl::MutexLock lock(&auto_mu_);
+    stopping_ = true;
+    auto_queue_.clear();
+    auto_queued_.clear();
+    worker = std::move(auto_thread_);
+  }
+  if (worker.joinable()) worker.join();
+}
 
 absl::Status Backend::Start() {
   for (const SystemProfile& p : BuiltinProfiles()) {
@@ -186,7 +251,7 @@ absl::StatusOr<v1::Workload> Backend::WorkloadOf(const v1::Workload* workload, c
   std::optional<Workload> preset = FindModelPreset(model);
   if (!preset) {
     return absl::InvalidArgumentError(
-        absl::StrCat("model: unknown preset \"", model.substr(0, 80), "\" (see `paraplan models`)"));
+        absl::StrCat("model: unknown preset \"", Abbreviated(model), "\" (see `paraplan models`)"));
   }
   return adapter::ToProto(*preset);
 }
@@ -314,8 +379,19 @@ absl::StatusOr<v1::ListProfilesResponse> Backend::ListProfiles(int page_size, co
 
 absl::StatusOr<int> Backend::DeleteProfile(const std::string& name) {
   if (name.empty()) return absl::InvalidArgumentError("name: missing profile name");
+  if (builtin_names_.contains(name)) {
+    // Deleting a profile deletes its measurements too; the built-in ones are shared by
+    // every user of the server. (An authorization layer may let admins do it.)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "profile \"", name, "\" is built in and cannot be deleted (its measurements would go with it); "
+        "write a new version with UpdateProfile instead"));
+  }
   absl::StatusOr<int> deleted = store_->DeleteProfile(name);
-  if (deleted.ok()) metrics_->ForgetProfile(name);
+  if (deleted.ok()) {
+    metrics_->ForgetProfile(name);
+    absl::MutexLock lock(&auto_mu_);
+    auto_failed_at_.erase(name);
+  }
   return deleted;
 }
 
@@ -332,53 +408,72 @@ absl::StatusOr<v1::ListProfileVersionsResponse> Backend::ListProfileVersions(con
   return out;
 }
 
+std::string Backend::ProfileLabel(const std::string& name, std::map<std::string, bool>* known) {
+  if (name.empty()) return kUnknownProfileLabel;
+  auto it = known->find(name);
+  if (it == known->end()) it = known->emplace(name, store_->GetProfile(name).ok()).first;
+  return it->second ? name : kUnknownProfileLabel;
+}
+
 absl::StatusOr<v1::IngestMeasurementsResponse> Backend::Ingest(const v1::IngestMeasurementsRequest& req) {
   if (req.measurements_size() > 10000) {
     return absl::InvalidArgumentError("measurements: at most 10000 per request");
   }
   v1::IngestMeasurementsResponse out;
-  std::set<std::string> touched;
+  std::map<std::string, bool> known;  // profile name -> stored (metrics labels)
+  // Items that passed every check, written together at the end: all or none.
+  struct Candidate {
+    int index;
+    store::MeasurementRow row;
+    double capacity_gib;
+  };
+  std::vector<Candidate> candidates;
+  std::set<std::string> ids;  // of the candidates: a later copy in the request is a duplicate
+  auto duplicate = [&](v1::IngestResult* r, const std::string& profile) {
+    r->set_status(v1::IngestResult::STATUS_DUPLICATE);
+    r->set_reason("already stored");
+    out.set_duplicates(out.duplicates() + 1);
+    metrics_->RecordIngest(ProfileLabel(profile, &known), "duplicate");
+  };
+  auto reject = [&](v1::IngestResult* r, absl::string_view reason, const std::string& profile) {
+    r->set_status(v1::IngestResult::STATUS_REJECTED);
+    r->set_reason(std::string(reason));
+    out.set_rejected(out.rejected() + 1);
+    metrics_->RecordIngest(ProfileLabel(profile, &known), "rejected");
+  };
   for (int i = 0; i < req.measurements_size(); ++i) {
     const v1::Measurement& m = req.measurements(i);
     v1::IngestResult* r = out.add_results();
     r->set_id(m.id());
-    auto reject = [&](const std::string& reason, const std::string& profile) {
-      r->set_status(v1::IngestResult::STATUS_REJECTED);
-      r->set_reason(reason);
-      out.set_rejected(out.rejected() + 1);
-      metrics_->RecordIngest(profile, "rejected");
-    };
     const std::string field = absl::StrCat("measurements[", i, "]");
     if (m.id().empty() || m.id().size() > 200) {
-      reject(absl::StrCat(field, ".id: must be 1 to 200 characters"), "");
+      r->set_id(Abbreviated(m.id()));  // not echoed whole: it may be megabytes
+      reject(r, absl::StrCat(field, ".id: must be 1 to 200 characters"), "");
       continue;
     }
     absl::StatusOr<std::pair<std::string, int>> ref = ParseProfileRef(m.profile(), "profile");
     if (!ref.ok()) {
-      reject(std::string(ref.status().message()), "");
+      reject(r, ref.status().message(), "");
       continue;
     }
     const std::string& profile = ref->first;
     if (!(m.iteration_time_s() > 0) || !std::isfinite(m.iteration_time_s())) {
-      reject(absl::StrCat("iteration_time_s: ", m.iteration_time_s(), " must be a positive number"), profile);
+      reject(r, absl::StrCat("iteration_time_s: ", m.iteration_time_s(), " must be a positive number"), profile);
       continue;
     }
     if (!(m.peak_memory_gib() >= 0) || !std::isfinite(m.peak_memory_gib())) {
-      reject("peak_memory_gib: must be a non-negative number", profile);
+      reject(r, "peak_memory_gib: must be a non-negative number", profile);
       continue;
     }
     absl::StatusOr<bool> dup = store_->HasMeasurement(m.id());
-    if (!dup.ok()) return dup.status();
-    if (*dup) {
-      r->set_status(v1::IngestResult::STATUS_DUPLICATE);
-      r->set_reason("already stored");
-      out.set_duplicates(out.duplicates() + 1);
-      metrics_->RecordIngest(profile, "duplicate");
+    if (!dup.ok()) return dup.status();  // nothing of this request is stored yet
+    if (*dup || ids.contains(m.id())) {
+      duplicate(r, profile);
       continue;
     }
     absl::StatusOr<v1::SystemProfile> pp = Load(profile, ref->second);
     if (!pp.ok()) {
-      reject(std::string(pp.status().message()), "");
+      reject(r, pp.status().message(), profile);
       continue;
     }
     absl::StatusOr<Workload> w = m.has_workload() ? adapter::FromProto(m.workload())
@@ -388,15 +483,23 @@ absl::StatusOr<v1::IngestMeasurementsResponse> Backend::Ingest(const v1::IngestM
     absl::Status bad = !w.ok() ? w.status() : !c.ok() ? c.status() : p.status();
     absl::StatusOr<paraplan::Estimate> e = bad.ok() ? EstimateIteration(*w, *c, *p) : bad;
     if (!e.ok()) {
-      reject(std::string(e.status().message()), profile);
+      reject(r, e.status().message(), profile);
       continue;
     }
     if (e->num_gpus > p->NumGpus()) {
-      reject(absl::StrCat("config: uses ", e->num_gpus, " GPUs; profile \"", profile, "\" has ", p->NumGpus()),
+      reject(r, absl::StrCat("config: uses ", e->num_gpus, " GPUs; profile \"", profile, "\" has ", p->NumGpus()),
              profile);
       continue;
     }
-    store::MeasurementRow row;
+    // A profile stored before validation bounded every value may still predict nonsense.
+    if (!std::isfinite(e->iteration_time_s) || !std::isfinite(e->memory.total_bytes)) {
+      reject(r, absl::StrCat("profile \"", profile, "\" version ", pp->version(),
+                             " predicts a non-finite time or memory; fix the profile"),
+             profile);
+      continue;
+    }
+    Candidate cand{i, {}, p->accelerator.memory_gib};
+    store::MeasurementRow& row = cand.row;
     row.id = m.id();
     row.profile_name = profile;
     row.profile_version = pp->version();
@@ -408,37 +511,116 @@ absl::StatusOr<v1::IngestMeasurementsResponse> Backend::Ingest(const v1::IngestM
     row.out_of_memory = m.out_of_memory();
     row.observed_at_unix_ms = m.observed_at().seconds() * 1000 + m.observed_at().nanos() / 1000000;
     row.body = m.SerializeAsString();
-    absl::Status s = store_->InsertMeasurement(row);
+    ids.insert(row.id);
+    candidates.push_back(std::move(cand));
+  }
+
+  std::vector<store::MeasurementRow> rows;
+  rows.reserve(candidates.size());
+  for (const Candidate& c : candidates) rows.push_back(c.row);
+  // One transaction: on error nothing of this request is stored, and the error says so.
+  absl::StatusOr<std::vector<absl::Status>> stored = store_->InsertMeasurements(rows);
+  if (!stored.ok()) return stored.status();
+  std::set<std::string> touched;
+  for (size_t k = 0; k < candidates.size(); ++k) {
+    const Candidate& c = candidates[k];
+    const absl::Status& s = (*stored)[k];
+    v1::IngestResult* r = out.mutable_results(c.index);
+    const std::string& profile = c.row.profile_name;
     if (s.code() == absl::StatusCode::kAlreadyExists) {  // a concurrent ingest won
-      r->set_status(v1::IngestResult::STATUS_DUPLICATE);
-      r->set_reason("already stored");
-      out.set_duplicates(out.duplicates() + 1);
-      metrics_->RecordIngest(profile, "duplicate");
+      duplicate(r, profile);
       continue;
     }
-    if (!s.ok()) return s;
+    if (!s.ok()) {  // e.g. the profile was deleted meanwhile
+      reject(r, s.message(), profile);
+      continue;
+    }
     r->set_status(v1::IngestResult::STATUS_ACCEPTED);
-    r->set_predicted_iteration_time_s(e->iteration_time_s);
-    r->set_profile_version(pp->version());
+    r->set_predicted_iteration_time_s(c.row.predicted_iteration_time_s);
+    r->set_profile_version(c.row.profile_version);
     out.set_accepted(out.accepted() + 1);
     metrics_->RecordIngest(profile, "accepted");
-    if (std::optional<double> ape = AbsRelativeError(row)) metrics_->ObservePredictionError(profile, *ape);
-    if (std::optional<bool> hit = MemoryHit(row, p->accelerator.memory_gib)) {
-      metrics_->RecordMemoryPrediction(profile, *hit);
-    }
+    if (std::optional<double> ape = AbsRelativeError(c.row)) metrics_->ObservePredictionError(profile, *ape);
+    if (std::optional<bool> hit = MemoryHit(c.row, c.capacity_gib)) metrics_->RecordMemoryPrediction(profile, *hit);
     touched.insert(profile);
   }
+  // The measurements are stored: what follows only updates metrics and schedules work,
+  // and its failures are logged, never returned (the answer must say what was stored).
   for (const std::string& profile : touched) {
-    if (absl::Status s = RefreshAccuracy(profile, false); !s.ok()) return s;
-    if (options_.auto_calibrate_after <= 0) continue;
-    absl::StatusOr<int> pending = store_->CountMeasurementsSinceCalibration(profile);
-    if (!pending.ok()) return pending.status();
-    if (*pending >= options_.auto_calibrate_after) {
-      absl::StatusOr<v1::CalibrateResponse> c = Calibrate(profile);
-      if (c.ok()) out.set_calibration_triggered(true);
+    if (absl::Status s = RefreshAccuracy(profile, false); !s.ok()) {
+      WriteLogLine(LogLevel::kWarn, absl::StrCat("event=refresh_accuracy profile=", LogQuote(profile),
+                                                 " msg=", LogQuote(s.message())));
+    }
+    if (options_.auto_calibrate_after > 0 && AutoCalibrationDue(profile) && ScheduleAutoCalibration(profile)) {
+      out.set_calibration_triggered(true);
     }
   }
   return out;
+}
+
+int Backend::AutoCalibrationThreshold(const std::string& profile) {
+  auto it = auto_failed_at_.find(profile);
+  return options_.auto_calibrate_after + (it == auto_failed_at_.end() ? 0 : it->second);
+}
+
+bool Backend::AutoCalibrationDue(const std::string& profile) {
+  absl::StatusOr<int> pending = store_->CountMeasurementsSinceCalibration(profile);
+  if (!pending.ok()) return false;
+  absl::MutexLock lock(&auto_mu_);
+  return *pending >= AutoCalibrationThreshold(profile);
+}
+
+bool Backend::ScheduleAutoCalibration(const std::string& profile) {
+  absl::MutexLock lock(&auto_mu_);
+  if (stopping_) return false;
+  if (auto_running_ == profile) {
+    auto_again_ = true;  // the worker looks again when this one is done
+    return false;
+  }
+  if (!auto_queued_.insert(profile).second) return false;
+  auto_queue_.push_back(profile);
+  if (!auto_thread_.joinable()) auto_thread_ = std::thread(&Backend::AutoCalibrationLoop, this);
+  return true;
+}
+
+void Backend::AutoCalibrationLoop() {
+  for (;;) {
+    std::string profile;
+    {
+      absl::MutexLock lock(&auto_mu_);
+      auto_mu_.Await(absl::Condition(this, &Backend::HasAutoWork));
+      if (stopping_) return;
+      profile = std::move(auto_queue_.front());
+      auto_queue_.pop_front();
+      auto_queued_.erase(profile);
+      auto_running_ = profile;
+      auto_again_ = false;
+    }
+    RunAutoCalibration(profile);
+    absl::MutexLock lock(&auto_mu_);
+    auto_running_.clear();
+    if (auto_again_ && !stopping_ && auto_queued_.insert(profile).second) auto_queue_.push_back(profile);
+  }
+}
+
+void Backend::RunAutoCalibration(const std::string& profile) {
+  // Still due? An explicit Calibrate may have run since this one was queued.
+  absl::StatusOr<int> pending = store_->CountMeasurementsSinceCalibration(profile);
+  if (!pending.ok()) return;
+  {
+    absl::MutexLock lock(&auto_mu_);
+    if (*pending < AutoCalibrationThreshold(profile)) return;
+  }
+  absl::StatusOr<v1::CalibrateResponse> c = Calibrate(profile);  // success clears auto_failed_at_
+  if (c.ok()) return;
+  {
+    absl::MutexLock lock(&auto_mu_);
+    // Not retried until another auto_calibrate_after measurements arrive.
+    auto_failed_at_[profile] = *pending;
+  }
+  WriteLogLine(LogLevel::kWarn, absl::StrCat("event=auto_calibration profile=", LogQuote(profile),
+                                             " code=", absl::StatusCodeToString(c.status().code()),
+                                             " msg=", LogQuote(c.status().message())));
 }
 
 absl::Status Backend::RefreshAccuracy(const std::string& profile, bool replay_histograms) {
@@ -528,10 +710,17 @@ absl::StatusOr<v1::CalibrateResponse> Backend::Calibrate(const std::string& prof
   // cross-validated error beats the current version's on the same measurements;
   // otherwise it is kept as a candidate (`PromoteProfile` can still promote it).
   const bool promote = result->report.promote;
+  // Measurements stored while the fit ran are not in it: they still count toward the
+  // next automatic calibration.
+  const int64_t fitted_through = rows->empty() ? 0 : rows->back().seq;
   absl::StatusOr<int> version = store_->RecordCalibration(profile, Encode(next), base->version(),
                                                           result->report.num_measurements,
-                                                          report.SerializeAsString(), promote);
+                                                          report.SerializeAsString(), promote, fitted_through);
   if (!version.ok()) return version.status();
+  {
+    absl::MutexLock auto_lock(&auto_mu_);
+    auto_failed_at_.erase(profile);  // the next automatic one is due after N more again
+  }
   metrics_->RecordCalibration(profile);
   if (promote) metrics_->SetProfileVersion(profile, *version);
   metrics_->SetCalibrationAge(profile, 0);

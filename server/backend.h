@@ -2,16 +2,30 @@
 // gRPC. The gRPC services (server.cc) only translate contexts and statuses.
 //
 // Profiles are stored as serialized paraplan.v1.SystemProfile; version and created_at
-// come from the store row. A profile reference is "NAME" (newest) or "NAME@N".
+// come from the store row. A profile reference is "NAME" (newest) or "NAME@N". The
+// built-in profiles (BuiltinProfiles()) cannot be deleted.
+//
+// Automatic calibration (after `auto_calibrate_after` new measurements of a profile)
+// runs on one background thread, never inside the Ingest call that triggers it: at most
+// one is queued or running per profile, and after a failed one the profile waits for
+// another `auto_calibrate_after` measurements. Stop() (or the destructor) drops the queue
+// and waits for the calibration running, if any.
+//
+// Metrics never take a label value from a request unchecked: an ingest rejected for a
+// profile that is not stored counts under profile="(unknown)", so the series are bounded
+// by the stored profiles. Errors repeat a request's strings at most kMaxEchoedChars long.
+//
 // Thread-safe: the store serialises writes; profile create/update checks and writes
 // under one lock; one calibration runs at a time.
 #ifndef PARAPLAN_SERVER_BACKEND_H_
 #define PARAPLAN_SERVER_BACKEND_H_
 
 #include <atomic>
+#include <deque>
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -31,6 +45,12 @@ struct BackendOptions {
 class Backend {
  public:
   Backend(store::Store* store, Metrics* metrics, BackendOptions options);
+  ~Backend();
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
+
+  // The metrics label of ingests for profiles that are not stored.
+  static constexpr const char* kUnknownProfileLabel = "(unknown)";
 
   // Seeds the built-in profiles (never overwrites) and loads accuracy metrics.
   absl::Status Start();
@@ -65,6 +85,10 @@ class Backend {
   // profiles deleted since the last call.
   void RefreshGauges();
 
+  // Stops background work: queued automatic calibrations are dropped, the running one
+  // (if any) is waited for, and none starts afterwards. Idempotent.
+  void Stop();
+
  private:
   enum class Existing { kMustNotExist, kMustExist, kEither };
   absl::StatusOr<v1::SystemProfile> WriteProfile(const v1::SystemProfile& profile, Existing existing,
@@ -76,6 +100,19 @@ class Backend {
   absl::StatusOr<std::map<int, double>> CapacitiesOf(const std::string& name);
   absl::StatusOr<v1::Workload> WorkloadOf(const v1::Workload* workload, const std::string& model);
   absl::Status RefreshAccuracy(const std::string& profile, bool replay_histograms);
+  // The profile's name when it is stored, else kUnknownProfileLabel. `known` caches
+  // answers within one request.
+  std::string ProfileLabel(const std::string& name, std::map<std::string, bool>* known);
+
+  // Automatic calibration (see the top of this file).
+  // Measurements since the last calibration that make one due (after a failure, more).
+  int AutoCalibrationThreshold(const std::string& profile) ABSL_EXCLUSIVE_LOCKS_REQUIRED(auto_mu_);
+  bool AutoCalibrationDue(const std::string& profile) ABSL_LOCKS_EXCLUDED(auto_mu_);
+  // Queues one for `profile`; false when one is already queued or running.
+  bool ScheduleAutoCalibration(const std::string& profile) ABSL_LOCKS_EXCLUDED(auto_mu_);
+  void AutoCalibrationLoop() ABSL_LOCKS_EXCLUDED(auto_mu_);
+  void RunAutoCalibration(const std::string& profile) ABSL_LOCKS_EXCLUDED(auto_mu_);
+  bool HasAutoWork() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(auto_mu_) { return stopping_ || !auto_queue_.empty(); }
 
   store::Store* store_;
   Metrics* metrics_;
@@ -84,6 +121,17 @@ class Backend {
   absl::Mutex profile_write_mu_;  // Create/Update: existence check + write
   absl::Mutex gauges_mu_;
   std::set<std::string> gauged_ ABSL_GUARDED_BY(gauges_mu_);  // profiles with gauges
+  const std::set<std::string> builtin_names_;
+
+  absl::Mutex auto_mu_;
+  std::deque<std::string> auto_queue_ ABSL_GUARDED_BY(auto_mu_);
+  std::set<std::string> auto_queued_ ABSL_GUARDED_BY(auto_mu_);  // the names in auto_queue_
+  std::string auto_running_ ABSL_GUARDED_BY(auto_mu_);           // empty when none
+  bool auto_again_ ABSL_GUARDED_BY(auto_mu_) = false;  // asked for auto_running_ while it ran
+  // Measurements since calibration when the last automatic one of a profile failed.
+  std::map<std::string, int> auto_failed_at_ ABSL_GUARDED_BY(auto_mu_);
+  bool stopping_ ABSL_GUARDED_BY(auto_mu_) = false;
+  std::thread auto_thread_ ABSL_GUARDED_BY(auto_mu_);  // started on first use
 };
 
 // "NAME" or "NAME@N" -> (name, version; 0 = newest). INVALID_ARGUMENT on bad syntax.

@@ -2,6 +2,11 @@
 //   paraplan-server [--listen HOST:PORT] [--db PATH] [--metrics-listen HOST:PORT|off]
 //                   [--auto-calibrate-after N] [--max-message-bytes N]
 //                   [--log-level debug|info|warn|error|off] [--quiet]
+//                   [--tls-cert PEM --tls-key PEM [--tls-client-ca PEM]]
+//                   [--tokens-file FILE [--allow-anonymous-reads]]
+//                   [--max-gpus N] [--max-plan-gpu-counts N] [--max-concurrent-plans N]
+//                   [--max-batch N] [--max-ingest N] [--max-profile-bytes N]
+//                   [--plan-deadline-s S] [--write-rate PER_S]
 // Prints "paraplan-server listening on HOST:PORT ..." on stdout once serving (PORT is
 // the bound one, so --listen 127.0.0.1:0 works). SIGTERM / SIGINT: health turns
 // NOT_SERVING, in-flight RPCs get 10 s to finish, exit 0. Bad flags: usage, exit 2.
@@ -24,8 +29,20 @@ constexpr char kUsage[] =
     "usage: paraplan-server [--listen HOST:PORT] [--db PATH] [--metrics-listen HOST:PORT|off]\n"
     "                       [--auto-calibrate-after N] [--max-message-bytes N]\n"
     "                       [--log-level debug|info|warn|error|off] [--quiet]\n"
+    "                       [--tls-cert PEM --tls-key PEM [--tls-client-ca PEM]]\n"
+    "                       [--tokens-file FILE [--allow-anonymous-reads]]\n"
+    "                       [--max-gpus N] [--max-plan-gpu-counts N] [--max-concurrent-plans N]\n"
+    "                       [--max-batch N] [--max-ingest N] [--max-profile-bytes N]\n"
+    "                       [--plan-deadline-s S] [--write-rate PER_S]\n"
     "defaults: --listen 127.0.0.1:50051 --db paraplan.db --metrics-listen 127.0.0.1:9464\n"
-    "          --auto-calibrate-after 20 (0 = never) --max-message-bytes 16777216 --log-level info\n";
+    "          --auto-calibrate-after 20 (0 = never) --max-message-bytes 16777216 --log-level info\n"
+    "TLS: server certificate and key (PEM); --tls-client-ca requires client certificates.\n"
+    "--tokens-file: lines \"TOKEN ROLE\" (reader, writer, admin); every call then needs\n"
+    "\"authorization: Bearer TOKEN\" (reads need none with --allow-anonymous-reads); tokens\n"
+    "need TLS unless --listen is a loopback address.\n"
+    "limits (defaults): --max-gpus 1048576 --max-plan-gpu-counts 64 --max-concurrent-plans 4\n"
+    "  --max-batch 10000 --max-ingest 10000 --max-profile-bytes 1048576 --plan-deadline-s 30\n"
+    "  --write-rate 50 (write RPCs per second per client host, burst twice that; 0 = off)\n";
 
 int UsageError(const std::string& why) {
   std::fprintf(stderr, "paraplan-server: %s\n%s", why.c_str(), kUsage);
@@ -47,6 +64,10 @@ int main(int argc, char** argv) {
       o.log_level = LogLevel::kWarn;
       continue;
     }
+    if (flag == "--allow-anonymous-reads") {
+      o.allow_anonymous_reads = true;
+      continue;
+    }
     // --flag VALUE or --flag=VALUE
     std::string v;
     const size_t eq = flag.find('=');
@@ -54,8 +75,12 @@ int main(int argc, char** argv) {
       v = flag.substr(eq + 1);
       flag.resize(eq);
     }
-    static const char* const kValued[] = {"--listen", "--db", "--metrics-listen", "--auto-calibrate-after",
-                                          "--max-message-bytes", "--log-level"};
+    static const char* const kValued[] = {"--listen",    "--db",       "--metrics-listen", "--auto-calibrate-after",
+                                          "--max-message-bytes", "--log-level", "--tls-cert", "--tls-key",
+                                          "--tls-client-ca", "--tokens-file", "--max-gpus",
+                                          "--max-plan-gpu-counts", "--max-concurrent-plans", "--max-batch",
+                                          "--max-ingest", "--max-profile-bytes", "--plan-deadline-s",
+                                          "--write-rate"};
     if (std::find(std::begin(kValued), std::end(kValued), flag) == std::end(kValued)) {
       return UsageError(absl::StrCat(flag, ": unknown flag"));
     }
@@ -77,6 +102,34 @@ int main(int argc, char** argv) {
       if (!absl::SimpleAtoi(v, &o.max_message_bytes) || o.max_message_bytes <= 0) {
         return UsageError(absl::StrCat(flag, ": \"", v, "\" is not a positive byte count"));
       }
+    } else if (flag == "--tls-cert") {
+      o.tls_cert_file = v;
+    } else if (flag == "--tls-key") {
+      o.tls_key_file = v;
+    } else if (flag == "--tls-client-ca") {
+      o.tls_client_ca_file = v;
+    } else if (flag == "--tokens-file") {
+      o.tokens_file = v;
+    } else if (flag == "--write-rate" || flag == "--plan-deadline-s") {
+      double d = 0;
+      if (!absl::SimpleAtod(v, &d) || !(d >= 0) || d > 1e6 || (flag == "--plan-deadline-s" && d == 0)) {
+        return UsageError(absl::StrCat(flag, ": \"", v, "\" is not a ", flag == "--write-rate" ? "rate >= 0" : "positive", " number"));
+      }
+      if (flag == "--write-rate") {
+        o.limits.write_rate_per_s = d;
+        o.limits.write_burst = std::max(1.0, 2 * d);
+      } else {
+        o.limits.plan_default_deadline_s = d;
+      }
+    } else if (flag.rfind("--max-", 0) == 0 && flag != "--max-message-bytes") {
+      int n = 0;
+      if (!absl::SimpleAtoi(v, &n) || n <= 0) return UsageError(absl::StrCat(flag, ": \"", v, "\" is not a count > 0"));
+      if (flag == "--max-gpus") o.limits.max_gpus = n;
+      if (flag == "--max-plan-gpu-counts") o.limits.max_plan_gpu_counts = n;
+      if (flag == "--max-concurrent-plans") o.limits.max_concurrent_plans = n;
+      if (flag == "--max-batch") o.limits.max_batch = n;
+      if (flag == "--max-ingest") o.limits.max_ingest = n;
+      if (flag == "--max-profile-bytes") o.limits.max_profile_bytes = n;
     } else if (flag == "--log-level") {
       absl::StatusOr<LogLevel> level = paraplan::server::ParseLogLevel(v);
       if (!level.ok()) return UsageError(std::string(level.status().message()));
@@ -87,7 +140,7 @@ int main(int argc, char** argv) {
     return UsageError(absl::StrCat("--listen: \"", o.listen, "\" is not HOST:PORT"));
   }
 
-  // Block the stop signals before any thread starts, so every gRPC / prometheus thread
+  // Block the stop signals before any thread starts, so every gRPC / HTTP thread
   // inherits the mask; this thread takes them with sigwait.
   sigset_t stop;
   sigemptyset(&stop);

@@ -1,22 +1,15 @@
 #include "server/metrics.h"
 
 #include <prometheus/counter.h>
-#include <prometheus/exposer.h>
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
-#include <exception>
-#include <vector>
-
-#include "absl/strings/str_cat.h"
-
 namespace paraplan::server {
 
 struct Metrics::Impl {
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
-  std::unique_ptr<prometheus::Exposer> exposer;
   prometheus::Family<prometheus::Counter>& requests =
       prometheus::BuildCounter().Name("paraplan_rpc_requests_total").Help("RPCs by method and status code").Register(*registry);
   prometheus::Family<prometheus::Histogram>& duration =
@@ -47,26 +40,7 @@ struct Metrics::Impl {
       .Register(*registry);
 };
 
-absl::StatusOr<std::unique_ptr<Metrics>> Metrics::Create(const std::string& listen) {
-  auto impl = std::make_unique<Impl>();
-  if (!listen.empty()) {
-    try {
-      impl->exposer = std::make_unique<prometheus::Exposer>(listen);
-    } catch (const std::exception& e) {  // CivetWeb cannot bind
-      return absl::UnavailableError(absl::StrCat("metrics listener ", listen, ": ", e.what()));
-    }
-    impl->exposer->RegisterCollectable(impl->registry);
-  }
-  return std::unique_ptr<Metrics>(new Metrics(std::move(impl)));
-}
-
-int Metrics::port() const {
-  if (impl_->exposer == nullptr) return 0;
-  const std::vector<int> ports = impl_->exposer->GetListeningPorts();
-  return ports.empty() ? 0 : ports.front();
-}
-
-Metrics::Metrics(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Metrics::Metrics() : impl_(std::make_unique<Impl>()) {}
 Metrics::~Metrics() = default;
 
 void Metrics::RecordRpc(const std::string& method, const std::string& code, double seconds) {

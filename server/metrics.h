@@ -1,27 +1,26 @@
 // Metrics: the Prometheus families paraplan exports, behind a small interface so that
-// only metrics.cc includes prometheus-cpp. Names follow Prometheus conventions
-// (_total, _seconds, _ratio). Thread-safe (prometheus-cpp metrics are atomic; family
-// lookups are guarded by the library).
+// only metrics.cc includes prometheus-cpp (its core: registry and text format). Names
+// follow Prometheus conventions (_total, _seconds, _ratio). Serving them is not done
+// here: the daemon's HttpServer (http_server.h) answers GET /metrics with Text().
+// Thread-safe (prometheus-cpp metrics are atomic; family lookups are guarded by the
+// library).
 #ifndef PARAPLAN_SERVER_METRICS_H_
 #define PARAPLAN_SERVER_METRICS_H_
 
 #include <memory>
 #include <string>
 
-#include "absl/status/statusor.h"
-
 namespace paraplan::server {
 
 class Metrics {
  public:
-  // Serves /metrics on `listen` ("host:port"; port 0 = any free port); empty = no HTTP
-  // exposer (metrics are still recorded, e.g. for tests that read Text()).
-  // prometheus-cpp throws when it cannot bind; this returns UNAVAILABLE instead.
-  static absl::StatusOr<std::unique_ptr<Metrics>> Create(const std::string& listen);
-  ~Metrics();
+  // The Content-Type of Text(): Prometheus text exposition format 0.0.4.
+  static constexpr char kContentType[] = "text/plain; version=0.0.4; charset=utf-8";
 
-  // The bound HTTP port; 0 when no exposer.
-  int port() const;
+  Metrics();
+  ~Metrics();
+  Metrics(const Metrics&) = delete;
+  Metrics& operator=(const Metrics&) = delete;
 
   void RecordRpc(const std::string& method, const std::string& code, double seconds);
   void RecordPlan(double enumerated, double feasible, double evaluated);
@@ -40,7 +39,6 @@ class Metrics {
 
  private:
   struct Impl;
-  explicit Metrics(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -4,6 +4,7 @@
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/support/server_interceptor.h>
 
 #include <atomic>
 #include <chrono>
@@ -14,7 +15,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/notification.h"
 #include "paraplan/v1/services.grpc.pb.h"
+#include "server/auth.h"
 #include "server/backend.h"
+#include "server/rate_limit.h"
+#include "server/http_server.h"
 #include "server/log.h"
 #include "server/metrics.h"
 #include "store/store.h"
@@ -42,6 +46,10 @@ struct RpcEnv {
   Metrics* metrics;
   LogLevel min_level;
   std::atomic<int>* in_flight;  // paraplan.v1 RPCs inside a handler now
+  const Auth* auth;
+  const Limits* limits;
+  RateLimiter* writes;          // per client host, write RPCs only
+  std::atomic<int>* plans;      // Plan searches running now
 };
 
 // Wraps one RPC body: counts it in flight, maps the status, records metrics (method
@@ -51,7 +59,24 @@ class Rpc {
   Rpc(const RpcEnv& env, const char* service, const char* method, grpc::ServerContext* ctx)
       : env_(env), service_(service), method_(method), ctx_(ctx), start_(absl::Now()) {
     env_.in_flight->fetch_add(1);
+    if (env_.auth->enabled()) {
+      const auto& md = ctx_->client_metadata();
+      auto it = md.find("authorization");
+      const absl::string_view value = it == md.end() ? absl::string_view()
+                                                     : absl::string_view(it->second.data(), it->second.size());
+      auth_ = env_.auth->Check(value, RequiredRole(service_, method_));
+    }
+    absl::Duration retry;
+    if (auth_.ok() && RequiredRole(service_, method_) >= Role::kWriter &&
+        !env_.writes->Allow(ClientOfPeer(ctx_->peer()), absl::Now(), &retry)) {
+      auth_ = absl::ResourceExhaustedError(absl::StrFormat(
+          "write rate limit: %g per second per client (burst %g); retry in %.1f s", env_.limits->write_rate_per_s,
+          env_.limits->write_burst, absl::ToDoubleSeconds(retry)));
+    }
   }
+  // Whether the caller may make this call; when not, return Denied() at once.
+  bool allowed() const { return auth_.ok(); }
+  grpc::Status Denied() { return Done(auth_); }
   ~Rpc() { env_.in_flight->fetch_sub(1); }
   Rpc(const Rpc&) = delete;
   Rpc& operator=(const Rpc&) = delete;
@@ -78,6 +103,72 @@ class Rpc {
   const char* method_;
   grpc::ServerContext* ctx_;
   absl::Time start_;
+  absl::Status auth_;
+};
+
+// GPUs a request's configuration occupies against the server's --max-gpus.
+absl::Status CheckGpus(const v1::EstimateRequest& r, const Limits& lim) {
+  const v1::ParallelConfig& c = r.config();
+  int64_t gpus = 1;
+  for (int64_t d : {c.data_parallel(), c.tensor_parallel(), c.pipeline_parallel(), c.context_parallel(),
+                    c.spatial_parallel(), c.filter_parallel(), c.channel_parallel()}) {
+    gpus *= std::max<int64_t>(1, std::min<int64_t>(d, int64_t{1} << 30));
+    if (gpus > lim.max_gpus) break;
+  }
+  if (gpus > lim.max_gpus || r.num_gpus() > lim.max_gpus) {
+    return absl::InvalidArgumentError(absl::StrCat("config: the degrees occupy more than the server's limit of ",
+                                                   lim.max_gpus, " GPUs (--max-gpus)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckProfileSize(const v1::SystemProfile& p, const Limits& lim) {
+  if (p.ByteSizeLong() > static_cast<size_t>(lim.max_profile_bytes)) {
+    return absl::InvalidArgumentError(absl::StrCat("profile: larger than ", lim.max_profile_bytes,
+                                                   " bytes (--max-profile-bytes)"));
+  }
+  return absl::OkStatus();
+}
+
+// A request body that does not parse never reaches a handler: gRPC answers INTERNAL
+// with an empty message. This interceptor turns that into INVALID_ARGUMENT naming the
+// method, counted and logged like any other refused call.
+class UnparsedRequestInterceptor final : public grpc::experimental::Interceptor {
+ public:
+  UnparsedRequestInterceptor(grpc::experimental::ServerRpcInfo* info, const RpcEnv& env) : info_(info), env_(env) {}
+  void Intercept(grpc::experimental::InterceptorBatchMethods* m) override {
+    using grpc::experimental::InterceptionHookPoints;
+    if (m->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_MESSAGE) && m->GetRecvMessage() == nullptr) {
+      unparsed_ = true;
+    }
+    if (unparsed_ && m->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
+      const std::string method = info_->method() == nullptr ? "" : info_->method();
+      const std::string message = absl::StrCat("request body is not a valid message for ", method);
+      m->ModifySendStatus(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message));
+      const std::string short_name = method.substr(method.rfind('/') + 1);
+      env_.metrics->RecordRpc(short_name, "INVALID_ARGUMENT", 0);
+      if (LogLevel::kInfo >= env_.min_level) {
+        WriteLogLine(LogLevel::kInfo, absl::StrCat("rpc=", short_name, " code=INVALID_ARGUMENT msg=", LogQuote(message)));
+      }
+    }
+    m->Proceed();
+  }
+
+ private:
+  grpc::experimental::ServerRpcInfo* info_;
+  const RpcEnv& env_;
+  bool unparsed_ = false;
+};
+
+class UnparsedRequestFactory final : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  explicit UnparsedRequestFactory(RpcEnv env) : env_(env) {}
+  grpc::experimental::Interceptor* CreateServerInterceptor(grpc::experimental::ServerRpcInfo* info) override {
+    return new UnparsedRequestInterceptor(info, env_);
+  }
+
+ private:
+  RpcEnv env_;
 };
 
 template <typename T>
@@ -93,18 +184,23 @@ class PlannerService final : public v1::Planner::Service {
   grpc::Status Estimate(grpc::ServerContext* ctx, const v1::EstimateRequest* req,
                         v1::EstimateResponse* resp) override {
     Rpc rpc(env_, "Planner", "Estimate", ctx);
+    if (!rpc.allowed()) return rpc.Denied();
+    if (absl::Status s = CheckGpus(*req, *env_.limits); !s.ok()) return rpc.Done(s);
     return rpc.Done(Assign(b_->Estimate(*req), resp->mutable_estimate()));
   }
   grpc::Status EstimateBatch(grpc::ServerContext* ctx, const v1::EstimateBatchRequest* req,
                              v1::EstimateBatchResponse* resp) override {
     Rpc rpc(env_, "Planner", "EstimateBatch", ctx);
-    if (req->requests_size() > 10000) {
-      return rpc.Done(absl::InvalidArgumentError("requests: at most 10000 per batch"));
+    if (!rpc.allowed()) return rpc.Denied();
+    if (req->requests_size() > env_.limits->max_batch) {
+      return rpc.Done(absl::InvalidArgumentError(
+          absl::StrCat("requests: at most ", env_.limits->max_batch, " per batch (--max-batch)")));
     }
     for (const v1::EstimateRequest& r : req->requests()) {
       if (ctx->IsCancelled()) return rpc.Done(absl::CancelledError("the client cancelled the batch"));
       v1::EstimateResult* out = resp->add_results();
-      absl::StatusOr<v1::Estimate> e = b_->Estimate(r);
+      const absl::Status gate = CheckGpus(r, *env_.limits);
+      absl::StatusOr<v1::Estimate> e = gate.ok() ? b_->Estimate(r) : absl::StatusOr<v1::Estimate>(gate);
       if (e.ok()) {
         *out->mutable_estimate() = std::move(*e);
       } else {
@@ -116,9 +212,35 @@ class PlannerService final : public v1::Planner::Service {
   }
   grpc::Status Plan(grpc::ServerContext* ctx, const v1::PlanRequest* req, v1::PlanResponse* resp) override {
     Rpc rpc(env_, "Planner", "Plan", ctx);
-    absl::Time deadline = absl::InfiniteFuture();
+    if (!rpc.allowed()) return rpc.Denied();
+    const Limits& lim = *env_.limits;
+    if (req->gpus_size() > lim.max_plan_gpu_counts) {
+      return rpc.Done(absl::InvalidArgumentError(absl::StrCat("gpus: at most ", lim.max_plan_gpu_counts,
+                                                              " GPU counts per plan (--max-plan-gpu-counts)")));
+    }
+    for (int g : req->gpus()) {
+      if (g > lim.max_gpus) {
+        return rpc.Done(absl::InvalidArgumentError(
+            absl::StrCat("gpus: ", g, " exceeds the server's limit of ", lim.max_gpus, " GPUs (--max-gpus)")));
+      }
+    }
+    // A bounded number of searches at once; the rest are told to come back.
+    struct Slot {
+      std::atomic<int>* n;
+      bool taken;
+      ~Slot() {
+        if (taken) n->fetch_sub(1);
+      }
+    } slot{env_.plans, env_.plans->fetch_add(1) < lim.max_concurrent_plans};
+    if (!slot.taken) {
+      env_.plans->fetch_sub(1);
+      return rpc.Done(absl::ResourceExhaustedError(absl::StrCat(
+          lim.max_concurrent_plans, " plan searches are running (--max-concurrent-plans); retry in about 1 s")));
+    }
+    // Leave time to serialise and send the answer; a call without a deadline gets the
+    // server's default.
+    absl::Time deadline = absl::Now() + absl::Seconds(lim.plan_default_deadline_s);
     if (ctx->deadline() < std::chrono::system_clock::time_point::max() - std::chrono::hours(24 * 365)) {
-      // Leave time to serialise and send the answer.
       deadline = absl::FromChrono(ctx->deadline()) - absl::Milliseconds(20);
     }
     std::atomic<bool> cancelled{false};
@@ -137,6 +259,7 @@ class PlannerService final : public v1::Planner::Service {
   grpc::Status ListModels(grpc::ServerContext* ctx, const v1::ListModelsRequest*,
                           v1::ListModelsResponse* resp) override {
     Rpc rpc(env_, "Planner", "ListModels", ctx);
+    if (!rpc.allowed()) return rpc.Denied();
     *resp = b_->ListModels();
     return rpc.Done(absl::OkStatus());
   }
@@ -152,26 +275,33 @@ class ProfilesService final : public v1::Profiles::Service {
   grpc::Status CreateProfile(grpc::ServerContext* ctx, const v1::CreateProfileRequest* req,
                              v1::SystemProfile* resp) override {
     Rpc rpc(env_, "Profiles", "CreateProfile", ctx);
+    if (!rpc.allowed()) return rpc.Denied();
+    if (absl::Status s = CheckProfileSize(req->profile(), *env_.limits); !s.ok()) return rpc.Done(s);
     return rpc.Done(Assign(b_->CreateProfile(req->profile()), resp));
   }
   grpc::Status GetProfile(grpc::ServerContext* ctx, const v1::GetProfileRequest* req,
                           v1::SystemProfile* resp) override {
     Rpc rpc(env_, "Profiles", "GetProfile", ctx);
+    if (!rpc.allowed()) return rpc.Denied();
     return rpc.Done(Assign(b_->GetProfile(req->name()), resp));
   }
   grpc::Status ListProfiles(grpc::ServerContext* ctx, const v1::ListProfilesRequest* req,
                             v1::ListProfilesResponse* resp) override {
     Rpc rpc(env_, "Profiles", "ListProfiles", ctx);
+    if (!rpc.allowed()) return rpc.Denied();
     return rpc.Done(Assign(b_->ListProfiles(req->page_size(), req->page_token()), resp));
   }
   grpc::Status UpdateProfile(grpc::ServerContext* ctx, const v1::UpdateProfileRequest* req,
                              v1::SystemProfile* resp) override {
     Rpc rpc(env_, "Profiles", "UpdateProfile", ctx);
+    if (!rpc.allowed()) return rpc.Denied();
+    if (absl::Status s = CheckProfileSize(req->profile(), *env_.limits); !s.ok()) return rpc.Done(s);
     return rpc.Done(Assign(b_->UpdateProfile(req->profile(), req->create_if_missing()), resp));
   }
   grpc::Status DeleteProfile(grpc::ServerContext* ctx, const v1::DeleteProfileRequest* req,
                              v1::DeleteProfileResponse* resp) override {
     Rpc rpc(env_, "Profiles", "DeleteProfile", ctx);
+    if (!rpc.allowed()) return rpc.Denied();
     absl::StatusOr<int> n = b_->DeleteProfile(req->name());
     if (n.ok()) resp->set_versions_deleted(*n);
     return rpc.Done(n.status());
@@ -179,21 +309,25 @@ class ProfilesService final : public v1::Profiles::Service {
   grpc::Status ListProfileVersions(grpc::ServerContext* ctx, const v1::ListProfileVersionsRequest* req,
                                    v1::ListProfileVersionsResponse* resp) override {
     Rpc rpc(env_, "Profiles", "ListProfileVersions", ctx);
+    if (!rpc.allowed()) return rpc.Denied();
     return rpc.Done(Assign(b_->ListProfileVersions(req->name()), resp));
   }
   grpc::Status FitNetwork(grpc::ServerContext* ctx, const v1::FitNetworkRequest* req,
                           v1::FitNetworkResponse* resp) override {
     Rpc rpc(env_, "Profiles", "FitNetwork", ctx);
+    if (!rpc.allowed()) return rpc.Denied();
     return rpc.Done(Assign(b_->FitNetwork(*req), resp));
   }
   grpc::Status PromoteProfile(grpc::ServerContext* ctx, const v1::PromoteProfileRequest* req,
                               v1::SystemProfile* resp) override {
     Rpc rpc(env_, "Profiles", "PromoteProfile", ctx);
+    if (!rpc.allowed()) return rpc.Denied();
     return rpc.Done(Assign(b_->PromoteProfile(req->name()), resp));
   }
   grpc::Status FitGemm(grpc::ServerContext* ctx, const v1::FitGemmRequest* req,
                        v1::FitGemmResponse* resp) override {
     Rpc rpc(env_, "Profiles", "FitGemm", ctx);
+    if (!rpc.allowed()) return rpc.Denied();
     return rpc.Done(Assign(b_->FitGemm(*req), resp));
   }
 
@@ -208,16 +342,23 @@ class MeasurementsService final : public v1::Measurements::Service {
   grpc::Status IngestMeasurements(grpc::ServerContext* ctx, const v1::IngestMeasurementsRequest* req,
                                   v1::IngestMeasurementsResponse* resp) override {
     Rpc rpc(env_, "Measurements", "IngestMeasurements", ctx);
+    if (!rpc.allowed()) return rpc.Denied();
+    if (req->measurements_size() > env_.limits->max_ingest) {
+      return rpc.Done(absl::InvalidArgumentError(absl::StrCat("measurements: at most ", env_.limits->max_ingest,
+                                                              " per request (--max-ingest)")));
+    }
     return rpc.Done(Assign(b_->Ingest(*req), resp));
   }
   grpc::Status GetAccuracy(grpc::ServerContext* ctx, const v1::GetAccuracyRequest* req,
                            v1::AccuracyReport* resp) override {
     Rpc rpc(env_, "Measurements", "GetAccuracy", ctx);
+    if (!rpc.allowed()) return rpc.Denied();
     return rpc.Done(Assign(b_->Accuracy(*req), resp));
   }
   grpc::Status Calibrate(grpc::ServerContext* ctx, const v1::CalibrateRequest* req,
                          v1::CalibrateResponse* resp) override {
     Rpc rpc(env_, "Measurements", "Calibrate", ctx);
+    if (!rpc.allowed()) return rpc.Denied();
     return rpc.Done(Assign(b_->Calibrate(req->profile(), req->dry_run()), resp));
   }
 
@@ -229,7 +370,7 @@ class MeasurementsService final : public v1::Measurements::Service {
 class Running final : public RunningServer {
  public:
   int port() const override { return port_; }
-  int metrics_port() const override { return metrics_->port(); }
+  int metrics_port() const override { return http_ == nullptr ? 0 : http_->port(); }
   Metrics& metrics() override { return *metrics_; }
   absl::Status CheckIntegrity() override { return store_->CheckIntegrity(); }
   void Shutdown(absl::Duration grace) override {
@@ -263,11 +404,14 @@ class Running final : public RunningServer {
     }
     stop_gauges_.Notify();
     if (gauges_.joinable()) gauges_.join();
+    if (backend_ != nullptr) backend_->Stop();  // background calibration: drop the queue, finish the run
+    if (http_ != nullptr) http_->Stop();  // last: /metrics stays up for the drain
   }
   ~Running() override { Shutdown(absl::Seconds(5)); }
 
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<Metrics> metrics_;
+  std::unique_ptr<HttpServer> http_;  // after metrics_: its handlers use it
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<PlannerService> planner_;
   std::unique_ptr<ProfilesService> profiles_;
@@ -278,23 +422,83 @@ class Running final : public RunningServer {
   std::atomic<bool> stopped_{false};
   std::atomic<int> in_flight_{0};
   int port_ = 0;
+  Auth auth_;
+  Limits limits_;
+  std::unique_ptr<RateLimiter> writes_;
+  std::atomic<int> plans_{0};
 };
+
+// The plain-HTTP endpoints on --metrics-listen; further routes (JSON, say) go here too,
+// under the handler contract in http_server.h.
+void AddHttpRoutes(HttpServer& http, Running* r) {
+  http.Handle("GET", "/metrics", [r](const HttpRequest&) {
+    return HttpResponse{200, Metrics::kContentType, r->metrics_->Text()};
+  });
+  // 503 once draining, like grpc.health.v1, so that probes see the end coming.
+  http.Handle("GET", "/healthz", [r](const HttpRequest&) {
+    return r->stopped_ ? HttpResponse{503, "text/plain; charset=utf-8", "draining\n"}
+                       : HttpResponse{200, "text/plain; charset=utf-8", "ok\n"};
+  });
+}
+
+// Insecure (the loopback quick start) or TLS from the options' PEM files.
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(const ServerOptions& o) {
+  if (o.tls_cert_file.empty() != o.tls_key_file.empty()) {
+    return absl::InvalidArgumentError("--tls-cert and --tls-key go together");
+  }
+  if (o.tls_cert_file.empty()) {
+    if (!o.tls_client_ca_file.empty()) return absl::InvalidArgumentError("--tls-client-ca needs --tls-cert and --tls-key");
+    if (!o.tokens_file.empty() && !IsLoopback(o.listen)) {
+      return absl::InvalidArgumentError(absl::StrCat("--tokens-file on the non-loopback address ", o.listen,
+                                                     " needs TLS (--tls-cert, --tls-key): tokens would travel in clear"));
+    }
+    return grpc::InsecureServerCredentials();
+  }
+  absl::StatusOr<std::string> cert = ReadPem(o.tls_cert_file, "--tls-cert");
+  if (!cert.ok()) return cert.status();
+  absl::StatusOr<std::string> key = ReadPem(o.tls_key_file, "--tls-key");
+  if (!key.ok()) return key.status();
+  grpc::SslServerCredentialsOptions ssl(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+  ssl.pem_key_cert_pairs.push_back({*key, *cert});
+  if (!o.tls_client_ca_file.empty()) {
+    absl::StatusOr<std::string> ca = ReadPem(o.tls_client_ca_file, "--tls-client-ca");
+    if (!ca.ok()) return ca.status();
+    ssl.pem_root_certs = *ca;
+    ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+  }
+  return grpc::SslServerCredentials(ssl);
+}
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<RunningServer>> StartServer(const ServerOptions& options) {
   auto r = std::make_unique<Running>();
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> creds = Credentials(options);
+  if (!creds.ok()) return creds.status();
+  if (!options.tokens_file.empty()) {
+    absl::StatusOr<Auth> auth = Auth::FromTokensFile(options.tokens_file, options.allow_anonymous_reads);
+    if (!auth.ok()) return auth.status();
+    r->auth_ = *std::move(auth);
+  }
   absl::StatusOr<std::unique_ptr<store::Store>> store = store::Store::Open(options.db_path);
   if (!store.ok()) return store.status();
   r->store_ = std::move(*store);
-  absl::StatusOr<std::unique_ptr<Metrics>> metrics = Metrics::Create(options.metrics_listen);
-  if (!metrics.ok()) return metrics.status();
-  r->metrics_ = std::move(*metrics);
+  r->metrics_ = std::make_unique<Metrics>();
+  if (!options.metrics_listen.empty()) {
+    r->http_ = std::make_unique<HttpServer>();
+    AddHttpRoutes(*r->http_, r.get());
+    if (absl::Status s = r->http_->Start(options.metrics_listen); !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat("metrics listener: ", s.message()));
+    }
+  }
   BackendOptions bo;
   bo.auto_calibrate_after = options.auto_calibrate_after;
   r->backend_ = std::make_unique<Backend>(r->store_.get(), r->metrics_.get(), bo);
   if (absl::Status s = r->backend_->Start(); !s.ok()) return s;
-  const RpcEnv env{r->metrics_.get(), options.log_level, &r->in_flight_};
+  r->limits_ = options.limits;
+  r->writes_ = std::make_unique<RateLimiter>(options.limits.write_rate_per_s, options.limits.write_burst);
+  const RpcEnv env{r->metrics_.get(), options.log_level, &r->in_flight_, &r->auth_,
+                   &r->limits_, r->writes_.get(), &r->plans_};
   r->planner_ = std::make_unique<PlannerService>(r->backend_.get(), env);
   r->profiles_ = std::make_unique<ProfilesService>(r->backend_.get(), env);
   r->measurements_ = std::make_unique<MeasurementsService>(r->backend_.get(), env);
@@ -302,8 +506,13 @@ absl::StatusOr<std::unique_ptr<RunningServer>> StartServer(const ServerOptions& 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &r->port_);
+  builder.AddListeningPort(options.listen, *creds, &r->port_);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
+  {
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+    interceptors.push_back(std::make_unique<UnparsedRequestFactory>(env));
+    builder.experimental().SetInterceptorCreators(std::move(interceptors));
+  }
   builder.RegisterService(r->planner_.get());
   builder.RegisterService(r->profiles_.get());
   builder.RegisterService(r->measurements_.get());

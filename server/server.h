@@ -7,7 +7,8 @@
 // turns NOT_SERVING, new calls are refused, in-flight paraplan RPCs get until the grace
 // period ends; long-lived streams (health Watch, reflection) are cancelled as soon as
 // no paraplan RPC is left, so they do not hold the drain for the whole grace period.
-// No gRPC headers here so main() and tests stay light. Thread-safe.
+// Authentication (bearer tokens with roles) and TLS are optional (auth.h). No gRPC
+// headers here so main() and tests stay light. Thread-safe.
 #ifndef PARAPLAN_SERVER_SERVER_H_
 #define PARAPLAN_SERVER_SERVER_H_
 
@@ -22,13 +23,37 @@ namespace paraplan::server {
 
 class Metrics;
 
+// Bounds on what one client can ask of the server; each refusal is RESOURCE_EXHAUSTED
+// or INVALID_ARGUMENT naming the limit (and a retry time where waiting helps).
+struct Limits {
+  int max_gpus = 1 << 20;            // GPUs of one configuration or plan
+  int max_plan_gpu_counts = 64;      // GPU counts in one Plan request
+  int max_concurrent_plans = 4;      // searches at once; more: RESOURCE_EXHAUSTED, retry
+  int max_batch = 10000;             // requests in one EstimateBatch
+  int max_ingest = 10000;            // measurements in one IngestMeasurements
+  int max_profile_bytes = 1 << 20;   // a serialized SystemProfile
+  double plan_default_deadline_s = 30;  // a Plan without a deadline gets this one
+  double write_rate_per_s = 50;      // write RPCs per second per client host; 0 = off
+  double write_burst = 100;
+};
+
 struct ServerOptions {
   std::string listen = "127.0.0.1:50051";
   std::string db_path = "paraplan.db";
-  std::string metrics_listen = "127.0.0.1:9464";  // empty = no HTTP endpoint; port 0 = any
+  std::string metrics_listen = "127.0.0.1:9464";  // HTTP /metrics, /healthz; empty = none; port 0 = any
   int auto_calibrate_after = 20;                   // 0 = never automatically
   int max_message_bytes = 16 * 1024 * 1024;        // larger requests: RESOURCE_EXHAUSTED
   LogLevel log_level = LogLevel::kInfo;            // one line per RPC at info
+  // Server TLS (PEM files); both or neither. With tls_client_ca_file, clients must
+  // present a certificate it signed (mutual TLS).
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_client_ca_file;
+  // Bearer tokens ("TOKEN ROLE" lines, see auth.h); empty = no authentication. Tokens
+  // need TLS unless `listen` is a loopback address.
+  std::string tokens_file;
+  bool allow_anonymous_reads = false;
+  Limits limits;
 };
 
 class RunningServer {

@@ -16,6 +16,11 @@ Statement::~Statement() {
   if (stmt_ != nullptr) sqlite3_finalize(stmt_);
 }
 
+void Statement::Reset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+}
+
 void Statement::BindText(int i, absl::string_view v) {
   sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
 }
@@ -75,11 +80,11 @@ absl::StatusOr<Statement> Database::Prepare(absl::string_view sql) {
   return Statement(db_, stmt);
 }
 
-absl::Status Database::Exec(absl::string_view sql, std::initializer_list<std::string> params) {
+absl::Status Database::Exec(absl::string_view sql, std::initializer_list<absl::string_view> params) {
   absl::StatusOr<Statement> s = Prepare(sql);
   if (!s.ok()) return s.status();
   int i = 1;
-  for (const std::string& p : params) s->BindText(i++, p);
+  for (absl::string_view p : params) s->BindText(i++, p);
   return s->Run();
 }
 
@@ -93,21 +98,14 @@ absl::Status Database::ExecScript(const std::string& sql) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<int64_t> Database::QueryInt(const std::string& sql) {
+absl::StatusOr<int64_t> Database::QueryInt(absl::string_view sql, std::initializer_list<absl::string_view> params) {
   absl::StatusOr<Statement> s = Prepare(sql);
   if (!s.ok()) return s.status();
+  int i = 1;
+  for (absl::string_view p : params) s->BindText(i++, p);
   absl::StatusOr<bool> row = s->Step();
   if (!row.ok()) return row.status();
   return *row ? s->ColumnInt(0) : 0;
-}
-
-std::string Database::Quote(absl::string_view v) {
-  std::string out = "'";
-  for (char c : v) {
-    if (c == '\'') out += '\'';
-    out += c;
-  }
-  return out + "'";
 }
 
 Transaction::~Transaction() {

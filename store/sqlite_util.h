@@ -1,6 +1,7 @@
 // Thin RAII wrappers over the SQLite C API for store.cc: a Database connection
 // (WAL, foreign keys, busy timeout), prepared Statements with bound parameters, and a
-// Transaction that starts with BEGIN IMMEDIATE and rolls back unless committed.
+// Transaction that starts with BEGIN IMMEDIATE and rolls back unless committed. Values
+// always travel as bound parameters: there is no way here to splice one into SQL text.
 // Not thread-safe by themselves; Store serialises access with its mutex.
 #ifndef PARAPLAN_STORE_SQLITE_UTIL_H_
 #define PARAPLAN_STORE_SQLITE_UTIL_H_
@@ -26,6 +27,8 @@ class Statement {
   Statement& operator=(const Statement&) = delete;
   ~Statement();
 
+  // Back to before the first Step, bindings cleared, to run the statement again.
+  void Reset();
   void BindText(int index, absl::string_view v);
   void BindBlob(int index, absl::string_view v);
   void BindInt(int index, int64_t v);
@@ -53,14 +56,12 @@ class Database {
 
   absl::Status Open(const std::string& path);
   absl::StatusOr<Statement> Prepare(absl::string_view sql);
-  // One statement with text parameters.
-  absl::Status Exec(absl::string_view sql, std::initializer_list<std::string> params);
-  // Several statements without parameters.
+  // One statement with text parameters (bound, never spliced into the SQL).
+  absl::Status Exec(absl::string_view sql, std::initializer_list<absl::string_view> params);
+  // Several statements without parameters (schema, pragmas, transaction control).
   absl::Status ExecScript(const std::string& sql);
-  // First column of the first row of a query without parameters.
-  absl::StatusOr<int64_t> QueryInt(const std::string& sql);
-  // A SQL string literal (for the few queries built from trusted identifiers).
-  static std::string Quote(absl::string_view v);
+  // First column of the first row (0 when no row) of a query with text parameters.
+  absl::StatusOr<int64_t> QueryInt(absl::string_view sql, std::initializer_list<absl::string_view> params = {});
   sqlite3* handle() { return db_; }
 
  private:

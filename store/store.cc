@@ -133,8 +133,19 @@ auto AllRows(Statement& s, Read read) -> absl::StatusOr<std::vector<decltype(rea
   }
 }
 
+// A caller's string as an error message repeats it: at most 100 bytes, cut at a UTF-8
+// character boundary, so that any error fits in gRPC metadata. (The estimator has the
+// same rule, Abbreviated(); this module depends on SQLite and Abseil only.)
+std::string Shown(absl::string_view text) {
+  constexpr size_t kMaxBytes = 100;
+  if (text.size() <= kMaxBytes) return std::string(text);
+  size_t n = kMaxBytes;
+  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+  return absl::StrCat(text.substr(0, n), "...");
+}
+
 absl::Status NotFound(absl::string_view name) {
-  return absl::NotFoundError(absl::StrCat("profile \"", name, "\" not found"));
+  return absl::NotFoundError(absl::StrCat("profile \"", Shown(name), "\" not found"));
 }
 
 }  // namespace
@@ -179,7 +190,7 @@ struct Store::Impl {
     absl::StatusOr<int> latest = LatestVersion(name);
     if (!latest.ok()) return latest.status();
     if (*latest == 0) {
-      if (absl::Status s = db.Exec("INSERT OR IGNORE INTO profiles(name) VALUES (?)", {std::string(name)});
+      if (absl::Status s = db.Exec("INSERT OR IGNORE INTO profiles(name) VALUES (?)", {name});
           !s.ok()) {
         return s;
       }
@@ -274,7 +285,7 @@ absl::StatusOr<ProfileRow> Store::GetProfile(absl::string_view name, int version
     if (version > 0) {
       absl::StatusOr<int> latest = impl_->LatestVersion(name);
       if (latest.ok() && *latest > 0) {
-        return absl::NotFoundError(absl::StrCat("profile \"", name, "\" has no version ", version,
+        return absl::NotFoundError(absl::StrCat("profile \"", Shown(name), "\" has no version ", version,
                                                 " (latest is ", *latest, ")"));
       }
     }
@@ -317,7 +328,7 @@ absl::Status Store::PromoteProfileVersion(absl::string_view name, int version) {
   absl::StatusOr<bool> row = exists->Step();
   if (!row.ok()) return row.status();
   if (!*row) {
-    return absl::NotFoundError(absl::StrCat("profile \"", name, "\" has no version ", version));
+    return absl::NotFoundError(absl::StrCat("profile \"", Shown(name), "\" has no version ", version));
   }
   absl::StatusOr<int64_t> at = impl_->NextPromotionMs(name);
   if (!at.ok()) return at.status();
@@ -336,51 +347,78 @@ absl::StatusOr<int> Store::DeleteProfile(absl::string_view name) {
   Transaction tx(&impl_->db);
   if (absl::Status s = tx.Begin(); !s.ok()) return s;
   if (absl::Status st = impl_->RequireProfile(name); !st.ok()) return st;
-  absl::StatusOr<int64_t> count = impl_->db.QueryInt(
-      absl::StrCat("SELECT COUNT(*) FROM profile_versions WHERE name = ", Database::Quote(name)));
+  absl::StatusOr<int64_t> count = impl_->db.QueryInt("SELECT COUNT(*) FROM profile_versions WHERE name = ?", {name});
   if (!count.ok()) return count.status();
-  if (absl::Status s = impl_->db.Exec("DELETE FROM profiles WHERE name = ?", {std::string(name)}); !s.ok()) {
+  if (absl::Status s = impl_->db.Exec("DELETE FROM profiles WHERE name = ?", {name}); !s.ok()) {
     return s;
   }
   if (absl::Status s = tx.Commit(); !s.ok()) return s;
   return static_cast<int>(*count);
 }
 
-absl::Status Store::InsertMeasurement(const MeasurementRow& r) {
-  if (r.id.empty()) return absl::InvalidArgumentError("measurement id must not be empty");
+absl::Status Store::InsertMeasurement(const MeasurementRow& row) {
+  absl::StatusOr<std::vector<absl::Status>> out = InsertMeasurements({row});
+  if (!out.ok()) return out.status();
+  return out->front();
+}
+
+absl::StatusOr<std::vector<absl::Status>> Store::InsertMeasurements(const std::vector<MeasurementRow>& rows) {
   absl::MutexLock lock(&impl_->mu);
   Transaction tx(&impl_->db);
   if (absl::Status s = tx.Begin(); !s.ok()) return s;
-  if (absl::Status st = impl_->RequireProfile(r.profile_name); !st.ok()) return st;
-  absl::StatusOr<int64_t> exists = impl_->db.QueryInt(
-      absl::StrCat("SELECT COUNT(*) FROM measurements WHERE id = ", Database::Quote(r.id)));
+  absl::StatusOr<Statement> exists = impl_->db.Prepare("SELECT 1 FROM measurements WHERE id = ?");
   if (!exists.ok()) return exists.status();
-  if (*exists > 0) return absl::AlreadyExistsError(absl::StrCat("measurement \"", r.id, "\" is already stored"));
-  absl::StatusOr<Statement> s = impl_->db.Prepare(
+  absl::StatusOr<Statement> insert = impl_->db.Prepare(
       "INSERT INTO measurements(id, profile_name, profile_version, iteration_time_s, "
       "predicted_iteration_time_s, peak_memory_gib, predicted_memory_gib, predicted_fits, "
       "out_of_memory, observed_at_ms, ingested_at_ms, body) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
-  if (!s.ok()) return s.status();
-  s->BindText(1, r.id);
-  s->BindText(2, r.profile_name);
-  s->BindInt(3, r.profile_version);
-  s->BindDouble(4, r.iteration_time_s);
-  s->BindDouble(5, r.predicted_iteration_time_s);
-  s->BindDouble(6, r.peak_memory_gib);
-  s->BindDouble(7, r.predicted_memory_gib);
-  s->BindInt(8, r.predicted_fits ? 1 : 0);
-  s->BindInt(9, r.out_of_memory ? 1 : 0);
-  s->BindInt(10, r.observed_at_unix_ms);
-  s->BindInt(11, r.ingested_at_unix_ms > 0 ? r.ingested_at_unix_ms : NowMs());
-  s->BindBlob(12, r.body);
-  if (absl::Status st = s->Run(); !st.ok()) return st;
-  return tx.Commit();
+  if (!insert.ok()) return insert.status();
+  const int64_t now_ms = NowMs();
+  std::vector<absl::Status> out;
+  out.reserve(rows.size());
+  for (const MeasurementRow& r : rows) {
+    if (r.id.empty()) {
+      out.push_back(absl::InvalidArgumentError("measurement id must not be empty"));
+      continue;
+    }
+    if (absl::Status st = impl_->RequireProfile(r.profile_name); !st.ok()) {
+      if (st.code() != absl::StatusCode::kNotFound) return st;
+      out.push_back(st);
+      continue;
+    }
+    exists->Reset();
+    exists->BindText(1, r.id);
+    absl::StatusOr<bool> found = exists->Step();
+    if (!found.ok()) return found.status();
+    if (*found) {
+      out.push_back(absl::AlreadyExistsError(absl::StrCat("measurement \"", Shown(r.id), "\" is already stored")));
+      continue;
+    }
+    insert->Reset();
+    insert->BindText(1, r.id);
+    insert->BindText(2, r.profile_name);
+    insert->BindInt(3, r.profile_version);
+    insert->BindDouble(4, r.iteration_time_s);
+    insert->BindDouble(5, r.predicted_iteration_time_s);
+    insert->BindDouble(6, r.peak_memory_gib);
+    insert->BindDouble(7, r.predicted_memory_gib);
+    insert->BindInt(8, r.predicted_fits ? 1 : 0);
+    insert->BindInt(9, r.out_of_memory ? 1 : 0);
+    insert->BindInt(10, r.observed_at_unix_ms);
+    insert->BindInt(11, r.ingested_at_unix_ms > 0 ? r.ingested_at_unix_ms : now_ms);
+    insert->BindBlob(12, r.body);
+    // Any other failure (a constraint, I/O) returns here: the transaction rolls back and
+    // no row of the batch is stored.
+    if (absl::Status st = insert->Run(); !st.ok()) return st;
+    out.push_back(absl::OkStatus());
+  }
+  if (absl::Status s = tx.Commit(); !s.ok()) return s;
+  return out;
 }
 
 absl::StatusOr<bool> Store::HasMeasurement(absl::string_view id) {
   absl::MutexLock lock(&impl_->mu);
-  absl::StatusOr<int64_t> n =
-      impl_->db.QueryInt(absl::StrCat("SELECT COUNT(*) FROM measurements WHERE id = ", Database::Quote(id)));
+  absl::StatusOr<int64_t> n = impl_->db.QueryInt("SELECT COUNT(*) FROM measurements WHERE id = ?", {id});
   if (!n.ok()) return n.status();
   return *n > 0;
 }
@@ -408,25 +446,27 @@ absl::StatusOr<std::vector<MeasurementRow>> Store::RecentMeasurements(absl::stri
 
 absl::StatusOr<int> Store::CountMeasurementsSinceCalibration(absl::string_view profile_name) {
   absl::MutexLock lock(&impl_->mu);
-  const std::string q = Database::Quote(profile_name);
-  absl::StatusOr<int64_t> n = impl_->db.QueryInt(absl::StrCat(
-      "SELECT COUNT(*) FROM measurements WHERE profile_name = ", q,
-      " AND seq > COALESCE((SELECT MAX(last_measurement_seq) FROM calibration_runs WHERE profile_name = ", q,
-      "), 0)"));
+  absl::StatusOr<int64_t> n = impl_->db.QueryInt(
+      "SELECT COUNT(*) FROM measurements WHERE profile_name = ?1 AND seq > "
+      "COALESCE((SELECT MAX(last_measurement_seq) FROM calibration_runs WHERE profile_name = ?1), 0)",
+      {profile_name});
   if (!n.ok()) return n.status();
   return static_cast<int>(*n);
 }
 
 absl::StatusOr<int> Store::RecordCalibration(absl::string_view name, absl::string_view body, int from_version,
-                                             int num_measurements, absl::string_view report, bool promote) {
+                                             int num_measurements, absl::string_view report, bool promote,
+                                             int64_t last_measurement_seq) {
   absl::MutexLock lock(&impl_->mu);
   Transaction tx(&impl_->db);
   if (absl::Status s = tx.Begin(); !s.ok()) return s;
   if (absl::Status st = impl_->RequireProfile(name); !st.ok()) return st;
   absl::StatusOr<int> v = impl_->InsertVersion(name, body, "calibration", promote);
   if (!v.ok()) return v.status();
-  absl::StatusOr<int64_t> last_seq = impl_->db.QueryInt(absl::StrCat(
-      "SELECT COALESCE(MAX(seq), 0) FROM measurements WHERE profile_name = ", Database::Quote(name)));
+  absl::StatusOr<int64_t> last_seq =
+      last_measurement_seq > 0
+          ? absl::StatusOr<int64_t>(last_measurement_seq)
+          : impl_->db.QueryInt("SELECT COALESCE(MAX(seq), 0) FROM measurements WHERE profile_name = ?", {name});
   if (!last_seq.ok()) return last_seq.status();
   absl::StatusOr<Statement> s = impl_->db.Prepare(
       "INSERT INTO calibration_runs(profile_name, from_version, to_version, created_at_ms, num_measurements, "

@@ -15,6 +15,8 @@
 //    changes nothing.
 //  - Every write runs in one BEGIN IMMEDIATE transaction; a failed write leaves the
 //    database as it was. WAL mode, foreign keys on, schema migrations by user_version.
+//  - Every value reaches SQLite as a bound parameter (any bytes, NUL included, are data).
+//  - An error message repeats a caller's string (a name, an id) at most 100 bytes long.
 // Thread-safety: a Store may be used from many threads at once (one connection guarded
 // by a mutex; SQLite busy_timeout covers other processes).
 #ifndef PARAPLAN_STORE_STORE_H_
@@ -102,6 +104,11 @@ class Store {
   // --- measurements ---
   // ALREADY_EXISTS when the id is stored; NOT_FOUND when the profile does not exist.
   absl::Status InsertMeasurement(const MeasurementRow& row);
+  // Inserts a batch in one transaction and says per row what happened: OK (stored),
+  // ALREADY_EXISTS (the id was stored, before or earlier in `rows`), NOT_FOUND (no such
+  // profile), INVALID_ARGUMENT (empty id). Any other failure returns that error and
+  // stores no row of the batch: all of it is stored or none.
+  absl::StatusOr<std::vector<absl::Status>> InsertMeasurements(const std::vector<MeasurementRow>& rows);
   absl::StatusOr<bool> HasMeasurement(absl::string_view id);
   // Oldest first. limit 0 = all.
   absl::StatusOr<std::vector<MeasurementRow>> ListMeasurements(absl::string_view profile_name,
@@ -114,10 +121,13 @@ class Store {
 
   // --- calibration ---
   // Writes the new profile version (promoted iff promote) and the run record in one
-  // transaction; returns the new version.
+  // transaction; returns the new version. `last_measurement_seq` is the newest
+  // measurement the fit saw (0 = the newest stored): measurements after it still count
+  // in CountMeasurementsSinceCalibration.
   absl::StatusOr<int> RecordCalibration(absl::string_view name, absl::string_view body,
                                         int from_version, int num_measurements,
-                                        absl::string_view report, bool promote = true);
+                                        absl::string_view report, bool promote = true,
+                                        int64_t last_measurement_seq = 0);
   absl::StatusOr<std::optional<CalibrationRunRow>> LastCalibration(absl::string_view name);
 
   // PRAGMA integrity_check == "ok".

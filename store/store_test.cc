@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -133,6 +134,69 @@ TEST_F(StoreTest, QuotesAreHarmless) {
   ASSERT_TRUE(store_->InsertMeasurement(Row("o'clock", "it's")).ok());
   EXPECT_TRUE(*store_->HasMeasurement("o'clock"));
   EXPECT_EQ(*store_->CountMeasurementsSinceCalibration("it's"), 1);
+}
+
+// Regression: ids and names were spliced into SQL; one with a NUL byte cut the
+// statement short ("unrecognized token") after earlier rows of a request were committed.
+TEST_F(StoreTest, AnyBytesAreData) {
+  const std::string nul_name("p\0x", 3), nul_id("m\0'; DROP TABLE measurements; --", 33);
+  ASSERT_TRUE(store_->PutProfileVersion(nul_name, "x", "user").ok());
+  EXPECT_EQ(store_->GetProfile("p").status().code(), absl::StatusCode::kNotFound);
+  ASSERT_TRUE(store_->InsertMeasurement(Row(nul_id, nul_name)).ok());
+  EXPECT_TRUE(*store_->HasMeasurement(nul_id));
+  EXPECT_FALSE(*store_->HasMeasurement("m"));
+  EXPECT_EQ(store_->InsertMeasurement(Row(nul_id, nul_name)).code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(*store_->CountMeasurementsSinceCalibration(nul_name), 1);
+  EXPECT_EQ(store_->ListMeasurements(nul_name)->front().id, nul_id);
+  EXPECT_EQ(*store_->RecordCalibration(nul_name, "y", 1, 1, "r"), 2);
+  EXPECT_EQ(*store_->CountMeasurementsSinceCalibration(nul_name), 0);
+  EXPECT_EQ(*store_->DeleteProfile(nul_name), 2);
+  EXPECT_TRUE(store_->CheckIntegrity().ok());
+}
+
+TEST_F(StoreTest, BatchSaysPerRowWhatWasStored) {
+  ASSERT_TRUE(store_->PutProfileVersion("p", "x", "user").ok());
+  ASSERT_TRUE(store_->InsertMeasurement(Row("old")).ok());
+  absl::StatusOr<std::vector<absl::Status>> r =
+      store_->InsertMeasurements({Row("a"), Row("old"), Row("b", "nope"), Row("a"), Row("")});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->size(), 5u);
+  EXPECT_TRUE((*r)[0].ok());
+  EXPECT_EQ((*r)[1].code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ((*r)[2].code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ((*r)[3].code(), absl::StatusCode::kAlreadyExists);  // earlier in the same batch
+  EXPECT_EQ((*r)[4].code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->ListMeasurements("p")->size(), 2u);
+}
+
+TEST_F(StoreTest, BatchIsAllOrNothing) {
+  ASSERT_TRUE(store_->PutProfileVersion("p", "x", "user").ok());
+  MeasurementRow bad = Row("bad");
+  bad.predicted_iteration_time_s = std::nan("");  // SQLite stores NaN as NULL: NOT NULL fails
+  absl::StatusOr<std::vector<absl::Status>> r = store_->InsertMeasurements({Row("first"), bad, Row("last")});
+  EXPECT_FALSE(r.ok());
+  EXPECT_FALSE(*store_->HasMeasurement("first"));
+  EXPECT_TRUE(store_->ListMeasurements("p")->empty());
+  EXPECT_TRUE(store_->InsertMeasurements({Row("first")}).ok());  // the store is usable after
+}
+
+TEST_F(StoreTest, MeasurementsAfterTheFittedOnesStillCount) {
+  ASSERT_TRUE(store_->PutProfileVersion("p", "x", "user").ok());
+  for (const char* id : {"a", "b", "c"}) ASSERT_TRUE(store_->InsertMeasurement(Row(id)).ok());
+  const int64_t fitted_through = store_->ListMeasurements("p")->at(0).seq;  // the fit saw "a" only
+  ASSERT_TRUE(store_->RecordCalibration("p", "y", 1, 1, "r", true, fitted_through).ok());
+  EXPECT_EQ(*store_->CountMeasurementsSinceCalibration("p"), 2);
+}
+
+TEST_F(StoreTest, ErrorsRepeatAtMost100BytesOfAName) {
+  const std::string huge(10000, 'n');
+  absl::Status s = store_->GetProfile(huge).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  EXPECT_LT(s.message().size(), 150u);
+  EXPECT_NE(s.message().find(std::string(100, 'n') + "..."), std::string::npos) << s.message();
+  EXPECT_LT(store_->DeleteProfile(huge).status().message().size(), 150u);
+  ASSERT_TRUE(store_->PutProfileVersion("p", "x", "user").ok());
+  EXPECT_LT(store_->GetProfile("p", 9).status().message().size(), 150u);
 }
 
 TEST_F(StoreTest, CandidateIsStoredButNotDefault) {

@@ -149,13 +149,15 @@ class Server {
   explicit Server(const std::string& name) : dir_(absl::StrCat(g_tmp, "/", name)) { mkdir(dir_.c_str(), 0755); }
   ~Server() { Stop(); }
 
-  // Starts the server and waits (bounded) until it answers a health check.
-  bool Start() {
+  // Starts the server (with `extra` flags) and waits (bounded) until it answers a
+  // health check.
+  bool Start(const std::vector<std::string>& extra = {}) {
     port_ = FreePort();
     metrics_port_ = FreePort();
-    pid_ = Spawn({g_paths.server, "--listen", absl::StrCat("127.0.0.1:", port_), "--db", db(), "--metrics-listen",
-                  absl::StrCat("127.0.0.1:", metrics_port_)},
-                 dir_ + "/server.out", log());
+    std::vector<std::string> argv = {g_paths.server, "--listen", absl::StrCat("127.0.0.1:", port_), "--db", db(),
+                                     "--metrics-listen", absl::StrCat("127.0.0.1:", metrics_port_)};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    pid_ = Spawn(argv, dir_ + "/server.out", log());
     for (int i = 0; i < 150; ++i) {
       int status = 0;
       if (waitpid(pid_, &status, WNOHANG) == pid_) {
@@ -574,6 +576,26 @@ TEST_F(ServerTest, FitNetworkAndGemmFromMicrobenchmarks) {
   r = P({"plan", "--profile", "dgx-h100-80gb", "--model", "llama3-8b", "--gpus", "8", "--global-batch", "32",
          "--top", "1"});
   EXPECT_EQ(r.code, 0) << Describe(r);
+}
+
+// Tokens from --token or $PARAPLAN_TOKEN; the server's refusals come back as exit 1 with
+// the gRPC code.
+TEST(CliAuth, TokensFromFlagOrEnvironment) {
+  if (g_paths.server.empty()) GTEST_SKIP() << "no --server binary given";
+  const std::string tokens = g_tmp + "/tokens.txt";
+  std::ofstream(tokens) << "reader-token-0123456789 reader\nwriter-token-0123456789 writer\n";
+  Server server("auth");
+  ASSERT_TRUE(server.Start({"--tokens-file", tokens})) << Slurp(server.log());
+  Result r = RunCli({"--server", server.address(), "profiles", "list"});
+  EXPECT_EQ(r.code, 1) << Describe(r);
+  EXPECT_TRUE(Contains(r.err, "UNAUTHENTICATED")) << Describe(r);
+  r = RunCli({"--server", server.address(), "--token", "reader-token-0123456789", "profiles", "list"});
+  EXPECT_EQ(r.code, 0) << Describe(r);
+  r = RunCli({"--server", server.address(), "profiles", "delete", "dgx-h100-80gb"},
+             {{"PARAPLAN_TOKEN", "writer-token-0123456789"}});
+  EXPECT_EQ(r.code, 1) << Describe(r);
+  EXPECT_TRUE(Contains(r.err, "PERMISSION_DENIED") && Contains(r.err, "needs role admin")) << Describe(r);
+  EXPECT_EQ(server.Stop(), 0);
 }
 
 TEST(CliDrain, SigtermLetsTheInFlightPlanFinish) {

@@ -138,6 +138,13 @@ TEST(DaemonTest, SigtermDrainsAnInFlightPlanAndExitsZero) {
   EXPECT_EQ(SampleValue(HttpGet(metrics_port, "/metrics"),
                         "paraplan_rpc_requests_total{code=\"OK\",method=\"ListModels\"}"),
             1);
+  // Any other path used to crash the binary (civetweb, exit 139): now 404, still serving.
+  for (int round = 0; round < 3; ++round) {
+    for (const char* path : {"/", "/favicon.ico", "/metrics/", "/healthz/"}) {
+      EXPECT_THAT(HttpGet(metrics_port, path), HasSubstr(" 404 Not Found\r\n")) << path;
+    }
+  }
+  EXPECT_THAT(HttpGet(metrics_port, "/healthz"), HasSubstr(" 200 OK\r\n"));
 
   v1::PlanRequest req;
   req.set_profile("dgx-a100-80gb");
@@ -157,6 +164,8 @@ TEST(DaemonTest, SigtermDrainsAnInFlightPlanAndExitsZero) {
   ASSERT_EQ(kill(d.pid(), SIGTERM), 0);
   client.join();
   EXPECT_EQ(d.Wait(std::chrono::seconds(30)), 0);
+  // Prompt once the plan is answered: the drain's idle wait, not a metrics server's.
+  EXPECT_LT(std::chrono::steady_clock::now() - answered, std::chrono::milliseconds(1500));
   EXPECT_TRUE(status.ok()) << status.error_message();
   EXPECT_FALSE(resp.truncated());
   EXPECT_GT(resp.plans_size(), 0);

@@ -1,7 +1,7 @@
 // Test fixture for the server integration tests: the real server in-process on
 // 127.0.0.1:0 with a temporary SQLite file, driven through the generated gRPC stubs.
-// Metrics are recorded but not served over HTTP (an Exposer takes ~2 s to destroy);
-// metrics_test.cc serves them once.
+// Metrics are recorded but not served over HTTP; tests that want /metrics set
+// metrics_listen in their Options() (metrics_test.cc, http_server_test.cc).
 #ifndef PARAPLAN_TESTS_SERVER_FIXTURE_H_
 #define PARAPLAN_TESTS_SERVER_FIXTURE_H_
 
@@ -11,11 +11,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "google/protobuf/util/json_util.h"
@@ -112,6 +114,16 @@ class ServerTest : public ::testing::Test {
     v1::ListProfileVersionsResponse out;
     EXPECT_TRUE(profiles_->ListProfileVersions(&ctx, req, &out).ok());
     return out;
+  }
+
+  // Polls until `name` has at least `n` versions (background calibration); false after
+  // 60 s.
+  bool WaitForVersions(const std::string& name, int n) {
+    for (int i = 0; i < 600; ++i) {
+      if (Versions(name).versions_size() >= n) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
   }
 
   grpc::StatusCode Promote(const std::string& ref) {

@@ -1,5 +1,5 @@
-// /metrics over HTTP: the one test in this binary that serves metrics (a prometheus-cpp
-// Exposer takes ~2 s to destroy). The accuracy gauges must agree with GetAccuracy.
+// /metrics over HTTP: the series exported after real RPCs. The accuracy gauges must
+// agree with GetAccuracy.
 #include <cmath>
 #include <string>
 

@@ -1,0 +1,581 @@
+#include "server/http_server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+
+namespace paraplan::server {
+namespace {
+
+constexpr absl::Duration kLinger = absl::Seconds(1);
+constexpr absl::Duration kAcceptPause = absl::Milliseconds(100);  // out of fds: let some close
+constexpr int kAcceptBurst = 64;  // accepts per loop turn, so reads still get their turn
+constexpr size_t kMaxMethodBytes = 32;
+constexpr char kTextPlain[] = "text/plain; charset=utf-8";
+
+const char* Reason(int status) {
+  switch (status) {
+    case 100: return "Continue";
+    case 200: return "OK";
+    case 201: return "Created";
+    case 202: return "Accepted";
+    case 204: return "No Content";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 409: return "Conflict";
+    case 413: return "Content Too Large";
+    case 415: return "Unsupported Media Type";
+    case 422: return "Unprocessable Content";
+    case 429: return "Too Many Requests";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
+    case 505: return "HTTP Version Not Supported";
+    default: return "Unknown";
+  }
+}
+
+// RFC 9110 token characters (methods, header names).
+bool IsTchar(char c) {
+  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || std::strchr("!#$%&'*+-.^_`|~", c) != nullptr;
+}
+bool IsToken(absl::string_view s) { return !s.empty() && std::all_of(s.begin(), s.end(), IsTchar); }
+// CR, LF, NUL and other controls but HT; bytes >= 0x80 pass (obs-text).
+bool IsFieldValue(absl::string_view s) {
+  return std::none_of(s.begin(), s.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return (u < 0x20 && c != '\t') || u == 0x7f;
+  });
+}
+bool IsHeaderSafe(absl::string_view s) { return s.find_first_of("\r\n") == absl::string_view::npos; }
+
+absl::string_view StripCr(absl::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return line;
+}
+
+int PollMs(absl::Time deadline) {
+  const absl::Duration left = deadline - absl::Now();
+  if (left <= absl::ZeroDuration()) return 0;
+  const int64_t ms = absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1)));
+  return static_cast<int>(std::min<int64_t>(ms, INT_MAX));
+}
+
+// Waits until `fd` is ready for `events` (true), or the server stops or `deadline`
+// passes (false).
+bool WaitFor(int fd, short events, int stop_fd, absl::Time deadline) {
+  for (;;) {
+    pollfd p[2] = {{fd, events, 0}, {stop_fd, POLLIN, 0}};
+    const int n = poll(p, 2, PollMs(deadline));
+    if (n < 0 && errno != EINTR) return false;
+    if (p[1].revents != 0) return false;
+    if (p[0].revents != 0) return true;  // POLLERR / POLLHUP too: the next call reports it
+    if (absl::Now() >= deadline) return false;
+  }
+}
+
+bool SendAll(int fd, absl::string_view data, int stop_fd, absl::Time deadline) {
+  while (!data.empty()) {
+    const ssize_t n = send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      data.remove_prefix(static_cast<size_t>(n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (!WaitFor(fd, POLLOUT, stop_fd, deadline)) return false;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string Serialize(const HttpResponse& r, bool with_body) {
+  // A handler cannot send an interim (1xx) or invalid status as the answer.
+  const int status = (r.status >= 200 && r.status <= 599) ? r.status : 500;
+  std::string out = absl::StrCat("HTTP/1.1 ", status, " ", Reason(status), "\r\n");
+  if (!r.content_type.empty() && IsHeaderSafe(r.content_type)) {
+    absl::StrAppend(&out, "Content-Type: ", r.content_type, "\r\n");
+  }
+  for (const auto& [name, value] : r.headers) {
+    if (!IsToken(name) || !IsHeaderSafe(value) || absl::EqualsIgnoreCase(name, "content-length") ||
+        absl::EqualsIgnoreCase(name, "connection") || absl::EqualsIgnoreCase(name, "transfer-encoding")) {
+      continue;
+    }
+    absl::StrAppend(&out, name, ": ", value, "\r\n");
+  }
+  absl::StrAppend(&out, "Content-Length: ", r.body.size(), "\r\nConnection: close\r\n\r\n");
+  if (with_body) out += r.body;
+  return out;
+}
+
+// Where the head (request line, headers, empty line) ends in `in`: the length of the
+// head, or npos. Lines end in CRLF or, leniently, LF. `scanned` keeps the search linear
+// over many small reads.
+size_t HeadEnd(absl::string_view in, size_t* scanned) {
+  for (size_t i = in.find('\n', *scanned); i != absl::string_view::npos; i = in.find('\n', i + 1)) {
+    if (i + 1 < in.size() && in[i + 1] == '\n') return i + 2;
+    if (i + 2 < in.size() && in[i + 1] == '\r' && in[i + 2] == '\n') return i + 3;
+    if (i + 2 >= in.size()) {
+      *scanned = i;  // the empty line may still come after this line end
+      return absl::string_view::npos;
+    }
+  }
+  *scanned = in.size();
+  return absl::string_view::npos;
+}
+
+// 0 when `line` is "METHOD /target HTTP/1.x" (filling method, path, query), else the
+// status to answer.
+int ParseRequestLine(absl::string_view line, HttpRequest* r) {
+  const std::vector<absl::string_view> parts = absl::StrSplit(line, ' ');
+  if (parts.size() != 3) return 400;
+  const absl::string_view method = parts[0], target = parts[1], version = parts[2];
+  if (!IsToken(method) || method.size() > kMaxMethodBytes) return 400;
+  if (target.empty() || target[0] != '/') return 400;  // origin-form only
+  if (!std::all_of(target.begin(), target.end(), [](char c) { return c > 0x20 && c < 0x7f; })) return 400;
+  if (version != "HTTP/1.1" && version != "HTTP/1.0") {
+    const bool well_formed = version.size() == 8 && absl::StartsWith(version, "HTTP/") &&
+                             absl::ascii_isdigit(static_cast<unsigned char>(version[5])) && version[6] == '.' &&
+                             absl::ascii_isdigit(static_cast<unsigned char>(version[7]));
+    return well_formed ? 505 : 400;
+  }
+  r->method = std::string(method);
+  const size_t q = target.find('?');
+  r->path = std::string(target.substr(0, q));
+  r->query = q == absl::string_view::npos ? "" : std::string(target.substr(q + 1));
+  return 0;
+}
+
+// 0 when `head` is a valid request line and headers (filling `r` and the body length),
+// else the status to answer.
+int ParseHead(absl::string_view head, size_t max_body_bytes, HttpRequest* r, size_t* content_length) {
+  std::vector<absl::string_view> lines = absl::StrSplit(head, '\n');
+  // The head ends in an empty line, which splits into two empty pieces (or "\r" and "").
+  while (!lines.empty() && StripCr(lines.back()).empty()) lines.pop_back();
+  if (lines.empty()) return 400;
+  if (const int s = ParseRequestLine(StripCr(lines[0]), r); s != 0) return s;
+  std::optional<uint64_t> length;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const absl::string_view line = StripCr(lines[i]);
+    const size_t colon = line.find(':');
+    if (colon == absl::string_view::npos) return 400;
+    const absl::string_view name = line.substr(0, colon);  // also rejects obs-fold: ' ' is no tchar
+    const absl::string_view value = absl::StripAsciiWhitespace(line.substr(colon + 1));
+    if (!IsToken(name) || !IsFieldValue(value)) return 400;
+    r->headers.emplace_back(absl::AsciiStrToLower(name), std::string(value));
+    const std::string& lower = r->headers.back().first;
+    if (lower == "transfer-encoding") return 501;
+    if (lower == "content-length") {
+      uint64_t n = 0;
+      if (value.empty() || value.size() > 18 || !std::all_of(value.begin(), value.end(), absl::ascii_isdigit) ||
+          !absl::SimpleAtoi(value, &n) || (length.has_value() && *length != n)) {
+        return 400;
+      }
+      length = n;
+    }
+  }
+  if (length.value_or(0) > max_body_bytes) return 413;
+  *content_length = static_cast<size_t>(length.value_or(0));
+  return 0;
+}
+
+}  // namespace
+
+std::optional<absl::string_view> HttpRequest::Header(absl::string_view lower_case_name) const {
+  for (const auto& [name, value] : headers) {
+    if (name == lower_case_name) return value;
+  }
+  return std::nullopt;
+}
+
+HttpServer::HttpServer(HttpServerOptions options) : options_(std::move(options)) {}
+
+HttpServer::~HttpServer() { Stop(); }
+
+void HttpServer::Handle(absl::string_view method, absl::string_view path, HttpHandler handler) {
+  routes_[std::string(path)][std::string(method)] = std::move(handler);
+}
+
+absl::Status HttpServer::Start(absl::string_view listen) {
+  std::string host, port;
+  if (absl::StartsWith(listen, "[")) {
+    const size_t close = listen.find(']');
+    if (close == absl::string_view::npos || listen.substr(close + 1, 1) != ":") {
+      return absl::InvalidArgumentError(absl::StrCat("\"", listen, "\" is not HOST:PORT"));
+    }
+    host = std::string(listen.substr(1, close - 1));
+    port = std::string(listen.substr(close + 2));
+  } else if (const size_t colon = listen.rfind(':'); colon != absl::string_view::npos) {
+    host = std::string(listen.substr(0, colon));
+    port = std::string(listen.substr(colon + 1));
+  } else {
+    port = std::string(listen);
+  }
+  int port_number = 0;
+  if (port.empty() || port.size() > 5 || !std::all_of(port.begin(), port.end(), absl::ascii_isdigit) ||
+      !absl::SimpleAtoi(port, &port_number) || port_number > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat("\"", listen, "\" is not HOST:PORT"));
+  }
+
+  addrinfo hints{};
+  hints.ai_family = host.empty() ? AF_INET : AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (const int e = getaddrinfo(host.empty() ? nullptr : host.c_str(), port.c_str(), &hints, &found); e != 0) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", listen, ": ", gai_strerror(e)));
+  }
+  int error = 0;
+  for (const addrinfo* a = found; a != nullptr && listen_fd_ < 0; a = a->ai_next) {
+    const int fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) {
+      error = errno;
+      continue;
+    }
+    const int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(fd, a->ai_addr, a->ai_addrlen) != 0 || ::listen(fd, SOMAXCONN) != 0) {
+      error = errno;
+      close(fd);
+      continue;
+    }
+    listen_fd_ = fd;
+  }
+  freeaddrinfo(found);
+  if (listen_fd_ < 0) return absl::UnavailableError(absl::StrCat("cannot listen on ", listen, ": ", strerror(error)));
+  sockaddr_storage bound{};
+  socklen_t bound_len = sizeof bound;
+  getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&bound), &bound_len);
+  port_ = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                            : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+
+  if (pipe2(stop_pipe_, O_CLOEXEC) != 0 || (lingering_event_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
+    return absl::InternalError(absl::StrCat("http server: ", strerror(errno)));
+  }
+  loop_ = std::thread([this] { Loop(); });
+  for (int i = 0; i < std::max(1, options_.workers); ++i) workers_.emplace_back([this] { Work(); });
+  return absl::OkStatus();
+}
+
+void HttpServer::Stop() {
+  absl::MutexLock stop_lock(&stop_mu_);
+  if (stopped_) return;
+  stopped_ = true;
+  if (stop_pipe_[1] >= 0) {
+    const char byte = 1;
+    while (write(stop_pipe_[1], &byte, 1) < 0 && errno == EINTR) {
+    }
+  }
+  {
+    absl::MutexLock l(&mu_);
+    stopping_ = true;
+  }
+  if (loop_.joinable()) loop_.join();
+  for (std::thread& w : workers_) w.join();
+  workers_.clear();
+  {
+    absl::MutexLock l(&mu_);
+    for (const Job& j : queue_) Close(j.fd);
+    queue_.clear();
+    for (const int fd : lingering_) Close(fd);
+    lingering_.clear();
+  }
+  for (int* fd : {&listen_fd_, &stop_pipe_[0], &stop_pipe_[1], &lingering_event_}) {
+    if (*fd >= 0) close(*fd);
+    *fd = -1;
+  }
+}
+
+void HttpServer::Close(int fd) {
+  close(fd);
+  open_.fetch_sub(1);
+}
+
+void HttpServer::Loop() {
+  std::vector<Conn> conns;
+  std::vector<pollfd> fds;
+  absl::Time accept_paused_until = absl::InfinitePast();
+  for (;;) {
+    const absl::Time now = absl::Now();
+    for (size_t i = conns.size(); i-- > 0;) {
+      if (conns[i].deadline > now) continue;
+      if (conns[i].draining) {
+        Close(conns[i].fd);
+      } else {
+        Job timeout;
+        timeout.response = {408, kTextPlain, "request not complete in time\n"};
+        Answer(conns[i], std::move(timeout));
+      }
+      std::swap(conns[i], conns.back());
+      conns.pop_back();
+    }
+    const bool accepting = now >= accept_paused_until;
+    fds.assign({{stop_pipe_[0], POLLIN, 0}, {lingering_event_, POLLIN, 0}, {accepting ? listen_fd_ : -1, POLLIN, 0}});
+    absl::Time wake_at = accepting ? absl::InfiniteFuture() : accept_paused_until;
+    for (const Conn& c : conns) {
+      fds.push_back({c.fd, POLLIN, 0});
+      wake_at = std::min(wake_at, c.deadline);
+    }
+    const int ms = wake_at == absl::InfiniteFuture() ? -1 : PollMs(wake_at);
+    if (poll(fds.data(), fds.size(), ms) < 0) continue;  // EINTR; nothing else can fail here
+    if (fds[0].revents != 0) break;
+    // Backwards, so that removing conns[i] (swapped with the already-visited last) keeps
+    // fds[i + 3] matched to the connections still to visit.
+    for (size_t i = conns.size(); i-- > 0;) {
+      if (fds[i + 3].revents == 0) continue;
+      if (!(conns[i].draining ? Drain(conns[i]) : Read(conns[i]))) {
+        std::swap(conns[i], conns.back());
+        conns.pop_back();
+      }
+    }
+    if (fds[1].revents != 0) {
+      uint64_t count = 0;
+      while (read(lingering_event_, &count, sizeof count) < 0 && errno == EINTR) {
+      }
+      std::vector<int> taken;
+      {
+        absl::MutexLock l(&mu_);
+        taken.swap(lingering_);
+      }
+      for (const int fd : taken) {
+        Conn c;
+        c.fd = fd;
+        c.draining = true;
+        c.deadline = absl::Now() + kLinger;
+        conns.push_back(std::move(c));
+      }
+    }
+    if (fds[2].revents != 0) Accept(conns, accept_paused_until);
+  }
+  for (const Conn& c : conns) Close(c.fd);
+}
+
+void HttpServer::Accept(std::vector<Conn>& conns, absl::Time& accept_paused_until) {
+  for (int i = 0; i < kAcceptBurst; ++i) {
+    const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        accept_paused_until = absl::Now() + kAcceptPause;
+      }
+      return;  // EAGAIN: no more waiting
+    }
+    if (open_.load() >= options_.max_connections) {
+      // Best effort: a fresh socket's send buffer takes this whole.
+      static constexpr char kBusy[] =
+          "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+          "Content-Length: 17\r\nConnection: close\r\n\r\ntoo many clients\n";
+      (void)!send(fd, kBusy, sizeof kBusy - 1, MSG_NOSIGNAL);
+      close(fd);
+      continue;
+    }
+    open_.fetch_add(1);
+    Conn c;
+    c.fd = fd;
+    c.deadline = absl::Now() + options_.request_timeout;
+    conns.push_back(std::move(c));
+  }
+}
+
+bool HttpServer::Read(Conn& c) {
+  auto reject = [&](int status, absl::string_view why) {
+    Job j;
+    j.response = {status, kTextPlain, absl::StrCat(why, "\n")};
+    j.linger = true;
+    Answer(c, std::move(j));
+    return false;
+  };
+  char buf[16384];
+  for (;;) {
+    // Never read past the head's limit, or past the body once its length is known.
+    const size_t want = c.head_end == 0 ? options_.max_header_bytes + 1 : c.head_end + c.content_length;
+    bool eof = false;
+    while (c.in.size() < want) {
+      const ssize_t n = recv(c.fd, buf, std::min(sizeof buf, want - c.in.size()), 0);
+      if (n > 0) {
+        c.in.append(buf, static_cast<size_t>(n));
+      } else if (n == 0) {
+        eof = true;
+        break;
+      } else if (errno == EINTR) {
+        continue;
+      } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        break;
+      } else {  // reset by the client
+        Close(c.fd);
+        return false;
+      }
+    }
+    if (c.head_end != 0) {
+      if (c.in.size() >= c.head_end + c.content_length) {
+        c.job.request.body = c.in.substr(c.head_end, c.content_length);
+        Answer(c, std::move(c.job));
+        return false;
+      }
+      if (eof) return reject(400, "request body shorter than Content-Length");
+      return true;
+    }
+
+    const size_t end = HeadEnd(c.in, &c.scanned);
+    if (end == absl::string_view::npos || end > options_.max_header_bytes) {
+      if (c.in.size() > options_.max_header_bytes) {
+        return reject(400, absl::StrCat("request line and headers over ", options_.max_header_bytes, " bytes"));
+      }
+      // A bad request line is refused as soon as it is complete, not at the timeout.
+      if (const size_t nl = c.in.find('\n'); nl != std::string::npos) {
+        HttpRequest probe;
+        if (const int s = ParseRequestLine(StripCr(absl::string_view(c.in).substr(0, nl)), &probe); s != 0) {
+          return reject(s, s == 505 ? "HTTP/1.0 and HTTP/1.1 only" : "malformed request line");
+        }
+      }
+      if (eof) {
+        if (!c.in.empty()) return reject(400, "incomplete request");
+        Close(c.fd);
+        return false;
+      }
+      return true;
+    }
+    HttpRequest request;
+    size_t length = 0;
+    if (const int s = ParseHead(absl::string_view(c.in).substr(0, end), options_.max_body_bytes, &request, &length);
+        s != 0) {
+      return reject(s, s == 413   ? absl::StrCat("body over ", options_.max_body_bytes, " bytes")
+                       : s == 501 ? "Transfer-Encoding is not supported; send Content-Length"
+                       : s == 505 ? "HTTP/1.0 and HTTP/1.1 only"
+                                  : "malformed request");
+    }
+    c.job = Route(std::move(request));
+    if (c.job.handler == nullptr) {  // 404 / 405: no need for the body
+      c.job.linger = true;
+      Answer(c, std::move(c.job));
+      return false;
+    }
+    c.head_end = end;
+    c.content_length = length;
+    if (c.in.size() < end + length) {
+      const std::optional<absl::string_view> expect = c.job.request.Header("expect");
+      if (expect.has_value() && absl::EqualsIgnoreCase(*expect, "100-continue")) {
+        static constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
+        (void)!send(c.fd, kContinue, sizeof kContinue - 1, MSG_NOSIGNAL);
+      }
+    }
+    // Go round again: the body may be here already.
+  }
+}
+
+bool HttpServer::Drain(Conn& c) {
+  char buf[16384];
+  for (;;) {
+    const ssize_t n = recv(c.fd, buf, sizeof buf, 0);
+    if (n > 0) continue;
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+    Close(c.fd);  // the client has closed (or reset): done
+    return false;
+  }
+}
+
+HttpServer::Job HttpServer::Route(HttpRequest request) const {
+  Job j;
+  j.head_only = request.method == "HEAD";
+  const auto path = routes_.find(request.path);
+  if (path == routes_.end()) {
+    j.response = {404, kTextPlain, "not found\n"};
+    return j;
+  }
+  const std::map<std::string, HttpHandler>& methods = path->second;
+  // HEAD is GET without the body (RFC 9110 9.3.2), unless routed on its own.
+  auto method = methods.find(request.method);
+  if (method == methods.end() && j.head_only) method = methods.find("GET");
+  if (method == methods.end()) {
+    std::vector<absl::string_view> allowed;
+    for (const auto& [m, handler] : methods) {
+      allowed.push_back(m);
+      if (m == "GET" && !methods.contains("HEAD")) allowed.push_back("HEAD");
+    }
+    std::sort(allowed.begin(), allowed.end());
+    j.response = {405, kTextPlain, "method not allowed\n"};
+    j.response.headers.emplace_back("Allow", absl::StrJoin(allowed, ", "));
+    return j;
+  }
+  j.handler = &method->second;
+  j.request = std::move(request);
+  return j;
+}
+
+void HttpServer::Answer(Conn& c, Job job) {
+  job.fd = c.fd;
+  c.fd = -1;
+  absl::MutexLock l(&mu_);
+  queue_.push_back(std::move(job));
+}
+
+void HttpServer::Work() {
+  for (;;) {
+    Job job;
+    {
+      absl::MutexLock l(&mu_);
+      mu_.Await(absl::Condition(this, &HttpServer::WorkReady));
+      if (stopping_) return;
+      job = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    Respond(job);
+  }
+}
+
+void HttpServer::Respond(Job& job) {
+  HttpResponse response;
+  if (job.handler != nullptr) {
+    try {
+      response = (*job.handler)(job.request);
+    } catch (const std::exception& e) {
+      response = {500, kTextPlain, absl::StrCat("internal error: ", e.what(), "\n")};
+    } catch (...) {
+      response = {500, kTextPlain, "internal error\n"};
+    }
+  } else {
+    response = std::move(job.response);
+  }
+  const bool sent =
+      SendAll(job.fd, Serialize(response, !job.head_only), stop_pipe_[0], absl::Now() + options_.write_timeout);
+  if (!sent || !job.linger) {
+    Close(job.fd);
+    return;
+  }
+  // The client may still be sending the rest of a refused request: tell it we are done
+  // and let the loop read and discard the rest until it closes.
+  shutdown(job.fd, SHUT_WR);
+  {
+    absl::MutexLock l(&mu_);
+    lingering_.push_back(job.fd);
+  }
+  const uint64_t one = 1;
+  while (write(lingering_event_, &one, sizeof one) < 0 && errno == EINTR) {
+  }
+}
+
+}  // namespace paraplan::server
