@@ -457,14 +457,18 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
   std::vector<WorkerState> states;
   states.reserve(threads);
   for (int t = 0; t < threads; ++t) states.emplace_back(k);
+  std::atomic<int64_t> enumerated_total{0};
   auto work = [&](int t) {
     WorkerState& st = states[t];
     for (size_t i = t; i < items.size(); i += threads) {
-      if (Expired(request)) {
+      if (Expired(request) ||
+          (request.max_candidates > 0 && enumerated_total.load(std::memory_order_relaxed) >= request.max_candidates)) {
         st.truncated = true;
         return;
       }
+      const int64_t before = st.enumerated;
       SearchShape(space, items[i].first, request.global_batch_size, items[i].second, &st);
+      enumerated_total.fetch_add(st.enumerated - before, std::memory_order_relaxed);
       if (!st.error.ok()) return;
     }
   };

@@ -59,6 +59,9 @@ struct PlanRequest {
   PlanConstraints constraints;
   absl::Time deadline = absl::InfiniteFuture();
   const std::atomic<bool>* cancelled = nullptr;  // may be null
+  // Stop starting new shapes once this many candidates were enumerated (0 = no cap); the
+  // result then says truncated. Checked between shapes, so it may be passed by a shape.
+  int64_t max_candidates = 0;
   int threads = 2;
 };
 

@@ -296,6 +296,7 @@ absl::StatusOr<v1::PlanResponse> Backend::Plan(const v1::PlanRequest& req, absl:
   pr->deadline = deadline;
   pr->cancelled = cancelled;
   pr->threads = options_.plan_threads;
+  pr->max_candidates = options_.max_plan_candidates;
   absl::StatusOr<PlanResult> r = paraplan::Plan(*pr, *p);
   if (!r.ok()) return r.status();
   metrics_->RecordPlan(static_cast<double>(r->candidates_enumerated), static_cast<double>(r->candidates_feasible),

@@ -40,6 +40,7 @@ namespace paraplan::server {
 struct BackendOptions {
   int auto_calibrate_after = 20;  // 0 = never automatically
   int plan_threads = 2;
+  int64_t max_plan_candidates = 0;  // 0 = no cap; past it a Plan answers truncated
 };
 
 class Backend {

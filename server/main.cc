@@ -6,7 +6,7 @@
 //                   [--tokens-file FILE [--allow-anonymous-reads]]
 //                   [--max-gpus N] [--max-plan-gpu-counts N] [--max-concurrent-plans N]
 //                   [--max-batch N] [--max-ingest N] [--max-profile-bytes N]
-//                   [--plan-deadline-s S] [--write-rate PER_S]
+//                   [--max-plan-candidates N] [--plan-deadline-s S] [--write-rate PER_S]
 // Prints "paraplan-server listening on HOST:PORT ..." on stdout once serving (PORT is
 // the bound one, so --listen 127.0.0.1:0 works). SIGTERM / SIGINT: health turns
 // NOT_SERVING, in-flight RPCs get 10 s to finish, exit 0. Bad flags: usage, exit 2.
@@ -33,7 +33,7 @@ constexpr char kUsage[] =
     "                       [--tokens-file FILE [--allow-anonymous-reads]]\n"
     "                       [--max-gpus N] [--max-plan-gpu-counts N] [--max-concurrent-plans N]\n"
     "                       [--max-batch N] [--max-ingest N] [--max-profile-bytes N]\n"
-    "                       [--plan-deadline-s S] [--write-rate PER_S]\n"
+    "                       [--max-plan-candidates N] [--plan-deadline-s S] [--write-rate PER_S]\n"
     "defaults: --listen 127.0.0.1:50051 --db paraplan.db --metrics-listen 127.0.0.1:9464\n"
     "          --auto-calibrate-after 20 (0 = never) --max-message-bytes 16777216 --log-level info\n"
     "TLS: server certificate and key (PEM); --tls-client-ca requires client certificates.\n"
@@ -42,6 +42,7 @@ constexpr char kUsage[] =
     "need TLS unless --listen is a loopback address.\n"
     "limits (defaults): --max-gpus 1048576 --max-plan-gpu-counts 64 --max-concurrent-plans 4\n"
     "  --max-batch 10000 --max-ingest 10000 --max-profile-bytes 1048576 --plan-deadline-s 30\n"
+    "  --max-plan-candidates 200000000 (then a truncated result)\n"
     "  --write-rate 50 (write RPCs per second per client host, burst twice that; 0 = off)\n";
 
 int UsageError(const std::string& why) {
@@ -80,7 +81,7 @@ int main(int argc, char** argv) {
                                           "--tls-client-ca", "--tokens-file", "--max-gpus",
                                           "--max-plan-gpu-counts", "--max-concurrent-plans", "--max-batch",
                                           "--max-ingest", "--max-profile-bytes", "--plan-deadline-s",
-                                          "--write-rate"};
+                                          "--write-rate", "--max-plan-candidates"};
     if (std::find(std::begin(kValued), std::end(kValued), flag) == std::end(kValued)) {
       return UsageError(absl::StrCat(flag, ": unknown flag"));
     }
@@ -120,6 +121,10 @@ int main(int argc, char** argv) {
         o.limits.write_burst = std::max(1.0, 2 * d);
       } else {
         o.limits.plan_default_deadline_s = d;
+      }
+    } else if (flag == "--max-plan-candidates") {
+      if (!absl::SimpleAtoi(v, &o.limits.max_plan_candidates) || o.limits.max_plan_candidates <= 0) {
+        return UsageError(absl::StrCat(flag, ": \"", v, "\" is not a count > 0"));
       }
     } else if (flag.rfind("--max-", 0) == 0 && flag != "--max-message-bytes") {
       int n = 0;

@@ -29,6 +29,7 @@ struct Limits {
   int max_gpus = 1 << 20;            // GPUs of one configuration or plan
   int max_plan_gpu_counts = 64;      // GPU counts in one Plan request
   int max_concurrent_plans = 4;      // searches at once; more: RESOURCE_EXHAUSTED, retry
+  int64_t max_plan_candidates = 200'000'000;  // per Plan (~1 min of search); then truncated
   int max_batch = 10000;             // requests in one EstimateBatch
   int max_ingest = 10000;            // measurements in one IngestMeasurements
   int max_profile_bytes = 1 << 20;   // a serialized SystemProfile

@@ -178,6 +178,22 @@ TEST_F(LimitsTest, ConcurrentPlansAndTheDefaultDeadline) {
   EXPECT_TRUE(v1::Planner::NewStub(channel_)->Plan(&ctx, Plan({64}), &r).ok());
 }
 
+// Past max_plan_candidates a Plan stops starting new shapes and answers truncated.
+TEST_F(LimitsTest, CandidatesPerPlanAreBounded) {
+  Limits l;
+  l.max_plan_candidates = 1000;
+  Start(l);
+  grpc::ClientContext ctx;
+  v1::PlanResponse r;
+  ASSERT_TRUE(v1::Planner::NewStub(channel_)->Plan(&ctx, Plan({1024}), &r).ok());
+  EXPECT_TRUE(r.truncated());
+  // The GPT-3 1,024-GPU search enumerates ~1 M candidates when not cut; two workers stop
+  // after the shape that crosses 1,000 (a shape is at most a few ten thousand).
+  EXPECT_GE(r.candidates_enumerated(), 1000);
+  EXPECT_LT(r.candidates_enumerated(), 200000);
+  EXPECT_GT(r.plans_size(), 0);
+}
+
 TEST_F(LimitsTest, WritesAreRateLimitedPerClient) {
   Limits l;
   l.write_rate_per_s = 0.5;
