@@ -6,6 +6,7 @@ packages=(
   libgrpc++-dev libgrpc-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
   libabsl-dev prometheus-cpp-dev libsqlite3-dev sqlite3 libceres-dev
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev prometheus
+  clang libclang-rt-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do
