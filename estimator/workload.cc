@@ -17,7 +17,10 @@ double BytesPerElement(Precision p) {
 TransformerSpec TransformerSpec::Resolved() const {
   TransformerSpec r = *this;
   if (r.num_kv_heads <= 0) r.num_kv_heads = r.num_attention_heads;
-  if (r.ffn_hidden_size <= 0) r.ffn_hidden_size = 4 * r.hidden_size;
+  // Saturating: Resolved() may run before validation bounds hidden_size (fuzz finding).
+  if (r.ffn_hidden_size <= 0) {
+    r.ffn_hidden_size = r.hidden_size > (int64_t{1} << 60) ? (int64_t{1} << 62) : 4 * r.hidden_size;
+  }
   if (r.moe.num_experts > 1) {
     if (r.moe.top_k <= 0) r.moe.top_k = 1;
     if (r.moe.expert_ffn_hidden_size <= 0) r.moe.expert_ffn_hidden_size = r.ffn_hidden_size;

@@ -57,8 +57,10 @@ for t in "${targets[@]}"; do
     echo "fuzz $t: ok (${runs:-?} inputs, ${cov:-cov: ?})"
   else
     failed=1
-    echo "fuzz $t: FAILED (exit $rc); last lines of build-fuzz/logs/$t.log:"
-    tail -n 60 "build-fuzz/logs/$t.log"
+    echo "fuzz $t: FAILED (exit $rc):"
+    grep -m 3 -E 'runtime error|ERROR: (Address|Leak|libFuzzer)|invariant broken' "build-fuzz/logs/$t.log" || true
+    echo "last lines of build-fuzz/logs/$t.log:"
+    tail -n 40 "build-fuzz/logs/$t.log"
     echo "findings:" build-fuzz/findings/"$t"/*
   fi
 done
