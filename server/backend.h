@@ -96,6 +96,8 @@ class Backend {
                                                  const std::string& origin = "user");
   // The profile a fit starts from ("NAME" or "NAME@N"), as the estimator sees it.
   absl::StatusOr<SystemProfile> LoadForFit(const std::string& ref);
+  template <typename Response>
+  absl::Status StoreFitted(const SystemProfile& fitted, bool dry_run, Response* out);
   absl::StatusOr<v1::SystemProfile> Load(const std::string& name, int version);
   // Accelerator memory (GiB) of each stored version of `name`.
   absl::StatusOr<std::map<int, double>> CapacitiesOf(const std::string& name);

@@ -49,6 +49,21 @@ absl::Status CheckFile(const v1::MicrobenchFile& f, const std::string& field) {
 
 }  // namespace
 
+// The fitted profile into `out`: written as the next version (origin microbenchmark)
+// unless dry_run.
+template <typename Response>
+absl::Status Backend::StoreFitted(const SystemProfile& fitted, bool dry_run, Response* out) {
+  v1::SystemProfile profile = adapter::ToProto(fitted);
+  if (!dry_run) {
+    absl::StatusOr<v1::SystemProfile> stored = WriteProfile(profile, Existing::kMustExist, "microbenchmark");
+    if (!stored.ok()) return stored.status();
+    profile = *std::move(stored);
+  }
+  *out->mutable_profile() = profile;
+  out->set_stored(!dry_run);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<SystemProfile> Backend::LoadForFit(const std::string& ref) {
   absl::StatusOr<std::pair<std::string, int>> r = ParseProfileRef(ref, "profile");
   if (!r.ok()) return r.status();
@@ -110,15 +125,7 @@ absl::StatusOr<v1::FitNetworkResponse> Backend::FitNetwork(const v1::FitNetworkR
     m->set_measured_s(p.measured_s);
     m->set_predicted_s(p.predicted_s);
   }
-  v1::SystemProfile profile = adapter::ToProto(fit->profile);
-  if (req.dry_run()) {
-    *out.mutable_profile() = profile;
-    return out;
-  }
-  absl::StatusOr<v1::SystemProfile> stored = WriteProfile(profile, Existing::kMustExist, "microbenchmark");
-  if (!stored.ok()) return stored.status();
-  *out.mutable_profile() = *stored;
-  out.set_stored(true);
+  if (absl::Status s = StoreFitted(fit->profile, req.dry_run(), &out); !s.ok()) return s;
   return out;
 }
 
@@ -152,15 +159,7 @@ absl::StatusOr<v1::FitGemmResponse> Backend::FitGemm(const v1::FitGemmRequest& r
     m->set_measured_s(p.sample.seconds);
     m->set_predicted_s(p.predicted_s);
   }
-  v1::SystemProfile profile = adapter::ToProto(fit->profile);
-  if (req.dry_run()) {
-    *out.mutable_profile() = profile;
-    return out;
-  }
-  absl::StatusOr<v1::SystemProfile> stored = WriteProfile(profile, Existing::kMustExist, "microbenchmark");
-  if (!stored.ok()) return stored.status();
-  *out.mutable_profile() = *stored;
-  out.set_stored(true);
+  if (absl::Status s = StoreFitted(fit->profile, req.dry_run(), &out); !s.ok()) return s;
   return out;
 }
 
