@@ -20,6 +20,12 @@ Workload Transformer(const char* name, int layers, int64_t hidden, int heads, in
   t.vocab_size = vocab;
   t.gated_mlp = gated;
   t.tied_embeddings = tied;
+  if (gated) {
+    // Llama / Mixtral: RMSNorm and no dropout (Touvron et al. 2023, sec. 2.2; the Llama 3
+    // and Mixtral reference implementations apply no dropout).
+    t.normalization = Normalization::kRmsNorm;
+    t.dropout = 0;
+  }
   w.precision = Precision::kBf16;
   w.training_tokens = training_tokens;
   return w;

@@ -286,15 +286,17 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
       st->truncated = true;
       return;
     }
-    if (space.num_layers % pp != 0 && space.transformer) continue;
     if (pp > space.num_layers) continue;
+    // Uneven stages (BLOOM: 70 layers over 12; Megatron-Core's first / last stage layer
+    // counts, DeepSpeed's partitioning) take v = 1; the slowest stage sets the pace.
+    const bool even = space.num_layers % pp == 0;
     const int dp = rest / pp;
     if (!Permits(k.data_parallel, dp)) continue;
     if (global_batch % (int64_t{dp} * shape.mbs) != 0) continue;
     if (shape.ep > 1 && (int64_t{dp} * shape.cp) % shape.ep != 0) continue;
     const int m = global_batch / (dp * shape.mbs);
     std::vector<int> vs = {1};
-    if (pp > 1 && space.transformer) {
+    if (pp > 1 && space.transformer && even) {
       vs = Divisors(space.num_layers / pp, space.num_layers / pp);
     }
     for (int v : vs) {

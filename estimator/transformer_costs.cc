@@ -18,6 +18,9 @@ struct Dims {
   double b, s, c, t, T, h, a, g, d, f, V, p;
   double r;  // share of the token-hidden tensors this GPU holds (1/t with SP)
   bool gated, flash, sp, fp8;
+  bool dropout;    // dropout > 0: dropout kernels run and their masks are stored
+  double norm_params;  // parameters of one norm: 2h (LayerNorm scale + bias) or h (RMSNorm)
+  double norm_wgrad_kernels;  // backward kernels for the norm's parameter gradients
 };
 
 // One sub-block (attention core, attention, MLP, residual): forward / backward GPU time,
@@ -107,9 +110,15 @@ Part AttentionCore(const Dims& x, const Hardware& hw) {
     core.kernels_bwd += 2;
   }
   // Fused scale-mask-softmax: read + write the scores; dropout: read, write, mask.
-  MemoryBound(2 * scores * x.p + 2 * scores * x.p + scores, 2, &core);
-  // Stored: softmax output, dropout mask, dropout output (Korthikanti: 5as/h term).
-  core.act_bytes = scores * x.p + scores + scores * x.p;
+  // Stored: softmax output, dropout mask, dropout output (Korthikanti: 5as/h term);
+  // without dropout only the softmax output.
+  if (x.dropout) {
+    MemoryBound(2 * scores * x.p + 2 * scores * x.p + scores, 2, &core);
+    core.act_bytes = scores * x.p + scores + scores * x.p;
+  } else {
+    MemoryBound(2 * scores * x.p, 1, &core);
+    core.act_bytes = scores * x.p;
+  }
   return core;
 }
 
@@ -120,14 +129,17 @@ Part AttentionBlock(const Dims& x, const Hardware& hw) {
   Linear(hw, x, x.T, qkv_out, x.h, 1, &part);
   Linear(hw, x, x.T, x.h, x.a * x.d / x.t, 1, &part);
   const double e = x.T * x.h;
-  // LayerNorm (read + write), bias-dropout-add (read x, residual; write out, mask) and
-  // the copy that lays the attention context out for the projection (permute).
-  // Kernels (Megatron-LM eager): LayerNorm 1, bias add + dropout + residual add 3, copy 1.
-  MemoryBound(2 * e * x.r * x.p + (3 * e * x.r * x.p + e * x.r) + 2 * e / x.t * x.p, 5, &part);
-  part.kernels_bwd += 2;  // LayerNorm gamma / beta gradients
-  // Stored: LN input, QKV input, Q and K, V, projection input, dropout mask.
+  // Norm (read + write), bias-dropout-add (read x, residual; write out, mask) and the
+  // copy that lays the attention context out for the projection (permute).
+  // Kernels (Megatron-LM eager): norm 1, bias add + dropout + residual add 3 (2 without
+  // dropout), copy 1.
+  const double mask = x.dropout ? e * x.r : 0;
+  MemoryBound(2 * e * x.r * x.p + (3 * e * x.r * x.p + mask) + 2 * e / x.t * x.p, x.dropout ? 5 : 4,
+              &part);
+  part.kernels_bwd += x.norm_wgrad_kernels;
+  // Stored: norm input, QKV input, Q and K, V, projection input, dropout mask.
   part.act_bytes = e * x.r * x.p + e * x.r * x.p + x.T * (x.a + x.g) * x.d / x.t * x.p +
-                   x.T * x.g * x.d / x.t * x.p + e / x.t * x.p + e * x.r;
+                   x.T * x.g * x.d / x.t * x.p + e / x.t * x.p + mask;
   return part;
 }
 
@@ -151,10 +163,11 @@ Part MlpBlock(const Dims& x, const Hardware& hw, double tokens, double f, double
 Part MlpResidual(const Dims& x) {
   Part part;
   const double e = x.T * x.h;
-  // Kernels: LayerNorm 1, bias add + dropout + residual add 3.
-  MemoryBound(2 * e * x.r * x.p + 3 * e * x.r * x.p + e * x.r, 4, &part);
-  part.kernels_bwd += 2;  // LayerNorm gamma / beta gradients
-  part.act_bytes = e * x.r * x.p + e * x.r;  // LN input, dropout mask
+  const double mask = x.dropout ? e * x.r : 0;
+  // Kernels: norm 1, bias add + dropout + residual add 3 (2 without dropout).
+  MemoryBound(2 * e * x.r * x.p + 3 * e * x.r * x.p + mask, x.dropout ? 4 : 3, &part);
+  part.kernels_bwd += x.norm_wgrad_kernels;
+  part.act_bytes = e * x.r * x.p + mask;  // norm input, dropout mask
   return part;
 }
 
@@ -207,6 +220,12 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
   x.gated = spec.gated_mlp;
   x.flash = shape.flash_attention;
   x.fp8 = workload.precision == Precision::kFp8;
+  x.dropout = spec.dropout > 0;
+  const bool rms = spec.normalization == Normalization::kRmsNorm;
+  // LayerNorm learns a scale and a bias per channel, RMSNorm a scale only (Zhang &
+  // Sennrich 2019); their gradients take one reduction kernel each.
+  x.norm_params = rms ? x.h : 2 * x.h;
+  x.norm_wgrad_kernels = rms ? 1 : 2;
 
   const GroupSpan tp = coll.Place(shape.tensor_parallel, 1);
   const GroupSpan cp = coll.Place(shape.context_parallel, shape.tensor_parallel);
@@ -332,7 +351,8 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
     return blk;
   };
 
-  const double attn_params = x.h * (x.a + 2 * x.g) * x.d / x.t + x.a * x.d * x.h / x.t + 4 * x.h;
+  const double attn_params =
+      x.h * (x.a + 2 * x.g) * x.d / x.t + x.a * x.d * x.h / x.t + 2 * x.norm_params;
   const double dense_mlp_params = x.h * x.f * (x.gated ? 3 : 2) / x.t;
 
   BlockCosts dense = make_layer(dense_mlp, 0, 0);
@@ -371,12 +391,12 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
   {
     BlockCosts& pre = out.pre;
     const double e = x.T * x.h;
-    pre.fwd_s = hw.MemoryTime(2 * e * x.p) + hw.MemoryTime(3 * e * x.r * x.p);  // lookup, dropout
+    pre.fwd_s = hw.MemoryTime(2 * e * x.p) + (x.dropout ? hw.MemoryTime(3 * e * x.r * x.p) : 0);
     pre.bwd_s = 2 * pre.fwd_s;
     pre.tp_fwd_s = x.t > 1 ? (x.sp ? coll.ReduceScatter(e * x.p, tp) : coll.AllReduce(e * x.p, tp)) : 0;
-    pre.host_s = HostExcess(5, host_kernel_s, pre.fwd_s + pre.tp_fwd_s) +
+    pre.host_s = HostExcess(x.dropout ? 5 : 4, host_kernel_s, pre.fwd_s + pre.tp_fwd_s) +
                  HostExcess(10, host_kernel_s, pre.bwd_s);
-    pre.activation_bytes = e * x.r;  // dropout mask
+    pre.activation_bytes = x.dropout ? e * x.r : 0;  // dropout mask
     pre.params = x.V * x.h / x.t;
   }
   // Last stage: final LayerNorm, LM head (vocabulary-parallel), fused cross-entropy.
@@ -404,8 +424,12 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
                   HostExcess(8 + head.kernels_bwd, host_kernel_s, post.bwd_s + post.tp_bwd_s);
     post.wgrad_s = head.wgrad_s;
     post.activation_bytes = e * x.r * x.p + e * x.p + logits * 4;
+    // While the loss runs, the 16-bit logits and their fp32 copy live beside the fp32
+    // softmax it keeps (Megatron-LM vocab_parallel_cross_entropy: logits.float(), then
+    // the max-subtracted tensor exponentiated in place): p + 4 bytes per logit on top.
+    post.transient_bytes = logits * (x.p + 4);
     post.params = spec.tied_embeddings ? 0 : x.V * x.h / x.t;
-    post.params += 2 * x.h;
+    post.params += x.norm_params;
     post.model_flops = 3 * head.flops_fwd;
   }
 

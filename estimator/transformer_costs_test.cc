@@ -103,10 +103,64 @@ TEST(TransformerCosts, FlashAttentionStoresNoScores) {
   absl::StatusOr<ModelCosts> flash = Costs(Model("llama3-8b"), f);
   ASSERT_TRUE(plain.ok() && flash.ok());
   const double s = 8192, a = 32, t = 8;
-  // The 5 a s / (h t) term of s b h: 5 * a * s * s / t bytes per micro-batch.
-  const double scores = 5 * a * s * s / t;
+  // Llama applies no dropout: of Korthikanti's 5 a s / (h t) term only the 16-bit softmax
+  // output is stored, 2 * a * s * s / t bytes per micro-batch.
+  const double scores = 2 * a * s * s / t;
   EXPECT_NEAR(plain->layers[0].activation_bytes - flash->layers[0].activation_bytes, scores,
               0.01 * scores);
+  // GPT-3 with dropout 0.1: softmax output, dropout mask and dropout output, the whole
+  // 5 a s / (h t) term (a = 96, s = 2048).
+  absl::StatusOr<ModelCosts> gpt_plain = Costs(Model("gpt3-175b"), c);
+  absl::StatusOr<ModelCosts> gpt_flash = Costs(Model("gpt3-175b"), f);
+  ASSERT_TRUE(gpt_plain.ok() && gpt_flash.ok());
+  const double gpt_scores = 5 * 96 * 2048.0 * 2048.0 / 8;
+  EXPECT_NEAR(gpt_plain->layers[0].activation_bytes - gpt_flash->layers[0].activation_bytes,
+              gpt_scores, 0.01 * gpt_scores);
+}
+
+// Dropout off (Llama): the two hidden-dropout masks of a layer (1 byte per element of the
+// b s h token tensor each) are not stored, and the two dropout kernels of the forward
+// (attention and MLP bias-dropout-add) are not launched, nor their two backward kernels
+// each. GPT-3 shape at TP 1, micro-batch 1, flash attention (no score tensors).
+TEST(TransformerCosts, NoDropoutStoresNoMasksAndLaunchesFewerKernels) {
+  Workload with = Model("gpt3-175b");
+  Workload without = with;
+  without.transformer.dropout = 0;
+  ParallelConfig c = testing::Config(1, 1, 1, 1, 1);
+  c.flash_attention = true;
+  absl::StatusOr<ModelCosts> a = Costs(with, c);
+  absl::StatusOr<ModelCosts> b = Costs(without, c);
+  ASSERT_TRUE(a.ok() && b.ok());
+  const double sbh = 2048.0 * 12288;
+  EXPECT_DOUBLE_EQ(a->layers[0].activation_bytes - b->layers[0].activation_bytes, 2 * sbh);
+  EXPECT_DOUBLE_EQ(a->layers[0].kernels - b->layers[0].kernels, 2 + 2 * 2);
+  // The embedding's dropout mask goes too.
+  EXPECT_DOUBLE_EQ(a->pre.activation_bytes - b->pre.activation_bytes, sbh);
+  EXPECT_EQ(b->pre.activation_bytes, 0);
+}
+
+// RMSNorm learns a scale per channel, LayerNorm a scale and a bias: two norms a layer
+// hold 2h parameters fewer, the final norm h fewer (h = 12288).
+TEST(TransformerCosts, RmsNormHoldsHalfTheNormParameters) {
+  Workload ln = Model("gpt3-175b");
+  Workload rms = ln;
+  rms.transformer.normalization = Normalization::kRmsNorm;
+  ParallelConfig c = testing::Config(1, 1, 1, 1, 1);
+  absl::StatusOr<ModelCosts> a = Costs(ln, c);
+  absl::StatusOr<ModelCosts> b = Costs(rms, c);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_DOUBLE_EQ(a->layers[0].params - b->layers[0].params, 2 * 12288.0);
+  EXPECT_DOUBLE_EQ(a->post.params - b->post.params, 12288.0);
+  // One parameter-gradient reduction kernel fewer per norm in backward.
+  EXPECT_DOUBLE_EQ(a->layers[0].kernels - b->layers[0].kernels, 2);
+}
+
+// The loss keeps 16-bit logits and an fp32 copy beside the fp32 softmax while it runs:
+// GPT-3 at TP 8, micro-batch 1: 2048 tokens x 51200 / 8 vocabulary entries x (2 + 4) B.
+TEST(TransformerCosts, CrossEntropyPeakHoldsLogitsTwiceMore) {
+  absl::StatusOr<ModelCosts> m = Costs(Model("gpt3-175b"), testing::Config(8, 1, 1, 1, 1));
+  ASSERT_TRUE(m.ok());
+  EXPECT_DOUBLE_EQ(m->post.transient_bytes, 2048.0 * 6400 * 6);
 }
 
 }  // namespace

@@ -75,6 +75,9 @@ absl::Status ValidateTransformer(const TransformerSpec& t) {
   PARAPLAN_RETURN_IF_ERROR(NonNegative(p + "ffn_hidden_size", t.ffn_hidden_size, 1 << 22));
   PARAPLAN_RETURN_IF_ERROR(Positive(p + "seq_length", t.seq_length, 1 << 24));
   PARAPLAN_RETURN_IF_ERROR(Positive(p + "vocab_size", t.vocab_size, 1 << 24));
+  if (!(t.dropout >= 0 && t.dropout < 1)) {
+    return Bad(p + "dropout", absl::StrCat(t.dropout, " is not a probability in [0, 1)"));
+  }
   if (t.hidden_size % t.num_attention_heads != 0) {
     return Bad(p + "hidden_size", absl::StrCat(t.hidden_size, " is not divisible by num_attention_heads ",
                                                t.num_attention_heads));

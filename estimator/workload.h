@@ -25,6 +25,12 @@ struct MoeSpec {
   int moe_layer_interval = 0;          // 0 = 1 (every layer)
 };
 
+enum class Normalization { kLayerNorm, kRmsNorm };
+
+// Megatron-LM's default hidden / attention dropout (arguments.py: --hidden-dropout 0.1,
+// --attention-dropout 0.1).
+inline constexpr double kDefaultDropout = 0.1;
+
 struct TransformerSpec {
   int num_layers = 0;
   int64_t hidden_size = 0;
@@ -36,6 +42,8 @@ struct TransformerSpec {
   bool gated_mlp = false;         // SwiGLU: gate, up and down matrices
   MoeSpec moe;
   bool tied_embeddings = false;
+  Normalization normalization = Normalization::kLayerNorm;  // RMSNorm: scale only
+  double dropout = kDefaultDropout;  // 0 = no dropout kernels, no masks stored
 
   // Defaults filled in (kv heads, ffn size, MoE fields).
   TransformerSpec Resolved() const;

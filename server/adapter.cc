@@ -139,6 +139,18 @@ absl::StatusOr<Workload> FromProto(const v1::Workload& w) {
     s.vocab_size = t.vocab_size();
     s.gated_mlp = t.gated_mlp();
     s.tied_embeddings = t.tied_embeddings();
+    switch (t.normalization()) {
+      case v1::NORMALIZATION_UNSPECIFIED:
+      case v1::NORMALIZATION_LAYERNORM:
+        s.normalization = Normalization::kLayerNorm;
+        break;
+      case v1::NORMALIZATION_RMSNORM:
+        s.normalization = Normalization::kRmsNorm;
+        break;
+      default:
+        return BadEnum("workload.transformer.normalization", t.normalization());
+    }
+    s.dropout = t.has_dropout() ? t.dropout() : kDefaultDropout;
     s.moe.num_experts = t.moe().num_experts();
     s.moe.top_k = t.moe().top_k();
     s.moe.expert_ffn_hidden_size = t.moe().expert_ffn_hidden_size();
@@ -363,6 +375,9 @@ v1::Workload ToProto(const Workload& w) {
     t->set_vocab_size(s.vocab_size);
     t->set_gated_mlp(s.gated_mlp);
     t->set_tied_embeddings(s.tied_embeddings);
+    t->set_normalization(s.normalization == Normalization::kRmsNorm ? v1::NORMALIZATION_RMSNORM
+                                                                    : v1::NORMALIZATION_LAYERNORM);
+    t->set_dropout(s.dropout);
     if (s.moe.num_experts > 0) {
       t->mutable_moe()->set_num_experts(s.moe.num_experts);
       t->mutable_moe()->set_top_k(s.moe.top_k);
