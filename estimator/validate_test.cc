@@ -70,6 +70,11 @@ TEST(Validate, WorkloadErrorsNameTheField) {
   w = Model("llama3-8b");
   w.transformer.hidden_size = 4097;
   EXPECT_THAT(std::string(ValidateWorkload(w).message()), HasSubstr("workload.transformer.hidden_size"));
+  for (double bad : {-0.1, 1.0, std::nan("")}) {
+    w = Model("gpt3-175b");
+    w.transformer.dropout = bad;
+    EXPECT_THAT(std::string(ValidateWorkload(w).message()), HasSubstr("workload.transformer.dropout")) << bad;
+  }
   w = Model("mixtral-8x7b");
   w.transformer.moe.top_k = 9;
   EXPECT_THAT(std::string(ValidateWorkload(w).message()), HasSubstr("workload.transformer.moe.top_k"));
