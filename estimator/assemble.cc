@@ -222,6 +222,14 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
   } else {
     t.optimizer_s = hw.MemoryTime(shard * model.optimizer_bytes_per_param);
   }
+  // The step's kernels are launched from the host like the layers' (a distributed
+  // optimizer's rank updates a 1/dp share of the tensors); what their launches take
+  // beyond the GPU's time is host-bound.
+  const double opt_tensors = c.zero_stage >= 1 ? std::ceil(s.tensors / dpcp) : s.tensors;
+  const double opt_kernels = c.offload.optimizer ? 0
+                             : model.optimizer_passes * OptimizerKernelsPerPass(opt_tensors, shard);
+  const double host_kernel_s = c.cuda_graphs ? hw.kernel_gap_s() : hw.kernel_overhead_s();
+  const double optimizer_host_s = std::max(0.0, opt_kernels * host_kernel_s - t.optimizer_s);
 
   MemoryBreakdown& mem = out->memory;
   if (memory != nullptr) {
@@ -252,8 +260,8 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
     t.data_loading_s = std::max(0.0, load - (t.compute_s + t.recompute_s));
   }
   // Framework overhead: per iteration, plus host-bound kernel launch time (the stage's
-  // launches beyond its GPU time, every micro-batch).
-  t.overhead_s = hw.iteration_overhead_s() + m * s.host_s;
+  // launches beyond its GPU time, every micro-batch, and the optimizer step's).
+  t.overhead_s = hw.iteration_overhead_s() + m * s.host_s + optimizer_host_s;
 
   out->iteration_time_s = t.Sum();
   out->busy_s = t.compute_s + t.recompute_s + t.optimizer_s;

@@ -59,6 +59,7 @@ absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const Model
       blk.fwd_s = fwd;
       blk.bwd_s = hw.MatmulTime(m, k, n, 1, p) + hw.MatmulTime(k, n, m, 1, p);
       blk.params = params;
+      blk.tensors = 2;  // weight, bias
       blk.model_flops = 3 * 2 * m * n * k;
       flops_per_sample += 3 * 2 * m * n * k * split / b;
       // Stored: the layer input (this GPU's part).
@@ -88,7 +89,10 @@ absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const Model
       blk.fwd_s = hw.MemoryTime(bytes);
       blk.bwd_s = 2 * blk.fwd_s;
       blk.activation_bytes = (l.kind == "relu" ? out_elems : in_elems) * p / split;
-      if (l.kind == "norm") blk.params = 2 * Dim(l.input_shape, 0);
+      if (l.kind == "norm") {
+        blk.params = 2 * Dim(l.input_shape, 0);
+        blk.tensors = 2;  // scale, shift
+      }
     }
     if (shape.recompute == Recompute::kFull) {
       blk.recompute_s = blk.fwd_s + blk.tp_fwd_s;

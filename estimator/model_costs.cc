@@ -1,5 +1,8 @@
 #include "estimator/model_costs.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace paraplan {
 
 ModelShape ModelShape::Of(const ParallelConfig& c) {
@@ -33,6 +36,7 @@ void BlockCosts::Add(const BlockCosts& o) {
   activation_bytes += o.activation_bytes;
   transient_bytes = transient_bytes > o.transient_bytes ? transient_bytes : o.transient_bytes;
   params += o.params;
+  tensors += o.tensors;
   expert_params += o.expert_params;
   model_flops += o.model_flops;
 }
@@ -46,6 +50,7 @@ void SetPrecisionBytes(Precision precision, ModelCosts* costs) {
     costs->param_gather_bytes_per_param = 4;
     // Adam step: read grad, read/write param, m, v (Kingma & Ba update, fused).
     costs->optimizer_bytes_per_param = 4 + 8 + 8 + 8;
+    costs->optimizer_passes = 3;  // gradient norm, Adam, zeroing the gradients
   } else {
     // FP8 (Transformer Engine) keeps an FP8 copy of each linear weight and its transpose
     // beside the 16-bit weight: 2 + 1 + 1 bytes.
@@ -59,7 +64,15 @@ void SetPrecisionBytes(Precision precision, ModelCosts* costs) {
     // the master weights to 2-byte weights (read 4, write 2), zeroing the gradient buffer
     // (write 4); FP16 adds the loss-scale unscale + inf/nan check (read 4, write 4).
     costs->optimizer_bytes_per_param = 4 + 28 + 6 + 4 + (precision == Precision::kFp16 ? 8 : 0);
+    // The same passes as launches: norm, Adam, copy, zeroing (+ unscale check in FP16).
+    costs->optimizer_passes = precision == Precision::kFp16 ? 5 : 4;
   }
+}
+
+double OptimizerKernelsPerPass(double tensors, double elements) {
+  constexpr double kMaxTensors = 36;              // depth_to_max_tensors[3]
+  constexpr double kMaxElements = 320 * 65536.0;  // depth_to_max_blocks x chunk_size
+  return std::max({1.0, std::ceil(tensors / kMaxTensors), std::ceil(elements / kMaxElements)});
 }
 
 absl::StatusOr<ModelCosts> ComputeModelCosts(const Workload& workload, const ModelShape& shape,

@@ -53,6 +53,7 @@ struct BlockCosts {
   double activation_bytes = 0;  // kept from forward to backward, per micro-batch
   double transient_bytes = 0;   // extra working memory while its backward runs
   double params = 0;            // parameters held (after TP/EP sharding)
+  double tensors = 0;           // parameter tensors held (the optimizer launches per tensor list)
   double expert_params = 0;     // of which replicated only over the expert-DP group
   double model_flops = 0;       // useful FLOPs (fwd + bwd, no recompute), this GPU
 
@@ -75,7 +76,15 @@ struct ModelCosts {
   double optimizer_state_bytes_per_param = 0;
   double grad_reduce_bytes_per_param = 0;  // element size of the gradient all-reduce
   double param_gather_bytes_per_param = 0;
+  int optimizer_passes = 0;  // multi-tensor passes of one optimizer step over the shard
 };
+
+// Kernels one optimizer pass launches over `tensors` tensors of `elements` elements in
+// all: Apex / Megatron-LM multi_tensor_apply (csrc/multi_tensor_apply.cuh) launches a
+// kernel whenever its argument list fills — 36 tensors of a depth-4 list (Adam: grad,
+// param, m, v) or 320 blocks of 65,536-element chunks — so the count is the larger of
+// the two quotients, at least one.
+double OptimizerKernelsPerPass(double tensors, double elements);
 
 // Layer costs for the workload under `shape`. Tensor-like groups are innermost in the
 // rank space (stride 1), then context, then expert groups, whatever the rank order.

@@ -357,6 +357,10 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
 
   BlockCosts dense = make_layer(dense_mlp, 0, 0);
   dense.params = attn_params + dense_mlp_params;
+  // Parameter tensors: two norms (scale, and bias for LayerNorm), four linears' weights
+  // and biases (Megatron-LM's GPT layer).
+  const double norm_tensors = rms ? 1 : 2;
+  dense.tensors = 2 * norm_tensors + 8;
 
   BlockCosts moe;
   const bool is_moe = spec.is_moe();
@@ -374,6 +378,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
     moe = make_layer(mlp, 4 * a2a, 8);
     moe.expert_params = local_experts * x.h * fe * (x.gated ? 3 : 2) / x.t;
     moe.params = attn_params + x.h * experts + moe.expert_params;
+    moe.tensors = 2 * norm_tensors + 4 + 1 + 4 * local_experts;  // + router, experts' linears
   }
 
   ModelCosts out;
@@ -398,6 +403,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
                  HostExcess(10, host_kernel_s, pre.bwd_s);
     pre.activation_bytes = x.dropout ? e * x.r : 0;  // dropout mask
     pre.params = x.V * x.h / x.t;
+    pre.tensors = 2;  // word and position embeddings
   }
   // Last stage: final LayerNorm, LM head (vocabulary-parallel), fused cross-entropy.
   // Kernels (Megatron-LM vocab_parallel_cross_entropy): LayerNorm, logits GEMM, max,
@@ -430,6 +436,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
     post.transient_bytes = logits * (x.p + 4);
     post.params = spec.tied_embeddings ? 0 : x.V * x.h / x.t;
     post.params += x.norm_params;
+    post.tensors = norm_tensors + (spec.tied_embeddings ? 0 : 1);
     post.model_flops = 3 * head.flops_fwd;
   }
 
