@@ -17,6 +17,7 @@
 #include "estimator/presets.h"
 #include "estimator/search.h"
 #include "estimator/validate.h"
+#include "server/accuracy.h"
 #include "server/adapter.h"
 #include "server/log.h"
 
@@ -116,13 +117,6 @@ absl::Status ValidateUserProfile(const v1::SystemProfile& p) {
   return ValidateProfile(*sp);
 }
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 // GPU memory capacity of each version of a profile (GiB), to judge observed peaks.
 using Capacities = std::map<int, double>;
 
@@ -131,48 +125,22 @@ double CapacityOf(const Capacities& caps, int version) {
   return it == caps.end() ? 0 : it->second;
 }
 
-// Memory verdict of one stored measurement; nullopt when nothing was observed.
-// Hit: predicted to fit and ran without OOM within capacity, or predicted not to fit
-// and went out of memory. `capacity_gib` 0 = unknown (the peak is then not compared).
-std::optional<bool> MemoryHit(const store::MeasurementRow& r, double capacity_gib) {
-  if (r.out_of_memory) return !r.predicted_fits;
-  if (r.peak_memory_gib > 0) return r.predicted_fits && (capacity_gib <= 0 || r.peak_memory_gib <= capacity_gib);
-  return std::nullopt;
-}
+// Rows per store read where whole measurements (with bodies) are read in pages.
+constexpr int kRowsPerPage = 512;
 
-// |predicted - measured| / measured; nullopt for runs that produced no timing (OOM).
-std::optional<double> AbsRelativeError(const store::MeasurementRow& r) {
-  if (r.out_of_memory || r.predicted_iteration_time_s <= 0 || r.iteration_time_s <= 0) return std::nullopt;
-  return std::abs(r.predicted_iteration_time_s - r.iteration_time_s) / r.iteration_time_s;
-}
-
-v1::AccuracyStats Stats(const std::vector<const store::MeasurementRow*>& rows, const Capacities& caps) {
-  v1::AccuracyStats s;
-  std::vector<double> apes, ratios;
-  int hits = 0, misses = 0;
-  for (const store::MeasurementRow* r : rows) {
-    if (std::optional<bool> hit = MemoryHit(*r, CapacityOf(caps, r->profile_version))) (*hit ? hits : misses)++;
-    std::optional<double> ape = AbsRelativeError(*r);
-    if (!ape) continue;
-    apes.push_back(*ape);
-    ratios.push_back(r->predicted_iteration_time_s / r->iteration_time_s);
+// Calls `each` on every row that `fetch(after_seq)` pages through (store *After reads
+// with `page` rows a page), oldest first; only one page is held at a time.
+template <typename Fetch, typename Each>
+absl::Status ForEachPaged(int page, Fetch fetch, Each each) {
+  for (int64_t after = 0;;) {
+    auto rows = fetch(after);
+    if (!rows.ok()) return rows.status();
+    for (const auto& r : *rows) {
+      each(r);
+      after = r.seq;
+    }
+    if (rows->size() < static_cast<size_t>(page)) return absl::OkStatus();
   }
-  s.set_count(static_cast<int>(apes.size()));
-  double sum = 0;
-  for (double a : apes) sum += a;
-  s.set_mape_ratio(apes.empty() ? 0 : sum / apes.size());
-  s.set_median_ape_ratio(Median(apes));
-  s.set_bias_ratio(Median(ratios));
-  s.set_memory_hits(hits);
-  s.set_memory_misses(misses);
-  return s;
-}
-
-std::vector<const store::MeasurementRow*> Pointers(const std::vector<store::MeasurementRow>& rows) {
-  std::vector<const store::MeasurementRow*> out;
-  out.reserve(rows.size());
-  for (const auto& r : rows) out.push_back(&r);
-  return out;
 }
 
 }  // namespace
@@ -198,7 +166,7 @@ std::set<std::string> BuiltinNames() {
 }  // namespace
 
 Backend::Backend(store::Store* store, Metrics* metrics, BackendOptions options)
-    : store_(store), metrics_(metrics), options_(options), builtin_names_(BuiltinNames()) {}
+    : store_(store), metrics_(metrics), options_(options), accuracy_(store, metrics), builtin_names_(BuiltinNames()) {}
 
 Backend::~Backend() { Stop(); }
 
@@ -222,7 +190,7 @@ absl::Status Backend::Start() {
   absl::StatusOr<std::vector<store::ProfileRow>> all = store_->ListLatestProfiles("", 1 << 30);
   if (!all.ok()) return all.status();
   for (const store::ProfileRow& r : *all) {
-    if (absl::Status s = RefreshAccuracy(r.name, /*replay_histograms=*/true); !s.ok()) return s;
+    if (absl::Status s = UpdateAccuracy(r.name, /*replay_histograms=*/true); !s.ok()) return s;
   }
   RefreshGauges();
   return absl::OkStatus();
@@ -389,6 +357,7 @@ absl::StatusOr<int> Backend::DeleteProfile(const std::string& name) {
   }
   absl::StatusOr<int> deleted = store_->DeleteProfile(name);
   if (deleted.ok()) {
+    accuracy_.Forget(name);
     metrics_->ForgetProfile(name);
     absl::MutexLock lock(&auto_mu_);
     auto_failed_at_.erase(name);
@@ -548,8 +517,8 @@ absl::StatusOr<v1::IngestMeasurementsResponse> Backend::Ingest(const v1::IngestM
   // The measurements are stored: what follows only updates metrics and schedules work,
   // and its failures are logged, never returned (the answer must say what was stored).
   for (const std::string& profile : touched) {
-    if (absl::Status s = RefreshAccuracy(profile, false); !s.ok()) {
-      WriteLogLine(LogLevel::kWarn, absl::StrCat("event=refresh_accuracy profile=", LogQuote(profile),
+    if (absl::Status s = UpdateAccuracy(profile, false); !s.ok()) {
+      WriteLogLine(LogLevel::kWarn, absl::StrCat("event=update_accuracy profile=", LogQuote(profile),
                                                  " msg=", LogQuote(s.message())));
     }
     if (options_.auto_calibrate_after > 0 && AutoCalibrationDue(profile) && ScheduleAutoCalibration(profile)) {
@@ -624,23 +593,21 @@ void Backend::RunAutoCalibration(const std::string& profile) {
                                              " msg=", LogQuote(c.status().message())));
 }
 
-absl::Status Backend::RefreshAccuracy(const std::string& profile, bool replay_histograms) {
-  absl::StatusOr<std::vector<store::MeasurementRow>> rows = store_->ListMeasurements(profile);
-  if (!rows.ok()) return rows.status();
-  if (rows->empty()) return absl::OkStatus();
-  absl::StatusOr<Capacities> caps = CapacitiesOf(profile);
-  if (!caps.ok()) return caps.status();
-  const v1::AccuracyStats s = Stats(Pointers(*rows), *caps);
-  metrics_->SetAccuracy(profile, s.mape_ratio(), s.bias_ratio());
+absl::Status Backend::UpdateAccuracy(const std::string& profile, bool replay_histograms) {
+  Capacities caps;
+  AccuracyTracker::Observer replay;
   if (replay_histograms) {  // after a restart: counters and histograms from the store
-    for (const store::MeasurementRow& r : *rows) {
-      if (std::optional<double> ape = AbsRelativeError(r)) metrics_->ObservePredictionError(profile, *ape);
-      if (std::optional<bool> hit = MemoryHit(r, CapacityOf(*caps, r.profile_version))) {
+    absl::StatusOr<Capacities> c = CapacitiesOf(profile);
+    if (!c.ok()) return c.status();
+    caps = *std::move(c);
+    replay = [&](const store::MeasurementSummary& m) {
+      if (std::optional<double> ape = AbsRelativeError(m)) metrics_->ObservePredictionError(profile, *ape);
+      if (std::optional<bool> hit = MemoryHit(m, CapacityOf(caps, m.profile_version))) {
         metrics_->RecordMemoryPrediction(profile, *hit);
       }
-    }
+    };
   }
-  return absl::OkStatus();
+  return accuracy_.Update(profile, replay).status();
 }
 
 absl::StatusOr<v1::AccuracyReport> Backend::Accuracy(const v1::GetAccuracyRequest& req) {
@@ -648,28 +615,42 @@ absl::StatusOr<v1::AccuracyReport> Backend::Accuracy(const v1::GetAccuracyReques
   if (req.recent() < 0) return absl::InvalidArgumentError("recent: must not be negative");
   absl::StatusOr<v1::SystemProfile> p = Load(req.profile(), 0);
   if (!p.ok()) return p.status();
-  absl::StatusOr<std::vector<store::MeasurementRow>> rows = store_->ListMeasurements(req.profile());
-  if (!rows.ok()) return rows.status();
   absl::StatusOr<Capacities> caps = CapacitiesOf(req.profile());
   if (!caps.ok()) return caps.status();
+  // Every measurement is read, in pages; only its AccuracyPoint (and label) is kept, and
+  // only until this call returns.
+  std::vector<AccuracyPoint> points;
+  std::map<std::string, std::vector<uint32_t>> groups;  // label value -> indexes in points
+  absl::Status read;
+  if (req.label_key().empty()) {
+    read = ForEachPaged(
+        AccuracyTracker::kPageSize,
+        [&](int64_t after) {
+          return store_->MeasurementSummariesAfter(req.profile(), after, AccuracyTracker::kPageSize);
+        },
+        [&](const store::MeasurementSummary& m) {
+          points.push_back(PointOf(m, CapacityOf(*caps, m.profile_version)));
+        });
+  } else {
+    read = ForEachPaged(
+        kRowsPerPage, [&](int64_t after) { return store_->MeasurementsAfter(req.profile(), after, kRowsPerPage); },
+        [&](const store::MeasurementRow& r) {
+          v1::Measurement m;
+          if (m.ParseFromString(r.body)) {
+            auto it = m.labels().find(req.label_key());
+            groups[it == m.labels().end() ? "" : it->second].push_back(static_cast<uint32_t>(points.size()));
+          }
+          points.push_back(PointOf(r, CapacityOf(*caps, r.profile_version)));
+        });
+  }
+  if (!read.ok()) return read;
   v1::AccuracyReport out;
   out.set_profile(req.profile());
   out.set_profile_version(p->version());
-  const std::vector<const store::MeasurementRow*> all = Pointers(*rows);
-  *out.mutable_overall() = Stats(all, *caps);
+  *out.mutable_overall() = Stats(points, 0, points.size());
   const size_t recent = req.recent() == 0 ? 100 : static_cast<size_t>(req.recent());
-  std::vector<const store::MeasurementRow*> tail(all.end() - std::min(recent, all.size()), all.end());
-  *out.mutable_recent() = Stats(tail, *caps);
-  if (!req.label_key().empty()) {
-    std::map<std::string, std::vector<const store::MeasurementRow*>> groups;
-    for (const store::MeasurementRow* r : all) {
-      v1::Measurement m;
-      if (!m.ParseFromString(r->body)) continue;
-      auto it = m.labels().find(req.label_key());
-      groups[it == m.labels().end() ? "" : it->second].push_back(r);
-    }
-    for (const auto& [value, group] : groups) (*out.mutable_by_label())[value] = Stats(group, *caps);
-  }
+  *out.mutable_recent() = Stats(points, points.size() - std::min(recent, points.size()), points.size());
+  for (const auto& [value, group] : groups) (*out.mutable_by_label())[value] = Stats(points, group);
   return out;
 }
 
@@ -680,17 +661,23 @@ absl::StatusOr<v1::CalibrateResponse> Backend::Calibrate(const std::string& prof
   if (!base.ok()) return base.status();
   absl::StatusOr<SystemProfile> sp = adapter::FromProto(*base);
   if (!sp.ok()) return sp.status();
-  absl::StatusOr<std::vector<store::MeasurementRow>> rows = store_->ListMeasurements(profile);
-  if (!rows.ok()) return rows.status();
+  // The fit needs every measurement; they are read in pages, and only the samples kept.
+  // Measurements stored while the fit runs are not in it: they still count toward the
+  // next automatic calibration.
   std::vector<CalibrationSample> samples;
-  for (const store::MeasurementRow& r : *rows) {
-    v1::Measurement m;
-    if (!m.ParseFromString(r.body)) continue;
-    absl::StatusOr<Workload> w = adapter::FromProto(m.workload());
-    absl::StatusOr<ParallelConfig> c = adapter::FromProto(m.config());
-    if (!w.ok() || !c.ok()) continue;
-    samples.push_back({*w, *c, m.iteration_time_s(), m.peak_memory_gib(), m.out_of_memory()});
-  }
+  int64_t fitted_through = 0;
+  absl::Status read = ForEachPaged(
+      kRowsPerPage, [&](int64_t after) { return store_->MeasurementsAfter(profile, after, kRowsPerPage); },
+      [&](const store::MeasurementRow& r) {
+        fitted_through = r.seq;
+        v1::Measurement m;
+        if (!m.ParseFromString(r.body)) return;
+        absl::StatusOr<Workload> w = adapter::FromProto(m.workload());
+        absl::StatusOr<ParallelConfig> c = adapter::FromProto(m.config());
+        if (!w.ok() || !c.ok()) return;
+        samples.push_back({*w, *c, m.iteration_time_s(), m.peak_memory_gib(), m.out_of_memory()});
+      });
+  if (!read.ok()) return read;
   absl::StatusOr<CalibrationResult> result = CalibrateProfile(*sp, samples);
   if (!result.ok()) return result.status();
   v1::SystemProfile next = *base;
@@ -711,9 +698,6 @@ absl::StatusOr<v1::CalibrateResponse> Backend::Calibrate(const std::string& prof
   // cross-validated error beats the current version's on the same measurements;
   // otherwise it is kept as a candidate (`PromoteProfile` can still promote it).
   const bool promote = result->report.promote;
-  // Measurements stored while the fit ran are not in it: they still count toward the
-  // next automatic calibration.
-  const int64_t fitted_through = rows->empty() ? 0 : rows->back().seq;
   absl::StatusOr<int> version = store_->RecordCalibration(profile, Encode(next), base->version(),
                                                           result->report.num_measurements,
                                                           report.SerializeAsString(), promote, fitted_through);
@@ -739,7 +723,9 @@ void Backend::RefreshGauges() {
   std::set<std::string> names;
   for (const store::ProfileRow& r : *all) names.insert(r.name);
   for (const std::string& gone : gauged_) {  // deleted since the last refresh
-    if (!names.contains(gone)) metrics_->ForgetProfile(gone);
+    if (names.contains(gone)) continue;
+    accuracy_.Forget(gone);
+    metrics_->ForgetProfile(gone);
   }
   gauged_ = std::move(names);
   const int64_t now_ms = absl::ToUnixMillis(absl::Now());

@@ -11,6 +11,11 @@
 // another `auto_calibrate_after` measurements. Stop() (or the destructor) drops the queue
 // and waits for the calibration running, if any.
 //
+// Accuracy gauges (accuracy.h) are brought up to date after each ingest from what it
+// stored, in work and memory that do not grow with the measurements already stored;
+// every measurement is read at start-up (to replay histograms), by GetAccuracy and by a
+// calibration, in pages, keeping only what each needs.
+//
 // Metrics never take a label value from a request unchecked: an ingest rejected for a
 // profile that is not stored counts under profile="(unknown)", so the series are bounded
 // by the stored profiles. Errors repeat a request's strings at most kMaxEchoedChars long.
@@ -32,6 +37,7 @@
 #include "absl/time/time.h"
 #include "estimator/system_profile.h"
 #include "paraplan/v1/services.pb.h"
+#include "server/accuracy.h"
 #include "server/metrics.h"
 #include "store/store.h"
 
@@ -102,7 +108,10 @@ class Backend {
   // Accelerator memory (GiB) of each stored version of `name`.
   absl::StatusOr<std::map<int, double>> CapacitiesOf(const std::string& name);
   absl::StatusOr<v1::Workload> WorkloadOf(const v1::Workload* workload, const std::string& model);
-  absl::Status RefreshAccuracy(const std::string& profile, bool replay_histograms);
+  // Brings the profile's accuracy gauges up to date with what was stored since the last
+  // call (accuracy.h: bounded work and memory); replay_histograms (start-up) also feeds
+  // every stored measurement to the error histogram and memory counters.
+  absl::Status UpdateAccuracy(const std::string& profile, bool replay_histograms);
   // The profile's name when it is stored, else kUnknownProfileLabel. `known` caches
   // answers within one request.
   std::string ProfileLabel(const std::string& name, std::map<std::string, bool>* known);
@@ -120,6 +129,7 @@ class Backend {
   store::Store* store_;
   Metrics* metrics_;
   BackendOptions options_;
+  AccuracyTracker accuracy_;
   absl::Mutex calibrate_mu_;
   absl::Mutex profile_write_mu_;  // Create/Update: existence check + write
   absl::Mutex gauges_mu_;

@@ -18,6 +18,12 @@ namespace {
 
 int64_t NowMs() { return absl::ToUnixMillis(absl::Now()); }
 
+// A TIMED measurement (one with a timing to compare) and its ratio predicted / measured;
+// the ratio index (migration 3) and every query on it spell them exactly so, which is
+// how SQLite matches a query to a partial index on an expression.
+#define PARAPLAN_TIMED "out_of_memory = 0 AND predicted_iteration_time_s > 0 AND iteration_time_s > 0"
+#define PARAPLAN_RATIO "predicted_iteration_time_s / iteration_time_s"
+
 // Schema migrations; migration i brings user_version from i to i + 1.
 const char* const kMigrations[] = {
     R"sql(
@@ -65,6 +71,8 @@ CREATE TABLE calibration_runs (
 ALTER TABLE profile_versions ADD COLUMN promoted_at_ms INTEGER;
 UPDATE profile_versions SET promoted_at_ms = created_at_ms;
 )sql",
+    // 3: the ratio order of timed measurements, for medians without reading every row.
+    "CREATE INDEX measurements_by_ratio ON measurements(profile_name, " PARAPLAN_RATIO ") WHERE " PARAPLAN_TIMED ";",
 };
 
 ProfileRow ReadProfile(Statement& s) {
@@ -121,6 +129,40 @@ MeasurementRow ReadMeasurement(Statement& s) {
   return r;
 }
 
+constexpr const char* kSummaryColumns =
+    "seq, profile_version, iteration_time_s, predicted_iteration_time_s, peak_memory_gib, predicted_fits, "
+    "out_of_memory, (" PARAPLAN_TIMED "), CASE WHEN " PARAPLAN_TIMED " THEN " PARAPLAN_RATIO " ELSE 0 END";
+
+MeasurementSummary ReadSummary(Statement& s) {
+  MeasurementSummary r;
+  r.seq = s.ColumnInt(0);
+  r.profile_version = static_cast<int>(s.ColumnInt(1));
+  r.iteration_time_s = s.ColumnDouble(2);
+  r.predicted_iteration_time_s = s.ColumnDouble(3);
+  r.peak_memory_gib = s.ColumnDouble(4);
+  r.predicted_fits = s.ColumnInt(5) != 0;
+  r.out_of_memory = s.ColumnInt(6) != 0;
+  r.timed = s.ColumnInt(7) != 0;
+  r.ratio = s.ColumnDouble(8);
+  return r;
+}
+
+// Timed measurements of profile ?1 with seq <= ?2 through the ratio index, as (ratio, seq).
+#define PARAPLAN_RATIO_FROM                                                                       \
+  "SELECT " PARAPLAN_RATIO ", seq FROM measurements INDEXED BY measurements_by_ratio "           \
+  "WHERE profile_name = ?1 AND " PARAPLAN_TIMED " AND seq <= ?2"
+constexpr const char* kRatioAtRank = PARAPLAN_RATIO_FROM " ORDER BY " PARAPLAN_RATIO ", seq LIMIT 1 OFFSET ?3";
+// Neighbours of (?3, ?4): the same ratio first, then the next ratio.
+constexpr const char* kNextSameRatio = PARAPLAN_RATIO_FROM " AND " PARAPLAN_RATIO " = ?3 AND seq > ?4 ORDER BY seq LIMIT 1";
+constexpr const char* kNextRatio = PARAPLAN_RATIO_FROM " AND " PARAPLAN_RATIO " > ?3 ORDER BY " PARAPLAN_RATIO ", seq LIMIT 1";
+constexpr const char* kPreviousSameRatio =
+    PARAPLAN_RATIO_FROM " AND " PARAPLAN_RATIO " = ?3 AND seq < ?4 ORDER BY seq DESC LIMIT 1";
+constexpr const char* kPreviousRatio =
+    PARAPLAN_RATIO_FROM " AND " PARAPLAN_RATIO " < ?3 ORDER BY " PARAPLAN_RATIO " DESC, seq DESC LIMIT 1";
+#undef PARAPLAN_RATIO_FROM
+#undef PARAPLAN_RATIO
+#undef PARAPLAN_TIMED
+
 // Every remaining row of `s`, read by `read`.
 template <typename Read>
 auto AllRows(Statement& s, Read read) -> absl::StatusOr<std::vector<decltype(read(s))>> {
@@ -153,6 +195,11 @@ absl::Status NotFound(absl::string_view name) {
 struct Store::Impl {
   Database db;
   absl::Mutex mu;
+
+  // The first (ratio, seq) row of a ratio query: ?1 profile, ?2 through_seq, then ?3 ?4
+  // = `key` or ?3 = `offset` when key is null. Caller holds mu.
+  absl::StatusOr<std::optional<RatioKey>> RatioQuery(const char* sql, absl::string_view profile_name,
+                                                     int64_t through_seq, const RatioKey* key, int64_t offset = 0);
 
   // Latest version of `name`, 0 when the profile does not exist. Caller holds mu.
   absl::StatusOr<int> LatestVersion(absl::string_view name) {
@@ -442,6 +489,73 @@ absl::StatusOr<std::vector<MeasurementRow>> Store::RecentMeasurements(absl::stri
   s->BindText(1, profile_name);
   s->BindInt(2, n);
   return AllRows(*s, ReadMeasurement);
+}
+
+absl::StatusOr<std::vector<MeasurementRow>> Store::MeasurementsAfter(absl::string_view profile_name,
+                                                                     int64_t after_seq, int limit) {
+  absl::MutexLock lock(&impl_->mu);
+  absl::StatusOr<Statement> s = impl_->db.Prepare(absl::StrCat(
+      "SELECT ", kMeasurementColumns, " FROM measurements WHERE profile_name = ? AND seq > ? ORDER BY seq LIMIT ?"));
+  if (!s.ok()) return s.status();
+  s->BindText(1, profile_name);
+  s->BindInt(2, after_seq);
+  s->BindInt(3, std::max(limit, 1));
+  return AllRows(*s, ReadMeasurement);
+}
+
+absl::StatusOr<std::vector<MeasurementSummary>> Store::MeasurementSummariesAfter(absl::string_view profile_name,
+                                                                                 int64_t after_seq, int limit) {
+  absl::MutexLock lock(&impl_->mu);
+  absl::StatusOr<Statement> s = impl_->db.Prepare(absl::StrCat(
+      "SELECT ", kSummaryColumns, " FROM measurements WHERE profile_name = ? AND seq > ? ORDER BY seq LIMIT ?"));
+  if (!s.ok()) return s.status();
+  s->BindText(1, profile_name);
+  s->BindInt(2, after_seq);
+  s->BindInt(3, std::max(limit, 1));
+  return AllRows(*s, ReadSummary);
+}
+
+absl::StatusOr<std::optional<RatioKey>> Store::Impl::RatioQuery(const char* sql, absl::string_view profile_name,
+                                                                int64_t through_seq, const RatioKey* key,
+                                                                int64_t offset) {
+  absl::StatusOr<Statement> s = db.Prepare(sql);
+  if (!s.ok()) return s.status();
+  s->BindText(1, profile_name);
+  s->BindInt(2, through_seq);
+  if (key != nullptr) {
+    s->BindDouble(3, key->ratio);
+    s->BindInt(4, key->seq);
+  } else {
+    s->BindInt(3, offset);
+  }
+  absl::StatusOr<bool> row = s->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return std::optional<RatioKey>();
+  return std::optional<RatioKey>(RatioKey{s->ColumnDouble(0), s->ColumnInt(1)});
+}
+
+absl::StatusOr<std::optional<RatioKey>> Store::RatioAtRank(absl::string_view profile_name, int64_t rank,
+                                                           int64_t through_seq) {
+  if (rank < 0) return std::optional<RatioKey>();
+  absl::MutexLock lock(&impl_->mu);
+  return impl_->RatioQuery(kRatioAtRank, profile_name, through_seq, nullptr, rank);
+}
+
+absl::StatusOr<std::optional<RatioKey>> Store::NextRatio(absl::string_view profile_name, const RatioKey& key,
+                                                         int64_t through_seq) {
+  absl::MutexLock lock(&impl_->mu);
+  absl::StatusOr<std::optional<RatioKey>> same = impl_->RatioQuery(kNextSameRatio, profile_name, through_seq, &key);
+  if (!same.ok() || same->has_value()) return same;
+  return impl_->RatioQuery(kNextRatio, profile_name, through_seq, &key);
+}
+
+absl::StatusOr<std::optional<RatioKey>> Store::PreviousRatio(absl::string_view profile_name, const RatioKey& key,
+                                                             int64_t through_seq) {
+  absl::MutexLock lock(&impl_->mu);
+  absl::StatusOr<std::optional<RatioKey>> same =
+      impl_->RatioQuery(kPreviousSameRatio, profile_name, through_seq, &key);
+  if (!same.ok() || same->has_value()) return same;
+  return impl_->RatioQuery(kPreviousRatio, profile_name, through_seq, &key);
 }
 
 absl::StatusOr<int> Store::CountMeasurementsSinceCalibration(absl::string_view profile_name) {

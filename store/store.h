@@ -17,6 +17,9 @@
 //    database as it was. WAL mode, foreign keys on, schema migrations by user_version.
 //  - Every value reaches SQLite as a bound parameter (any bytes, NUL included, are data).
 //  - An error message repeats a caller's string (a name, an id) at most 100 bytes long.
+//  - Reading measurements in bounded memory: *After() pages through them by seq (keyset
+//    paging); the ratio order (RatioAtRank, NextRatio, PreviousRatio) walks an index, so a
+//    caller can keep order statistics (a median) current without holding the rows.
 // Thread-safety: a Store may be used from many threads at once (one connection guarded
 // by a mutex; SQLite busy_timeout covers other processes).
 #ifndef PARAPLAN_STORE_STORE_H_
@@ -59,6 +62,27 @@ struct MeasurementRow {
   int64_t ingested_at_unix_ms = 0;
   std::string body;  // serialized paraplan.v1.Measurement
   int64_t seq = 0;   // insertion order, assigned by the store
+};
+
+// A measurement without its body: what accuracy bookkeeping reads.
+struct MeasurementSummary {
+  int64_t seq = 0;
+  int profile_version = 0;
+  double iteration_time_s = 0;
+  double predicted_iteration_time_s = 0;
+  double peak_memory_gib = 0;
+  bool predicted_fits = true;
+  bool out_of_memory = false;
+  // TIMED: not out of memory and both times > 0. `ratio` = predicted / measured iteration
+  // time as the store computes it (the key of the ratio order); 0 when not timed.
+  bool timed = false;
+  double ratio = 0;
+};
+
+// A timed measurement's place in the ratio order of its profile: by ratio, ties by seq.
+struct RatioKey {
+  double ratio = 0;
+  int64_t seq = 0;
 };
 
 struct CalibrationRunRow {
@@ -116,6 +140,23 @@ class Store {
   // The most recent `n` (by insertion), oldest first.
   absl::StatusOr<std::vector<MeasurementRow>> RecentMeasurements(absl::string_view profile_name,
                                                                  int n);
+  // At most `limit` (>= 1) measurements of the profile with seq > after_seq, oldest first:
+  // pass the last row's seq to read the next page.
+  absl::StatusOr<std::vector<MeasurementRow>> MeasurementsAfter(absl::string_view profile_name,
+                                                                int64_t after_seq, int limit);
+  // The same without bodies.
+  absl::StatusOr<std::vector<MeasurementSummary>> MeasurementSummariesAfter(absl::string_view profile_name,
+                                                                            int64_t after_seq, int limit);
+  // Order statistics of the TIMED measurements of a profile with seq <= through_seq, in
+  // ratio order; nullopt when there is no such measurement. RatioAtRank: the one with
+  // `rank` (0-based) measurements before it, O(rank) index steps. NextRatio /
+  // PreviousRatio: the neighbour of `key` (which need not be stored), O(log n).
+  absl::StatusOr<std::optional<RatioKey>> RatioAtRank(absl::string_view profile_name, int64_t rank,
+                                                      int64_t through_seq);
+  absl::StatusOr<std::optional<RatioKey>> NextRatio(absl::string_view profile_name, const RatioKey& key,
+                                                    int64_t through_seq);
+  absl::StatusOr<std::optional<RatioKey>> PreviousRatio(absl::string_view profile_name, const RatioKey& key,
+                                                        int64_t through_seq);
   // Measurements of the profile inserted after its last calibration run.
   absl::StatusOr<int> CountMeasurementsSinceCalibration(absl::string_view profile_name);
 

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -86,6 +87,90 @@ TEST_F(StoreTest, MeasurementsAreIdempotentAndCascade) {
   EXPECT_EQ(*store_->DeleteProfile("p"), 1);
   EXPECT_FALSE(*store_->HasMeasurement("m1"));
   EXPECT_EQ(store_->DeleteProfile("p").status().code(), absl::StatusCode::kNotFound);
+}
+
+// Paging by seq and the ratio order against a brute-force sort: ties broken by seq,
+// untimed rows (out of memory, no prediction) left out, through_seq respected, and
+// neighbours of keys that are not stored.
+TEST_F(StoreTest, PagesAndRatioOrderStatistics) {
+  ASSERT_TRUE(store_->PutProfileVersion("p", "x", "user").ok());
+  ASSERT_TRUE(store_->PutProfileVersion("q", "x", "user").ok());
+  std::vector<MeasurementRow> rows;
+  for (int i = 0; i < 60; ++i) {
+    MeasurementRow r = Row(absl::StrCat("m", i), i % 7 == 0 ? "q" : "p");
+    r.predicted_iteration_time_s = 1.0 + (i * 37 % 11) * 0.25;  // many ties
+    r.out_of_memory = i % 9 == 4;
+    if (i % 13 == 5) r.predicted_iteration_time_s = 0;  // no prediction
+    rows.push_back(r);
+  }
+  ASSERT_TRUE(store_->InsertMeasurements(rows).ok());
+  // Paging reads every row of "p" once, in seq order, bodies only in MeasurementsAfter.
+  std::vector<MeasurementSummary> all;
+  for (int64_t after = 0;;) {
+    auto page = *store_->MeasurementSummariesAfter("p", after, 7);
+    if (page.empty()) break;
+    EXPECT_LE(page.size(), 7u);
+    for (const auto& s : page) {
+      EXPECT_GT(s.seq, after);
+      after = s.seq;
+      all.push_back(s);
+    }
+  }
+  const auto full = *store_->ListMeasurements("p");
+  ASSERT_EQ(all.size(), full.size());
+  std::vector<RatioKey> order;
+  for (size_t i = 0; i < all.size(); ++i) {
+    EXPECT_EQ(all[i].seq, full[i].seq);
+    const bool timed = !full[i].out_of_memory && full[i].predicted_iteration_time_s > 0;
+    EXPECT_EQ(all[i].timed, timed);
+    if (!timed) continue;
+    EXPECT_EQ(all[i].ratio, full[i].predicted_iteration_time_s / full[i].iteration_time_s);
+    order.push_back({all[i].ratio, all[i].seq});
+  }
+  auto page = *store_->MeasurementsAfter("p", full[2].seq, 3);
+  ASSERT_EQ(page.size(), 3u);
+  EXPECT_EQ(page[0].id, full[3].id);
+  EXPECT_EQ(page[0].body, full[3].body);
+
+  const auto less = [](const RatioKey& a, const RatioKey& b) {
+    return a.ratio < b.ratio || (a.ratio == b.ratio && a.seq < b.seq);
+  };
+  for (const int64_t through : {all.back().seq, all[all.size() / 2].seq}) {
+    std::vector<RatioKey> sorted;
+    for (const RatioKey& k : order) {
+      if (k.seq <= through) sorted.push_back(k);
+    }
+    std::sort(sorted.begin(), sorted.end(), less);
+    ASSERT_GT(sorted.size(), 10u);
+    for (size_t i = 0; i < sorted.size(); ++i) {
+      auto at = *store_->RatioAtRank("p", static_cast<int64_t>(i), through);
+      ASSERT_TRUE(at.has_value());
+      EXPECT_EQ(at->seq, sorted[i].seq) << i;
+      auto next = *store_->NextRatio("p", sorted[i], through);
+      auto prev = *store_->PreviousRatio("p", sorted[i], through);
+      EXPECT_EQ(next.has_value(), i + 1 < sorted.size());
+      if (next) {
+        EXPECT_EQ(next->seq, sorted[i + 1].seq);
+      }
+      EXPECT_EQ(prev.has_value(), i > 0);
+      if (prev) {
+        EXPECT_EQ(prev->seq, sorted[i - 1].seq);
+      }
+    }
+    EXPECT_FALSE(store_->RatioAtRank("p", static_cast<int64_t>(sorted.size()), through)->has_value());
+    // A key that is not stored: between its neighbours.
+    const RatioKey probe{sorted[3].ratio, through + 1000};
+    auto after_probe = *store_->NextRatio("p", probe, through);
+    auto upper = std::upper_bound(sorted.begin(), sorted.end(), probe, less);
+    EXPECT_EQ(after_probe.has_value(), upper != sorted.end());
+    if (after_probe) {
+      EXPECT_EQ(after_probe->seq, upper->seq);
+    }
+    auto before_probe = *store_->PreviousRatio("p", probe, through);
+    ASSERT_TRUE(before_probe.has_value());
+    EXPECT_EQ(before_probe->seq, (upper - 1)->seq);
+  }
+  EXPECT_FALSE(store_->RatioAtRank("none", 0, 1 << 30)->has_value());
 }
 
 TEST_F(StoreTest, RecentAndSinceCalibration) {
@@ -375,6 +460,9 @@ CREATE TABLE calibration_runs (
 INSERT INTO profiles(name) VALUES ('old');
 INSERT INTO profile_versions(name, version, created_at_ms, origin, body) VALUES ('old', 1, 1000, 'builtin', 'v1');
 INSERT INTO profile_versions(name, version, created_at_ms, origin, body) VALUES ('old', 2, 2000, 'user', 'v2');
+INSERT INTO measurements(id, profile_name, profile_version, iteration_time_s, predicted_iteration_time_s,
+  peak_memory_gib, predicted_memory_gib, predicted_fits, out_of_memory, observed_at_ms, ingested_at_ms, body)
+  VALUES ('m', 'old', 1, 2.0, 1.5, 0, 0, 1, 0, 0, 0, 'b');
 PRAGMA user_version = 1;
 )sql").ok());
   }
@@ -404,8 +492,13 @@ PRAGMA user_version = 1;
   {
     Database db;
     ASSERT_TRUE(db.Open(old_path).ok());
-    EXPECT_EQ(*db.QueryInt("PRAGMA user_version"), 2);
+    EXPECT_EQ(*db.QueryInt("PRAGMA user_version"), 3);
   }
+  // Migration 3 indexed the measurement stored before it.
+  auto median = (*opened)->RatioAtRank("old", 0, 1 << 30);
+  ASSERT_TRUE(median.ok()) << median.status();
+  ASSERT_TRUE(median->has_value());
+  EXPECT_EQ((*median)->ratio, 0.75);
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include "gtest/gtest.h"
 #include "paraplan/v1/services.grpc.pb.h"
 #include "server/server.h"
+#include "tests/server/prometheus_text.h"
 
 namespace paraplan::server {
 
@@ -172,17 +173,6 @@ inline std::string HttpGet(int port, const std::string& path) {
   }
   close(fd);
   return out;
-}
-
-// The value of the sample `series` (name with its labels, exactly as exposed) in a
-// Prometheus text exposition; NaN when absent.
-inline double SampleValue(const std::string& text, const std::string& series) {
-  size_t at = 0;
-  while ((at = text.find(series + " ", at)) != std::string::npos) {
-    if (at == 0 || text[at - 1] == '\n') return std::strtod(text.c_str() + at + series.size() + 1, nullptr);
-    at += series.size();
-  }
-  return std::nan("");
 }
 
 }  // namespace paraplan::server
