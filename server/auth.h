@@ -1,5 +1,6 @@
 // Auth: who may call what. Bearer tokens with roles (reader < writer < admin) read from
-// a tokens file, checked on every paraplan RPC; and the PEM files of server TLS.
+// a tokens file, checked on every paraplan RPC and on GET /metrics (reader role, server.cc);
+// and the PEM files of server TLS.
 //
 // Contract: with no tokens configured every call is allowed (the local quick start).
 // With tokens, a call needs "authorization: Bearer TOKEN" naming a token whose role is

@@ -430,8 +430,23 @@ class Running final : public RunningServer {
 
 // The plain-HTTP endpoints on --metrics-listen; further routes (JSON, say) go here too,
 // under the handler contract in http_server.h.
+// With tokens configured, /metrics needs "Authorization: Bearer TOKEN" of any role
+// (reader or above; none with allow_anonymous_reads), checked by the same Auth as the
+// RPCs; else 401 with a WWW-Authenticate challenge (RFC 6750). /healthz stays open for
+// probes.
 void AddHttpRoutes(HttpServer& http, Running* r) {
-  http.Handle("GET", "/metrics", [r](const HttpRequest&) {
+  http.Handle("GET", "/metrics", [r](const HttpRequest& req) {
+    const absl::Status auth = r->auth_.Check(req.Header("authorization").value_or(""), Role::kReader);
+    if (!auth.ok()) {
+      const bool presented = req.Header("authorization").has_value();
+      HttpResponse denied{401, "text/plain; charset=utf-8",
+                          presented ? "invalid or unknown bearer token\n"
+                                    : "missing bearer token (header \"Authorization: Bearer TOKEN\")\n"};
+      denied.headers.emplace_back("WWW-Authenticate",
+                                  presented ? "Bearer realm=\"paraplan\", error=\"invalid_token\""
+                                            : "Bearer realm=\"paraplan\"");
+      return denied;
+    }
     return HttpResponse{200, Metrics::kContentType, r->metrics_->Text()};
   });
   // 503 once draining, like grpc.health.v1, so that probes see the end coming.

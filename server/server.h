@@ -7,7 +7,9 @@
 // turns NOT_SERVING, new calls are refused, in-flight paraplan RPCs get until the grace
 // period ends; long-lived streams (health Watch, reflection) are cancelled as soon as
 // no paraplan RPC is left, so they do not hold the drain for the whole grace period.
-// Authentication (bearer tokens with roles) and TLS are optional (auth.h). No gRPC
+// Authentication (bearer tokens with roles) and TLS are optional (auth.h); with tokens,
+// GET /metrics on the HTTP port needs one too (any role; 401 otherwise) unless
+// allow_anonymous_reads, while /healthz stays open. No gRPC
 // headers here so main() and tests stay light. Thread-safe.
 #ifndef PARAPLAN_SERVER_SERVER_H_
 #define PARAPLAN_SERVER_SERVER_H_

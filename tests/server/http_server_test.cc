@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <fstream>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -31,6 +32,7 @@ namespace {
 
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // A connected loopback socket, or -1.
 int Connect(int port) {
@@ -99,7 +101,10 @@ std::string BodyOf(const std::string& response) {
   return at == std::string::npos ? "" : response.substr(at + 4);
 }
 
-std::string Get(const std::string& path) { return "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"; }
+// `headers`: further header lines, each ending in CRLF.
+std::string Get(const std::string& path, const std::string& headers = "") {
+  return "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" + headers + "\r\n";
+}
 
 class HttpServerTest : public ::testing::Test {
  protected:
@@ -338,6 +343,65 @@ class MetricsHttpTest : public ServerTest {
     EXPECT_GE(SampleValue(metrics, "paraplan_rpc_requests_total{code=\"OK\",method=\"ListModels\"}"), 1);
   }
 };
+
+// The real server with bearer tokens (--tokens-file): /metrics needs one of any role
+// unless anonymous reads are allowed; /healthz never does.
+class MetricsAuthTest : public MetricsHttpTest {
+ protected:
+  static constexpr char kReader[] = "reader-token-0123456789";
+  static constexpr char kWriter[] = "writer-token-0123456789";
+  static constexpr char kAdmin[] = "admin-token-01234567890";
+  void SetUp() override {
+    char tmpl[] = "/tmp/paraplan_metrics_auth_XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    std::ofstream(dir_ + "/tokens") << kReader << " reader\n" << kWriter << " writer\n" << kAdmin << " admin\n";
+    Start();
+  }
+  ServerOptions Options() override {
+    ServerOptions o = MetricsHttpTest::Options();
+    o.tokens_file = dir_ + "/tokens";
+    o.allow_anonymous_reads = allow_anonymous_reads_;
+    return o;
+  }
+  std::string GetMetrics(const std::string& authorization = "", const char* method = "GET") {
+    std::string request = Get("/metrics", authorization.empty() ? "" : "Authorization: " + authorization + "\r\n");
+    request.replace(0, 3, method);
+    return Exchange(server_->metrics_port(), request);
+  }
+  bool allow_anonymous_reads_ = false;
+};
+
+TEST_F(MetricsAuthTest, MetricsNeedABearerTokenAndHealthzDoesNot) {
+  ASSERT_GT(server_->metrics_port(), 0);
+  for (const std::string& bad : {std::string(), std::string("Bearer wrong-token-0123456789"),
+                                 std::string("Bearer ") + kReader + "x", std::string("Basic ") + kReader,
+                                 std::string("Bearer")}) {
+    const std::string r = GetMetrics(bad);
+    EXPECT_EQ(StatusOf(r), 401) << bad << "\n" << r.substr(0, 300);
+    EXPECT_THAT(r, HasSubstr("\r\nWWW-Authenticate: Bearer realm=\"paraplan\""));
+    EXPECT_THAT(r, Not(HasSubstr("paraplan_"))) << bad;
+    EXPECT_THAT(r, Not(HasSubstr("0123456789"))) << "a token was echoed";
+  }
+  EXPECT_THAT(GetMetrics("Bearer nope-nope-nope-nope"), HasSubstr("error=\"invalid_token\""));
+  EXPECT_EQ(StatusOf(GetMetrics("", "HEAD")), 401);
+  for (const char* token : {kReader, kWriter, kAdmin}) {
+    const std::string r = GetMetrics(std::string("Bearer ") + token);
+    EXPECT_EQ(StatusOf(r), 200) << token;
+    EXPECT_THAT(r, HasSubstr("paraplan_"));
+  }
+  EXPECT_EQ(StatusOf(GetMetrics(std::string("bearer ") + kReader)), 200);  // the scheme is case-insensitive
+  EXPECT_EQ(StatusOf(GetMetrics(std::string("Bearer ") + kReader, "HEAD")), 200);
+  const std::string health = Exchange(server_->metrics_port(), Get("/healthz"));
+  EXPECT_EQ(StatusOf(health), 200);
+  EXPECT_EQ(BodyOf(health), "ok\n");
+
+  // Anonymous reads: /metrics without a token, but a wrong token is still refused.
+  allow_anonymous_reads_ = true;
+  Restart();
+  EXPECT_EQ(StatusOf(GetMetrics()), 200);
+  EXPECT_EQ(StatusOf(GetMetrics(std::string("Bearer ") + kReader)), 200);
+  EXPECT_EQ(StatusOf(GetMetrics("Bearer wrong-token-0123456789")), 401);
+}
 
 TEST_F(MetricsHttpTest, UnknownPathsAre404AndTheServerKeepsServing) {
   const int port = server_->metrics_port();
