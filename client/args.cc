@@ -57,7 +57,7 @@ const std::vector<CommandSpec>& Commands() {
        0,
        {"profile", "workload", "model", "gpus", "global-batch", "top", "objective", "tp", "pp", "dp", "cp", "ep",
         "mbs", "vpp", "zero", "recompute", "schedule", "max-tp", "max-pp", "max-cp", "max-mbs", "headroom", "sp",
-        "flash", "overlap-grad-reduce"},
+        "flash", "overlap-grad-reduce", "emit", "report"},
        {"allow-offload", "cuda-graphs", "tp-comm-overlap"},
        "paraplan plan --profile NAME (--workload FILE | --model PRESET) --gpus N[,N...] --global-batch B\n"
        "     [--top K] [--objective time|cost|energy]\n"
@@ -71,7 +71,11 @@ const std::vector<CommandSpec>& Commands() {
        "     --headroom F (share of GPU memory to keep free)  --allow-offload\n"
        "  The framework the job runs in (every plan uses them): --cuda-graphs (kernels\n"
        "  replayed from CUDA graphs: no host launch cost)  --tp-comm-overlap (TP collectives\n"
-       "  overlapped with GEMMs, Transformer Engine userbuffers)\n"},
+       "  overlapped with GEMMs, Transformer Engine userbuffers)\n"
+       "  --emit megatron|nemo|deepspeed|torchtitan  prints, instead of the table, the launcher\n"
+       "     arguments of the best plan for that framework (exit 1 when no plan fits)\n"
+       "  --report FILE.html  also writes a self-contained HTML report: ranked table, time and\n"
+       "     memory breakdowns, Pareto front, profile version and its measured accuracy\n"},
       {"ingest", 1, 1, {}, {},
        "paraplan ingest FILE.jsonl\n"
        "  One Measurement JSON per line; prints accepted / duplicate / rejected per line and totals.\n"},
@@ -95,7 +99,8 @@ constexpr char kGlobal[] =
     "              --output table|json (default table)  --timeout SECONDS (default 30)\n"
     "              --token TOKEN (default $PARAPLAN_TOKEN)  --tls-ca PEM (TLS, trusting this CA)\n"
     "              --tls-cert PEM --tls-key PEM (client certificate for mutual TLS)\n"
-    "exit codes: 0 ok, 1 RPC error, 2 usage, 65 bad input file, 69 server unavailable\n";
+    "exit codes: 0 ok, 1 RPC error (or nothing to --emit), 2 usage, 65 bad input file,\n"
+    "            69 server unavailable, 73 the --report file cannot be written\n";
 
 // Flags that take no value, whatever the command.
 bool IsBoolean(const std::string& key) {

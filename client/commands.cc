@@ -2,9 +2,12 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,6 +19,8 @@
 #include "absl/strings/str_split.h"
 #include "client/format.h"
 #include "client/input.h"
+#include "client/launcher.h"
+#include "client/report.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "paraplan/v1/services.grpc.pb.h"
 
@@ -23,7 +28,7 @@ namespace paraplan::cli {
 
 namespace {
 
-constexpr int kOk = 0, kError = 1, kUsage = 2, kBadInput = 65, kUnavailable = 69;
+constexpr int kOk = 0, kError = 1, kUsage = 2, kBadInput = 65, kUnavailable = 69, kCannotCreate = 73;
 // Requests per EstimateBatch / IngestMeasurements call.
 constexpr int kChunk = 1000;
 
@@ -40,6 +45,9 @@ class Cli {
   int Estimate();
   int EstimateBatch();
   int Plan();
+  int PlanOutputs(const v1::PlanRequest& req, const v1::PlanResponse& r);
+  int WriteReport(const v1::PlanRequest& req, const v1::PlanResponse& r, const v1::SystemProfile& profile);
+  bool PlanWorkload(const v1::PlanRequest& req, v1::Workload* w);
   int Ingest();
   int Calibrate();
   int Accuracy();
@@ -388,6 +396,10 @@ int Cli::Plan() {
   if (!a_.Has("profile") || !a_.Has("gpus") || !a_.Has("global-batch")) {
     return UsageError("plan needs --profile, --gpus and --global-batch");
   }
+  if (a_.Has("emit") && !IsLauncher(a_.Get("emit"))) {
+    return UsageError(absl::StrCat("--emit: unknown framework \"", a_.Get("emit"), "\"; valid: ", LauncherList()));
+  }
+  if (a_.Has("report") && a_.Get("report").empty()) return UsageError("--report needs a file name");
   v1::PlanRequest req;
   req.set_profile(a_.Get("profile"));
   std::string model;
@@ -476,7 +488,106 @@ int Cli::Plan() {
   if (!Connect()) return failed_;
   v1::PlanResponse r;
   grpc::Status s = v1::Planner::NewStub(channel_)->Plan(Context().get(), req, &r);
-  return s.ok() ? Print(r, FormatPlan(r)) : RpcFailed(s);
+  if (!s.ok()) return RpcFailed(s);
+  if (a_.Has("report") || a_.Has("emit")) return PlanOutputs(req, r);
+  return Print(r, FormatPlan(r));
+}
+
+// The workload the plan was made for: the request's, or the preset it named.
+bool Cli::PlanWorkload(const v1::PlanRequest& req, v1::Workload* w) {
+  if (req.has_workload()) {
+    *w = req.workload();
+    return true;
+  }
+  v1::ListModelsResponse models;
+  grpc::Status s = v1::Planner::NewStub(channel_)->ListModels(Context().get(), v1::ListModelsRequest(), &models);
+  if (!s.ok()) {
+    RpcFailed(s);
+    return false;
+  }
+  for (const v1::Workload& m : models.models()) {
+    if (m.name() == req.model()) {
+      *w = m;
+      return true;
+    }
+  }
+  Fail(kError, absl::StrCat("the server planned model \"", req.model(), "\" but does not list it (paraplan models)"));
+  return false;
+}
+
+// --report FILE and --emit FRAMEWORK: both need the profile version that answered (the
+// plans name it); the report also its measured accuracy, --emit the workload. With
+// --emit the launcher arguments replace the table on stdout.
+int Cli::PlanOutputs(const v1::PlanRequest& req, const v1::PlanResponse& r) {
+  const std::string profile_ref = r.plans_size() > 0 && !r.plans(0).profile_name().empty()
+                                      ? absl::StrCat(r.plans(0).profile_name(), "@", r.plans(0).profile_version())
+                                      : req.profile();
+  v1::GetProfileRequest get;
+  get.set_name(profile_ref);
+  v1::SystemProfile profile;
+  const grpc::Status got = v1::Profiles::NewStub(channel_)->GetProfile(Context().get(), get, &profile);
+  if (a_.Has("report")) {
+    // The page names the profile as the plans do even if its details cannot be read.
+    if (!got.ok()) profile.set_name(profile_ref);
+    if (const int code = WriteReport(req, r, profile); code != kOk) return code;
+  }
+  if (!a_.Has("emit")) return Print(r, FormatPlan(r));
+  if (r.plans_size() == 0) {
+    const std::string why = r.infeasible_reason().empty() ? "nothing fits" : r.infeasible_reason();
+    return Fail(kError, absl::StrCat("no plan fits (", why, "); nothing to --emit"));
+  }
+  if (!got.ok()) return RpcFailed(got);
+  LaunchInput in;
+  if (!PlanWorkload(req, &in.workload)) return failed_;
+  in.config = r.plans(0).config();
+  in.num_gpus = r.plans(0).num_gpus();
+  in.gpus_per_node = profile.gpus_per_node();
+  in.profile = absl::StrCat(profile.name(), "@", profile.version());
+  absl::StatusOr<std::string> text = LauncherArguments(a_.Get("emit"), in);
+  if (!text.ok()) return Fail(kError, std::string(text.status().message()));
+  std::fputs(text->c_str(), stdout);
+  return kOk;
+}
+
+// Writes --report FILE: the plan, the profile (version 0 = only its reference is known)
+// and the profile's measured accuracy, which is left out, with the reason, when it
+// cannot be read.
+int Cli::WriteReport(const v1::PlanRequest& req, const v1::PlanResponse& r, const v1::SystemProfile& profile) {
+  ReportInput in;
+  in.response = r;
+  in.workload = req.has_workload() ? req.workload().name() : req.model();
+  in.request = absl::StrCat("GPUs ", a_.Get("gpus"), ", global batch ", req.global_batch_size(), ", objective ",
+                            a_.Get("objective", "time"), ", top ", req.top_k() > 0 ? req.top_k() : 10);
+  if (profile.version() > 0) {
+    in.profile = absl::StrCat(profile.name(), "@", profile.version());
+    in.accelerator = absl::StrFormat("%s, %d per node, %.0f GiB", profile.accelerator().name(),
+                                     profile.gpus_per_node(), profile.accelerator().memory_gib());
+  } else {
+    in.profile = profile.name();
+  }
+  v1::GetAccuracyRequest acc_req;
+  acc_req.set_profile(in.profile.substr(0, in.profile.find('@')));
+  v1::AccuracyReport acc;
+  const grpc::Status s = v1::Measurements::NewStub(channel_)->GetAccuracy(Context().get(), acc_req, &acc);
+  if (s.ok()) {
+    in.accuracy = acc;
+  } else {
+    in.accuracy_error = absl::StrCat(absl::StatusCodeToString(static_cast<absl::StatusCode>(s.error_code())), ": ",
+                                     s.error_message());
+  }
+  const time_t now = std::time(nullptr);
+  struct tm utc;
+  char stamp[32];
+  if (gmtime_r(&now, &utc) != nullptr && std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S UTC", &utc) > 0) {
+    in.generated_at = stamp;
+  }
+  const std::string path = a_.Get("report");
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file << PlanReportHtml(in);
+  file.close();
+  if (!file) return Fail(kCannotCreate, absl::StrCat("cannot write the report to ", path));
+  std::fprintf(stderr, "paraplan: wrote report %s\n", path.c_str());
+  return kOk;
 }
 
 // Lines that cannot be parsed are rejected here (reason names the line) and never sent;

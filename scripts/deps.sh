@@ -7,6 +7,7 @@ packages=(
   libabsl-dev prometheus-cpp-dev libsqlite3-dev sqlite3 libceres-dev
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev prometheus
   clang libclang-rt-14-dev
+  chromium  # headless rendering of the plan report page (tests/cli)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,7 +1,10 @@
 // End-to-end tests of the `paraplan` CLI: the real binary, run as a child process, against
 // a real `paraplan-server` on a free loopback port with a temporary SQLite file.
 //
-// usage: cli_test --cli PATH [--server PATH] [--data DIR] [--examples DIR] [gtest flags]
+// usage: cli_test --cli PATH [--server PATH] [--data DIR] [--examples DIR] [--screenshot PNG]
+//                 [gtest flags]
+// --screenshot copies the plan report's headless-Chromium screenshot there (the README's
+// docs/plan-report.png is made so).
 // Without --server only the tests that need no server run (usage errors, bad input
 // files, server unavailable); the others are skipped. The server is started once for the
 // whole program (a second one for the SIGTERM test) and is always stopped: at the end,
@@ -28,6 +31,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
@@ -41,6 +45,7 @@ namespace v1 = paraplan::v1;
 
 struct Paths {
   std::string cli, server, data, examples;
+  std::string screenshot;  // where the Chromium test copies its screenshot ("" = nowhere)
 };
 Paths g_paths;
 std::string g_tmp;  // scratch directory, removed at exit
@@ -578,6 +583,399 @@ TEST_F(ServerTest, FitNetworkAndGemmFromMicrobenchmarks) {
   EXPECT_EQ(r.code, 0) << Describe(r);
 }
 
+// ---------------------------------------------------------------------------------------
+// plan --emit: launcher arguments of the best plan, for a search pinned down to one
+// configuration (what the planner still chooses, overlap of the parameter gather and the
+// rank order, is decided by its deterministic ranking).
+
+std::vector<std::string> Gpt3PinnedPlan(const std::string& framework) {
+  return {"plan", "--profile", "dgx-a100-80gb@1", "--model", "gpt3-175b", "--gpus", "1024", "--global-batch", "1536",
+          "--tp", "8", "--pp", "8", "--dp", "16", "--cp", "1", "--mbs", "1", "--vpp", "3", "--zero", "1",
+          "--recompute", "selective", "--sp", "on", "--overlap-grad-reduce", "on", "--emit", framework};
+}
+
+constexpr char kGpt3Header[] =
+    "1024 GPUs (128 nodes x 8)\n"
+    "# plan: TP8 PP8 DP16 CP1 EP1, schedule interleaved 1f1b v3, micro-batch 1, global batch 1536, recompute "
+    "selective, sequence parallel, ZeRO-1, bf16\n";
+
+TEST_F(ServerTest, PlanEmitMegatron) {
+  const Result r = P(Gpt3PinnedPlan("megatron"));
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(r.out, absl::StrCat("# Megatron-LM pretrain_gpt.py arguments for gpt3-175b on dgx-a100-80gb@1: ",
+                                kGpt3Header,
+                                "torchrun --nproc_per_node 8 --nnodes 128 pretrain_gpt.py \\\n"
+                                "    --tensor-model-parallel-size 8 \\\n"
+                                "    --pipeline-model-parallel-size 8 \\\n"
+                                "    --num-layers-per-virtual-pipeline-stage 4 \\\n"
+                                "    --context-parallel-size 1 \\\n"
+                                "    --expert-model-parallel-size 1 \\\n"
+                                "    --sequence-parallel \\\n"
+                                "    --micro-batch-size 1 \\\n"
+                                "    --global-batch-size 1536 \\\n"
+                                "    --recompute-granularity selective \\\n"
+                                "    --use-distributed-optimizer \\\n"
+                                "    --overlap-grad-reduce \\\n"
+                                "    --overlap-param-gather \\\n"
+                                "    --num-layers 96 \\\n"
+                                "    --hidden-size 12288 \\\n"
+                                "    --ffn-hidden-size 49152 \\\n"
+                                "    --num-attention-heads 96 \\\n"
+                                "    --seq-length 2048 \\\n"
+                                "    --max-position-embeddings 2048 \\\n"
+                                "    --bf16\n"));
+}
+
+TEST_F(ServerTest, PlanEmitNemo) {
+  const Result r = P(Gpt3PinnedPlan("nemo"));
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(r.out, absl::StrCat("# NeMo megatron_gpt_config.yaml overrides for gpt3-175b on dgx-a100-80gb@1: ",
+                                kGpt3Header,
+                                "trainer:\n"
+                                "  devices: 8\n"
+                                "  num_nodes: 128\n"
+                                "  precision: bf16-mixed\n"
+                                "model:\n"
+                                "  micro_batch_size: 1\n"
+                                "  global_batch_size: 1536\n"
+                                "  tensor_model_parallel_size: 8\n"
+                                "  pipeline_model_parallel_size: 8\n"
+                                "  virtual_pipeline_model_parallel_size: 3\n"
+                                "  context_parallel_size: 1\n"
+                                "  expert_model_parallel_size: 1\n"
+                                "  sequence_parallel: true\n"
+                                "  activations_checkpoint_granularity: selective\n"
+                                "  activations_checkpoint_method: null\n"
+                                "  activations_checkpoint_num_layers: null\n"
+                                "  encoder_seq_length: 2048\n"
+                                "  max_position_embeddings: 2048\n"
+                                "  num_layers: 96\n"
+                                "  hidden_size: 12288\n"
+                                "  ffn_hidden_size: 49152\n"
+                                "  num_attention_heads: 96\n"
+                                "  share_embeddings_and_output_weights: true\n"
+                                "  optim:\n"
+                                "    name: distributed_fused_adam\n"
+                                "    overlap_grad_sync: true\n"
+                                "    overlap_param_sync: true\n"));
+}
+
+TEST_F(ServerTest, PlanEmitDeepSpeed) {
+  const Result r = P(Gpt3PinnedPlan("deepspeed"));
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(r.out, absl::StrCat("# DeepSpeed ds_config.json and Megatron-DeepSpeed pretrain_gpt.py arguments for "
+                                "gpt3-175b on dgx-a100-80gb@1: ",
+                                kGpt3Header,
+                                "# note: DeepSpeed's pipeline engine has no interleaved 1f1b schedule; it runs 1F1B\n"
+                                "cat > ds_config.json <<'EOF'\n"
+                                "{\n"
+                                "  \"train_batch_size\": 1536,\n"
+                                "  \"train_micro_batch_size_per_gpu\": 1,\n"
+                                "  \"gradient_accumulation_steps\": 96,\n"
+                                "  \"zero_optimization\": {\n"
+                                "    \"stage\": 1,\n"
+                                "    \"overlap_comm\": true\n"
+                                "  },\n"
+                                "  \"activation_checkpointing\": {\"partition_activations\": false, "
+                                "\"cpu_checkpointing\": false},\n"
+                                "  \"bf16\": {\"enabled\": true},\n"
+                                "  \"fp16\": {\"enabled\": false}\n"
+                                "}\n"
+                                "EOF\n"
+                                "torchrun --nproc_per_node 8 --nnodes 128 pretrain_gpt.py \\\n"
+                                "    --tensor-model-parallel-size 8 \\\n"
+                                "    --pipeline-model-parallel-size 8 \\\n"
+                                "    --sequence-parallel \\\n"
+                                "    --micro-batch-size 1 \\\n"
+                                "    --global-batch-size 1536 \\\n"
+                                "    --num-layers 96 \\\n"
+                                "    --hidden-size 12288 \\\n"
+                                "    --ffn-hidden-size 49152 \\\n"
+                                "    --num-attention-heads 96 \\\n"
+                                "    --seq-length 2048 \\\n"
+                                "    --max-position-embeddings 2048 \\\n"
+                                "    --recompute-granularity selective \\\n"
+                                "    --bf16 \\\n"
+                                "    --zero-stage=1 \\\n"
+                                "    --deepspeed \\\n"
+                                "    --deepspeed_config=ds_config.json\n"));
+}
+
+TEST_F(ServerTest, PlanEmitTorchtitan) {
+  const Result r = P(Gpt3PinnedPlan("torchtitan"));
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(r.out, absl::StrCat("# torchtitan job config (TOML) for gpt3-175b on dgx-a100-80gb@1: ", kGpt3Header,
+                                "# note: torchtitan has no ZeRO-1: data parallelism is replicated (DDP), optimizer "
+                                "states unsharded (more memory than planned)\n"
+                                "[parallelism]\n"
+                                "data_parallel_replicate_degree = 16\n"
+                                "data_parallel_shard_degree = 1\n"
+                                "tensor_parallel_degree = 8\n"
+                                "pipeline_parallel_degree = 8\n"
+                                "pipeline_parallel_schedule = \"Interleaved1F1B\"\n"
+                                "pipeline_parallel_layers_per_stage = 4\n"
+                                "pipeline_parallel_microbatch_size = 1\n"
+                                "context_parallel_degree = 1\n"
+                                "\n"
+                                "[training]\n"
+                                "local_batch_size = 96\n"
+                                "global_batch_size = 1536\n"
+                                "seq_len = 2048\n"
+                                "mixed_precision_param = \"bfloat16\"\n"
+                                "\n"
+                                "[activation_checkpoint]\n"
+                                "mode = \"selective\"\n"
+                                "selective_ac_option = \"op\"\n"));
+}
+
+// A small plan of a GQA / SwiGLU model: full recompute, ZeRO-3, TP overlap, and the rank
+// order the planner prefers here (pipeline inside data parallel).
+TEST_F(ServerTest, PlanEmitLlamaFullRecomputeZero3) {
+  const std::vector<std::string> plan = {
+      "plan", "--profile", "dgx-h100-80gb@1", "--model", "llama3-8b", "--gpus", "16", "--global-batch", "64",
+      "--tp", "2", "--pp", "2", "--dp", "4", "--cp", "1", "--mbs", "1", "--vpp", "1", "--zero", "3", "--recompute",
+      "full", "--sp", "on", "--flash", "on", "--overlap-grad-reduce", "on", "--schedule", "1f1b", "--tp-comm-overlap"};
+  const std::string header =
+      "for llama3-8b on dgx-h100-80gb@1: 16 GPUs (2 nodes x 8)\n"
+      "# plan: TP2 PP2 DP4 CP1 EP1, schedule 1f1b, micro-batch 1, global batch 64, recompute full, sequence "
+      "parallel, ZeRO-3, bf16\n";
+  std::vector<std::string> args = plan;
+  args.insert(args.end(), {"--emit", "megatron"});
+  Result r = P(args);
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(r.out, absl::StrCat("# Megatron-LM pretrain_gpt.py arguments ", header,
+                                "# note: ZeRO-3 maps to PyTorch FSDP2 (--use-torch-fsdp2), experimental in Megatron-LM "
+                                "and not working with pipeline parallelism\n"
+                                "torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py \\\n"
+                                "    --tensor-model-parallel-size 2 \\\n"
+                                "    --pipeline-model-parallel-size 2 \\\n"
+                                "    --context-parallel-size 1 \\\n"
+                                "    --expert-model-parallel-size 1 \\\n"
+                                "    --sequence-parallel \\\n"
+                                "    --tp-comm-overlap \\\n"
+                                "    --use-tp-pp-dp-mapping \\\n"
+                                "    --micro-batch-size 1 \\\n"
+                                "    --global-batch-size 64 \\\n"
+                                "    --recompute-granularity full \\\n"
+                                "    --recompute-method uniform \\\n"
+                                "    --recompute-num-layers 1 \\\n"
+                                "    --use-torch-fsdp2 \\\n"
+                                "    --overlap-grad-reduce \\\n"
+                                "    --num-layers 32 \\\n"
+                                "    --hidden-size 4096 \\\n"
+                                "    --ffn-hidden-size 14336 \\\n"
+                                "    --num-attention-heads 32 \\\n"
+                                "    --group-query-attention \\\n"
+                                "    --num-query-groups 8 \\\n"
+                                "    --swiglu \\\n"
+                                "    --seq-length 8192 \\\n"
+                                "    --max-position-embeddings 8192 \\\n"
+                                "    --untie-embeddings-and-output-weights \\\n"
+                                "    --bf16\n"));
+  args = plan;
+  args.insert(args.end(), {"--emit", "torchtitan"});
+  r = P(args);
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(r.out, absl::StrCat("# torchtitan job config (TOML) ", header,
+                                "# note: torchtitan places pipeline stages outermost (tp-cp-dp-pp); the planned order "
+                                "tp-cp-ep-pp-dp is not available\n"
+                                "[parallelism]\n"
+                                "data_parallel_replicate_degree = 1\n"
+                                "data_parallel_shard_degree = 4\n"
+                                "tensor_parallel_degree = 2\n"
+                                "enable_async_tensor_parallel = true\n"
+                                "pipeline_parallel_degree = 2\n"
+                                "pipeline_parallel_schedule = \"1F1B\"\n"
+                                "pipeline_parallel_microbatch_size = 1\n"
+                                "context_parallel_degree = 1\n"
+                                "\n"
+                                "[training]\n"
+                                "local_batch_size = 16\n"
+                                "global_batch_size = 64\n"
+                                "seq_len = 8192\n"
+                                "mixed_precision_param = \"bfloat16\"\n"
+                                "compile = true\n"
+                                "\n"
+                                "[activation_checkpoint]\n"
+                                "mode = \"full\"\n"));
+}
+
+TEST_F(ServerTest, PlanEmitErrors) {
+  // An unknown framework is a usage error naming the valid ones; nothing is asked of the server.
+  Result r = RunCli({"--server", absl::StrCat("127.0.0.1:", FreePort()), "plan", "--profile", "dgx-a100-80gb",
+                     "--model", "gpt3-175b", "--gpus", "8", "--global-batch", "8", "--emit", "jax"});
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  EXPECT_TRUE(Contains(r.err, "--emit: unknown framework \"jax\"; valid: megatron, nemo, deepspeed, torchtitan"))
+      << Describe(r);
+  // No plan fits: exit 1, the reason, nothing on stdout.
+  r = P({"plan", "--profile", "abci-v100-16gb", "--model", "gpt3-175b", "--gpus", "8", "--global-batch", "8", "--emit",
+         "megatron"});
+  EXPECT_EQ(r.code, 1) << Describe(r);
+  EXPECT_TRUE(Contains(r.err, "no plan fits") && Contains(r.err, "nothing to --emit")) << Describe(r);
+  EXPECT_EQ(r.out, "");
+  // A CNN has no launcher.
+  if (!g_paths.examples.empty()) {
+    r = P({"plan", "--profile", "abci-v100-16gb", "--workload", g_paths.examples + "/cnn-small.json", "--gpus", "16",
+           "--global-batch", "16", "--emit", "torchtitan"});
+    EXPECT_EQ(r.code, 1) << Describe(r);
+    EXPECT_TRUE(Contains(r.err, "is a layer graph (CNN)")) << Describe(r);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// plan --report: the HTML page of a real plan.
+
+// Report tests plan for "a100-cluster": a copy of dgx-a100-80gb@1 (so that no other
+// test's measurements or calibrations touch it), created once.
+class ReportTest : public ServerTest {
+ protected:
+  void EnsureReportProfile() {
+    if (P({"profiles", "show", "a100-cluster"}).code == 0) return;
+    const Result r = P({"--output", "json", "profiles", "show", "dgx-a100-80gb@1"});
+    ASSERT_EQ(r.code, 0) << Describe(r);
+    v1::SystemProfile p = FromJson<v1::SystemProfile>(r.out);
+    p.set_name("a100-cluster");
+    p.set_description("a copy of dgx-a100-80gb");
+    for (auto clear : {&v1::SystemProfile::clear_version, &v1::SystemProfile::clear_created_at,
+                       &v1::SystemProfile::clear_fit_report, &v1::SystemProfile::clear_origin,
+                       &v1::SystemProfile::clear_promoted, &v1::SystemProfile::clear_is_default}) {
+      (p.*clear)();
+    }
+    std::string json;
+    ASSERT_TRUE(google::protobuf::util::MessageToJsonString(p, &json).ok());
+    const Result put = P({"profiles", "put", Write("a100-cluster.json", json)});
+    ASSERT_EQ(put.code, 0) << Describe(put);
+    ASSERT_EQ(put.out, "a100-cluster@1\n");
+  }
+
+  // Measurements for a100-cluster: the published Korthikanti et al. runs (their profile
+  // renamed) when the data is there, else two GPT-3 runs written here. Idempotent.
+  void IngestReportMeasurements() {
+    std::string lines;
+    const std::string data = g_paths.data + "/korthikanti22_iteration_times.jsonl";
+    if (!g_paths.data.empty() && access(data.c_str(), R_OK) == 0) {
+      lines = absl::StrReplaceAll(Slurp(data), {{"\"profile\": \"dgx-a100-80gb\"", "\"profile\": \"a100-cluster\""},
+                                                {"\"id\": \"", "\"id\": \"a100-cluster-"}});
+    } else {
+      for (const auto& [id, seconds] :
+           {std::pair{"a100-cluster-gpt3-1", "21.5"}, std::pair{"a100-cluster-gpt3-2", "22.5"}}) {
+        absl::StrAppend(&lines, "{\"id\": \"", id, "\", \"profile\": \"a100-cluster\", \"workload\": {\"name\": ",
+                        "\"gpt3\", \"transformer\": {\"num_layers\": 96, \"hidden_size\": 12288, ",
+                        "\"num_attention_heads\": 96, \"seq_length\": 2048, \"vocab_size\": 51200}}, \"config\": ",
+                        absl::StrReplaceAll(kGpt3Config, {{"\n", " "}}), ", \"iteration_time_s\": ", seconds, "}\n");
+      }
+    }
+    const Result r = P({"ingest", Write("a100-cluster.jsonl", lines)});
+    ASSERT_EQ(r.code, 0) << Describe(r);
+  }
+};
+
+int CountOf(const std::string& haystack, const std::string& needle) {
+  int n = 0;
+  for (size_t at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + 1)) ++n;
+  return n;
+}
+
+TEST_F(ReportTest, PlanReportFromARealPlan) {
+  ASSERT_NO_FATAL_FAILURE(EnsureReportProfile());
+  const std::string path = g_tmp + "/plan.html";
+  const std::vector<std::string> plan = {"--output", "json", "plan", "--profile", "a100-cluster", "--model",
+                                         "gpt3-175b", "--gpus", "512,1024", "--global-batch", "1536", "--top", "6",
+                                         "--report", path};
+  Result r = P(plan);
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.err, "wrote report " + path)) << Describe(r);
+  const auto response = FromJson<v1::PlanResponse>(r.out);  // stdout is the usual output
+  ASSERT_EQ(response.plans_size(), 6);
+  std::string html = Slurp(path);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_TRUE(Contains(html, "<span id=\"profile\">a100-cluster@1</span>")) << html.substr(0, 2000);
+  EXPECT_TRUE(Contains(html, "Profile accuracy: no measurements yet")) << html.substr(0, 2000);
+  for (const char* chart : {"aria-label=\"time breakdown per plan", "aria-label=\"memory breakdown per plan",
+                            "aria-label=\"Pareto front: iteration time against cost\"",
+                            "aria-label=\"Pareto front: iteration time against energy\""}) {
+    EXPECT_TRUE(Contains(html, absl::StrCat("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart")) &&
+                Contains(html, chart))
+        << chart;
+  }
+  // One table row, one time bar and one memory bar per plan, in rank order, with the
+  // plan's GPU count and iteration time.
+  for (int i = 0; i < response.plans_size(); ++i) {
+    const v1::Estimate& e = response.plans(i);
+    const std::string row =
+        absl::StrCat("<tr data-plan=\"", i + 1, "\"><td>", i + 1, "</td><td>", e.num_gpus(), "</td>");
+    EXPECT_TRUE(Contains(html, row)) << row;
+    EXPECT_TRUE(Contains(html, absl::StrFormat("<td>%.3f s</td>", e.iteration_time_s()))) << i;
+    EXPECT_EQ(CountOf(html, absl::StrCat("<g class=\"row\" data-plan=\"", i + 1, "\">")), 2)
+        << "a time and a memory bar";
+  }
+  EXPECT_FALSE(Contains(html, "<tr data-plan=\"7\">"));
+
+  // With measurements the page states the profile's measured error.
+  ASSERT_NO_FATAL_FAILURE(IngestReportMeasurements());
+  r = P({"--output", "json", "accuracy", "--profile", "a100-cluster"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  const auto accuracy = FromJson<v1::AccuracyReport>(r.out);
+  ASSERT_GT(accuracy.overall().count(), 0);
+  r = P(plan);
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  html = Slurp(path);
+  const std::string uncertainty =
+      absl::StrFormat("Profile accuracy: uncertainty \u00b1%.1f %% (MAPE over %d measurements)",
+                      100 * accuracy.overall().mape_ratio(), accuracy.overall().count());
+  EXPECT_TRUE(Contains(html, uncertainty)) << uncertainty << "\n" << html.substr(0, 2500);
+
+  // A file that cannot be written: exit 73.
+  r = P({"plan", "--profile", "a100-cluster", "--model", "gpt3-175b", "--gpus", "1024", "--global-batch", "1536",
+         "--report", g_tmp + "/no/such/dir/plan.html"});
+  EXPECT_EQ(r.code, 73) << Describe(r);
+  EXPECT_TRUE(Contains(r.err, "cannot write the report")) << Describe(r);
+}
+
+// The report in a real browser: headless Chromium renders it (screenshot), the DOM after
+// its script ran holds the charts, and the console shows no script error.
+TEST_F(ReportTest, PlanReportRendersInHeadlessChromium) {
+  const std::string chromium = "/usr/bin/chromium";
+  if (access(chromium.c_str(), X_OK) != 0) {
+    GTEST_SKIP() << chromium << " is not installed (scripts/deps.sh installs Debian's chromium)";
+  }
+  ASSERT_NO_FATAL_FAILURE(EnsureReportProfile());
+  ASSERT_NO_FATAL_FAILURE(IngestReportMeasurements());
+  const std::string html = g_tmp + "/chromium-plan.html", png = g_tmp + "/chromium-plan.png";
+  Result r = P({"plan", "--profile", "a100-cluster", "--model", "gpt3-175b", "--gpus", "1024", "--global-batch",
+                "1536", "--top", "5", "--report", html});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  const std::vector<std::string> common = {chromium, "--headless", "--disable-gpu", "--no-sandbox",
+                                           absl::StrCat("--user-data-dir=", g_tmp, "/chromium-profile"),
+                                           "--enable-logging=stderr", "--v=0"};
+  std::vector<std::string> shot = common;
+  shot.insert(shot.end(), {absl::StrCat("--screenshot=", png), "--window-size=1280,1600", "file://" + html});
+  const std::string shot_err = g_tmp + "/chromium-shot.err";
+  EXPECT_EQ(WaitFor(Spawn(shot, g_tmp + "/chromium-shot.out", shot_err), std::chrono::seconds(120)), 0)
+      << Slurp(shot_err);
+  const std::string image = Slurp(png);
+  EXPECT_GT(image.size(), 30000u) << "a rendered page with charts, not a blank one";
+  EXPECT_EQ(image.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+
+  std::vector<std::string> dump = common;
+  dump.insert(dump.end(), {"--dump-dom", "file://" + html});
+  const std::string dom_path = g_tmp + "/chromium-dom.html", dom_err = g_tmp + "/chromium-dom.err";
+  EXPECT_EQ(WaitFor(Spawn(dump, dom_path, dom_err), std::chrono::seconds(120)), 0) << Slurp(dom_err);
+  const std::string dom = Slurp(dom_path);
+  EXPECT_TRUE(Contains(dom, "data-ready=\"1\"")) << "the page's script ran to its end\n" << dom.substr(0, 1000);
+  EXPECT_TRUE(Contains(dom, "<table id=\"plans\">"));
+  EXPECT_EQ(CountOf(dom, "<svg"), 4) << "time, memory and two Pareto charts";
+  EXPECT_TRUE(Contains(dom, "a100-cluster@1"));
+  for (const std::string& log : {Slurp(shot_err), Slurp(dom_err)}) {
+    EXPECT_FALSE(Contains(log, "Uncaught")) << log;
+    EXPECT_FALSE(Contains(log, ":CONSOLE")) << "no console output at all\n" << log;
+  }
+  if (!g_paths.screenshot.empty()) {
+    WriteFile(g_paths.screenshot, image);
+    std::fprintf(stderr, "cli_test: screenshot written to %s\n", g_paths.screenshot.c_str());
+  }
+}
+
 // Tokens from --token or $PARAPLAN_TOKEN; the server's refusals come back as exit 1 with
 // the gRPC code.
 TEST(CliAuth, TokensFromFlagOrEnvironment) {
@@ -641,13 +1039,16 @@ int main(int argc, char** argv) {
       g_paths.data = value;
     } else if (flag == "--examples") {
       g_paths.examples = value;
+    } else if (flag == "--screenshot") {
+      g_paths.screenshot = value;
     } else {
       std::fprintf(stderr, "cli_test: unknown argument %s\n", flag.c_str());
       return 2;
     }
   }
   if (g_paths.cli.empty()) {
-    std::fprintf(stderr, "usage: cli_test --cli PATH [--server PATH] [--data DIR] [--examples DIR]\n");
+    std::fprintf(stderr,
+                 "usage: cli_test --cli PATH [--server PATH] [--data DIR] [--examples DIR] [--screenshot PNG]\n");
     return 2;
   }
   char tmpl[] = "/tmp/paraplan-cli-test-XXXXXX";

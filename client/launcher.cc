@@ -1,0 +1,126 @@
+#include "client/launcher.h"
+
+#include <algorithm>
+#include <iterator>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "client/launcher_plan.h"
+
+namespace paraplan::cli {
+
+namespace launcher {
+
+const char* RecomputeName(v1::Recompute r) {
+  return r == v1::RECOMPUTE_FULL ? "full" : r == v1::RECOMPUTE_SELECTIVE ? "selective" : "none";
+}
+
+const char* ScheduleName(v1::PipelineSchedule s) {
+  switch (s) {
+    case v1::SCHEDULE_GPIPE:
+      return "gpipe";
+    case v1::SCHEDULE_INTERLEAVED_1F1B:
+      return "interleaved 1f1b";
+    case v1::SCHEDULE_ZERO_BUBBLE:
+      return "zero-bubble";
+    default:
+      return "1f1b";
+  }
+}
+
+const char* Bool(bool b) { return b ? "true" : "false"; }
+
+namespace {
+
+const char* PrecisionName(v1::Precision p) {
+  switch (p) {
+    case v1::PRECISION_FP16:
+      return "fp16";
+    case v1::PRECISION_FP8:
+      return "fp8";
+    case v1::PRECISION_FP32:
+      return "fp32";
+    default:
+      return "bf16";
+  }
+}
+
+int Deg(int v) { return v > 0 ? v : 1; }
+
+}  // namespace
+
+std::string Header(const std::string& title, const Plan& p) {
+  std::string plan = absl::StrCat("TP", p.tp, " PP", p.pp, " DP", p.dp, " CP", p.cp, " EP", p.ep);
+  if (p.pp > 1) absl::StrAppend(&plan, ", schedule ", ScheduleName(p.schedule), p.v > 1 ? absl::StrCat(" v", p.v) : "");
+  absl::StrAppend(&plan, ", micro-batch ", p.mbs, ", global batch ", p.gbs, ", recompute ", RecomputeName(p.recompute));
+  if (p.c->sequence_parallel()) absl::StrAppend(&plan, ", sequence parallel");
+  absl::StrAppend(&plan, ", ZeRO-", p.zero, ", ", PrecisionName(p.precision));
+  return absl::StrCat("# ", title, " for ", p.model, p.profile.empty() ? "" : absl::StrCat(" on ", p.profile), ": ",
+                      p.gpus, " GPUs (", p.nodes, " node", p.nodes == 1 ? "" : "s", " x ", p.per_node,
+                      ")\n# plan: ", plan, "\n");
+}
+
+namespace {
+
+absl::StatusOr<Plan> Resolve(const LaunchInput& in) {
+  const v1::ParallelConfig& c = in.config;
+  if (!in.workload.has_transformer()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("--emit needs a transformer workload; \"", in.workload.name(),
+                     "\" is a layer graph (CNN), which Megatron-LM, NeMo, DeepSpeed and torchtitan do not split"));
+  }
+  if (Deg(c.spatial_parallel()) * Deg(c.filter_parallel()) * Deg(c.channel_parallel()) > 1) {
+    return absl::FailedPreconditionError(
+        "--emit: the plan uses spatial / filter / channel parallelism, which none of the frameworks expresses");
+  }
+  Plan p;
+  p.c = &c;
+  p.t = &in.workload.transformer();
+  p.model = in.workload.name().empty() ? "the workload" : in.workload.name();
+  p.profile = in.profile;
+  p.tp = Deg(c.tensor_parallel());
+  p.pp = Deg(c.pipeline_parallel());
+  p.dp = Deg(c.data_parallel());
+  p.cp = Deg(c.context_parallel());
+  p.ep = Deg(c.expert_parallel());
+  p.v = p.pp > 1 ? Deg(c.virtual_pipeline_stages()) : 1;
+  p.mbs = Deg(c.micro_batch_size());
+  p.gbs = std::max(1, c.global_batch_size());
+  p.zero = std::clamp(c.zero_stage(), 0, 3);
+  p.micro_batches = std::max(1, p.gbs / (p.mbs * p.dp));
+  p.gpus = in.num_gpus > 0 ? in.num_gpus : p.tp * p.pp * p.dp * p.cp;
+  p.per_node = in.gpus_per_node > 0 ? std::min(in.gpus_per_node, p.gpus) : p.gpus;
+  p.nodes = (p.gpus + p.per_node - 1) / p.per_node;
+  p.ffn = p.t->ffn_hidden_size() > 0 ? p.t->ffn_hidden_size() : 4 * p.t->hidden_size();
+  p.kv_heads = p.t->num_kv_heads() > 0 ? p.t->num_kv_heads() : p.t->num_attention_heads();
+  p.recompute = c.recompute() == v1::RECOMPUTE_UNSPECIFIED ? v1::RECOMPUTE_NONE : c.recompute();
+  p.schedule = c.pipeline_schedule();
+  if (p.schedule == v1::SCHEDULE_UNSPECIFIED) p.schedule = p.v > 1 ? v1::SCHEDULE_INTERLEAVED_1F1B : v1::SCHEDULE_1F1B;
+  p.precision = in.workload.precision() == v1::PRECISION_UNSPECIFIED ? v1::PRECISION_BF16 : in.workload.precision();
+  return p;
+}
+
+}  // namespace
+
+}  // namespace launcher
+
+bool IsLauncher(absl::string_view name) {
+  return std::find(std::begin(kLaunchers), std::end(kLaunchers), name) != std::end(kLaunchers);
+}
+
+std::string LauncherList() { return absl::StrJoin(kLaunchers, ", "); }
+
+absl::StatusOr<std::string> LauncherArguments(absl::string_view framework, const LaunchInput& in) {
+  if (!IsLauncher(framework)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--emit: unknown framework \"", framework, "\"; valid: ", LauncherList()));
+  }
+  absl::StatusOr<launcher::Plan> p = launcher::Resolve(in);
+  if (!p.ok()) return p.status();
+  if (framework == "megatron") return launcher::Megatron(*p);
+  if (framework == "nemo") return launcher::Nemo(*p);
+  if (framework == "deepspeed") return launcher::DeepSpeed(*p);
+  return launcher::Torchtitan(*p);
+}
+
+}  // namespace paraplan::cli

@@ -1,0 +1,48 @@
+// Launcher arguments: the command-line flags or configuration snippet a training
+// framework needs to run one plan (`paraplan plan … --emit FRAMEWORK`).
+//
+// Contract: LauncherArguments is a pure function of its input (no I/O, no RPC) and
+// returns text for one of kLaunchers:
+//   megatron    a torchrun command line for Megatron-LM's pretrain_gpt.py
+//   nemo        the YAML overrides (trainer: / model:) of NeMo's megatron_gpt_config.yaml
+//   deepspeed   a shell script: ds_config.json (here-document) and the deepspeed launch of
+//               Megatron-DeepSpeed's pretrain_gpt.py with its TP/PP flags
+//   torchtitan  the TOML sections of a torchtitan job config
+// Each output starts with comment lines: what it is, the plan it encodes and one
+// "note:" line per part of the plan the framework cannot express exactly. Everything the
+// plan fixes is emitted; what it does not know (data paths, tokenizer, learning rate)
+// is left to the user. Errors: INVALID_ARGUMENT for an unknown framework (the message
+// lists the valid ones); FAILED_PRECONDITION when the workload is not a transformer or
+// the plan splits what no framework here splits (CNN spatial / filter / channel).
+// Degrees that are 0 mean 1, as in the API.
+#ifndef PARAPLAN_CLIENT_LAUNCHER_H_
+#define PARAPLAN_CLIENT_LAUNCHER_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "paraplan/v1/types.pb.h"
+
+namespace paraplan::cli {
+
+inline constexpr const char* kLaunchers[] = {"megatron", "nemo", "deepspeed", "torchtitan"};
+
+// Whether `name` is one of kLaunchers.
+bool IsLauncher(absl::string_view name);
+// "megatron, nemo, deepspeed, torchtitan".
+std::string LauncherList();
+
+struct LaunchInput {
+  v1::ParallelConfig config;
+  v1::Workload workload;
+  int num_gpus = 0;       // GPUs of the plan; 0 = the product of the config's degrees
+  int gpus_per_node = 0;  // from the profile; 0 = one node holds all GPUs
+  std::string profile;    // "NAME@VERSION", for the header comment
+};
+
+absl::StatusOr<std::string> LauncherArguments(absl::string_view framework, const LaunchInput& in);
+
+}  // namespace paraplan::cli
+
+#endif  // PARAPLAN_CLIENT_LAUNCHER_H_

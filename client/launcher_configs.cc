@@ -1,0 +1,177 @@
+// The configuration-file launchers: NeMo's YAML (megatron_gpt_config.yaml overrides) and
+// torchtitan's TOML job config.
+#include <algorithm>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "client/launcher_plan.h"
+
+namespace paraplan::cli::launcher {
+
+namespace {
+
+// YAML "key: value" lines, two spaces per level.
+class Yaml {
+ public:
+  void Section(const std::string& key, int level = 0) {
+    absl::StrAppend(&out_, std::string(2 * level, ' '), key, ":\n");
+  }
+  template <typename T>
+  void Add(const std::string& key, const T& value, int level = 1) {
+    absl::StrAppend(&out_, std::string(2 * level, ' '), key, ": ", value, "\n");
+  }
+  const std::string& text() const { return out_; }
+
+ private:
+  std::string out_;
+};
+
+}  // namespace
+
+std::string Nemo(const Plan& p) {
+  const v1::ParallelConfig& c = *p.c;
+  const v1::TransformerSpec& t = *p.t;
+  Notes notes;
+  Yaml y;
+  // NeMo examples/nlp/language_modeling/conf/megatron_gpt_config.yaml, trainer: (PyTorch
+  // Lightning Trainer arguments; precision in Lightning's names).
+  y.Section("trainer");
+  y.Add("devices", p.per_node);
+  y.Add("num_nodes", p.nodes);
+  y.Add("precision", p.precision == v1::PRECISION_FP16   ? "16-mixed"
+                     : p.precision == v1::PRECISION_FP32 ? "32"
+                                                         : "bf16-mixed");
+  // megatron_gpt_config.yaml, model: batch sizes and parallelism.
+  y.Section("model");
+  y.Add("micro_batch_size", p.mbs);
+  y.Add("global_batch_size", p.gbs);
+  y.Add("tensor_model_parallel_size", p.tp);
+  y.Add("pipeline_model_parallel_size", p.pp);
+  y.Add("virtual_pipeline_model_parallel_size", p.v > 1 ? absl::StrCat(p.v) : "null");
+  y.Add("context_parallel_size", p.cp);
+  y.Add("expert_model_parallel_size", p.ep);
+  y.Add("sequence_parallel", Bool(c.sequence_parallel()));
+  if (p.pp_inside_dp()) y.Add("use_tp_pp_dp_mapping", "true");
+  if (c.tp_comm_overlap()) y.Add("ub_tp_comm_overlap", "true");
+  if (p.foreign_schedule())
+    notes.Add(absl::StrCat("NeMo has no ", ScheduleName(p.schedule), " schedule; it runs 1F1B"));
+  // megatron_gpt_config.yaml, model: activation checkpointing ("Activation Checkpointing").
+  const bool full = p.recompute == v1::RECOMPUTE_FULL;
+  y.Add("activations_checkpoint_granularity", p.recompute == v1::RECOMPUTE_NONE ? "null" : RecomputeName(p.recompute));
+  y.Add("activations_checkpoint_method", full ? "uniform" : "null");
+  y.Add("activations_checkpoint_num_layers", full ? "1" : "null");
+  // megatron_gpt_config.yaml, model: architecture.
+  y.Add("encoder_seq_length", t.seq_length());
+  y.Add("max_position_embeddings", t.seq_length());
+  y.Add("num_layers", t.num_layers());
+  y.Add("hidden_size", t.hidden_size());
+  y.Add("ffn_hidden_size", p.ffn);
+  y.Add("num_attention_heads", t.num_attention_heads());
+  if (p.gqa()) y.Add("num_query_groups", p.kv_heads);
+  if (t.gated_mlp()) y.Add("activation", "fast-swiglu");
+  y.Add("share_embeddings_and_output_weights", Bool(t.tied_embeddings()));
+  if (p.moe()) {
+    y.Add("num_moe_experts", t.moe().num_experts());
+    y.Add("moe_router_topk", std::max(1, t.moe().top_k()));
+  }
+  // megatron_gpt_config.yaml, model: Transformer Engine FP8 and CPU offloading.
+  if (p.precision == v1::PRECISION_FP8) {
+    y.Add("fp8", "true");
+    y.Add("fp8_hybrid", "true");
+  }
+  if (c.offload().weights() || c.offload().activations()) {
+    y.Add("cpu_offloading", "true");
+    y.Add("cpu_offloading_weights", Bool(c.offload().weights()));
+    y.Add("cpu_offloading_activations", Bool(c.offload().activations()));
+  }
+  if (c.offload().optimizer()) notes.Add("optimizer offload is not emitted (no NeMo setting for it here)");
+  if (c.cuda_graphs()) notes.Add("CUDA graphs are not emitted; enable them in NeMo by hand");
+  // megatron_gpt_config.yaml, model: fsdp (ZeRO-3) or optim.name distributed_fused_adam
+  // (ZeRO-1/2) with its overlap_grad_sync / overlap_param_sync.
+  if (p.zero == 3) {
+    y.Add("fsdp", "true");
+    y.Add("fsdp_sharding_strategy", "full");
+    if (p.pp > 1) notes.Add("NeMo's FSDP does not combine with pipeline parallelism");
+  } else if (p.zero > 0) {
+    y.Section("optim", 1);
+    y.Add("name", "distributed_fused_adam", 2);
+    y.Add("overlap_grad_sync", Bool(c.overlap_grad_reduce()), 2);
+    y.Add("overlap_param_sync", Bool(c.overlap_param_gather()), 2);
+  }
+  return absl::StrCat(Header("NeMo megatron_gpt_config.yaml overrides", p), notes.text(), y.text());
+}
+
+std::string Torchtitan(const Plan& p) {
+  const v1::ParallelConfig& c = *p.c;
+  Notes notes;
+  const bool fsdp = p.zero == 3;
+  // torchtitan torchtitan/config/job_config.py, class Parallelism.
+  std::string s = "[parallelism]\n";
+  absl::StrAppend(&s, "data_parallel_replicate_degree = ", fsdp ? 1 : p.dp, "\n");
+  absl::StrAppend(&s, "data_parallel_shard_degree = ", fsdp ? p.dp : 1, "\n");
+  if (p.zero == 1 || p.zero == 2) {
+    notes.Add(
+        absl::StrCat("torchtitan has no ZeRO-", p.zero,
+                     ": data parallelism is replicated (DDP), optimizer states unsharded (more memory than planned)"));
+  }
+  absl::StrAppend(&s, "tensor_parallel_degree = ", p.tp, "\n");
+  if (c.tp_comm_overlap()) absl::StrAppend(&s, "enable_async_tensor_parallel = true\n");
+  absl::StrAppend(&s, "pipeline_parallel_degree = ", p.pp, "\n");
+  if (p.pp > 1) {
+    // Schedule names of torch.distributed.pipelining (get_schedule_class).
+    const char* schedule = "1F1B";
+    if (p.schedule == v1::SCHEDULE_INTERLEAVED_1F1B || p.v > 1) schedule = "Interleaved1F1B";
+    if (p.schedule == v1::SCHEDULE_GPIPE) schedule = "GPipe";
+    if (p.schedule == v1::SCHEDULE_ZERO_BUBBLE) {
+      schedule = "ZBVZeroBubble";
+      notes.Add("torchtitan's zero-bubble schedule (ZBVZeroBubble) runs two stages per rank");
+    }
+    absl::StrAppend(&s, "pipeline_parallel_schedule = \"", schedule, "\"\n");
+    if (p.v > 1 && p.LayersPerVirtualStage() > 0) {
+      absl::StrAppend(&s, "pipeline_parallel_layers_per_stage = ", p.LayersPerVirtualStage(), "\n");
+    }
+    absl::StrAppend(&s, "pipeline_parallel_microbatch_size = ", p.mbs, "\n");
+  }
+  absl::StrAppend(&s, "context_parallel_degree = ", p.cp, "\n");
+  if (p.ep > 1) absl::StrAppend(&s, "expert_parallel_degree = ", p.ep, "\n");
+  if (p.pp_inside_dp() && p.pp > 1 && p.dp > 1) {
+    notes.Add(
+        "torchtitan places pipeline stages outermost (tp-cp-dp-pp); the planned order tp-cp-ep-pp-dp is not "
+        "available");
+  }
+  if (!c.sequence_parallel() && p.tp > 1) {
+    notes.Add("torchtitan's tensor parallelism is always sequence parallel (less activation memory than planned)");
+  }
+
+  // job_config.py, class Training. With pipelining a local batch is split into
+  // micro-batches; without, a step takes one micro-batch and torchtitan accumulates
+  // gradients up to the global batch.
+  absl::StrAppend(&s, "\n[training]\nlocal_batch_size = ", p.pp > 1 ? p.gbs / p.dp : p.mbs, "\n");
+  absl::StrAppend(&s, "global_batch_size = ", p.gbs, "\n");
+  absl::StrAppend(&s, "seq_len = ", p.t->seq_length(), "\n");
+  absl::StrAppend(&s, "mixed_precision_param = \"", p.precision == v1::PRECISION_FP32 ? "float32" : "bfloat16", "\"\n");
+  if (p.precision == v1::PRECISION_FP16) notes.Add("torchtitan has no fp16 mixed precision; bfloat16 is emitted");
+  if (c.tp_comm_overlap()) absl::StrAppend(&s, "compile = true\n");  // async TP takes effect only compiled
+  if (p.offload_any()) {
+    if (fsdp) {
+      absl::StrAppend(&s, "enable_cpu_offload = true\n");
+    } else {
+      notes.Add("torchtitan offloads to the CPU only with FSDP (ZeRO-3); not emitted");
+    }
+  }
+  if (c.cuda_graphs()) notes.Add("CUDA graphs are not emitted; torchtitan has no setting for them");
+
+  // job_config.py, class ActivationCheckpoint ("op": per-operator selective recompute).
+  absl::StrAppend(&s, "\n[activation_checkpoint]\nmode = \"", RecomputeName(p.recompute), "\"\n");
+  if (p.recompute == v1::RECOMPUTE_SELECTIVE) absl::StrAppend(&s, "selective_ac_option = \"op\"\n");
+  // job_config.py, Model.converters and class Float8.
+  if (p.precision == v1::PRECISION_FP8) {
+    absl::StrAppend(&s, "\n[model]\nconverters = [\"float8\"]\n\n[float8]\nrecipe_name = \"tensorwise\"\n");
+    if (fsdp) {
+      absl::StrAppend(&s, "enable_fsdp_float8_all_gather = true\nprecompute_float8_dynamic_scale_for_fsdp = true\n");
+    }
+  }
+  return absl::StrCat(Header("torchtitan job config (TOML)", p), notes.text(), s);
+}
+
+}  // namespace paraplan::cli::launcher

@@ -1,0 +1,187 @@
+// The Megatron command lines: Megatron-LM's pretrain_gpt.py, and Megatron-DeepSpeed's
+// pretrain_gpt.py with its ds_config.json. Both launched by torchrun.
+#include <algorithm>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "client/launcher_plan.h"
+
+namespace paraplan::cli::launcher {
+
+namespace {
+
+// torchrun's launcher flags (torch.distributed.run: --nproc_per_node, --nnodes).
+std::string Torchrun(const Plan& p) {
+  return absl::StrCat("torchrun --nproc_per_node ", p.per_node, " --nnodes ", p.nodes, " pretrain_gpt.py");
+}
+
+// The transformer's shape. Names: Megatron-LM megatron/training/arguments.py
+// (_add_network_size_args); Megatron-DeepSpeed megatron/arguments.py, which names the KV
+// heads --num-key-value-heads.
+void ModelShapeFlags(const Plan& p, bool deepspeed, CommandLine* f) {
+  const v1::TransformerSpec& t = *p.t;
+  f->Add("--num-layers", t.num_layers());
+  f->Add("--hidden-size", t.hidden_size());
+  f->Add("--ffn-hidden-size", p.ffn);
+  f->Add("--num-attention-heads", t.num_attention_heads());
+  if (p.gqa()) {
+    if (deepspeed) {
+      f->Add("--num-key-value-heads", p.kv_heads);
+    } else {
+      f->Add("--group-query-attention");
+      f->Add("--num-query-groups", p.kv_heads);
+    }
+  }
+  if (t.gated_mlp()) f->Add("--swiglu");
+  f->Add("--seq-length", t.seq_length());
+  f->Add("--max-position-embeddings", t.seq_length());  // required; >= seq-length
+  if (!t.tied_embeddings()) f->Add("--untie-embeddings-and-output-weights");
+}
+
+}  // namespace
+
+std::string Megatron(const Plan& p) {
+  const v1::ParallelConfig& c = *p.c;
+  Notes notes;
+  CommandLine f;
+  // Megatron-LM arguments.py, _add_distributed_args: the degrees (data parallel is what
+  // remains of the world size), virtual stages, rank order.
+  f.Add("--tensor-model-parallel-size", p.tp);
+  f.Add("--pipeline-model-parallel-size", p.pp);
+  if (p.v > 1) {
+    if (const int layers = p.LayersPerVirtualStage(); layers > 0) {
+      f.Add("--num-layers-per-virtual-pipeline-stage", layers);
+    } else {
+      f.Add("--num-virtual-stages-per-pipeline-rank", p.v);
+    }
+  }
+  if (p.foreign_schedule()) {
+    notes.Add(absl::StrCat("Megatron-LM has no ", ScheduleName(p.schedule),
+                           " schedule; it runs 1F1B (not the bubble and memory planned)"));
+  }
+  f.Add("--context-parallel-size", p.cp);
+  f.Add("--expert-model-parallel-size", p.ep);
+  if (c.sequence_parallel()) f.Add("--sequence-parallel");
+  if (c.tp_comm_overlap()) f.Add("--tp-comm-overlap");    // arguments.py, _add_distributed_args
+  if (p.pp_inside_dp()) f.Add("--use-tp-pp-dp-mapping");  // order tp-cp-ep-pp-dp
+  // Megatron-LM arguments.py, _add_training_args: batch sizes and recomputation.
+  f.Add("--micro-batch-size", p.mbs);
+  f.Add("--global-batch-size", p.gbs);
+  if (p.recompute == v1::RECOMPUTE_FULL) {
+    f.Add("--recompute-granularity", "full");
+    f.Add("--recompute-method", "uniform");
+    f.Add("--recompute-num-layers", 1);
+  } else if (p.recompute == v1::RECOMPUTE_SELECTIVE) {
+    f.Add("--recompute-granularity", "selective");
+  }
+  // Megatron-LM arguments.py, _add_distributed_args / _add_training_args: sharding and
+  // overlap (ZeRO-1 is the distributed optimizer; ZeRO-3 is FSDP2).
+  if (p.zero == 1 || p.zero == 2) f.Add("--use-distributed-optimizer");
+  if (p.zero == 2) {
+    notes.Add(
+        "Megatron-LM has no ZeRO-2: the distributed optimizer shards optimizer states, gradients stay whole "
+        "(more memory than planned)");
+  }
+  if (p.zero == 3) {
+    f.Add("--use-torch-fsdp2");
+    notes.Add(absl::StrCat("ZeRO-3 maps to PyTorch FSDP2 (--use-torch-fsdp2), experimental in Megatron-LM",
+                           p.pp > 1 ? " and not working with pipeline parallelism" : ""));
+  }
+  if (c.overlap_grad_reduce()) f.Add("--overlap-grad-reduce");
+  if (c.overlap_param_gather() && p.zero > 0) f.Add("--overlap-param-gather");
+  if (c.offload().optimizer()) f.Add("--optimizer-cpu-offload");  // arguments.py, _add_training_args
+  if (c.offload().weights() || c.offload().activations()) {
+    notes.Add("weight / activation offload is not emitted: set Megatron-LM's --cpu-offloading options by hand");
+  }
+  if (c.cuda_graphs()) f.Add("--enable-cuda-graph");  // arguments.py, _add_training_args
+  ModelShapeFlags(p, /*deepspeed=*/false, &f);
+  if (p.moe()) {  // Megatron-LM arguments.py, _add_moe_args
+    const v1::MoeSpec& m = p.t->moe();
+    f.Add("--num-experts", m.num_experts());
+    f.Add("--moe-router-topk", std::max(1, m.top_k()));
+    f.Add("--moe-ffn-hidden-size", m.expert_ffn_hidden_size() > 0 ? m.expert_ffn_hidden_size() : p.ffn);
+    f.Add("--moe-layer-freq", std::max(1, m.moe_layer_interval()));
+  }
+  // Megatron-LM arguments.py, _add_mixed_precision_args (--bf16, --fp16) and
+  // _add_transformer_engine_args (--fp8-format); fp32 is the default.
+  if (p.precision == v1::PRECISION_FP16) f.Add("--fp16");
+  if (p.precision == v1::PRECISION_BF16 || p.precision == v1::PRECISION_FP8) f.Add("--bf16");
+  if (p.precision == v1::PRECISION_FP8) f.Add("--fp8-format", "hybrid");
+  return absl::StrCat(Header("Megatron-LM pretrain_gpt.py arguments", p), notes.text(), f.Render(Torchrun(p)));
+}
+
+std::string DeepSpeed(const Plan& p) {
+  const v1::ParallelConfig& c = *p.c;
+  Notes notes;
+  const bool fp16 = p.precision == v1::PRECISION_FP16;
+  const bool bf16 = p.precision == v1::PRECISION_BF16 || p.precision == v1::PRECISION_FP8;
+  // ds_config.json keys: DeepSpeed's configuration reference (deepspeed.ai/docs/config-json):
+  // batch sizes, zero_optimization, activation_checkpointing, bf16 / fp16.
+  std::string json =
+      absl::StrCat("{\n  \"train_batch_size\": ", p.gbs, ",\n  \"train_micro_batch_size_per_gpu\": ", p.mbs,
+                   ",\n  \"gradient_accumulation_steps\": ", p.micro_batches,
+                   ",\n  \"zero_optimization\": {\n    \"stage\": ", p.zero,
+                   ",\n    \"overlap_comm\": ", Bool(c.overlap_grad_reduce()));
+  if (c.offload().optimizer()) {
+    absl::StrAppend(&json, ",\n    \"offload_optimizer\": {\"device\": \"cpu\", \"pin_memory\": true}");
+  }
+  if (c.offload().weights()) {
+    absl::StrAppend(&json, ",\n    \"offload_param\": {\"device\": \"cpu\", \"pin_memory\": true}");
+    if (p.zero < 3) notes.Add("DeepSpeed offloads parameters (offload_param) only with ZeRO stage 3");
+  }
+  absl::StrAppend(&json, "\n  },\n");
+  if (p.recompute != v1::RECOMPUTE_NONE) {
+    absl::StrAppend(&json, "  \"activation_checkpointing\": {\"partition_activations\": false, \"cpu_checkpointing\": ",
+                    Bool(c.offload().activations()), "},\n");
+  } else if (c.offload().activations()) {
+    notes.Add("DeepSpeed offloads activations only when it checkpoints them; not emitted");
+  }
+  absl::StrAppend(&json, "  \"bf16\": {\"enabled\": ", Bool(bf16), "},\n  \"fp16\": {\"enabled\": ", Bool(fp16),
+                  "}\n}\n");
+  if (p.precision == v1::PRECISION_FP8) notes.Add("DeepSpeed has no FP8 training setting; bf16 is emitted");
+  if (p.pp > 1 && p.zero > 1) notes.Add("DeepSpeed's pipeline engine supports ZeRO stages 0 and 1 only");
+  if (p.pp > 1 && (p.v > 1 || p.foreign_schedule())) {
+    notes.Add(absl::StrCat("DeepSpeed's pipeline engine has no ", ScheduleName(p.schedule), " schedule; it runs 1F1B"));
+  }
+
+  CommandLine f;
+  // Megatron-DeepSpeed megatron/arguments.py: the Megatron degrees, --no-pipeline-parallel
+  // (DeepSpeed's pipeline engine off), --ds-sequence-parallel-size (DeepSpeed-Ulysses).
+  f.Add("--tensor-model-parallel-size", p.tp);
+  if (p.pp > 1) {
+    f.Add("--pipeline-model-parallel-size", p.pp);
+  } else {
+    f.Add("--no-pipeline-parallel");
+  }
+  if (p.cp > 1) {
+    f.Add("--ds-sequence-parallel-size", p.cp);
+    notes.Add("context parallelism maps to DeepSpeed-Ulysses (all-to-all), not the ring exchange that was planned");
+  }
+  if (c.sequence_parallel() && p.cp > 1) {
+    notes.Add("Megatron-DeepSpeed cannot combine --sequence-parallel with DeepSpeed-Ulysses; it is left out");
+  } else if (c.sequence_parallel()) {
+    f.Add("--sequence-parallel");
+  }
+  if (p.ep > 1) notes.Add("expert parallelism is not emitted (Megatron-DeepSpeed configures MoE per model)");
+  f.Add("--micro-batch-size", p.mbs);
+  f.Add("--global-batch-size", p.gbs);
+  ModelShapeFlags(p, /*deepspeed=*/true, &f);
+  // Megatron-DeepSpeed examples_deepspeed/pretrain_llama2_distributed.sh: recomputation.
+  if (p.recompute == v1::RECOMPUTE_FULL) {
+    f.Add("--deepspeed-activation-checkpointing");
+    f.Add("--recompute-granularity", "full");
+    f.Add("--recompute-method", "uniform");
+  } else if (p.recompute == v1::RECOMPUTE_SELECTIVE) {
+    f.Add("--recompute-granularity", "selective");
+  }
+  if (fp16) f.Add("--fp16");
+  if (bf16) f.Add("--bf16");
+  // Megatron-DeepSpeed megatron/arguments.py (_add_zero_args) and deepspeed.add_config_arguments.
+  f.Add(absl::StrCat("--zero-stage=", p.zero));
+  f.Add("--deepspeed");
+  f.Add("--deepspeed_config=ds_config.json");
+  return absl::StrCat(Header("DeepSpeed ds_config.json and Megatron-DeepSpeed pretrain_gpt.py arguments", p),
+                      notes.text(), "cat > ds_config.json <<'EOF'\n", json, "EOF\n", f.Render(Torchrun(p)));
+}
+
+}  // namespace paraplan::cli::launcher

@@ -1,0 +1,89 @@
+// Internal to the launcher emitters (launcher*.cc): the plan with every default resolved,
+// and the small text builders they share. Not for other callers; see launcher.h.
+//
+// Contract: a Plan points into the LaunchInput it was resolved from (which must outlive
+// it); its degrees are >= 1, its schedule and precision are never UNSPECIFIED, and its
+// workload is a transformer. Each emitter is a pure function of the Plan.
+#ifndef PARAPLAN_CLIENT_LAUNCHER_PLAN_H_
+#define PARAPLAN_CLIENT_LAUNCHER_PLAN_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "paraplan/v1/types.pb.h"
+
+namespace paraplan::cli::launcher {
+
+struct Plan {
+  const v1::ParallelConfig* c = nullptr;
+  const v1::TransformerSpec* t = nullptr;
+  std::string model, profile;
+  int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, v = 1, mbs = 1, gbs = 1, zero = 0;
+  int micro_batches = 1;  // per iteration and pipeline: gbs / (mbs * dp)
+  int gpus = 1, per_node = 1, nodes = 1;
+  int64_t ffn = 0;   // ffn_hidden_size, 0 resolved to 4 * hidden
+  int kv_heads = 0;  // 0 resolved to the attention heads
+  v1::Recompute recompute = v1::RECOMPUTE_NONE;
+  v1::PipelineSchedule schedule = v1::SCHEDULE_1F1B;  // meaningless when pp == 1
+  v1::Precision precision = v1::PRECISION_BF16;
+
+  bool gqa() const { return kv_heads != t->num_attention_heads(); }
+  bool moe() const { return t->has_moe() && t->moe().num_experts() > 1; }
+  bool offload_any() const { return c->offload().optimizer() || c->offload().weights() || c->offload().activations(); }
+  // Ranks are placed tp-cp-ep-pp-dp (innermost first) instead of the default tp-cp-ep-dp-pp.
+  bool pp_inside_dp() const { return c->rank_order() == "tp-cp-ep-pp-dp"; }
+  // A schedule the Megatron family (Megatron-LM, NeMo, DeepSpeed) cannot run.
+  bool foreign_schedule() const {
+    return pp > 1 && (schedule == v1::SCHEDULE_GPIPE || schedule == v1::SCHEDULE_ZERO_BUBBLE);
+  }
+  // Layers per virtual stage when the layers divide evenly over pp * v stages, else 0.
+  int LayersPerVirtualStage() const { return t->num_layers() % (pp * v) == 0 ? t->num_layers() / (pp * v) : 0; }
+};
+
+const char* RecomputeName(v1::Recompute r);        // none | selective | full
+const char* ScheduleName(v1::PipelineSchedule s);  // 1f1b | interleaved 1f1b | gpipe | zero-bubble
+const char* Bool(bool b);                          // true | false
+
+// "# TITLE for MODEL on PROFILE: N GPUs (M nodes x K)" and "# plan: TP.. PP.. ...".
+std::string Header(const std::string& title, const Plan& p);
+
+// "# note: ..." lines, in the order added.
+class Notes {
+ public:
+  void Add(const std::string& text) { text_ += absl::StrCat("# note: ", text, "\n"); }
+  const std::string& text() const { return text_; }
+
+ private:
+  std::string text_;
+};
+
+// A shell command line: "PROGRAM \" and then "    --flag [value] \" a line.
+class CommandLine {
+ public:
+  void Add(std::string flag) { args_.push_back(std::move(flag)); }
+  template <typename T>
+  void Add(const std::string& flag, const T& value) {
+    args_.push_back(absl::StrCat(flag, " ", value));
+  }
+  std::string Render(const std::string& program) const {
+    std::string out = program;
+    for (const std::string& a : args_) absl::StrAppend(&out, " \\\n    ", a);
+    return absl::StrCat(out, "\n");
+  }
+
+ private:
+  std::vector<std::string> args_;
+};
+
+// The emitters (launcher_megatron.cc, launcher_configs.cc).
+std::string Megatron(const Plan& p);
+std::string DeepSpeed(const Plan& p);
+std::string Nemo(const Plan& p);
+std::string Torchtitan(const Plan& p);
+
+}  // namespace paraplan::cli::launcher
+
+#endif  // PARAPLAN_CLIENT_LAUNCHER_PLAN_H_

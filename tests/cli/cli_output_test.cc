@@ -1,0 +1,435 @@
+// Unit tests of the CLI's plain-C++ outputs: launcher arguments (client/launcher*.cc),
+// the report page (client/report.cc) and its SVG charts and escaping. Inputs are built
+// by hand; expected texts are written out in full.
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "client/html_escape.h"
+#include "client/launcher.h"
+#include "client/report.h"
+#include "client/svg_chart.h"
+#include "gtest/gtest.h"
+
+namespace paraplan::cli {
+namespace {
+
+int Count(const std::string& haystack, const std::string& needle) {
+  int n = 0;
+  for (size_t at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// Mixtral-like MoE on 4 nodes of 8: TP2 PP2 DP8 CP2 EP4, FP8, full recompute, ZeRO-3,
+// offloaded optimizer, CUDA graphs, TP overlap.
+LaunchInput MoeFp8() {
+  LaunchInput in;
+  v1::TransformerSpec* t = in.workload.mutable_transformer();
+  in.workload.set_name("moe-test");
+  t->set_num_layers(32);
+  t->set_hidden_size(4096);
+  t->set_num_attention_heads(32);
+  t->set_num_kv_heads(8);
+  t->set_ffn_hidden_size(14336);
+  t->set_seq_length(4096);
+  t->set_vocab_size(32000);
+  t->set_gated_mlp(true);
+  t->mutable_moe()->set_num_experts(8);
+  t->mutable_moe()->set_top_k(2);
+  in.workload.set_precision(v1::PRECISION_FP8);
+  v1::ParallelConfig& c = in.config;
+  c.set_tensor_parallel(2);
+  c.set_pipeline_parallel(2);
+  c.set_data_parallel(8);
+  c.set_context_parallel(2);
+  c.set_expert_parallel(4);
+  c.set_micro_batch_size(2);
+  c.set_global_batch_size(256);
+  c.set_recompute(v1::RECOMPUTE_FULL);
+  c.set_zero_stage(3);
+  c.set_sequence_parallel(true);
+  c.set_overlap_grad_reduce(true);
+  c.set_overlap_param_gather(true);
+  c.mutable_offload()->set_optimizer(true);
+  c.set_cuda_graphs(true);
+  c.set_tp_comm_overlap(true);
+  in.num_gpus = 64;
+  in.gpus_per_node = 8;
+  in.profile = "lab@3";
+  return in;
+}
+
+// A small dense model in fp16 on 12 GPUs of nodes of 8: TP2 PP2 (GPipe) DP3, ZeRO-2,
+// no recompute, tied embeddings, offloaded weights and activations, ffn and kv heads left 0.
+LaunchInput DenseFp16() {
+  LaunchInput in;
+  v1::TransformerSpec* t = in.workload.mutable_transformer();
+  in.workload.set_name("dense-test");
+  t->set_num_layers(24);
+  t->set_hidden_size(2048);
+  t->set_num_attention_heads(16);
+  t->set_seq_length(2048);
+  t->set_tied_embeddings(true);
+  in.workload.set_precision(v1::PRECISION_FP16);
+  v1::ParallelConfig& c = in.config;
+  c.set_tensor_parallel(2);
+  c.set_pipeline_parallel(2);
+  c.set_data_parallel(3);
+  c.set_micro_batch_size(4);
+  c.set_global_batch_size(96);
+  c.set_zero_stage(2);
+  c.set_pipeline_schedule(v1::SCHEDULE_GPIPE);
+  c.mutable_offload()->set_weights(true);
+  c.mutable_offload()->set_activations(true);
+  in.gpus_per_node = 8;
+  return in;
+}
+
+std::string Emit(const char* framework, const LaunchInput& in) {
+  absl::StatusOr<std::string> s = LauncherArguments(framework, in);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? *s : "";
+}
+
+TEST(Launcher, MegatronMoeFp8) {
+  EXPECT_EQ(Emit("megatron", MoeFp8()),
+            "# Megatron-LM pretrain_gpt.py arguments for moe-test on lab@3: 64 GPUs (8 nodes x 8)\n"
+            "# plan: TP2 PP2 DP8 CP2 EP4, schedule 1f1b, micro-batch 2, global batch 256, recompute full, sequence "
+            "parallel, ZeRO-3, fp8\n"
+            "# note: ZeRO-3 maps to PyTorch FSDP2 (--use-torch-fsdp2), experimental in Megatron-LM and not working "
+            "with pipeline parallelism\n"
+            "torchrun --nproc_per_node 8 --nnodes 8 pretrain_gpt.py \\\n"
+            "    --tensor-model-parallel-size 2 \\\n"
+            "    --pipeline-model-parallel-size 2 \\\n"
+            "    --context-parallel-size 2 \\\n"
+            "    --expert-model-parallel-size 4 \\\n"
+            "    --sequence-parallel \\\n"
+            "    --tp-comm-overlap \\\n"
+            "    --micro-batch-size 2 \\\n"
+            "    --global-batch-size 256 \\\n"
+            "    --recompute-granularity full \\\n"
+            "    --recompute-method uniform \\\n"
+            "    --recompute-num-layers 1 \\\n"
+            "    --use-torch-fsdp2 \\\n"
+            "    --overlap-grad-reduce \\\n"
+            "    --overlap-param-gather \\\n"
+            "    --optimizer-cpu-offload \\\n"
+            "    --enable-cuda-graph \\\n"
+            "    --num-layers 32 \\\n"
+            "    --hidden-size 4096 \\\n"
+            "    --ffn-hidden-size 14336 \\\n"
+            "    --num-attention-heads 32 \\\n"
+            "    --group-query-attention \\\n"
+            "    --num-query-groups 8 \\\n"
+            "    --swiglu \\\n"
+            "    --seq-length 4096 \\\n"
+            "    --max-position-embeddings 4096 \\\n"
+            "    --untie-embeddings-and-output-weights \\\n"
+            "    --num-experts 8 \\\n"
+            "    --moe-router-topk 2 \\\n"
+            "    --moe-ffn-hidden-size 14336 \\\n"
+            "    --moe-layer-freq 1 \\\n"
+            "    --bf16 \\\n"
+            "    --fp8-format hybrid\n");
+}
+
+TEST(Launcher, TorchtitanMoeFp8) {
+  EXPECT_EQ(Emit("torchtitan", MoeFp8()),
+            "# torchtitan job config (TOML) for moe-test on lab@3: 64 GPUs (8 nodes x 8)\n"
+            "# plan: TP2 PP2 DP8 CP2 EP4, schedule 1f1b, micro-batch 2, global batch 256, recompute full, sequence "
+            "parallel, ZeRO-3, fp8\n"
+            "# note: CUDA graphs are not emitted; torchtitan has no setting for them\n"
+            "[parallelism]\n"
+            "data_parallel_replicate_degree = 1\n"
+            "data_parallel_shard_degree = 8\n"
+            "tensor_parallel_degree = 2\n"
+            "enable_async_tensor_parallel = true\n"
+            "pipeline_parallel_degree = 2\n"
+            "pipeline_parallel_schedule = \"1F1B\"\n"
+            "pipeline_parallel_microbatch_size = 2\n"
+            "context_parallel_degree = 2\n"
+            "expert_parallel_degree = 4\n"
+            "\n"
+            "[training]\n"
+            "local_batch_size = 32\n"
+            "global_batch_size = 256\n"
+            "seq_len = 4096\n"
+            "mixed_precision_param = \"bfloat16\"\n"
+            "compile = true\n"
+            "enable_cpu_offload = true\n"
+            "\n"
+            "[activation_checkpoint]\n"
+            "mode = \"full\"\n"
+            "\n"
+            "[model]\n"
+            "converters = [\"float8\"]\n"
+            "\n"
+            "[float8]\n"
+            "recipe_name = \"tensorwise\"\n"
+            "enable_fsdp_float8_all_gather = true\n"
+            "precompute_float8_dynamic_scale_for_fsdp = true\n");
+}
+
+TEST(Launcher, NemoDenseFp16) {
+  EXPECT_EQ(Emit("nemo", DenseFp16()),
+            "# NeMo megatron_gpt_config.yaml overrides for dense-test: 12 GPUs (2 nodes x 8)\n"
+            "# plan: TP2 PP2 DP3 CP1 EP1, schedule gpipe, micro-batch 4, global batch 96, recompute none, ZeRO-2, "
+            "fp16\n"
+            "# note: NeMo has no gpipe schedule; it runs 1F1B\n"
+            "trainer:\n"
+            "  devices: 8\n"
+            "  num_nodes: 2\n"
+            "  precision: 16-mixed\n"
+            "model:\n"
+            "  micro_batch_size: 4\n"
+            "  global_batch_size: 96\n"
+            "  tensor_model_parallel_size: 2\n"
+            "  pipeline_model_parallel_size: 2\n"
+            "  virtual_pipeline_model_parallel_size: null\n"
+            "  context_parallel_size: 1\n"
+            "  expert_model_parallel_size: 1\n"
+            "  sequence_parallel: false\n"
+            "  activations_checkpoint_granularity: null\n"
+            "  activations_checkpoint_method: null\n"
+            "  activations_checkpoint_num_layers: null\n"
+            "  encoder_seq_length: 2048\n"
+            "  max_position_embeddings: 2048\n"
+            "  num_layers: 24\n"
+            "  hidden_size: 2048\n"
+            "  ffn_hidden_size: 8192\n"
+            "  num_attention_heads: 16\n"
+            "  share_embeddings_and_output_weights: true\n"
+            "  cpu_offloading: true\n"
+            "  cpu_offloading_weights: true\n"
+            "  cpu_offloading_activations: true\n"
+            "  optim:\n"
+            "    name: distributed_fused_adam\n"
+            "    overlap_grad_sync: false\n"
+            "    overlap_param_sync: false\n");
+}
+
+TEST(Launcher, DeepSpeedDenseFp16) {
+  EXPECT_EQ(Emit("deepspeed", DenseFp16()),
+            "# DeepSpeed ds_config.json and Megatron-DeepSpeed pretrain_gpt.py arguments for dense-test: 12 GPUs (2 "
+            "nodes x 8)\n"
+            "# plan: TP2 PP2 DP3 CP1 EP1, schedule gpipe, micro-batch 4, global batch 96, recompute none, ZeRO-2, "
+            "fp16\n"
+            "# note: DeepSpeed offloads parameters (offload_param) only with ZeRO stage 3\n"
+            "# note: DeepSpeed offloads activations only when it checkpoints them; not emitted\n"
+            "# note: DeepSpeed's pipeline engine supports ZeRO stages 0 and 1 only\n"
+            "# note: DeepSpeed's pipeline engine has no gpipe schedule; it runs 1F1B\n"
+            "cat > ds_config.json <<'EOF'\n"
+            "{\n"
+            "  \"train_batch_size\": 96,\n"
+            "  \"train_micro_batch_size_per_gpu\": 4,\n"
+            "  \"gradient_accumulation_steps\": 8,\n"
+            "  \"zero_optimization\": {\n"
+            "    \"stage\": 2,\n"
+            "    \"overlap_comm\": false,\n"
+            "    \"offload_param\": {\"device\": \"cpu\", \"pin_memory\": true}\n"
+            "  },\n"
+            "  \"bf16\": {\"enabled\": false},\n"
+            "  \"fp16\": {\"enabled\": true}\n"
+            "}\n"
+            "EOF\n"
+            "torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py \\\n"
+            "    --tensor-model-parallel-size 2 \\\n"
+            "    --pipeline-model-parallel-size 2 \\\n"
+            "    --micro-batch-size 4 \\\n"
+            "    --global-batch-size 96 \\\n"
+            "    --num-layers 24 \\\n"
+            "    --hidden-size 2048 \\\n"
+            "    --ffn-hidden-size 8192 \\\n"
+            "    --num-attention-heads 16 \\\n"
+            "    --seq-length 2048 \\\n"
+            "    --max-position-embeddings 2048 \\\n"
+            "    --fp16 \\\n"
+            "    --zero-stage=2 \\\n"
+            "    --deepspeed \\\n"
+            "    --deepspeed_config=ds_config.json\n");
+}
+
+TEST(Launcher, MegatronZero2AndVirtualStagesThatDoNotDivide) {
+  LaunchInput in = DenseFp16();
+  in.config.set_pipeline_schedule(v1::SCHEDULE_UNSPECIFIED);
+  in.config.set_pipeline_parallel(5);  // 24 layers do not split into 5 x 2 stages
+  in.config.set_virtual_pipeline_stages(2);
+  in.config.set_data_parallel(1);
+  const std::string out = Emit("megatron", in);
+  EXPECT_NE(out.find("schedule interleaved 1f1b v2"), std::string::npos) << out;
+  EXPECT_NE(out.find("    --num-virtual-stages-per-pipeline-rank 2 \\\n"), std::string::npos) << out;
+  EXPECT_EQ(out.find("--num-layers-per-virtual-pipeline-stage"), std::string::npos) << out;
+  EXPECT_NE(out.find("# note: Megatron-LM has no ZeRO-2"), std::string::npos) << out;
+  EXPECT_NE(out.find("    --use-distributed-optimizer \\\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("    --fp16\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("# note: weight / activation offload is not emitted"), std::string::npos) << out;
+  EXPECT_NE(out.find("10 GPUs (2 nodes x 8)"), std::string::npos) << out;
+}
+
+TEST(Launcher, UnknownFrameworkListsTheValidOnes) {
+  absl::StatusOr<std::string> s = LauncherArguments("jax", MoeFp8());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.status().message(), "--emit: unknown framework \"jax\"; valid: megatron, nemo, deepspeed, torchtitan");
+  EXPECT_TRUE(IsLauncher("nemo"));
+  EXPECT_FALSE(IsLauncher("Nemo"));
+}
+
+TEST(Launcher, LayerGraphsAndCnnSplitsAreRefused) {
+  LaunchInput cnn;
+  cnn.workload.set_name("resnet");
+  cnn.workload.mutable_layer_graph()->add_sample_shape(3);
+  absl::StatusOr<std::string> s = LauncherArguments("megatron", cnn);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.status().message().find("\"resnet\" is a layer graph"), std::string::npos) << s.status();
+  LaunchInput spatial = MoeFp8();
+  spatial.config.set_spatial_parallel(2);
+  s = LauncherArguments("torchtitan", spatial);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(HtmlEscape, EscapesMarkupQuotesAndControls) {
+  EXPECT_EQ(HtmlEscape("a<b>&\"c\"'d'"), "a&lt;b&gt;&amp;&quot;c&quot;&#39;d&#39;");
+  EXPECT_EQ(HtmlEscape("tab\tok\x01"), "tab\tok\xEF\xBF\xBD");
+  EXPECT_EQ(HtmlEscape("\xC2\xB1 5 %"), "\xC2\xB1 5 %");
+}
+
+TEST(SvgChart, Ticks) {
+  EXPECT_EQ(NiceTicks(0, 19.6, 6), (std::vector<double>{0, 5, 10, 15, 20}));
+  EXPECT_EQ(NiceTicks(0, 72.6, 6), (std::vector<double>{0, 20, 40, 60, 80}));
+  EXPECT_EQ(NiceTicks(3, 3, 5), (std::vector<double>{2.6, 2.8, 3, 3.2, 3.4}));
+  EXPECT_EQ(LogTicks(17, 520), (std::vector<double>{10, 20, 50, 100, 200, 500, 1000}));
+  EXPECT_EQ(LogTicks(0.002, 3e6), (std::vector<double>{0.001, 0.01, 0.1, 1, 10, 100, 1000, 1e4, 1e5, 1e6, 1e7}));
+}
+
+TEST(SvgChart, StackedBarsEscapeAndSkipUnusedSegments) {
+  StackedBarChart ch;
+  ch.title = "t<1>";
+  ch.unit = "GiB";
+  ch.segments = {{"weights", "#111111"}, {"unused", "#222222"}, {"<acts>", "#333333"}};
+  ch.rows = {{"1", "#1 <TP8>", {10, 0, 30}, 80}, {"2", "#2 TP4", {20, 0, 20}, 80}};
+  const std::string svg = StackedBarsSvg(ch);
+  EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart bars\"", 0), 0u) << svg;
+  EXPECT_EQ(svg.substr(svg.size() - 6), "</svg>");
+  EXPECT_NE(svg.find("aria-label=\"t&lt;1&gt;\""), std::string::npos);
+  EXPECT_NE(svg.find("#1 &lt;TP8&gt;"), std::string::npos);
+  EXPECT_NE(svg.find("&lt;acts&gt;"), std::string::npos);
+  EXPECT_EQ(svg.find("<TP8>"), std::string::npos);
+  EXPECT_EQ(svg.find("unused"), std::string::npos) << "a segment no row uses has no legend entry";
+  EXPECT_EQ(Count(svg, "<rect x="), 4 + 2) << "4 bar segments and 2 legend swatches";
+  EXPECT_EQ(Count(svg, "data-plan=\"1\""), 1);
+  EXPECT_EQ(Count(svg, "<line class=\"limit\""), 3) << "one capacity marker a row and one in the legend";
+  EXPECT_NE(svg.find("<title>weights: 10 GiB (25.0 %)</title>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("<title>#2 TP4: 40 GiB of 80 GiB capacity</title>"), std::string::npos) << svg;
+  EXPECT_EQ(StackedBarsSvg(StackedBarChart{}).find("no data") != std::string::npos, true);
+}
+
+TEST(SvgChart, ScatterDrawsFrontsAndLogAxes) {
+  ScatterChart ch;
+  ch.title = "time vs cost";
+  ch.x_label = "time (s)";
+  ch.y_label = "cost ($)";
+  ch.series = {{"front", "#4e79a7", true, true}, {"plans", "#e15759", false, false}};
+  ch.points = {{0, 10, 5, "", "", "a"},
+               {0, 20, 2, "", "", "b"},
+               {0, 30, 6, "", "", "dominated"},
+               {1, 10, 5, "1", "#1", "plan <1>"}};
+  std::string svg = ScatterSvg(ch);
+  EXPECT_EQ(Count(svg, "<circle"), 4 + 2) << "4 points and 2 legend marks";
+  EXPECT_NE(svg.find("<polyline class=\"front\""), std::string::npos) << "a and b are both on the 2-D front";
+  EXPECT_NE(svg.find("<title>plan &lt;1&gt;</title>"), std::string::npos);
+  EXPECT_NE(svg.find(">#1</text>"), std::string::npos);
+  EXPECT_EQ(svg.find("log scale"), std::string::npos);
+  ch.log_x = true;
+  ch.points.push_back({0, 0, 1, "", "", "zero time: left out on a log axis"});
+  svg = ScatterSvg(ch);
+  EXPECT_NE(svg.find("time (s), log scale"), std::string::npos);
+  EXPECT_EQ(svg.find("zero time"), std::string::npos);
+  EXPECT_NE(ScatterSvg(ScatterChart{}).find("no data"), std::string::npos);
+}
+
+v1::Estimate Plan(int tp, double seconds) {
+  v1::Estimate e;
+  e.mutable_config()->set_tensor_parallel(tp);
+  e.mutable_config()->set_data_parallel(8 / tp);
+  e.set_num_gpus(8);
+  e.set_iteration_time_s(seconds);
+  e.mutable_time()->set_compute_s(seconds * 0.75);
+  e.mutable_time()->set_tp_comm_s(seconds * 0.25);
+  e.mutable_memory()->set_weights_bytes(10.0 * (1 << 30));
+  e.mutable_memory()->set_activations_bytes(30.0 * (1 << 30));
+  e.mutable_memory()->set_total_bytes(40.0 * (1 << 30));
+  e.mutable_memory()->set_capacity_bytes(80.0 * (1 << 30));
+  e.set_cost_per_iteration_usd(seconds * 0.01);
+  e.set_energy_per_iteration_j(seconds * 5000);
+  e.set_bottleneck("<compute>");
+  e.set_profile_name("lab");
+  e.set_profile_version(2);
+  return e;
+}
+
+ReportInput Report() {
+  ReportInput in;
+  *in.response.add_plans() = Plan(2, 1.5);
+  *in.response.add_plans() = Plan(4, 1.8);
+  *in.response.add_pareto() = Plan(2, 1.5);
+  in.response.mutable_plans(1)->add_warnings("<script>alert(1)</script>");
+  in.workload = "model <x>";
+  in.request = "GPUs 8, global batch 64";
+  in.profile = "lab@2";
+  return in;
+}
+
+TEST(Report, SelfContainedEscapedPageWithChartsAndTable) {
+  ReportInput in = Report();
+  in.accuracy_error = "PERMISSION_DENIED: needs role reader";
+  const std::string html = PlanReportHtml(in);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>\n", 0), 0u);
+  EXPECT_EQ(html.substr(html.size() - 8), "</html>\n");
+  EXPECT_EQ(Count(html, "<svg "), 4) << "time, memory and two Pareto charts";
+  EXPECT_EQ(Count(html, "<tr data-plan="), 2);
+  EXPECT_NE(html.find("<span id=\"profile\">lab@2</span>"), std::string::npos);
+  EXPECT_NE(html.find("model &lt;x&gt;"), std::string::npos);
+  EXPECT_NE(html.find("&lt;compute&gt;"), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
+  EXPECT_EQ(Count(html, "<script"), 1) << "only the page's own inline script";
+  EXPECT_EQ(html.find("<x>"), std::string::npos);
+  EXPECT_NE(html.find("Profile accuracy: accuracy unknown: PERMISSION_DENIED: needs role reader"), std::string::npos);
+  // Nothing is fetched: no src / href / url() / @import (the SVG namespace is a name, not a fetch).
+  for (const char* ref : {"src=", "href=", "url(", "@import", "https://"}) {
+    EXPECT_EQ(html.find(ref), std::string::npos) << ref;
+  }
+  EXPECT_EQ(Count(html, "http://"), 4) << "the xmlns of the 4 svg elements only";
+}
+
+TEST(Report, UncertaintyFromMeasuredAccuracy) {
+  ReportInput in = Report();
+  in.accuracy.emplace();
+  EXPECT_EQ(UncertaintyText(in), "no measurements yet");
+  in.accuracy->mutable_overall()->set_count(9);
+  in.accuracy->mutable_overall()->set_mape_ratio(0.0261);
+  in.accuracy->mutable_overall()->set_bias_ratio(1.023);
+  EXPECT_EQ(UncertaintyText(in), "uncertainty \u00b12.6 % (MAPE over 9 measurements)");
+  const std::string html = PlanReportHtml(in);
+  EXPECT_NE(html.find("uncertainty \u00b12.6 % (MAPE over 9 measurements); median predicted / measured 1.023; best "
+                      "plan 1.500 s per iteration, likely 1.461 s to 1.539 s"),
+            std::string::npos)
+      << html.substr(0, 3000);
+  in.accuracy->mutable_overall()->set_count(1);
+  EXPECT_EQ(UncertaintyText(in), "uncertainty \u00b12.6 % (MAPE over 1 measurement)");
+}
+
+TEST(Report, NoPlanSaysWhy) {
+  ReportInput in;
+  in.response.set_infeasible_reason("nothing fits: 90 GiB > 80 GiB <capacity>");
+  in.workload = "big";
+  in.profile = "lab@1";
+  const std::string html = PlanReportHtml(in);
+  EXPECT_NE(html.find("<h2>No plan fits</h2>"), std::string::npos);
+  EXPECT_NE(html.find("nothing fits: 90 GiB &gt; 80 GiB &lt;capacity&gt;"), std::string::npos);
+  EXPECT_EQ(html.find("<svg"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace paraplan::cli
