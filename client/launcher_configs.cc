@@ -134,7 +134,7 @@ std::string Torchtitan(const Plan& p) {
   }
   absl::StrAppend(&s, "context_parallel_degree = ", p.cp, "\n");
   if (p.ep > 1) absl::StrAppend(&s, "expert_parallel_degree = ", p.ep, "\n");
-  if (p.pp_inside_dp() && p.pp > 1 && p.dp > 1) {
+  if (p.pp_inside_dp()) {
     notes.Add(
         "torchtitan places pipeline stages outermost (tp-cp-dp-pp); the planned order tp-cp-ep-pp-dp is not "
         "available");

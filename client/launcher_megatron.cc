@@ -88,7 +88,8 @@ std::string Megatron(const Plan& p) {
                            p.pp > 1 ? " and not working with pipeline parallelism" : ""));
   }
   if (c.overlap_grad_reduce()) f.Add("--overlap-grad-reduce");
-  if (c.overlap_param_gather() && p.zero > 0) f.Add("--overlap-param-gather");
+  // The parameter all-gather of the distributed optimizer (FSDP2 prefetches by itself).
+  if (c.overlap_param_gather() && (p.zero == 1 || p.zero == 2)) f.Add("--overlap-param-gather");
   if (c.offload().optimizer()) f.Add("--optimizer-cpu-offload");  // arguments.py, _add_training_args
   if (c.offload().weights() || c.offload().activations()) {
     notes.Add("weight / activation offload is not emitted: set Megatron-LM's --cpu-offloading options by hand");

@@ -33,8 +33,9 @@ struct Plan {
   bool gqa() const { return kv_heads != t->num_attention_heads(); }
   bool moe() const { return t->has_moe() && t->moe().num_experts() > 1; }
   bool offload_any() const { return c->offload().optimizer() || c->offload().weights() || c->offload().activations(); }
-  // Ranks are placed tp-cp-ep-pp-dp (innermost first) instead of the default tp-cp-ep-dp-pp.
-  bool pp_inside_dp() const { return c->rank_order() == "tp-cp-ep-pp-dp"; }
+  // Ranks are placed tp-cp-ep-pp-dp (innermost first) instead of the default
+  // tp-cp-ep-dp-pp, and that makes a difference (pipeline and data parallel both > 1).
+  bool pp_inside_dp() const { return c->rank_order() == "tp-cp-ep-pp-dp" && pp > 1 && dp > 1; }
   // A schedule the Megatron family (Megatron-LM, NeMo, DeepSpeed) cannot run.
   bool foreign_schedule() const {
     return pp > 1 && (schedule == v1::SCHEDULE_GPIPE || schedule == v1::SCHEDULE_ZERO_BUBBLE);

@@ -283,8 +283,12 @@ std::string ScatterSvg(const ScatterChart& chart) {
                              : absl::StrCat("fill=\"none\" stroke-width=\"2\" stroke=\"", HtmlEscape(s.color), "\""),
                       "/>");
       if (!p.label.empty()) {
-        absl::StrAppend(&out, "<text class=\"point-label\" x=\"", C(sx(p.x) + 8), "\" y=\"", C(sy(p.y) - 8), "\">",
-                        HtmlEscape(p.label), "</text>");
+        // Left of the point where there is room (the best plans sit at the left, next to
+        // the front they often are part of), else right of it.
+        const bool left_room = sx(p.x) - px0 > 12 + TextWidth(p.label);
+        absl::StrAppend(&out, "<text class=\"point-label\" x=\"", C(sx(p.x) + (left_room ? -10 : 10)), "\" y=\"",
+                        C(sy(p.y) + 4), "\" text-anchor=\"", left_room ? "end" : "start", "\">", HtmlEscape(p.label),
+                        "</text>");
       }
       absl::StrAppend(&out, "</g>");
     }

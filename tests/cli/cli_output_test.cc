@@ -111,7 +111,6 @@ TEST(Launcher, MegatronMoeFp8) {
             "    --recompute-num-layers 1 \\\n"
             "    --use-torch-fsdp2 \\\n"
             "    --overlap-grad-reduce \\\n"
-            "    --overlap-param-gather \\\n"
             "    --optimizer-cpu-offload \\\n"
             "    --enable-cuda-graph \\\n"
             "    --num-layers 32 \\\n"
