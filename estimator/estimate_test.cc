@@ -300,9 +300,9 @@ TEST(Estimate, LayerGraphDataAndSpatialParallel) {
   cnn.name = "tiny-cnn";
   cnn.kind = Workload::Kind::kLayerGraph;
   cnn.layer_graph.layers = {
-      {"conv1", "conv", {3, 224, 224}, {64, 112, 112}, {7, 7}, {2, 2}},
+      {"conv1", "conv", {3, 224, 224}, {64, 112, 112}, {7, 7}, {2, 2}, {3, 3}},
       {"relu1", "relu", {64, 112, 112}, {64, 112, 112}, {}, {}},
-      {"conv2", "conv", {64, 112, 112}, {128, 112, 112}, {3, 3}, {1, 1}},
+      {"conv2", "conv", {64, 112, 112}, {128, 112, 112}, {3, 3}, {1, 1}, {1, 1}},
       {"pool", "pool", {128, 112, 112}, {128, 56, 56}, {2, 2}, {2, 2}},
       {"fc", "fc", {128, 56, 56}, {1000}, {}, {}},
   };
@@ -319,13 +319,13 @@ TEST(Estimate, LayerGraphDataAndSpatialParallel) {
   // point-to-point exchange costs call + latency + bytes / bandwidth.
   const double call = 35e-6, latency = 3e-6, bw = 150e9 * 0.8;
   auto send_recv = [&](double bytes) { return call + latency + bytes / bw; };
-  // Halo exchange (Kahira et al. HPDC'21): a kh x kw convolution needs kh / 2 input rows
-  // from each neighbour, of width W, C channels, 32 images, 2 bytes, once forward and once
-  // backward. The model takes kh / 2 unrounded (3.5 rows for a 7 x 7 kernel where a
-  // 'same' convolution needs 3); the expectation follows it so it pins the term.
-  const double halo_conv1 = 2 * 3.5 * 224 * 3 * 32 * 2;   // 301,056 bytes: 40.5 us each way
-  const double halo_conv2 = 2 * 1.5 * 112 * 64 * 32 * 2;  // 1,376,256 bytes: 49.5 us
-  const double halo = 2 * send_recv(halo_conv1) + 2 * send_recv(halo_conv2);  // 180 us
+  // Halo exchange, rows split 4 ways: an interior rank needs, beyond its own rows, `pad`
+  // rows before and d(k-1) - pad - s + 1 after. 7 x 7 / 2 / pad 3: 3 + 2 = 5 rows of
+  // 224 x 3 channels; 3 x 3 / 1 / pad 1: 1 + 1 = 2 rows of 112 x 64; 2 x 2 / 2 pool:
+  // none. 32 images, 2 bytes, once forward and once backward.
+  const double halo_conv1 = 5.0 * 224 * 3 * 32 * 2;   // 215,040 bytes
+  const double halo_conv2 = 2.0 * 112 * 64 * 32 * 2;  // 917,504 bytes
+  const double halo = 2 * send_recv(halo_conv1) + 2 * send_recv(halo_conv2);
   // The fully connected layer all-gathers its row-split input forward and reduce-scatters
   // its gradient backward: a 4-rank ring over 32 x 128 x 56 x 56 x 2 bytes = 25.7 MB,
   // 3 steps of latency and 3/4 of the bytes: 204.6 us each way.

@@ -42,6 +42,9 @@ Calibration ResolvedCalibration(const SystemProfile& profile) {
   r.attention_efficiency_fwd = Or(c.attention_efficiency_fwd, D::kAttentionEfficiencyFwd);
   r.attention_efficiency_bwd = Or(c.attention_efficiency_bwd, D::kAttentionEfficiencyBwd);
   r.collective_overhead_us = Or(c.collective_overhead_us, D::kCollectiveOverheadUs);
+  r.halo_host_staged = c.halo_host_staged;
+  r.halo_exchange_latency_us =
+      Or(c.halo_exchange_latency_us, c.halo_host_staged ? D::kHaloHostStagedLatencyUs : 0.0);
   r.memory_overhead_fraction = Or(c.memory_overhead_fraction, D::kMemoryOverheadFraction);
   r.memory_overhead_gib = Or(c.memory_overhead_gib, D::kMemoryOverheadGib);
   return r;
@@ -69,6 +72,8 @@ Hardware::Hardware(const SystemProfile& profile, Precision precision) {
   hbm_bytes_per_s_ =
       profile.accelerator.memory_bandwidth_gbytes_per_s * 1e9 * cal.memory_bound_efficiency;
   pcie_bytes_per_s_ = profile.host.pcie_gbytes_per_s * 1e9;
+  halo_host_staged_ = cal.halo_host_staged;
+  halo_latency_s_ = cal.halo_exchange_latency_us * 1e-6;
   overlap_efficiency_ = std::clamp(cal.overlap_efficiency, 0.0, 1.0);
   iteration_overhead_s_ = cal.iteration_overhead_s;
   kernel_overhead_s_ = cal.kernel_overhead_us * 1e-6;

@@ -60,6 +60,10 @@ struct CalibrationDefaults {
   static constexpr double kMemoryOverheadFraction = 0.07;
   // CUDA context (~0.5 GiB) + cuBLAS/NCCL workspaces and buffers (~1 GiB).
   static constexpr double kMemoryOverheadGib = 1.5;
+  // A halo staged through the host: a device-to-host and a host-to-device copy of a
+  // small buffer (~8 us each: NVIDIA, "How to Optimize Data Transfers in CUDA C/C++")
+  // and an MPI message (~2 us on InfiniBand: OSU latency benchmark).
+  static constexpr double kHaloHostStagedLatencyUs = 18.0;
 };
 
 struct NetworkRates {
@@ -83,6 +87,8 @@ class Hardware {
   double peak_flops_per_s() const { return peak_flops_per_s_; }
   double hbm_bytes_per_s() const { return hbm_bytes_per_s_; }
   double pcie_bytes_per_s() const { return pcie_bytes_per_s_; }
+  bool halo_host_staged() const { return halo_host_staged_; }
+  double halo_latency_s() const { return halo_latency_s_; }
   double overlap_efficiency() const { return overlap_efficiency_; }
   double iteration_overhead_s() const { return iteration_overhead_s_; }
   // Host time per kernel in eager mode (see CalibrationDefaults::kKernelOverheadUs).
@@ -133,6 +139,8 @@ class Hardware {
   double half_efficiency_flops_ = 0;
   double hbm_bytes_per_s_ = 0;
   double pcie_bytes_per_s_ = 0;
+  bool halo_host_staged_ = false;
+  double halo_latency_s_ = 0;
   double overlap_efficiency_ = 0;
   double iteration_overhead_s_ = 0;
   double kernel_overhead_s_ = 0;

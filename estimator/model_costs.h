@@ -29,6 +29,8 @@ struct ModelShape {
   int spatial_parallel = 1;
   int filter_parallel = 1;
   int channel_parallel = 1;
+  int spatial_layers = 0;  // layers [0, spatial_layers) split spatially; 0 = all
+  int spatial_axes = 1;
   int micro_batch_size = 1;
   Recompute recompute = Recompute::kNone;
   bool sequence_parallel = false;
@@ -100,7 +102,8 @@ absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const Model
 
 // Per-parameter byte counts of mixed-precision training (Megatron-LM: 2-byte weights,
 // fp32 main gradients, fp32 master weights + Adam moments = 18 bytes/param).
-void SetPrecisionBytes(Precision precision, ModelCosts* costs);
+// SGD with momentum keeps one fp32 moment instead of Adam's two.
+void SetPrecisionBytes(Precision precision, Optimizer optimizer, ModelCosts* costs);
 
 }  // namespace paraplan
 

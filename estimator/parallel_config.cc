@@ -20,6 +20,11 @@ ParallelConfig ParallelConfig::Normalized() const {
   c.spatial_parallel = AtLeastOne(c.spatial_parallel);
   c.filter_parallel = AtLeastOne(c.filter_parallel);
   c.channel_parallel = AtLeastOne(c.channel_parallel);
+  c.spatial_axes = AtLeastOne(c.spatial_axes);
+  if (c.spatial_parallel == 1) {
+    c.spatial_layers = 0;
+    c.spatial_axes = 1;
+  }
   if (c.pipeline_schedule == PipelineSchedule::kDefault) {
     c.pipeline_schedule = c.virtual_pipeline_stages > 1 ? PipelineSchedule::kInterleaved1F1B
                                                         : PipelineSchedule::k1F1B;
@@ -73,7 +78,11 @@ std::string ParallelConfig::ShortString() const {
   if (context_parallel > 1) absl::StrAppend(&s, " CP", context_parallel);
   if (expert_parallel > 1) absl::StrAppend(&s, " EP", expert_parallel);
   if (virtual_pipeline_stages > 1) absl::StrAppend(&s, " v", virtual_pipeline_stages);
-  if (spatial_parallel > 1) absl::StrAppend(&s, " SPATIAL", spatial_parallel);
+  if (spatial_parallel > 1) {
+    absl::StrAppend(&s, " SPATIAL", spatial_parallel);
+    if (spatial_axes > 1) absl::StrAppend(&s, "x", spatial_axes, "axes");
+    if (spatial_layers > 0) absl::StrAppend(&s, "@", spatial_layers, "layers");
+  }
   if (filter_parallel > 1) absl::StrAppend(&s, " FILTER", filter_parallel);
   if (channel_parallel > 1) absl::StrAppend(&s, " CHANNEL", channel_parallel);
   absl::StrAppend(&s, " mbs", micro_batch_size, " ", RecomputeName(recompute));

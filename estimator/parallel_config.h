@@ -43,6 +43,10 @@ struct ParallelConfig {
   int spatial_parallel = 1;
   int filter_parallel = 1;
   int channel_parallel = 1;
+  // Spatial parallelism splits layers [0, spatial_layers) of a layer graph (0 = all)
+  // along `spatial_axes` of their spatial axes (first axis first; 0 = 1).
+  int spatial_layers = 0;
+  int spatial_axes = 1;
   bool flash_attention = false;
   // Kernels replayed from CUDA graphs (or torch.compile with cudagraphs): the host's
   // per-kernel launch cost mostly disappears.

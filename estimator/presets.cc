@@ -52,6 +52,7 @@ std::vector<Workload> ModelPresets() {
   mixtral.transformer.moe.expert_ffn_hidden_size = 14336;
   mixtral.transformer.moe.moe_layer_interval = 1;
   p.push_back(mixtral);
+  for (Workload& w : CnnPresets()) p.push_back(std::move(w));
   return p;
 }
 

@@ -14,6 +14,7 @@
 #include "estimator/assemble.h"
 #include "estimator/collectives.h"
 #include "estimator/hardware.h"
+#include "estimator/layer_graph.h"
 #include "estimator/model_costs.h"
 #include "estimator/stage_costs.h"
 #include "estimator/validate.h"
@@ -142,27 +143,53 @@ struct Shape {
   Recompute recompute;
   bool sp, flash;
   int spatial = 1, filter = 1, channel = 1;  // layer graphs (ParaDL)
+  int spatial_layers = 0, spatial_axes = 1;
 
   int Inner() const { return tp * cp * spatial * filter * channel; }
 };
 
 struct CnnSplit {
   int spatial, filter, channel;
+  int spatial_layers = 0, spatial_axes = 1;
 };
 
-// ParaDL splits of a layer graph: powers of two up to 64 per strategy that the layer
-// shapes admit (EnumerateShapes keeps those whose product divides the GPU count).
+// Where a spatial split may end: after every layer that shrinks the first spatial axis
+// (stride or pool: ParaDL splits the early, large layers), or nowhere (0 = all layers).
+std::vector<int> SpatialCuts(const Workload& w) {
+  std::vector<int> cuts = {0};
+  const std::vector<LayerSpec>& layers = w.layer_graph.layers;
+  for (size_t i = 0; i + 1 < layers.size(); ++i) {
+    if (SpatialExtent(layers[i].output_shape, 0) < SpatialExtent(layers[i].input_shape, 0)) {
+      cuts.push_back(static_cast<int>(i) + 1);
+    }
+  }
+  return cuts;
+}
+
+// ParaDL splits of a layer graph: data parallelism alone or with one of spatial, filter
+// and channel parallelism (ParaDL's hybrids), in powers of two up to 64 that the layer
+// shapes admit; spatial ones over one axis or several and up to each cut
+// (EnumerateShapes keeps those whose product divides the GPU count).
 std::vector<CnnSplit> CnnSplits(const Workload& w) {
   std::vector<CnnSplit> out;
+  const std::vector<int> cuts = SpatialCuts(w);
+  const int axes = w.layer_graph.layers.empty() ? 1 : std::max(1, SpatialAxes(w.layer_graph.layers[0].input_shape));
   for (int s = 1; s <= 64; s *= 2) {
     for (int f = 1; f <= 64; f *= 2) {
       for (int c = 1; c <= 64; c *= 2) {
-        ParallelConfig probe;
-        probe.spatial_parallel = s;
-        probe.filter_parallel = f;
-        probe.channel_parallel = c;
-        probe.global_batch_size = 1;
-        if (ValidateConfig(w, probe).ok()) out.push_back({s, f, c});
+        if ((s > 1) + (f > 1) + (c > 1) > 1) continue;
+        for (int cut : s > 1 ? cuts : std::vector<int>{0}) {
+          for (int a = 1; a <= (s > 1 ? axes : 1); ++a) {
+            ParallelConfig probe;
+            probe.spatial_parallel = s;
+            probe.filter_parallel = f;
+            probe.channel_parallel = c;
+            probe.spatial_layers = cut;
+            probe.spatial_axes = a;
+            probe.global_batch_size = 1;
+            if (ValidateConfig(w, probe).ok()) out.push_back({s, f, c, cut, a});
+          }
+        }
       }
     }
   }
@@ -230,7 +257,7 @@ std::vector<Shape> EnumerateShapes(const SearchSpace& sp, int gpus, const std::v
                 // With fused attention nothing s^2 is stored: selective == none.
                 if (flash && rc == Recompute::kSelective) continue;
                 shapes.push_back(Shape{tp, cp, ep, mbs, rc, seq, flash, split.spatial, split.filter,
-                                       split.channel});
+                                       split.channel, split.spatial_layers, split.spatial_axes});
               }
             }
           }
@@ -258,6 +285,8 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
   ms.spatial_parallel = shape.spatial;
   ms.filter_parallel = shape.filter;
   ms.channel_parallel = shape.channel;
+  ms.spatial_layers = shape.spatial_layers;
+  ms.spatial_axes = shape.spatial_axes;
   absl::StatusOr<ModelCosts> model = ComputeModelCosts(req.workload, ms, *space.hw, *space.coll);
   if (!model.ok()) {
     st->error = model.status();
@@ -279,6 +308,8 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
   c.spatial_parallel = shape.spatial;
   c.filter_parallel = shape.filter;
   c.channel_parallel = shape.channel;
+  c.spatial_layers = shape.spatial_layers;
+  c.spatial_axes = shape.spatial_axes;
   c.global_batch_size = global_batch;
   const std::vector<bool> overlap_grad = FlagValues(k.overlap_grad_reduce);
   for (int pp : pps) {

@@ -69,6 +69,8 @@ struct Calibration {
   double attention_efficiency_fwd = 0;  // fused-attention forward, share of 16-bit peak
   double attention_efficiency_bwd = 0;  // fused-attention backward, share of 16-bit peak
   double collective_overhead_us = 0;   // fixed cost of one collective call (launch, rendezvous)
+  bool halo_host_staged = false;       // CNN halos copied through host memory + MPI
+  double halo_exchange_latency_us = 0; // software latency of one halo exchange; 0 = default
   double memory_overhead_fraction = 0;
   double memory_overhead_gib = 0;
 };

@@ -1,9 +1,13 @@
 #include "estimator/validate.h"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "estimator/layer_graph.h"
 
 namespace paraplan {
 
@@ -107,9 +111,12 @@ absl::Status ValidateLayerGraph(const LayerGraphSpec& g) {
   for (size_t i = 0; i < g.layers.size(); ++i) {
     const LayerSpec& l = g.layers[i];
     const std::string p = absl::StrCat("workload.layer_graph.layers[", i, "].");
-    if (l.kind != "conv" && l.kind != "pool" && l.kind != "norm" && l.kind != "relu" &&
-        l.kind != "fc") {
-      return Bad(p + "kind", absl::StrCat("\"", Abbreviated(l.kind), "\" is not one of conv, pool, norm, relu, fc"));
+    static const char* const kKinds[] = {"conv", "pool", "norm", "relu", "activation", "dropout",
+                                         "add", "concat", "flatten", "fc", "softmax"};
+    if (std::find(std::begin(kKinds), std::end(kKinds), l.kind) == std::end(kKinds)) {
+      return Bad(p + "kind", absl::StrCat("\"", Abbreviated(l.kind, 40),
+                                          "\" is not one of conv, pool, norm, relu, activation, dropout, add, "
+                                          "concat, flatten, fc, softmax"));
     }
     if (l.input_shape.empty()) return Bad(p + "input_shape", "must not be empty");
     if (l.output_shape.empty()) return Bad(p + "output_shape", "must not be empty");
@@ -117,10 +124,30 @@ absl::Status ValidateLayerGraph(const LayerGraphSpec& g) {
     for (int64_t v : l.output_shape) PARAPLAN_RETURN_IF_ERROR(Positive(p + "output_shape", v, 1 << 20));
     for (int64_t v : l.kernel_shape) PARAPLAN_RETURN_IF_ERROR(Positive(p + "kernel_shape", v, 1 << 12));
     for (int64_t v : l.stride) PARAPLAN_RETURN_IF_ERROR(Positive(p + "stride", v, 1 << 12));
+    for (int64_t v : l.padding) PARAPLAN_RETURN_IF_ERROR(NonNegative(p + "padding", v, 1 << 12));
+    for (int64_t v : l.dilation) PARAPLAN_RETURN_IF_ERROR(Positive(p + "dilation", v, 1 << 12));
+    const size_t axes = l.input_shape.size() - 1;
+    for (const auto& [field, v] : {std::pair{"kernel_shape", &l.kernel_shape}, std::pair{"stride", &l.stride},
+                                   std::pair{"padding", &l.padding}, std::pair{"dilation", &l.dilation}}) {
+      if (v->size() > axes) {
+        return Bad(p + field, absl::StrCat(v->size(), " entries for ", axes, " spatial axes of input_shape"));
+      }
+    }
     if (l.kind == "conv" && l.kernel_shape.empty()) {
       return Bad(p + "kernel_shape", "a conv layer needs a kernel shape");
     }
+    PARAPLAN_RETURN_IF_ERROR(NonNegative(p + "groups", l.groups, 1 << 20));
+    if (l.kind == "conv" && l.groups > 1 &&
+        (l.input_shape[0] % l.groups != 0 || l.output_shape[0] % l.groups != 0)) {
+      return Bad(p + "groups", absl::StrCat(l.groups, " does not divide the input channels ", l.input_shape[0],
+                                            " and output channels ", l.output_shape[0]));
+    }
+    if (l.kind == "add" && l.inputs.size() < 2) {
+      return Bad(p + "inputs", "a residual add reads at least two layers");
+    }
   }
+  absl::StatusOr<std::vector<std::vector<int>>> inputs = ResolveInputs(g);
+  if (!inputs.ok()) return inputs.status();
   return absl::OkStatus();
 }
 
@@ -240,7 +267,9 @@ absl::Status ValidateConfig(const Workload& w, const ParallelConfig& raw) {
                          {"micro_batch_size", raw.micro_batch_size},
                          {"spatial_parallel", raw.spatial_parallel},
                          {"filter_parallel", raw.filter_parallel},
-                         {"channel_parallel", raw.channel_parallel}}) {
+                         {"channel_parallel", raw.channel_parallel},
+                         {"spatial_layers", raw.spatial_layers},
+                         {"spatial_axes", raw.spatial_axes}}) {
     PARAPLAN_RETURN_IF_ERROR(NonNegative(p + name, v, kMaxDegree));
   }
   PARAPLAN_RETURN_IF_ERROR(Positive(p + "global_batch_size", raw.global_batch_size, int64_t{1} << 30));
@@ -324,6 +353,15 @@ absl::Status ValidateConfig(const Workload& w, const ParallelConfig& raw) {
     if (chunks > layers) {
       return Bad(p + "pipeline_parallel", absl::StrCat(chunks, " stages for ", layers, " layers"));
     }
+    if (c.spatial_layers < 0 || c.spatial_layers > layers) {
+      return Bad(p + "spatial_layers", absl::StrCat(c.spatial_layers, " is outside 0..", layers, " (the layer count)"));
+    }
+    const int first_axes = w.layer_graph.layers.empty() ? 0 : SpatialAxes(w.layer_graph.layers[0].input_shape);
+    if (c.spatial_axes < 1 || c.spatial_axes > std::max(1, first_axes)) {
+      return Bad(p + "spatial_axes", absl::StrCat(c.spatial_axes, " is outside 1..", std::max(1, first_axes),
+                                                  " (the spatial axes of the sample)"));
+    }
+    const std::vector<int> factors = SpatialFactors(c.spatial_parallel, c.spatial_axes);
     for (size_t i = 0; i < w.layer_graph.layers.size(); ++i) {
       const LayerSpec& l = w.layer_graph.layers[i];
       // Callers may check the config before (or without) the workload: no shape is
@@ -336,9 +374,14 @@ absl::Status ValidateConfig(const Workload& w, const ParallelConfig& raw) {
                    absl::StrCat(c.filter_parallel, " does not divide the ", l.output_shape[0],
                                 " filters of layer \"", Abbreviated(l.name), "\""));
       }
-      if (l.output_shape.size() >= 2 && l.output_shape[1] < c.spatial_parallel) {
-        return Bad(p + "spatial_parallel", absl::StrCat(c.spatial_parallel, " exceeds the height ",
-                                                        l.output_shape[1], " of layer \"", Abbreviated(l.name), "\""));
+      const bool split = c.spatial_layers <= 0 || static_cast<int64_t>(i) < c.spatial_layers;
+      for (int a = 0; split && a < static_cast<int>(factors.size()); ++a) {
+        if (a + 1 < static_cast<int>(l.output_shape.size()) && l.output_shape[a + 1] < factors[a]) {
+          return Bad(p + "spatial_parallel",
+                     absl::StrCat(c.spatial_parallel, " splits spatial axis ", a, " ", factors[a], " ways, more than the ",
+                                  l.output_shape[a + 1], " of layer \"", Abbreviated(l.name),
+                                  "\"; split fewer layers (spatial_layers)"));
+        }
       }
     }
   }

@@ -15,6 +15,9 @@ namespace paraplan {
 
 enum class Precision { kBf16, kFp16, kFp8, kFp32 };
 
+// The optimizer's state per parameter: Adam (two moments) or SGD with momentum (one).
+enum class Optimizer { kAdam, kSgdMomentum };
+
 // Bytes of one element stored in the training precision (weights, activations).
 double BytesPerElement(Precision p);
 
@@ -52,13 +55,24 @@ struct TransformerSpec {
   int NumMoeLayers() const;
 };
 
+// One layer of a CNN layer graph. Shapes are per sample: channels, then the spatial
+// axes (L for 1-D, H W for 2-D, D H W for 3-D). Per-axis vectors (kernel, stride,
+// padding, dilation) list the spatial axes in the same order; absent entries mean
+// kernel 1, stride 1 (a pool's stride: its kernel, as PyTorch), padding 0, dilation 1.
 struct LayerSpec {
   std::string name;
-  std::string kind;  // conv, pool, norm, relu, fc
-  std::vector<int64_t> input_shape;   // C, H, W per sample
-  std::vector<int64_t> output_shape;  // C, H, W per sample
-  std::vector<int64_t> kernel_shape;  // kh, kw
+  // conv, pool, norm (batch norm), relu / activation, dropout, add (residual), concat,
+  // flatten, fc, softmax (loss).
+  std::string kind;
+  std::vector<int64_t> input_shape;
+  std::vector<int64_t> output_shape;
+  std::vector<int64_t> kernel_shape;
   std::vector<int64_t> stride;
+  std::vector<int64_t> padding;   // per side
+  std::vector<int64_t> dilation;
+  int64_t groups = 1;             // grouped convolution; 0 = 1
+  std::vector<std::string> inputs;  // layers read (by name); empty = the previous layer
+  bool bias = true;               // conv / fc learn a bias
 };
 
 struct LayerGraphSpec {
@@ -78,6 +92,7 @@ struct Workload {
   TransformerSpec transformer;
   LayerGraphSpec layer_graph;
   Precision precision = Precision::kBf16;
+  Optimizer optimizer = Optimizer::kAdam;
   DatasetSpec dataset;
   double training_tokens = 0;  // 0 = unknown
 };

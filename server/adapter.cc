@@ -126,6 +126,17 @@ absl::StatusOr<Workload> FromProto(const v1::Workload& w) {
   out.dataset.sample_bytes = w.dataset().sample_bytes();
   out.dataset.num_samples = w.dataset().num_samples();
   out.training_tokens = w.training_tokens();
+  switch (w.optimizer()) {
+    case v1::OPTIMIZER_UNSPECIFIED:
+    case v1::OPTIMIZER_ADAM:
+      out.optimizer = Optimizer::kAdam;
+      break;
+    case v1::OPTIMIZER_SGD_MOMENTUM:
+      out.optimizer = Optimizer::kSgdMomentum;
+      break;
+    default:
+      return BadEnum("workload.optimizer", w.optimizer());
+  }
   if (w.has_transformer()) {
     const v1::TransformerSpec& t = w.transformer();
     out.kind = Workload::Kind::kTransformer;
@@ -158,8 +169,18 @@ absl::StatusOr<Workload> FromProto(const v1::Workload& w) {
   } else if (w.has_layer_graph()) {
     out.kind = Workload::Kind::kLayerGraph;
     for (const v1::Layer& l : w.layer_graph().layers()) {
-      out.layer_graph.layers.push_back({l.name(), l.kind(), Ints(l.input_shape()), Ints(l.output_shape()),
-                                        Ints(l.kernel_shape()), Ints(l.stride())});
+      LayerSpec& s = out.layer_graph.layers.emplace_back();
+      s.name = l.name();
+      s.kind = l.kind();
+      s.input_shape = Ints(l.input_shape());
+      s.output_shape = Ints(l.output_shape());
+      s.kernel_shape = Ints(l.kernel_shape());
+      s.stride = Ints(l.stride());
+      s.padding = Ints(l.padding());
+      s.dilation = Ints(l.dilation());
+      s.groups = l.groups();
+      s.inputs.assign(l.inputs().begin(), l.inputs().end());
+      s.bias = l.has_bias() ? l.bias() : true;
     }
     out.layer_graph.sample_shape = Ints(w.layer_graph().sample_shape());
   } else {
@@ -197,6 +218,8 @@ absl::StatusOr<ParallelConfig> FromProto(const v1::ParallelConfig& c) {
   out.flash_attention = c.flash_attention();
   out.cuda_graphs = c.cuda_graphs();
   out.tp_comm_overlap = c.tp_comm_overlap();
+  out.spatial_layers = c.spatial_layers();
+  out.spatial_axes = c.spatial_axes();
   switch (c.dp_algorithm()) {
     case v1::ALGORITHM_UNSPECIFIED:
       out.dp_algorithm = CollectiveAlgorithm::kAuto;
@@ -295,6 +318,8 @@ absl::StatusOr<SystemProfile> FromProto(const v1::SystemProfile& p) {
   k.attention_efficiency_fwd = c.attention_efficiency_fwd();
   k.attention_efficiency_bwd = c.attention_efficiency_bwd();
   k.collective_overhead_us = c.collective_overhead_us();
+  k.halo_host_staged = c.halo_host_staged();
+  k.halo_exchange_latency_us = c.halo_exchange_latency_us();
   return out;
 }
 
@@ -363,6 +388,7 @@ v1::Workload ToProto(const Workload& w) {
     out.mutable_dataset()->set_num_samples(w.dataset.num_samples);
   }
   out.set_training_tokens(w.training_tokens);
+  out.set_optimizer(w.optimizer == Optimizer::kSgdMomentum ? v1::OPTIMIZER_SGD_MOMENTUM : v1::OPTIMIZER_ADAM);
   if (w.kind == Workload::Kind::kTransformer) {
     const TransformerSpec& s = w.transformer;
     v1::TransformerSpec* t = out.mutable_transformer();
@@ -394,6 +420,11 @@ v1::Workload ToProto(const Workload& w) {
       for (int64_t v : l.output_shape) p->add_output_shape(v);
       for (int64_t v : l.kernel_shape) p->add_kernel_shape(v);
       for (int64_t v : l.stride) p->add_stride(v);
+      for (int64_t v : l.padding) p->add_padding(v);
+      for (int64_t v : l.dilation) p->add_dilation(v);
+      p->set_groups(l.groups);
+      for (const std::string& in : l.inputs) p->add_inputs(in);
+      p->set_bias(l.bias);
     }
     for (int64_t v : w.layer_graph.sample_shape) g->add_sample_shape(v);
   }
@@ -427,6 +458,8 @@ v1::ParallelConfig ToProto(const ParallelConfig& c) {
   out.set_flash_attention(c.flash_attention);
   out.set_cuda_graphs(c.cuda_graphs);
   out.set_tp_comm_overlap(c.tp_comm_overlap);
+  out.set_spatial_layers(c.spatial_layers);
+  out.set_spatial_axes(c.spatial_axes);
   static const v1::CollectiveAlgorithm kAlgorithms[] = {
       v1::ALGORITHM_UNSPECIFIED, v1::ALGORITHM_RING, v1::ALGORITHM_TREE, v1::ALGORITHM_HALVING_DOUBLING,
       v1::ALGORITHM_HIERARCHICAL, v1::ALGORITHM_TORUS_2D};
@@ -459,6 +492,8 @@ v1::Calibration ToProto(const Calibration& k) {
   c.set_attention_efficiency_fwd(k.attention_efficiency_fwd);
   c.set_attention_efficiency_bwd(k.attention_efficiency_bwd);
   c.set_collective_overhead_us(k.collective_overhead_us);
+  c.set_halo_host_staged(k.halo_host_staged);
+  c.set_halo_exchange_latency_us(k.halo_exchange_latency_us);
   c.set_matmul_efficiency_fp8(k.matmul_efficiency_fp8);
   return c;
 }
