@@ -185,7 +185,10 @@ std::string FormatPlan(const v1::PlanResponse& r) {
     std::vector<std::string> headers = {"#", "GPUs", "TP", "PP", "DP", "CP", "EP", "v", "mbs", "recompute", "SP",
                                         "ZeRO", "flash", "schedule", "iter s", "tokens/s", "MFU %", "mem GiB",
                                         "bottleneck"};
-    if (cnn) headers.insert(headers.begin() + 5, "spatial/filter/channel");
+    if (cnn) {
+      headers.insert(headers.begin() + 5, "spatial[axes]@cut/filter/channel");
+      headers[16] = "samples/s";
+    }
     Table t(headers);
     int rank = 0;
     for (const v1::Estimate& e : r.plans()) {
@@ -199,8 +202,14 @@ std::string FormatPlan(const v1::PlanResponse& r) {
              Si(e.tokens_per_s()), absl::StrFormat("%.1f", 100 * e.mfu()), Gib(e.memory().total_bytes()),
              e.bottleneck()};
       if (cnn) {
-        row.insert(row.begin() + 5, absl::StrCat(Deg(c.spatial_parallel()), "/", Deg(c.filter_parallel()), "/",
-                                                 Deg(c.channel_parallel())));
+        // Spatial degree, the axes it splits (when more than one) and the first layer it
+        // leaves whole (when it does not split them all).
+        std::string spatial = absl::StrCat(Deg(c.spatial_parallel()));
+        if (c.spatial_axes() > 1) absl::StrAppend(&spatial, "[", c.spatial_axes(), "]");
+        if (c.spatial_layers() > 0) absl::StrAppend(&spatial, "@", c.spatial_layers());
+        row.insert(row.begin() + 5,
+                   absl::StrCat(spatial, "/", Deg(c.filter_parallel()), "/", Deg(c.channel_parallel())));
+        row[16] = Si(e.samples_per_s());
       }
       t.Add(row);
     }
@@ -291,7 +300,32 @@ std::string FormatHistory(const v1::ListProfileVersionsResponse& r) {
   return t.Render();
 }
 
+// Weighted layers of a layer graph: conv C_out x C_in / groups x kernel (+ bias), fully
+// connected in x out (+ bias), batch norm scale and shift.
+double LayerGraphParameterCount(const v1::LayerGraph& g) {
+  auto product = [](const auto& v) {
+    double n = 1;
+    for (int64_t x : v) n *= static_cast<double>(x);
+    return n;
+  };
+  double n = 0;
+  for (const v1::Layer& l : g.layers()) {
+    const double c_in = l.input_shape_size() > 0 ? l.input_shape(0) : 1;
+    const double c_out = l.output_shape_size() > 0 ? l.output_shape(0) : 1;
+    const bool bias = !l.has_bias() || l.bias();
+    if (l.kind() == "conv") {
+      n += c_out * c_in / std::max<int64_t>(1, l.groups()) * product(l.kernel_shape()) + (bias ? c_out : 0);
+    } else if (l.kind() == "fc") {
+      n += product(l.input_shape()) * product(l.output_shape()) + (bias ? product(l.output_shape()) : 0);
+    } else if (l.kind() == "norm") {
+      n += 2 * c_in;
+    }
+  }
+  return n;
+}
+
 double ParameterCount(const v1::Workload& w) {
+  if (w.has_layer_graph()) return LayerGraphParameterCount(w.layer_graph());
   if (!w.has_transformer()) return 0;
   const v1::TransformerSpec& t = w.transformer();
   const double h = t.hidden_size(), a = std::max(1, t.num_attention_heads());
@@ -309,7 +343,8 @@ double ParameterCount(const v1::Workload& w) {
     const int interval = std::max(1, t.moe().moe_layer_interval());
     moe_layers = t.num_layers() / interval;
   }
-  const double norms = 2 * 2 * h;  // two LayerNorms (scale and shift) per layer
+  // Two norms per layer: LayerNorm learns a scale and a shift, RMSNorm a scale.
+  const double norms = 2 * (t.normalization() == v1::NORMALIZATION_RMSNORM ? 1 : 2) * h;
   const double layers = t.num_layers() * (attention + norms) + (t.num_layers() - moe_layers) * dense_mlp +
                         moe_layers * moe_mlp;
   const double embeddings = (t.tied_embeddings() ? 1 : 2) * static_cast<double>(t.vocab_size()) * h;
@@ -319,6 +354,14 @@ double ParameterCount(const v1::Workload& w) {
 std::string FormatModels(const v1::ListModelsResponse& r) {
   Table t({"model", "params", "layers", "hidden", "heads", "kv heads", "ffn", "seq", "vocab", "mlp", "experts"});
   for (const v1::Workload& w : r.models()) {
+    if (w.has_layer_graph()) {
+      // A CNN: its layer count and input shape (channels x spatial axes).
+      std::string input;
+      for (int64_t v : w.layer_graph().sample_shape()) absl::StrAppend(&input, input.empty() ? "" : "x", v);
+      t.Add({w.name(), Si(ParameterCount(w)), absl::StrCat(w.layer_graph().layers_size()), "-", "-", "-", "-",
+             input, "-", "cnn", "-"});
+      continue;
+    }
     const v1::TransformerSpec& s = w.transformer();
     t.Add({w.name(), Si(ParameterCount(w)), absl::StrCat(s.num_layers()), absl::StrCat(s.hidden_size()),
            absl::StrCat(s.num_attention_heads()),
