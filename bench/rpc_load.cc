@@ -8,11 +8,11 @@
 // global batch 1,536. Soak: each call picks Estimate, Plan or IngestMeasurements at
 // random in the proportions of --mix (default 90,2,8); an ingest carries 10 measurements
 // (GPT-22B, TP8 on one DGX A100 node) with ids unique to this run, so the database grows
-// as it would in service. It reports p50/p99 and errors per RPC kind and, with
-// --server-pid, the server's resident memory (VmRSS) at the start, every 10 s and at the
-// end; it exits 1 if any call failed. RESOURCE_EXHAUSTED (the server's write rate limit or
-// plan concurrency limit) is counted apart as `throttled`, not as an error: it says the
-// load exceeds a configured limit. Loopback only; every loop is bounded by --seconds.
+// as it would in service. It reports p50/p99 and errors per RPC kind, the measurements
+// this run stored (soak) and, with --server-pid, the server's resident memory (VmRSS) at
+// the start, every 10 s and at the end; it exits 1 if any call failed.
+// RESOURCE_EXHAUSTED (the server's write rate limit or plan concurrency limit) is counted
+// apart as `throttled`, not as an error: it says the load exceeds a configured limit. Loopback only; every loop is bounded by --seconds.
 #include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
@@ -232,6 +232,11 @@ int main(int argc, char** argv) {
                 "p90_ms=%.3f p99_ms=%.3f max_ms=%.3f\n",
                 kKindNames[k], opt.threads, opt.seconds, all.size(), errors, throttled, all.size() / elapsed,
                 Percentile(all, 0.5), Percentile(all, 0.9), Percentile(all, 0.99), all.empty() ? 0.0 : all.back());
+  }
+  if (soak) {
+    size_t ingests = 0;
+    for (const auto& per_thread : tallies) ingests += per_thread[kIngest].ms.size();
+    std::printf("measurements_stored=%zu\n", ingests * kMeasurementsPerIngest);
   }
   if (opt.server_pid > 0) {
     std::ostringstream series;

@@ -530,7 +530,8 @@ absl::StatusOr<v1::IngestMeasurementsResponse> Backend::Ingest(const v1::IngestM
 
 int Backend::AutoCalibrationThreshold(const std::string& profile) {
   auto it = auto_failed_at_.find(profile);
-  return options_.auto_calibrate_after + (it == auto_failed_at_.end() ? 0 : it->second);
+  if (it == auto_failed_at_.end()) return options_.auto_calibrate_after;
+  return it->second + std::max(options_.auto_calibrate_after, it->second);  // doubles after each failure
 }
 
 bool Backend::AutoCalibrationDue(const std::string& profile) {
@@ -585,7 +586,7 @@ void Backend::RunAutoCalibration(const std::string& profile) {
   if (c.ok()) return;
   {
     absl::MutexLock lock(&auto_mu_);
-    // Not retried until another auto_calibrate_after measurements arrive.
+    // Not retried until the pending measurements have doubled (see backend.h).
     auto_failed_at_[profile] = *pending;
   }
   WriteLogLine(LogLevel::kWarn, absl::StrCat("event=auto_calibration profile=", LogQuote(profile),

@@ -7,9 +7,12 @@
 //
 // Automatic calibration (after `auto_calibrate_after` new measurements of a profile)
 // runs on one background thread, never inside the Ingest call that triggers it: at most
-// one is queued or running per profile, and after a failed one the profile waits for
-// another `auto_calibrate_after` measurements. Stop() (or the destructor) drops the queue
-// and waits for the calibration running, if any.
+// one is queued or running per profile. After a failed one the profile waits until the
+// measurements since its last calibration have doubled (at least `auto_calibrate_after`
+// more): a calibration reads every measurement, so retries that keep failing (too few
+// distinct configurations) cost O(n) in all rather than O(n) every few ingests; a
+// success resets the wait. Stop() (or the destructor) drops the queue and waits for the
+// calibration running, if any.
 //
 // Accuracy gauges (accuracy.h) are brought up to date after each ingest from what it
 // stored, in work and memory that do not grow with the measurements already stored;
