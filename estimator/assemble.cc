@@ -247,17 +247,19 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
     t.offload_s += m * std::max(0.0, 2 * a / hw.pcie_bytes_per_s() - ovl * step_compute);
   }
 
-  // Data loading: prefetched by loader workers; only what exceeds compute is exposed.
-  // A node's storage serves the replicas on it: each replica reads its global_batch / dp
-  // samples once (the ranks of one replica share them), and a replica larger than a node
-  // reads on one node.
-  if (sys.sample_bytes > 0 && hw.storage_bytes_per_s_per_gpu() > 0) {
+  // Input pipeline (read + decode, input_pipeline.h): prefetched by loader workers; only
+  // what exceeds compute is exposed. A node serves the replicas on it: each replica reads
+  // its global_batch / dp samples once (the ranks of one replica share them), and a
+  // replica larger than a node reads on one node.
+  {
     const double replica_gpus = static_cast<double>(c.NumGpus()) / c.data_parallel;
     const double replicas_per_node = std::max(1.0, hw.gpus_per_node() / replica_gpus);
     const double node_samples = double(c.global_batch_size) / c.data_parallel * replicas_per_node;
-    const double node_bytes_per_s = hw.storage_bytes_per_s_per_gpu() * hw.gpus_per_node();
-    const double load = node_samples * sys.sample_bytes / node_bytes_per_s;
-    t.data_loading_s = std::max(0.0, load - (t.compute_s + t.recompute_s));
+    const double job_nodes = std::ceil(static_cast<double>(c.NumGpus()) / hw.gpus_per_node());
+    const InputTime in = InputPipelineTime(sys.input, node_samples, job_nodes);
+    const double busy = t.compute_s + t.recompute_s;
+    t.data_loading_s = std::max(0.0, in.steady_s - busy);
+    out->first_epoch_extra_s = std::max(0.0, in.first_epoch_s - busy) - t.data_loading_s;
   }
   // Framework overhead: per iteration, plus host-bound kernel launch time (the stage's
   // launches beyond its GPU time, every micro-batch, and the optimizer step's).

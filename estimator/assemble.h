@@ -8,6 +8,7 @@
 #define PARAPLAN_ESTIMATOR_ASSEMBLE_H_
 
 #include "estimator/collectives.h"
+#include "estimator/input_pipeline.h"
 #include "estimator/estimate.h"
 #include "estimator/hardware.h"
 #include "estimator/model_costs.h"
@@ -22,6 +23,7 @@ struct CandidateResult {
   double busy_s = 0;  // per GPU, compute-active time
   double energy_j = 0;
   double cost_usd = 0;
+  double first_epoch_extra_s = 0;  // per iteration while the first epoch reads the shared FS
 };
 
 // Everything about the system a candidate needs, prepared once.
@@ -33,6 +35,7 @@ struct SystemContext {
   double node_power_w = 0;
   double price_per_gpu_hour_usd = 0;
   double sample_bytes = 0;
+  InputSystem input;
 };
 
 // `config` must be normalized and valid for the model.

@@ -29,6 +29,7 @@ SystemContext MakeSystemContext(const SystemProfile& profile, const Workload& wo
   sys.node_power_w = profile.node_power_w;
   sys.price_per_gpu_hour_usd = profile.price_per_gpu_hour_usd;
   sys.sample_bytes = static_cast<double>(workload.dataset.sample_bytes);
+  sys.input = InputSystem::Of(profile, workload.dataset);
   return sys;
 }
 
@@ -41,7 +42,7 @@ std::string Bottleneck(const TimeBreakdown& t, const MemoryBreakdown& m) {
       {t.tp_comm_s, "tp_comm"},          {t.cp_comm_s, "cp_comm"},
       {t.ep_comm_s, "ep_comm"},          {t.pp_comm_s, "pp_comm"},
       {t.pipeline_bubble_s, "pipeline_bubble"}, {t.dp_comm_s, "dp_comm"},
-      {t.optimizer_s, "optimizer"},      {t.data_loading_s, "data_loading"},
+      {t.optimizer_s, "optimizer"},      {t.data_loading_s, "io"},
       {t.overhead_s, "overhead"},        {t.offload_s, "offload"}};
   const auto* best = &parts[0];
   for (const auto& p : parts) {
@@ -106,10 +107,12 @@ Estimate ToEstimate(const Workload& workload, const SystemProfile& profile,
   double iterations = 0;
   if (workload.training_tokens > 0 && tokens_per_sample > 0) {
     iterations = workload.training_tokens / (samples * tokens_per_sample);
-  } else if (workload.dataset.num_samples > 0) {
-    iterations = double(workload.dataset.num_samples) / samples;  // one epoch
   }
-  e.time_to_train_s = iterations * r.iteration_time_s;
+  // One epoch reads the sampled share of the dataset (pruning / importance sampling).
+  const double epoch = double(workload.dataset.num_samples) * workload.dataset.fraction / samples;
+  if (iterations == 0) iterations = epoch;
+  // A staged dataset's first epoch reads the shared file system.
+  e.time_to_train_s = iterations * r.iteration_time_s + std::min(iterations, epoch) * r.first_epoch_extra_s;
   e.energy_to_train_j = iterations * r.energy_j;
   e.cost_to_train_usd = iterations * r.cost_usd;
   e.memory_headroom_ratio = r.memory.capacity_bytes > 0

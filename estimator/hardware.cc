@@ -132,36 +132,58 @@ constexpr Tile kTiles[] = {{128, 128, 1.0}, {128, 64, 2.0 / 3.0}, {64, 128, 2.0 
 // prologue), so a GEMM of depth k runs at k / (k + 64) of its full rate. (On the H100
 // bf16 sweep in shared/data this takes the shape model's MAPE from 18.4 % to 17.2 %.)
 constexpr double kTileFixedDepth = 64;
+// Split-K applies to deep, narrow GEMMs (depth at least 4x the larger output side), in
+// slices of at least 256 (four 64-deep mainloop stages of work per slice).
+constexpr double kSplitKDepthRatio = 4;
+constexpr double kMinSplitDepth = 256;
 }  // namespace
 
 double Hardware::MatmulTimeAt(double rate, double m, double n, double k, double batch,
-                              double bytes_per_element) const {
+                              double operand_bytes) const {
   const double flops = 2.0 * m * n * k * batch;
   if (flops <= 0) return 0;
-  double util = 1;
+  double util = 1, split = 1;
   if (sm_count_ > 0) {
     util = 0;
     for (const Tile& t : kTiles) {
       const double tiles = std::ceil(m / t.m) * std::ceil(n / t.n) * batch;
-      util = std::max(util, WaveUtilization(tiles) * t.relative_rate);
+      // Split-K (CUTLASS "parallel split-K", cuBLAS / cuDNN weight gradients): a GEMM
+      // whose output tiles leave SMs idle and whose depth dwarfs its output slices K
+      // across them, each slice at least kMinSplitDepth deep, and reduces the fp32
+      // partial products in a second pass.
+      double s = 1;
+      if (tiles < sm_count_ && k >= kSplitKDepthRatio * std::max(m, n)) {
+        s = std::max(1.0, std::min(std::floor(sm_count_ / tiles), std::floor(k / kMinSplitDepth)));
+      }
+      const double u = WaveUtilization(tiles * s) * t.relative_rate;
+      if (u > util) {
+        util = u;
+        split = s;
+      }
     }
   }
   // The tail is a fixed time per GEMM (launch, last partial tile pipeline drain).
   const double tail_s = half_efficiency_flops_ / matmul_flops_per_s_;
-  const double depth = k > 0 ? (k + kTileFixedDepth) / k : 1;
+  const double slice = k / split;
+  const double depth = slice > 0 ? (slice + kTileFixedDepth) / slice : 1;
   const double compute_s = flops * depth / (rate * util) + tail_s;
-  const double bytes = (m * k + k * n + m * n) * batch * bytes_per_element;
+  const double bytes = operand_bytes + (split > 1 ? 2 * split * m * n * batch * 4 : 0);  // + fp32 partials
   return std::max(compute_s, bytes / hbm_bytes_per_s_) + kernel_gap_s_;
 }
 
 double Hardware::MatmulTime(double m, double n, double k, double batch,
                             double bytes_per_element) const {
-  return MatmulTimeAt(matmul_flops_per_s_, m, n, k, batch, bytes_per_element);
+  return MatmulTimeAt(matmul_flops_per_s_, m, n, k, batch, (m * k + k * n + m * n) * batch * bytes_per_element);
 }
 
 double Hardware::BatchedMatmulTime(double m, double n, double k, double batch,
                                    double bytes_per_element) const {
-  return MatmulTimeAt(batched_matmul_flops_per_s_, m, n, k, batch, bytes_per_element);
+  return MatmulTimeAt(batched_matmul_flops_per_s_, m, n, k, batch,
+                      (m * k + k * n + m * n) * batch * bytes_per_element);
+}
+
+double Hardware::ConvTime(double m, double n, double k, double batch, double bytes) const {
+  return MatmulTimeAt(matmul_flops_per_s_, m, n, k, batch, bytes);
 }
 
 double Hardware::MemoryTime(double bytes) const {

@@ -118,6 +118,10 @@ class Hardware {
   // fused kernel): 16-bit rate even when linears run in FP8.
   double BatchedMatmulTime(double m, double n, double k, double batch,
                            double bytes_per_element) const;
+  // A convolution as an implicit GEMM (cuDNN): the GEMM's shape and rate, but the
+  // operands it moves are the tensors themselves (`bytes`: input, filters and output), not
+  // the k-fold im2col expansion of its input, which is never materialised.
+  double ConvTime(double m, double n, double k, double batch, double bytes) const;
   // Share of the SMs' tile slots that do useful work for `tiles` output tiles:
   // tiles / (ceil(tiles / SMs) * SMs). 1 without an SM count.
   double WaveUtilization(double tiles) const;
@@ -126,7 +130,7 @@ class Hardware {
 
  private:
   double MatmulTimeAt(double rate, double m, double n, double k, double batch,
-                      double bytes_per_element) const;
+                      double operand_bytes) const;
 
   double peak_flops_per_s_ = 0;
   double matmul_flops_per_s_ = 0;

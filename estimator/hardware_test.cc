@@ -42,6 +42,26 @@ TEST(Hardware, PartialLastWaveCostsAFullWave) {
   EXPECT_NEAR(hw.MatmulTime(1024, 1792, k, 1, 2), 2 * 1024 * 3456 * k * depth / 156e12 + kGap, 1e-9);
 }
 
+// A convolution's weight gradient: 576 x 64 outputs (3x3 x 64 channels, 64 filters)
+// summed over 32 x 56 x 56 = 100,352 positions. Its 5 tiles of 128 x 128 would leave 103
+// of 108 SMs idle; split-K cuts the depth into floor(108 / 5) = 21 slices of 4,778, so
+// 105 tiles fill one wave (105 / 108), each slice paying the 64-deep prologue. The
+// operands are the tensors (4 MB here), so it is compute-bound.
+TEST(Hardware, DeepNarrowGemmsSplitK) {
+  SystemProfile p = Profile("dgx-a100-80gb");
+  p.calibration.matmul_efficiency = 0.5;
+  p.calibration.matmul_half_efficiency_gflop = 1e-9;
+  const Hardware hw(p, Precision::kBf16);
+  const double m = 576, n = 64, k = 100352, slice = k / 21;
+  const double flops = 2 * m * n * k;
+  EXPECT_NEAR(hw.ConvTime(m, n, k, 1, 4e6), flops * (slice + 64) / slice / 156e12 / (105.0 / 108) + kGap, 1e-9);
+  // Without split-K (a shallow GEMM of the same output, k below 4 x 576) the best tiling
+  // is 9 tiles of 64 x 128 at 2/3 the rate: 6 / 108 of the SMs' work.
+  const double shallow = 2000;
+  EXPECT_NEAR(hw.ConvTime(m, n, shallow, 1, 1e3),
+              2 * m * n * shallow * (shallow + 64) / shallow / 156e12 / (6.0 / 108) + kGap, 1e-9);
+}
+
 TEST(Hardware, Fp8SpeedsUpLinearsOnly) {
   SystemProfile p = Profile("dgx-h100-80gb");
   p.accelerator.sm_count = 0;

@@ -114,8 +114,16 @@ absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const Model
                      (fp * cp);
       }
       blk.tensors = l.bias ? 2 : 1;
-      blk.fwd_s = hw.MatmulTime(m, n_cols, k, groups, p);
-      blk.bwd_s = hw.MatmulTime(m, k, n_cols, groups, p) + hw.MatmulTime(k, n_cols, m, groups, p);
+      if (l.kind == "conv") {
+        // Forward, data gradient and weight gradient each move the input (or its
+        // gradient), the filters and the output (or its gradient) once.
+        const double bytes = (in_elems + out_elems + blk.params) * p;
+        blk.fwd_s = hw.ConvTime(m, n_cols, k, groups, bytes);
+        blk.bwd_s = hw.ConvTime(m, k, n_cols, groups, bytes) + hw.ConvTime(k, n_cols, m, groups, bytes);
+      } else {
+        blk.fwd_s = hw.MatmulTime(m, n_cols, k, groups, p);
+        blk.bwd_s = hw.MatmulTime(m, k, n_cols, groups, p) + hw.MatmulTime(k, n_cols, m, groups, p);
+      }
       // Useful work: this rank's share of the micro-batch, whatever is repeated past the cut.
       blk.model_flops = 3 * per_sample_flops * b / sp / (fp * cp);
       flops_per_sample += 3 * per_sample_flops;

@@ -44,6 +44,7 @@ SystemProfile DgxA100() {
   p.network_levels.push_back(Level("infiniband", 0, 25, 5, Topology::kFatTree, 1));
   p.host.memory_gib = 2048;        // DGX A100: 2 TB system memory
   p.host.pcie_gbytes_per_s = 25;   // PCIe Gen4 x16: 32 GB/s raw, ~25 GB/s achieved
+  p.host.cpu_cores = 128;          // DGX A100: 2x AMD EPYC 7742, 64 cores each
   p.storage.read_gbytes_per_s = 25;  // 8x NVMe U.2 internal storage (DGX A100 user guide)
   p.node_power_w = 3300;  // DGX A100 6.5 kW max minus 8 x 400 W GPUs
   p.price_per_gpu_hour_usd = 5.12;  // AWS p4de.24xlarge on-demand $40.97/h / 8 GPUs
@@ -89,6 +90,7 @@ SystemProfile DgxH100() {
   p.network_levels.push_back(Level("infiniband", 0, 50, 5, Topology::kFatTree, 1));
   p.host.memory_gib = 2048;       // DGX H100: 2 TB system memory
   p.host.pcie_gbytes_per_s = 50;  // PCIe Gen5 x16: 64 GB/s raw
+  p.host.cpu_cores = 112;         // DGX H100: 2x Intel Xeon Platinum 8480C, 56 cores each
   p.storage.read_gbytes_per_s = 25;
   p.node_power_w = 4600;  // DGX H100 10.2 kW max minus 8 x 700 W GPUs
   p.price_per_gpu_hour_usd = 12.29;  // AWS p5.48xlarge on-demand $98.32/h / 8 GPUs
@@ -123,6 +125,7 @@ SystemProfile AbciV100() {
   p.network_levels.push_back(Level("spine", 0, 6.25, 7, Topology::kFatTree, 3));
   p.host.memory_gib = 384;        // ABCI node (A): 384 GiB DDR4
   p.host.pcie_gbytes_per_s = 12;  // PCIe Gen3 x16: 16 GB/s raw
+  p.host.cpu_cores = 40;          // ABCI node (A): 2x Intel Xeon Gold 6148, 20 cores each
   p.storage.read_gbytes_per_s = 3;  // 1.6 TB NVMe local SSD
   p.node_power_w = 600;  // 2x Xeon Gold 6148 (2 x 150 W) + memory, NICs, fans
   p.price_per_gpu_hour_usd = 3.06;  // AWS p3.8xlarge (4x V100 16GB) $12.24/h / 4

@@ -78,10 +78,13 @@ struct Calibration {
 struct HostSpec {
   double memory_gib = 0;
   double pcie_gbytes_per_s = 0;
+  int cpu_cores = 0;  // per node; 0 = unknown (no decode cost)
 };
 
 struct StorageSpec {
-  double read_gbytes_per_s = 0;  // per node
+  double read_gbytes_per_s = 0;            // per node, node-local storage
+  double shared_fs_gbytes_per_s = 0;       // aggregate of the shared parallel file system
+  double shared_fs_node_gbytes_per_s = 0;  // one node's client limit; 0 = none
 };
 
 struct SystemProfile {

@@ -169,6 +169,11 @@ absl::Status ValidateWorkload(const Workload& w) {
   }
   PARAPLAN_RETURN_IF_ERROR(NonNegative("workload.dataset.sample_bytes", w.dataset.sample_bytes, int64_t{1} << 40));
   PARAPLAN_RETURN_IF_ERROR(NonNegative("workload.dataset.num_samples", w.dataset.num_samples, int64_t{1} << 50));
+  PARAPLAN_RETURN_IF_ERROR(InRange("workload.dataset.decode_core_ms_per_sample", w.dataset.decode_core_ms_per_sample,
+                                   0, 1e6, false));
+  if (!(w.dataset.fraction > 0 && w.dataset.fraction <= 1)) {
+    return Bad("workload.dataset.fraction", absl::StrCat(w.dataset.fraction, " is not in (0, 1]"));
+  }
   PARAPLAN_RETURN_IF_ERROR(Finite("workload.training_tokens", w.training_tokens, false));
   return absl::OkStatus();
 }
@@ -217,6 +222,13 @@ absl::Status ValidateProfile(const SystemProfile& p) {
       InRange("profile.host.pcie_gbytes_per_s", p.host.pcie_gbytes_per_s, kMinRate, kMaxRate, true));
   PARAPLAN_RETURN_IF_ERROR(
       InRange("profile.storage.read_gbytes_per_s", p.storage.read_gbytes_per_s, kMinRate, kMaxRate, true));
+  PARAPLAN_RETURN_IF_ERROR(InRange("profile.storage.shared_fs_gbytes_per_s", p.storage.shared_fs_gbytes_per_s,
+                                   kMinRate, kMaxRate, true));
+  PARAPLAN_RETURN_IF_ERROR(InRange("profile.storage.shared_fs_node_gbytes_per_s",
+                                   p.storage.shared_fs_node_gbytes_per_s, kMinRate, kMaxRate, true));
+  if (p.host.cpu_cores < 0 || p.host.cpu_cores > (1 << 20)) {
+    return Bad("profile.host.cpu_cores", absl::StrCat(p.host.cpu_cores, " is outside [0, 1048576]"));
+  }
   PARAPLAN_RETURN_IF_ERROR(InRange("profile.node_power_w", p.node_power_w, 0, 1e7, false));
   PARAPLAN_RETURN_IF_ERROR(InRange("profile.price_per_gpu_hour_usd", p.price_per_gpu_hour_usd, 0, 1e6, false));
   const Calibration& c = p.calibration;

@@ -80,9 +80,15 @@ struct LayerGraphSpec {
   std::vector<int64_t> sample_shape;
 };
 
+enum class DatasetLocation { kLocal, kSharedFs, kStaged };
+
 struct DatasetSpec {
   int64_t sample_bytes = 0;
   int64_t num_samples = 0;
+  DatasetLocation location = DatasetLocation::kLocal;
+  double decode_core_ms_per_sample = 0;  // CPU decode + augmentation per sample; 0 = none
+  bool decode_offloaded = false;         // GPU / DPU decoding
+  double fraction = 1;                   // share of samples read per epoch, (0, 1]
 };
 
 struct Workload {

@@ -125,6 +125,23 @@ absl::StatusOr<Workload> FromProto(const v1::Workload& w) {
   out.precision = *precision;
   out.dataset.sample_bytes = w.dataset().sample_bytes();
   out.dataset.num_samples = w.dataset().num_samples();
+  switch (w.dataset().location()) {
+    case v1::DATASET_LOCATION_UNSPECIFIED:
+    case v1::DATASET_LOCAL:
+      out.dataset.location = DatasetLocation::kLocal;
+      break;
+    case v1::DATASET_SHARED_FS:
+      out.dataset.location = DatasetLocation::kSharedFs;
+      break;
+    case v1::DATASET_STAGED:
+      out.dataset.location = DatasetLocation::kStaged;
+      break;
+    default:
+      return BadEnum("workload.dataset.location", w.dataset().location());
+  }
+  out.dataset.decode_core_ms_per_sample = w.dataset().decode_core_ms_per_sample();
+  out.dataset.decode_offloaded = w.dataset().decode_offloaded();
+  out.dataset.fraction = w.dataset().fraction() != 0 ? w.dataset().fraction() : 1;
   out.training_tokens = w.training_tokens();
   switch (w.optimizer()) {
     case v1::OPTIMIZER_UNSPECIFIED:
@@ -295,8 +312,10 @@ absl::StatusOr<SystemProfile> FromProto(const v1::SystemProfile& p) {
     }
     out.network_levels.push_back(n);
   }
-  out.host = {p.host().memory_gib(), p.host().pcie_gbytes_per_s()};
+  out.host = {p.host().memory_gib(), p.host().pcie_gbytes_per_s(), p.host().cpu_cores()};
   out.storage.read_gbytes_per_s = p.storage().read_gbytes_per_s();
+  out.storage.shared_fs_gbytes_per_s = p.storage().shared_fs_gbytes_per_s();
+  out.storage.shared_fs_node_gbytes_per_s = p.storage().shared_fs_node_gbytes_per_s();
   out.node_power_w = p.node_power_w();
   out.price_per_gpu_hour_usd = p.price_per_gpu_hour_usd();
   const v1::Calibration& c = p.calibration();
@@ -386,6 +405,12 @@ v1::Workload ToProto(const Workload& w) {
   if (w.dataset.sample_bytes > 0 || w.dataset.num_samples > 0) {
     out.mutable_dataset()->set_sample_bytes(w.dataset.sample_bytes);
     out.mutable_dataset()->set_num_samples(w.dataset.num_samples);
+    out.mutable_dataset()->set_location(w.dataset.location == DatasetLocation::kSharedFs ? v1::DATASET_SHARED_FS
+                                        : w.dataset.location == DatasetLocation::kStaged ? v1::DATASET_STAGED
+                                                                                         : v1::DATASET_LOCAL);
+    out.mutable_dataset()->set_decode_core_ms_per_sample(w.dataset.decode_core_ms_per_sample);
+    out.mutable_dataset()->set_decode_offloaded(w.dataset.decode_offloaded);
+    out.mutable_dataset()->set_fraction(w.dataset.fraction);
   }
   out.set_training_tokens(w.training_tokens);
   out.set_optimizer(w.optimizer == Optimizer::kSgdMomentum ? v1::OPTIMIZER_SGD_MOMENTUM : v1::OPTIMIZER_ADAM);
@@ -530,6 +555,9 @@ v1::SystemProfile ToProto(const SystemProfile& p) {
   out.mutable_host()->set_memory_gib(p.host.memory_gib);
   out.mutable_host()->set_pcie_gbytes_per_s(p.host.pcie_gbytes_per_s);
   out.mutable_storage()->set_read_gbytes_per_s(p.storage.read_gbytes_per_s);
+  out.mutable_storage()->set_shared_fs_gbytes_per_s(p.storage.shared_fs_gbytes_per_s);
+  out.mutable_storage()->set_shared_fs_node_gbytes_per_s(p.storage.shared_fs_node_gbytes_per_s);
+  out.mutable_host()->set_cpu_cores(p.host.cpu_cores);
   out.set_node_power_w(p.node_power_w);
   out.set_price_per_gpu_hour_usd(p.price_per_gpu_hour_usd);
   *out.mutable_calibration() = ToProto(p.calibration);
