@@ -13,6 +13,7 @@ double Log2Ceil(int v) { return std::ceil(std::log2(std::max(1, v))); }
 GroupSpan Collectives::Place(int size, int64_t stride) const {
   GroupSpan g;
   g.size = std::max(1, size);
+  g.stride = std::max<int64_t>(1, stride);
   const auto& levels = hw_.levels();
   if (g.size == 1 || levels.empty()) {
     g.inner = g.size;
@@ -49,8 +50,16 @@ int Collectives::LevelOfStride(int64_t stride) const {
 double Collectives::RingBandwidth(const GroupSpan& g, double bytes) const {
   const auto& levels = hw_.levels();
   if (levels.empty()) return std::numeric_limits<double>::infinity();
-  double bw = levels[g.level].BytesPerS(bytes) * (g.level > 0 ? g.inner : 1);
-  for (int i = 0; i < g.level; ++i) bw = std::min(bw, levels[i].BytesPerS(bytes));
+  // A ring (NCCL runs one per channel) leaves each domain of level i - 1 once; the
+  // domain's members together drive its links at level i, so each level gives the ring
+  // its per-GPU rate times the members one domain holds (a node's NICs for the first
+  // network level, a rack's uplinks for the next).
+  double bw = levels[0].BytesPerS(bytes);
+  for (int i = 1; i <= g.level; ++i) {
+    const int64_t members =
+        i == g.level ? g.inner : std::min<int64_t>(g.size, std::max<int64_t>(1, levels[i - 1].domain_size / g.stride));
+    bw = std::min(bw, levels[i].BytesPerS(bytes) * std::max<int64_t>(1, members));
+  }
   return bw;
 }
 
@@ -81,8 +90,11 @@ double Collectives::Gather(double bytes, const GroupSpan& g) const {
 
 double Collectives::Hierarchical(double bytes, const GroupSpan& g) const {
   if (g.level == 0 || g.inner <= 1 || g.inner >= g.size) return Ring(bytes, g);
-  GroupSpan inner{g.inner, g.level - 1, g.inner};
-  GroupSpan outer{g.size / g.inner, g.level, 1};
+  // The members inside one domain of the level below, placed as they sit (a rack's 136
+  // members still span 34 nodes).
+  const GroupSpan inner = Place(g.inner, g.stride);
+  // Domains need not hold equal shares (256 ranks over racks of 136): ceil.
+  GroupSpan outer{(g.size + g.inner - 1) / g.inner, g.level, 1, g.stride * g.inner};
   return Gather(bytes, inner) + std::min(Ring(bytes / g.inner, outer), Tree(bytes / g.inner, outer)) +
          Gather(bytes, inner);
 }

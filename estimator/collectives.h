@@ -28,6 +28,7 @@ struct GroupSpan {
   int size = 1;
   int level = 0;  // outermost level the group crosses
   int inner = 1;  // members per domain of level (level - 1); = size when level == 0
+  int64_t stride = 1;  // rank distance between consecutive members
 };
 
 class Collectives {

@@ -128,6 +128,27 @@ TEST(Collectives, HalvingDoublingHasLogLatency) {
   EXPECT_NEAR(c.AllReduce(8, g, CollectiveAlgorithm::kHalvingDoubling), 12 * 10e-6, 1e-7);
 }
 
+// Three levels (ABCI: 4 GPUs a node at 150 GB/s, racks of 136 at 6.25 GB/s a GPU, a
+// 3:1 over-subscribed spine), default efficiency 0.8. 256 ranks span two racks of
+// unequal shares (136 and 120): the hierarchical all-reduce reduce-scatters inside a
+// rack (its 136 members over 34 nodes: a ring at 4 x 5 GB/s of node NICs, 5 us a step),
+// all-reduces 1/136 of the data between the 2 racks (1 member a node: the spine's
+// 6.25 / 3 x 0.8 GB/s, 7 us a step) and all-gathers inside the rack again.
+TEST(Collectives, HierarchicalOverUnevenRacks) {
+  const Hardware hw(testing::Profile("abci-v100-16gb"), Precision::kFp32);
+  const Collectives c(hw);
+  const GroupSpan g = c.Place(256, 1);
+  ASSERT_EQ(g.level, 2);
+  ASSERT_EQ(g.inner, 136);
+  const double bytes = 102e6, call = 35e-6;
+  const double in_rack = 135 * 5e-6 + 135.0 / 136 * bytes / 20e9;
+  const double spine = 2 * 1 * 7e-6 + 2 * 0.5 * (bytes / 136) / (6.25e9 / 3 * 0.8);
+  EXPECT_NEAR(c.AllReduce(bytes, g, CollectiveAlgorithm::kHierarchical), call + 2 * in_rack + spine, 1e-9);
+  // A flat ring over both racks: 2 x 255 spine steps, bounded by the node NICs (20 GB/s).
+  EXPECT_NEAR(c.AllReduce(bytes, g, CollectiveAlgorithm::kRing), call + 2 * 255 * 7e-6 + 2 * 255.0 / 256 * bytes / 20e9,
+              1e-9);
+}
+
 TEST(Collectives, SingleMemberGroupsCostNothing) {
   const Hardware hw(Simple(), Precision::kBf16);
   const Collectives c(hw);
