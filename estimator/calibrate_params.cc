@@ -139,6 +139,15 @@ std::vector<CalibrationParam> CalibrationParams(const SystemProfile& base) {
           [i](C& c) -> double& { return c.network[i].latency_us; }, spec_latency / 5, spec_latency * 5,
           acts_on));
     }
+    // Other jobs' traffic on the network between nodes: 1 (alone) to 10x slower. Fitted
+    // where a microbenchmark's bandwidth curve describes the fabric alone (the curve
+    // replaces `efficiency`, which then no longer acts; without a curve the two are the
+    // same knob and efficiency is fitted).
+    if (i > 0 && !resolved.network[i].bandwidth_curve.empty()) {
+      p.push_back(Ratio(
+          absl::StrCat("network.", level.name, ".congestion"),
+          [i](C& c) -> double& { return c.network[i].congestion; }, 1.0, 10.0, acts_on + " on a shared system"));
+    }
   }
   Calibration c = resolved;
   for (CalibrationParam& q : p) {

@@ -129,6 +129,27 @@ std::vector<CalibrationSample> SmallModels(const SystemProfile& truth, double no
   return out;
 }
 
+// A profile whose InfiniBand curve came from nccl-tests on the idle fabric: measured jobs
+// ran twice as slow on the network (other jobs' traffic). The curve replaces the
+// efficiency, so congestion is what calibration fits, and it finds the factor 2.
+TEST(Calibrate, FitsCongestionOnTopOfAMicrobenchmarkCurve) {
+  SystemProfile spec = Profile("dgx-a100-80gb");
+  spec.calibration = ResolvedCalibration(spec);
+  spec.calibration.network[1].bandwidth_curve = {{1 << 20, 0.3}, {1 << 30, 0.9}};
+  SystemProfile truth = spec;
+  truth.calibration.network[1].congestion = 2;
+  const std::vector<CalibrationSample> samples = Synthetic(truth, 9);
+  ASSERT_GE(samples.size(), 12u);
+  absl::StatusOr<CalibrationResult> r = CalibrateProfile(spec, samples);
+  ASSERT_TRUE(r.ok()) << r.status();
+  Print(r->report);
+  EXPECT_NEAR(Ratio(r->report, "network.infiniband.congestion"), 2.0, 0.2);
+  EXPECT_EQ(Find(r->report, "network.infiniband.efficiency") != nullptr &&
+                Find(r->report, "network.infiniband.efficiency")->fitted,
+            false);
+  EXPECT_LT(r->report.mape_after_ratio, 0.03);
+}
+
 TEST(Calibrate, RecoversPerturbedParameters) {
   const SystemProfile truth = Truth();
   const std::vector<CalibrationSample> samples = Synthetic(truth, 9);

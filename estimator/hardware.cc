@@ -34,6 +34,7 @@ Calibration ResolvedCalibration(const SystemProfile& profile) {
     n.efficiency = Or(given ? given->efficiency : 0, D::kNetworkEfficiency);
     n.latency_us = Or(given ? given->latency_us : 0, level.latency_us);
     if (given != nullptr) n.bandwidth_curve = given->bandwidth_curve;
+    n.congestion = Or(given ? given->congestion : 0, 1.0);
     r.network.push_back(n);
   }
   r.overlap_efficiency = Or(c.overlap_efficiency, D::kOverlapEfficiency);
@@ -89,7 +90,7 @@ Hardware::Hardware(const SystemProfile& profile, Precision precision) {
     NetworkRates r;
     r.domain_size = l.domain_size > 0 ? l.domain_size : static_cast<int>(std::min<int64_t>(cluster, 1 << 30));
     const double oversub = l.oversubscription >= 1 ? l.oversubscription : 1;
-    r.nominal_bytes_per_s = l.bandwidth_gbytes_per_s * 1e9 / oversub;
+    r.nominal_bytes_per_s = l.bandwidth_gbytes_per_s * 1e9 / oversub / std::max(1.0, cal.network[i].congestion);
     r.bytes_per_s = r.nominal_bytes_per_s * cal.network[i].efficiency;
     for (const BandwidthPoint& b : cal.network[i].bandwidth_curve) {
       if (b.bytes > 0 && b.efficiency > 0) r.curve.emplace_back(std::log2(b.bytes), b.efficiency);

@@ -55,6 +55,9 @@ struct NetworkCalibration {
   // When given (sizes ascending), replaces `efficiency` by size: interpolated in
   // log(size), held flat beyond the ends. Fitted from microbenchmarks.
   std::vector<BandwidthPoint> bandwidth_curve;
+  // Slowdown from other jobs' traffic on a shared system, >= 1 (0 = 1): divides the
+  // bandwidth on top of `efficiency` / the curve (Kahira et al. HPDC'21 separate it).
+  double congestion = 0;
 };
 
 struct Calibration {

@@ -254,6 +254,7 @@ absl::Status ValidateProfile(const SystemProfile& p) {
     const std::string f = absl::StrCat("profile.calibration.network[", i, "].");
     PARAPLAN_RETURN_IF_ERROR(InRange(f + "efficiency", c.network[i].efficiency, kMinNetworkEfficiency, 1.0, true));
     PARAPLAN_RETURN_IF_ERROR(InRange(f + "latency_us", c.network[i].latency_us, 0, 1e7, false));
+    PARAPLAN_RETURN_IF_ERROR(InRange(f + "congestion", c.network[i].congestion, 1, 100, true));
     if (c.network[i].bandwidth_curve.size() > 1024) return Bad(f + "bandwidth_curve", "more than 1024 points");
     double last = 0;
     for (size_t j = 0; j < c.network[i].bandwidth_curve.size(); ++j) {

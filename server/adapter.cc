@@ -324,7 +324,7 @@ absl::StatusOr<SystemProfile> FromProto(const v1::SystemProfile& p) {
   k.matmul_half_efficiency_gflop = c.matmul_half_efficiency_gflop();
   k.memory_bound_efficiency = c.memory_bound_efficiency();
   for (const v1::NetworkCalibration& n : c.network()) {
-    NetworkCalibration nc{n.level(), n.efficiency(), n.latency_us(), {}};
+    NetworkCalibration nc{n.level(), n.efficiency(), n.latency_us(), {}, n.congestion()};
     for (const v1::BandwidthPoint& b : n.bandwidth_curve()) nc.bandwidth_curve.push_back({b.bytes(), b.efficiency()});
     k.network.push_back(std::move(nc));
   }
@@ -503,6 +503,7 @@ v1::Calibration ToProto(const Calibration& k) {
     p->set_level(n.level);
     p->set_efficiency(n.efficiency);
     p->set_latency_us(n.latency_us);
+    p->set_congestion(n.congestion);
     for (const BandwidthPoint& b : n.bandwidth_curve) {
       v1::BandwidthPoint* q = p->add_bandwidth_curve();
       q->set_bytes(b.bytes);
