@@ -251,7 +251,7 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
   // what exceeds compute is exposed. A node serves the replicas on it: each replica reads
   // its global_batch / dp samples once (the ranks of one replica share them), and a
   // replica larger than a node reads on one node.
-  {
+  if (sys.input.sample_bytes > 0 || sys.input.decode_s_per_sample > 0) {
     const double replica_gpus = static_cast<double>(c.NumGpus()) / c.data_parallel;
     const double replicas_per_node = std::max(1.0, hw.gpus_per_node() / replica_gpus);
     const double node_samples = double(c.global_batch_size) / c.data_parallel * replicas_per_node;

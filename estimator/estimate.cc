@@ -77,6 +77,21 @@ void AddWarnings(const Workload& workload, const SystemProfile& profile, const P
     w->push_back("pipeline bubble above 20% of the iteration: more micro-batches or virtual stages help");
   }
   if (c.offload.any()) w->push_back("offload uses PCIe; host memory and bandwidth are shared per node");
+  if (workload.kind == Workload::Kind::kLayerGraph && !profile.layer_timings.empty()) {
+    int measured = 0;
+    for (const LayerSpec& l : workload.layer_graph.layers) {
+      for (const LayerTiming& t : profile.layer_timings) {
+        if (t.workload == workload.name && t.layer == l.name) {
+          ++measured;
+          break;
+        }
+      }
+    }
+    if (measured > 0) {
+      w->push_back(absl::StrFormat("compute of %d of %d layers from measured layer times on this profile",
+                                   measured, workload.layer_graph.layers.size()));
+    }
+  }
   if (workload.kind == Workload::Kind::kTransformer && c.sequence_parallel && c.tensor_parallel == 1) {
     w->push_back("sequence_parallel has no effect with tensor_parallel 1");
   }

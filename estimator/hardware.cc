@@ -74,6 +74,9 @@ Hardware::Hardware(const SystemProfile& profile, Precision precision) {
       profile.accelerator.memory_bandwidth_gbytes_per_s * 1e9 * cal.memory_bound_efficiency;
   pcie_bytes_per_s_ = profile.host.pcie_gbytes_per_s * 1e9;
   halo_host_staged_ = cal.halo_host_staged;
+  for (const LayerTiming& t : profile.layer_timings) {
+    measured_layers_[t.workload + '\0' + t.layer] = {t.forward_s_per_sample, t.backward_s_per_sample};
+  }
   halo_latency_s_ = cal.halo_exchange_latency_us * 1e-6;
   overlap_efficiency_ = std::clamp(cal.overlap_efficiency, 0.0, 1.0);
   iteration_overhead_s_ = cal.iteration_overhead_s;
@@ -100,6 +103,13 @@ Hardware::Hardware(const SystemProfile& profile, Precision precision) {
     r.topology = l.topology;
     levels_.push_back(r);
   }
+}
+
+const std::pair<double, double>* Hardware::MeasuredLayer(const std::string& workload,
+                                                        const std::string& layer) const {
+  if (measured_layers_.empty()) return nullptr;
+  const auto it = measured_layers_.find(workload + '\0' + layer);
+  return it == measured_layers_.end() ? nullptr : &it->second;
 }
 
 double NetworkRates::BytesPerS(double message_bytes) const {

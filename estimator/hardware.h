@@ -8,6 +8,9 @@
 #define PARAPLAN_ESTIMATOR_HARDWARE_H_
 
 #include <utility>
+#include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "estimator/system_profile.h"
@@ -88,6 +91,9 @@ class Hardware {
   double hbm_bytes_per_s() const { return hbm_bytes_per_s_; }
   double pcie_bytes_per_s() const { return pcie_bytes_per_s_; }
   bool halo_host_staged() const { return halo_host_staged_; }
+  // The profile's measured per-sample (forward, backward) time of a workload's layer, or
+  // nullptr when none is stored.
+  const std::pair<double, double>* MeasuredLayer(const std::string& workload, const std::string& layer) const;
   double halo_latency_s() const { return halo_latency_s_; }
   double overlap_efficiency() const { return overlap_efficiency_; }
   double iteration_overhead_s() const { return iteration_overhead_s_; }
@@ -144,6 +150,7 @@ class Hardware {
   double hbm_bytes_per_s_ = 0;
   double pcie_bytes_per_s_ = 0;
   bool halo_host_staged_ = false;
+  std::unordered_map<std::string, std::pair<double, double>> measured_layers_;  // "workload\0layer"
   double halo_latency_s_ = 0;
   double overlap_efficiency_ = 0;
   double iteration_overhead_s_ = 0;

@@ -168,6 +168,14 @@ absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const Model
       blk.bwd_s = hw.MemoryTime(2 * out_elems * p);
     }
     // flatten: a view, free.
+    // A measured time for this layer on this system replaces the modelled compute
+    // (ParaDL's empirical parameterisation): per sample, scaled to this rank's share of
+    // the micro-batch and of the layer's filters / channels.
+    if (const std::pair<double, double>* t = hw.MeasuredLayer(workload.name, l.name)) {
+      const double share = samples(i) / ((l.kind == "conv" || l.kind == "fc") ? fp * cp : 1);
+      blk.fwd_s = t->first * share;
+      blk.bwd_s = t->second * share;
+    }
     if (split) {
       int exchanges = 0;
       const double halo = HaloElementsPerSample(l, factors, &exchanges) * b * p;

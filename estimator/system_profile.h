@@ -90,6 +90,14 @@ struct StorageSpec {
   double shared_fs_node_gbytes_per_s = 0;  // one node's client limit; 0 = none
 };
 
+// Measured compute time of one layer of a named workload, per sample.
+struct LayerTiming {
+  std::string workload;
+  std::string layer;
+  double forward_s_per_sample = 0;
+  double backward_s_per_sample = 0;
+};
+
 struct SystemProfile {
   std::string name;
   int version = 0;
@@ -103,6 +111,7 @@ struct SystemProfile {
   double node_power_w = 0;
   double price_per_gpu_hour_usd = 0;
   Calibration calibration;
+  std::vector<LayerTiming> layer_timings;  // measured per-layer times (layer graphs)
 
   int64_t NumGpus() const { return int64_t{gpus_per_node} * num_nodes; }
 };

@@ -230,6 +230,15 @@ absl::Status ValidateProfile(const SystemProfile& p) {
     return Bad("profile.host.cpu_cores", absl::StrCat(p.host.cpu_cores, " is outside [0, 1048576]"));
   }
   PARAPLAN_RETURN_IF_ERROR(InRange("profile.node_power_w", p.node_power_w, 0, 1e7, false));
+  if (p.layer_timings.size() > 100000) return Bad("profile.layer_timings", "more than 100000 layers");
+  for (size_t i = 0; i < p.layer_timings.size(); ++i) {
+    const LayerTiming& t = p.layer_timings[i];
+    const std::string f = absl::StrCat("profile.layer_timings[", i, "].");
+    if (t.workload.empty()) return Bad(f + "workload", "must name the workload");
+    if (t.layer.empty()) return Bad(f + "layer", "must name the layer");
+    PARAPLAN_RETURN_IF_ERROR(InRange(f + "forward_s_per_sample", t.forward_s_per_sample, 0, 1e4, false));
+    PARAPLAN_RETURN_IF_ERROR(InRange(f + "backward_s_per_sample", t.backward_s_per_sample, 0, 1e4, false));
+  }
   PARAPLAN_RETURN_IF_ERROR(InRange("profile.price_per_gpu_hour_usd", p.price_per_gpu_hour_usd, 0, 1e6, false));
   const Calibration& c = p.calibration;
   // Shares of a peak: 0 (the default) or within [kMinEfficiency, 1].

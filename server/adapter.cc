@@ -318,6 +318,9 @@ absl::StatusOr<SystemProfile> FromProto(const v1::SystemProfile& p) {
   out.storage.shared_fs_node_gbytes_per_s = p.storage().shared_fs_node_gbytes_per_s();
   out.node_power_w = p.node_power_w();
   out.price_per_gpu_hour_usd = p.price_per_gpu_hour_usd();
+  for (const v1::LayerTiming& t : p.layer_timings()) {
+    out.layer_timings.push_back({t.workload(), t.layer(), t.forward_s_per_sample(), t.backward_s_per_sample()});
+  }
   const v1::Calibration& c = p.calibration();
   Calibration& k = out.calibration;
   k.matmul_efficiency = c.matmul_efficiency();
@@ -561,6 +564,13 @@ v1::SystemProfile ToProto(const SystemProfile& p) {
   out.mutable_host()->set_cpu_cores(p.host.cpu_cores);
   out.set_node_power_w(p.node_power_w);
   out.set_price_per_gpu_hour_usd(p.price_per_gpu_hour_usd);
+  for (const LayerTiming& t : p.layer_timings) {
+    v1::LayerTiming* q = out.add_layer_timings();
+    q->set_workload(t.workload);
+    q->set_layer(t.layer);
+    q->set_forward_s_per_sample(t.forward_s_per_sample);
+    q->set_backward_s_per_sample(t.backward_s_per_sample);
+  }
   *out.mutable_calibration() = ToProto(p.calibration);
   return out;
 }
