@@ -76,6 +76,35 @@ MOE = {"name": "moe-8x", "precision": "PRECISION_BF16",
                        "moe": {"num_experts": 8, "top_k": 2, "moe_layer_interval": 1}}}
 CNN = json.loads((ROOT / "examples" / "cnn-small.json").read_text())
 CNN_CONFIG = json.loads((ROOT / "examples" / "config-cnn-spatial.json").read_text())
+RESIDUAL = {"name": "residual", "precision": "PRECISION_FP16", "optimizer": "OPTIMIZER_SGD_MOMENTUM",
+            "dataset": {"sample_bytes": 150528, "num_samples": 100000, "location": "DATASET_STAGED",
+                        "decode_core_ms_per_sample": 8, "fraction": 0.5},
+            "layer_graph": {"sample_shape": [3, 64, 64], "layers": [
+                {"name": "stem", "kind": "conv", "input_shape": [3, 64, 64], "output_shape": [32, 32, 32],
+                 "kernel_shape": [7, 7], "stride": [2, 2], "padding": [3, 3], "bias": False},
+                {"name": "bn", "kind": "norm", "input_shape": [32, 32, 32], "output_shape": [32, 32, 32]},
+                {"name": "act", "kind": "relu", "input_shape": [32, 32, 32], "output_shape": [32, 32, 32]},
+                {"name": "dw", "kind": "conv", "input_shape": [32, 32, 32], "output_shape": [32, 32, 32],
+                 "kernel_shape": [3, 3], "padding": [2, 2], "dilation": [2, 2], "groups": 32},
+                {"name": "sum", "kind": "add", "inputs": ["act", "dw"], "input_shape": [32, 32, 32],
+                 "output_shape": [32, 32, 32]},
+                {"name": "cat", "kind": "concat", "inputs": ["sum", "act"], "input_shape": [32, 32, 32],
+                 "output_shape": [64, 32, 32]},
+                {"name": "pool", "kind": "pool", "input_shape": [64, 32, 32], "output_shape": [64, 1, 1],
+                 "kernel_shape": [32, 32]},
+                {"name": "flat", "kind": "flatten", "input_shape": [64, 1, 1], "output_shape": [64]},
+                {"name": "drop", "kind": "dropout", "input_shape": [64], "output_shape": [64]},
+                {"name": "fc", "kind": "fc", "input_shape": [64], "output_shape": [10]},
+                {"name": "loss", "kind": "softmax", "input_shape": [10], "output_shape": [10]}]}}
+VOLUME = {"name": "volume", "precision": "PRECISION_FP32",
+          "layer_graph": {"sample_shape": [4, 32, 32, 32], "layers": [
+              {"name": "c1", "kind": "conv", "input_shape": [4, 32, 32, 32], "output_shape": [16, 32, 32, 32],
+               "kernel_shape": [3, 3, 3], "padding": [1, 1, 1]},
+              {"name": "a1", "kind": "activation", "input_shape": [16, 32, 32, 32], "output_shape": [16, 32, 32, 32]},
+              {"name": "p1", "kind": "pool", "input_shape": [16, 32, 32, 32], "output_shape": [16, 16, 16, 16],
+               "kernel_shape": [2, 2, 2]},
+              {"name": "f", "kind": "flatten", "input_shape": [16, 16, 16, 16], "output_shape": [65536]},
+              {"name": "fc", "kind": "fc", "input_shape": [65536], "output_shape": [4]}]}}
 # Issue 12: a layer without output_shape and num_gpus > 0 crashed the spatial check.
 CNN_NO_SHAPE = json.loads(json.dumps(CNN))
 del CNN_NO_SHAPE["layer_graph"]["layers"][1]["output_shape"]
@@ -138,6 +167,15 @@ def estimate_seeds():
                                                "num_gpus": 16})
     both(t, "EstimateRequest", "cnn_layer_without_output_shape",
          {"profile": "dgx-a100-80gb", "workload": CNN_NO_SHAPE, "config": CNN_CONFIG, "num_gpus": 16})
+    # Issue 10: a residual DAG (named inputs), padding, dilation, groups, a spatial cut over
+    # two axes, a staged dataset decoded on the CPU.
+    both(t, "EstimateRequest", "cnn_residual_cut", {"profile": "abci-v100-16gb", "workload": RESIDUAL,
+         "config": {"data_parallel": 2, "spatial_parallel": 4, "spatial_layers": 3, "spatial_axes": 2,
+                    "micro_batch_size": 8, "global_batch_size": 16, "recompute": "RECOMPUTE_FULL"}, "num_gpus": 8})
+    # A 3-D volume split over three axes.
+    both(t, "EstimateRequest", "cnn_3d_axes", {"profile": "abci-v100-16gb", "workload": VOLUME,
+         "config": {"spatial_parallel": 8, "spatial_axes": 3, "micro_batch_size": 1, "global_batch_size": 1},
+         "num_gpus": 8})
 
 
 def plan_seeds():
