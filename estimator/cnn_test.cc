@@ -258,5 +258,34 @@ TEST(LayerGraph, MeasuredLayerTimesReplaceTheModel) {
   for (const std::string& note : e->warnings) EXPECT_EQ(note.find("measured layer times"), std::string::npos);
 }
 
+// Halos wait for the slowest pair: 4 spatial ranks fit one ABCI node (NVLink, 150 GB/s x
+// 0.8, 3 us), 8 span two, and the pair across the node boundary uses InfiniBand
+// (6.25 GB/s x 0.8 a GPU, 5 us). A 3x3 / pad 1 conv on 8 x 64 x 64, rows split: an
+// interior rank receives 2 rows of 64 x 8 channels, 4 samples, 4 bytes = 16,384 bytes,
+// forward and backward, each paying the 35 us call.
+TEST(LayerGraph, HaloAcrossNodesUsesTheNetwork) {
+  Workload w;
+  w.name = "one-conv";
+  w.kind = Workload::Kind::kLayerGraph;
+  w.precision = Precision::kFp32;
+  LayerSpec conv;
+  conv.name = "conv";
+  conv.kind = "conv";
+  conv.input_shape = {8, 64, 64};
+  conv.output_shape = {8, 64, 64};
+  conv.kernel_shape = {3, 3};
+  conv.padding = {1, 1};
+  w.layer_graph.layers = {conv};
+  const double bytes = 2 * 64 * 8 * 4 * 4.0;
+  for (int sp : {4, 8}) {
+    ParallelConfig c = Config(1, 1, 1, 4, 4);
+    c.spatial_parallel = sp;
+    const ModelCosts m = Costs(w, c);
+    const double per = sp == 4 ? 35e-6 + 3e-6 + bytes / (150e9 * 0.8) : 35e-6 + 5e-6 + bytes / (6.25e9 * 0.8);
+    EXPECT_NEAR(m.layers[0].tp_fwd_s, per, 1e-12) << sp;
+    EXPECT_NEAR(m.layers[0].tp_bwd_s, per, 1e-12) << sp;
+  }
+}
+
 }  // namespace
 }  // namespace paraplan

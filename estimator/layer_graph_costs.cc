@@ -69,7 +69,9 @@ absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const Model
   const GroupSpan filter = coll.Place(shape.filter_parallel, 1);
   const GroupSpan channel = coll.Place(shape.channel_parallel, shape.filter_parallel);
   const GroupSpan spatial = coll.Place(sp, int64_t{shape.filter_parallel} * shape.channel_parallel);
-  const int spatial_level = coll.LevelOfStride(int64_t{shape.filter_parallel} * shape.channel_parallel);
+  // Every rank waits for the slowest neighbour exchange: when the spatial group spans
+  // nodes, the pair across a node boundary sets the pace on the outer level.
+  const int spatial_level = spatial.level;
   // Samples each rank works on past the cut, and the share of one sample's spatial
   // extent it holds before it.
   const bool redistribute = sp > 1 && shape.micro_batch_size % sp == 0;
