@@ -131,8 +131,17 @@ double Collectives::AllReduce(double bytes, const GroupSpan& g, CollectiveAlgori
   // node-aware hierarchical form by message size. A torus level uses the 2D torus
   // algorithm; halving-doubling only when asked (it suffers contention on real fabrics).
   const auto& levels = hw_.levels();
-  if (g.level == 0) return call + Ring(bytes, g);
-  double best = std::min(Ring(bytes, g), Tree(bytes, g));
+  // In-network reduction (NVLink SHARP / NCCL NVLS, InfiniBand SHARP) when every level
+  // the group uses reduces in its switches: each rank sends its buffer into the switch
+  // and receives the reduced result once, one latency each way (NVIDIA NCCL 2.17+ NVLS).
+  double in_network = std::numeric_limits<double>::infinity();
+  if (!levels.empty()) {
+    bool all = true;
+    for (int i = 0; i <= g.level; ++i) all = all && levels[i].in_network_reduction;
+    if (all) in_network = 2 * Latency(g) + bytes / RingBandwidth(g, bytes);
+  }
+  if (g.level == 0) return call + std::min(Ring(bytes, g), in_network);
+  double best = std::min({Ring(bytes, g), Tree(bytes, g), in_network});
   if (g.inner > 1 && g.inner < g.size) best = std::min(best, Hierarchical(bytes, g));
   if (!levels.empty() && levels[g.level].topology == Topology::kTorus2D) {
     best = std::min(best, Torus2D(bytes, g));

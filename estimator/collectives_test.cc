@@ -149,6 +149,28 @@ TEST(Collectives, HierarchicalOverUnevenRacks) {
               1e-9);
 }
 
+// NVLink SHARP: 8 GPUs at 100 GB/s reduce 1 GiB in the switch, sending and receiving it
+// once (1 GiB / 100 GB/s) where a ring moves 2 x 7/8 of it; across nodes only when the
+// InfiniBand level reduces in the network too.
+TEST(Collectives, InNetworkReductionSendsTheBufferOnce) {
+  SystemProfile p = Simple();
+  p.network_levels[0].in_network_reduction = true;
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives c(hw);
+  const double gib = 1 << 30;
+  const GroupSpan node = c.Place(8, 1);
+  EXPECT_NEAR(c.AllReduce(gib, node), gib / 100e9, 1e-9);
+  EXPECT_NEAR(c.AllReduce(gib, node, CollectiveAlgorithm::kRing), 2 * 7.0 / 8 * gib / 100e9, 1e-9);
+  const GroupSpan two_nodes = c.Place(16, 1);
+  const double without = c.AllReduce(gib, two_nodes);
+  p.network_levels[1].in_network_reduction = true;
+  const Hardware hw2(p, Precision::kBf16);
+  const Collectives c2(hw2);
+  // Across nodes the ring's bandwidth is the node's 8 x 10 GB/s of NICs: 1 GiB / 80 GB/s.
+  EXPECT_NEAR(c2.AllReduce(gib, two_nodes), gib / 80e9, 1e-9);
+  EXPECT_GT(without, gib / 80e9 * 1.5);
+}
+
 TEST(Collectives, SingleMemberGroupsCostNothing) {
   const Hardware hw(Simple(), Precision::kBf16);
   const Collectives c(hw);

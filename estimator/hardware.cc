@@ -101,6 +101,7 @@ Hardware::Hardware(const SystemProfile& profile, Precision precision) {
     std::sort(r.curve.begin(), r.curve.end());
     r.latency_s = cal.network[i].latency_us * 1e-6;
     r.topology = l.topology;
+    r.in_network_reduction = l.in_network_reduction;
     levels_.push_back(r);
   }
 }

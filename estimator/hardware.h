@@ -74,6 +74,7 @@ struct NetworkRates {
   double bytes_per_s = 0;  // effective per GPU, one direction (flat efficiency)
   double latency_s = 0;
   Topology topology = Topology::kSwitch;
+  bool in_network_reduction = false;
   double nominal_bytes_per_s = 0;  // bandwidth / oversubscription
   std::vector<std::pair<double, double>> curve;  // (log2 message bytes, efficiency), ascending
 

@@ -39,6 +39,7 @@ struct NetworkLevel {
   double latency_us = 0;
   Topology topology = Topology::kSwitch;
   double oversubscription = 1;
+  bool in_network_reduction = false;  // NVLink / InfiniBand SHARP
 };
 
 // Achieved share of a level's nominal bandwidth at one message size (a point of the

@@ -290,6 +290,7 @@ absl::StatusOr<SystemProfile> FromProto(const v1::SystemProfile& p) {
     n.bandwidth_gbytes_per_s = l.bandwidth_gbytes_per_s();
     n.latency_us = l.latency_us();
     n.oversubscription = l.oversubscription() > 0 ? l.oversubscription() : 1;
+    n.in_network_reduction = l.in_network_reduction();
     switch (l.topology()) {
       case v1::TOPOLOGY_UNSPECIFIED:
       case v1::TOPOLOGY_SWITCH:
@@ -555,6 +556,7 @@ v1::SystemProfile ToProto(const SystemProfile& p) {
     n->set_latency_us(l.latency_us);
     n->set_topology(kTopologies[static_cast<int>(l.topology)]);
     n->set_oversubscription(l.oversubscription);
+    n->set_in_network_reduction(l.in_network_reduction);
   }
   out.mutable_host()->set_memory_gib(p.host.memory_gib);
   out.mutable_host()->set_pcie_gbytes_per_s(p.host.pcie_gbytes_per_s);
