@@ -62,6 +62,13 @@ class GraphBuilder {
     l.output_shape = {out};
     Push(std::move(l));
   }
+  // A hidden fully connected layer of a classifier head: fc<n>, its activation and
+  // dropout (<act><n>, drop<n>).
+  void HiddenFc(const std::string& n, int64_t out, const std::string& act_kind, const std::string& act) {
+    Fc("fc" + n, out);
+    Pointwise(act + n, act_kind);
+    Pointwise("drop" + n, "dropout");
+  }
   const std::string& last() const { return last_name_; }
 
   LayerGraphSpec Build(std::vector<int64_t> sample) {
@@ -176,12 +183,8 @@ Workload Vgg16() {
     }
   }
   g.Flatten("flatten");
-  g.Fc("fc6", 4096);
-  g.Pointwise("relu6", "relu");
-  g.Pointwise("drop6", "dropout");
-  g.Fc("fc7", 4096);
-  g.Pointwise("relu7", "relu");
-  g.Pointwise("drop7", "dropout");
+  g.HiddenFc("6", 4096, "relu", "relu");
+  g.HiddenFc("7", 4096, "relu", "relu");
   g.Fc("fc8", 1000);
   g.Pointwise("loss", "softmax");
   return CnnWorkload("vgg16", g.Build({3, 224, 224}), kImageNetSampleBytes, kImageNetSamples);
@@ -224,12 +227,8 @@ Workload CosmoFlow(const std::string& name, int64_t extent, int conv_blocks) {
     g.Pool(absl::StrCat("pool", i), 2, 2, 0);
   }
   g.Flatten("flatten");
-  g.Fc("fc1", 128);
-  g.Pointwise("act_fc1", "activation");
-  g.Pointwise("drop1", "dropout");
-  g.Fc("fc2", 64);
-  g.Pointwise("act_fc2", "activation");
-  g.Pointwise("drop2", "dropout");
+  g.HiddenFc("1", 128, "activation", "act_fc");  // LeakyReLU
+  g.HiddenFc("2", 64, "activation", "act_fc");
   g.Fc("fc3", 4);
   // Samples stored as int16 (the MLPerf HPC v1.0 dataset: 524,288 training crops of
   // 4 x 128^3; 512^3 volumes hold 64 crops' worth of voxels).

@@ -15,17 +15,19 @@ namespace {
 using testing::Config;
 using testing::Profile;
 
-// GPT layer as Megatron-LM runs it: hidden 1024, 16 heads, sequence 1024.
-Workload SmallGpt() {
+Workload Gpt(int layers, int64_t hidden, int heads, int64_t seq, int64_t vocab, Precision precision) {
   Workload w;
-  w.transformer.num_layers = 4;
-  w.transformer.hidden_size = 1024;
-  w.transformer.num_attention_heads = 16;
-  w.transformer.seq_length = 1024;
-  w.transformer.vocab_size = 51200;
-  w.precision = Precision::kFp16;
+  w.transformer.num_layers = layers;
+  w.transformer.hidden_size = hidden;
+  w.transformer.num_attention_heads = heads;
+  w.transformer.seq_length = seq;
+  w.transformer.vocab_size = vocab;
+  w.precision = precision;
   return w;
 }
+
+// GPT layer as Megatron-LM runs it: hidden 1024, 16 heads, sequence 1024.
+Workload SmallGpt() { return Gpt(4, 1024, 16, 1024, 51200, Precision::kFp16); }
 
 BlockCosts Layer(const Workload& w, const ParallelConfig& c, const SystemProfile& p) {
   const Hardware hw(p, w.precision);
@@ -123,14 +125,8 @@ TEST(OptimizerKernels, OneLaunchPerFullTensorListOrBlockList) {
 // bytes more a parameter; on the same A100 everything else is equal, so overhead plus
 // optimizer time differ by exactly 13 launches at 35 us.
 TEST(OptimizerKernels, StepIsHostBoundForManySmallTensors) {
-  Workload bf16;
-  bf16.transformer.num_layers = 36;
-  bf16.transformer.hidden_size = 64;
-  bf16.transformer.num_attention_heads = 4;
-  bf16.transformer.seq_length = 128;
-  bf16.transformer.vocab_size = 512;
+  Workload bf16 = Gpt(36, 64, 4, 128, 512, Precision::kBf16);
   bf16.transformer.tied_embeddings = true;
-  bf16.precision = Precision::kBf16;
   Workload fp16 = bf16;
   fp16.precision = Precision::kFp16;
   const SystemProfile p = Profile("dgx-a100-80gb");
