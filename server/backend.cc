@@ -10,6 +10,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
 #include "estimator/calibrate.h"
@@ -224,6 +225,17 @@ absl::StatusOr<v1::Workload> Backend::WorkloadOf(const v1::Workload* workload, c
   return adapter::ToProto(*preset);
 }
 
+absl::StatusOr<v1::Workload> PresetWorkload(const std::string& model) {
+  std::optional<Workload> preset = FindModelPreset(model);
+  if (!preset) {
+    std::vector<std::string> names;
+    for (const Workload& w : ModelPresets()) names.push_back(w.name);
+    return absl::InvalidArgumentError(absl::StrCat("model: unknown preset \"", Abbreviated(model),
+                                                   "\"; presets: ", absl::StrJoin(names, ", ")));
+  }
+  return adapter::ToProto(*preset);
+}
+
 absl::StatusOr<v1::Estimate> Backend::Estimate(const v1::EstimateRequest& req) {
   absl::StatusOr<std::pair<std::string, int>> ref = ParseProfileRef(req.profile(), "profile");
   if (!ref.ok()) return ref.status();
@@ -412,7 +424,12 @@ absl::StatusOr<v1::IngestMeasurementsResponse> Backend::Ingest(const v1::IngestM
     metrics_->RecordIngest(ProfileLabel(profile, &known), "rejected");
   };
   for (int i = 0; i < req.measurements_size(); ++i) {
-    const v1::Measurement& m = req.measurements(i);
+    // A measurement may name a preset (`model`) instead of inlining its workload: the
+    // preset's workload is filled in before validation and stored with it.
+    v1::Measurement filled;
+    const bool from_preset = !req.measurements(i).has_workload() && !req.measurements(i).model().empty();
+    if (from_preset) filled = req.measurements(i);
+    const v1::Measurement& m = from_preset ? filled : req.measurements(i);
     v1::IngestResult* r = out.add_results();
     r->set_id(m.id());
     const std::string field = absl::StrCat("measurements[", i, "]");
@@ -446,8 +463,16 @@ absl::StatusOr<v1::IngestMeasurementsResponse> Backend::Ingest(const v1::IngestM
       reject(r, pp.status().message(), profile);
       continue;
     }
+    if (from_preset) {
+      absl::StatusOr<v1::Workload> preset = PresetWorkload(m.model());
+      if (!preset.ok()) {
+        reject(r, preset.status().message(), profile);
+        continue;
+      }
+      *filled.mutable_workload() = *std::move(preset);
+    }
     absl::StatusOr<Workload> w = m.has_workload() ? adapter::FromProto(m.workload())
-                                                  : absl::InvalidArgumentError("workload: missing");
+                                                  : absl::InvalidArgumentError("workload: missing (give workload or model)");
     absl::StatusOr<ParallelConfig> c = adapter::FromProto(m.config());
     absl::StatusOr<SystemProfile> p = adapter::FromProto(*pp);
     absl::Status bad = !w.ok() ? w.status() : !c.ok() ? c.status() : p.status();

@@ -150,6 +150,10 @@ class Backend {
   std::thread auto_thread_ ABSL_GUARDED_BY(auto_mu_);  // started on first use
 };
 
+// The workload of preset `model` (ListModels); INVALID_ARGUMENT naming `model` and
+// listing the presets when there is none. Measurements that name a preset use it.
+absl::StatusOr<v1::Workload> PresetWorkload(const std::string& model);
+
 // "NAME" or "NAME@N" -> (name, version; 0 = newest). INVALID_ARGUMENT on bad syntax.
 absl::StatusOr<std::pair<std::string, int>> ParseProfileRef(const std::string& ref, const char* field);
 

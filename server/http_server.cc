@@ -1,5 +1,6 @@
 #include "server/http_server.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -48,6 +49,7 @@ const char* Reason(int status) {
     case 415: return "Unsupported Media Type";
     case 422: return "Unprocessable Content";
     case 429: return "Too Many Requests";
+    case 499: return "Client Closed Request";
     case 500: return "Internal Server Error";
     case 501: return "Not Implemented";
     case 503: return "Service Unavailable";
@@ -202,6 +204,22 @@ int ParseHead(absl::string_view head, size_t max_body_bytes, HttpRequest* r, siz
   return 0;
 }
 
+// "ipv4:HOST:PORT" / "ipv6:[ADDR]:PORT", as gRPC names a peer; empty when unknown.
+std::string PeerName(const sockaddr_storage& a) {
+  char host[INET6_ADDRSTRLEN] = {};
+  if (a.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&a);
+    if (inet_ntop(AF_INET, &in->sin_addr, host, sizeof host) == nullptr) return "";
+    return absl::StrCat("ipv4:", host, ":", ntohs(in->sin_port));
+  }
+  if (a.ss_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&a);
+    if (inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host) == nullptr) return "";
+    return absl::StrCat("ipv6:[", host, "]:", ntohs(in6->sin6_port));
+  }
+  return "";
+}
+
 }  // namespace
 
 std::optional<absl::string_view> HttpRequest::Header(absl::string_view lower_case_name) const {
@@ -217,6 +235,10 @@ HttpServer::~HttpServer() { Stop(); }
 
 void HttpServer::Handle(absl::string_view method, absl::string_view path, HttpHandler handler) {
   routes_[std::string(path)][std::string(method)] = std::move(handler);
+}
+
+void HttpServer::HandlePrefix(absl::string_view method, absl::string_view prefix, HttpHandler handler) {
+  prefix_routes_[std::string(prefix)][std::string(method)] = std::move(handler);
 }
 
 absl::Status HttpServer::Start(absl::string_view listen) {
@@ -375,7 +397,9 @@ void HttpServer::Loop() {
 
 void HttpServer::Accept(std::vector<Conn>& conns, absl::Time& accept_paused_until) {
   for (int i = 0; i < kAcceptBurst; ++i) {
-    const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    sockaddr_storage from{};
+    socklen_t from_len = sizeof from;
+    const int fd = accept4(listen_fd_, reinterpret_cast<sockaddr*>(&from), &from_len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
@@ -395,6 +419,7 @@ void HttpServer::Accept(std::vector<Conn>& conns, absl::Time& accept_paused_unti
     open_.fetch_add(1);
     Conn c;
     c.fd = fd;
+    c.peer = PeerName(from);
     c.deadline = absl::Now() + options_.request_timeout;
     conns.push_back(std::move(c));
   }
@@ -467,6 +492,7 @@ bool HttpServer::Read(Conn& c) {
                        : s == 505 ? "HTTP/1.0 and HTTP/1.1 only"
                                   : "malformed request");
     }
+    request.peer = c.peer;
     c.job = Route(std::move(request));
     if (c.job.handler == nullptr) {  // 404 / 405: no need for the body
       c.job.linger = true;
@@ -501,12 +527,24 @@ bool HttpServer::Drain(Conn& c) {
 HttpServer::Job HttpServer::Route(HttpRequest request) const {
   Job j;
   j.head_only = request.method == "HEAD";
-  const auto path = routes_.find(request.path);
-  if (path == routes_.end()) {
+  const std::map<std::string, HttpHandler>* routed = nullptr;
+  if (const auto path = routes_.find(request.path); path != routes_.end()) {
+    routed = &path->second;
+  } else {
+    // The longest prefix of the path: the last key <= path that is a prefix of it.
+    for (auto it = prefix_routes_.upper_bound(request.path); it != prefix_routes_.begin();) {
+      --it;
+      if (absl::StartsWith(request.path, it->first)) {
+        routed = &it->second;
+        break;
+      }
+    }
+  }
+  if (routed == nullptr) {
     j.response = {404, kTextPlain, "not found\n"};
     return j;
   }
-  const std::map<std::string, HttpHandler>& methods = path->second;
+  const std::map<std::string, HttpHandler>& methods = *routed;
   // HEAD is GET without the body (RFC 9110 9.3.2), unless routed on its own.
   auto method = methods.find(request.method);
   if (method == methods.end() && j.head_only) method = methods.find("GET");

@@ -15,9 +15,11 @@
 //     return HttpResponse{200, "application/json", json};
 //   });
 //
-// - Matching is exact on the path before '?' (no prefixes, no trailing-slash folding,
-//   no percent-decoding); the query string is handed over raw in `query`. A GET route
-//   answers HEAD too (the server drops the body).
+// - Matching is exact on the path before '?' (no trailing-slash folding, no
+//   percent-decoding); the query string is handed over raw in `query`. A GET route
+//   answers HEAD too (the server drops the body). HandlePrefix() routes every path that
+//   starts with a prefix (e.g. "/v1/profiles/" for /v1/profiles/NAME) when no exact
+//   route matches; the longest prefix wins, and its handler parses the rest of `path`.
 // - The body is complete (exactly Content-Length bytes, at most max_body_bytes) before
 //   the handler runs ("Expect: 100-continue" is answered for routed requests); header
 //   names are lower-case.
@@ -76,6 +78,8 @@ struct HttpRequest {
   std::string query;   // after '?', raw; empty when none
   std::vector<std::pair<std::string, std::string>> headers;  // names lower-case, values trimmed, in order
   std::string body;
+  // The client's address as gRPC names peers: "ipv4:10.0.0.7:51234", "ipv6:[::1]:51234".
+  std::string peer;
 
   // The value of the first header called `lower_case_name`; nullopt when absent.
   std::optional<absl::string_view> Header(absl::string_view lower_case_name) const;
@@ -115,6 +119,9 @@ class HttpServer {
   // Routes `method` `path` to `handler`; replaces an earlier handler for the same pair.
   // Only before Start().
   void Handle(absl::string_view method, absl::string_view path, HttpHandler handler);
+  // Routes `method` for every path that starts with `prefix` and has no exact route.
+  // Only before Start().
+  void HandlePrefix(absl::string_view method, absl::string_view prefix, HttpHandler handler);
 
   // Binds `listen` ("HOST:PORT", "[V6]:PORT" or "PORT" for every interface; port 0 = any
   // free port) and starts serving. INVALID_ARGUMENT for a malformed address,
@@ -142,6 +149,7 @@ class HttpServer {
   // connection before the client has read the answer).
   struct Conn {
     int fd = -1;
+    std::string peer;  // HttpRequest::peer
     absl::Time deadline;
     bool draining = false;
     std::string in;
@@ -168,6 +176,7 @@ class HttpServer {
   const HttpServerOptions options_;
   // path -> method -> handler (std::map: Allow lists the methods sorted).
   absl::flat_hash_map<std::string, std::map<std::string, HttpHandler>> routes_;
+  std::map<std::string, std::map<std::string, HttpHandler>> prefix_routes_;  // prefix -> method -> handler
   int listen_fd_ = -1;
   int stop_pipe_[2] = {-1, -1};  // a byte in it (never read) wakes every poll for good
   int lingering_event_ = -1;     // eventfd: workers have put fds in lingering_

@@ -1,5 +1,6 @@
 // paraplan-server: the planning daemon.
 //   paraplan-server [--listen HOST:PORT] [--db PATH] [--metrics-listen HOST:PORT|off]
+//                   [--http-listen HOST:PORT]
 //                   [--auto-calibrate-after N] [--max-message-bytes N]
 //                   [--log-level debug|info|warn|error|off] [--quiet]
 //                   [--tls-cert PEM --tls-key PEM [--tls-client-ca PEM]]
@@ -8,7 +9,8 @@
 //                   [--max-batch N] [--max-ingest N] [--max-profile-bytes N]
 //                   [--max-plan-candidates N] [--plan-deadline-s S] [--write-rate PER_S]
 // Prints "paraplan-server listening on HOST:PORT ..." on stdout once serving (PORT is
-// the bound one, so --listen 127.0.0.1:0 works). SIGTERM / SIGINT: health turns
+// the bound one, so --listen 127.0.0.1:0 works; likewise "http HOST:PORT" for the
+// HTTP/JSON API when --http-listen is given). SIGTERM / SIGINT: health turns
 // NOT_SERVING, in-flight RPCs get 10 s to finish, exit 0. Bad flags: usage, exit 2.
 // Cannot start (database, port): exit 1.
 #include <signal.h>
@@ -27,6 +29,7 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: paraplan-server [--listen HOST:PORT] [--db PATH] [--metrics-listen HOST:PORT|off]\n"
+    "                       [--http-listen HOST:PORT]\n"
     "                       [--auto-calibrate-after N] [--max-message-bytes N]\n"
     "                       [--log-level debug|info|warn|error|off] [--quiet]\n"
     "                       [--tls-cert PEM --tls-key PEM [--tls-client-ca PEM]]\n"
@@ -36,6 +39,8 @@ constexpr char kUsage[] =
     "                       [--max-plan-candidates N] [--plan-deadline-s S] [--write-rate PER_S]\n"
     "defaults: --listen 127.0.0.1:50051 --db paraplan.db --metrics-listen 127.0.0.1:9464\n"
     "          --auto-calibrate-after 20 (0 = never) --max-message-bytes 16777216 --log-level info\n"
+    "--http-listen: the same services as HTTP/JSON (POST /v1/plan, /v1/estimate,\n"
+    "  /v1/measurements:ingest; GET /v1/profiles/NAME, /v1/models); default off.\n"
     "TLS: server certificate and key (PEM); --tls-client-ca requires client certificates.\n"
     "--tokens-file: lines \"TOKEN ROLE\" (reader, writer, admin); every call then needs\n"
     "\"authorization: Bearer TOKEN\" (reads need none with --allow-anonymous-reads); tokens\n"
@@ -76,7 +81,8 @@ int main(int argc, char** argv) {
       v = flag.substr(eq + 1);
       flag.resize(eq);
     }
-    static const char* const kValued[] = {"--listen",    "--db",       "--metrics-listen", "--auto-calibrate-after",
+    static const char* const kValued[] = {"--listen",    "--db",       "--metrics-listen", "--http-listen",
+                                          "--auto-calibrate-after",
                                           "--max-message-bytes", "--log-level", "--tls-cert", "--tls-key",
                                           "--tls-client-ca", "--tokens-file", "--max-gpus",
                                           "--max-plan-gpu-counts", "--max-concurrent-plans", "--max-batch",
@@ -95,6 +101,8 @@ int main(int argc, char** argv) {
       o.db_path = v;
     } else if (flag == "--metrics-listen") {
       o.metrics_listen = (v == "off") ? "" : v;
+    } else if (flag == "--http-listen") {
+      o.http_listen = (v == "off") ? "" : v;
     } else if (flag == "--auto-calibrate-after") {
       if (!absl::SimpleAtoi(v, &o.auto_calibrate_after) || o.auto_calibrate_after < 0) {
         return UsageError(absl::StrCat(flag, ": \"", v, "\" is not a count >= 0"));
@@ -164,8 +172,12 @@ int main(int argc, char** argv) {
           ? "off"
           : absl::StrCat(o.metrics_listen.substr(0, o.metrics_listen.rfind(':')), ":", (*server)->metrics_port(),
                          "/metrics");
-  std::printf("paraplan-server listening on %s:%d (db %s, metrics %s)\n", host.c_str(), (*server)->port(),
-              o.db_path.c_str(), metrics.c_str());
+  const std::string http =
+      o.http_listen.empty()
+          ? ""
+          : absl::StrCat(", http ", o.http_listen.substr(0, o.http_listen.rfind(':')), ":", (*server)->http_port());
+  std::printf("paraplan-server listening on %s:%d (db %s, metrics %s%s)\n", host.c_str(), (*server)->port(),
+              o.db_path.c_str(), metrics.c_str(), http.c_str());
   std::fflush(stdout);
   if (o.log_level <= LogLevel::kInfo) {
     paraplan::server::WriteLogLine(LogLevel::kInfo,

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/notification.h"
@@ -18,6 +19,7 @@
 #include "server/auth.h"
 #include "server/backend.h"
 #include "server/rate_limit.h"
+#include "server/http_api.h"
 #include "server/http_server.h"
 #include "server/log.h"
 #include "server/metrics.h"
@@ -33,6 +35,19 @@ const char* const kServices[] = {"paraplan.v1.Planner", "paraplan.v1.Profiles", 
 grpc::Status ToGrpc(const absl::Status& s) {
   if (s.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+}
+
+// The caller's address: the gRPC peer, or for a call that the HTTP/JSON API forwards
+// through the in-process channel (http_api.h), "http:" and the HTTP client's address.
+std::string PeerOf(const grpc::ServerContext* ctx) {
+  std::string peer = ctx->peer();
+  if (peer == "unknown" || absl::StartsWith(peer, "inproc")) {  // no network peer: in-process
+    const auto& md = ctx->client_metadata();
+    if (auto it = md.find(kHttpPeerMetadata); it != md.end()) {
+      return absl::StrCat("http:", absl::string_view(it->second.data(), it->second.size()));
+    }
+  }
+  return peer;
 }
 
 // Server-side faults are logged at error level; the caller's mistakes at info.
@@ -68,7 +83,7 @@ class Rpc {
     }
     absl::Duration retry;
     if (auth_.ok() && RequiredRole(service_, method_) >= Role::kWriter &&
-        !env_.writes->Allow(ClientOfPeer(ctx_->peer()), absl::Now(), &retry)) {
+        !env_.writes->Allow(ClientOfPeer(PeerOf(ctx_)), absl::Now(), &retry)) {
       auth_ = absl::ResourceExhaustedError(absl::StrFormat(
           "write rate limit: %g per second per client (burst %g); retry in %.1f s", env_.limits->write_rate_per_s,
           env_.limits->write_burst, absl::ToDoubleSeconds(retry)));
@@ -90,7 +105,7 @@ class Rpc {
       // "rpc=Plan code=OK" first: tests/cli and log queries match on it.
       std::string fields = absl::StrCat("rpc=", method_, " code=", code, " duration_ms=",
                                         absl::StrFormat("%.3f", seconds * 1e3), " service=paraplan.v1.", service_,
-                                        " peer=", ctx_->peer());
+                                        " peer=", PeerOf(ctx_));
       if (!s.ok()) absl::StrAppend(&fields, " msg=", LogQuote(s.message()));
       WriteLogLine(level, fields);
     }
@@ -371,6 +386,7 @@ class Running final : public RunningServer {
  public:
   int port() const override { return port_; }
   int metrics_port() const override { return http_ == nullptr ? 0 : http_->port(); }
+  int http_port() const override { return api_ == nullptr ? 0 : api_->port(); }
   Metrics& metrics() override { return *metrics_; }
   absl::Status CheckIntegrity() override { return store_->CheckIntegrity(); }
   void Shutdown(absl::Duration grace) override {
@@ -402,6 +418,7 @@ class Running final : public RunningServer {
       stopper.join();
       server_->Wait();
     }
+    if (api_ != nullptr) api_->Stop();  // its calls ended with the gRPC server's
     stop_gauges_.Notify();
     if (gauges_.joinable()) gauges_.join();
     if (backend_ != nullptr) backend_->Stop();  // background calibration: drop the queue, finish the run
@@ -417,6 +434,7 @@ class Running final : public RunningServer {
   std::unique_ptr<ProfilesService> profiles_;
   std::unique_ptr<MeasurementsService> measurements_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<HttpServer> api_;  // HTTP/JSON: forwards to server_ in-process
   std::thread gauges_;
   absl::Notification stop_gauges_;
   std::atomic<bool> stopped_{false};
@@ -484,6 +502,28 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(const Serve
   return grpc::SslServerCredentials(ssl);
 }
 
+// The HTTP/JSON API on --http-listen (http_api.h), calling `server` in-process. Tokens
+// would travel in clear on it, so with tokens it must listen on loopback.
+absl::Status StartHttpApi(const ServerOptions& o, grpc::Server* server, std::unique_ptr<HttpServer>* out) {
+  if (o.http_listen.empty()) return absl::OkStatus();
+  if (!o.tokens_file.empty() && !IsLoopback(o.http_listen)) {
+    return absl::InvalidArgumentError(absl::StrCat("--tokens-file with the non-loopback --http-listen ", o.http_listen,
+                                                   ": the HTTP API has no TLS; listen on loopback behind a TLS proxy"));
+  }
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);
+  args.SetMaxSendMessageSize(-1);
+  HttpServerOptions ho;
+  ho.workers = 8;
+  ho.max_body_bytes = static_cast<size_t>(o.max_message_bytes);
+  *out = std::make_unique<HttpServer>(ho);
+  AddApiRoutes(**out, server->InProcessChannel(args));
+  if (absl::Status s = (*out)->Start(o.http_listen); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("HTTP API listener: ", s.message()));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<RunningServer>> StartServer(const ServerOptions& options) {
@@ -536,6 +576,7 @@ absl::StatusOr<std::unique_ptr<RunningServer>> StartServer(const ServerOptions& 
   if (r->server_ == nullptr || r->port_ == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
   }
+  if (absl::Status s = StartHttpApi(options, r->server_.get(), &r->api_); !s.ok()) return s;
   grpc::HealthCheckServiceInterface* health = r->server_->GetHealthCheckService();
   if (health != nullptr) {
     health->SetServingStatus("", true);

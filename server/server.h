@@ -9,7 +9,8 @@
 // no paraplan RPC is left, so they do not hold the drain for the whole grace period.
 // Authentication (bearer tokens with roles) and TLS are optional (auth.h); with tokens,
 // GET /metrics on the HTTP port needs one too (any role; 401 otherwise) unless
-// allow_anonymous_reads, while /healthz stays open. No gRPC
+// allow_anonymous_reads, while /healthz stays open. With http_listen the same services
+// answer HTTP/JSON on that port (http_api.h), through the gRPC services. No gRPC
 // headers here so main() and tests stay light. Thread-safe.
 #ifndef PARAPLAN_SERVER_SERVER_H_
 #define PARAPLAN_SERVER_SERVER_H_
@@ -44,6 +45,9 @@ struct ServerOptions {
   std::string listen = "127.0.0.1:50051";
   std::string db_path = "paraplan.db";
   std::string metrics_listen = "127.0.0.1:9464";  // HTTP /metrics, /healthz; empty = none; port 0 = any
+  // HTTP/JSON API (http_api.h); empty = none; port 0 = any. With tokens it must be a
+  // loopback address (no TLS on this port: put a TLS proxy in front).
+  std::string http_listen;
   int auto_calibrate_after = 20;                   // 0 = never automatically
   int max_message_bytes = 16 * 1024 * 1024;        // larger requests: RESOURCE_EXHAUSTED
   LogLevel log_level = LogLevel::kInfo;            // one line per RPC at info
@@ -65,6 +69,8 @@ class RunningServer {
   virtual int port() const = 0;
   // The bound /metrics port; 0 when metrics_listen was empty.
   virtual int metrics_port() const = 0;
+  // The bound HTTP/JSON API port; 0 when http_listen was empty.
+  virtual int http_port() const { return 0; }
   virtual Metrics& metrics() = 0;
   // Marks NOT_SERVING, lets in-flight RPCs finish until `grace` elapses, then stops.
   virtual void Shutdown(absl::Duration grace) = 0;

@@ -1,0 +1,495 @@
+// The HTTP/JSON API (server/http_api.h) through the real server: --http-listen on a
+// loopback port, real HTTP/1.1 requests over a socket, answers checked against the
+// gRPC answers for the same request (one implementation behind both transports), error
+// codes and bodies, bearer tokens and roles, the write rate limit per HTTP client; and
+// measurements that name a preset (`model`) instead of inlining the workload, through
+// the gRPC stub and through HTTP.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "gtest/gtest.h"
+#include "server/http_api.h"
+#include "tests/server/fixture.h"
+
+namespace paraplan::server {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Reply {
+  int status = 0;  // 0: no answer
+  std::map<std::string, std::string> headers;  // names lower-case
+  std::string body;
+};
+
+// One HTTP/1.1 request to 127.0.0.1:`port`; reads until the server closes.
+Reply Http(int port, const std::string& method, const std::string& target, const std::string& body = "",
+           const std::vector<std::string>& headers = {}) {
+  Reply r;
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0 || connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    if (fd >= 0) close(fd);
+    return r;
+  }
+  std::string req = absl::StrCat(method, " ", target, " HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+  for (const std::string& h : headers) absl::StrAppend(&req, h, "\r\n");
+  if (!body.empty() || method == "POST") absl::StrAppend(&req, "Content-Type: application/json\r\nContent-Length: ", body.size(), "\r\n");
+  absl::StrAppend(&req, "\r\n", body);
+  for (absl::string_view left = req; !left.empty();) {
+    const ssize_t n = send(fd, left.data(), left.size(), MSG_NOSIGNAL);
+    if (n <= 0) break;
+    left.remove_prefix(static_cast<size_t>(n));
+  }
+  std::string in;
+  char buf[65536];
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    const int ms = static_cast<int>(absl::ToInt64Milliseconds(deadline - absl::Now()));
+    if (ms <= 0 || poll(&p, 1, ms) <= 0) break;
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    in.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  const size_t head_end = in.find("\r\n\r\n");
+  if (!absl::StartsWith(in, "HTTP/1.1 ") || head_end == std::string::npos) return r;
+  std::vector<std::string> lines = absl::StrSplit(in.substr(0, head_end), "\r\n");
+  if (!absl::SimpleAtoi(lines[0].substr(9, 3), &r.status)) r.status = 0;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const size_t colon = lines[i].find(':');
+    if (colon == std::string::npos) continue;
+    r.headers[absl::AsciiStrToLower(lines[i].substr(0, colon))] =
+        std::string(absl::StripAsciiWhitespace(lines[i].substr(colon + 1)));
+  }
+  r.body = in.substr(head_end + 4);
+  return r;
+}
+
+std::string ToJson(const google::protobuf::Message& m) {
+  google::protobuf::util::JsonPrintOptions o;
+  o.preserve_proto_field_names = true;
+  std::string out;
+  EXPECT_TRUE(google::protobuf::util::MessageToJsonString(m, &out, o).ok());
+  return out;
+}
+
+template <typename M>
+M FromJson(const std::string& json) {
+  M m;
+  const auto s = google::protobuf::util::JsonStringToMessage(json, &m);
+  EXPECT_TRUE(s.ok()) << s.message() << "\n" << json;
+  return m;
+}
+
+// {"error": {"code", "message"}} of an error answer.
+struct Error {
+  std::string code;
+  std::string message;
+};
+Error ErrorOf(const Reply& r) {
+  google::protobuf::Struct s = FromJson<google::protobuf::Struct>(r.body);
+  const auto& e = s.fields().at("error").struct_value().fields();
+  return {e.at("code").string_value(), e.at("message").string_value()};
+}
+
+v1::PlanRequest Llama8bPlan() {
+  v1::PlanRequest p;
+  p.set_profile("dgx-h100-80gb");
+  p.set_model("llama3-8b");
+  p.add_gpus(16);
+  p.set_global_batch_size(1024);
+  p.set_top_k(3);
+  return p;
+}
+
+// A llama3-8b run on 16 H100s, as a measurement that names its preset.
+v1::Measurement PresetMeasurement(const std::string& id) {
+  v1::Measurement m;
+  m.set_id(id);
+  m.set_profile("dgx-h100-80gb");
+  m.set_model("llama3-8b");
+  v1::ParallelConfig* c = m.mutable_config();
+  c->set_tensor_parallel(2);
+  c->set_data_parallel(8);
+  c->set_micro_batch_size(1);
+  c->set_global_batch_size(512);
+  m.set_iteration_time_s(30.5);
+  return m;
+}
+
+class HttpApiTest : public ServerTest {
+ protected:
+  ServerOptions Options() override {
+    ServerOptions o = ServerTest::Options();
+    o.http_listen = "127.0.0.1:0";
+    return o;
+  }
+  int port() const { return server_->http_port(); }
+  Reply Post(const std::string& path, const std::string& body, const std::vector<std::string>& headers = {}) {
+    return Http(port(), "POST", path, body, headers);
+  }
+  Reply Get(const std::string& path, const std::vector<std::string>& headers = {}) {
+    return Http(port(), "GET", path, "", headers);
+  }
+  int AccuracyCount(const std::string& profile) {
+    Reply r = Get("/v1/profiles/" + profile + "/accuracy");
+    EXPECT_EQ(r.status, 200) << r.body;
+    return FromJson<v1::AccuracyReport>(r.body).overall().count();
+  }
+};
+
+TEST_F(HttpApiTest, PlanAnswersWhatTheGrpcServiceAnswers) {
+  ASSERT_GT(port(), 0);
+  const Reply r = Post("/v1/plan", ToJson(Llama8bPlan()));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.headers.at("content-type"), "application/json");
+  // The contract's snake_case names, zeros printed.
+  EXPECT_THAT(r.body, HasSubstr("\"iteration_time_s\":"));
+  EXPECT_THAT(r.body, HasSubstr("\"candidates_enumerated\":"));
+  EXPECT_THAT(r.body, HasSubstr("\"truncated\":false"));
+  const v1::PlanResponse http = FromJson<v1::PlanResponse>(r.body);
+  ASSERT_GT(http.plans_size(), 0);
+  EXPECT_LE(http.plans_size(), 3);
+  EXPECT_EQ(http.plans(0).profile_name(), "dgx-h100-80gb");
+
+  grpc::ClientContext ctx;
+  v1::PlanResponse rpc;
+  ASSERT_TRUE(planner_->Plan(&ctx, Llama8bPlan(), &rpc).ok());
+  ASSERT_EQ(rpc.plans_size(), http.plans_size());
+  for (int i = 0; i < rpc.plans_size(); ++i) {
+    EXPECT_EQ(ToJson(http.plans(i).config()), ToJson(rpc.plans(i).config())) << i;
+    EXPECT_DOUBLE_EQ(http.plans(i).iteration_time_s(), rpc.plans(i).iteration_time_s()) << i;
+  }
+}
+
+TEST_F(HttpApiTest, EstimateAndBatch) {
+  const Reply r = Post("/v1/estimate", ToJson(Gpt3Estimate()));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const v1::EstimateResponse http = FromJson<v1::EstimateResponse>(r.body);
+  v1::EstimateResponse rpc;
+  ASSERT_TRUE(Estimate(Gpt3Estimate(), &rpc).ok());
+  EXPECT_GT(http.estimate().iteration_time_s(), 0);
+  EXPECT_DOUBLE_EQ(http.estimate().iteration_time_s(), rpc.estimate().iteration_time_s());
+
+  v1::EstimateBatchRequest batch;
+  *batch.add_requests() = Gpt3Estimate();
+  v1::EstimateRequest bad = Gpt3Estimate();
+  bad.set_profile("no-such-profile");
+  *batch.add_requests() = bad;
+  const Reply b = Post("/v1/estimate:batch", ToJson(batch));
+  ASSERT_EQ(b.status, 200) << b.body;
+  const v1::EstimateBatchResponse results = FromJson<v1::EstimateBatchResponse>(b.body);
+  ASSERT_EQ(results.results_size(), 2);
+  EXPECT_DOUBLE_EQ(results.results(0).estimate().iteration_time_s(), rpc.estimate().iteration_time_s());
+  EXPECT_EQ(results.results(1).error().code(), static_cast<int>(grpc::StatusCode::NOT_FOUND));
+}
+
+TEST_F(HttpApiTest, IngestThenReadTheProfileAndItsAccuracy) {
+  EXPECT_EQ(AccuracyCount("dgx-h100-80gb"), 0);
+  v1::IngestMeasurementsRequest req;
+  *req.add_measurements() = PresetMeasurement("http-1");
+  const Reply r = Post("/v1/measurements:ingest", ToJson(req));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const v1::IngestMeasurementsResponse resp = FromJson<v1::IngestMeasurementsResponse>(r.body);
+  EXPECT_EQ(resp.accepted(), 1) << r.body;
+  EXPECT_GT(resp.results(0).predicted_iteration_time_s(), 0);
+  EXPECT_EQ(AccuracyCount("dgx-h100-80gb"), 1);
+  // The same id again is a duplicate, not a second measurement.
+  EXPECT_EQ(FromJson<v1::IngestMeasurementsResponse>(Post("/v1/measurements:ingest", ToJson(req)).body).duplicates(), 1);
+  EXPECT_EQ(AccuracyCount("dgx-h100-80gb"), 1);
+
+  const Reply p = Get("/v1/profiles/dgx-h100-80gb");
+  ASSERT_EQ(p.status, 200) << p.body;
+  EXPECT_EQ(FromJson<v1::SystemProfile>(p.body).name(), "dgx-h100-80gb");
+  for (const char* ref : {"dgx-h100-80gb@1", "dgx-h100-80gb%401"}) {
+    const Reply v = Get(std::string("/v1/profiles/") + ref);
+    ASSERT_EQ(v.status, 200) << ref << v.body;
+    EXPECT_EQ(FromJson<v1::SystemProfile>(v.body).version(), 1) << ref;
+  }
+  const Reply versions = Get("/v1/profiles/dgx-h100-80gb/versions");
+  ASSERT_EQ(versions.status, 200) << versions.body;
+  EXPECT_EQ(FromJson<v1::ListProfileVersionsResponse>(versions.body).versions_size(), 1);
+
+  const Reply list = Get("/v1/profiles?page_size=1");
+  ASSERT_EQ(list.status, 200) << list.body;
+  const v1::ListProfilesResponse page = FromJson<v1::ListProfilesResponse>(list.body);
+  EXPECT_EQ(page.profiles_size(), 1);
+  EXPECT_FALSE(page.next_page_token().empty());
+
+  const Reply models = Get("/v1/models");
+  ASSERT_EQ(models.status, 200);
+  EXPECT_GT(FromJson<v1::ListModelsResponse>(models.body).models_size(), 5);
+}
+
+TEST_F(HttpApiTest, MalformedJsonIsBadRequestNamingTheProblem) {
+  Reply r = Post("/v1/plan", "{\"profile\": x");
+  ASSERT_EQ(r.status, 400) << r.body;
+  Error e = ErrorOf(r);
+  EXPECT_EQ(e.code, "INVALID_ARGUMENT");
+  EXPECT_THAT(e.message, HasSubstr("not a valid PlanRequest in JSON"));
+
+  r = Post("/v1/plan", R"({"profil": "dgx-h100-80gb"})");
+  ASSERT_EQ(r.status, 400) << r.body;
+  EXPECT_THAT(ErrorOf(r).message, HasSubstr("profil"));
+
+  r = Post("/v1/measurements:ingest", "");
+  ASSERT_EQ(r.status, 400) << r.body;
+  EXPECT_THAT(ErrorOf(r).message, HasSubstr("empty"));
+
+  r = Post("/v1/plan?verbose=1", ToJson(Llama8bPlan()));
+  ASSERT_EQ(r.status, 400) << r.body;
+  EXPECT_THAT(ErrorOf(r).message, HasSubstr("verbose"));
+
+  r = Get("/v1/profiles?page_size=many");
+  ASSERT_EQ(r.status, 400) << r.body;
+  EXPECT_THAT(ErrorOf(r).message, HasSubstr("page_size"));
+
+  r = Post("/v1/plan", ToJson(Llama8bPlan()), {"X-Paraplan-Timeout-S: soon"});
+  ASSERT_EQ(r.status, 400) << r.body;
+  EXPECT_THAT(ErrorOf(r).message, HasSubstr("X-Paraplan-Timeout-S"));
+}
+
+TEST_F(HttpApiTest, InvalidConfigIsBadRequestNamingTheField) {
+  v1::EstimateRequest req = Gpt3Estimate();
+  req.mutable_config()->set_tensor_parallel(7);  // 96 heads
+  const Reply r = Post("/v1/estimate", ToJson(req));
+  ASSERT_EQ(r.status, 400) << r.body;
+  const Error e = ErrorOf(r);
+  EXPECT_EQ(e.code, "INVALID_ARGUMENT");
+  EXPECT_THAT(e.message, HasSubstr("tensor_parallel"));
+
+  v1::PlanRequest plan = Llama8bPlan();
+  plan.set_global_batch_size(0);
+  const Reply p = Post("/v1/plan", ToJson(plan));
+  ASSERT_EQ(p.status, 400) << p.body;
+  EXPECT_THAT(ErrorOf(p).message, HasSubstr("global_batch_size"));
+}
+
+TEST_F(HttpApiTest, UnknownProfileIsNotFound) {
+  Reply r = Get("/v1/profiles/no-such-profile");
+  ASSERT_EQ(r.status, 404) << r.body;
+  EXPECT_EQ(ErrorOf(r).code, "NOT_FOUND");
+  EXPECT_THAT(ErrorOf(r).message, HasSubstr("no-such-profile"));
+
+  v1::PlanRequest plan = Llama8bPlan();
+  plan.set_profile("no-such-profile");
+  r = Post("/v1/plan", ToJson(plan));
+  EXPECT_EQ(r.status, 404) << r.body;
+
+  EXPECT_EQ(Get("/v1/profiles/dgx-h100-80gb/colour").status, 404);
+  EXPECT_EQ(Get("/v1/profiles/").status, 404);
+  EXPECT_EQ(Get("/v1/nothing-here").status, 404);
+}
+
+TEST_F(HttpApiTest, WrongMethodIs405WithAllow) {
+  Reply r = Get("/v1/plan");
+  EXPECT_EQ(r.status, 405);
+  EXPECT_EQ(r.headers["allow"], "POST");
+  r = Post("/v1/profiles/dgx-h100-80gb", "{}");
+  EXPECT_EQ(r.status, 405);
+  EXPECT_EQ(r.headers["allow"], "GET, HEAD");
+  r = Http(port(), "DELETE", "/v1/measurements:ingest");
+  EXPECT_EQ(r.status, 405);
+}
+
+TEST_F(HttpApiTest, TimeoutHeaderBoundsThePlanSearch) {
+  v1::PlanRequest big;
+  big.set_profile("dgx-h100-80gb");
+  big.set_model("gpt3-175b");
+  for (int g : {512, 1024, 2048, 4096}) big.add_gpus(g);
+  big.set_global_batch_size(1536);
+  const absl::Time start = absl::Now();
+  const Reply r = Post("/v1/plan", ToJson(big), {"X-Paraplan-Timeout-S: 0.3"});
+  const absl::Duration took = absl::Now() - start;
+  // Either the search finished in time or it answered its best so far, truncated.
+  ASSERT_TRUE(r.status == 200 || r.status == 504) << r.status << r.body;
+  EXPECT_LT(took, absl::Seconds(3));
+}
+
+// A measurement may name a preset instead of inlining the workload: the server stores
+// the preset's workload, and predicts exactly what it predicts for the inline form.
+TEST_F(HttpApiTest, MeasurementNamingAPresetThroughGrpc) {
+  v1::Measurement inline_form = PresetMeasurement("inline");
+  inline_form.clear_model();
+  {
+    grpc::ClientContext ctx;
+    v1::ListModelsResponse models;
+    ASSERT_TRUE(planner_->ListModels(&ctx, v1::ListModelsRequest(), &models).ok());
+    for (const v1::Workload& w : models.models()) {
+      if (w.name() == "llama3-8b") *inline_form.mutable_workload() = w;
+    }
+    ASSERT_TRUE(inline_form.has_workload());
+  }
+  const v1::IngestMeasurementsResponse r = Ingest({PresetMeasurement("preset"), inline_form});
+  ASSERT_EQ(r.accepted(), 2) << r.DebugString();
+  EXPECT_DOUBLE_EQ(r.results(0).predicted_iteration_time_s(), r.results(1).predicted_iteration_time_s());
+
+  v1::Measurement unknown = PresetMeasurement("unknown-model");
+  unknown.set_model("llama9-1t");
+  const v1::IngestMeasurementsResponse u = Ingest({unknown});
+  ASSERT_EQ(u.rejected(), 1);
+  EXPECT_THAT(u.results(0).reason(), HasSubstr("model"));
+  EXPECT_THAT(u.results(0).reason(), HasSubstr("llama9-1t"));
+  EXPECT_THAT(u.results(0).reason(), HasSubstr("llama3-8b"));  // the presets are listed
+
+  v1::Measurement neither = PresetMeasurement("neither");
+  neither.clear_model();
+  const v1::IngestMeasurementsResponse n = Ingest({neither});
+  ASSERT_EQ(n.rejected(), 1);
+  EXPECT_THAT(n.results(0).reason(), HasSubstr("workload"));
+
+  // Calibration reads the stored workload: the preset measurement counts like the other.
+  grpc::ClientContext ctx;
+  v1::GetAccuracyRequest acc;
+  acc.set_profile("dgx-h100-80gb");
+  v1::AccuracyReport report;
+  ASSERT_TRUE(measurements_->GetAccuracy(&ctx, acc, &report).ok());
+  EXPECT_EQ(report.overall().count(), 2);
+}
+
+TEST_F(HttpApiTest, MeasurementNamingAnUnknownPresetThroughHttp) {
+  const std::string body =
+      R"({"measurements": [{"id": "m1", "profile": "dgx-h100-80gb", "model": "no-such-model",)"
+      R"( "config": {"data_parallel": 8}, "iteration_time_s": 1.5}]})";
+  const Reply r = Post("/v1/measurements:ingest", body);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const v1::IngestMeasurementsResponse resp = FromJson<v1::IngestMeasurementsResponse>(r.body);
+  ASSERT_EQ(resp.rejected(), 1);
+  EXPECT_THAT(resp.results(0).reason(), HasSubstr("model: unknown preset \"no-such-model\"; presets: "));
+  EXPECT_EQ(AccuracyCount("dgx-h100-80gb"), 0);
+}
+
+TEST(HttpApiJson, ErrorBodiesAreValidJson) {
+  const std::string body = JsonError(absl::StatusCode::kNotFound, "a \"quoted\"\nline\x01 caf\xc3\xa9 \xff end");
+  google::protobuf::Struct s;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(body, &s).ok()) << body;
+  const auto& e = s.fields().at("error").struct_value().fields();
+  EXPECT_EQ(e.at("code").string_value(), "NOT_FOUND");
+  EXPECT_EQ(e.at("message").string_value(), "a \"quoted\"\nline\x01 caf\xc3\xa9 ? end");
+  EXPECT_EQ(HttpStatusOf(absl::StatusCode::kFailedPrecondition), 400);
+  EXPECT_EQ(HttpStatusOf(absl::StatusCode::kAlreadyExists), 409);
+  EXPECT_EQ(HttpStatusOf(absl::StatusCode::kResourceExhausted), 429);
+  EXPECT_EQ(HttpStatusOf(absl::StatusCode::kDeadlineExceeded), 504);
+  EXPECT_EQ(HttpStatusOf(absl::StatusCode::kUnavailable), 503);
+  EXPECT_EQ(HttpStatusOf(absl::StatusCode::kDataLoss), 500);
+}
+
+// Tokens: the same roles as gRPC (reads need reader, writes writer).
+class HttpApiAuthTest : public HttpApiTest {
+ protected:
+  static constexpr char kReader[] = "reader-token-0123456789";
+  static constexpr char kWriter[] = "writer-token-0123456789";
+  ServerOptions Options() override {
+    ServerOptions o = HttpApiTest::Options();
+    std::ofstream(dir_ + "/tokens") << kReader << " reader\n" << kWriter << " writer\n";
+    o.tokens_file = dir_ + "/tokens";
+    o.allow_anonymous_reads = anonymous_reads_;
+    return o;
+  }
+  std::string IngestBody(const std::string& id) {
+    v1::IngestMeasurementsRequest req;
+    *req.add_measurements() = PresetMeasurement(id);
+    return ToJson(req);
+  }
+  bool anonymous_reads_ = false;
+};
+
+TEST_F(HttpApiAuthTest, TokensAndRoles) {
+  Reply r = Post("/v1/plan", ToJson(Llama8bPlan()));
+  ASSERT_EQ(r.status, 401) << r.body;
+  EXPECT_EQ(ErrorOf(r).code, "UNAUTHENTICATED");
+  EXPECT_THAT(r.headers["www-authenticate"], HasSubstr("Bearer"));
+  EXPECT_EQ(Get("/v1/models", {"Authorization: Bearer not-a-known-token-at-all"}).status, 401);
+  EXPECT_EQ(Get("/v1/models", {absl::StrCat("Authorization: Bearer ", kReader, "\xff")}).status, 401);
+
+  const std::string reader = absl::StrCat("Authorization: Bearer ", kReader);
+  const std::string writer = absl::StrCat("Authorization: Bearer ", kWriter);
+  EXPECT_EQ(Post("/v1/plan", ToJson(Llama8bPlan()), {reader}).status, 200);
+  EXPECT_EQ(Get("/v1/profiles/dgx-h100-80gb", {reader}).status, 200);
+  r = Post("/v1/measurements:ingest", IngestBody("a"), {reader});
+  ASSERT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(ErrorOf(r).code, "PERMISSION_DENIED");
+  r = Post("/v1/measurements:ingest", IngestBody("a"), {writer});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(FromJson<v1::IngestMeasurementsResponse>(r.body).accepted(), 1);
+}
+
+class HttpApiAnonymousReadsTest : public HttpApiAuthTest {
+ protected:
+  ServerOptions Options() override {
+    anonymous_reads_ = true;
+    return HttpApiAuthTest::Options();
+  }
+};
+
+TEST_F(HttpApiAnonymousReadsTest, ReadsOpenWritesNeedAToken) {
+  EXPECT_EQ(Get("/v1/models").status, 200);
+  EXPECT_EQ(Post("/v1/plan", ToJson(Llama8bPlan())).status, 200);
+  EXPECT_EQ(Post("/v1/measurements:ingest", IngestBody("b")).status, 401);
+}
+
+// The write rate limit sees the HTTP client (its address is passed on), and a refusal
+// is 429 with Retry-After.
+class HttpApiRateLimitTest : public HttpApiTest {
+ protected:
+  ServerOptions Options() override {
+    ServerOptions o = HttpApiTest::Options();
+    o.limits.write_rate_per_s = 0.01;
+    o.limits.write_burst = 2;
+    return o;
+  }
+};
+
+TEST_F(HttpApiRateLimitTest, WritesPastTheBurstAreTooManyRequests) {
+  v1::IngestMeasurementsRequest req;
+  *req.add_measurements() = PresetMeasurement("r");
+  EXPECT_EQ(Post("/v1/measurements:ingest", ToJson(req)).status, 200);
+  EXPECT_EQ(Post("/v1/measurements:ingest", ToJson(req)).status, 200);
+  const Reply r = Post("/v1/measurements:ingest", ToJson(req));
+  ASSERT_EQ(r.status, 429) << r.body;
+  EXPECT_EQ(ErrorOf(r).code, "RESOURCE_EXHAUSTED");
+  EXPECT_EQ(r.headers.at("retry-after"), "1");
+  // Reads are not rate limited.
+  EXPECT_EQ(Get("/v1/models").status, 200);
+}
+
+TEST(HttpApiStartTest, TokensOffLoopbackAreRefused) {
+  char tmpl[] = "/tmp/paraplan_http_XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  std::ofstream(dir + "/tokens") << "writer-token-0123456789 writer\n";
+  ServerOptions o;
+  o.listen = "127.0.0.1:0";
+  o.db_path = dir + "/paraplan.db";
+  o.metrics_listen = "";
+  o.http_listen = "0.0.0.0:0";
+  o.tokens_file = dir + "/tokens";
+  o.log_level = LogLevel::kWarn;
+  auto s = StartServer(o);
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(std::string(s.status().message()), HasSubstr("--http-listen"));
+  std::system(("rm -rf " + dir).c_str());
+}
+
+}  // namespace
+}  // namespace paraplan::server
