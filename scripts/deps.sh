@@ -8,6 +8,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev prometheus
   clang libclang-rt-14-dev
   chromium  # headless rendering of the plan report page (tests/cli)
+  lua5.1 lua5.4 curl  # deploy/slurm/job_submit.lua under Slurm's Lua (5.1 on Debian) and the newest (tests/server/slurm_test.sh)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,467 @@
+--[[
+paraplan job_submit/lua plugin: a training plan for every job that asks for one.
+
+Contract.
+  A job opts in with a comment (sbatch --comment) holding one word
+      paraplan:model=PRESET,profile=PROFILE,global_batch=N[,gpus=N][,objective=time|cost|energy]
+  (other text may stand around it). PRESET is a paraplan model preset (GET /v1/models),
+  PROFILE a stored system profile (NAME or NAME@VERSION). The GPU count is the job's:
+  --gpus / --gres=gpu:N with --nodes (tres_per_job, or tres_per_node times min_nodes);
+  gpus=N in the comment overrides it.
+
+  At submit time the plugin asks paraplan for the best plan (POST /v1/plan on the
+  HTTP/JSON API, via curl) and attaches it to the job:
+    - admin_comment gets " paraplan=" and one JSON object without spaces, `config` last:
+        {"model":"llama3-8b","profile":"dgx-h100-80gb","profile_version":1,"gpus":16,
+         "predicted_iteration_time_s":7.1,"config":{...ParallelConfig, zeros left out...}}
+      (users cannot change admin_comment; the epilog, epilog.sh, reads it back);
+    - batch jobs get environment variables for the training script: PARAPLAN_MODEL,
+      PARAPLAN_PROFILE, PARAPLAN_GPUS, PARAPLAN_TP, PARAPLAN_PP, PARAPLAN_DP, PARAPLAN_CP,
+      PARAPLAN_EP, PARAPLAN_VPP, PARAPLAN_MBS, PARAPLAN_GBS, PARAPLAN_SP (0/1),
+      PARAPLAN_RECOMPUTE (none|selective|full), PARAPLAN_ZERO, PARAPLAN_SCHEDULE,
+      PARAPLAN_PREDICTED_ITERATION_TIME_S and PARAPLAN_CONFIG_JSON (the config above);
+    - the user sees one line (slurm.log_user) with the plan and its prediction.
+
+  Fails open: the job is never rejected because of paraplan. A server that is down,
+  slow (PARAPLAN_TIMEOUT_S), refusing, or a comment that does not parse, or no plan that
+  fits: the job goes on unchanged, with the reason in slurmctld's log (slurm.log_info)
+  and told to the user. Jobs without the comment are not touched and cost nothing.
+  Values from the comment are checked against strict patterns before they reach the
+  request (no shell or JSON injection); the request goes to curl through a file.
+
+Configuration (slurmctld's environment, or edit the defaults below):
+  PARAPLAN_URL         the HTTP/JSON API, default http://127.0.0.1:8080
+  PARAPLAN_TOKEN_FILE  a file holding a bearer token (reader role) when the server has
+                       --tokens-file; default none
+  PARAPLAN_TIMEOUT_S   the most a submission waits for a plan, default 2 (the server
+                       answers its best so far by then)
+  PARAPLAN_CURL        the curl binary, default curl
+
+Works with Lua 5.1 (what Debian's Slurm embeds) to 5.4. slurm_job_modify leaves jobs
+as they are: a plan is made once, at submission.
+--]]
+
+local URL = os.getenv("PARAPLAN_URL") or "http://127.0.0.1:8080"
+local TOKEN_FILE = os.getenv("PARAPLAN_TOKEN_FILE") or ""
+local TIMEOUT_S = tonumber(os.getenv("PARAPLAN_TIMEOUT_S") or "") or 2
+local CURL = os.getenv("PARAPLAN_CURL") or "curl"
+
+-- Slurm's "unset" numbers (NO_VAL, NO_VAL16, NO_VAL64 and friends).
+local NO_VAL_MIN = 65534
+
+---------------------------------------------------------------------------- JSON
+
+local json = {}
+
+local function json_error(s, i, what)
+  error(string.format("JSON at byte %d: %s", i, what), 0)
+end
+
+local function skip_ws(s, i)
+  local _, e = s:find("^[ \t\r\n]*", i)
+  return e + 1
+end
+
+local function utf8_char(c)
+  if c < 0x80 then return string.char(c) end
+  if c < 0x800 then return string.char(0xc0 + math.floor(c / 0x40), 0x80 + c % 0x40) end
+  if c < 0x10000 then
+    return string.char(0xe0 + math.floor(c / 0x1000), 0x80 + math.floor(c / 0x40) % 0x40, 0x80 + c % 0x40)
+  end
+  return string.char(0xf0 + math.floor(c / 0x40000), 0x80 + math.floor(c / 0x1000) % 0x40,
+                     0x80 + math.floor(c / 0x40) % 0x40, 0x80 + c % 0x40)
+end
+
+local decode_value
+
+local function decode_string(s, i)  -- s:sub(i, i) == '"'
+  local out, j = {}, i + 1
+  while true do
+    local c = s:sub(j, j)
+    if c == "" then json_error(s, j, "unterminated string") end
+    if c == '"' then return table.concat(out), j + 1 end
+    if c == "\\" then
+      local e = s:sub(j + 1, j + 1)
+      local simple = { ['"'] = '"', ["\\"] = "\\", ["/"] = "/", b = "\b", f = "\f", n = "\n", r = "\r", t = "\t" }
+      if simple[e] then
+        out[#out + 1] = simple[e]
+        j = j + 2
+      elseif e == "u" then
+        local hex = s:sub(j + 2, j + 5)
+        if not hex:find("^%x%x%x%x$") then json_error(s, j, "bad \\u escape") end
+        local c1 = tonumber(hex, 16)
+        j = j + 6
+        if c1 >= 0xd800 and c1 < 0xdc00 and s:sub(j, j + 1) == "\\u" then  -- surrogate pair
+          local c2 = tonumber(s:sub(j + 2, j + 5), 16) or 0
+          if c2 >= 0xdc00 and c2 < 0xe000 then
+            c1 = 0x10000 + (c1 - 0xd800) * 0x400 + (c2 - 0xdc00)
+            j = j + 6
+          end
+        end
+        out[#out + 1] = utf8_char(c1)
+      else
+        json_error(s, j, "bad escape")
+      end
+    else
+      out[#out + 1] = c
+      j = j + 1
+    end
+  end
+end
+
+decode_value = function(s, i)
+  i = skip_ws(s, i)
+  local c = s:sub(i, i)
+  if c == "{" then
+    local obj = {}
+    i = skip_ws(s, i + 1)
+    if s:sub(i, i) == "}" then return obj, i + 1 end
+    while true do
+      if s:sub(i, i) ~= '"' then json_error(s, i, "expected a key") end
+      local key
+      key, i = decode_string(s, i)
+      i = skip_ws(s, i)
+      if s:sub(i, i) ~= ":" then json_error(s, i, "expected ':'") end
+      obj[key], i = decode_value(s, i + 1)
+      i = skip_ws(s, i)
+      local d = s:sub(i, i)
+      if d == "}" then return obj, i + 1 end
+      if d ~= "," then json_error(s, i, "expected ',' or '}'") end
+      i = skip_ws(s, i + 1)
+    end
+  elseif c == "[" then
+    local arr = {}
+    i = skip_ws(s, i + 1)
+    if s:sub(i, i) == "]" then return arr, i + 1 end
+    while true do
+      arr[#arr + 1], i = decode_value(s, i)
+      i = skip_ws(s, i)
+      local d = s:sub(i, i)
+      if d == "]" then return arr, i + 1 end
+      if d ~= "," then json_error(s, i, "expected ',' or ']'") end
+      i = i + 1
+    end
+  elseif c == '"' then
+    return decode_string(s, i)
+  elseif s:find("^true", i) then
+    return true, i + 4
+  elseif s:find("^false", i) then
+    return false, i + 5
+  elseif s:find("^null", i) then
+    return nil, i + 4
+  end
+  local num = s:match("^-?%d+%.?%d*[eE]?[-+]?%d*", i)
+  if num and num ~= "" and tonumber(num) then return tonumber(num), i + #num end
+  json_error(s, i, "unexpected character")
+end
+
+function json.decode(s)
+  local v, i = decode_value(s, 1)
+  i = skip_ws(s, i)
+  if i <= #s then json_error(s, i, "trailing characters") end
+  return v
+end
+
+local function encode_string(s)
+  return '"' .. s:gsub('[%c"\\]', function(c)
+    local named = { ['"'] = '\\"', ["\\"] = "\\\\", ["\n"] = "\\n", ["\r"] = "\\r", ["\t"] = "\\t" }
+    return named[c] or string.format("\\u%04x", c:byte())
+  end) .. '"'
+end
+
+local function encode_number(n)
+  if n ~= n or n == math.huge or n == -math.huge then error("cannot encode " .. tostring(n), 0) end
+  if n == math.floor(n) and math.abs(n) < 2 ^ 53 then return string.format("%d", n) end
+  return string.format("%.17g", n)
+end
+
+local function is_array(t)
+  local n = 0
+  for _ in pairs(t) do n = n + 1 end
+  return n == #t and (n > 0 or next(t) == nil and getmetatable(t) == json.array_mt)
+end
+
+json.array_mt = {}
+
+-- Compact JSON (no spaces); object keys sorted, so the output is stable.
+function json.encode(v)
+  local t = type(v)
+  if t == "string" then return encode_string(v) end
+  if t == "number" then return encode_number(v) end
+  if t == "boolean" then return tostring(v) end
+  if t ~= "table" then error("cannot encode a " .. t, 0) end
+  local parts = {}
+  if is_array(v) then
+    for _, x in ipairs(v) do parts[#parts + 1] = json.encode(x) end
+    return "[" .. table.concat(parts, ",") .. "]"
+  end
+  local keys = {}
+  for k in pairs(v) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for _, k in ipairs(keys) do parts[#parts + 1] = encode_string(k) .. ":" .. json.encode(v[k]) end
+  return "{" .. table.concat(parts, ",") .. "}"
+end
+
+------------------------------------------------------------------ the job's request
+
+local NAME = "^[%w][%w._-]*$"               -- presets and profile names
+local PROFILE_REF = "^[%w][%w._-]*@?%d*$"   -- NAME or NAME@VERSION
+local OBJECTIVES = { time = "OBJECTIVE_TIME", cost = "OBJECTIVE_COST", energy = "OBJECTIVE_ENERGY" }
+
+-- The job's paraplan request from its comment: nil when it has none; or the request
+-- table; or nil and the reason it does not parse.
+local function parse_request(comment)
+  if type(comment) ~= "string" then return nil end
+  local spec = comment:match("paraplan:(%S+)")
+  if not spec then return nil end
+  local req = {}
+  for item in spec:gmatch("[^,]+") do
+    local k, v = item:match("^([%w_]+)=(.+)$")
+    if not k then return nil, string.format("\"%s\" is not KEY=VALUE", item:sub(1, 40)) end
+    if k == "model" then
+      if not v:find(NAME) or #v > 64 then return nil, "model: not a preset name" end
+      req.model = v
+    elseif k == "profile" then
+      if not v:find(PROFILE_REF) or #v > 80 then return nil, "profile: not NAME or NAME@VERSION" end
+      req.profile = v
+    elseif k == "global_batch" or k == "gbs" then
+      if not v:find("^%d+$") or #v > 9 or tonumber(v) < 1 then return nil, k .. ": not a positive integer" end
+      req.global_batch = tonumber(v)
+    elseif k == "gpus" then
+      if not v:find("^%d+$") or #v > 7 or tonumber(v) < 1 then return nil, "gpus: not a positive integer" end
+      req.gpus = tonumber(v)
+    elseif k == "objective" then
+      if not OBJECTIVES[v] then return nil, "objective: one of time, cost, energy" end
+      req.objective = v
+    else
+      return nil, string.format("unknown key \"%s\" (model, profile, global_batch, gpus, objective)", k:sub(1, 40))
+    end
+  end
+  for _, k in ipairs({ "model", "profile", "global_batch" }) do
+    if req[k] == nil then return nil, k .. ": missing" end
+  end
+  return req
+end
+
+local function is_set(n)
+  return type(n) == "number" and n > 0 and n < NO_VAL_MIN
+end
+
+-- GPUs in a TRES string ("gres/gpu:8", "gres/gpu:h100:8", "gpu:8", "gres:gpu:2,gres/nic:1");
+-- nil when it names none.
+local function gpus_in(tres)
+  if type(tres) ~= "string" then return nil end
+  local total
+  for item in tres:gmatch("[^,]+") do
+    item = item:gsub("^gres[/:]", "")
+    if item == "gpu" or item:find("^gpu[:=]") then
+      local n = tonumber(item:match("[:=](%d+)$") or "1")
+      total = (total or 0) + n
+    end
+  end
+  return total
+end
+
+-- The GPUs the job asks for; nil when it asks for none.
+local function job_gpus(job_desc)
+  local per_job = gpus_in(job_desc.tres_per_job)
+  if per_job then return per_job end
+  local per_node = gpus_in(job_desc.tres_per_node)
+  if per_node then
+    local nodes = is_set(job_desc.min_nodes) and job_desc.min_nodes or 1
+    return per_node * nodes
+  end
+  return nil
+end
+
+---------------------------------------------------------------------------- HTTP
+
+local function read_file(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("*a")
+  f:close()
+  return s
+end
+
+local function write_file(path, s)
+  local f = io.open(path, "wb")
+  if not f then return false end
+  f:write(s)
+  f:close()
+  return true
+end
+
+-- POSTs `body` (JSON) to URL .. path. Returns the HTTP status and the body, or nil and
+-- why not.
+local function http_post(path, body)
+  if URL:find("[^%w%.:/%[%]_-]") then return nil, "PARAPLAN_URL has characters a URL does not need" end
+  local body_file, out_file, header_file = os.tmpname(), os.tmpname(), os.tmpname()
+  local function cleanup()
+    os.remove(body_file)
+    os.remove(out_file)
+    os.remove(header_file)
+  end
+  local headers = "Content-Type: application/json\r\nX-Paraplan-Timeout-S: " .. encode_number(TIMEOUT_S) .. "\r\n"
+  if TOKEN_FILE ~= "" then
+    local token = (read_file(TOKEN_FILE) or ""):match("^%s*(%S+)")
+    if not token then
+      cleanup()
+      return nil, "PARAPLAN_TOKEN_FILE " .. TOKEN_FILE .. " holds no token"
+    end
+    headers = headers .. "Authorization: Bearer " .. token .. "\r\n"
+  end
+  if not (write_file(body_file, body) and write_file(header_file, headers)) then
+    cleanup()
+    return nil, "cannot write temporary files"
+  end
+  -- The whole call, connection included, within the timeout plus a little for transfer.
+  local cmd = string.format("%s -sS -X POST --max-time %s -H @%s --data-binary @%s -o %s -w '%%{http_code}' '%s%s' 2>&1",
+                            CURL, encode_number(TIMEOUT_S + 1), header_file, body_file, out_file, URL, path)
+  local p = io.popen(cmd, "r")
+  if not p then
+    cleanup()
+    return nil, "cannot run curl"
+  end
+  local said = p:read("*a") or ""
+  p:close()
+  local response = read_file(out_file) or ""
+  cleanup()
+  local status = tonumber(said:match("(%d%d%d)$") or "")
+  if not status or status == 0 then
+    return nil, "no answer from " .. URL .. ": " .. (said:gsub("%s*%d*$", ""):sub(1, 200))
+  end
+  return status, response
+end
+
+---------------------------------------------------------------------- the plan
+
+local RECOMPUTE = { RECOMPUTE_UNSPECIFIED = "none", RECOMPUTE_NONE = "none", RECOMPUTE_SELECTIVE = "selective",
+                    RECOMPUTE_FULL = "full" }
+
+-- The configuration without zeros, false, empty strings and *_UNSPECIFIED enums: what
+-- the proto3 JSON mapping reads back as the same message.
+local function compact(v)
+  if type(v) ~= "table" then return v end
+  local out, any = {}, false
+  for k, x in pairs(v) do
+    x = compact(x)
+    local empty = x == nil or x == 0 or x == false or x == "" or
+                  (type(x) == "string" and x:find("_UNSPECIFIED$")) or (type(x) == "table" and next(x) == nil)
+    if not empty then
+      out[k] = x
+      any = true
+    end
+  end
+  return any and out or {}
+end
+
+-- The request body for POST /v1/plan.
+local function plan_request(req, gpus)
+  local body = { profile = req.profile, model = req.model, gpus = { gpus }, global_batch_size = req.global_batch,
+                 top_k = 1 }
+  if req.objective then body.objective = OBJECTIVES[req.objective] end
+  return json.encode(body)
+end
+
+-- The plan as attached to the job: one JSON object without spaces, `config` last (so
+-- that epilog.sh can cut it out without a JSON parser).
+local function attachment(req, gpus, best)
+  local head = json.encode({ model = req.model, profile = req.profile:gsub("@.*$", ""),
+                             profile_version = best.profile_version, gpus = gpus,
+                             predicted_iteration_time_s = best.iteration_time_s })
+  return head:sub(1, -2) .. ',"config":' .. json.encode(compact(best.config)) .. "}"
+end
+
+local function set_env(job_desc, vars)
+  -- Only batch jobs carry an environment (nil for salloc / srun); older Slurm has none.
+  local ok, env = pcall(function() return job_desc.environment end)
+  if not ok or env == nil then return false end
+  for k, v in pairs(vars) do env[k] = tostring(v) end
+  return true
+end
+
+local function degree(n)
+  return (type(n) == "number" and n > 0) and n or 1
+end
+
+-- Asks for a plan and attaches it; returns the line for the user, or nil and why not.
+local function plan_job(job_desc, req)
+  local gpus = req.gpus or job_gpus(job_desc)
+  if not gpus then return nil, "the job asks for no GPUs (use --gpus, --gres=gpu:N or gpus= in the comment)" end
+  local status, body = http_post("/v1/plan", plan_request(req, gpus))
+  if not status then return nil, body end
+  local ok, resp = pcall(json.decode, body)
+  if not ok or type(resp) ~= "table" then return nil, "HTTP " .. status .. ": not JSON: " .. tostring(resp) end
+  if status ~= 200 then
+    local e = type(resp.error) == "table" and resp.error or {}
+    return nil, string.format("HTTP %d %s: %s", status, tostring(e.code), tostring(e.message))
+  end
+  local best = type(resp.plans) == "table" and resp.plans[1]
+  if type(best) ~= "table" or type(best.config) ~= "table" then
+    local why = resp.infeasible_reason
+    return nil, string.format("no configuration of %s fits %d GPUs of %s%s", req.model, gpus, req.profile,
+                              (type(why) == "string" and why ~= "") and (": " .. why) or "")
+  end
+  local c = best.config
+  local plan = attachment(req, gpus, best)
+  local previous = job_desc.admin_comment
+  job_desc.admin_comment = ((type(previous) == "string" and previous ~= "") and (previous .. " ") or "") ..
+                           "paraplan=" .. plan
+  local recompute = RECOMPUTE[c.recompute] or "none"
+  set_env(job_desc, {
+    PARAPLAN_MODEL = req.model, PARAPLAN_PROFILE = req.profile, PARAPLAN_GPUS = gpus,
+    PARAPLAN_TP = degree(c.tensor_parallel), PARAPLAN_PP = degree(c.pipeline_parallel),
+    PARAPLAN_DP = degree(c.data_parallel), PARAPLAN_CP = degree(c.context_parallel),
+    PARAPLAN_EP = degree(c.expert_parallel), PARAPLAN_VPP = degree(c.virtual_pipeline_stages),
+    PARAPLAN_MBS = degree(c.micro_batch_size), PARAPLAN_GBS = c.global_batch_size or req.global_batch,
+    PARAPLAN_SP = c.sequence_parallel and 1 or 0, PARAPLAN_RECOMPUTE = recompute,
+    PARAPLAN_ZERO = c.zero_stage or 0, PARAPLAN_SCHEDULE = c.pipeline_schedule or "SCHEDULE_UNSPECIFIED",
+    PARAPLAN_PREDICTED_ITERATION_TIME_S = encode_number(best.iteration_time_s or 0),
+    PARAPLAN_CONFIG_JSON = json.encode(compact(c)),
+  })
+  return string.format("paraplan: %s on %d GPUs of %s: tp=%d pp=%d dp=%d cp=%d mbs=%d recompute=%s zero=%d, " ..
+                       "predicted %.3f s per iteration", req.model, gpus, req.profile, degree(c.tensor_parallel),
+                       degree(c.pipeline_parallel), degree(c.data_parallel), degree(c.context_parallel),
+                       degree(c.micro_batch_size), recompute, c.zero_stage or 0, best.iteration_time_s or 0)
+end
+
+------------------------------------------------------------------- Slurm's hooks
+
+local function user_message(msg)
+  if slurm.log_user then pcall(slurm.log_user, "%s", msg) end
+end
+
+function slurm_job_submit(job_desc, part_list, submit_uid)
+  local ok, err = pcall(function()
+    local req, why = parse_request(job_desc.comment)
+    if not req then
+      if why then
+        slurm.log_info("paraplan: job of uid %s: comment not understood: %s", tostring(submit_uid), why)
+        user_message("paraplan: no plan attached: " .. why)
+      end
+      return
+    end
+    local line, failure = plan_job(job_desc, req)
+    if line then
+      slurm.log_info("%s (uid %s)", line, tostring(submit_uid))
+      user_message(line)
+    else
+      slurm.log_info("paraplan: job of uid %s goes on without a plan: %s", tostring(submit_uid), failure)
+      user_message("paraplan: no plan attached (the job is submitted as it is): " .. failure)
+    end
+  end)
+  if not ok then slurm.log_info("paraplan: job goes on without a plan: internal error: %s", tostring(err)) end
+  return slurm.SUCCESS
+end
+
+function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
+  return slurm.SUCCESS
+end
+
+-- For tests: the pure parts, reachable without Slurm.
+paraplan_internal = { json = json, parse_request = parse_request, gpus_in = gpus_in, job_gpus = job_gpus,
+                      compact = compact }
+
+slurm.log_info("paraplan: job_submit.lua loaded (server %s)", URL)
+return slurm.SUCCESS
