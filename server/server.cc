@@ -395,6 +395,15 @@ class Running final : public RunningServer {
       grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService();
       if (health != nullptr) health->Shutdown();  // every service answers NOT_SERVING
       const absl::Time deadline = absl::Now() + grace;
+      // HTTP/JSON first: its calls ride the in-process channel, which the gRPC shutdown
+      // closes at once. Take no more HTTP requests and give those running until the
+      // deadline; past it the gRPC shutdown below ends their calls.
+      absl::Notification api_stopped;
+      std::thread api_stopper([&] {
+        if (api_ != nullptr) api_->Stop();
+        api_stopped.Notify();
+      });
+      api_stopped.WaitForNotificationWithDeadline(deadline);
       std::atomic<bool> drained{false};
       absl::Notification begun;
       std::thread stopper([&] {
@@ -417,8 +426,8 @@ class Running final : public RunningServer {
       if (!drained && absl::Now() < deadline) grpc_server_cancel_all_calls(server_->c_server());
       stopper.join();
       server_->Wait();
+      api_stopper.join();
     }
-    if (api_ != nullptr) api_->Stop();  // its calls ended with the gRPC server's
     stop_gauges_.Notify();
     if (gauges_.joinable()) gauges_.join();
     if (backend_ != nullptr) backend_->Stop();  // background calibration: drop the queue, finish the run

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <thread>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -325,6 +326,24 @@ TEST_F(HttpApiTest, TimeoutHeaderBoundsThePlanSearch) {
   // Either the search finished in time or it answered its best so far, truncated.
   ASSERT_TRUE(r.status == 200 || r.status == 504) << r.status << r.body;
   EXPECT_LT(took, absl::Seconds(3));
+}
+
+// SIGTERM's drain covers HTTP calls: one in flight finishes, then the port closes.
+TEST_F(HttpApiTest, ShutdownDrainsAnInFlightHttpCall) {
+  v1::PlanRequest big;
+  big.set_profile("dgx-h100-80gb");
+  big.set_model("gpt3-175b");
+  for (int g : {512, 1024, 2048, 4096}) big.add_gpus(g);
+  big.set_global_batch_size(1536);
+  const int http_port = port();
+  Reply in_flight;
+  std::thread caller([&] { in_flight = Http(http_port, "POST", "/v1/plan", ToJson(big), {"X-Paraplan-Timeout-S: 1"}); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  server_->Shutdown(absl::Seconds(5));
+  caller.join();
+  EXPECT_EQ(in_flight.status, 200) << in_flight.body;
+  EXPECT_GT(FromJson<v1::PlanResponse>(in_flight.body).plans_size(), 0);
+  EXPECT_EQ(Http(http_port, "GET", "/v1/models").status, 0);  // closed
 }
 
 // A measurement may name a preset instead of inlining the workload: the server stores
