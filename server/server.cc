@@ -6,6 +6,7 @@
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/support/server_interceptor.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -256,7 +257,10 @@ class PlannerService final : public v1::Planner::Service {
     // server's default.
     absl::Time deadline = absl::Now() + absl::Seconds(lim.plan_default_deadline_s);
     if (ctx->deadline() < std::chrono::system_clock::time_point::max() - std::chrono::hours(24 * 365)) {
-      deadline = absl::FromChrono(ctx->deadline()) - absl::Milliseconds(20);
+      // The search checks the deadline between shapes, and one shape of a large model can
+      // take tens of ms on a loaded machine: keep a tenth of the time left (at least 20 ms).
+      const absl::Time client = absl::FromChrono(ctx->deadline());
+      deadline = client - std::max(absl::Milliseconds(20), (client - absl::Now()) / 10);
     }
     std::atomic<bool> cancelled{false};
     absl::Notification done;
