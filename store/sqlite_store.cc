@@ -1,0 +1,615 @@
+#include "store/sqlite_store.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "store/messages.h"
+#include "store/sqlite_util.h"
+
+namespace paraplan::store {
+
+namespace {
+
+int64_t NowMs() { return absl::ToUnixMillis(absl::Now()); }
+
+// A TIMED measurement (one with a timing to compare) and its ratio predicted / measured;
+// the ratio index (migration 3) and every query on it spell them exactly so, which is
+// how SQLite matches a query to a partial index on an expression.
+#define PARAPLAN_TIMED "out_of_memory = 0 AND predicted_iteration_time_s > 0 AND iteration_time_s > 0"
+#define PARAPLAN_RATIO "predicted_iteration_time_s / iteration_time_s"
+
+// Schema migrations; migration i brings user_version from i to i + 1.
+const char* const kMigrations[] = {
+    R"sql(
+CREATE TABLE profiles (
+  name TEXT PRIMARY KEY
+);
+CREATE TABLE profile_versions (
+  name TEXT NOT NULL REFERENCES profiles(name) ON DELETE CASCADE,
+  version INTEGER NOT NULL,
+  created_at_ms INTEGER NOT NULL,
+  origin TEXT NOT NULL,
+  body BLOB NOT NULL,
+  PRIMARY KEY (name, version)
+);
+CREATE TABLE measurements (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE,
+  profile_name TEXT NOT NULL REFERENCES profiles(name) ON DELETE CASCADE,
+  profile_version INTEGER NOT NULL,
+  iteration_time_s REAL NOT NULL,
+  predicted_iteration_time_s REAL NOT NULL,
+  peak_memory_gib REAL NOT NULL,
+  predicted_memory_gib REAL NOT NULL,
+  predicted_fits INTEGER NOT NULL,
+  out_of_memory INTEGER NOT NULL,
+  observed_at_ms INTEGER NOT NULL,
+  ingested_at_ms INTEGER NOT NULL,
+  body BLOB NOT NULL
+);
+CREATE INDEX measurements_by_profile ON measurements(profile_name, seq);
+CREATE TABLE calibration_runs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  profile_name TEXT NOT NULL REFERENCES profiles(name) ON DELETE CASCADE,
+  from_version INTEGER NOT NULL,
+  to_version INTEGER NOT NULL,
+  created_at_ms INTEGER NOT NULL,
+  num_measurements INTEGER NOT NULL,
+  last_measurement_seq INTEGER NOT NULL,
+  report BLOB NOT NULL
+);
+)sql",
+    // 2: promotion. NULL = never promoted (a candidate); versions written before this
+    // migration were all served as the latest, so they count as promoted when created.
+    R"sql(
+ALTER TABLE profile_versions ADD COLUMN promoted_at_ms INTEGER;
+UPDATE profile_versions SET promoted_at_ms = created_at_ms;
+)sql",
+    // 3: the ratio order of timed measurements, for medians without reading every row.
+    "CREATE INDEX measurements_by_ratio ON measurements(profile_name, " PARAPLAN_RATIO ") WHERE " PARAPLAN_TIMED ";",
+};
+
+ProfileRow ReadProfile(Statement& s) {
+  ProfileRow r;
+  r.name = s.ColumnText(0);
+  r.version = static_cast<int>(s.ColumnInt(1));
+  r.created_at_unix_ms = s.ColumnInt(2);
+  r.origin = s.ColumnText(3);
+  r.body = s.ColumnText(4);
+  r.promoted = s.ColumnInt(5) != 0;
+  r.promoted_at_unix_ms = s.ColumnInt(6);
+  r.is_default = s.ColumnInt(7) != 0;
+  return r;
+}
+
+// Order of profile_versions rows (alias `t`) of one name that puts the default first:
+// promoted before candidates, latest promotion first, ties (and all-candidates) by the
+// higher version.
+#define PARAPLAN_DEFAULT_ORDER(t) \
+  t ".promoted_at_ms IS NULL, " t ".promoted_at_ms DESC, " t ".version DESC"
+// The default version of the name of the profile_versions row aliased `v`.
+#define PARAPLAN_DEFAULT_VERSION_OF_V                                             \
+  "(SELECT d.version FROM profile_versions d WHERE d.name = v.name ORDER BY " \
+  PARAPLAN_DEFAULT_ORDER("d") " LIMIT 1)"
+
+// Columns read by ReadProfile, from profile_versions aliased `v`.
+constexpr const char* kProfileColumns =
+    "v.name, v.version, v.created_at_ms, v.origin, v.body, v.promoted_at_ms IS NOT NULL, "
+    "COALESCE(v.promoted_at_ms, 0), v.version = " PARAPLAN_DEFAULT_VERSION_OF_V;
+constexpr const char* kDefaultOrder = PARAPLAN_DEFAULT_ORDER("v");
+constexpr const char* kDefaultVersionOfV = PARAPLAN_DEFAULT_VERSION_OF_V;
+#undef PARAPLAN_DEFAULT_VERSION_OF_V
+#undef PARAPLAN_DEFAULT_ORDER
+constexpr const char* kMeasurementColumns =
+    "id, profile_name, profile_version, iteration_time_s, predicted_iteration_time_s, "
+    "peak_memory_gib, predicted_memory_gib, predicted_fits, out_of_memory, observed_at_ms, "
+    "ingested_at_ms, body, seq";
+
+MeasurementRow ReadMeasurement(Statement& s) {
+  MeasurementRow r;
+  r.id = s.ColumnText(0);
+  r.profile_name = s.ColumnText(1);
+  r.profile_version = static_cast<int>(s.ColumnInt(2));
+  r.iteration_time_s = s.ColumnDouble(3);
+  r.predicted_iteration_time_s = s.ColumnDouble(4);
+  r.peak_memory_gib = s.ColumnDouble(5);
+  r.predicted_memory_gib = s.ColumnDouble(6);
+  r.predicted_fits = s.ColumnInt(7) != 0;
+  r.out_of_memory = s.ColumnInt(8) != 0;
+  r.observed_at_unix_ms = s.ColumnInt(9);
+  r.ingested_at_unix_ms = s.ColumnInt(10);
+  r.body = s.ColumnText(11);
+  r.seq = s.ColumnInt(12);
+  return r;
+}
+
+constexpr const char* kSummaryColumns =
+    "seq, profile_version, iteration_time_s, predicted_iteration_time_s, peak_memory_gib, predicted_fits, "
+    "out_of_memory, (" PARAPLAN_TIMED "), CASE WHEN " PARAPLAN_TIMED " THEN " PARAPLAN_RATIO " ELSE 0 END";
+
+MeasurementSummary ReadSummary(Statement& s) {
+  MeasurementSummary r;
+  r.seq = s.ColumnInt(0);
+  r.profile_version = static_cast<int>(s.ColumnInt(1));
+  r.iteration_time_s = s.ColumnDouble(2);
+  r.predicted_iteration_time_s = s.ColumnDouble(3);
+  r.peak_memory_gib = s.ColumnDouble(4);
+  r.predicted_fits = s.ColumnInt(5) != 0;
+  r.out_of_memory = s.ColumnInt(6) != 0;
+  r.timed = s.ColumnInt(7) != 0;
+  r.ratio = s.ColumnDouble(8);
+  return r;
+}
+
+// Timed measurements of profile ?1 with seq <= ?2 through the ratio index, as (ratio, seq).
+#define PARAPLAN_RATIO_FROM                                                                       \
+  "SELECT " PARAPLAN_RATIO ", seq FROM measurements INDEXED BY measurements_by_ratio "           \
+  "WHERE profile_name = ?1 AND " PARAPLAN_TIMED " AND seq <= ?2"
+constexpr const char* kRatioAtRank = PARAPLAN_RATIO_FROM " ORDER BY " PARAPLAN_RATIO ", seq LIMIT 1 OFFSET ?3";
+// Neighbours of (?3, ?4): the same ratio first, then the next ratio.
+constexpr const char* kNextSameRatio = PARAPLAN_RATIO_FROM " AND " PARAPLAN_RATIO " = ?3 AND seq > ?4 ORDER BY seq LIMIT 1";
+constexpr const char* kNextRatio = PARAPLAN_RATIO_FROM " AND " PARAPLAN_RATIO " > ?3 ORDER BY " PARAPLAN_RATIO ", seq LIMIT 1";
+constexpr const char* kPreviousSameRatio =
+    PARAPLAN_RATIO_FROM " AND " PARAPLAN_RATIO " = ?3 AND seq < ?4 ORDER BY seq DESC LIMIT 1";
+constexpr const char* kPreviousRatio =
+    PARAPLAN_RATIO_FROM " AND " PARAPLAN_RATIO " < ?3 ORDER BY " PARAPLAN_RATIO " DESC, seq DESC LIMIT 1";
+#undef PARAPLAN_RATIO_FROM
+#undef PARAPLAN_RATIO
+#undef PARAPLAN_TIMED
+
+// Every remaining row of `s`, read by `read`.
+template <typename Read>
+auto AllRows(Statement& s, Read read) -> absl::StatusOr<std::vector<decltype(read(s))>> {
+  std::vector<decltype(read(s))> out;
+  for (;;) {
+    absl::StatusOr<bool> row = s.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return out;
+    out.push_back(read(s));
+  }
+}
+
+}  // namespace
+
+struct SqliteStore::Impl {
+  Database db;
+  absl::Mutex mu;
+
+  // The first (ratio, seq) row of a ratio query: ?1 profile, ?2 through_seq, then ?3 ?4
+  // = `key` or ?3 = `offset` when key is null. Caller holds mu.
+  absl::StatusOr<std::optional<RatioKey>> RatioQuery(const char* sql, absl::string_view profile_name,
+                                                     int64_t through_seq, const RatioKey* key, int64_t offset = 0);
+
+  // Latest version of `name`, 0 when the profile does not exist. Caller holds mu.
+  absl::StatusOr<int> LatestVersion(absl::string_view name) {
+    absl::StatusOr<Statement> s = db.Prepare("SELECT MAX(version) FROM profile_versions WHERE name = ?");
+    if (!s.ok()) return s.status();
+    s->BindText(1, name);
+    absl::StatusOr<bool> row = s->Step();
+    if (!row.ok()) return row.status();
+    return *row ? static_cast<int>(s->ColumnInt(0)) : 0;
+  }
+
+  // NOT_FOUND unless `name` has at least one version. Caller holds mu.
+  absl::Status RequireProfile(absl::string_view name) {
+    absl::StatusOr<int> latest = LatestVersion(name);
+    if (!latest.ok()) return latest.status();
+    return *latest == 0 ? ProfileNotFound(name) : absl::OkStatus();
+  }
+
+  // The promoted_at_ms that makes a version of `name` its default now: max(now, the
+  // name's greatest promoted_at_ms + 1), so a promotion wins even if the clock has not
+  // advanced (or went back) since the last one. Caller holds mu.
+  absl::StatusOr<int64_t> NextPromotionMs(absl::string_view name) {
+    absl::StatusOr<Statement> s =
+        db.Prepare("SELECT COALESCE(MAX(promoted_at_ms), 0) FROM profile_versions WHERE name = ?");
+    if (!s.ok()) return s.status();
+    s->BindText(1, name);
+    absl::StatusOr<bool> row = s->Step();
+    if (!row.ok()) return row.status();
+    const int64_t max_promoted = *row ? s->ColumnInt(0) : 0;
+    return std::max(NowMs(), max_promoted + 1);
+  }
+
+  absl::StatusOr<int> InsertVersion(absl::string_view name, absl::string_view body,
+                                    absl::string_view origin, bool promote) {
+    absl::StatusOr<int> latest = LatestVersion(name);
+    if (!latest.ok()) return latest.status();
+    if (*latest == 0) {
+      if (absl::Status s = db.Exec("INSERT OR IGNORE INTO profiles(name) VALUES (?)", {name});
+          !s.ok()) {
+        return s;
+      }
+    }
+    std::optional<int64_t> promoted_at;
+    if (promote) {
+      absl::StatusOr<int64_t> next = NextPromotionMs(name);
+      if (!next.ok()) return next.status();
+      promoted_at = *next;
+    }
+    absl::StatusOr<Statement> s = db.Prepare(
+        "INSERT INTO profile_versions(name, version, created_at_ms, origin, body, promoted_at_ms) "
+        "VALUES (?, ?, ?, ?, ?, ?)");
+    if (!s.ok()) return s.status();
+    s->BindText(1, name);
+    s->BindInt(2, *latest + 1);
+    s->BindInt(3, NowMs());
+    s->BindText(4, origin);
+    s->BindBlob(5, body);
+    if (promoted_at.has_value()) {
+      s->BindInt(6, *promoted_at);
+    } else {
+      s->BindNull(6);
+    }
+    if (absl::Status st = s->Run(); !st.ok()) return st;
+    return *latest + 1;
+  }
+};
+
+SqliteStore::SqliteStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+SqliteStore::~SqliteStore() = default;
+
+absl::StatusOr<std::unique_ptr<Store>> SqliteStore::Open(const std::string& path) {
+  auto impl = std::make_unique<Impl>();
+  if (absl::Status s = impl->db.Open(path); !s.ok()) return s;
+  absl::StatusOr<int64_t> version = impl->db.QueryInt("PRAGMA user_version");
+  if (!version.ok()) return version.status();
+  const int64_t target = sizeof(kMigrations) / sizeof(kMigrations[0]);
+  if (*version > target) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, ": schema version ", *version, " is newer than this build's ", target));
+  }
+  for (int64_t v = *version; v < target; ++v) {
+    Transaction tx(&impl->db);
+    if (absl::Status s = tx.Begin(); !s.ok()) return s;
+    if (absl::Status s = impl->db.ExecScript(kMigrations[v]); !s.ok()) return s;
+    if (absl::Status s = impl->db.ExecScript(absl::StrCat("PRAGMA user_version = ", v + 1)); !s.ok()) return s;
+    if (absl::Status s = tx.Commit(); !s.ok()) return s;
+  }
+  return std::unique_ptr<Store>(new SqliteStore(std::move(impl)));
+}
+
+absl::StatusOr<int> SqliteStore::PutProfileVersion(absl::string_view name, absl::string_view body,
+                                             absl::string_view origin, bool promote) {
+  if (name.empty()) return absl::InvalidArgumentError("profile name must not be empty");
+  absl::MutexLock lock(&impl_->mu);
+  Transaction tx(&impl_->db);
+  if (absl::Status s = tx.Begin(); !s.ok()) return s;
+  absl::StatusOr<int> v = impl_->InsertVersion(name, body, origin, promote);
+  if (!v.ok()) return v.status();
+  if (absl::Status s = tx.Commit(); !s.ok()) return s;
+  return v;
+}
+
+absl::StatusOr<bool> SqliteStore::SeedProfile(absl::string_view name, absl::string_view body) {
+  if (name.empty()) return absl::InvalidArgumentError("profile name must not be empty");
+  absl::MutexLock lock(&impl_->mu);
+  Transaction tx(&impl_->db);
+  if (absl::Status s = tx.Begin(); !s.ok()) return s;
+  absl::StatusOr<int> latest = impl_->LatestVersion(name);
+  if (!latest.ok()) return latest.status();
+  if (*latest > 0) return false;
+  absl::StatusOr<int> v = impl_->InsertVersion(name, body, "builtin", /*promote=*/true);
+  if (!v.ok()) return v.status();
+  if (absl::Status s = tx.Commit(); !s.ok()) return s;
+  return true;
+}
+
+absl::StatusOr<ProfileRow> SqliteStore::GetProfile(absl::string_view name, int version) {
+  absl::MutexLock lock(&impl_->mu);
+  absl::StatusOr<Statement> s = impl_->db.Prepare(
+      version > 0
+          ? absl::StrCat("SELECT ", kProfileColumns, " FROM profile_versions v WHERE v.name = ? AND v.version = ?")
+          : absl::StrCat("SELECT ", kProfileColumns, " FROM profile_versions v WHERE v.name = ? ORDER BY ",
+                         kDefaultOrder, " LIMIT 1"));
+  if (!s.ok()) return s.status();
+  s->BindText(1, name);
+  if (version > 0) s->BindInt(2, version);
+  absl::StatusOr<bool> row = s->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) {
+    if (version > 0) {
+      absl::StatusOr<int> latest = impl_->LatestVersion(name);
+      if (latest.ok() && *latest > 0) {
+        return VersionNotFound(name, version, *latest);
+      }
+    }
+    return ProfileNotFound(name);
+  }
+  return ReadProfile(*s);
+}
+
+absl::StatusOr<std::vector<ProfileRow>> SqliteStore::ListLatestProfiles(absl::string_view after_name, int limit) {
+  absl::MutexLock lock(&impl_->mu);
+  absl::StatusOr<Statement> s = impl_->db.Prepare(absl::StrCat(
+      "SELECT ", kProfileColumns, " FROM profile_versions v WHERE v.name > ? AND v.version = ",
+      kDefaultVersionOfV, " ORDER BY v.name LIMIT ?"));
+  if (!s.ok()) return s.status();
+  s->BindText(1, after_name);
+  s->BindInt(2, limit);
+  return AllRows(*s, ReadProfile);
+}
+
+absl::StatusOr<std::vector<ProfileRow>> SqliteStore::ListProfileVersions(absl::string_view name) {
+  absl::MutexLock lock(&impl_->mu);
+  absl::StatusOr<Statement> s = impl_->db.Prepare(
+      absl::StrCat("SELECT ", kProfileColumns, " FROM profile_versions v WHERE v.name = ? ORDER BY v.version"));
+  if (!s.ok()) return s.status();
+  s->BindText(1, name);
+  absl::StatusOr<std::vector<ProfileRow>> out = AllRows(*s, ReadProfile);
+  if (out.ok() && out->empty()) return ProfileNotFound(name);
+  return out;
+}
+
+absl::Status SqliteStore::PromoteProfileVersion(absl::string_view name, int version) {
+  absl::MutexLock lock(&impl_->mu);
+  Transaction tx(&impl_->db);
+  if (absl::Status s = tx.Begin(); !s.ok()) return s;
+  absl::StatusOr<Statement> exists =
+      impl_->db.Prepare("SELECT 1 FROM profile_versions WHERE name = ? AND version = ?");
+  if (!exists.ok()) return exists.status();
+  exists->BindText(1, name);
+  exists->BindInt(2, version);
+  absl::StatusOr<bool> row = exists->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) {
+    return VersionNotFound(name, version, 0);
+  }
+  absl::StatusOr<int64_t> at = impl_->NextPromotionMs(name);
+  if (!at.ok()) return at.status();
+  absl::StatusOr<Statement> s =
+      impl_->db.Prepare("UPDATE profile_versions SET promoted_at_ms = ? WHERE name = ? AND version = ?");
+  if (!s.ok()) return s.status();
+  s->BindInt(1, *at);
+  s->BindText(2, name);
+  s->BindInt(3, version);
+  if (absl::Status st = s->Run(); !st.ok()) return st;
+  return tx.Commit();
+}
+
+absl::StatusOr<int> SqliteStore::DeleteProfile(absl::string_view name) {
+  absl::MutexLock lock(&impl_->mu);
+  Transaction tx(&impl_->db);
+  if (absl::Status s = tx.Begin(); !s.ok()) return s;
+  if (absl::Status st = impl_->RequireProfile(name); !st.ok()) return st;
+  absl::StatusOr<int64_t> count = impl_->db.QueryInt("SELECT COUNT(*) FROM profile_versions WHERE name = ?", {name});
+  if (!count.ok()) return count.status();
+  if (absl::Status s = impl_->db.Exec("DELETE FROM profiles WHERE name = ?", {name}); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = tx.Commit(); !s.ok()) return s;
+  return static_cast<int>(*count);
+}
+
+absl::StatusOr<std::vector<absl::Status>> SqliteStore::InsertMeasurements(const std::vector<MeasurementRow>& rows) {
+  absl::MutexLock lock(&impl_->mu);
+  Transaction tx(&impl_->db);
+  if (absl::Status s = tx.Begin(); !s.ok()) return s;
+  absl::StatusOr<Statement> exists = impl_->db.Prepare("SELECT 1 FROM measurements WHERE id = ?");
+  if (!exists.ok()) return exists.status();
+  absl::StatusOr<Statement> insert = impl_->db.Prepare(
+      "INSERT INTO measurements(id, profile_name, profile_version, iteration_time_s, "
+      "predicted_iteration_time_s, peak_memory_gib, predicted_memory_gib, predicted_fits, "
+      "out_of_memory, observed_at_ms, ingested_at_ms, body) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+  if (!insert.ok()) return insert.status();
+  const int64_t now_ms = NowMs();
+  std::vector<absl::Status> out;
+  out.reserve(rows.size());
+  for (const MeasurementRow& r : rows) {
+    if (r.id.empty()) {
+      out.push_back(absl::InvalidArgumentError("measurement id must not be empty"));
+      continue;
+    }
+    if (absl::Status st = impl_->RequireProfile(r.profile_name); !st.ok()) {
+      if (st.code() != absl::StatusCode::kNotFound) return st;
+      out.push_back(st);
+      continue;
+    }
+    exists->Reset();
+    exists->BindText(1, r.id);
+    absl::StatusOr<bool> found = exists->Step();
+    if (!found.ok()) return found.status();
+    if (*found) {
+      out.push_back(MeasurementExists(r.id));
+      continue;
+    }
+    insert->Reset();
+    insert->BindText(1, r.id);
+    insert->BindText(2, r.profile_name);
+    insert->BindInt(3, r.profile_version);
+    insert->BindDouble(4, r.iteration_time_s);
+    insert->BindDouble(5, r.predicted_iteration_time_s);
+    insert->BindDouble(6, r.peak_memory_gib);
+    insert->BindDouble(7, r.predicted_memory_gib);
+    insert->BindInt(8, r.predicted_fits ? 1 : 0);
+    insert->BindInt(9, r.out_of_memory ? 1 : 0);
+    insert->BindInt(10, r.observed_at_unix_ms);
+    insert->BindInt(11, r.ingested_at_unix_ms > 0 ? r.ingested_at_unix_ms : now_ms);
+    insert->BindBlob(12, r.body);
+    // Any other failure (a constraint, I/O) returns here: the transaction rolls back and
+    // no row of the batch is stored.
+    if (absl::Status st = insert->Run(); !st.ok()) return st;
+    out.push_back(absl::OkStatus());
+  }
+  if (absl::Status s = tx.Commit(); !s.ok()) return s;
+  return out;
+}
+
+absl::StatusOr<bool> SqliteStore::HasMeasurement(absl::string_view id) {
+  absl::MutexLock lock(&impl_->mu);
+  absl::StatusOr<int64_t> n = impl_->db.QueryInt("SELECT COUNT(*) FROM measurements WHERE id = ?", {id});
+  if (!n.ok()) return n.status();
+  return *n > 0;
+}
+
+absl::StatusOr<std::vector<MeasurementRow>> SqliteStore::ListMeasurements(absl::string_view profile_name, int limit) {
+  absl::MutexLock lock(&impl_->mu);
+  absl::StatusOr<Statement> s = impl_->db.Prepare(absl::StrCat(
+      "SELECT ", kMeasurementColumns, " FROM measurements WHERE profile_name = ? ORDER BY seq LIMIT ?"));
+  if (!s.ok()) return s.status();
+  s->BindText(1, profile_name);
+  s->BindInt(2, limit > 0 ? limit : -1);
+  return AllRows(*s, ReadMeasurement);
+}
+
+absl::StatusOr<std::vector<MeasurementRow>> SqliteStore::RecentMeasurements(absl::string_view profile_name, int n) {
+  absl::MutexLock lock(&impl_->mu);
+  absl::StatusOr<Statement> s = impl_->db.Prepare(absl::StrCat(
+      "SELECT * FROM (SELECT ", kMeasurementColumns,
+      " FROM measurements WHERE profile_name = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq"));
+  if (!s.ok()) return s.status();
+  s->BindText(1, profile_name);
+  s->BindInt(2, n);
+  return AllRows(*s, ReadMeasurement);
+}
+
+absl::StatusOr<std::vector<MeasurementRow>> SqliteStore::MeasurementsAfter(absl::string_view profile_name,
+                                                                     int64_t after_seq, int limit) {
+  absl::MutexLock lock(&impl_->mu);
+  absl::StatusOr<Statement> s = impl_->db.Prepare(absl::StrCat(
+      "SELECT ", kMeasurementColumns, " FROM measurements WHERE profile_name = ? AND seq > ? ORDER BY seq LIMIT ?"));
+  if (!s.ok()) return s.status();
+  s->BindText(1, profile_name);
+  s->BindInt(2, after_seq);
+  s->BindInt(3, std::max(limit, 1));
+  return AllRows(*s, ReadMeasurement);
+}
+
+absl::StatusOr<std::vector<MeasurementSummary>> SqliteStore::MeasurementSummariesAfter(absl::string_view profile_name,
+                                                                                 int64_t after_seq, int limit) {
+  absl::MutexLock lock(&impl_->mu);
+  absl::StatusOr<Statement> s = impl_->db.Prepare(absl::StrCat(
+      "SELECT ", kSummaryColumns, " FROM measurements WHERE profile_name = ? AND seq > ? ORDER BY seq LIMIT ?"));
+  if (!s.ok()) return s.status();
+  s->BindText(1, profile_name);
+  s->BindInt(2, after_seq);
+  s->BindInt(3, std::max(limit, 1));
+  return AllRows(*s, ReadSummary);
+}
+
+absl::StatusOr<std::optional<RatioKey>> SqliteStore::Impl::RatioQuery(const char* sql, absl::string_view profile_name,
+                                                                int64_t through_seq, const RatioKey* key,
+                                                                int64_t offset) {
+  absl::StatusOr<Statement> s = db.Prepare(sql);
+  if (!s.ok()) return s.status();
+  s->BindText(1, profile_name);
+  s->BindInt(2, through_seq);
+  if (key != nullptr) {
+    s->BindDouble(3, key->ratio);
+    s->BindInt(4, key->seq);
+  } else {
+    s->BindInt(3, offset);
+  }
+  absl::StatusOr<bool> row = s->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return std::optional<RatioKey>();
+  return std::optional<RatioKey>(RatioKey{s->ColumnDouble(0), s->ColumnInt(1)});
+}
+
+absl::StatusOr<std::optional<RatioKey>> SqliteStore::RatioAtRank(absl::string_view profile_name, int64_t rank,
+                                                           int64_t through_seq) {
+  if (rank < 0) return std::optional<RatioKey>();
+  absl::MutexLock lock(&impl_->mu);
+  return impl_->RatioQuery(kRatioAtRank, profile_name, through_seq, nullptr, rank);
+}
+
+absl::StatusOr<std::optional<RatioKey>> SqliteStore::NextRatio(absl::string_view profile_name, const RatioKey& key,
+                                                         int64_t through_seq) {
+  absl::MutexLock lock(&impl_->mu);
+  absl::StatusOr<std::optional<RatioKey>> same = impl_->RatioQuery(kNextSameRatio, profile_name, through_seq, &key);
+  if (!same.ok() || same->has_value()) return same;
+  return impl_->RatioQuery(kNextRatio, profile_name, through_seq, &key);
+}
+
+absl::StatusOr<std::optional<RatioKey>> SqliteStore::PreviousRatio(absl::string_view profile_name, const RatioKey& key,
+                                                             int64_t through_seq) {
+  absl::MutexLock lock(&impl_->mu);
+  absl::StatusOr<std::optional<RatioKey>> same =
+      impl_->RatioQuery(kPreviousSameRatio, profile_name, through_seq, &key);
+  if (!same.ok() || same->has_value()) return same;
+  return impl_->RatioQuery(kPreviousRatio, profile_name, through_seq, &key);
+}
+
+absl::StatusOr<int> SqliteStore::CountMeasurementsSinceCalibration(absl::string_view profile_name) {
+  absl::MutexLock lock(&impl_->mu);
+  absl::StatusOr<int64_t> n = impl_->db.QueryInt(
+      "SELECT COUNT(*) FROM measurements WHERE profile_name = ?1 AND seq > "
+      "COALESCE((SELECT MAX(last_measurement_seq) FROM calibration_runs WHERE profile_name = ?1), 0)",
+      {profile_name});
+  if (!n.ok()) return n.status();
+  return static_cast<int>(*n);
+}
+
+absl::StatusOr<int> SqliteStore::RecordCalibration(absl::string_view name, absl::string_view body, int from_version,
+                                             int num_measurements, absl::string_view report, bool promote,
+                                             int64_t last_measurement_seq) {
+  absl::MutexLock lock(&impl_->mu);
+  Transaction tx(&impl_->db);
+  if (absl::Status s = tx.Begin(); !s.ok()) return s;
+  if (absl::Status st = impl_->RequireProfile(name); !st.ok()) return st;
+  absl::StatusOr<int> v = impl_->InsertVersion(name, body, "calibration", promote);
+  if (!v.ok()) return v.status();
+  absl::StatusOr<int64_t> last_seq =
+      last_measurement_seq > 0
+          ? absl::StatusOr<int64_t>(last_measurement_seq)
+          : impl_->db.QueryInt("SELECT COALESCE(MAX(seq), 0) FROM measurements WHERE profile_name = ?", {name});
+  if (!last_seq.ok()) return last_seq.status();
+  absl::StatusOr<Statement> s = impl_->db.Prepare(
+      "INSERT INTO calibration_runs(profile_name, from_version, to_version, created_at_ms, num_measurements, "
+      "last_measurement_seq, report) VALUES (?,?,?,?,?,?,?)");
+  if (!s.ok()) return s.status();
+  s->BindText(1, name);
+  s->BindInt(2, from_version);
+  s->BindInt(3, *v);
+  s->BindInt(4, NowMs());
+  s->BindInt(5, num_measurements);
+  s->BindInt(6, *last_seq);
+  s->BindBlob(7, report);
+  if (absl::Status st = s->Run(); !st.ok()) return st;
+  if (absl::Status st = tx.Commit(); !st.ok()) return st;
+  return v;
+}
+
+absl::StatusOr<std::optional<CalibrationRunRow>> SqliteStore::LastCalibration(absl::string_view name) {
+  absl::MutexLock lock(&impl_->mu);
+  absl::StatusOr<Statement> s = impl_->db.Prepare(
+      "SELECT profile_name, from_version, to_version, created_at_ms, num_measurements, report "
+      "FROM calibration_runs WHERE profile_name = ? ORDER BY id DESC LIMIT 1");
+  if (!s.ok()) return s.status();
+  s->BindText(1, name);
+  absl::StatusOr<bool> row = s->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return std::optional<CalibrationRunRow>();
+  CalibrationRunRow r;
+  r.profile_name = s->ColumnText(0);
+  r.from_version = static_cast<int>(s->ColumnInt(1));
+  r.to_version = static_cast<int>(s->ColumnInt(2));
+  r.created_at_unix_ms = s->ColumnInt(3);
+  r.num_measurements = static_cast<int>(s->ColumnInt(4));
+  r.report = s->ColumnText(5);
+  return std::optional<CalibrationRunRow>(r);
+}
+
+absl::StatusOr<std::unique_ptr<Lease>> SqliteStore::LockCalibration(absl::string_view name, bool wait) {
+  return calibration_locks_.Acquire(name, wait);
+}
+
+absl::Status SqliteStore::CheckIntegrity() {
+  absl::MutexLock lock(&impl_->mu);
+  absl::StatusOr<Statement> s = impl_->db.Prepare("PRAGMA integrity_check");
+  if (!s.ok()) return s.status();
+  absl::StatusOr<bool> row = s->Step();
+  if (!row.ok()) return row.status();
+  const std::string result = *row ? s->ColumnText(0) : "";
+  if (result != "ok") return absl::DataLossError(absl::StrCat("integrity_check: ", result));
+  return absl::OkStatus();
+}
+
+}  // namespace paraplan::store
