@@ -4,6 +4,8 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "client/suggest.h"
 
 namespace paraplan::cli {
 
@@ -16,18 +18,36 @@ struct CommandSpec {
   std::set<std::string> options;     // --key VALUE
   std::set<std::string> flags;       // --key
   std::string usage;
+  bool tables = false;  // prints --output wide and csv
 };
+
+// The configuration flags plan, estimate and compare share (config_flags.h).
+std::set<std::string> ConfigOptions(std::set<std::string> more) {
+  for (const char* k : {"tp", "pp", "dp", "cp", "ep", "vpp", "mbs", "zero", "recompute", "schedule", "sp", "flash",
+                        "overlap-grad-reduce", "global-batch"}) {
+    more.insert(k);
+  }
+  return more;
+}
+
+constexpr char kConfigFlagsUsage[] =
+    "     --tp N  --pp N  --dp N  --cp N  --ep N  --vpp N  --mbs N  --global-batch B  --zero 0-3\n"
+    "     --recompute none|selective|full  --schedule 1f1b|gpipe|interleaved|zero-bubble\n"
+    "     --sp on|off  --flash on|off  --overlap-grad-reduce on|off  --cuda-graphs  --tp-comm-overlap\n";
 
 const std::vector<CommandSpec>& Commands() {
   static const auto* kCommands = new std::vector<CommandSpec>{
       {"profiles list", 0, 0, {}, {}, "paraplan profiles list\n  The newest version of every system profile.\n"},
-      {"profiles show", 1, 1, {}, {},
-       "paraplan profiles show NAME[@VERSION]\n  One profile (the newest version unless @VERSION is given).\n"},
+      {"profiles show", 1, 1, {"set"}, {},
+       "paraplan profiles show NAME[@VERSION] [--set PATH=VALUE ...]\n"
+       "  One profile (the default version unless @VERSION is given); with --set, as changed\n"
+       "  by the overrides (nothing is saved: `-o json` gives a file for profiles put).\n"},
       {"profiles history", 1, 1, {}, {}, "paraplan profiles history NAME\n  Every version of a profile, oldest first.\n"},
-      {"profiles put", 1, 1, {}, {},
-       "paraplan profiles put FILE.json\n"
+      {"profiles put", 1, 1, {}, {"new-version"},
+       "paraplan profiles put FILE.json [--new-version]\n"
        "  Creates the SystemProfile in FILE.json, or writes its next version when NAME exists;\n"
-       "  prints NAME@VERSION.\n"},
+       "  prints NAME@VERSION. A file named like a built-in profile (dgx-a100-80gb, ...) needs\n"
+       "  --new-version: it would become the version every plan on that profile uses.\n"},
       {"profiles delete", 1, 1, {}, {}, "paraplan profiles delete NAME\n  Deletes every version of a profile.\n"},
       {"profiles promote", 1, 1, {}, {},
        "paraplan profiles promote NAME@VERSION\n"
@@ -44,25 +64,43 @@ const std::vector<CommandSpec>& Commands() {
        "paraplan profiles fit-gemm NAME[@V] FILE.csv [--dry-run]\n"
        "  Fits matmul_efficiency (16-bit and FP8) and the small-GEMM tail to a GEMM sweep\n"
        "  (m,n,k,dtype,seconds: scripts/microbench/gemm_sweep.py) and writes the next version.\n"},
-      {"estimate", 0, 0, {"profile", "workload", "model", "config", "gpus", "batch"}, {},
-       "paraplan estimate --profile NAME (--workload FILE | --model PRESET) --config FILE [--gpus N]\n"
-       "  Predicts one configuration (ParallelConfig JSON in FILE): iteration time and its\n"
-       "  breakdown, memory per GPU, throughput, MFU, energy, cost. --gpus N checks that the\n"
-       "  degrees multiply to N.\n"
-       "paraplan estimate --batch FILE.jsonl\n"
-       "  One EstimateRequest JSON per line ({\"profile\", \"workload\" or \"model\", \"config\"});\n"
-       "  prints one JSON line per request, in order: the Estimate, or {\"error\": {\"code\", \"message\"}}.\n"},
+      {"estimate", 0, 0, ConfigOptions({"profile", "workload", "model", "config", "gpus", "batch", "set"}),
+       {"cuda-graphs", "tp-comm-overlap"},
+       absl::StrCat(
+           "paraplan estimate --profile NAME (--workload FILE | --model PRESET) (--config FILE | CONFIG FLAGS)\n"
+           "     [--gpus N] [--set PATH=VALUE ...]\n"
+           "  Predicts one configuration: iteration time and its breakdown, memory per GPU,\n"
+           "  throughput, MFU, energy, cost. The configuration is the ParallelConfig JSON in FILE\n"
+           "  or these flags (plan's constraint names, one value each; with FILE they override\n"
+           "  its fields):\n",
+           kConfigFlagsUsage,
+           "  --gpus N checks that the degrees multiply to N.\n"
+           "paraplan estimate --batch FILE.jsonl\n"
+           "  One EstimateRequest JSON per line ({\"profile\", \"workload\" or \"model\", \"config\"});\n"
+           "  prints one JSON line per request, in order: the Estimate, or {\"error\": {\"code\", \"message\"}}.\n")},
+      {"compare", 0, 0, ConfigOptions({"profile", "workload", "model", "config", "gpus", "objective", "set"}),
+       {"cuda-graphs", "tp-comm-overlap"},
+       absl::StrCat(
+           "paraplan compare --profile NAME (--workload FILE | --model PRESET) (--config FILE | CONFIG FLAGS)\n"
+           "     [--gpus N] [--objective time|cost|energy] [--set PATH=VALUE ...]\n"
+           "  Estimates the given configuration (FILE and flags as for estimate) and plans the best\n"
+           "  one for the same GPU count (the product of its degrees) and global batch; prints\n"
+           "  them side by side: time and its parts, memory, throughput, MFU, cost, energy, with\n"
+           "  best/given ratios (exit 1 when no plan fits). JSON: {\"given\": Estimate, \"best\": Estimate}.\n"),
+       true},
       {"plan",
        0,
        0,
-       {"profile", "workload", "model", "gpus", "global-batch", "top", "objective", "tp", "pp", "dp", "cp", "ep",
-        "mbs", "vpp", "zero", "recompute", "schedule", "max-tp", "max-pp", "max-cp", "max-mbs", "headroom", "sp",
-        "flash", "overlap-grad-reduce", "emit", "report"},
+       ConfigOptions({"profile", "workload", "model", "gpus", "top", "objective", "max-tp", "max-pp", "max-cp",
+                      "max-mbs", "headroom", "emit", "report", "set"}),
        {"allow-offload", "cuda-graphs", "tp-comm-overlap"},
        "paraplan plan --profile NAME (--workload FILE | --model PRESET) --gpus N[,N...] --global-batch B\n"
-       "     [--top K] [--objective time|cost|energy]\n"
-       "  Searches every way to split the training and ranks what fits. Constraints (lists\n"
-       "  allow only the values given; max 0 = no cap):\n"
+       "     [--top K] [--objective time|cost|energy] [--set PATH=VALUE ...]\n"
+       "  Searches every way to split the training and ranks what fits (exit 1 when nothing\n"
+       "  fits). The table shows the columns in which the plans differ and lists what they\n"
+       "  share; -o wide shows every column, -o csv prints them as CSV. With several GPU\n"
+       "  counts it first shows the best plan of each. Constraints (lists allow only the\n"
+       "  values given; max 0 = no cap):\n"
        "     --tp N,..  --pp N,..  --dp N,..  --cp N,..  --ep N,..  --mbs N,..  --vpp N,..\n"
        "     --zero N,..  --recompute none,selective,full\n"
        "     --schedule 1f1b,gpipe,interleaved,zero-bubble\n"
@@ -75,10 +113,12 @@ const std::vector<CommandSpec>& Commands() {
        "  --emit megatron|nemo|deepspeed|torchtitan  prints, instead of the table, the launcher\n"
        "     arguments of the best plan for that framework (exit 1 when no plan fits)\n"
        "  --report FILE.html  also writes a self-contained HTML report: ranked table, time and\n"
-       "     memory breakdowns, Pareto front, profile version and its measured accuracy\n"},
+       "     memory breakdowns, Pareto front, profile version and its measured accuracy\n",
+       true},
       {"ingest", 1, 1, {}, {},
        "paraplan ingest FILE.jsonl\n"
-       "  One Measurement JSON per line; prints accepted / duplicate / rejected per line and totals.\n"},
+       "  One Measurement JSON per line; prints accepted / duplicate / rejected per line and\n"
+       "  totals (exit 1 when any line is rejected).\n"},
       {"calibrate", 0, 0, {"profile"}, {"dry-run"},
        "paraplan calibrate --profile NAME [--dry-run]\n"
        "  Fits the profile's default version to all its measurements (parameters chosen by\n"
@@ -96,16 +136,27 @@ const std::vector<CommandSpec>& Commands() {
 
 constexpr char kGlobal[] =
     "global flags: --server HOST:PORT (default $PARAPLAN_SERVER, else 127.0.0.1:50051)\n"
-    "              --output table|json (default table)  --timeout SECONDS (default 30)\n"
+    "              --output, -o table|wide|csv|json (default table; wide and csv: plan, compare)\n"
+    "              --timeout SECONDS (default 30)  --version\n"
     "              --token TOKEN (default $PARAPLAN_TOKEN)  --tls-ca PEM (TLS, trusting this CA)\n"
     "              --tls-cert PEM --tls-key PEM (client certificate for mutual TLS)\n"
-    "exit codes: 0 ok, 1 RPC error (or nothing to --emit), 2 usage, 65 bad input file,\n"
-    "            69 server unavailable, 73 the --report file cannot be written\n";
+    "--set PATH=VALUE (repeatable) changes the profile for one request, never saved:\n"
+    "   network.infiniband.bandwidth_gbytes_per_s=100, accelerator.memory_gib=40,\n"
+    "   calibration.matmul_efficiency=0.7. profiles show prints the result; plan, estimate\n"
+    "   and compare need a server whose requests carry an inline profile (paraplan.v1's do\n"
+    "   not: they stop, exit 1, sending nothing).\n"
+    "FILE arguments: - reads standard input (one of them per command).\n"
+    "exit codes: 0 ok\n"
+    "            1 no plan fits, a measurement was rejected, or the server answered an error\n"
+    "            2 usage error\n"
+    "            65 an input file cannot be read or parsed\n"
+    "            69 server unavailable\n"
+    "            73 an output file (--report) cannot be written\n";
 
 // Flags that take no value, whatever the command.
 bool IsBoolean(const std::string& key) {
-  return key == "help" || key == "allow-offload" || key == "cuda-graphs" || key == "tp-comm-overlap" ||
-         key == "dry-run";
+  return key == "help" || key == "version" || key == "allow-offload" || key == "cuda-graphs" ||
+         key == "tp-comm-overlap" || key == "dry-run" || key == "new-version";
 }
 
 // The spec whose name the words start with ("profiles show" before "profiles"), or null.
@@ -125,6 +176,23 @@ bool HasSubcommands(const std::string& word) {
   return false;
 }
 
+// The first words of every command ("profiles", "plan", ...), and the subcommands of a family.
+std::vector<std::string> CommandWords() {
+  std::vector<std::string> out;
+  for (const CommandSpec& c : Commands()) {
+    const std::string first = c.name.substr(0, c.name.find(' '));
+    if (out.empty() || out.back() != first) out.push_back(first);
+  }
+  return out;
+}
+std::vector<std::string> Subcommands(const std::string& family) {
+  std::vector<std::string> out;
+  for (const CommandSpec& c : Commands()) {
+    if (c.name.rfind(family + " ", 0) == 0) out.push_back(c.name.substr(family.size() + 1));
+  }
+  return out;
+}
+
 // Usage of every spec whose name starts with `prefix` ("" = all).
 std::string UsageOf(const std::string& prefix) {
   std::string out = "usage:\n";
@@ -134,14 +202,42 @@ std::string UsageOf(const std::string& prefix) {
   return absl::StrCat(out, "\n", kGlobal);
 }
 
+// The synopsis of the specs named `prefix` (each "paraplan ..." line and the lines
+// continuing it), and where to read the rest.
+std::string ShortUsageOf(const std::string& prefix) {
+  std::string out;
+  for (const CommandSpec& c : Commands()) {
+    if (c.name != prefix && c.name.rfind(prefix + " ", 0) != 0) continue;
+    bool in_synopsis = false;
+    for (absl::string_view line : absl::StrSplit(c.usage, '\n', absl::SkipEmpty())) {
+      if (line.rfind("paraplan ", 0) == 0) {
+        in_synopsis = true;
+      } else if (line.rfind("     ", 0) != 0) {
+        in_synopsis = false;
+      }
+      if (in_synopsis) absl::StrAppend(&out, out.empty() ? "usage: " : "       ", line, "\n");
+    }
+  }
+  return absl::StrCat(out, "run `paraplan ", prefix, " --help` for every flag and `paraplan --help` for exit codes\n");
+}
+
+constexpr char kShortGlobal[] =
+    "usage: paraplan [--server HOST:PORT] [-o table|wide|csv|json] [--timeout S] COMMAND ...\n"
+    "run `paraplan --help` for the commands, their flags and the exit codes\n";
+
 std::string Plural(int n, const char* word) {
   return absl::StrCat(n == 0 ? std::string("no") : absl::StrCat(n), " ", word, n == 1 ? "" : "s");
+}
+
+absl::Status UsageError(const std::string& what, const std::string& short_usage) {
+  return absl::InvalidArgumentError(absl::StrCat(what, "\n", short_usage));
 }
 
 }  // namespace
 
 std::string Usage() {
-  std::string out = "usage: paraplan [--server HOST:PORT] [--output table|json] [--timeout S] COMMAND ...\n\n";
+  std::string out =
+      "usage: paraplan [--server HOST:PORT] [--output, -o table|wide|csv|json] [--timeout S] COMMAND ...\n\n";
   for (const CommandSpec& c : Commands()) absl::StrAppend(&out, c.usage);
   return absl::StrCat(out, "\n", kGlobal, "`paraplan COMMAND --help` shows one command.\n");
 }
@@ -150,13 +246,17 @@ absl::StatusOr<Args> ParseArgs(int argc, char** argv) {
   Args a;
   if (const char* env = std::getenv("PARAPLAN_SERVER"); env != nullptr && *env != '\0') a.server = env;
   if (const char* env = std::getenv("PARAPLAN_TOKEN"); env != nullptr && *env != '\0') a.token = env;
+  a.usage = Usage();
+  a.short_usage = kShortGlobal;
   std::vector<std::string> given;  // command flags, in order, checked once the command is known
   for (int i = 1; i < argc; ++i) {
     std::string w = argv[i];
     if (w == "-h") w = "--help";
+    if (w == "-o") w = "--output";
     if (w.rfind("--", 0) != 0 || w.size() == 2) {
+      // "-" alone is a file name (standard input).
       if (w.size() > 1 && w[0] == '-' && w != "--") {
-        return absl::InvalidArgumentError(absl::StrCat("unknown flag ", w, "\n\n", Usage()));
+        return UsageError(absl::StrCat("unknown flag ", w, DidYouMean(w, {"-o", "-h"})), kShortGlobal);
       }
       a.words.push_back(w);
       continue;
@@ -169,9 +269,11 @@ absl::StatusOr<Args> ParseArgs(int argc, char** argv) {
       key = key.substr(0, eq);
     }
     if (IsBoolean(key)) {
-      if (inline_value) return absl::InvalidArgumentError(absl::StrCat("--", key, " takes no value\n\n", Usage()));
+      if (inline_value) return UsageError(absl::StrCat("--", key, " takes no value"), kShortGlobal);
       if (key == "help") {
         a.help = true;
+      } else if (key == "version") {
+        a.version = true;
       } else {
         a.flags.insert(key);
         given.push_back(key);
@@ -179,16 +281,17 @@ absl::StatusOr<Args> ParseArgs(int argc, char** argv) {
       continue;
     }
     if (!inline_value) {
-      if (i + 1 >= argc) return absl::InvalidArgumentError(absl::StrCat("--", key, " needs a value\n\n", Usage()));
+      if (i + 1 >= argc) return UsageError(absl::StrCat("--", key, " needs a value"), kShortGlobal);
       value = argv[++i];
     }
     if (key == "server") {
-      if (value.empty()) return absl::InvalidArgumentError(absl::StrCat("--server needs HOST:PORT\n\n", Usage()));
+      if (value.empty()) return UsageError("--server needs HOST:PORT", kShortGlobal);
       a.server = value;
     } else if (key == "output") {
-      if (value != "table" && value != "json") {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--output must be table or json, not \"", value, "\"\n\n", Usage()));
+      if (value != "table" && value != "wide" && value != "csv" && value != "json") {
+        return UsageError(absl::StrCat("--output must be table, wide, csv or json, not \"", value, "\"",
+                                       DidYouMean(value, {"table", "wide", "csv", "json"})),
+                          kShortGlobal);
       }
       a.output = value;
     } else if (key == "token") {
@@ -201,53 +304,69 @@ absl::StatusOr<Args> ParseArgs(int argc, char** argv) {
       a.tls_key = value;
     } else if (key == "timeout") {
       if (!absl::SimpleAtod(value, &a.timeout_s) || !(a.timeout_s > 0) || a.timeout_s > 1e6) {
-        return absl::InvalidArgumentError(absl::StrCat("--timeout must be a positive number of seconds\n\n", Usage()));
+        return UsageError("--timeout must be a positive number of seconds", kShortGlobal);
       }
+    } else if (key == "set") {
+      a.sets.push_back(value);
+      given.push_back(key);
     } else {
-      if (a.options.count(key)) {
-        return absl::InvalidArgumentError(absl::StrCat("--", key, " given twice\n\n", Usage()));
-      }
+      if (a.options.count(key)) return UsageError(absl::StrCat("--", key, " given twice"), kShortGlobal);
       a.options[key] = value;
       given.push_back(key);
     }
   }
 
-  a.usage = Usage();
+  if (a.version) return a;
   if (a.words.empty()) {
     if (a.help) return a;
-    return absl::InvalidArgumentError(absl::StrCat("no command given\n\n", Usage()));
+    return UsageError("no command given", kShortGlobal);
   }
   const CommandSpec* spec = Find(a.words);
   if (spec == nullptr) {
     // A known command with an unknown or missing subcommand ("profiles", "profiles frob").
     if (HasSubcommands(a.words[0])) {
-      const std::string family = UsageOf(a.words[0]);
-      a.usage = family;
+      a.usage = UsageOf(a.words[0]);
+      a.short_usage = ShortUsageOf(a.words[0]);
       if (a.help && a.words.size() == 1) return a;
-      return absl::InvalidArgumentError(
-          a.words.size() == 1 ? absl::StrCat(a.words[0], " needs a subcommand\n\n", family)
-                              : absl::StrCat("unknown subcommand \"", a.words[1], "\"\n\n", family));
+      return UsageError(a.words.size() == 1 ? absl::StrCat(a.words[0], " needs a subcommand")
+                                            : absl::StrCat("unknown subcommand \"", a.words[1], "\"",
+                                                           DidYouMean(a.words[1], Subcommands(a.words[0]))),
+                        a.short_usage);
     }
-    return absl::InvalidArgumentError(absl::StrCat("unknown command \"", a.words[0], "\"\n\n", Usage()));
+    return UsageError(
+        absl::StrCat("unknown command \"", a.words[0], "\"", DidYouMean(a.words[0], CommandWords())),
+        kShortGlobal);
   }
   a.usage = UsageOf(spec->name);
+  a.short_usage = ShortUsageOf(spec->name);
   if (a.help) return a;
   const int name_words = spec->name.find(' ') == std::string::npos ? 1 : 2;
   const int positional = static_cast<int>(a.words.size()) - name_words;
   if (positional < spec->min_words || positional > spec->max_words) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        spec->name, " takes ",
-        spec->min_words == spec->max_words ? Plural(spec->min_words, "argument")
-                                           : absl::StrCat(spec->min_words, " to ", Plural(spec->max_words, "argument")),
-        ", not ", positional, "\n\n", a.usage));
+    return UsageError(
+        absl::StrCat(spec->name, " takes ",
+                     spec->min_words == spec->max_words
+                         ? Plural(spec->min_words, "argument")
+                         : absl::StrCat(spec->min_words, " to ", Plural(spec->max_words, "argument")),
+                     ", not ", positional),
+        a.short_usage);
   }
   for (const std::string& key : given) {
     const bool known = a.flags.count(key) ? spec->flags.count(key) > 0 : spec->options.count(key) > 0;
     if (!known) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown flag --", key, " for `", spec->name, "`",
-                                                     spec->options.empty() && spec->flags.empty() ? " (it takes none)" : "",
-                                                     "\n\n", a.usage));
+      std::vector<std::string> all(spec->options.begin(), spec->options.end());
+      all.insert(all.end(), spec->flags.begin(), spec->flags.end());
+      return UsageError(absl::StrCat("unknown flag --", key, " for `", spec->name, "`",
+                                     all.empty() ? " (it takes none)" : DidYouMean(key, all, "--")),
+                        a.short_usage);
     }
+  }
+  if ((a.output == "csv" || a.output == "wide") && !spec->tables) {
+    if (a.output == "csv") {
+      return UsageError(absl::StrCat("--output csv: only plan and compare print CSV, not `", spec->name, "`"),
+                        a.short_usage);
+    }
+    a.output = "table";  // wide: every table this command prints is already whole
   }
   return a;
 }

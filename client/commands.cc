@@ -13,13 +13,19 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "client/compare.h"
+#include "client/config_flags.h"
 #include "client/format.h"
 #include "client/input.h"
+#include "client/json_io.h"
 #include "client/launcher.h"
+#include "client/overrides.h"
+#include "client/plan_table.h"
 #include "client/report.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "paraplan/v1/services.grpc.pb.h"
@@ -44,8 +50,10 @@ class Cli {
   int FitMicrobench();
   int Estimate();
   int EstimateBatch();
+  int Compare();
   int Plan();
   int PlanOutputs(const v1::PlanRequest& req, const v1::PlanResponse& r);
+  int PrintPlan(const v1::PlanRequest& req, const v1::PlanResponse& r);
   int WriteReport(const v1::PlanRequest& req, const v1::PlanResponse& r, const v1::SystemProfile& profile);
   bool PlanWorkload(const v1::PlanRequest& req, v1::Workload* w);
   int Ingest();
@@ -62,9 +70,13 @@ class Cli {
   int BadInput(const absl::Status& s) { return Fail(kBadInput, std::string(s.message())); }
   int Print(const google::protobuf::Message& m, const std::string& table);
   bool LoadWorkload(v1::Workload* w, std::string* model);
-  bool IntList(const std::string& key, google::protobuf::RepeatedField<int32_t>* out);
   bool Int(const std::string& key, int min, int* out);
-  bool FlagChoice(const std::string& key, v1::PlanConstraints::Flag* out);
+  bool LoadConfig(v1::ParallelConfig* c);
+  bool ObjectiveFlag(v1::Objective* out);
+  bool ParseOverrides(std::vector<Override>* out);
+  bool ApplyOverrides(const std::vector<Override>& sets, const std::string& profile, v1::SystemProfile* p);
+  int OverridesCannotBeSent();
+  std::string ResolvedProfile(const std::string& reference);
 
   const Args& a_;
   std::shared_ptr<grpc::Channel> channel_;
@@ -77,7 +89,9 @@ int Cli::Fail(int code, const std::string& message) {
   return code;
 }
 
-int Cli::UsageError(const std::string& message) { return Fail(kUsage, absl::StrCat(message, "\n\n", a_.usage)); }
+int Cli::UsageError(const std::string& message) {
+  return Fail(kUsage, absl::StrCat(message, "\n", absl::StripTrailingAsciiWhitespace(a_.short_usage)));
+}
 
 int Cli::RpcFailed(const grpc::Status& s) {
   if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
@@ -129,7 +143,7 @@ std::unique_ptr<grpc::ClientContext> Cli::Context() const {
 
 int Cli::Print(const google::protobuf::Message& m, const std::string& table) {
   if (a_.output == "json") {
-    std::string json = ToJson(m, /*pretty=*/true);
+    std::string json = PrintJson(m, /*pretty=*/true);
     if (json.empty() || json.back() != '\n') json += '\n';
     std::fputs(json.c_str(), stdout);
   } else {
@@ -144,7 +158,7 @@ bool Cli::LoadWorkload(v1::Workload* w, std::string* model) {
     return false;
   }
   if (a_.Has("workload")) {
-    if (absl::Status s = ParseJsonFile(a_.Get("workload"), w); !s.ok()) {
+    if (absl::Status s = LoadJsonFile(a_.Get("workload"), w); !s.ok()) {
       BadInput(s);
       return false;
     }
@@ -158,19 +172,6 @@ bool Cli::LoadWorkload(v1::Workload* w, std::string* model) {
   return false;
 }
 
-bool Cli::IntList(const std::string& key, google::protobuf::RepeatedField<int32_t>* out) {
-  if (!a_.Has(key)) return true;
-  for (absl::string_view part : absl::StrSplit(a_.Get(key), ',')) {
-    int v = 0;
-    if (!absl::SimpleAtoi(part, &v) || v < 0) {
-      UsageError(absl::StrCat("--", key, ": \"", a_.Get(key), "\" is not a list of non-negative integers"));
-      return false;
-    }
-    out->Add(v);
-  }
-  return true;
-}
-
 bool Cli::Int(const std::string& key, int min, int* out) {
   if (!a_.Has(key)) return true;
   if (!absl::SimpleAtoi(a_.Get(key), out) || *out < min) {
@@ -180,19 +181,92 @@ bool Cli::Int(const std::string& key, int min, int* out) {
   return true;
 }
 
-bool Cli::FlagChoice(const std::string& key, v1::PlanConstraints::Flag* out) {
-  const std::string v = a_.Get(key, "any");
-  if (v == "any") {
-    *out = v1::PlanConstraints::FLAG_ANY;
-  } else if (v == "on") {
-    *out = v1::PlanConstraints::FLAG_ON;
-  } else if (v == "off") {
-    *out = v1::PlanConstraints::FLAG_OFF;
-  } else {
-    UsageError(absl::StrCat("--", key, " must be on, off or any"));
+// The ParallelConfig of estimate and compare: --config FILE, then the configuration
+// flags over it (config_flags.h).
+bool Cli::LoadConfig(v1::ParallelConfig* c) {
+  if (a_.Has("config")) {
+    if (absl::Status s = LoadJsonFile(a_.Get("config"), c); !s.ok()) {
+      BadInput(s);
+      return false;
+    }
+  } else if (!a_.Has("global-batch")) {
+    UsageError(HasConfigFlags(a_) ? "without --config, give the global batch too (--global-batch B)"
+                                  : "give the configuration: --config FILE, or flags such as --tp 8 --pp 4 --dp 8 "
+                                    "--global-batch 1024");
+    return false;
+  }
+  if (absl::Status s = ApplyConfigFlags(a_, c); !s.ok()) {
+    UsageError(std::string(s.message()));
     return false;
   }
   return true;
+}
+
+bool Cli::ObjectiveFlag(v1::Objective* out) {
+  const std::string objective = a_.Get("objective", "time");
+  if (objective == "time") {
+    *out = v1::OBJECTIVE_TIME;
+  } else if (objective == "cost") {
+    *out = v1::OBJECTIVE_COST;
+  } else if (objective == "energy") {
+    *out = v1::OBJECTIVE_ENERGY;
+  } else {
+    UsageError("--objective must be time, cost or energy");
+    return false;
+  }
+  return true;
+}
+
+// --set PATH=VALUE, each checked for its shape (no RPC).
+bool Cli::ParseOverrides(std::vector<Override>* out) {
+  for (const std::string& text : a_.sets) {
+    absl::StatusOr<Override> o = ParseOverride(text);
+    if (!o.ok()) {
+      UsageError(std::string(o.status().message()));
+      return false;
+    }
+    out->push_back(*std::move(o));
+  }
+  return true;
+}
+
+// The profile `reference` as the server has it, changed by `sets` (a path it does not
+// have is a usage error).
+bool Cli::ApplyOverrides(const std::vector<Override>& sets, const std::string& reference, v1::SystemProfile* p) {
+  v1::GetProfileRequest get;
+  get.set_name(reference);
+  const grpc::Status s = v1::Profiles::NewStub(channel_)->GetProfile(Context().get(), get, p);
+  if (!s.ok()) {
+    RpcFailed(s);
+    return false;
+  }
+  for (const Override& o : sets) {
+    if (absl::Status applied = ApplyOverride(o, p); !applied.ok()) {
+      UsageError(std::string(applied.message()));
+      return false;
+    }
+  }
+  return true;
+}
+
+// What plan, estimate and compare do with --set: paraplan.v1's requests name a profile
+// and cannot carry one, so the changed profile cannot be sent for one request.
+int Cli::OverridesCannotBeSent() {
+  return Fail(kError,
+              absl::StrCat("--set: the overrides are valid, but this server's API (", "paraplan.v1) cannot take them: "
+                           "EstimateRequest and PlanRequest name a profile and carry no profile of their own, so a "
+                           "changed profile cannot be sent for one request. Nothing was sent. `paraplan profiles show ",
+                           a_.Get("profile"), " --set ... -o json` prints the changed profile; `profiles put` of that "
+                           "file under a new name makes it a profile of its own."));
+}
+
+// NAME@VERSION of the version the server answers for `reference`, or `reference`.
+std::string Cli::ResolvedProfile(const std::string& reference) {
+  v1::GetProfileRequest get;
+  get.set_name(reference);
+  v1::SystemProfile p;
+  if (!v1::Profiles::NewStub(channel_)->GetProfile(Context().get(), get, &p).ok()) return reference;
+  return absl::StrCat(p.name(), "@", p.version());
 }
 
 int Cli::Run() {
@@ -204,6 +278,7 @@ int Cli::Run() {
   if (cmd == "profiles") return Profiles();
   if (cmd == "estimate") return a_.Has("batch") ? EstimateBatch() : Estimate();
   if (cmd == "plan") return Plan();
+  if (cmd == "compare") return Compare();
   if (cmd == "ingest") return Ingest();
   if (cmd == "calibrate") return Calibrate();
   if (cmd == "accuracy") return Accuracy();
@@ -260,8 +335,10 @@ int Cli::Profiles() {
   if (sub == "fit-network" || sub == "fit-gemm") return FitMicrobench();
   v1::SystemProfile put;
   if (sub == "put") {
-    if (absl::Status s = ParseJsonFile(arg, &put); !s.ok()) return BadInput(s);
+    if (absl::Status s = LoadJsonFile(arg, &put); !s.ok()) return BadInput(s);
   }
+  std::vector<Override> sets;
+  if (!ParseOverrides(&sets)) return failed_;
   if (!Connect()) return failed_;
   auto stub = v1::Profiles::NewStub(channel_);
   if (sub == "list") {
@@ -281,9 +358,16 @@ int Cli::Profiles() {
     return Print(all, FormatProfileList(list));
   }
   if (sub == "show") {
+    v1::SystemProfile p;
+    if (!sets.empty()) {
+      // The profile as --set changes it, for this output only.
+      if (!ApplyOverrides(sets, arg, &p)) return failed_;
+      std::string note = "with --set (not saved):";
+      for (const Override& o : sets) absl::StrAppend(&note, " ", o.path, "=", o.value);
+      return Print(p, absl::StrCat(FormatProfile(p), note, "\n"));
+    }
     v1::GetProfileRequest req;
     req.set_name(arg);
-    v1::SystemProfile p;
     grpc::Status s = stub->GetProfile(Context().get(), req, &p);
     return s.ok() ? Print(p, FormatProfile(p)) : RpcFailed(s);
   }
@@ -304,6 +388,22 @@ int Cli::Profiles() {
                   : RpcFailed(s);
   }
   if (sub == "put") {
+    // A file named like a built-in would become the version every plan on it uses: ask
+    // for that explicitly.
+    v1::ListProfileVersionsRequest history;
+    history.set_name(put.name());
+    v1::ListProfileVersionsResponse versions;
+    if (!put.name().empty() && a_.flags.count("new-version") == 0 &&
+        stub->ListProfileVersions(Context().get(), history, &versions).ok()) {
+      for (const v1::SystemProfile& v : versions.versions()) {
+        if (v.origin() != "builtin") continue;
+        return UsageError(absl::StrCat(
+            DisplayName(arg), " names the built-in profile ", put.name(), ": putting it writes ", put.name(), "@",
+            versions.versions(versions.versions_size() - 1).version() + 1,
+            ", the version every plan on ", put.name(), " then uses. Give --new-version to do that, or rename the "
+            "profile in the file (\"name\") to keep the built-in as it is."));
+      }
+    }
     v1::UpdateProfileRequest req;
     *req.mutable_profile() = put;
     req.set_create_if_missing(true);
@@ -319,7 +419,7 @@ int Cli::Profiles() {
 }
 
 int Cli::Estimate() {
-  if (!a_.Has("profile") || !a_.Has("config")) return UsageError("estimate needs --profile and --config");
+  if (!a_.Has("profile")) return UsageError("estimate needs --profile");
   v1::EstimateRequest req;
   req.set_profile(a_.Get("profile"));
   std::string model;
@@ -328,14 +428,91 @@ int Cli::Estimate() {
     req.clear_workload();
     req.set_model(model);
   }
-  if (absl::Status s = ParseJsonFile(a_.Get("config"), req.mutable_config()); !s.ok()) return BadInput(s);
+  if (!LoadConfig(req.mutable_config())) return failed_;
   int gpus = 0;
   if (!Int("gpus", 1, &gpus)) return failed_;
   req.set_num_gpus(gpus);
+  std::vector<Override> sets;
+  if (!ParseOverrides(&sets)) return failed_;
   if (!Connect()) return failed_;
+  if (!sets.empty()) {
+    v1::SystemProfile p;
+    return ApplyOverrides(sets, req.profile(), &p) ? OverridesCannotBeSent() : failed_;
+  }
   v1::EstimateResponse r;
   grpc::Status s = v1::Planner::NewStub(channel_)->Estimate(Context().get(), req, &r);
   return s.ok() ? Print(r.estimate(), FormatEstimate(r.estimate())) : RpcFailed(s);
+}
+
+// The given configuration (estimate) against the best plan for its GPU count and global
+// batch, on the profile version that answered the estimate.
+int Cli::Compare() {
+  if (!a_.Has("profile")) return UsageError("compare needs --profile");
+  v1::EstimateRequest est;
+  est.set_profile(a_.Get("profile"));
+  std::string model;
+  if (!LoadWorkload(est.mutable_workload(), &model)) return failed_;
+  if (!model.empty()) {
+    est.clear_workload();
+    est.set_model(model);
+  }
+  if (!LoadConfig(est.mutable_config())) return failed_;
+  int gpus = 0;
+  if (!Int("gpus", 1, &gpus)) return failed_;
+  est.set_num_gpus(gpus);
+  Comparison c;
+  if (!ObjectiveFlag(&c.objective)) return failed_;
+  std::vector<Override> sets;
+  if (!ParseOverrides(&sets)) return failed_;
+  if (!Connect()) return failed_;
+  if (!sets.empty()) {
+    v1::SystemProfile p;
+    return ApplyOverrides(sets, est.profile(), &p) ? OverridesCannotBeSent() : failed_;
+  }
+  auto stub = v1::Planner::NewStub(channel_);
+  v1::EstimateResponse given;
+  grpc::Status s = stub->Estimate(Context().get(), est, &given);
+  if (!s.ok()) return RpcFailed(s);
+  c.given = given.estimate();
+
+  v1::PlanRequest plan;
+  plan.set_profile(absl::StrCat(c.given.profile_name(), "@", c.given.profile_version()));
+  if (est.has_workload()) {
+    *plan.mutable_workload() = est.workload();
+  } else {
+    plan.set_model(est.model());
+  }
+  plan.add_gpus(c.given.num_gpus());
+  plan.set_global_batch_size(c.given.config().global_batch_size());
+  plan.set_top_k(1);
+  plan.set_objective(c.objective);
+  // What the framework offers applies to the best plan too.
+  plan.mutable_constraints()->set_cuda_graphs(est.config().cuda_graphs());
+  plan.mutable_constraints()->set_tp_comm_overlap(est.config().tp_comm_overlap());
+  v1::PlanResponse best;
+  s = stub->Plan(Context().get(), plan, &best);
+  if (!s.ok()) return RpcFailed(s);
+  if (best.plans_size() > 0) {
+    c.best = best.plans(0);
+  } else {
+    c.no_plan_reason = best.infeasible_reason();
+  }
+  if (a_.output == "json") {
+    std::fputs(ComparisonJson(c, /*pretty=*/true).c_str(), stdout);
+  } else if (a_.output == "csv") {
+    std::fputs(ComparisonCsv(c).c_str(), stdout);
+  } else {
+    std::fputs(FormatComparison(c).c_str(), stdout);
+  }
+  if (!c.best) {
+    failed_ = kError;
+    if (a_.output != "table" && a_.output != "wide") {
+      std::fprintf(stderr, "paraplan: no plan fits (%s)\n",
+                   c.no_plan_reason.empty() ? "nothing fits" : c.no_plan_reason.c_str());
+    }
+    return kError;
+  }
+  return kOk;
 }
 
 // One JSON line per request line, in order; a line that cannot be parsed is answered
@@ -353,7 +530,7 @@ int Cli::EstimateBatch() {
   v1::EstimateBatchRequest all;
   for (size_t i = 0; i < lines.size(); ++i) {
     v1::EstimateRequest req;
-    if (absl::Status s = ParseJsonLine(path, lines[i].number, lines[i].text, &req); !s.ok()) {
+    if (absl::Status s = LoadJsonLine(DisplayName(path), lines[i].number, lines[i].text, &req); !s.ok()) {
       results[i].mutable_error()->set_code(static_cast<int>(absl::StatusCode::kInvalidArgument));
       results[i].mutable_error()->set_message(std::string(s.message()));
       continue;
@@ -385,7 +562,7 @@ int Cli::EstimateBatch() {
   for (const v1::EstimateResult& r : results) {
     // An Estimate line is the Estimate itself; an error line is {"error": {...}}, which
     // is also the JSON of an EstimateResult holding the error.
-    std::printf("%s\n", (r.has_estimate() ? ToJson(r.estimate(), false) : ToJson(r, false)).c_str());
+    std::printf("%s\n", (r.has_estimate() ? PrintJson(r.estimate(), false) : PrintJson(r, false)).c_str());
   }
   std::fflush(stdout);
   if (sent.empty()) return Fail(kBadInput, absl::StrCat(path, ": no line could be parsed"));
@@ -408,89 +585,83 @@ int Cli::Plan() {
     req.clear_workload();
     req.set_model(model);
   }
-  if (!IntList("gpus", req.mutable_gpus())) return failed_;
+  for (absl::string_view part : absl::StrSplit(a_.Get("gpus"), ',')) {
+    int n = 0;
+    if (!absl::SimpleAtoi(part, &n) || n < 1) {
+      return UsageError(absl::StrCat("--gpus: \"", a_.Get("gpus"), "\" is not a list of GPU counts (256,512,1024)"));
+    }
+    req.add_gpus(n);
+  }
   int value = 0;
   if (!Int("global-batch", 1, &value)) return failed_;
   req.set_global_batch_size(value);
   value = 0;
   if (!Int("top", 0, &value)) return failed_;
   req.set_top_k(value);
-  const std::string objective = a_.Get("objective", "time");
-  if (objective == "time") {
-    req.set_objective(v1::OBJECTIVE_TIME);
-  } else if (objective == "cost") {
-    req.set_objective(v1::OBJECTIVE_COST);
-  } else if (objective == "energy") {
-    req.set_objective(v1::OBJECTIVE_ENERGY);
-  } else {
-    return UsageError("--objective must be time, cost or energy");
+  v1::Objective objective;
+  if (!ObjectiveFlag(&objective)) return failed_;
+  req.set_objective(objective);
+  if (absl::Status s = ApplyConstraintFlags(a_, req.mutable_constraints()); !s.ok()) {
+    return UsageError(std::string(s.message()));
   }
-  v1::PlanConstraints* k = req.mutable_constraints();
-  if (!IntList("tp", k->mutable_tensor_parallel()) || !IntList("pp", k->mutable_pipeline_parallel()) ||
-      !IntList("dp", k->mutable_data_parallel()) || !IntList("cp", k->mutable_context_parallel()) ||
-      !IntList("ep", k->mutable_expert_parallel()) || !IntList("mbs", k->mutable_micro_batch_size()) ||
-      !IntList("vpp", k->mutable_virtual_pipeline_stages()) || !IntList("zero", k->mutable_zero_stage())) {
-    return failed_;
-  }
-  const std::pair<const char*, void (v1::PlanConstraints::*)(int32_t)> caps[] = {
-      {"max-tp", &v1::PlanConstraints::set_max_tensor_parallel},
-      {"max-pp", &v1::PlanConstraints::set_max_pipeline_parallel},
-      {"max-cp", &v1::PlanConstraints::set_max_context_parallel},
-      {"max-mbs", &v1::PlanConstraints::set_max_micro_batch_size}};
-  for (const auto& [key, setter] : caps) {
-    value = 0;
-    if (!Int(key, 0, &value)) return failed_;
-    (k->*setter)(value);
-  }
-  if (a_.Has("recompute")) {
-    for (absl::string_view r : absl::StrSplit(a_.Get("recompute"), ',')) {
-      if (r == "none") {
-        k->add_recompute(v1::RECOMPUTE_NONE);
-      } else if (r == "selective") {
-        k->add_recompute(v1::RECOMPUTE_SELECTIVE);
-      } else if (r == "full") {
-        k->add_recompute(v1::RECOMPUTE_FULL);
-      } else {
-        return UsageError("--recompute: a list of none, selective, full");
-      }
-    }
-  }
-  if (a_.Has("schedule")) {
-    for (absl::string_view s : absl::StrSplit(a_.Get("schedule"), ',')) {
-      if (s == "1f1b") {
-        k->add_pipeline_schedule(v1::SCHEDULE_1F1B);
-      } else if (s == "gpipe") {
-        k->add_pipeline_schedule(v1::SCHEDULE_GPIPE);
-      } else if (s == "interleaved") {
-        k->add_pipeline_schedule(v1::SCHEDULE_INTERLEAVED_1F1B);
-      } else if (s == "zero-bubble") {
-        k->add_pipeline_schedule(v1::SCHEDULE_ZERO_BUBBLE);
-      } else {
-        return UsageError("--schedule: a list of 1f1b, gpipe, interleaved, zero-bubble");
-      }
-    }
-  }
-  double headroom = 0;
-  if (a_.Has("headroom") && (!absl::SimpleAtod(a_.Get("headroom"), &headroom) || headroom < 0 || headroom >= 1)) {
-    return UsageError("--headroom: a share of memory in [0, 1), e.g. 0.1");
-  }
-  k->set_memory_headroom_ratio(headroom);
-  k->set_allow_offload(a_.flags.count("allow-offload") > 0);
-  k->set_cuda_graphs(a_.flags.count("cuda-graphs") > 0);
-  k->set_tp_comm_overlap(a_.flags.count("tp-comm-overlap") > 0);
-  v1::PlanConstraints::Flag flag;
-  if (!FlagChoice("sp", &flag)) return failed_;
-  k->set_sequence_parallel(flag);
-  if (!FlagChoice("flash", &flag)) return failed_;
-  k->set_flash_attention(flag);
-  if (!FlagChoice("overlap-grad-reduce", &flag)) return failed_;
-  k->set_overlap_grad_reduce(flag);
+  std::vector<Override> sets;
+  if (!ParseOverrides(&sets)) return failed_;
   if (!Connect()) return failed_;
+  if (!sets.empty()) {
+    v1::SystemProfile p;
+    return ApplyOverrides(sets, req.profile(), &p) ? OverridesCannotBeSent() : failed_;
+  }
   v1::PlanResponse r;
   grpc::Status s = v1::Planner::NewStub(channel_)->Plan(Context().get(), req, &r);
   if (!s.ok()) return RpcFailed(s);
   if (a_.Has("report") || a_.Has("emit")) return PlanOutputs(req, r);
-  return Print(r, FormatPlan(r));
+  return PrintPlan(req, r);
+}
+
+// The plan on stdout in the --output asked for; exit 1 when no plan fits. The table
+// names the profile version and, for several GPU counts, the best plan of each: a count
+// without a plan among the ranked ones is asked for once more on its own.
+int Cli::PrintPlan(const v1::PlanRequest& req, const v1::PlanResponse& r) {
+  const bool none = r.plans_size() == 0;
+  const std::string why = r.infeasible_reason().empty() ? "nothing fits" : r.infeasible_reason();
+  if (a_.output == "json") {
+    Print(r, "");
+  } else {
+    PlanTableOptions o;
+    o.style = a_.output == "csv" ? TableStyle::kCsv : a_.output == "wide" ? TableStyle::kWide : TableStyle::kCompact;
+    o.objective = req.objective();
+    o.profile = none ? ResolvedProfile(req.profile()) : PlanProfile(r);
+    if (req.gpus_size() > 1 && o.style != TableStyle::kCsv) {
+      o.per_gpu_count = BestPerGpuCount(r, {req.gpus().begin(), req.gpus().end()});
+      auto stub = v1::Planner::NewStub(channel_);
+      for (GpuCountBest& g : o.per_gpu_count) {
+        if (g.best) continue;
+        if (none) {
+          g.no_plan_reason = why;
+          continue;
+        }
+        v1::PlanRequest one = req;
+        one.clear_gpus();
+        one.add_gpus(g.gpus);
+        one.set_top_k(1);
+        v1::PlanResponse best;
+        const grpc::Status s = stub->Plan(Context().get(), one, &best);
+        if (!s.ok()) {
+          g.no_plan_reason = absl::StrCat("the search failed: ", s.error_message());
+        } else if (best.plans_size() > 0) {
+          g.best = best.plans(0);
+        } else {
+          g.no_plan_reason = best.infeasible_reason();
+        }
+      }
+    }
+    std::fputs(FormatPlanTable(r, o).c_str(), stdout);
+  }
+  if (!none) return kOk;
+  failed_ = kError;
+  // The table says why; other outputs say it on stderr.
+  if (a_.output == "json" || a_.output == "csv") std::fprintf(stderr, "paraplan: no plan fits (%s)\n", why.c_str());
+  return kError;
 }
 
 // The workload the plan was made for: the request's, or the preset it named.
@@ -531,7 +702,7 @@ int Cli::PlanOutputs(const v1::PlanRequest& req, const v1::PlanResponse& r) {
     if (!got.ok()) profile.set_name(profile_ref);
     if (const int code = WriteReport(req, r, profile); code != kOk) return code;
   }
-  if (!a_.Has("emit")) return Print(r, FormatPlan(r));
+  if (!a_.Has("emit")) return PrintPlan(req, r);
   if (r.plans_size() == 0) {
     const std::string why = r.infeasible_reason().empty() ? "nothing fits" : r.infeasible_reason();
     return Fail(kError, absl::StrCat("no plan fits (", why, "); nothing to --emit"));
@@ -605,7 +776,7 @@ int Cli::Ingest() {
   for (const NumberedLine& line : lines) {
     v1::IngestResult* r = report.add_results();
     v1::Measurement m;
-    if (absl::Status s = ParseJsonLine(path, line.number, line.text, &m); !s.ok()) {
+    if (absl::Status s = LoadJsonLine(DisplayName(path), line.number, line.text, &m); !s.ok()) {
       r->set_status(v1::IngestResult::STATUS_REJECTED);
       r->set_reason(std::string(s.message()));
       report.set_rejected(report.rejected() + 1);
@@ -644,7 +815,10 @@ int Cli::Ingest() {
     report.set_rejected(report.rejected() + resp.rejected());
     report.set_calibration_triggered(report.calibration_triggered() || resp.calibration_triggered());
   }
-  return Print(report, FormatIngest(report));
+  Print(report, FormatIngest(report));
+  if (report.rejected() == 0) return kOk;
+  failed_ = kError;
+  return kError;  // the report names every rejected line
 }
 
 int Cli::Calibrate() {

@@ -21,16 +21,20 @@ bool Numeric(const std::string& s) {
   return end == std::string::npos || s.find_first_not_of("kMGTPsmhd ", end) == std::string::npos;
 }
 
-std::string Seconds(double s) {
+int Deg(int v) { return v > 0 ? v : 1; }
+
+}  // namespace
+
+std::string SecondsText(double s) {
   if (s >= 3600 * 24) return absl::StrFormat("%.1f d", s / 86400);
   if (s >= 3600) return absl::StrFormat("%.1f h", s / 3600);
   if (s >= 1) return absl::StrFormat("%.3f s", s);
   return absl::StrFormat("%.2f ms", s * 1e3);
 }
 
-std::string Gib(double bytes) { return absl::StrFormat("%.1f", bytes / kGiB); }
+std::string GibText(double bytes) { return absl::StrFormat("%.1f", bytes / kGiB); }
 
-std::string Si(double v) {
+std::string SiText(double v) {
   const char* units[] = {"", "k", "M", "G", "T", "P"};
   int u = 0;
   while (std::abs(v) >= 1000 && u < 5) {
@@ -40,7 +44,7 @@ std::string Si(double v) {
   return absl::StrFormat("%.3g%s", v, units[u]);
 }
 
-const char* RecomputeShort(v1::Recompute r) {
+const char* RecomputeText(v1::Recompute r) {
   switch (r) {
     case v1::RECOMPUTE_SELECTIVE:
       return "selective";
@@ -51,7 +55,7 @@ const char* RecomputeShort(v1::Recompute r) {
   }
 }
 
-const char* ScheduleShort(const v1::ParallelConfig& c) {
+const char* ScheduleText(const v1::ParallelConfig& c) {
   if (c.pipeline_parallel() <= 1) return "-";
   switch (c.pipeline_schedule()) {
     case v1::SCHEDULE_GPIPE:
@@ -65,8 +69,6 @@ const char* ScheduleShort(const v1::ParallelConfig& c) {
   }
 }
 
-int Deg(int v) { return v > 0 ? v : 1; }
-
 std::string ConfigSummary(const v1::ParallelConfig& c) {
   std::string s = absl::StrFormat("TP%d PP%d DP%d", Deg(c.tensor_parallel()), Deg(c.pipeline_parallel()),
                                   Deg(c.data_parallel()));
@@ -77,13 +79,13 @@ std::string ConfigSummary(const v1::ParallelConfig& c) {
   if (Deg(c.filter_parallel()) > 1) absl::StrAppend(&s, " filter", c.filter_parallel());
   if (Deg(c.channel_parallel()) > 1) absl::StrAppend(&s, " channel", c.channel_parallel());
   absl::StrAppend(&s, ", micro-batch ", Deg(c.micro_batch_size()), ", global batch ", c.global_batch_size(),
-                  ", recompute ", RecomputeShort(c.recompute()));
+                  ", recompute ", RecomputeText(c.recompute()));
   if (c.sequence_parallel()) absl::StrAppend(&s, ", sequence parallel");
   if (c.zero_stage() > 0) absl::StrAppend(&s, ", ZeRO-", c.zero_stage());
   if (c.flash_attention()) absl::StrAppend(&s, ", flash attention");
   if (c.cuda_graphs()) absl::StrAppend(&s, ", CUDA graphs");
   if (c.tp_comm_overlap()) absl::StrAppend(&s, ", TP comm overlap");
-  if (c.pipeline_parallel() > 1) absl::StrAppend(&s, ", schedule ", ScheduleShort(c));
+  if (c.pipeline_parallel() > 1) absl::StrAppend(&s, ", schedule ", ScheduleText(c));
   if (c.overlap_grad_reduce()) absl::StrAppend(&s, ", overlap grad reduce");
   if (c.overlap_param_gather()) absl::StrAppend(&s, ", overlap param gather");
   if (c.offload().optimizer() || c.offload().weights() || c.offload().activations()) {
@@ -93,8 +95,6 @@ std::string ConfigSummary(const v1::ParallelConfig& c) {
   if (!c.rank_order().empty() && c.rank_order() != "tp-cp-ep-dp-pp") absl::StrAppend(&s, ", order ", c.rank_order());
   return s;
 }
-
-}  // namespace
 
 std::string Table::Render() const {
   const size_t n = headers_.size();
@@ -130,7 +130,7 @@ std::string Table::Render() const {
 std::string FormatEstimate(const v1::Estimate& e) {
   std::string out = absl::StrCat("profile      ", e.profile_name(), "@", e.profile_version(), ", ", e.num_gpus(),
                                  " GPUs\nconfig       ", ConfigSummary(e.config()), "\n");
-  absl::StrAppend(&out, "iteration    ", Seconds(e.iteration_time_s()), "   bottleneck: ", e.bottleneck(), "\n\n");
+  absl::StrAppend(&out, "iteration    ", SecondsText(e.iteration_time_s()), "   bottleneck: ", e.bottleneck(), "\n\n");
   const v1::TimeBreakdown& t = e.time();
   const std::pair<const char*, double> parts[] = {
       {"compute", t.compute_s()},         {"recompute", t.recompute_s()},
@@ -147,79 +147,28 @@ std::string FormatEstimate(const v1::Estimate& e) {
   absl::StrAppend(&out, time.Render(), "\n");
   const v1::MemoryBreakdown& m = e.memory();
   Table mem({"memory per GPU", "GiB"});
-  mem.Add({"weights", Gib(m.weights_bytes())});
-  mem.Add({"gradients", Gib(m.gradients_bytes())});
-  mem.Add({"optimizer states", Gib(m.optimizer_bytes())});
-  mem.Add({"activations", Gib(m.activations_bytes())});
-  mem.Add({"buffers", Gib(m.buffers_bytes())});
-  mem.Add({"overhead", Gib(m.overhead_bytes())});
-  mem.Add({"total", Gib(m.total_bytes())});
-  mem.Add({"capacity", Gib(m.capacity_bytes())});
-  if (m.host_bytes() > 0) mem.Add({"offloaded to host", Gib(m.host_bytes())});
+  mem.Add({"weights", GibText(m.weights_bytes())});
+  mem.Add({"gradients", GibText(m.gradients_bytes())});
+  mem.Add({"optimizer states", GibText(m.optimizer_bytes())});
+  mem.Add({"activations", GibText(m.activations_bytes())});
+  mem.Add({"buffers", GibText(m.buffers_bytes())});
+  mem.Add({"overhead", GibText(m.overhead_bytes())});
+  mem.Add({"total", GibText(m.total_bytes())});
+  mem.Add({"capacity", GibText(m.capacity_bytes())});
+  if (m.host_bytes() > 0) mem.Add({"offloaded to host", GibText(m.host_bytes())});
   absl::StrAppend(&out, mem.Render(), m.fits() ? "fits" : "DOES NOT FIT",
                   absl::StrFormat(" (headroom %.1f%%)\n\n", 100 * e.memory_headroom_ratio()));
-  absl::StrAppend(&out, absl::StrFormat("throughput   %s samples/s, %s tokens/s\n", Si(e.samples_per_s()),
-                                        Si(e.tokens_per_s())));
+  absl::StrAppend(&out, absl::StrFormat("throughput   %s samples/s, %s tokens/s\n", SiText(e.samples_per_s()),
+                                        SiText(e.tokens_per_s())));
   absl::StrAppend(&out, absl::StrFormat("model FLOPs  %.1f TFLOP/s per GPU, MFU %.1f%%\n", e.model_tflops_per_gpu(),
                                         100 * e.mfu()));
   absl::StrAppend(&out, absl::StrFormat("energy       %s J per iteration; cost $%.4f per iteration\n",
-                                        Si(e.energy_per_iteration_j()), e.cost_per_iteration_usd()));
+                                        SiText(e.energy_per_iteration_j()), e.cost_per_iteration_usd()));
   if (e.time_to_train_s() > 0) {
-    absl::StrAppend(&out, absl::StrFormat("to train     %s, %s J, $%s\n", Seconds(e.time_to_train_s()),
-                                          Si(e.energy_to_train_j()), Si(e.cost_to_train_usd())));
+    absl::StrAppend(&out, absl::StrFormat("to train     %s, %s J, $%s\n", SecondsText(e.time_to_train_s()),
+                                          SiText(e.energy_to_train_j()), SiText(e.cost_to_train_usd())));
   }
   for (const std::string& w : e.warnings()) absl::StrAppend(&out, "warning: ", w, "\n");
-  return out;
-}
-
-std::string FormatPlan(const v1::PlanResponse& r) {
-  std::string out;
-  if (r.plans_size() == 0) {
-    absl::StrAppend(&out, "no plan: ", r.infeasible_reason().empty() ? "nothing fits" : r.infeasible_reason(), "\n");
-  } else {
-    bool cnn = false;
-    for (const v1::Estimate& e : r.plans()) {
-      const v1::ParallelConfig& c = e.config();
-      cnn |= Deg(c.spatial_parallel()) * Deg(c.filter_parallel()) * Deg(c.channel_parallel()) > 1;
-    }
-    std::vector<std::string> headers = {"#", "GPUs", "TP", "PP", "DP", "CP", "EP", "v", "mbs", "recompute", "SP",
-                                        "ZeRO", "flash", "schedule", "iter s", "tokens/s", "MFU %", "mem GiB",
-                                        "bottleneck"};
-    if (cnn) {
-      headers.insert(headers.begin() + 5, "spatial[axes]@cut/filter/channel");
-      headers[16] = "samples/s";
-    }
-    Table t(headers);
-    int rank = 0;
-    for (const v1::Estimate& e : r.plans()) {
-      const v1::ParallelConfig& c = e.config();
-      std::vector<std::string> row = {absl::StrCat(++rank), absl::StrCat(e.num_gpus()), absl::StrCat(Deg(c.tensor_parallel())),
-             absl::StrCat(Deg(c.pipeline_parallel())), absl::StrCat(Deg(c.data_parallel())),
-             absl::StrCat(Deg(c.context_parallel())), absl::StrCat(Deg(c.expert_parallel())),
-             absl::StrCat(Deg(c.virtual_pipeline_stages())), absl::StrCat(Deg(c.micro_batch_size())),
-             RecomputeShort(c.recompute()), c.sequence_parallel() ? "yes" : "no", absl::StrCat(c.zero_stage()),
-             c.flash_attention() ? "yes" : "no", ScheduleShort(c), absl::StrFormat("%.3f", e.iteration_time_s()),
-             Si(e.tokens_per_s()), absl::StrFormat("%.1f", 100 * e.mfu()), Gib(e.memory().total_bytes()),
-             e.bottleneck()};
-      if (cnn) {
-        // Spatial degree, the axes it splits (when more than one) and the first layer it
-        // leaves whole (when it does not split them all).
-        std::string spatial = absl::StrCat(Deg(c.spatial_parallel()));
-        if (c.spatial_axes() > 1) absl::StrAppend(&spatial, "[", c.spatial_axes(), "]");
-        if (c.spatial_layers() > 0) absl::StrAppend(&spatial, "@", c.spatial_layers());
-        row.insert(row.begin() + 5,
-                   absl::StrCat(spatial, "/", Deg(c.filter_parallel()), "/", Deg(c.channel_parallel())));
-        row[16] = Si(e.samples_per_s());
-      }
-      t.Add(row);
-    }
-    out = t.Render();
-  }
-  absl::StrAppend(&out, absl::StrFormat(
-                            "\n%d candidates enumerated, %d feasible, %d evaluated in %.3f s%s; %d plans on the Pareto "
-                            "front (time, cost, energy, memory)\n",
-                            r.candidates_enumerated(), r.candidates_feasible(), r.candidates_evaluated(),
-                            r.search_time_s(), r.truncated() ? ", TRUNCATED by the deadline (best found so far)" : ", search complete", r.pareto_size()));
   return out;
 }
 
@@ -358,12 +307,12 @@ std::string FormatModels(const v1::ListModelsResponse& r) {
       // A CNN: its layer count and input shape (channels x spatial axes).
       std::string input;
       for (int64_t v : w.layer_graph().sample_shape()) absl::StrAppend(&input, input.empty() ? "" : "x", v);
-      t.Add({w.name(), Si(ParameterCount(w)), absl::StrCat(w.layer_graph().layers_size()), "-", "-", "-", "-",
+      t.Add({w.name(), SiText(ParameterCount(w)), absl::StrCat(w.layer_graph().layers_size()), "-", "-", "-", "-",
              input, "-", "cnn", "-"});
       continue;
     }
     const v1::TransformerSpec& s = w.transformer();
-    t.Add({w.name(), Si(ParameterCount(w)), absl::StrCat(s.num_layers()), absl::StrCat(s.hidden_size()),
+    t.Add({w.name(), SiText(ParameterCount(w)), absl::StrCat(s.num_layers()), absl::StrCat(s.hidden_size()),
            absl::StrCat(s.num_attention_heads()),
            absl::StrCat(s.num_kv_heads() > 0 ? s.num_kv_heads() : s.num_attention_heads()),
            absl::StrCat(s.ffn_hidden_size() > 0 ? s.ffn_hidden_size() : 4 * s.hidden_size()),

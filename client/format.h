@@ -1,6 +1,6 @@
 // Human-readable output of the paraplan CLI: aligned tables and breakdowns of the
-// paraplan.v1 responses. JSON output does not come through here (commands.cc prints
-// the proto3 JSON mapping). Pure functions returning text.
+// paraplan.v1 responses (the plan table is plan_table.h). JSON output does not come
+// through here (json_io.h). Pure functions returning text.
 #ifndef PARAPLAN_CLIENT_FORMAT_H_
 #define PARAPLAN_CLIENT_FORMAT_H_
 
@@ -23,8 +23,19 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
+// Cell texts shared by the tables: "16.249 s" / "250.00 ms" / "1.2 h"; GiB with one
+// decimal ("50.2"); three significant digits with an SI suffix ("194k", "1.46T");
+// recompute "none|selective|full"; schedule "1f1b|gpipe|interleaved|zero-bubble", "-"
+// without pipeline parallelism.
+std::string SecondsText(double s);
+std::string GibText(double bytes);
+std::string SiText(double v);
+const char* RecomputeText(v1::Recompute r);
+const char* ScheduleText(const v1::ParallelConfig& c);
+// One line: "TP8 PP8 DP16 v3, micro-batch 1, global batch 1536, recompute selective, ...".
+std::string ConfigSummary(const v1::ParallelConfig& c);
+
 std::string FormatEstimate(const v1::Estimate& e);
-std::string FormatPlan(const v1::PlanResponse& r);
 std::string FormatProfile(const v1::SystemProfile& p);
 std::string FormatProfileList(const std::vector<v1::SystemProfile>& profiles);
 std::string FormatHistory(const v1::ListProfileVersionsResponse& r);

@@ -1,5 +1,6 @@
 #include "client/input.h"
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -29,7 +30,22 @@ absl::Status Parse(absl::string_view file, int first_line, absl::string_view tex
 
 }  // namespace
 
+std::string DisplayName(const std::string& path) { return path == "-" ? "<stdin>" : path; }
+
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  if (path == "-") {
+    static std::atomic<bool> read{false};
+    if (read.exchange(true)) {
+      return absl::FailedPreconditionError(
+          "<stdin>: standard input (\"-\") is already read for another argument; give the others as files");
+    }
+    std::string text;
+    char buf[1 << 16];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, stdin)) > 0) text.append(buf, n);
+    if (std::ferror(stdin)) return absl::FailedPreconditionError(absl::StrCat("<stdin>: cannot read: ", std::strerror(errno)));
+    return text;
+  }
   std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (f == nullptr) {
     const int err = errno;
@@ -49,7 +65,11 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
 absl::Status ParseJsonFile(const std::string& path, google::protobuf::Message* m) {
   absl::StatusOr<std::string> text = ReadFile(path);
   if (!text.ok()) return text.status();
-  return Parse(path, 1, *text, /*ignore_unknown=*/false, m);
+  return Parse(DisplayName(path), 1, *text, /*ignore_unknown=*/false, m);
+}
+
+absl::Status ParseJsonText(absl::string_view file, absl::string_view text, google::protobuf::Message* m) {
+  return Parse(file, 1, text, /*ignore_unknown=*/false, m);
 }
 
 absl::Status ParseJsonLine(absl::string_view file, int line, absl::string_view text, google::protobuf::Message* m) {

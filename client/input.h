@@ -2,7 +2,8 @@
 // whole-file message or one line of a JSON-lines file, and printing a message.
 //
 // Contract: errors are values. ReadFile fails with NOT_FOUND / FAILED_PRECONDITION and
-// a message naming the file; the parsers fail with INVALID_ARGUMENT and a message naming
+// a message naming the file; the path "-" is standard input, which can be read once per
+// process (a second "-" fails naming it), and is named "<stdin>" in messages; the parsers fail with INVALID_ARGUMENT and a message naming
 // the file, the line and what is wrong (see json_error.h). A whole file is parsed
 // strictly (an unknown field is an error, catching typos in hand-written files); a line
 // of a JSON-lines file ignores unknown fields (records carry notes and extra columns).
@@ -28,6 +29,12 @@ absl::StatusOr<std::string> ReadFile(const std::string& path);
 
 // Reads `path` and parses it, strictly, into `m`.
 absl::Status ParseJsonFile(const std::string& path, google::protobuf::Message* m);
+
+// Parses the whole text of file `file` (a name for messages), strictly, into `m`.
+absl::Status ParseJsonText(absl::string_view file, absl::string_view text, google::protobuf::Message* m);
+
+// How a path is named in messages: "<stdin>" for "-", else the path.
+std::string DisplayName(const std::string& path);
 
 // Parses line `line` (1-based) of JSON-lines file `file`, ignoring unknown fields.
 absl::Status ParseJsonLine(absl::string_view file, int line, absl::string_view text, google::protobuf::Message* m);

@@ -4,15 +4,21 @@
 
 #include "client/args.h"
 #include "client/commands.h"
+#include "client/version.h"
 
 int main(int argc, char** argv) {
   absl::StatusOr<paraplan::cli::Args> args = paraplan::cli::ParseArgs(argc, argv);
   if (!args.ok()) {
-    // The message ends with the usage of the command concerned.
+    // One line saying what is wrong, then the short usage of the command concerned.
     std::string message(args.status().message());
     if (message.back() != '\n') message += '\n';
     std::fprintf(stderr, "paraplan: %s", message.c_str());
     return 2;
+  }
+  if (args->version) {
+    // paraplan.v1 has no RPC that reports the server's version: the CLI's only.
+    std::printf("paraplan %s (API %s)\n", paraplan::cli::kCliVersion, paraplan::cli::kApiVersion);
+    return 0;
   }
   return paraplan::cli::RunCommand(*args);
 }

@@ -1,0 +1,594 @@
+// Unit tests of the CLI's conventions (plain C++ over the message types, no server):
+// suggestions, CSV quoting, lower-case enum names in JSON input, 64-bit integers as JSON
+// numbers, the configuration flags, --set overrides, the plan table (compact, wide, CSV,
+// cost column, best per GPU count) and the comparison. Expected texts are written out
+// in full.
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "client/args.h"
+#include "client/compare.h"
+#include "client/config_flags.h"
+#include "client/csv.h"
+#include "client/input.h"
+#include "client/json_enums.h"
+#include "client/json_int64.h"
+#include "client/json_io.h"
+#include "client/overrides.h"
+#include "client/plan_table.h"
+#include "client/suggest.h"
+#include "google/protobuf/util/json_util.h"
+#include "gtest/gtest.h"
+
+namespace paraplan::cli {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// ---------------------------------------------------------------------------------------
+// Suggestions and CSV.
+
+TEST(Suggest, EditDistanceCountsSwapsAsOne) {
+  EXPECT_EQ(EditDistance("gpus", "gpus"), 0);
+  EXPECT_EQ(EditDistance("gpu", "gpus"), 1);
+  EXPECT_EQ(EditDistance("plna", "plan"), 1);  // neighbours swapped
+  EXPECT_EQ(EditDistance("PLAN", "plan"), 0);
+  EXPECT_EQ(EditDistance("", "abc"), 3);
+  EXPECT_EQ(EditDistance("kitten", "sitting"), 3);
+}
+
+TEST(Suggest, DidYouMeanNamesTheClosestOnly) {
+  const std::vector<std::string> flags = {"gpus", "global-batch", "top", "tp", "pp"};
+  EXPECT_EQ(DidYouMean("gpu", flags, "--"), " (did you mean --gpus?)");
+  EXPECT_EQ(DidYouMean("global-bach", flags, "--"), " (did you mean --global-batch?)");
+  EXPECT_EQ(DidYouMean("tpp", flags, "--"), " (did you mean --top, --tp or --pp?)");
+  EXPECT_EQ(DidYouMean("frobnicate", flags, "--"), "");
+  EXPECT_EQ(DidYouMean("glob", flags), " (did you mean global-batch?)") << "a prefix of 3+ characters";
+}
+
+TEST(Csv, QuotesPerRfc4180) {
+  EXPECT_EQ(CsvField("plain"), "plain");
+  EXPECT_EQ(CsvField("a,b"), "\"a,b\"");
+  EXPECT_EQ(CsvField("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(CsvField("two\nlines"), "\"two\nlines\"");
+  EXPECT_EQ(CsvField(""), "");
+  EXPECT_EQ(CsvRecord({"x", "1,5", ""}), "x,\"1,5\",\r\n");
+}
+
+// ---------------------------------------------------------------------------------------
+// JSON input: enum names as people write them.
+
+TEST(JsonEnums, ValueFromTextAcceptsLowerCaseAndUnprefixed) {
+  const auto name = [](const google::protobuf::EnumDescriptor* e, const char* text) {
+    const auto* v = EnumValueFromText(*e, text);
+    return v == nullptr ? std::string("(none)") : v->name();
+  };
+  EXPECT_EQ(name(v1::Recompute_descriptor(), "selective"), "RECOMPUTE_SELECTIVE");
+  EXPECT_EQ(name(v1::Recompute_descriptor(), "RECOMPUTE_FULL"), "RECOMPUTE_FULL");
+  EXPECT_EQ(name(v1::Recompute_descriptor(), "recompute_none"), "RECOMPUTE_NONE");
+  EXPECT_EQ(name(v1::Precision_descriptor(), "bf16"), "PRECISION_BF16");
+  EXPECT_EQ(name(v1::PipelineSchedule_descriptor(), "interleaved_1f1b"), "SCHEDULE_INTERLEAVED_1F1B");
+  EXPECT_EQ(name(v1::PipelineSchedule_descriptor(), "zero-bubble"), "SCHEDULE_ZERO_BUBBLE");
+  EXPECT_EQ(name(v1::PipelineSchedule_descriptor(), "interleaved"), "(none)");
+  EXPECT_EQ(name(v1::Normalization_descriptor(), "rmsnorm"), "NORMALIZATION_RMSNORM");
+  EXPECT_EQ(name(v1::Topology_descriptor(), "fat tree"), "TOPOLOGY_FAT_TREE");
+  EXPECT_EQ(name(v1::PlanConstraints::Flag_descriptor(), "on"), "FLAG_ON");
+  EXPECT_EQ(name(v1::Recompute_descriptor(), ""), "(none)");
+}
+
+TEST(JsonEnums, NormalizeRewritesOnlyEnumValuesAndKeepsTheLayout) {
+  const std::string in =
+      "{\"recompute\": \"selective\",\n"
+      " \"pipelineSchedule\": \"interleaved_1f1b\", \"rank_order\": \"selective\",\n"
+      " \"offload\": {\"optimizer\": true}, \"note\": \"full\", \"tensor_parallel\": 8}";
+  EXPECT_EQ(NormalizeEnumNames(in, v1::ParallelConfig::descriptor()),
+            "{\"recompute\": \"RECOMPUTE_SELECTIVE\",\n"
+            " \"pipelineSchedule\": \"SCHEDULE_INTERLEAVED_1F1B\", \"rank_order\": \"selective\",\n"
+            " \"offload\": {\"optimizer\": true}, \"note\": \"full\", \"tensor_parallel\": 8}");
+}
+
+TEST(JsonEnums, NormalizeFollowsNestedMessagesArraysAndMaps) {
+  // A measurement: workload.precision, workload.transformer.normalization, config
+  // enums; labels (a map of strings) are left alone even where a value looks like one.
+  const std::string in =
+      R"({"id": "m1", "workload": {"precision": "bf16", "transformer": {"normalization": "rmsnorm"}},)"
+      R"( "config": {"recompute": "full", "dp_algorithm": "halving_doubling"},)"
+      R"( "labels": {"recompute": "full"}, "observed_at": "2026-01-02T03:04:05Z"})";
+  EXPECT_EQ(NormalizeEnumNames(in, v1::Measurement::descriptor()),
+            R"({"id": "m1", "workload": {"precision": "PRECISION_BF16", "transformer": {"normalization": )"
+            R"("NORMALIZATION_RMSNORM"}}, "config": {"recompute": "RECOMPUTE_FULL", "dp_algorithm": )"
+            R"("ALGORITHM_HALVING_DOUBLING"}, "labels": {"recompute": "full"}, "observed_at": "2026-01-02T03:04:05Z"})");
+  // Repeated enums, and repeated messages holding enums.
+  EXPECT_EQ(NormalizeEnumNames(R"({"constraints": {"recompute": ["full", "none"], "sequence_parallel": "off"}})",
+                               v1::PlanRequest::descriptor()),
+            R"({"constraints": {"recompute": ["RECOMPUTE_FULL", "RECOMPUTE_NONE"], "sequence_parallel": "FLAG_OFF"}})");
+  EXPECT_EQ(NormalizeEnumNames(R"({"network_levels": [{"name": "ib", "topology": "fat_tree"}, {"topology": "ring"}]})",
+                               v1::SystemProfile::descriptor()),
+            R"({"network_levels": [{"name": "ib", "topology": "TOPOLOGY_FAT_TREE"}, {"topology": "TOPOLOGY_RING"}]})");
+}
+
+TEST(JsonEnums, LeavesWhatItCannotMapOrParse) {
+  const std::string unknown = R"({"recompute": "sometimes"})";
+  EXPECT_EQ(NormalizeEnumNames(unknown, v1::ParallelConfig::descriptor()), unknown);
+  const std::string broken = R"({"recompute": "full", )";
+  EXPECT_EQ(NormalizeEnumNames(broken, v1::ParallelConfig::descriptor()), broken);
+  std::string deep;
+  for (int i = 0; i < 200; ++i) deep += "[";
+  EXPECT_EQ(NormalizeEnumNames(deep, v1::ParallelConfig::descriptor()), deep);
+}
+
+TEST(JsonEnums, LoadJsonLineParsesLowerCaseNames) {
+  v1::EstimateRequest req;
+  ASSERT_TRUE(LoadJsonLine("requests.jsonl", 3,
+                           R"({"profile": "p", "workload": {"precision": "fp8"}, "config": {"recompute": "selective",)"
+                           R"( "pipeline_schedule": "interleaved_1f1b"}})",
+                           &req)
+                  .ok());
+  EXPECT_EQ(req.workload().precision(), v1::PRECISION_FP8);
+  EXPECT_EQ(req.config().recompute(), v1::RECOMPUTE_SELECTIVE);
+  EXPECT_EQ(req.config().pipeline_schedule(), v1::SCHEDULE_INTERLEAVED_1F1B);
+  // protobuf drops an unknown enum value where it ignores unknown fields; here it is an error.
+  EXPECT_EQ(LoadJsonLine("requests.jsonl", 3, R"({"note": "x", "config": {"recompute": "sometimes"}})", &req).message(),
+            "requests.jsonl:3: not a valid EstimateRequest: recompute: \"sometimes\" is not one of none, selective, "
+            "full");
+  // A syntax error is reported as such, not as the enum value before it.
+  const absl::Status syntax = LoadJsonLine("requests.jsonl", 4, R"({"config": {"recompute": "sometimes"})", &req);
+  EXPECT_EQ(std::string(syntax.message()).find("requests.jsonl:4:"), 0u) << syntax.message();
+  EXPECT_EQ(std::string(syntax.message()).find("is not one of"), std::string::npos) << syntax.message();
+}
+
+// ---------------------------------------------------------------------------------------
+// JSON output: 64-bit integers as numbers.
+
+// Quoted integers in printed JSON (what protobuf's printer does for 64-bit fields).
+int ToJsonQuotedInt64Count(const std::string& json) {
+  int n = 0;
+  for (size_t at = json.find(":\""); at != std::string::npos; at = json.find(":\"", at + 1)) {
+    size_t k = at + 2;
+    if (k < json.size() && json[k] == '-') ++k;
+    const size_t digits = k;
+    while (k < json.size() && std::isdigit(static_cast<unsigned char>(json[k]))) ++k;
+    if (k > digits && k < json.size() && json[k] == '"') ++n;
+  }
+  return n;
+}
+
+TEST(JsonInt64, PrintsNumbersNotStrings) {
+  v1::Workload w;
+  w.set_name("w");
+  w.mutable_transformer()->set_hidden_size(12288);
+  w.mutable_transformer()->set_vocab_size(51200);
+  w.mutable_transformer()->set_num_layers(96);
+  w.mutable_dataset()->set_num_samples(-1);  // negative: still a number
+  v1::Layer* l = w.mutable_layer_graph()->add_layers();  // the oneof: the transformer goes
+  l->add_input_shape(3);
+  l->add_input_shape(9223372036854775807);
+  l->set_kind("conv");
+  EXPECT_GT(ToJsonQuotedInt64Count(ToJson(w, false)), 0) << "protobuf's printer quotes them";
+  const std::string json = PrintJson(w, false);
+  EXPECT_NE(json.find(R"("input_shape":[3,9223372036854775807])"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("num_samples":-1,)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("groups":0,)"), std::string::npos) << json;
+  EXPECT_EQ(ToJsonQuotedInt64Count(json), 0) << json;
+  // What is printed parses back exactly.
+  v1::Workload back;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(PrintJson(w, true), &back).ok());
+  EXPECT_EQ(back.layer_graph().layers(0).input_shape(1), 9223372036854775807);
+}
+
+TEST(JsonInt64, ResponseCountsAndTextThatLooksLikeANumber) {
+  v1::PlanResponse r;
+  r.set_candidates_enumerated(3044440);
+  r.set_infeasible_reason("12");  // a string field: stays a string
+  const std::string json = PrintJson(r, false);
+  EXPECT_NE(json.find(R"("candidates_enumerated":3044440,)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("infeasible_reason":"12")"), std::string::npos) << json;
+  EXPECT_EQ(Int64AsNumbers(R"({"hidden_size": "0x10"})", v1::TransformerSpec::descriptor()),
+            R"({"hidden_size": "0x10"})");
+}
+
+// ---------------------------------------------------------------------------------------
+// Configuration flags.
+
+Args WithOptions(std::map<std::string, std::string> options, std::set<std::string> flags = {}) {
+  Args a;
+  a.options = std::move(options);
+  a.flags = std::move(flags);
+  return a;
+}
+
+TEST(ConfigFlags, SetTheConfigAndOverrideAFile) {
+  v1::ParallelConfig c;
+  c.set_tensor_parallel(2);
+  c.set_data_parallel(64);
+  c.set_global_batch_size(512);
+  const Args a = WithOptions({{"tp", "8"}, {"pp", "4"}, {"recompute", "selective"}, {"sp", "on"}, {"zero", "1"},
+                              {"schedule", "interleaved"}, {"vpp", "2"}, {"flash", "off"}},
+                             {"cuda-graphs"});
+  EXPECT_TRUE(HasConfigFlags(a));
+  ASSERT_TRUE(ApplyConfigFlags(a, &c).ok());
+  v1::ParallelConfig want;
+  want.set_tensor_parallel(8);  // the flag over the file's 2
+  want.set_pipeline_parallel(4);
+  want.set_data_parallel(64);  // the file's
+  want.set_global_batch_size(512);
+  want.set_recompute(v1::RECOMPUTE_SELECTIVE);
+  want.set_sequence_parallel(true);
+  want.set_zero_stage(1);
+  want.set_pipeline_schedule(v1::SCHEDULE_INTERLEAVED_1F1B);
+  want.set_virtual_pipeline_stages(2);
+  want.set_flash_attention(false);
+  want.set_cuda_graphs(true);
+  EXPECT_EQ(c.DebugString(), want.DebugString());
+  EXPECT_FALSE(HasConfigFlags(WithOptions({{"global-batch", "8"}})));
+}
+
+TEST(ConfigFlags, ErrorsNameTheFlag) {
+  v1::ParallelConfig c;
+  EXPECT_EQ(ApplyConfigFlags(WithOptions({{"tp", "8,16"}}), &c).message(),
+            "--tp: \"8,16\" is a list; give one value (lists are for plan)");
+  EXPECT_EQ(ApplyConfigFlags(WithOptions({{"pp", "0"}}), &c).message(), "--pp: \"0\" is not an integer >= 1");
+  EXPECT_EQ(ApplyConfigFlags(WithOptions({{"zero", "4"}}), &c).message(), "--zero: \"4\" is not a ZeRO stage 0-3");
+  EXPECT_EQ(ApplyConfigFlags(WithOptions({{"recompute", "most"}}), &c).message(),
+            "--recompute: \"most\" is not none, selective or full");
+  EXPECT_EQ(ApplyConfigFlags(WithOptions({{"sp", "any"}}), &c).message(), "--sp: \"any\" is not on or off");
+  EXPECT_EQ(ApplyConfigFlags(WithOptions({{"schedule", "2f2b"}}), &c).message(),
+            "--schedule: \"2f2b\" is not 1f1b, gpipe, interleaved or zero-bubble");
+}
+
+TEST(ConfigFlags, PlanReadsTheSameFlagsAsConstraints) {
+  v1::PlanConstraints k;
+  ASSERT_TRUE(ApplyConstraintFlags(WithOptions({{"tp", "4,8"}, {"recompute", "selective,full"}, {"sp", "on"},
+                                                {"schedule", "1f1b,interleaved"}, {"max-pp", "16"}}),
+                                   &k)
+                  .ok());
+  EXPECT_EQ(k.tensor_parallel_size(), 2);
+  EXPECT_EQ(k.tensor_parallel(1), 8);
+  EXPECT_EQ(k.recompute(1), v1::RECOMPUTE_FULL);
+  EXPECT_EQ(k.pipeline_schedule(1), v1::SCHEDULE_INTERLEAVED_1F1B);
+  EXPECT_EQ(k.sequence_parallel(), v1::PlanConstraints::FLAG_ON);
+  EXPECT_EQ(k.flash_attention(), v1::PlanConstraints::FLAG_ANY);
+  EXPECT_EQ(k.max_pipeline_parallel(), 16);
+  EXPECT_EQ(ApplyConstraintFlags(WithOptions({{"dp", "x"}}), &k).message(),
+            "--dp: \"x\" is not a list of non-negative integers");
+}
+
+// ---------------------------------------------------------------------------------------
+// --set overrides.
+
+v1::SystemProfile Profile() {
+  v1::SystemProfile p;
+  p.set_name("lab");
+  p.set_version(3);
+  p.mutable_accelerator()->set_memory_gib(80);
+  v1::NetworkLevel* nv = p.add_network_levels();
+  nv->set_name("nvlink");
+  nv->set_bandwidth_gbytes_per_s(300);
+  v1::NetworkLevel* ib = p.add_network_levels();
+  ib->set_name("infiniband");
+  ib->set_bandwidth_gbytes_per_s(25);
+  return p;
+}
+
+absl::Status Set(const std::string& text, v1::SystemProfile* p) {
+  absl::StatusOr<Override> o = ParseOverride(text);
+  if (!o.ok()) return o.status();
+  return ApplyOverride(*o, p);
+}
+
+TEST(Overrides, ChangeFieldsByPathAndLevelName) {
+  v1::SystemProfile p = Profile();
+  ASSERT_TRUE(Set("network.infiniband.bandwidth_gbytes_per_s=100", &p).ok());
+  ASSERT_TRUE(Set("accelerator.memory_gib = 40", &p).ok());
+  ASSERT_TRUE(Set("calibration.matmul_efficiency=0.7", &p).ok());
+  ASSERT_TRUE(Set("network_levels.nvlink.topology=fat_tree", &p).ok());
+  ASSERT_TRUE(Set("calibration.network.infiniband.efficiency=0.8", &p).ok()) << "an entry for a known level";
+  ASSERT_TRUE(Set("calibration.halo_host_staged=on", &p).ok());
+  ASSERT_TRUE(Set("accelerator.sm_count=108", &p).ok());
+  EXPECT_EQ(p.network_levels(1).bandwidth_gbytes_per_s(), 100);
+  EXPECT_EQ(p.network_levels(0).bandwidth_gbytes_per_s(), 300);
+  EXPECT_EQ(p.accelerator().memory_gib(), 40);
+  EXPECT_EQ(p.calibration().matmul_efficiency(), 0.7);
+  EXPECT_EQ(p.network_levels(0).topology(), v1::TOPOLOGY_FAT_TREE);
+  ASSERT_EQ(p.calibration().network_size(), 1);
+  EXPECT_EQ(p.calibration().network(0).level(), "infiniband");
+  EXPECT_EQ(p.calibration().network(0).efficiency(), 0.8);
+  EXPECT_TRUE(p.calibration().halo_host_staged());
+  EXPECT_EQ(p.accelerator().sm_count(), 108);
+  ASSERT_TRUE(Set("calibration.network.infiniband.latency_us=7", &p).ok());
+  EXPECT_EQ(p.calibration().network_size(), 1) << "the entry is found, not added twice";
+}
+
+TEST(Overrides, ErrorsSayWhatIsWrongAndWhatIsThere) {
+  v1::SystemProfile p = Profile();
+  const auto message = [&](const std::string& text) { return std::string(Set(text, &p).message()); };
+  EXPECT_EQ(message("accelerator.memory_gb=40"),
+            "--set accelerator.memory_gb: no field \"memory_gb\" in accelerator (did you mean accelerator.memory_gib?)");
+  EXPECT_EQ(message("network.infiniband.bandwith_gbytes_per_s=100"),
+            "--set network.infiniband.bandwith_gbytes_per_s: no field \"bandwith_gbytes_per_s\" in "
+            "network.infiniband (did you mean network.infiniband.bandwidth_gbytes_per_s?)");
+  EXPECT_EQ(message("network.ib.bandwidth_gbytes_per_s=100"),
+            "--set network.ib.bandwidth_gbytes_per_s: no network level \"ib\" (levels: nvlink, infiniband)");
+  EXPECT_EQ(message("host.frobnicate=1").rfind(
+                "--set host.frobnicate: no field \"frobnicate\" in host (host has memory_gib, pcie_gbytes_per_s", 0),
+            0u)
+      << "the fields there are, in proto order: " << message("host.frobnicate=1");
+  EXPECT_EQ(message("accelerator.memory_gib=lots"), "--set accelerator.memory_gib: \"lots\" is not a number");
+  EXPECT_EQ(message("accelerator.memory_gib=inf"), "--set accelerator.memory_gib: \"inf\" is not a number");
+  EXPECT_EQ(message("accelerator=1").rfind(
+                "--set accelerator: accelerator is a message; name one of its fields: name, peak_tflops_bf16, "
+                "peak_tflops_fp16, peak_tflops_fp8, peak_tflops_fp32, memory_gib, ",
+                0),
+            0u)
+      << message("accelerator=1");
+  EXPECT_EQ(message("network=1"),
+            "--set network: network is a list; name a network level (nvlink, infiniband) and a field");
+  EXPECT_EQ(message("version=9"), "--set version: version is assigned by the server; it cannot be overridden");
+  EXPECT_EQ(message("name=other"), "--set name: name names the profile; it cannot be overridden");
+  EXPECT_EQ(message("network.nvlink.topology=mesh"),
+            "--set network.nvlink.topology: \"mesh\" is not one of TOPOLOGY_UNSPECIFIED, TOPOLOGY_SWITCH, "
+            "TOPOLOGY_FAT_TREE, TOPOLOGY_TORUS_2D, TOPOLOGY_RING, TOPOLOGY_DRAGONFLY");
+  EXPECT_EQ(message("calibration.network.ethernet.efficiency=0.5"),
+            "--set calibration.network.ethernet.efficiency: no network level \"ethernet\" (levels: nvlink, "
+            "infiniband)");
+  EXPECT_EQ(message("gpus_per_node.x=1"),
+            "--set gpus_per_node.x: gpus_per_node is a value, not a message: nothing after it");
+  EXPECT_EQ(message("memory_gib"), "--set \"memory_gib\": give PATH=VALUE, e.g. --set accelerator.memory_gib=40");
+  EXPECT_EQ(message("accelerator.memory_gib="), "--set accelerator.memory_gib: no value after '='");
+  EXPECT_EQ(p.accelerator().memory_gib(), 80) << "a failed override changes nothing it reached";
+}
+
+// ---------------------------------------------------------------------------------------
+// The plan table.
+
+v1::Estimate Plan(int gpus, int tp, int dp, const std::string& order, double seconds, double cost) {
+  v1::Estimate e;
+  e.set_profile_name("lab");
+  e.set_profile_version(3);
+  e.set_num_gpus(gpus);
+  v1::ParallelConfig* c = e.mutable_config();
+  c->set_tensor_parallel(tp);
+  c->set_pipeline_parallel(4);
+  c->set_data_parallel(dp);
+  c->set_micro_batch_size(1);
+  c->set_global_batch_size(512);
+  c->set_recompute(v1::RECOMPUTE_SELECTIVE);
+  c->set_sequence_parallel(true);
+  c->set_zero_stage(1);
+  c->set_flash_attention(true);
+  c->set_pipeline_schedule(v1::SCHEDULE_1F1B);
+  c->set_rank_order(order);
+  e.set_iteration_time_s(seconds);
+  e.set_tokens_per_s(512 * 2048 / seconds);
+  e.set_samples_per_s(512 / seconds);
+  e.set_mfu(0.5);
+  e.mutable_memory()->set_total_bytes(40 * kGiB);
+  e.mutable_memory()->set_fits(true);
+  e.set_cost_per_iteration_usd(cost);
+  e.set_energy_per_iteration_j(1234567);
+  e.set_bottleneck("compute");
+  return e;
+}
+
+v1::PlanResponse Response() {
+  v1::PlanResponse r;
+  *r.add_plans() = Plan(64, 8, 2, "", 2.0, 0.25);
+  *r.add_plans() = Plan(64, 8, 2, "tp-cp-ep-pp-dp", 2.0, 0.25);
+  *r.add_plans() = Plan(64, 4, 4, "", 2.5, 0.3125);
+  r.set_candidates_enumerated(1000);
+  r.set_candidates_feasible(500);
+  r.set_candidates_evaluated(500);
+  r.set_search_time_s(0.0125);
+  r.add_pareto();
+  return r;
+}
+
+constexpr char kFooter[] =
+    "\n1000 candidates enumerated, 500 feasible, 500 evaluated in 0.013 s, search complete; 1 plans on the Pareto "
+    "front (time, cost, energy, memory)\n";
+
+TEST(PlanTable, CompactShowsTheColumnsThatDifferAndListsTheRest) {
+  PlanTableOptions o;
+  o.profile = PlanProfile(Response());
+  EXPECT_EQ(o.profile, "lab@3");
+  EXPECT_EQ(FormatPlanTable(Response(), o),
+            absl::StrCat("profile lab@3\n\n"
+                         "#  GPUs  TP  DP  rank order      iter s  tokens/s  MFU %  mem GiB  bottleneck\n"
+                         "1    64   8   2  tp-cp-ep-dp-pp   2.000      524k   50.0     40.0  compute\n"
+                         "2    64   8   2  tp-cp-ep-pp-dp   2.000      524k   50.0     40.0  compute\n"
+                         "3    64   4   4  tp-cp-ep-dp-pp   2.500      419k   50.0     40.0  compute\n"
+                         "in every plan: PP 4, CP 1, EP 1, v 1, mbs 1, recompute selective, SP yes, ZeRO 1, flash yes, "
+                         "schedule 1f1b, overlap grad no, overlap param no\n",
+                         kFooter));
+}
+
+TEST(PlanTable, CostColumnWhenRankingByCost) {
+  PlanTableOptions o;
+  o.profile = "lab@3";
+  o.objective = v1::OBJECTIVE_COST;
+  v1::PlanResponse r = Response();
+  r.mutable_plans()->DeleteSubrange(1, 2);  // one plan: every configuration value is listed
+  EXPECT_EQ(FormatPlanTable(r, o),
+            absl::StrCat("profile lab@3\n\n"
+                         "#  GPUs  iter s  tokens/s  MFU %  mem GiB  $/iter  bottleneck\n"
+                         "1    64   2.000      524k   50.0     40.0  0.2500  compute\n"
+                         "in every plan: TP 8, PP 4, DP 2, CP 1, EP 1, v 1, mbs 1, recompute selective, SP yes, "
+                         "ZeRO 1, flash yes, schedule 1f1b, overlap grad no, overlap param no\n",
+                         kFooter));
+  o.objective = v1::OBJECTIVE_ENERGY;
+  EXPECT_NE(FormatPlanTable(r, o).find("#  GPUs  iter s  tokens/s  MFU %  mem GiB  kJ/iter  bottleneck\n"
+                                       "1    64   2.000      524k   50.0     40.0   1234.6  compute\n"),
+            std::string::npos)
+      << FormatPlanTable(r, o);
+}
+
+TEST(PlanTable, WideShowsEveryColumn) {
+  PlanTableOptions o;
+  o.profile = "lab@3";
+  o.style = TableStyle::kWide;
+  v1::PlanResponse r = Response();
+  r.mutable_plans()->DeleteSubrange(1, 2);
+  EXPECT_EQ(FormatPlanTable(r, o),
+            absl::StrCat("profile lab@3\n\n"
+                         "#  GPUs  TP  PP  DP  CP  EP  v  mbs  spatial[axes]@cut/filter/channel  recompute  SP   ZeRO  "
+                         "flash  schedule  overlap grad  overlap param  offload  DP algorithm  rank order      "
+                         "CUDA graphs  TP overlap  iter s  tokens/s  samples/s  MFU %  mem GiB  $/iter  kJ/iter  "
+                         "bottleneck\n"
+                         "1    64   8   4   2   1   1  1    1  1/1/1                             selective  yes     1  "
+                         "yes    1f1b      no            no             none     auto          tp-cp-ep-dp-pp  no    "
+                         "       no           2.000      524k        256   50.0     40.0  0.2500   1234.6  compute\n",
+                         kFooter));
+}
+
+TEST(PlanTable, CsvHasEveryColumnInMachineUnits) {
+  PlanTableOptions o;
+  o.style = TableStyle::kCsv;
+  v1::PlanResponse r = Response();
+  r.mutable_plans()->DeleteSubrange(2, 1);
+  r.mutable_plans(1)->set_bottleneck("pipeline bubble, then \"dp\"");
+  EXPECT_EQ(FormatPlanTable(r, o),
+            "rank,profile,gpus,tensor_parallel,pipeline_parallel,data_parallel,context_parallel,expert_parallel,"
+            "virtual_pipeline_stages,micro_batch_size,global_batch_size,spatial_parallel,spatial_axes,spatial_layers,"
+            "filter_parallel,channel_parallel,recompute,sequence_parallel,zero_stage,flash_attention,"
+            "pipeline_schedule,overlap_grad_reduce,overlap_param_gather,offload,dp_algorithm,rank_order,cuda_graphs,"
+            "tp_comm_overlap,iteration_time_s,samples_per_s,tokens_per_s,mfu,memory_gib,fits,cost_per_iteration_usd,"
+            "energy_per_iteration_j,bottleneck\r\n"
+            "1,lab@3,64,8,4,2,1,1,1,1,512,1,1,0,1,1,selective,true,1,true,1f1b,false,false,none,auto,tp-cp-ep-dp-pp,"
+            "false,false,2,256,524288,0.5,40,true,0.25,1234567,compute\r\n"
+            "2,lab@3,64,8,4,2,1,1,1,1,512,1,1,0,1,1,selective,true,1,true,1f1b,false,false,none,auto,tp-cp-ep-pp-dp,"
+            "false,false,2,256,524288,0.5,40,true,0.25,1234567,\"pipeline bubble, then \"\"dp\"\"\"\r\n");
+}
+
+TEST(PlanTable, BestPerGpuCountBeforeTheTable) {
+  v1::PlanResponse r = Response();
+  std::vector<GpuCountBest> best = BestPerGpuCount(r, {32, 64});
+  ASSERT_EQ(best.size(), 2u);
+  EXPECT_FALSE(best[0].best) << "no 32-GPU plan among the ranked ones";
+  ASSERT_TRUE(best[1].best);
+  EXPECT_EQ(best[1].best->config().rank_order(), "") << "the first 64-GPU plan";
+  best[0].best = Plan(32, 8, 1, "", 3.5, 0.2);
+  best.push_back({128, std::nullopt, "no configuration fits in memory"});
+  PlanTableOptions o;
+  o.profile = "lab@3";
+  o.objective = v1::OBJECTIVE_COST;
+  o.per_gpu_count = best;
+  const std::string out = FormatPlanTable(r, o);
+  EXPECT_EQ(out.substr(0, out.find("#  GPUs")),
+            "profile lab@3\n\n"
+            "best plan per GPU count (by cost):\n"
+            "GPUs  iter s  tokens/s  MFU %  mem GiB  $/iter  best plan\n"
+            "  32   3.500      300k   50.0     40.0  0.2000  TP8 PP4 DP1, micro-batch 1, global batch 512, recompute "
+            "selective, sequence parallel, ZeRO-1, flash attention, schedule 1f1b\n"
+            "  64   2.000      524k   50.0     40.0  0.2500  TP8 PP4 DP2, micro-batch 1, global batch 512, recompute "
+            "selective, sequence parallel, ZeRO-1, flash attention, schedule 1f1b\n"
+            " 128       -         -      -        -       -  no plan fits: no configuration fits in memory\n\n");
+}
+
+TEST(PlanTable, NoPlan) {
+  v1::PlanResponse r;
+  r.set_infeasible_reason("no configuration fits in memory");
+  PlanTableOptions o;
+  o.profile = "lab@3";
+  EXPECT_EQ(FormatPlanTable(r, o),
+            "profile lab@3\n\nno plan: no configuration fits in memory\n\n0 candidates enumerated, 0 feasible, 0 "
+            "evaluated in 0.000 s, search complete; 0 plans on the Pareto front (time, cost, energy, memory)\n");
+  o.style = TableStyle::kCsv;
+  EXPECT_EQ(FormatPlanTable(r, o).find("\r\n"), FormatPlanTable(r, o).size() - 2) << "the header record only";
+}
+
+// ---------------------------------------------------------------------------------------
+// compare.
+
+Comparison Compared() {
+  Comparison c;
+  c.given = Plan(64, 8, 2, "", 2.5, 0.3125);
+  c.given.mutable_time()->set_compute_s(2.0);
+  c.given.mutable_time()->set_tp_comm_s(0.5);
+  c.given.mutable_memory()->set_weights_bytes(10 * kGiB);
+  c.best = Plan(64, 4, 4, "", 2.0, 0.25);
+  c.best->mutable_time()->set_compute_s(1.9);
+  c.best->mutable_time()->set_dp_comm_s(0.1);
+  c.best->mutable_memory()->set_weights_bytes(20 * kGiB);
+  c.best->mutable_memory()->set_total_bytes(60 * kGiB);
+  c.best->set_bottleneck("data-parallel comm");
+  return c;
+}
+
+TEST(Compare, SideBySideWithRatios) {
+  EXPECT_EQ(FormatComparison(Compared()),
+            "profile lab@3, 64 GPUs, global batch 512, best by time\n"
+            "given  TP8 PP4 DP2, micro-batch 1, global batch 512, recompute selective, sequence parallel, ZeRO-1, "
+            "flash attention, schedule 1f1b\n"
+            "best   TP4 PP4 DP4, micro-batch 1, global batch 512, recompute selective, sequence parallel, ZeRO-1, "
+            "flash attention, schedule 1f1b\n"
+            "\n"
+            "                          given                best  best/given\n"
+            "iteration s               2.500               2.000       0.800\n"
+            "  compute                2.0000              1.9000       0.950\n"
+            "  tensor-parallel comm   0.5000              0.0000       0.000\n"
+            "  data-parallel comm     0.0000              0.1000           -\n"
+            "memory GiB                 40.0                60.0       1.500\n"
+            "  weights                  10.0                20.0       2.000\n"
+            "fits                        yes                 yes\n"
+            "tokens/s                   419k                524k       1.250\n"
+            "samples/s                   205                 256       1.250\n"
+            "MFU %                      50.0                50.0       1.000\n"
+            "TFLOP/s per GPU             0.0                 0.0           -\n"
+            "$/iter                   0.3125              0.2500       0.800\n"
+            "kJ/iter                  1234.6              1234.6       1.000\n"
+            "bottleneck              compute  data-parallel comm\n"
+            "\n"
+            "the best plan takes 0.800x the iteration time of the given configuration (20.0% less)\n");
+}
+
+TEST(Compare, ByCostAndWithoutAPlan) {
+  Comparison c = Compared();
+  c.objective = v1::OBJECTIVE_COST;
+  const std::string out = FormatComparison(c);
+  EXPECT_NE(out.find("best by cost\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("\nthe best plan takes 0.800x the cost per iteration of the given configuration (20.0% less)\n"),
+            std::string::npos)
+      << out;
+  c.best.reset();
+  c.no_plan_reason = "no configuration fits in memory";
+  const std::string alone = FormatComparison(c);
+  EXPECT_NE(alone.find("\n                          given\niteration s               2.500\n"), std::string::npos) << alone;
+  const std::string tail = "compute\n\nno plan fits: no configuration fits in memory\n";
+  EXPECT_EQ(alone.substr(alone.size() - tail.size()), tail);
+  EXPECT_EQ(ComparisonJson(c, false).substr(ComparisonJson(c, false).size() - 13), ",\"best\":null}");
+}
+
+TEST(Compare, JsonIsGivenAndBest) {
+  const Comparison c = Compared();
+  EXPECT_EQ(ComparisonJson(c, false),
+            absl::StrCat("{\"given\":", PrintJson(c.given, false), ",\"best\":", PrintJson(*c.best, false), "}"));
+  // Pretty: the two Estimates indented one level under the object.
+  const std::string pretty = ComparisonJson(c, true);
+  EXPECT_EQ(pretty.substr(0, 31), "{\n \"given\": {\n  \"config\": {\n   ");
+  EXPECT_EQ(pretty.substr(pretty.size() - 6), "\n }\n}\n");
+  google::protobuf::util::JsonParseOptions lenient;
+  v1::Estimate given;
+  const size_t start = pretty.find("{", 1), end = pretty.find("\n },\n \"best\"");
+  ASSERT_NE(end, std::string::npos) << pretty;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(pretty.substr(start, end + 3 - start), &given, lenient).ok());
+  EXPECT_EQ(given.iteration_time_s(), 2.5);
+}
+
+TEST(Compare, Csv) {
+  const std::string csv = ComparisonCsv(Compared());
+  EXPECT_EQ(csv.substr(0, csv.find("iteration_time_s")),
+            "metric,given,best,best_over_given\r\n"
+            "profile,lab@3,lab@3,\r\n"
+            "gpus,64,64,\r\n"
+            "config,\"TP8 PP4 DP2, micro-batch 1, global batch 512, recompute selective, sequence parallel, ZeRO-1, "
+            "flash attention, schedule 1f1b\",\"TP4 PP4 DP4, micro-batch 1, global batch 512, recompute selective, "
+            "sequence parallel, ZeRO-1, flash attention, schedule 1f1b\",\r\n");
+  EXPECT_NE(csv.find("iteration_time_s,2.5,2,0.8\r\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("tp_comm_s,0.5,0,0\r\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("dp_comm_s,0,0.1,\r\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("fits,true,true,\r\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("bottleneck,compute,data-parallel comm,\r\n"), std::string::npos) << csv;
+}
+
+}  // namespace
+}  // namespace paraplan::cli
