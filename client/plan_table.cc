@@ -1,6 +1,7 @@
 #include "client/plan_table.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 
 #include "absl/strings/ascii.h"
@@ -54,6 +55,21 @@ std::string RankOrder(const v1::ParallelConfig& c) {
   return c.rank_order().empty() ? "tp-cp-ep-dp-pp" : c.rank_order();
 }
 
+// Decimals for iteration times so that the smallest shown keeps 4 significant digits
+// (3 decimals from 1 s up; 0.009123 s shows as 0.009123, not 0.009).
+int TimeDecimals(double smallest) {
+  if (!(smallest > 0) || smallest >= 1) return 3;
+  return std::min(6, 3 + static_cast<int>(std::ceil(-std::log10(smallest))));
+}
+
+int TimeDecimals(const v1::PlanResponse& r) {
+  double smallest = 0;
+  for (const v1::Estimate& e : r.plans()) {
+    if (smallest == 0 || e.iteration_time_s() < smallest) smallest = e.iteration_time_s();
+  }
+  return TimeDecimals(smallest);
+}
+
 bool AnyTokens(const v1::PlanResponse& r) {
   for (const v1::Estimate& e : r.plans()) {
     if (e.tokens_per_s() > 0) return true;
@@ -78,6 +94,7 @@ struct Column {
 std::vector<Column> Columns(const v1::PlanResponse& r, v1::Objective objective) {
   using E = const v1::Estimate&;
   const bool tokens = AnyTokens(r);
+  const int decimals = TimeDecimals(r);
   auto cfg = [](auto f) { return [f](E e, int) { return f(e.config()); }; };
   using C = const v1::ParallelConfig&;
   return {
@@ -103,7 +120,8 @@ std::vector<Column> Columns(const v1::PlanResponse& r, v1::Objective objective) 
       {"rank order", cfg(RankOrder), Show::kIfDiffers, "tp-cp-ep-dp-pp"},
       {"CUDA graphs", cfg([](C c) { return YesNo(c.cuda_graphs()); }), Show::kIfDiffers, "no"},
       {"TP overlap", cfg([](C c) { return YesNo(c.tp_comm_overlap()); }), Show::kIfDiffers, "no"},
-      {"iter s", [](E e, int) { return absl::StrFormat("%.3f", e.iteration_time_s()); }, Show::kAlways, ""},
+      {"iter s", [decimals](E e, int) { return absl::StrFormat("%.*f", decimals, e.iteration_time_s()); },
+       Show::kAlways, ""},
       {"tokens/s", [](E e, int) { return SiText(e.tokens_per_s()); }, tokens ? Show::kAlways : Show::kWideOnly, ""},
       {"samples/s", [](E e, int) { return SiText(e.samples_per_s()); }, tokens ? Show::kWideOnly : Show::kAlways,
        ""},
@@ -192,6 +210,11 @@ std::string PerGpuCount(const std::vector<GpuCountBest>& counts, v1::Objective o
   if (objective == v1::OBJECTIVE_ENERGY) headers.push_back("kJ/iter");
   headers.push_back("best plan");
   Table t(headers);
+  double smallest = 0;
+  for (const GpuCountBest& g : counts) {
+    if (g.best && (smallest == 0 || g.best->iteration_time_s() < smallest)) smallest = g.best->iteration_time_s();
+  }
+  const int decimals = TimeDecimals(smallest);
   for (const GpuCountBest& g : counts) {
     std::vector<std::string> row = {absl::StrCat(g.gpus)};
     if (!g.best) {
@@ -199,7 +222,7 @@ std::string PerGpuCount(const std::vector<GpuCountBest>& counts, v1::Objective o
       row.push_back(absl::StrCat("no plan fits", g.no_plan_reason.empty() ? "" : ": ", g.no_plan_reason));
     } else {
       const v1::Estimate& e = *g.best;
-      row.insert(row.end(), {absl::StrFormat("%.3f", e.iteration_time_s()),
+      row.insert(row.end(), {absl::StrFormat("%.*f", decimals, e.iteration_time_s()),
                              SiText(tokens ? e.tokens_per_s() : e.samples_per_s()),
                              absl::StrFormat("%.1f", 100 * e.mfu()), GibText(e.memory().total_bytes())});
       if (objective == v1::OBJECTIVE_COST) row.push_back(CostText(e));
@@ -237,7 +260,11 @@ std::vector<GpuCountBest> BestPerGpuCount(const v1::PlanResponse& r, const std::
 std::string FormatPlanTable(const v1::PlanResponse& r, const PlanTableOptions& o) {
   if (o.style == TableStyle::kCsv) return Csv(r, o);
   std::string out = absl::StrCat("profile ", o.profile.empty() ? "(unknown)" : o.profile, "\n\n");
-  if (!o.per_gpu_count.empty()) absl::StrAppend(&out, PerGpuCount(o.per_gpu_count, o.objective, AnyTokens(r) || r.plans_size() == 0));
+  if (!o.per_gpu_count.empty()) {
+    bool tokens = AnyTokens(r);
+    for (const GpuCountBest& g : o.per_gpu_count) tokens |= g.best && g.best->tokens_per_s() > 0;
+    absl::StrAppend(&out, PerGpuCount(o.per_gpu_count, o.objective, tokens || r.plans_size() == 0));
+  }
   if (r.plans_size() == 0) {
     absl::StrAppend(&out, "no plan: ", r.infeasible_reason().empty() ? "nothing fits" : r.infeasible_reason(), "\n");
   } else {

@@ -9,7 +9,8 @@
 //   those in which the shown plans differ. The values the plans share are listed in one
 //   line under the table ("in every plan: TP 8, ..."), leaving out defaults that say
 //   nothing (no offload, automatic algorithm, default rank order, no CNN split...).
-//   Then the search statistics.
+//   Then the search statistics. Iteration times keep 4 significant digits for the
+//   smallest shown (3 decimals from 1 s up).
 // - Wide: the same with every column.
 // - CSV (RFC 4180, csv.h): a header record and one record per plan, every column, in
 //   machine units (seconds, GiB, USD, joules; booleans true/false), with a profile

@@ -484,6 +484,19 @@ TEST(PlanTable, BestPerGpuCountBeforeTheTable) {
             " 128       -         -      -        -       -  no plan fits: no configuration fits in memory\n\n");
 }
 
+TEST(PlanTable, SmallIterationTimesKeepFourDigits) {
+  v1::PlanResponse r = Response();
+  r.mutable_plans(0)->set_iteration_time_s(0.009123);
+  r.mutable_plans(1)->set_iteration_time_s(0.0093);
+  r.mutable_plans(2)->set_iteration_time_s(0.25);
+  PlanTableOptions o;
+  o.profile = "lab@3";
+  const std::string out = FormatPlanTable(r, o);
+  EXPECT_NE(out.find("tp-cp-ep-dp-pp  0.009123 "), std::string::npos) << out;
+  EXPECT_NE(out.find("tp-cp-ep-pp-dp  0.009300 "), std::string::npos) << out;
+  EXPECT_NE(out.find("tp-cp-ep-dp-pp  0.250000 "), std::string::npos) << out;
+}
+
 TEST(PlanTable, NoPlan) {
   v1::PlanResponse r;
   r.set_infeasible_reason("no configuration fits in memory");
