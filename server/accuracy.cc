@@ -62,6 +62,15 @@ absl::StatusOr<AccuracyTracker::Gauges> AccuracyTracker::Update(const std::strin
                                                                 const Observer& observe) {
   absl::MutexLock lock(&mu_);
   auto it = states_.find(profile);
+  if (it != states_.end()) {
+    absl::StatusOr<bool> still = StillStored(profile, it->second);
+    if (!still.ok()) return still.status();
+    if (!*still) {  // deleted (and maybe created again) by another process: start afresh
+      states_.erase(it);
+      it = states_.end();
+      metrics_->ForgetProfile(profile);
+    }
+  }
   if (it == states_.end()) {
     absl::StatusOr<State> loaded = Load(profile, observe);
     if (!loaded.ok()) return loaded.status();
@@ -109,6 +118,7 @@ absl::StatusOr<AccuracyTracker::State> AccuracyTracker::Load(const std::string& 
     if (!page.ok()) return page.status();
     for (const store::MeasurementSummary& m : *page) {
       if (observe) observe(m);
+      if (s.first_seq == 0) s.first_seq = m.seq;
       s.read_through = m.seq;
       ++s.measurements;
       if (!m.timed) continue;
@@ -128,6 +138,7 @@ absl::StatusOr<AccuracyTracker::State> AccuracyTracker::Load(const std::string& 
 }
 
 absl::Status AccuracyTracker::Add(const std::string& profile, const store::MeasurementSummary& m, State& s) {
+  if (s.first_seq == 0) s.first_seq = m.seq;
   s.read_through = m.seq;
   ++s.measurements;
   if (!m.timed) return absl::OkStatus();
@@ -170,6 +181,14 @@ absl::StatusOr<AccuracyTracker::Gauges> AccuracyTracker::GaugesOf(const std::str
   if (!upper->has_value()) return Moved(profile);
   g.bias = 0.5 * (s.lower.ratio + (*upper)->ratio);
   return g;
+}
+
+absl::StatusOr<bool> AccuracyTracker::StillStored(const std::string& profile, const State& s) {
+  if (s.first_seq == 0) return true;  // nothing counted: nothing to lose
+  absl::StatusOr<std::vector<store::MeasurementSummary>> first =
+      store_->MeasurementSummariesAfter(profile, s.first_seq - 1, 1);
+  if (!first.ok()) return first.status();
+  return !first->empty() && first->front().seq == s.first_seq;
 }
 
 }  // namespace paraplan::server

@@ -20,6 +20,13 @@
 // are set under the same lock as the state is advanced, so concurrent ingests cannot
 // leave an older value behind. Thread-safe (one mutex; Update calls the store and
 // Metrics under it, neither calls back).
+//
+// Several processes on one store (server replicas on PostgreSQL): Update reads what ANY
+// of them stored since its last call — the store draws a profile's seqs in commit order
+// (store.h), so "seq > read so far" misses nothing — and the gauges of every replica
+// agree after an Update. A profile deleted by another process (and perhaps created
+// again under its name) is noticed by one indexed lookup per Update (the first
+// measurement counted is gone): its state is read afresh and its gauges reset.
 #ifndef PARAPLAN_SERVER_ACCURACY_H_
 #define PARAPLAN_SERVER_ACCURACY_H_
 
@@ -106,6 +113,7 @@ class AccuracyTracker {
 
  private:
   struct State {
+    int64_t first_seq = 0;     // the first measurement counted; 0 = none yet
     int64_t read_through = 0;  // every measurement with seq <= this is counted
     int64_t measurements = 0;
     int64_t timed = 0;
@@ -117,6 +125,9 @@ class AccuracyTracker {
   // Counts `m` (seq beyond s.read_through) and moves the lower median to keep its rank.
   absl::Status Add(const std::string& profile, const store::MeasurementSummary& m, State& s);
   absl::StatusOr<Gauges> GaugesOf(const std::string& profile, const State& s);
+  // Whether the first measurement `s` counted is still stored (false: the profile was
+  // deleted meanwhile, by this process or another).
+  absl::StatusOr<bool> StillStored(const std::string& profile, const State& s);
 
   store::Store* store_;
   Metrics* metrics_;

@@ -600,7 +600,18 @@ void Backend::AutoCalibrationLoop() {
 }
 
 void Backend::RunAutoCalibration(const std::string& profile) {
-  // Still due? An explicit Calibrate may have run since this one was queued.
+  // One calibration of a profile at a time among every server on this store: replicas on
+  // one PostgreSQL database all see the same measurements become due; the one that gets
+  // the lock calibrates, the others leave it to that one.
+  absl::StatusOr<std::unique_ptr<store::Lease>> lease = store_->LockCalibration(profile, /*wait=*/false);
+  if (!lease.ok()) {
+    WriteLogLine(LogLevel::kWarn, absl::StrCat("event=auto_calibration profile=", LogQuote(profile),
+                                               " msg=", LogQuote(lease.status().message())));
+    return;
+  }
+  if (*lease == nullptr) return;  // another server is calibrating this profile now
+  // Still due? An explicit Calibrate, or another server's, may have run since this one
+  // was queued (its measurements no longer count).
   absl::StatusOr<int> pending = store_->CountMeasurementsSinceCalibration(profile);
   if (!pending.ok()) return;
   {
@@ -756,6 +767,11 @@ void Backend::RefreshGauges() {
   gauged_ = std::move(names);
   const int64_t now_ms = absl::ToUnixMillis(absl::Now());
   for (const store::ProfileRow& r : *all) {
+    // What any server sharing the store stored since the last update.
+    if (absl::Status s = UpdateAccuracy(r.name, /*replay_histograms=*/false); !s.ok()) {
+      WriteLogLine(LogLevel::kWarn, absl::StrCat("event=update_accuracy profile=", LogQuote(r.name),
+                                                 " msg=", LogQuote(s.message())));
+    }
     metrics_->SetProfileVersion(r.name, r.version);
     int64_t since = r.created_at_unix_ms;
     absl::StatusOr<std::optional<store::CalibrationRunRow>> last = store_->LastCalibration(r.name);

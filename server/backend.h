@@ -12,12 +12,16 @@
 // more): a calibration reads every measurement, so retries that keep failing (too few
 // distinct configurations) cost O(n) in all rather than O(n) every few ingests; a
 // success resets the wait. Stop() (or the destructor) drops the queue and waits for the
-// calibration running, if any.
+// calibration running, if any. An automatic calibration runs under the store's
+// calibration lock of the profile (store.h LockCalibration), taken without waiting: of
+// several servers sharing one PostgreSQL store, one calibrates and the others skip.
 //
 // Accuracy gauges (accuracy.h) are brought up to date after each ingest from what it
 // stored, in work and memory that do not grow with the measurements already stored;
 // every measurement is read at start-up (to replay histograms), by GetAccuracy and by a
-// calibration, in pages, keeping only what each needs.
+// calibration, in pages, keeping only what each needs. RefreshGauges also brings them
+// up to date with what other servers sharing the store wrote, so that every replica
+// exports the same MAPE, bias and profile version after a refresh.
 //
 // Metrics never take a label value from a request unchecked: an ingest rejected for a
 // profile that is not stored counts under profile="(unknown)", so the series are bounded
@@ -91,8 +95,9 @@ class Backend {
   absl::StatusOr<v1::FitNetworkResponse> FitNetwork(const v1::FitNetworkRequest& request);
   absl::StatusOr<v1::FitGemmResponse> FitGemm(const v1::FitGemmRequest& request);
 
-  // Recomputes the per-profile gauges (version, calibration age) and drops those of
-  // profiles deleted since the last call.
+  // Recomputes the per-profile gauges (accuracy from the measurements stored since the
+  // last update by any server, version, calibration age) and drops those of profiles
+  // deleted since the last call.
   void RefreshGauges();
 
   // Stops background work: queued automatic calibrations are dropped, the running one

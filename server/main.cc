@@ -1,5 +1,5 @@
 // paraplan-server: the planning daemon.
-//   paraplan-server [--listen HOST:PORT] [--db PATH] [--metrics-listen HOST:PORT|off]
+//   paraplan-server [--listen HOST:PORT] [--db PATH|postgresql://URI] [--metrics-listen HOST:PORT|off]
 //                   [--http-listen HOST:PORT]
 //                   [--auto-calibrate-after N] [--max-message-bytes N]
 //                   [--log-level debug|info|warn|error|off] [--quiet]
@@ -24,11 +24,12 @@
 #include "absl/strings/str_cat.h"
 #include "server/log.h"
 #include "server/server.h"
+#include "store/store.h"
 
 namespace {
 
 constexpr char kUsage[] =
-    "usage: paraplan-server [--listen HOST:PORT] [--db PATH] [--metrics-listen HOST:PORT|off]\n"
+    "usage: paraplan-server [--listen HOST:PORT] [--db PATH|postgresql://URI] [--metrics-listen HOST:PORT|off]\n"
     "                       [--http-listen HOST:PORT]\n"
     "                       [--auto-calibrate-after N] [--max-message-bytes N]\n"
     "                       [--log-level debug|info|warn|error|off] [--quiet]\n"
@@ -39,6 +40,8 @@ constexpr char kUsage[] =
     "                       [--max-plan-candidates N] [--plan-deadline-s S] [--write-rate PER_S]\n"
     "defaults: --listen 127.0.0.1:50051 --db paraplan.db --metrics-listen 127.0.0.1:9464\n"
     "          --auto-calibrate-after 20 (0 = never) --max-message-bytes 16777216 --log-level info\n"
+    "--db: a SQLite file (one server), or a postgresql:// (postgres://) URI that any number\n"
+    "  of replicas share (password: PGPASSWORD or ~/.pgpass rather than the URI).\n"
     "--http-listen: the same services as HTTP/JSON (POST /v1/plan, /v1/estimate,\n"
     "  /v1/measurements:ingest; GET /v1/profiles/NAME, /v1/models); default off.\n"
     "TLS: server certificate and key (PEM); --tls-client-ca requires client certificates.\n"
@@ -177,12 +180,13 @@ int main(int argc, char** argv) {
           ? ""
           : absl::StrCat(", http ", o.http_listen.substr(0, o.http_listen.rfind(':')), ":", (*server)->http_port());
   std::printf("paraplan-server listening on %s:%d (db %s, metrics %s%s)\n", host.c_str(), (*server)->port(),
-              o.db_path.c_str(), metrics.c_str(), http.c_str());
+              paraplan::store::Store::Redacted(o.db_path).c_str(), metrics.c_str(), http.c_str());
   std::fflush(stdout);
   if (o.log_level <= LogLevel::kInfo) {
     paraplan::server::WriteLogLine(LogLevel::kInfo,
                                    absl::StrCat("msg=\"listening\" addr=", host, ":", (*server)->port(),
-                                                " metrics=", metrics, " db=", paraplan::server::LogQuote(o.db_path)));
+                                                " metrics=", metrics, " db=",
+                                                paraplan::server::LogQuote(paraplan::store::Store::Redacted(o.db_path))));
   }
 
   int sig = 0;

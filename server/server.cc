@@ -449,6 +449,7 @@ class Running final : public RunningServer {
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<HttpServer> api_;  // HTTP/JSON: forwards to server_ in-process
   std::thread gauges_;
+  std::atomic<Backend*> gauges_backend_{nullptr};  // backend_ once started: /metrics refreshes it
   absl::Notification stop_gauges_;
   std::atomic<bool> stopped_{false};
   std::atomic<int> in_flight_{0};
@@ -478,6 +479,9 @@ void AddHttpRoutes(HttpServer& http, Running* r) {
                                             : "Bearer realm=\"paraplan\"");
       return denied;
     }
+    // Gauges of shared state (accuracy, profile version) as the store holds them now,
+    // whichever server wrote it: replicas on one PostgreSQL database agree.
+    if (Backend* b = r->gauges_backend_.load(); b != nullptr) b->RefreshGauges();
     return HttpResponse{200, Metrics::kContentType, r->metrics_->Text()};
   });
   // 503 once draining, like grpc.health.v1, so that probes see the end coming.
@@ -564,6 +568,7 @@ absl::StatusOr<std::unique_ptr<RunningServer>> StartServer(const ServerOptions& 
   bo.max_plan_candidates = options.limits.max_plan_candidates;
   r->backend_ = std::make_unique<Backend>(r->store_.get(), r->metrics_.get(), bo);
   if (absl::Status s = r->backend_->Start(); !s.ok()) return s;
+  r->gauges_backend_ = r->backend_.get();
   r->limits_ = options.limits;
   r->writes_ = std::make_unique<RateLimiter>(options.limits.write_rate_per_s, options.limits.write_burst);
   const RpcEnv env{r->metrics_.get(), options.log_level, &r->in_flight_, &r->auth_,

@@ -43,6 +43,8 @@ struct Limits {
 
 struct ServerOptions {
   std::string listen = "127.0.0.1:50051";
+  // A SQLite file, or a postgresql:// (postgres://) URI: replicas share one PostgreSQL
+  // database (store.h).
   std::string db_path = "paraplan.db";
   std::string metrics_listen = "127.0.0.1:9464";  // HTTP /metrics, /healthz; empty = none; port 0 = any
   // HTTP/JSON API (http_api.h); empty = none; port 0 = any. With tokens it must be a
@@ -74,7 +76,7 @@ class RunningServer {
   virtual Metrics& metrics() = 0;
   // Marks NOT_SERVING, lets in-flight RPCs finish until `grace` elapses, then stops.
   virtual void Shutdown(absl::Duration grace) = 0;
-  // Store integrity check (PRAGMA integrity_check).
+  // Store integrity check (SQLite: PRAGMA integrity_check; PostgreSQL: the schema version).
   virtual absl::Status CheckIntegrity() = 0;
 };
 
