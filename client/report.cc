@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "client/format.h"
 #include "client/html_escape.h"
 #include "client/svg_chart.h"
 
@@ -32,24 +33,6 @@ std::string PlanLabel(int rank, const v1::Estimate& e) {
   if (Deg(c.channel_parallel()) > 1) absl::StrAppend(&s, " channel", c.channel_parallel());
   if (Deg(c.virtual_pipeline_stages()) > 1) absl::StrAppend(&s, " v", c.virtual_pipeline_stages());
   return s;
-}
-
-const char* Recompute(v1::Recompute r) {
-  return r == v1::RECOMPUTE_FULL ? "full" : r == v1::RECOMPUTE_SELECTIVE ? "selective" : "none";
-}
-
-const char* Schedule(const v1::ParallelConfig& c) {
-  if (Deg(c.pipeline_parallel()) <= 1) return "-";
-  switch (c.pipeline_schedule()) {
-    case v1::SCHEDULE_GPIPE:
-      return "gpipe";
-    case v1::SCHEDULE_INTERLEAVED_1F1B:
-      return "interleaved";
-    case v1::SCHEDULE_ZERO_BUBBLE:
-      return "zero-bubble";
-    default:
-      return Deg(c.virtual_pipeline_stages()) > 1 ? "interleaved" : "1f1b";
-  }
 }
 
 // The switches of a configuration that the degree columns do not show.
@@ -156,9 +139,9 @@ std::string PlansTable(const v1::PlanResponse& r, const EnergyUnit& eu) {
                     Deg(c.tensor_parallel()), "</td><td>", Deg(c.pipeline_parallel()), "</td><td>",
                     Deg(c.data_parallel()), "</td><td>", Deg(c.context_parallel()), "</td><td>",
                     Deg(c.expert_parallel()), "</td><td>", Deg(c.virtual_pipeline_stages()), "</td><td>",
-                    Deg(c.micro_batch_size()), "</td><td class=\"l\">", Recompute(c.recompute()),
+                    Deg(c.micro_batch_size()), "</td><td class=\"l\">", RecomputeText(c.recompute()),
                     "</td><td class=\"l\">", c.sequence_parallel() ? "yes" : "no", "</td><td>", c.zero_stage(),
-                    "</td><td class=\"l\">", Schedule(c), "</td><td class=\"l opt\">", E(Options(c)), "</td><td>",
+                    "</td><td class=\"l\">", ScheduleText(c), "</td><td class=\"l opt\">", E(Options(c)), "</td><td>",
                     E(Duration(e.iteration_time_s())), "</td><td>", E(Si(e.tokens_per_s())), "</td><td>",
                     absl::StrFormat("%.1f", 100 * e.mfu()), "</td><td>",
                     absl::StrFormat("%.1f / %.0f", e.memory().total_bytes() / kGiB, e.memory().capacity_bytes() / kGiB),
