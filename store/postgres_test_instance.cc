@@ -95,7 +95,10 @@ int FreePort() {
 
 // The newest /usr/lib/postgresql/N/bin holding initdb, pg_ctl and psql; "" when none.
 std::string FindBindir() {
-  if (const char* env = std::getenv("PARAPLAN_PG_BINDIR"); env != nullptr && *env != '\0') return env;
+  if (const char* env = std::getenv("PARAPLAN_PG_BINDIR"); env != nullptr && *env != '\0') {
+    const std::string dir = env;
+    return access((dir + "/initdb").c_str(), X_OK) == 0 ? dir : "";
+  }
   glob_t g{};
   std::string best;
   int best_version = -1;
@@ -142,8 +145,8 @@ absl::StatusOr<std::unique_ptr<PostgresTestInstance>> PostgresTestInstance::Star
   pg->bindir_ = FindBindir();
   if (pg->bindir_.empty()) {
     return absl::NotFoundError(
-        "PostgreSQL server binaries not found (no /usr/lib/postgresql/*/bin/initdb): apt-get install postgresql "
-        "(scripts/deps.sh does), or set PARAPLAN_PG_BINDIR");
+        "PostgreSQL server binaries not found (no initdb in /usr/lib/postgresql/*/bin or $PARAPLAN_PG_BINDIR): "
+        "apt-get install postgresql (scripts/deps.sh does)");
   }
   char tmpl[] = "/tmp/paraplan_pg_XXXXXX";
   if (mkdtemp(tmpl) == nullptr) return absl::InternalError("mkdtemp failed");
