@@ -60,6 +60,11 @@ const std::vector<CommandSpec>& Commands() {
        "  print, or CSV with size(B) and time columns) and writes the next version (origin\n"
        "  microbenchmark). The collective and group size come from each file name\n"
        "  (all_reduce_8gpu.csv) or its \"#  Rank\" lines unless given.\n"},
+      {"profiles put-layer-times", 2, 2, {}, {},
+       "paraplan profiles put-layer-times NAME[@V] FILE.csv\n"
+       "  Stores measured per-layer times (CSV: workload,layer,forward_ms,backward_ms per\n"
+       "  sample) in the next version of NAME; plans and estimates of that layer-graph\n"
+       "  workload then use them instead of the modelled compute of those layers.\n"},
       {"profiles fit-gemm", 2, 2, {}, {"dry-run"},
        "paraplan profiles fit-gemm NAME[@V] FILE.csv [--dry-run]\n"
        "  Fits matmul_efficiency (16-bit and FP8) and the small-GEMM tail to a GEMM sweep\n"

@@ -23,6 +23,7 @@
 #include "client/format.h"
 #include "client/input.h"
 #include "client/json_io.h"
+#include "client/layer_times.h"
 #include "client/launcher.h"
 #include "client/overrides.h"
 #include "client/plan_table.h"
@@ -48,6 +49,7 @@ class Cli {
  private:
   int Profiles();
   int FitMicrobench();
+  int PutLayerTimes();
   int Estimate();
   int EstimateBatch();
   int Compare();
@@ -287,6 +289,30 @@ int Cli::Run() {
   return UsageError(absl::StrCat("unknown command \"", cmd, "\""));  // ParseArgs lets none through
 }
 
+// profiles put-layer-times NAME[@V] FILE.csv: the profile's next version with the rows
+// merged into its layer_timings (the server validates and versions it like any put).
+int Cli::PutLayerTimes() {
+  absl::StatusOr<std::string> text = ReadFile(a_.words[3]);
+  if (!text.ok()) return BadInput(text.status());
+  absl::StatusOr<std::vector<v1::LayerTiming>> rows = ParseLayerTimes(*text);
+  if (!rows.ok()) return BadInput(absl::InvalidArgumentError(absl::StrCat(a_.words[3], ": ", rows.status().message())));
+  if (!Connect()) return failed_;
+  auto stub = v1::Profiles::NewStub(channel_);
+  v1::GetProfileRequest get;
+  get.set_name(a_.words[2]);
+  v1::SystemProfile p;
+  grpc::Status s = stub->GetProfile(Context().get(), get, &p);
+  if (!s.ok()) return RpcFailed(s);
+  const int replaced = MergeLayerTimes(*rows, &p);
+  v1::UpdateProfileRequest req;
+  *req.mutable_profile() = p;
+  v1::SystemProfile out;
+  s = stub->UpdateProfile(Context().get(), req, &out);
+  if (!s.ok()) return RpcFailed(s);
+  return Print(out, absl::StrCat(out.name(), "@", out.version(), ": ", rows->size(), " layer times (", replaced,
+                                 " replaced), ", out.layer_timings_size(), " stored\n"));
+}
+
 // profiles fit-network / fit-gemm: the files are read here and sent whole; the server
 // parses and fits them (one parser for every client).
 int Cli::FitMicrobench() {
@@ -333,6 +359,7 @@ int Cli::Profiles() {
   const std::string& sub = a_.words[1];
   const std::string arg = a_.words.size() > 2 ? a_.words[2] : "";
   if (sub == "fit-network" || sub == "fit-gemm") return FitMicrobench();
+  if (sub == "put-layer-times") return PutLayerTimes();
   v1::SystemProfile put;
   if (sub == "put") {
     if (absl::Status s = LoadJsonFile(arg, &put); !s.ok()) return BadInput(s);

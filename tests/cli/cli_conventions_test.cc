@@ -14,6 +14,7 @@
 #include "client/json_enums.h"
 #include "client/json_int64.h"
 #include "client/json_io.h"
+#include "client/layer_times.h"
 #include "client/overrides.h"
 #include "client/plan_table.h"
 #include "client/suggest.h"
@@ -27,6 +28,33 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // ---------------------------------------------------------------------------------------
 // Suggestions and CSV.
+
+// put-layer-times input: milliseconds per sample become seconds; a header is optional;
+// errors name the line and the column; a row replaces the stored one of its layer.
+TEST(LayerTimes, ParsesMergesAndNamesBadLines) {
+  absl::StatusOr<std::vector<v1::LayerTiming>> rows =
+      ParseLayerTimes("workload,layer,forward_ms,backward_ms\n# comment\nalexnet, conv1 ,1.5,3\nalexnet,fc6,0.25,0.5\n");
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].layer(), "conv1");
+  EXPECT_DOUBLE_EQ((*rows)[0].forward_s_per_sample(), 1.5e-3);
+  EXPECT_DOUBLE_EQ((*rows)[1].backward_s_per_sample(), 0.5e-3);
+  v1::SystemProfile p;
+  v1::LayerTiming old;
+  old.set_workload("alexnet");
+  old.set_layer("fc6");
+  old.set_forward_s_per_sample(9);
+  *p.add_layer_timings() = old;
+  EXPECT_EQ(MergeLayerTimes(*rows, &p), 1);
+  ASSERT_EQ(p.layer_timings_size(), 2);
+  EXPECT_DOUBLE_EQ(p.layer_timings(0).forward_s_per_sample(), 0.25e-3);
+  EXPECT_EQ(ParseLayerTimes("alexnet,conv1,1\n").status().message(),
+            "line 1: 3 columns; want workload,layer,forward_ms,backward_ms");
+  EXPECT_EQ(ParseLayerTimes("a,b,1,2\nalexnet,conv1,-1,2\n").status().message(),
+            "line 2: forward_ms \"-1\" is not a time in milliseconds >= 0");
+  EXPECT_EQ(ParseLayerTimes(",conv1,1,2\n").status().message(), "line 1: workload must not be empty");
+  EXPECT_FALSE(ParseLayerTimes("workload,layer,forward_ms,backward_ms\n").ok());
+}
 
 TEST(Suggest, EditDistanceCountsSwapsAsOne) {
   EXPECT_EQ(EditDistance("gpus", "gpus"), 0);

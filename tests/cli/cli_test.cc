@@ -380,6 +380,39 @@ TEST_F(ServerTest, ProfilesPutTwiceWritesVersionsOneAndTwo) {
   EXPECT_EQ(P({"profiles", "show", "lab-cluster"}).code, 1);
 }
 
+// Measured layer times reach the estimate: two AlexNet layers stored on a copy of the ABCI
+// profile, then an estimate of AlexNet on it says so; a bad row exits 65 naming its line.
+TEST_F(ServerTest, PutLayerTimesReachTheEstimate) {
+  Result r = P({"--output", "json", "profiles", "show", "abci-v100-16gb"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  v1::SystemProfile p = FromJson<v1::SystemProfile>(r.out);
+  p.set_name("abci-layer-times");
+  p.clear_version();
+  p.clear_created_at();
+  p.clear_origin();
+  p.clear_promoted();
+  p.clear_is_default();
+  std::string json;
+  ASSERT_TRUE(google::protobuf::util::MessageToJsonString(p, &json).ok());
+  r = P({"profiles", "put", Write("abci-layer-times.json", json)});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  const std::string csv =
+      Write("layer_times.csv", "workload,layer,forward_ms,backward_ms\nalexnet,conv1,1.0,2.0\nalexnet,conv2,0.5,1\n");
+  r = P({"profiles", "put-layer-times", "abci-layer-times", csv});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(r.out, "abci-layer-times@2: 2 layer times (0 replaced), 2 stored\n");
+  r = P({"profiles", "put-layer-times", "abci-layer-times", csv});
+  EXPECT_EQ(r.out, "abci-layer-times@3: 2 layer times (2 replaced), 2 stored\n") << Describe(r);
+  r = P({"--output", "json", "estimate", "--profile", "abci-layer-times", "--model", "alexnet", "--dp", "4", "--mbs",
+         "32", "--global-batch", "128"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "compute of 2 of 22 layers from measured layer times on this profile")) << Describe(r);
+  r = P({"profiles", "put-layer-times", "abci-layer-times", Write("bad_times.csv", "alexnet,conv1,abc,2\n")});
+  EXPECT_EQ(r.code, 65) << Describe(r);
+  EXPECT_TRUE(Contains(r.err, "line 1: forward_ms \"abc\"")) << Describe(r);
+  EXPECT_EQ(P({"profiles", "delete", "abci-layer-times"}).code, 0);
+}
+
 TEST_F(ServerTest, EstimateTableAndJson) {
   const std::string config = Write("config.json", kGpt3Config);
   Result r = P({"estimate", "--profile", "dgx-a100-80gb", "--model", "gpt3-175b", "--config", config});
