@@ -53,6 +53,7 @@ class Cli {
   int Estimate();
   int EstimateBatch();
   int Compare();
+  bool LoadEstimateRequest(const char* command, v1::EstimateRequest* req);
   int Plan();
   int PlanOutputs(const v1::PlanRequest& req, const v1::PlanResponse& r);
   int PrintPlan(const v1::PlanRequest& req, const v1::PlanResponse& r);
@@ -445,20 +446,30 @@ int Cli::Profiles() {
   return s.ok() ? Print(r, absl::StrCat("deleted ", arg, " (", r.versions_deleted(), " versions)\n")) : RpcFailed(s);
 }
 
-int Cli::Estimate() {
-  if (!a_.Has("profile")) return UsageError("estimate needs --profile");
-  v1::EstimateRequest req;
-  req.set_profile(a_.Get("profile"));
-  std::string model;
-  if (!LoadWorkload(req.mutable_workload(), &model)) return failed_;
-  if (!model.empty()) {
-    req.clear_workload();
-    req.set_model(model);
+// The EstimateRequest of estimate and compare: --profile, the workload (--workload or
+// --model), the configuration (--config and / or flags), --gpus.
+bool Cli::LoadEstimateRequest(const char* command, v1::EstimateRequest* req) {
+  if (!a_.Has("profile")) {
+    UsageError(absl::StrCat(command, " needs --profile"));
+    return false;
   }
-  if (!LoadConfig(req.mutable_config())) return failed_;
+  req->set_profile(a_.Get("profile"));
+  std::string model;
+  if (!LoadWorkload(req->mutable_workload(), &model)) return false;
+  if (!model.empty()) {
+    req->clear_workload();
+    req->set_model(model);
+  }
+  if (!LoadConfig(req->mutable_config())) return false;
   int gpus = 0;
-  if (!Int("gpus", 1, &gpus)) return failed_;
-  req.set_num_gpus(gpus);
+  if (!Int("gpus", 1, &gpus)) return false;
+  req->set_num_gpus(gpus);
+  return true;
+}
+
+int Cli::Estimate() {
+  v1::EstimateRequest req;
+  if (!LoadEstimateRequest("estimate", &req)) return failed_;
   std::vector<Override> sets;
   if (!ParseOverrides(&sets)) return failed_;
   if (!Connect()) return failed_;
@@ -474,19 +485,8 @@ int Cli::Estimate() {
 // The given configuration (estimate) against the best plan for its GPU count and global
 // batch, on the profile version that answered the estimate.
 int Cli::Compare() {
-  if (!a_.Has("profile")) return UsageError("compare needs --profile");
   v1::EstimateRequest est;
-  est.set_profile(a_.Get("profile"));
-  std::string model;
-  if (!LoadWorkload(est.mutable_workload(), &model)) return failed_;
-  if (!model.empty()) {
-    est.clear_workload();
-    est.set_model(model);
-  }
-  if (!LoadConfig(est.mutable_config())) return failed_;
-  int gpus = 0;
-  if (!Int("gpus", 1, &gpus)) return failed_;
-  est.set_num_gpus(gpus);
+  if (!LoadEstimateRequest("compare", &est)) return failed_;
   Comparison c;
   if (!ObjectiveFlag(&c.objective)) return failed_;
   std::vector<Override> sets;

@@ -51,23 +51,8 @@ std::string Options(const v1::ParallelConfig& c) {
   return o.empty() ? "-" : absl::StrJoin(o, ", ");
 }
 
-std::string Duration(double s) {
-  if (!(s > 0)) return "-";
-  if (s >= 86400) return absl::StrFormat("%.1f d", s / 86400);
-  if (s >= 3600) return absl::StrFormat("%.1f h", s / 3600);
-  if (s >= 1) return absl::StrFormat("%.3f s", s);
-  return absl::StrFormat("%.2f ms", s * 1e3);
-}
-
-std::string Si(double v) {
-  const char* units[] = {"", "k", "M", "G", "T", "P"};
-  int u = 0;
-  while (std::abs(v) >= 1000 && u < 5) {
-    v /= 1000;
-    ++u;
-  }
-  return absl::StrFormat("%.3g%s", v, units[u]);
-}
+// Report cells: the shared table texts, "-" for a time that is not known.
+std::string Duration(double s) { return s > 0 ? SecondsText(s) : "-"; }
 
 // An energy unit that keeps the numbers of `max_j` readable.
 struct EnergyUnit {
@@ -142,7 +127,7 @@ std::string PlansTable(const v1::PlanResponse& r, const EnergyUnit& eu) {
                     Deg(c.micro_batch_size()), "</td><td class=\"l\">", RecomputeText(c.recompute()),
                     "</td><td class=\"l\">", c.sequence_parallel() ? "yes" : "no", "</td><td>", c.zero_stage(),
                     "</td><td class=\"l\">", ScheduleText(c), "</td><td class=\"l opt\">", E(Options(c)), "</td><td>",
-                    E(Duration(e.iteration_time_s())), "</td><td>", E(Si(e.tokens_per_s())), "</td><td>",
+                    E(Duration(e.iteration_time_s())), "</td><td>", E(SiText(e.tokens_per_s())), "</td><td>",
                     absl::StrFormat("%.1f", 100 * e.mfu()), "</td><td>",
                     absl::StrFormat("%.1f / %.0f", e.memory().total_bytes() / kGiB, e.memory().capacity_bytes() / kGiB),
                     "</td><td>", absl::StrFormat("%.4g", e.cost_per_iteration_usd()), "</td><td>",

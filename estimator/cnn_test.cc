@@ -153,8 +153,9 @@ TEST(LayerGraph, KeptTensorsOfASmallResidualBlock) {
   EXPECT_EQ(ResolveInputs(g).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-// ResNet-50 stores each kept tensor once: at batch 1 and TP 1 its activations are the sum
-// of the kept tensors' elements (4 bytes each in FP32), independently recomputed here.
+// ResNet-50 stores each kept tensor once: at batch 1 its activations are the sum of the
+// elements of the tensors KeptTensors marks (4 bytes each in FP32; which tensors are kept
+// is checked by hand on the small block above), each counted once here from the shapes.
 TEST(LayerGraph, ResNetActivationsCountEachKeptTensorOnce) {
   const Workload w = Model("resnet50");
   absl::StatusOr<std::vector<std::vector<int>>> in = ResolveInputs(w.layer_graph);

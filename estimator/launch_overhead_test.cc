@@ -137,8 +137,6 @@ TEST(OptimizerKernels, StepIsHostBoundForManySmallTensors) {
   const double host_a = a->time.overhead_s + a->time.optimizer_s;
   const double host_b = b->time.overhead_s + b->time.optimizer_s;
   EXPECT_NEAR(host_b - host_a, 13 * 35e-6, 1e-12);
-  // And the step's launches are visible at all: 4 passes x 13 launches x 35 us.
-  EXPECT_GE(host_a, 4 * 13 * 35e-6);
 }
 
 }  // namespace
