@@ -43,10 +43,8 @@ double BubbleStages(const ParallelConfig& c, double wgrad_share) {
   return pp - 1.0;
 }
 
-struct DpGroups {
-  GroupSpan dense;   // dp x cp ranks that hold the same dense parameters
-  GroupSpan expert;  // ranks that hold the same experts
-};
+
+}  // namespace
 
 DpGroups PlaceDataParallel(const ParallelConfig& c, const Collectives& coll) {
   // Context (and spatial) ranks sit just inside DP, hold the same weights and reduce
@@ -73,8 +71,6 @@ DpGroups PlaceDataParallel(const ParallelConfig& c, const Collectives& coll) {
   g.expert = coll.Place(expert_dp, dp_stride * ep);
   return g;
 }
-
-}  // namespace
 
 void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
                     const ParallelConfig& c, const SystemContext& sys, MemoryBreakdown* out) {
@@ -155,10 +151,7 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
   // Pipeline point-to-point: one activation forward and one gradient backward per
   // micro-batch and chunk boundary, on the level that joins adjacent stages.
   if (c.pipeline_parallel > 1) {
-    const int64_t pp_stride = c.rank_order == RankOrder::kTpCpEpDpPp
-                                  ? c.InnerDegree() * c.data_parallel
-                                  : c.InnerDegree();
-    const double hop = coll.SendRecv(model.pp_send_bytes, coll.LevelOfStride(pp_stride));
+    const double hop = coll.SendRecv(model.pp_send_bytes, coll.LevelOfStride(PipelineStride(c)));
     t.pp_comm_s = 2.0 * m * c.virtual_pipeline_stages * hop;
   }
 

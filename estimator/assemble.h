@@ -26,6 +26,19 @@ struct CandidateResult {
   double first_epoch_extra_s = 0;  // per iteration while the first epoch reads the shared FS
 };
 
+// Data-parallel gradient groups: where a configuration's ranks that reduce gradients
+// together sit.
+struct DpGroups {
+  GroupSpan dense;   // dp x cp ranks that hold the same dense parameters
+  GroupSpan expert;  // ranks that hold the same experts
+};
+DpGroups PlaceDataParallel(const ParallelConfig& c, const Collectives& coll);
+
+// Rank distance between adjacent pipeline stages.
+inline int64_t PipelineStride(const ParallelConfig& c) {
+  return c.rank_order == RankOrder::kTpCpEpDpPp ? c.InnerDegree() * c.data_parallel : c.InnerDegree();
+}
+
 // Everything about the system a candidate needs, prepared once.
 struct SystemContext {
   const Hardware* hw = nullptr;

@@ -13,7 +13,19 @@
 // bandwidth curve (latency-bound below a few MiB, near the link rate above).
 // Bandwidth across a level is the per-GPU rate times the members that share a domain
 // (each GPU drives its own NIC share, as NCCL's multi-channel rings do), capped by the
-// inner level's rate. Thread-safe (read-only after construction).
+// inner level's rate.
+//
+// Topology and placement (with a JobLayout): every group of a dimension runs its
+// collective at once, so a level's links are shared by the job's GPUs in a domain of
+// the level below. A fat tree's r:1 taper then bites only as far as the job fills the
+// domain (a job holding a quarter of a 2:1 leaf crosses it at full rate); a torus ring
+// whose members sit h vertices apart shares each link with the h - 1 interleaved
+// groups and uses both directions; a dragonfly group's ring leaves it over the direct
+// global links to the next group (or half of all of them, routed through a third).
+// Halving-doubling runs step by step, each step on the level its partner distance
+// crosses; the topology-aware variant keeps its large steps innermost. Without a
+// layout, domains are taken as full (the job fills them). Thread-safe (read-only after
+// construction).
 #ifndef PARAPLAN_ESTIMATOR_COLLECTIVES_H_
 #define PARAPLAN_ESTIMATOR_COLLECTIVES_H_
 
@@ -21,6 +33,7 @@
 
 #include "estimator/hardware.h"
 #include "estimator/parallel_config.h"
+#include "estimator/placement.h"
 
 namespace paraplan {
 
@@ -29,19 +42,23 @@ struct GroupSpan {
   int level = 0;  // outermost level the group crosses
   int inner = 1;  // members per domain of level (level - 1); = size when level == 0
   int64_t stride = 1;  // rank distance between consecutive members
+  int64_t spread = 1;  // cluster nodes between consecutive job nodes (placement)
 };
 
 class Collectives {
  public:
-  explicit Collectives(const Hardware& hw) : hw_(hw) {}
+  explicit Collectives(const Hardware& hw);
+  Collectives(const Hardware& hw, const JobLayout& layout);
 
   GroupSpan Place(int size, int64_t stride) const;
   // Level that connects rank r with rank r + stride.
   int LevelOfStride(int64_t stride) const;
 
   // `bytes` is the full buffer size on each rank.
+  // `used`, when given, receives the algorithm charged (kAuto resolved).
   double AllReduce(double bytes, const GroupSpan& g,
-                   CollectiveAlgorithm algo = CollectiveAlgorithm::kAuto) const;
+                   CollectiveAlgorithm algo = CollectiveAlgorithm::kAuto,
+                   CollectiveAlgorithm* used = nullptr) const;
   // `bytes` is the full (gathered) size; each rank contributes bytes / P.
   double AllGather(double bytes, const GroupSpan& g) const;
   double ReduceScatter(double bytes, const GroupSpan& g) const { return AllGather(bytes, g); }
@@ -52,6 +69,16 @@ class Collectives {
  private:
   // Per-rank ring rate for a `bytes` buffer (levels may have a size-dependent curve).
   double RingBandwidth(const GroupSpan& g, double bytes) const;
+  // Rate of one ring crossing `level` with `members` of it per domain of the level below.
+  double RingRate(int level, int64_t members, const GroupSpan& g, double bytes) const;
+  // Per-GPU rate when every GPU of the job sends across `level` at once.
+  double UniformRate(int level, double bytes) const;
+  // Torus levels: vertices between consecutive members along the ring's first dimension.
+  int64_t TorusHop(int level, const GroupSpan& g) const;
+  int64_t ClusterStride(const GroupSpan& g) const;
+  double StepLatency(const GroupSpan& g) const;
+  double TorusDims(double bytes, const GroupSpan& g) const;
+  double HalvingDoublingSteps(double bytes, const GroupSpan& g, bool innermost_first) const;
   double Gather(double bytes, const GroupSpan& g) const;  // all-gather without the call cost
   double Latency(const GroupSpan& g) const;
   double Ring(double bytes, const GroupSpan& g) const;
@@ -61,6 +88,11 @@ class Collectives {
   double Torus2D(double bytes, const GroupSpan& g) const;
 
   const Hardware& hw_;
+  int64_t spread_ = 1;
+  // Per level i >= 1: the job's GPUs in one domain of level i - 1, and the factor by
+  // which the level's rate exceeds its fully-loaded (bandwidth / taper) value.
+  std::vector<double> active_;
+  std::vector<double> relief_;
 };
 
 }  // namespace paraplan

@@ -1,5 +1,6 @@
 #include "estimator/estimate.h"
 
+
 #include <algorithm>
 #include <cmath>
 #include <utility>
@@ -7,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "estimator/assemble.h"
 #include "estimator/collectives.h"
+#include "estimator/comm_schedule.h"
 #include "estimator/hardware.h"
 #include "estimator/model_costs.h"
 #include "estimator/stage_costs.h"
@@ -147,14 +149,16 @@ absl::StatusOr<Estimate> EstimateIteration(const Workload& workload, const Paral
   if (absl::Status s = ValidateConfig(workload, config); !s.ok()) return s;
   const ParallelConfig c = config.Normalized();
   const Hardware hw(profile, workload.precision);
-  const Collectives coll(hw);
+  const Collectives coll(hw, JobLayout(c.NumGpus(), profile.gpus_per_node, profile.num_nodes, c.placement));
   absl::StatusOr<ModelCosts> model = ComputeModelCosts(workload, ModelShape::Of(c), hw, coll);
   if (!model.ok()) return model.status();
   const StageCosts stages = ComputeStageCosts(*model, c.pipeline_parallel, c.virtual_pipeline_stages);
   const SystemContext sys = MakeSystemContext(profile, workload, hw, coll);
   CandidateResult r;
   Assemble(*model, stages, c, sys, &r);
-  return ToEstimate(workload, profile, c, model->tokens_per_sample, model->model_flops_per_sample, r);
+  Estimate e = ToEstimate(workload, profile, c, model->tokens_per_sample, model->model_flops_per_sample, r);
+  e.collectives = DescribeCollectives(workload, c, profile, coll, *model, stages);
+  return e;
 }
 
 }  // namespace paraplan

@@ -47,6 +47,25 @@ struct MemoryBreakdown {
   double host_bytes = 0;
 };
 
+
+// One collective an iteration runs on every rank: its parallel dimension, the algorithm
+// used, where its group sits and how often it runs. `bytes` follows Collectives' usage:
+// the full buffer for all-reduce / all-gather / reduce-scatter, what each rank sends for
+// all-to-all and send-recv. Every group of the dimension runs it at the same time.
+struct CollectiveUse {
+  std::string dimension;  // "tp", "cp", "ep", "pp", "dp"
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;  // resolved, never kAuto
+  int level = 0;           // outermost network level the group crosses
+  std::string level_name;
+  int group_size = 1;
+  int64_t stride = 1;      // job ranks between consecutive members
+  double bytes = 0;        // per call
+  double calls = 0;        // per iteration on one rank
+  double seconds_per_call = 0;  // analytic
+  bool overlapped = false;      // runs beside compute
+};
+
 struct Estimate {
   ParallelConfig config;
   double iteration_time_s = 0;
@@ -67,6 +86,7 @@ struct Estimate {
   int profile_version = 0;
   int num_gpus = 0;
   double memory_headroom_ratio = 0;
+  std::vector<CollectiveUse> collectives;
 };
 
 // Validates workload, config and profile, then predicts. INVALID_ARGUMENT names the

@@ -87,12 +87,17 @@ Hardware::Hardware(const SystemProfile& profile, Precision precision) {
   gpus_per_node_ = std::max(1, profile.gpus_per_node);
   host_capacity_bytes_per_gpu_ = profile.host.memory_gib * kGiB / gpus_per_node_;
   storage_bytes_per_s_per_gpu_ = profile.storage.read_gbytes_per_s * 1e9 / gpus_per_node_;
-  const int64_t cluster = std::max<int64_t>(1, profile.NumGpus());
   for (size_t i = 0; i < profile.network_levels.size(); ++i) {
     const NetworkLevel& l = profile.network_levels[i];
     NetworkRates r;
-    r.domain_size = l.domain_size > 0 ? l.domain_size : static_cast<int>(std::min<int64_t>(cluster, 1 << 30));
+    r.domain_size = static_cast<int>(std::min<int64_t>(ResolvedDomainSize(profile, i), 1 << 30));
     const double oversub = l.oversubscription >= 1 ? l.oversubscription : 1;
+    r.oversubscription = oversub;
+    r.rail_optimized = l.rail_optimized;
+    r.torus_dims = l.torus_dims;
+    r.global_links_per_group = l.global_links_per_group;
+    r.global_link_bytes_per_s = l.global_link_gbytes_per_s * 1e9 * cal.network[i].efficiency /
+                                std::max(1.0, cal.network[i].congestion);
     r.nominal_bytes_per_s = l.bandwidth_gbytes_per_s * 1e9 / oversub / std::max(1.0, cal.network[i].congestion);
     r.bytes_per_s = r.nominal_bytes_per_s * cal.network[i].efficiency;
     for (const BandwidthPoint& b : cal.network[i].bandwidth_curve) {

@@ -77,6 +77,11 @@ struct NetworkRates {
   bool in_network_reduction = false;
   double nominal_bytes_per_s = 0;  // bandwidth / oversubscription
   std::vector<std::pair<double, double>> curve;  // (log2 message bytes, efficiency), ascending
+  double oversubscription = 1;     // taper of the uplinks of a domain of the level below
+  bool rail_optimized = false;
+  std::vector<int> torus_dims;     // torus levels: extent per dimension, x first
+  int global_links_per_group = 0;  // dragonfly
+  double global_link_bytes_per_s = 0;  // dragonfly, one link, one direction, with efficiency
 
   // Effective rate for a collective over a `message_bytes` buffer.
   double BytesPerS(double message_bytes) const;

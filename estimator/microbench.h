@@ -16,12 +16,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "estimator/parallel_config.h"
 #include "estimator/system_profile.h"
 #include "estimator/workload.h"
 
 namespace paraplan {
-
-enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kSendRecv };
 
 // "all_reduce", "all_reduce_perf", "allreduce", "all-gather", ... (case-insensitive);
 // also finds the name inside a file name ("all_reduce_8gpu.csv").

@@ -37,6 +37,7 @@ struct ModelShape {
   bool flash_attention = false;
   bool cuda_graphs = false;
   bool tp_comm_overlap = false;
+  CollectiveAlgorithm tp_algorithm = CollectiveAlgorithm::kAuto;
 
   static ModelShape Of(const ParallelConfig& normalized);
 };

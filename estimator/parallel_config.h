@@ -13,7 +13,15 @@ namespace paraplan {
 
 enum class Recompute { kNone, kSelective, kFull };
 enum class PipelineSchedule { kDefault, k1F1B, kGPipe, kInterleaved1F1B, kZeroBubble };
-enum class CollectiveAlgorithm { kAuto, kRing, kTree, kHalvingDoubling, kHierarchical, kTorus2D };
+// kTorus2D is the dimension-wise torus algorithm (2-D or 3-D); kTopoHalvingDoubling is
+// halving-doubling with its large-message steps kept inside the innermost domain
+// (rank reordering for the topology, after Nguyen & Wahib, CCGrid'21).
+enum class CollectiveAlgorithm { kAuto, kRing, kTree, kHalvingDoubling, kHierarchical, kTorus2D, kTopoHalvingDoubling };
+enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kSendRecv };
+// Where a job's nodes sit in the cluster: packed (consecutive nodes, filling each leaf
+// before the next) or scattered (nodes spread evenly over the whole cluster, as a busy
+// scheduler leaves them).
+enum class Placement { kPacked, kScattered };
 // Placement of parallel dimensions on ranks, innermost first.
 enum class RankOrder { kTpCpEpDpPp, kTpCpEpPpDp };
 
@@ -56,6 +64,9 @@ struct ParallelConfig {
   bool tp_comm_overlap = false;
   CollectiveAlgorithm dp_algorithm = CollectiveAlgorithm::kAuto;
   RankOrder rank_order = RankOrder::kTpCpEpDpPp;
+  // Algorithm of the tensor-parallel all-reduces (kAuto = the cheapest applicable).
+  CollectiveAlgorithm tp_algorithm = CollectiveAlgorithm::kAuto;
+  Placement placement = Placement::kPacked;
 
   // Degrees <= 0 become 1; kDefault schedule becomes 1F1B or interleaved.
   ParallelConfig Normalized() const;

@@ -1,7 +1,9 @@
 #include "estimator/search.h"
 
+
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <numeric>
 #include <cstdint>
 #include <thread>
@@ -13,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "estimator/assemble.h"
 #include "estimator/collectives.h"
+#include "estimator/comm_schedule.h"
 #include "estimator/hardware.h"
 #include "estimator/layer_graph.h"
 #include "estimator/model_costs.h"
@@ -216,8 +219,14 @@ struct SearchSpace {
   const PlanRequest* request;
   const SystemProfile* profile;
   const Hardware* hw;
-  const Collectives* coll;
-  SystemContext sys;
+  // Per GPU count (ascending, as `gpu_counts`): the job's layout changes how its
+  // collectives share the network.
+  std::vector<int> gpu_counts;
+  std::vector<std::unique_ptr<Collectives>> colls;
+  std::vector<SystemContext> systems;
+  size_t Slot(int gpus) const {
+    return static_cast<size_t>(std::lower_bound(gpu_counts.begin(), gpu_counts.end(), gpus) - gpu_counts.begin());
+  }
   TransformerSpec spec;  // resolved (transformer workloads)
   int num_layers = 0;
   bool transformer = true;
@@ -287,7 +296,10 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
   ms.channel_parallel = shape.channel;
   ms.spatial_layers = shape.spatial_layers;
   ms.spatial_axes = shape.spatial_axes;
-  absl::StatusOr<ModelCosts> model = ComputeModelCosts(req.workload, ms, *space.hw, *space.coll);
+  ms.tp_algorithm = k.tp_algorithm;
+  const size_t slot = space.Slot(gpus);
+  const SystemContext& sys = space.systems[slot];
+  absl::StatusOr<ModelCosts> model = ComputeModelCosts(req.workload, ms, *space.hw, *space.colls[slot]);
   if (!model.ok()) {
     st->error = model.status();
     return;
@@ -311,6 +323,9 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
   c.spatial_layers = shape.spatial_layers;
   c.spatial_axes = shape.spatial_axes;
   c.global_batch_size = global_batch;
+  c.dp_algorithm = k.dp_algorithm;
+  c.tp_algorithm = k.tp_algorithm;
+  c.placement = k.placement;
   const std::vector<bool> overlap_grad = FlagValues(k.overlap_grad_reduce);
   for (int pp : pps) {
     if (Expired(req)) {
@@ -356,7 +371,7 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
             const int flag_combos = static_cast<int>(overlap_grad.size()) * (zero > 0 ? 2 : 1) * 2;
             st->enumerated += flag_combos;
             MemoryBreakdown mem;
-            AssembleMemory(*model, stages, c, space.sys, &mem);
+            AssembleMemory(*model, stages, c, sys, &mem);
             const bool fits = mem.total_bytes <= capacity && mem.fits;
             if (!fits) {
               const double shortfall = mem.total_bytes - capacity;
@@ -374,7 +389,7 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
                 for (int order = 0; order < 2; ++order) {
                   c.rank_order = order ? RankOrder::kTpCpEpPpDp : RankOrder::kTpCpEpDpPp;
                   Scored s;
-                  Assemble(*model, stages, c, space.sys, &s.result, &mem);
+                  Assemble(*model, stages, c, sys, &s.result, &mem);
                   ++st->evaluated;
                   ++st->feasible;
                   switch (req.objective) {
@@ -451,13 +466,10 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
     return absl::InvalidArgumentError("constraints.memory_headroom_ratio: must be in [0, 1)");
   }
   const Hardware hw(profile, request.workload.precision);
-  const Collectives coll(hw);
   SearchSpace space;
   space.request = &request;
   space.profile = &profile;
   space.hw = &hw;
-  space.coll = &coll;
-  space.sys = MakeSystemContext(profile, request.workload, hw, coll);
   space.transformer = request.workload.kind == Workload::Kind::kTransformer;
   if (space.transformer) {
     space.spec = request.workload.transformer.Resolved();
@@ -475,6 +487,12 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
   std::vector<int> gpus = request.gpus;
   std::sort(gpus.begin(), gpus.end());
   gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
+  space.gpu_counts = gpus;
+  for (int g : gpus) {
+    space.colls.push_back(std::make_unique<Collectives>(
+        hw, JobLayout(g, profile.gpus_per_node, profile.num_nodes, request.constraints.placement)));
+    space.systems.push_back(MakeSystemContext(profile, request.workload, hw, *space.colls.back()));
+  }
   const std::vector<int> micro_batches =
       Allowed(Divisors(request.global_batch_size, request.global_batch_size),
               request.constraints.micro_batch_size, request.constraints.max_micro_batch_size);
@@ -582,6 +600,18 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
       out.infeasible_reason =
           "no valid configuration: the GPU counts, global batch size and constraints admit no "
           "combination of degrees that divides the model";
+    }
+  }
+  // The plans returned say which collectives they run and with which algorithm (a
+  // few microseconds each; the search itself never builds these lists).
+  for (std::vector<Estimate>* list : {&out.plans, &out.pareto}) {
+    for (Estimate& e : *list) {
+      const ParallelConfig c = e.config.Normalized();
+      const Collectives& coll = *space.colls[space.Slot(static_cast<int>(c.NumGpus()))];
+      absl::StatusOr<ModelCosts> model = ComputeModelCosts(request.workload, ModelShape::Of(c), hw, coll);
+      if (!model.ok()) continue;
+      const StageCosts stages = ComputeStageCosts(*model, c.pipeline_parallel, c.virtual_pipeline_stages);
+      e.collectives = DescribeCollectives(request.workload, c, profile, coll, *model, stages);
     }
   }
   out.search_time_s = absl::ToDoubleSeconds(absl::Now() - start);

@@ -44,6 +44,11 @@ struct PlanConstraints {
   // Properties of the user's framework, not searched: every plan uses them as given.
   bool cuda_graphs = false;
   bool tp_comm_overlap = false;
+  // Pinned collective algorithms (kAuto = the cheapest per call) and where the job's
+  // nodes sit; every plan uses them as given.
+  CollectiveAlgorithm dp_algorithm = CollectiveAlgorithm::kAuto;
+  CollectiveAlgorithm tp_algorithm = CollectiveAlgorithm::kAuto;
+  Placement placement = Placement::kPacked;
 };
 
 // The largest global batch Plan accepts (INVALID_ARGUMENT above): every micro-batch

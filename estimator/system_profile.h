@@ -14,7 +14,7 @@
 
 namespace paraplan {
 
-enum class Topology { kSwitch, kFatTree, kTorus2D, kRing, kDragonfly };
+enum class Topology { kSwitch, kFatTree, kTorus2D, kRing, kDragonfly, kTorus3D };
 
 struct Accelerator {
   std::string name;
@@ -40,6 +40,21 @@ struct NetworkLevel {
   Topology topology = Topology::kSwitch;
   double oversubscription = 1;
   bool in_network_reduction = false;  // NVLink / InfiniBand SHARP
+  // Fat tree: ports per switch at this level; with domain_size 0 on a level that is not
+  // the outermost, the domain is derived from it (see Hardware). 0 = not given.
+  int switch_radix = 0;
+  // Fat tree: each GPU's NIC goes to the leaf ("rail") switch of its local rank, so a
+  // leaf reaches radix-down-ports nodes rather than radix-down-ports GPUs (NVIDIA DGX
+  // SuperPOD reference architecture); traffic between different local ranks first
+  // crosses NVLink (NCCL PXN).
+  bool rail_optimized = false;
+  // Torus: extent of each dimension in domains of the level below (nodes for the first
+  // network level), x fastest; the level's bandwidth is per link and direction.
+  std::vector<int> torus_dims;
+  // Dragonfly: a domain of the level below is one group; global links leaving a group
+  // and the rate of one, GB/s per direction (Kim et al., ISCA 2008).
+  int global_links_per_group = 0;
+  double global_link_gbytes_per_s = 0;
 };
 
 // Achieved share of a level's nominal bandwidth at one message size (a point of the
@@ -116,6 +131,12 @@ struct SystemProfile {
 
   int64_t NumGpus() const { return int64_t{gpus_per_node} * num_nodes; }
 };
+
+// GPUs in one domain of network level `i`: its domain_size; for 0 on a fat-tree level
+// that is not the outermost and gives switch_radix, derived from the radix (see
+// NetworkLevel); 0 on the outermost level (or nothing to derive from) = the whole
+// cluster.
+int64_t ResolvedDomainSize(const SystemProfile& profile, size_t i);
 
 }  // namespace paraplan
 

@@ -19,6 +19,7 @@ struct Dims {
   double r;  // share of the token-hidden tensors this GPU holds (1/t with SP)
   bool gated, flash, sp, fp8;
   bool dropout;    // dropout > 0: dropout kernels run and their masks are stored
+  CollectiveAlgorithm tp_algorithm = CollectiveAlgorithm::kAuto;
   double norm_params;  // parameters of one norm: 2h (LayerNorm scale + bias) or h (RMSNorm)
   double norm_wgrad_kernels;  // backward kernels for the norm's parameter gradients
 };
@@ -184,7 +185,7 @@ TpCollectives TpCosts(const Dims& x, const Collectives& coll, const GroupSpan& t
   TpCollectives out;
   if (x.t <= 1) return out;
   const double bytes = x.T * x.h * x.p;
-  out.all_reduce_s = coll.AllReduce(bytes, tp);
+  out.all_reduce_s = coll.AllReduce(bytes, tp, x.tp_algorithm);
   out.all_gather_s = coll.AllGather(bytes, tp);
   out.reduce_scatter_s = coll.ReduceScatter(bytes, tp);
   return out;
@@ -221,6 +222,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
   x.flash = shape.flash_attention;
   x.fp8 = workload.precision == Precision::kFp8;
   x.dropout = spec.dropout > 0;
+  x.tp_algorithm = shape.tp_algorithm;
   const bool rms = spec.normalization == Normalization::kRmsNorm;
   // LayerNorm learns a scale and a bias per channel, RMSNorm a scale only (Zhang &
   // Sennrich 2019); their gradients take one reduction kernel each.
@@ -398,7 +400,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
     const double e = x.T * x.h;
     pre.fwd_s = hw.MemoryTime(2 * e * x.p) + (x.dropout ? hw.MemoryTime(3 * e * x.r * x.p) : 0);
     pre.bwd_s = 2 * pre.fwd_s;
-    pre.tp_fwd_s = x.t > 1 ? (x.sp ? coll.ReduceScatter(e * x.p, tp) : coll.AllReduce(e * x.p, tp)) : 0;
+    pre.tp_fwd_s = x.t > 1 ? (x.sp ? coll.ReduceScatter(e * x.p, tp) : coll.AllReduce(e * x.p, tp, x.tp_algorithm)) : 0;
     pre.host_s = HostExcess(x.dropout ? 5 : 4, host_kernel_s, pre.fwd_s + pre.tp_fwd_s) +
                  HostExcess(10, host_kernel_s, pre.bwd_s);
     pre.activation_bytes = x.dropout ? e * x.r : 0;  // dropout mask
@@ -422,8 +424,8 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
     double calls = 0;
     if (x.t > 1) {
       const double bytes = e * x.p;
-      post.tp_fwd_s = (x.sp ? coll.AllGather(bytes, tp) : 0) + 3 * coll.AllReduce(x.T * 4, tp);
-      post.tp_bwd_s = x.sp ? coll.ReduceScatter(bytes, tp) : coll.AllReduce(bytes, tp);
+      post.tp_fwd_s = (x.sp ? coll.AllGather(bytes, tp) : 0) + 3 * coll.AllReduce(x.T * 4, tp, x.tp_algorithm);
+      post.tp_bwd_s = x.sp ? coll.ReduceScatter(bytes, tp) : coll.AllReduce(bytes, tp, x.tp_algorithm);
       calls = 4;
     }
     post.host_s = HostExcess(10 + calls, host_kernel_s, post.fwd_s + post.tp_fwd_s) +

@@ -211,11 +211,42 @@ absl::Status ValidateProfile(const SystemProfile& p) {
     PARAPLAN_RETURN_IF_ERROR(InRange(f + "oversubscription", l.oversubscription, 0, 1e3, false));
     PARAPLAN_RETURN_IF_ERROR(NonNegative(f + "domain_size", l.domain_size, 1 << 30));
     const bool last = i + 1 == p.network_levels.size();
-    if (l.domain_size == 0 && !last) return Bad(f + "domain_size", "0 (whole cluster) is only valid on the last level");
-    if (l.domain_size != 0 && l.domain_size <= previous) {
-      return Bad(f + "domain_size", absl::StrCat(l.domain_size, " must exceed the inner level's ", previous));
+    if (l.switch_radix < 0 || l.switch_radix > 100000) {
+      return Bad(f + "switch_radix", absl::StrCat(l.switch_radix, " is outside [0, 100000]"));
     }
-    previous = l.domain_size;
+    if (l.domain_size == 0 && !last && (l.switch_radix == 0 || i == 0)) {
+      return Bad(f + "domain_size", "0 (whole cluster) is only valid on the last level or with switch_radix above the first level");
+    }
+    if (l.domain_size == 0 && !last && l.switch_radix < 2) {
+      return Bad(f + "switch_radix", "needs at least 2 ports to derive domain_size");
+    }
+    const int64_t domain = l.domain_size == 0 && last ? 0 : ResolvedDomainSize(p, i);
+    if (domain != 0 && domain <= previous) {
+      return Bad(l.domain_size != 0 ? f + "domain_size" : f + "switch_radix",
+                 absl::StrCat(domain, " GPUs per domain must exceed the inner level's ", previous));
+    }
+    previous = static_cast<int>(std::min<int64_t>(domain, 1 << 30));
+    const bool torus = l.topology == Topology::kTorus2D || l.topology == Topology::kTorus3D;
+    if (!l.torus_dims.empty() || torus) {
+      if (l.torus_dims.size() > 3) return Bad(f + "torus_dims", "at most 3 dimensions");
+      int64_t vertices = 1;
+      for (size_t d = 0; d < l.torus_dims.size(); ++d) {
+        if (l.torus_dims[d] < 1 || l.torus_dims[d] > 100000) {
+          return Bad(absl::StrCat(f, "torus_dims[", d, "]"), absl::StrCat(l.torus_dims[d], " is outside [1, 100000]"));
+        }
+        vertices *= l.torus_dims[d];
+      }
+      if (vertices > (int64_t{1} << 30)) return Bad(f + "torus_dims", "more than 2^30 vertices");
+    }
+    if (l.global_links_per_group < 0 || l.global_links_per_group > 100000) {
+      return Bad(f + "global_links_per_group", absl::StrCat(l.global_links_per_group, " is outside [0, 100000]"));
+    }
+    PARAPLAN_RETURN_IF_ERROR(
+        InRange(f + "global_link_gbytes_per_s", l.global_link_gbytes_per_s, kMinRate, kMaxRate, true));
+    if (l.topology == Topology::kDragonfly && i > 0 && (l.global_links_per_group == 0) !=
+                                                           (l.global_link_gbytes_per_s == 0)) {
+      return Bad(f + "global_links_per_group", "give both global_links_per_group and global_link_gbytes_per_s, or neither");
+    }
   }
   PARAPLAN_RETURN_IF_ERROR(InRange("profile.host.memory_gib", p.host.memory_gib, kMinRate, kMaxRate, true));
   PARAPLAN_RETURN_IF_ERROR(

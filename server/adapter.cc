@@ -3,12 +3,30 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
+#include <iterator>
+#include <tuple>
+
 namespace paraplan::adapter {
 
 namespace {
 
 absl::Status BadEnum(absl::string_view field, int value) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", value, " is not a known value"));
+}
+
+// Proto values in the order of CollectiveAlgorithm's enumerators.
+constexpr v1::CollectiveAlgorithm kAlgorithms[] = {
+    v1::ALGORITHM_UNSPECIFIED, v1::ALGORITHM_RING,     v1::ALGORITHM_TREE,
+    v1::ALGORITHM_HALVING_DOUBLING, v1::ALGORITHM_HIERARCHICAL, v1::ALGORITHM_TORUS_2D,
+    v1::ALGORITHM_TOPO_HALVING_DOUBLING};
+
+v1::CollectiveAlgorithm AlgorithmToProto(CollectiveAlgorithm a) { return kAlgorithms[static_cast<int>(a)]; }
+
+absl::StatusOr<CollectiveAlgorithm> AlgorithmFromProto(absl::string_view field, v1::CollectiveAlgorithm a) {
+  for (size_t i = 0; i < std::size(kAlgorithms); ++i) {
+    if (kAlgorithms[i] == a) return static_cast<CollectiveAlgorithm>(i);
+  }
+  return BadEnum(field, a);
 }
 
 std::vector<int64_t> Ints(const google::protobuf::RepeatedField<int64_t>& r) {
@@ -237,27 +255,22 @@ absl::StatusOr<ParallelConfig> FromProto(const v1::ParallelConfig& c) {
   out.tp_comm_overlap = c.tp_comm_overlap();
   out.spatial_layers = c.spatial_layers();
   out.spatial_axes = c.spatial_axes();
-  switch (c.dp_algorithm()) {
-    case v1::ALGORITHM_UNSPECIFIED:
-      out.dp_algorithm = CollectiveAlgorithm::kAuto;
+  for (auto [field, value, dest] : {std::tuple{"config.dp_algorithm", c.dp_algorithm(), &out.dp_algorithm},
+                                    std::tuple{"config.tp_algorithm", c.tp_algorithm(), &out.tp_algorithm}}) {
+    absl::StatusOr<CollectiveAlgorithm> a = AlgorithmFromProto(field, value);
+    if (!a.ok()) return a.status();
+    *dest = *a;
+  }
+  switch (c.placement()) {
+    case v1::PLACEMENT_UNSPECIFIED:
+    case v1::PLACEMENT_PACKED:
+      out.placement = Placement::kPacked;
       break;
-    case v1::ALGORITHM_RING:
-      out.dp_algorithm = CollectiveAlgorithm::kRing;
-      break;
-    case v1::ALGORITHM_TREE:
-      out.dp_algorithm = CollectiveAlgorithm::kTree;
-      break;
-    case v1::ALGORITHM_HALVING_DOUBLING:
-      out.dp_algorithm = CollectiveAlgorithm::kHalvingDoubling;
-      break;
-    case v1::ALGORITHM_HIERARCHICAL:
-      out.dp_algorithm = CollectiveAlgorithm::kHierarchical;
-      break;
-    case v1::ALGORITHM_TORUS_2D:
-      out.dp_algorithm = CollectiveAlgorithm::kTorus2D;
+    case v1::PLACEMENT_SCATTERED:
+      out.placement = Placement::kScattered;
       break;
     default:
-      return BadEnum("config.dp_algorithm", c.dp_algorithm());
+      return BadEnum("config.placement", c.placement());
   }
   if (c.rank_order().empty() || c.rank_order() == "tp-cp-ep-dp-pp") {
     out.rank_order = RankOrder::kTpCpEpDpPp;
@@ -291,6 +304,11 @@ absl::StatusOr<SystemProfile> FromProto(const v1::SystemProfile& p) {
     n.latency_us = l.latency_us();
     n.oversubscription = l.oversubscription() > 0 ? l.oversubscription() : 1;
     n.in_network_reduction = l.in_network_reduction();
+    n.switch_radix = l.switch_radix();
+    n.rail_optimized = l.rail_optimized();
+    n.torus_dims.assign(l.torus_dims().begin(), l.torus_dims().end());
+    n.global_links_per_group = l.global_links_per_group();
+    n.global_link_gbytes_per_s = l.global_link_gbytes_per_s();
     switch (l.topology()) {
       case v1::TOPOLOGY_UNSPECIFIED:
       case v1::TOPOLOGY_SWITCH:
@@ -307,6 +325,9 @@ absl::StatusOr<SystemProfile> FromProto(const v1::SystemProfile& p) {
         break;
       case v1::TOPOLOGY_DRAGONFLY:
         n.topology = Topology::kDragonfly;
+        break;
+      case v1::TOPOLOGY_TORUS_3D:
+        n.topology = Topology::kTorus3D;
         break;
       default:
         return BadEnum(absl::StrCat("profile.network_levels[", i, "].topology"), l.topology());
@@ -489,10 +510,9 @@ v1::ParallelConfig ToProto(const ParallelConfig& c) {
   out.set_tp_comm_overlap(c.tp_comm_overlap);
   out.set_spatial_layers(c.spatial_layers);
   out.set_spatial_axes(c.spatial_axes);
-  static const v1::CollectiveAlgorithm kAlgorithms[] = {
-      v1::ALGORITHM_UNSPECIFIED, v1::ALGORITHM_RING, v1::ALGORITHM_TREE, v1::ALGORITHM_HALVING_DOUBLING,
-      v1::ALGORITHM_HIERARCHICAL, v1::ALGORITHM_TORUS_2D};
-  out.set_dp_algorithm(kAlgorithms[static_cast<int>(c.dp_algorithm)]);
+  out.set_dp_algorithm(AlgorithmToProto(c.dp_algorithm));
+  out.set_tp_algorithm(AlgorithmToProto(c.tp_algorithm));
+  if (c.placement == Placement::kScattered) out.set_placement(v1::PLACEMENT_SCATTERED);
   out.set_rank_order(c.rank_order == RankOrder::kTpCpEpDpPp ? "tp-cp-ep-dp-pp" : "tp-cp-ep-pp-dp");
   return out;
 }
@@ -547,7 +567,7 @@ v1::SystemProfile ToProto(const SystemProfile& p) {
   a->set_idle_power_w(p.accelerator.idle_power_w);
   a->set_sm_count(p.accelerator.sm_count);
   static const v1::Topology kTopologies[] = {v1::TOPOLOGY_SWITCH, v1::TOPOLOGY_FAT_TREE, v1::TOPOLOGY_TORUS_2D,
-                                             v1::TOPOLOGY_RING, v1::TOPOLOGY_DRAGONFLY};
+                                             v1::TOPOLOGY_RING, v1::TOPOLOGY_DRAGONFLY, v1::TOPOLOGY_TORUS_3D};
   for (const NetworkLevel& l : p.network_levels) {
     v1::NetworkLevel* n = out.add_network_levels();
     n->set_name(l.name);
@@ -557,6 +577,11 @@ v1::SystemProfile ToProto(const SystemProfile& p) {
     n->set_topology(kTopologies[static_cast<int>(l.topology)]);
     n->set_oversubscription(l.oversubscription);
     n->set_in_network_reduction(l.in_network_reduction);
+    n->set_switch_radix(l.switch_radix);
+    n->set_rail_optimized(l.rail_optimized);
+    for (int d : l.torus_dims) n->add_torus_dims(d);
+    n->set_global_links_per_group(l.global_links_per_group);
+    n->set_global_link_gbytes_per_s(l.global_link_gbytes_per_s);
   }
   out.mutable_host()->set_memory_gib(p.host.memory_gib);
   out.mutable_host()->set_pcie_gbytes_per_s(p.host.pcie_gbytes_per_s);
@@ -616,6 +641,20 @@ v1::Estimate ToProto(const Estimate& e) {
   out.set_cost_to_train_usd(e.cost_to_train_usd);
   out.set_bottleneck(e.bottleneck);
   for (const std::string& w : e.warnings) out.add_warnings(w);
+  for (const CollectiveUse& u : e.collectives) {
+    v1::CollectiveUse* q = out.add_collectives();
+    q->set_dimension(u.dimension);
+    q->set_kind(static_cast<v1::CollectiveKind>(static_cast<int>(u.kind) + 1));
+    q->set_algorithm(AlgorithmToProto(u.algorithm));
+    q->set_level(u.level);
+    q->set_level_name(u.level_name);
+    q->set_group_size(u.group_size);
+    q->set_stride(u.stride);
+    q->set_bytes(u.bytes);
+    q->set_calls(u.calls);
+    q->set_seconds_per_call(u.seconds_per_call);
+    q->set_overlapped(u.overlapped);
+  }
   out.set_profile_name(e.profile_name);
   out.set_profile_version(e.profile_version);
   out.set_num_gpus(e.num_gpus);
