@@ -4,7 +4,6 @@
 #include "absl/strings/str_cat.h"
 
 #include <iterator>
-#include <tuple>
 
 namespace paraplan::adapter {
 
@@ -27,6 +26,30 @@ absl::StatusOr<CollectiveAlgorithm> AlgorithmFromProto(absl::string_view field, 
     if (kAlgorithms[i] == a) return static_cast<CollectiveAlgorithm>(i);
   }
   return BadEnum(field, a);
+}
+
+// The collective algorithms and placement a config or plan constraints pin; fields are
+// named under `prefix` ("config." / "constraints.").
+absl::Status NetworkChoicesFromProto(absl::string_view prefix, v1::CollectiveAlgorithm dp, v1::CollectiveAlgorithm tp,
+                                     v1::Placement placement, CollectiveAlgorithm* dp_out,
+                                     CollectiveAlgorithm* tp_out, Placement* placement_out) {
+  absl::StatusOr<CollectiveAlgorithm> a = AlgorithmFromProto(absl::StrCat(prefix, "dp_algorithm"), dp);
+  if (!a.ok()) return a.status();
+  *dp_out = *a;
+  a = AlgorithmFromProto(absl::StrCat(prefix, "tp_algorithm"), tp);
+  if (!a.ok()) return a.status();
+  *tp_out = *a;
+  switch (placement) {
+    case v1::PLACEMENT_UNSPECIFIED:
+    case v1::PLACEMENT_PACKED:
+      *placement_out = Placement::kPacked;
+      return absl::OkStatus();
+    case v1::PLACEMENT_SCATTERED:
+      *placement_out = Placement::kScattered;
+      return absl::OkStatus();
+    default:
+      return BadEnum(absl::StrCat(prefix, "placement"), placement);
+  }
 }
 
 std::vector<int64_t> Ints(const google::protobuf::RepeatedField<int64_t>& r) {
@@ -255,22 +278,10 @@ absl::StatusOr<ParallelConfig> FromProto(const v1::ParallelConfig& c) {
   out.tp_comm_overlap = c.tp_comm_overlap();
   out.spatial_layers = c.spatial_layers();
   out.spatial_axes = c.spatial_axes();
-  for (auto [field, value, dest] : {std::tuple{"config.dp_algorithm", c.dp_algorithm(), &out.dp_algorithm},
-                                    std::tuple{"config.tp_algorithm", c.tp_algorithm(), &out.tp_algorithm}}) {
-    absl::StatusOr<CollectiveAlgorithm> a = AlgorithmFromProto(field, value);
-    if (!a.ok()) return a.status();
-    *dest = *a;
-  }
-  switch (c.placement()) {
-    case v1::PLACEMENT_UNSPECIFIED:
-    case v1::PLACEMENT_PACKED:
-      out.placement = Placement::kPacked;
-      break;
-    case v1::PLACEMENT_SCATTERED:
-      out.placement = Placement::kScattered;
-      break;
-    default:
-      return BadEnum("config.placement", c.placement());
+  if (absl::Status st = NetworkChoicesFromProto("config.", c.dp_algorithm(), c.tp_algorithm(), c.placement(),
+                                                &out.dp_algorithm, &out.tp_algorithm, &out.placement);
+      !st.ok()) {
+    return st;
   }
   if (c.rank_order().empty() || c.rank_order() == "tp-cp-ep-dp-pp") {
     out.rank_order = RankOrder::kTpCpEpDpPp;
@@ -417,6 +428,11 @@ absl::StatusOr<PlanRequest> FromProto(const v1::PlanRequest& r, const Workload& 
   c.allow_offload = k.allow_offload();
   c.cuda_graphs = k.cuda_graphs();
   c.tp_comm_overlap = k.tp_comm_overlap();
+  if (absl::Status st = NetworkChoicesFromProto("constraints.", k.dp_algorithm(), k.tp_algorithm(), k.placement(),
+                                                &c.dp_algorithm, &c.tp_algorithm, &c.placement);
+      !st.ok()) {
+    return st;
+  }
   c.sequence_parallel = FromProto(k.sequence_parallel());
   c.flash_attention = FromProto(k.flash_attention());
   c.overlap_grad_reduce = FromProto(k.overlap_grad_reduce());
