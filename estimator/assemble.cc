@@ -150,9 +150,18 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
 
   // Pipeline point-to-point: one activation forward and one gradient backward per
   // micro-batch and chunk boundary, on the level that joins adjacent stages.
+  // Traffic that leaves the node during the last micro-batch's backward (TP groups that
+  // span nodes, the backward pipeline sends): an overlapped DP reduction shares the
+  // node's NICs with it (see grad_sync).
+  double beside_dp = 0;
   if (c.pipeline_parallel > 1) {
-    const double hop = coll.SendRecv(model.pp_send_bytes, coll.LevelOfStride(PipelineStride(c)));
+    const int pp_level = coll.LevelOfStride(PipelineStride(c));
+    const double hop = coll.SendRecv(model.pp_send_bytes, pp_level);
     t.pp_comm_s = 2.0 * m * c.virtual_pipeline_stages * hop;
+    if (pp_level >= 1) beside_dp += c.virtual_pipeline_stages * hop;
+  }
+  if (coll.Place(static_cast<int>(int64_t{c.tensor_parallel} * c.filter_parallel * c.channel_parallel), 1).level >= 1) {
+    beside_dp += s.tp_bwd_s;
   }
 
   // Data-parallel gradient reduction (and ZeRO parameter gathers).
@@ -163,13 +172,20 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
   const double last_bwd = s.bwd_s + s.recompute_s + s.tp_bwd_s;
   double dp = 0;
   const double layers = std::max(1, stages.slowest_layers);
+  // Two transfers sharing a link at once each get half of it (max-min fairness): an
+  // overlapped reduction of d seconds beside a seconds of blocking traffic delays that
+  // traffic by min(a, d) (work-conserving link; in the limits d >> a and d << a the
+  // iteration grows by a and by d).
+  auto contention = [&](const GroupSpan& g, double d) {
+    return g.level >= 1 && c.overlap_grad_reduce ? std::min(beside_dp, d) : 0.0;
+  };
   auto grad_sync = [&](const GroupSpan& g, double params) {
     if (g.size <= 1 || params <= 0) return 0.0;
     const double grad_bytes = params * model.grad_reduce_bytes_per_param;
     const double gather_bytes = params * model.param_gather_bytes_per_param;
     if (c.zero_stage == 0) {
       const double ar = coll.AllReduce(grad_bytes, g, c.dp_algorithm);
-      return c.overlap_grad_reduce ? std::max(0.0, ar - ovl * last_bwd) : ar;
+      return c.overlap_grad_reduce ? std::max(0.0, ar - ovl * last_bwd) + contention(g, ar) : ar;
     }
     const double ag = coll.AllGather(gather_bytes, g);
     const double ag_exposed = c.overlap_param_gather ? std::max(0.0, ag - ovl * s.fwd_s) : ag;
@@ -177,14 +193,14 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
       // Distributed optimizer: one reduce-scatter of the accumulated gradients per
       // iteration, overlapped with the last micro-batch's backward.
       const double rs = coll.ReduceScatter(grad_bytes, g);
-      return (c.overlap_grad_reduce ? std::max(0.0, rs - ovl * last_bwd) : rs) + ag_exposed;
+      return (c.overlap_grad_reduce ? std::max(0.0, rs - ovl * last_bwd) + contention(g, rs) : rs) + ag_exposed;
     }
     if (c.zero_stage == 2) {
       // ZeRO-2 keeps only its gradient shard, so it reduce-scatters every micro-batch
       // (DeepSpeed stage 2: gradient buckets reduced during each backward; Rajbhandari et
       // al. SC'20 sec. 5.2).
       const double rs = coll.ReduceScatter(grad_bytes, g);
-      return m * (c.overlap_grad_reduce ? std::max(0.0, rs - ovl * last_bwd) : rs) + ag_exposed;
+      return m * (c.overlap_grad_reduce ? std::max(0.0, rs - ovl * last_bwd) + contention(g, rs) : rs) + ag_exposed;
     }
     // ZeRO-3 / FSDP: per layer and micro-batch, all-gather its weights before forward and
     // again before backward, reduce-scatter its gradients after backward (Zhao et al.
