@@ -139,6 +139,24 @@ TEST(Validate, ProfileRefusesNonFiniteAndAbsurdValues) {
        "profile.calibration.network[0].efficiency"},
       {[](SystemProfile* p) { p->calibration.network = {{"nvlink", 0.8, 1, {{1024, 5e-324}}}}; },
        "profile.calibration.network[0].bandwidth_curve[0].efficiency"},
+      // Topology parameters.
+      {[](SystemProfile* p) { p->network_levels[1].torus_dims = {4, 0}; }, "profile.network_levels[1].torus_dims[1]"},
+      {[](SystemProfile* p) { p->network_levels[1].torus_dims = {2, 2, 2, 2}; }, "profile.network_levels[1].torus_dims"},
+      {[](SystemProfile* p) { p->network_levels[1].switch_radix = -4; }, "profile.network_levels[1].switch_radix"},
+      {[](SystemProfile* p) { p->network_levels[0].domain_size = 0; }, "profile.network_levels[0].domain_size"},
+      {[](SystemProfile* p) {
+         p->network_levels.push_back(p->network_levels[1]);
+         p->network_levels[1].domain_size = 0;
+         p->network_levels[1].switch_radix = 1;
+       },
+       "profile.network_levels[1].switch_radix"},
+      {[](SystemProfile* p) {
+         p->network_levels[1].topology = Topology::kDragonfly;
+         p->network_levels[1].global_links_per_group = 8;
+       },
+       "profile.network_levels[1].global_links_per_group"},
+      {[](SystemProfile* p) { p->network_levels[1].global_link_gbytes_per_s = -1; },
+       "profile.network_levels[1].global_link_gbytes_per_s"},
   };
   for (const Case& c : cases) {
     SystemProfile p = good;
