@@ -44,9 +44,9 @@ double BubbleStages(const ParallelConfig& c, double wgrad_share) {
 }
 
 
-}  // namespace
 
-DpGroups PlaceDataParallel(const ParallelConfig& c, const Collectives& coll) {
+// Inlined into Assemble (the search's inner loop); PlaceDataParallel exports it.
+DpGroups PlaceDp(const ParallelConfig& c, const Collectives& coll) {
   // Context (and spatial) ranks sit just inside DP, hold the same weights and reduce
   // gradients with it; tensor-like ranks (tp, filter, channel) are innermost.
   const int64_t tp = c.tensor_parallel * int64_t{c.filter_parallel} * c.channel_parallel;
@@ -71,6 +71,11 @@ DpGroups PlaceDataParallel(const ParallelConfig& c, const Collectives& coll) {
   g.expert = coll.Place(expert_dp, dp_stride * ep);
   return g;
 }
+
+}  // namespace
+
+DpGroups PlaceDataParallel(const ParallelConfig& c, const Collectives& coll) { return PlaceDp(c, coll); }
+
 
 void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
                     const ParallelConfig& c, const SystemContext& sys, MemoryBreakdown* out) {
@@ -160,12 +165,14 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
     t.pp_comm_s = 2.0 * m * c.virtual_pipeline_stages * hop;
     if (pp_level >= 1) beside_dp += c.virtual_pipeline_stages * hop;
   }
-  if (coll.Place(static_cast<int>(int64_t{c.tensor_parallel} * c.filter_parallel * c.channel_parallel), 1).level >= 1) {
+  const int64_t tp_size = int64_t{c.tensor_parallel} * c.filter_parallel * c.channel_parallel;
+  if (c.overlap_grad_reduce && tp_size > hw.gpus_per_node() &&
+      coll.Place(static_cast<int>(tp_size), 1).level >= 1) {
     beside_dp += s.tp_bwd_s;
   }
 
   // Data-parallel gradient reduction (and ZeRO parameter gathers).
-  const DpGroups groups = PlaceDataParallel(c, coll);
+  const DpGroups groups = PlaceDp(c, coll);
   const double dense = std::max(stages.first.params - stages.first.expert_params,
                                 stages.last.params - stages.last.expert_params);
   const double ex = std::max(stages.first.expert_params, stages.last.expert_params);

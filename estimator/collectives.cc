@@ -17,7 +17,14 @@ Collectives::Collectives(const Hardware& hw) : hw_(hw) {
   const auto& levels = hw_.levels();
   active_.assign(levels.size(), 0);
   relief_.assign(levels.size(), 1);
-  for (size_t i = 1; i < levels.size(); ++i) active_[i] = levels[i - 1].domain_size;
+  shape_.assign(levels.size(), Shape::kSwitched);
+  for (size_t i = 1; i < levels.size(); ++i) {
+    active_[i] = levels[i - 1].domain_size;
+    if (IsTorus(levels[i])) shape_[i] = Shape::kTorus;
+    if (levels[i].topology == Topology::kDragonfly && levels[i].global_links_per_group > 0) {
+      shape_[i] = Shape::kDragonfly;
+    }
+  }
 }
 
 Collectives::Collectives(const Hardware& hw, const JobLayout& layout) : Collectives(hw) {
@@ -102,14 +109,15 @@ int64_t Collectives::TorusHop(int level, const GroupSpan& g) const {
 double Collectives::RingRate(int level, int64_t members, const GroupSpan& g, double bytes) const {
   const NetworkRates& l = hw_.levels()[level];
   members = std::max<int64_t>(1, members);
-  if (IsTorus(l)) {
+  if (shape_[level] == Shape::kSwitched) return l.BytesPerS(bytes) * relief_[level] * members;
+  if (shape_[level] == Shape::kTorus) {
     // Both directions of the ring's dimension (bidirectional rings); the vertex's GPUs
     // in other groups and the interleaved groups between members share those links.
     const double hop = static_cast<double>(TorusHop(level, g));
     return 2 * l.BytesPerS(bytes) * members / (hop * active_[level]);
   }
   double rate = l.BytesPerS(bytes) * relief_[level] * members;
-  if (l.topology == Topology::kDragonfly && l.global_links_per_group > 0) {
+  if (shape_[level] == Shape::kDragonfly) {
     // A ring enters the next group over the direct links of that pair, or with Valiant
     // routing over half of all the group's global links (Kim et al. ISCA'08); the
     // job's rings leaving the group share them.
@@ -127,13 +135,13 @@ double Collectives::UniformRate(int level, double bytes) const {
   const NetworkRates& l = levels[level];
   double rate = level == 0 ? l.BytesPerS(bytes) : l.BytesPerS(bytes) * relief_[level];
   if (level == 0) return rate;
-  if (IsTorus(l)) {
+  if (shape_[level] == Shape::kTorus) {
     // Uniform traffic crosses k/4 links a dimension on average (bidirectional k-ring);
     // a vertex injects into 2 x dims links.
     double hops = 0;
     for (int d : l.torus_dims) hops += d / 4.0;
     rate = 2.0 * l.torus_dims.size() * l.BytesPerS(bytes) / (std::max(1.0, hops) * active_[level]);
-  } else if (l.topology == Topology::kDragonfly && l.global_links_per_group > 0) {
+  } else if (shape_[level] == Shape::kDragonfly) {
     rate = std::min(rate, l.global_links_per_group * l.global_link_bytes_per_s / active_[level]);
   }
   for (int i = 0; i < level; ++i) rate = std::min(rate, levels[i].BytesPerS(bytes));
@@ -152,19 +160,20 @@ double Collectives::RingBandwidth(const GroupSpan& g, double bytes) const {
     const int64_t members =
         i == g.level ? g.inner
                      : std::min<int64_t>(g.size, std::max<int64_t>(1, levels[i - 1].domain_size / ClusterStride(g)));
-    bw = std::min(bw, RingRate(i, members, g, bytes));
+    // Switched levels inline (the search's common case), the others in RingRate.
+    bw = std::min(bw, shape_[i] == Shape::kSwitched ? levels[i].BytesPerS(bytes) * relief_[i] * std::max<int64_t>(1, members)
+                                                    : RingRate(i, members, g, bytes));
   }
   return bw;
 }
 
-double Collectives::StepLatency(const GroupSpan& g) const {
+double Collectives::Latency(const GroupSpan& g) const {
   const auto& levels = hw_.levels();
   if (levels.empty()) return 0;
   const NetworkRates& l = levels[g.level];
-  return g.level > 0 && IsTorus(l) ? l.latency_s * TorusHop(g.level, g) : l.latency_s;
+  return shape_[g.level] == Shape::kTorus ? l.latency_s * TorusHop(g.level, g) : l.latency_s;
 }
 
-double Collectives::Latency(const GroupSpan& g) const { return StepLatency(g); }
 
 double Collectives::Ring(double bytes, const GroupSpan& g) const {
   const double p = g.size;
@@ -345,7 +354,7 @@ double Collectives::SendRecv(double bytes, int level) const {
   level = std::clamp(level, 0, static_cast<int>(levels.size()) - 1);
   // Every pair of the dimension sends at once: the level's share under the job's load
   // (a torus neighbour has its own link).
-  const double rate = levels[level].BytesPerS(bytes) * (IsTorus(levels[level]) ? 1.0 : relief_[level]);
+  const double rate = levels[level].BytesPerS(bytes) * (shape_[level] == Shape::kTorus ? 1.0 : relief_[level]);
   return hw_.collective_overhead_s() + levels[level].latency_s + bytes / rate;
 }
 

@@ -76,10 +76,10 @@ class Collectives {
   // Torus levels: vertices between consecutive members along the ring's first dimension.
   int64_t TorusHop(int level, const GroupSpan& g) const;
   int64_t ClusterStride(const GroupSpan& g) const;
-  double StepLatency(const GroupSpan& g) const;
   double TorusDims(double bytes, const GroupSpan& g) const;
   double HalvingDoublingSteps(double bytes, const GroupSpan& g, bool innermost_first) const;
   double Gather(double bytes, const GroupSpan& g) const;  // all-gather without the call cost
+  // One step's latency: the level's, times the hops between members on a torus.
   double Latency(const GroupSpan& g) const;
   double Ring(double bytes, const GroupSpan& g) const;
   double Tree(double bytes, const GroupSpan& g) const;
@@ -93,6 +93,8 @@ class Collectives {
   // which the level's rate exceeds its fully-loaded (bandwidth / taper) value.
   std::vector<double> active_;
   std::vector<double> relief_;
+  enum class Shape : char { kSwitched, kTorus, kDragonfly };
+  std::vector<Shape> shape_;  // per level, what RingRate / UniformRate must model
 };
 
 }  // namespace paraplan
