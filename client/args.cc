@@ -24,7 +24,7 @@ struct CommandSpec {
 // The configuration flags plan, estimate and compare share (config_flags.h).
 std::set<std::string> ConfigOptions(std::set<std::string> more) {
   for (const char* k : {"tp", "pp", "dp", "cp", "ep", "vpp", "mbs", "zero", "recompute", "schedule", "sp", "flash",
-                        "overlap-grad-reduce", "global-batch"}) {
+                        "overlap-grad-reduce", "global-batch", "dp-algorithm", "tp-algorithm", "placement"}) {
     more.insert(k);
   }
   return more;
@@ -33,7 +33,9 @@ std::set<std::string> ConfigOptions(std::set<std::string> more) {
 constexpr char kConfigFlagsUsage[] =
     "     --tp N  --pp N  --dp N  --cp N  --ep N  --vpp N  --mbs N  --global-batch B  --zero 0-3\n"
     "     --recompute none|selective|full  --schedule 1f1b|gpipe|interleaved|zero-bubble\n"
-    "     --sp on|off  --flash on|off  --overlap-grad-reduce on|off  --cuda-graphs  --tp-comm-overlap\n";
+    "     --sp on|off  --flash on|off  --overlap-grad-reduce on|off  --cuda-graphs  --tp-comm-overlap\n"
+    "     --dp-algorithm / --tp-algorithm auto|ring|tree|halving-doubling|hierarchical|torus-2d|\n"
+    "       topo-halving-doubling  --placement packed|scattered\n";
 
 const std::vector<CommandSpec>& Commands() {
   static const auto* kCommands = new std::vector<CommandSpec>{
@@ -114,7 +116,9 @@ const std::vector<CommandSpec>& Commands() {
        "     --headroom F (share of GPU memory to keep free)  --allow-offload\n"
        "  The framework the job runs in (every plan uses them): --cuda-graphs (kernels\n"
        "  replayed from CUDA graphs: no host launch cost)  --tp-comm-overlap (TP collectives\n"
-       "  overlapped with GEMMs, Transformer Engine userbuffers)\n"
+       "  overlapped with GEMMs, Transformer Engine userbuffers)  --dp-algorithm /\n"
+       "  --tp-algorithm NAME (pin a collective algorithm; default: the cheapest per call)\n"
+       "  --placement packed|scattered (where the scheduler puts the job's nodes)\n"
        "  --emit megatron|nemo|deepspeed|torchtitan  prints, instead of the table, the launcher\n"
        "     arguments of the best plan for that framework (exit 1 when no plan fits)\n"
        "  --report FILE.html  also writes a self-contained HTML report: ranked table, time and\n"

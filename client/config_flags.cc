@@ -84,6 +84,39 @@ absl::Status Schedule(const std::string& text, v1::PipelineSchedule* out) {
   return absl::OkStatus();
 }
 
+// The network choices a config or plan pins: --dp-algorithm / --tp-algorithm (ring, tree,
+// halving-doubling, hierarchical, torus-2d, topo-halving-doubling, or auto) and
+// --placement packed|scattered. One value each in both readings.
+struct NetworkChoice {
+  const char* key;
+  const google::protobuf::EnumDescriptor* (*type)();
+  const char* values;
+};
+constexpr NetworkChoice kNetworkChoices[] = {
+    {"dp-algorithm", v1::CollectiveAlgorithm_descriptor,
+     "auto, ring, tree, halving-doubling, hierarchical, torus-2d or topo-halving-doubling"},
+    {"tp-algorithm", v1::CollectiveAlgorithm_descriptor,
+     "auto, ring, tree, halving-doubling, hierarchical, torus-2d or topo-halving-doubling"},
+    {"placement", v1::Placement_descriptor, "packed or scattered"}};
+
+absl::Status NetworkChoices(const Args& a, int values[3]) {
+  for (int i = 0; i < 3; ++i) {
+    const NetworkChoice& f = kNetworkChoices[i];
+    values[i] = -1;
+    if (!a.Has(f.key)) continue;
+    if (absl::Status s = OneValue(a, f.key); !s.ok()) return s;
+    const std::string text = a.Get(f.key);
+    if (text == "auto") {
+      values[i] = 0;
+      continue;
+    }
+    const auto* v = EnumValueFromText(*f.type(), text);
+    if (v == nullptr || v->number() == 0) return Bad(f.key, absl::StrCat("\"", text, "\" is not ", f.values));
+    values[i] = v->number();
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 bool HasConfigFlags(const Args& a) {
@@ -91,6 +124,9 @@ bool HasConfigFlags(const Args& a) {
     if (a.Has(f.key)) return true;
   }
   for (const OnOffFlag& f : kOnOffFlags) {
+    if (a.Has(f.key)) return true;
+  }
+  for (const NetworkChoice& f : kNetworkChoices) {
     if (a.Has(f.key)) return true;
   }
   return a.Has("recompute") || a.Has("schedule") || a.flags.count("cuda-graphs") > 0 ||
@@ -131,6 +167,11 @@ absl::Status ApplyConfigFlags(const Args& a, v1::ParallelConfig* c) {
   }
   if (a.flags.count("cuda-graphs")) c->set_cuda_graphs(true);
   if (a.flags.count("tp-comm-overlap")) c->set_tp_comm_overlap(true);
+  int net[3];
+  if (absl::Status s = NetworkChoices(a, net); !s.ok()) return s;
+  if (net[0] >= 0) c->set_dp_algorithm(static_cast<v1::CollectiveAlgorithm>(net[0]));
+  if (net[1] >= 0) c->set_tp_algorithm(static_cast<v1::CollectiveAlgorithm>(net[1]));
+  if (net[2] >= 0) c->set_placement(static_cast<v1::Placement>(net[2]));
   return absl::OkStatus();
 }
 
@@ -192,6 +233,11 @@ absl::Status ApplyConstraintFlags(const Args& a, v1::PlanConstraints* k) {
   k->set_allow_offload(a.flags.count("allow-offload") > 0);
   k->set_cuda_graphs(a.flags.count("cuda-graphs") > 0);
   k->set_tp_comm_overlap(a.flags.count("tp-comm-overlap") > 0);
+  int net[3];
+  if (absl::Status s = NetworkChoices(a, net); !s.ok()) return s;
+  if (net[0] >= 0) k->set_dp_algorithm(static_cast<v1::CollectiveAlgorithm>(net[0]));
+  if (net[1] >= 0) k->set_tp_algorithm(static_cast<v1::CollectiveAlgorithm>(net[1]));
+  if (net[2] >= 0) k->set_placement(static_cast<v1::Placement>(net[2]));
   return absl::OkStatus();
 }
 

@@ -6,6 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/ascii.h"
 
 namespace paraplan::cli {
 
@@ -69,6 +71,38 @@ const char* ScheduleText(const v1::ParallelConfig& c) {
   }
 }
 
+// An enum value as people write it: lower case without the prefix every value of the
+// enum shares, '-' for '_' (ALGORITHM_HALVING_DOUBLING -> halving-doubling).
+template <typename E>
+std::string EnumText(E v) {
+  const google::protobuf::EnumDescriptor* d = google::protobuf::GetEnumDescriptor<E>();
+  const google::protobuf::EnumValueDescriptor* value = d->FindValueByNumber(v);
+  if (value == nullptr) return absl::StrCat(static_cast<int>(v));
+  std::string prefix = d->value(0)->name();
+  for (int i = 1; i < d->value_count(); ++i) {
+    const std::string& n = d->value(i)->name();
+    size_t k = 0;
+    while (k < prefix.size() && k < n.size() && prefix[k] == n[k]) ++k;
+    prefix.resize(k);
+  }
+  prefix.resize(prefix.rfind('_') == std::string::npos ? 0 : prefix.rfind('_') + 1);
+  return absl::StrReplaceAll(absl::AsciiStrToLower(value->name().substr(prefix.size())), {{"_", "-"}});
+}
+
+// "fat_tree, radix 32, rail-optimised", "torus_3d 4x4x4", "dragonfly, 4 global links x 25 GB/s".
+std::string TopologyText(const v1::NetworkLevel& l) {
+  std::string s = EnumText(l.topology());
+  if (!l.torus_dims().empty()) absl::StrAppend(&s, " ", absl::StrJoin(l.torus_dims(), "x"));
+  if (l.switch_radix() > 0) absl::StrAppend(&s, ", radix ", l.switch_radix());
+  if (l.rail_optimized()) absl::StrAppend(&s, ", rail-optimised");
+  if (l.global_links_per_group() > 0) {
+    absl::StrAppend(&s, absl::StrFormat(", %d global links x %.4g GB/s", l.global_links_per_group(),
+                                        l.global_link_gbytes_per_s()));
+  }
+  if (l.in_network_reduction()) absl::StrAppend(&s, ", in-network reduction");
+  return s;
+}
+
 std::string ConfigSummary(const v1::ParallelConfig& c) {
   std::string s = absl::StrFormat("TP%d PP%d DP%d", Deg(c.tensor_parallel()), Deg(c.pipeline_parallel()),
                                   Deg(c.data_parallel()));
@@ -93,7 +127,24 @@ std::string ConfigSummary(const v1::ParallelConfig& c) {
                     c.offload().weights() ? " weights" : "", c.offload().activations() ? " activations" : "");
   }
   if (!c.rank_order().empty() && c.rank_order() != "tp-cp-ep-dp-pp") absl::StrAppend(&s, ", order ", c.rank_order());
+  if (c.dp_algorithm() != v1::ALGORITHM_UNSPECIFIED) absl::StrAppend(&s, ", DP ", EnumText(c.dp_algorithm()));
+  if (c.tp_algorithm() != v1::ALGORITHM_UNSPECIFIED) absl::StrAppend(&s, ", TP ", EnumText(c.tp_algorithm()));
+  if (c.placement() == v1::PLACEMENT_SCATTERED) absl::StrAppend(&s, ", scattered placement");
   return s;
+}
+
+std::string FormatCollectives(const v1::Estimate& e) {
+  if (e.collectives().empty()) return "";
+  Table t({"collective", "dim", "algorithm", "level", "group", "MiB", "calls", "ms/call"});
+  for (const v1::CollectiveUse& u : e.collectives()) {
+    const bool direct = u.kind() == v1::COLLECTIVE_SEND_RECV || u.kind() == v1::COLLECTIVE_ALL_TO_ALL;
+    t.Add({EnumText(u.kind()), u.dimension(), direct ? "-" : EnumText(u.algorithm()),
+           u.level_name().empty() ? absl::StrCat(u.level()) : u.level_name(),
+           absl::StrCat(u.group_size(), u.stride() > 1 ? absl::StrCat(" /", u.stride()) : ""),
+           absl::StrFormat("%.2f", u.bytes() / (1024.0 * 1024.0)), absl::StrFormat("%.0f", u.calls()),
+           absl::StrFormat("%.3f%s", 1e3 * u.seconds_per_call(), u.overlapped() ? " (overlapped)" : "")});
+  }
+  return t.Render();
 }
 
 std::string Table::Render() const {
@@ -145,6 +196,7 @@ std::string FormatEstimate(const v1::Estimate& e) {
     time.Add({name, absl::StrFormat("%.4f", v), absl::StrFormat("%.1f%%", 100 * v / e.iteration_time_s())});
   }
   absl::StrAppend(&out, time.Render(), "\n");
+  if (const std::string c = FormatCollectives(e); !c.empty()) absl::StrAppend(&out, c, "\n");
   const v1::MemoryBreakdown& m = e.memory();
   Table mem({"memory per GPU", "GiB"});
   mem.Add({"weights", GibText(m.weights_bytes())});
@@ -185,7 +237,7 @@ std::string FormatProfile(const v1::SystemProfile& p) {
   for (const v1::NetworkLevel& l : p.network_levels()) {
     net.Add({l.name(), l.domain_size() == 0 ? "all" : absl::StrCat(l.domain_size()),
              absl::StrFormat("%.2f", l.bandwidth_gbytes_per_s()), absl::StrFormat("%.1f", l.latency_us()),
-             v1::Topology_Name(l.topology()), absl::StrFormat("%.1f", std::max(1.0, l.oversubscription()))});
+             TopologyText(l), absl::StrFormat("%.1f", std::max(1.0, l.oversubscription()))});
   }
   absl::StrAppend(&out, net.Render());
   absl::StrAppend(&out, absl::StrFormat("host %.0f GiB, PCIe %.0f GB/s; storage %.1f GB/s per node; node power %.0f "
