@@ -234,8 +234,10 @@ std::string FormatProfile(const v1::SystemProfile& p) {
                             a.peak_tflops_bf16(), a.peak_tflops_fp16(), a.peak_tflops_fp8(), a.peak_tflops_fp32(),
                             a.memory_gib(), a.memory_bandwidth_gbytes_per_s(), a.busy_power_w(), a.idle_power_w()));
   Table net({"network level", "domain GPUs", "GB/s per GPU", "latency us", "topology", "oversubscription"});
-  for (const v1::NetworkLevel& l : p.network_levels()) {
-    net.Add({l.name(), l.domain_size() == 0 ? "all" : absl::StrCat(l.domain_size()),
+  for (int i = 0; i < p.network_levels_size(); ++i) {
+    const v1::NetworkLevel& l = p.network_levels(i);
+    const bool last = i + 1 == p.network_levels_size();
+    net.Add({l.name(), l.domain_size() > 0 ? absl::StrCat(l.domain_size()) : last ? "all" : "from radix",
              absl::StrFormat("%.2f", l.bandwidth_gbytes_per_s()), absl::StrFormat("%.1f", l.latency_us()),
              TopologyText(l), absl::StrFormat("%.1f", std::max(1.0, l.oversubscription()))});
   }

@@ -242,7 +242,10 @@ double Collectives::Torus2D(double bytes, const GroupSpan& g) const {
 double Collectives::TorusDims(double bytes, const GroupSpan& g) const {
   // Dimension-wise all-reduce on a physical torus (the TPU / Blue Gene pattern): reduce-
   // scatter inside each vertex, then along x on bytes/inner, along y on what x left, ...
-  // each a bidirectional ring on its own links; then the mirror all-gathers.
+  // each a bidirectional ring on its own links; then the mirror all-gathers. The buffer
+  // is split over the D dimensions used, each share starting on a different one, so all
+  // 2D links carry traffic at once (the multi-dimensional rings of TPU pods; Jouppi et
+  // al. ISCA'23): the bandwidth term is shared D ways, the latency steps are not.
   const NetworkRates& l = hw_.levels()[g.level];
   double t = 0;
   double rest = bytes;
@@ -256,6 +259,8 @@ double Collectives::TorusDims(double bytes, const GroupSpan& g) const {
   // Skip the dimensions the stride jumps over whole.
   int64_t skip = std::max<int64_t>(1, ClusterStride(g) / hw_.levels()[g.level - 1].domain_size) / hop;
   const double per_link = l.BytesPerS(rest);
+  double latency = 0, transfer = 0;
+  int used = 0;
   bool first = true;
   for (int d : l.torus_dims) {
     if (vertices <= 1) break;
@@ -268,10 +273,13 @@ double Collectives::TorusDims(double bytes, const GroupSpan& g) const {
     first = false;
     if (k <= 1) continue;
     const double rate = 2 * per_link * g.inner / (h * active_[g.level]);
-    t += 2 * (k - 1) * l.latency_s * h + 2.0 * (k - 1) / k * rest / rate;
+    latency += 2 * (k - 1) * l.latency_s * h;
+    transfer += 2.0 * (k - 1) / k * rest / rate;
+    ++used;
     rest /= k;
     vertices = (vertices + k - 1) / k;
   }
+  t += latency + transfer / std::max(1, used);
   if (vertices > 1) t += Ring(rest, GroupSpan{static_cast<int>(vertices), g.level, 1, g.stride, g.spread});
   return t;
 }

@@ -130,8 +130,9 @@ TEST(Topology, DimensionWiseTorusAlgorithmSavesLatencySteps) {
   const Collectives c(hw, JobLayout(512, 8, 64, Placement::kPacked));
   const GroupSpan g = c.Place(64, 8);  // one GPU a node, the whole torus
   // Bandwidth: x, y, z rings at 2.5 GB/s on 1, 1/4, 1/16 GB: 2 x 3/4 x (1 + 1/4 + 1/16)
-  // / 2.5 = 0.7875 s; latency 2 x 3 steps a dimension x 10 us = 180 us.
-  const double torus = 0.7875 + 18 * 10e-6;
+  // / 2.5 = 0.7875 s, shared by the three dimensions' links at once: 0.2625 s; latency
+  // 2 x 3 steps a dimension x 10 us = 180 us.
+  const double torus = 0.7875 / 3 + 18 * 10e-6;
   EXPECT_NEAR(c.AllReduce(kGB, g, CollectiveAlgorithm::kTorus2D), torus, 1e-7);
   // A flat ring: the same 2 x 63/64 x 1 GB / 2.5 GB/s, but 126 steps of 10 us.
   const double ring = 2 * 63.0 / 64 / 2.5 + 126 * 10e-6;
