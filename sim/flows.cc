@@ -1,0 +1,236 @@
+#include "sim/flows.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace paraplan::sim {
+
+namespace {
+
+using Members = std::vector<int64_t>;
+
+// NCCL-style rings over `m`: one channel per member a node holds (the node's members
+// rotated by the channel index, so each channel leaves a node through another GPU's
+// NIC), each run in both directions. `steps` steps, each moving `chunk` bytes of the
+// whole buffer (split over channels and directions) to the next member.
+void AddRingSteps(const Members& m, int gpn, int steps, double chunk, GroupProgram* out) {
+  const size_t p = m.size();
+  if (p <= 1 || steps <= 0) return;
+  std::vector<Members> nodes;  // members by node, in ring order
+  for (int64_t g : m) {
+    if (nodes.empty() || nodes.back().front() / gpn != g / gpn) nodes.push_back({});
+    nodes.back().push_back(g);
+  }
+  size_t channels = 1;
+  for (const Members& n : nodes) channels = std::max(channels, n.size());
+  if (nodes.size() == 1) channels = 1;  // inside one node: one ring (NVLink is a crossbar)
+  std::vector<Members> rings;
+  for (size_t c = 0; c < channels; ++c) {
+    Members order;
+    for (const Members& n : nodes) {
+      for (size_t i = 0; i < n.size(); ++i) order.push_back(n[(i + c) % n.size()]);
+    }
+    rings.push_back(order);
+  }
+  const double piece = chunk / static_cast<double>(channels) / 2;
+  for (int s = 0; s < steps; ++s) {
+    Step step;
+    for (const Members& r : rings) {
+      for (size_t i = 0; i < p; ++i) {
+        step.flows.push_back({r[i], r[(i + 1) % p], piece});
+        step.flows.push_back({r[i], r[(i + p - 1) % p], piece});
+      }
+    }
+    out->steps.push_back(std::move(step));
+  }
+}
+
+void RingAllReduce(const Members& m, int gpn, double bytes, GroupProgram* out) {
+  const int p = static_cast<int>(m.size());
+  AddRingSteps(m, gpn, 2 * (p - 1), bytes / p, out);
+}
+
+void RingGather(const Members& m, int gpn, double bytes, GroupProgram* out) {
+  const int p = static_cast<int>(m.size());
+  AddRingSteps(m, gpn, p - 1, bytes / p, out);
+}
+
+// NCCL's double binary tree: two complementary trees each reduce half the buffer up
+// and broadcast it down; pipelined, so each phase is one step carrying its half.
+void DoubleBinaryTree(const Members& m, double bytes, GroupProgram* out) {
+  const size_t p = m.size();
+  Step up, down;
+  for (int tree = 0; tree < 2; ++tree) {
+    auto at = [&](size_t i) { return tree == 0 ? m[i] : m[p - 1 - i]; };
+    for (size_t i = 1; i < p; ++i) {
+      const size_t parent = (i - 1) / 2;
+      up.flows.push_back({at(i), at(parent), bytes / 2});
+      down.flows.push_back({at(parent), at(i), bytes / 2});
+    }
+  }
+  out->steps.push_back(std::move(up));
+  out->steps.push_back(std::move(down));
+}
+
+// Rabenseifner: recursive-halving reduce-scatter then recursive-doubling all-gather;
+// the topology-aware order pairs the nearest members for the largest exchanges.
+void HalvingDoubling(const Members& m, double bytes, bool innermost_first, GroupProgram* out) {
+  const size_t p = m.size();
+  const int steps = static_cast<int>(std::lround(std::log2(static_cast<double>(p))));
+  std::vector<Step> rs;
+  for (int k = 1; k <= steps; ++k) {
+    const size_t distance = innermost_first ? size_t{1} << (k - 1) : size_t{1} << (steps - k);
+    const double chunk = bytes / static_cast<double>(size_t{1} << k);
+    Step s;
+    for (size_t i = 0; i < p; ++i) s.flows.push_back({m[i], m[i ^ distance], chunk});
+    rs.push_back(s);
+  }
+  for (const Step& s : rs) out->steps.push_back(s);
+  for (auto it = rs.rbegin(); it != rs.rend(); ++it) out->steps.push_back(*it);
+}
+
+// Inner rings inside each node, an all-reduce ring across nodes per local position on
+// bytes / inner, then the inner all-gather (Horovod / NCCL hierarchical form).
+bool Hierarchical(const Members& m, int gpn, double bytes, GroupProgram* out) {
+  std::map<int64_t, Members> by_node;
+  for (int64_t g : m) by_node[g / gpn].push_back(g);
+  const size_t inner = by_node.begin()->second.size();
+  for (const auto& [node, members] : by_node) {
+    if (members.size() != inner) return false;
+  }
+  if (inner <= 1 || by_node.size() <= 1) return false;
+  auto phase = [&](const std::vector<Members>& rings, int steps, double chunk) {
+    std::vector<GroupProgram> parts(rings.size());
+    for (size_t r = 0; r < rings.size(); ++r) AddRingSteps(rings[r], gpn, steps, chunk, &parts[r]);
+    for (int s = 0; s < steps; ++s) {
+      Step merged;
+      for (const GroupProgram& g : parts) {
+        if (s < static_cast<int>(g.steps.size())) {
+          merged.flows.insert(merged.flows.end(), g.steps[s].flows.begin(), g.steps[s].flows.end());
+        }
+      }
+      out->steps.push_back(std::move(merged));
+    }
+  };
+  std::vector<Members> in_node, across(inner);
+  for (const auto& [node, members] : by_node) {
+    in_node.push_back(members);
+    for (size_t i = 0; i < inner; ++i) across[i].push_back(members[i]);
+  }
+  const int n = static_cast<int>(by_node.size());
+  const int k = static_cast<int>(inner);
+  phase(in_node, k - 1, bytes / k);
+  phase(across, 2 * (n - 1), bytes / k / n);
+  phase(in_node, k - 1, bytes / k);
+  return true;
+}
+
+// Logical 2-D torus: reduce-scatter along rows of x members, all-reduce the columns on
+// bytes / x, all-gather along rows (Mikami et al. 2018); x = the largest divisor <= sqrt.
+bool Torus2D(const Members& m, int gpn, double bytes, GroupProgram* out) {
+  const size_t p = m.size();
+  size_t x = static_cast<size_t>(std::sqrt(static_cast<double>(p)));
+  while (x > 1 && p % x != 0) --x;
+  if (x <= 1) return false;
+  const size_t y = p / x;
+  std::vector<Members> rows(y), cols(x);
+  for (size_t i = 0; i < p; ++i) {
+    rows[i / x].push_back(m[i]);
+    cols[i % x].push_back(m[i]);
+  }
+  auto phase = [&](const std::vector<Members>& rings, int steps, double chunk) {
+    for (int s = 0; s < steps; ++s) {
+      Step merged;
+      for (const Members& r : rings) {
+        GroupProgram one;
+        AddRingSteps(r, gpn, 1, chunk, &one);
+        if (!one.steps.empty()) {
+          merged.flows.insert(merged.flows.end(), one.steps[0].flows.begin(), one.steps[0].flows.end());
+        }
+      }
+      out->steps.push_back(std::move(merged));
+    }
+  };
+  phase(rows, static_cast<int>(x) - 1, bytes / x);
+  phase(cols, 2 * (static_cast<int>(y) - 1), bytes / x / y);
+  phase(rows, static_cast<int>(x) - 1, bytes / x);
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<GroupProgram>> ExpandCollective(const SimCollective& op, int gpus_per_node,
+                                                           int64_t max_flows) {
+  const int gpn = std::max(1, gpus_per_node);
+  std::vector<GroupProgram> out;
+  int64_t flows = 0;
+  for (const Members& m : op.groups) {
+    GroupProgram g;
+    const size_t p = m.size();
+    if (p <= 1 || op.bytes <= 0) {
+      out.push_back(g);
+      continue;
+    }
+    const bool pow2 = (p & (p - 1)) == 0;
+    switch (op.kind) {
+      case CollectiveKind::kAllReduce:
+        switch (op.algorithm) {
+          case CollectiveAlgorithm::kTree:
+            DoubleBinaryTree(m, op.bytes, &g);
+            break;
+          case CollectiveAlgorithm::kHalvingDoubling:
+          case CollectiveAlgorithm::kTopoHalvingDoubling:
+            if (pow2) {
+              HalvingDoubling(m, op.bytes, op.algorithm == CollectiveAlgorithm::kTopoHalvingDoubling, &g);
+            } else {
+              RingAllReduce(m, gpn, op.bytes, &g);
+            }
+            break;
+          case CollectiveAlgorithm::kHierarchical:
+            if (!Hierarchical(m, gpn, op.bytes, &g)) RingAllReduce(m, gpn, op.bytes, &g);
+            break;
+          case CollectiveAlgorithm::kTorus2D:
+            if (!Torus2D(m, gpn, op.bytes, &g)) RingAllReduce(m, gpn, op.bytes, &g);
+            break;
+          default:
+            RingAllReduce(m, gpn, op.bytes, &g);
+            break;
+        }
+        break;
+      case CollectiveKind::kAllGather:
+      case CollectiveKind::kReduceScatter:
+        RingGather(m, gpn, op.bytes, &g);
+        break;
+      case CollectiveKind::kAllToAll: {
+        Step s;
+        for (size_t i = 0; i < p; ++i) {
+          for (size_t j = 0; j < p; ++j) {
+            if (i != j) s.flows.push_back({m[i], m[j], op.bytes / p});
+          }
+        }
+        g.steps.push_back(std::move(s));
+        break;
+      }
+      case CollectiveKind::kSendRecv: {
+        Step s;
+        for (size_t i = 0; i < (p == 2 ? 1 : p); ++i) s.flows.push_back({m[i], m[(i + 1) % p], op.bytes});
+        g.steps.push_back(std::move(s));
+        break;
+      }
+    }
+    for (const Step& s : g.steps) flows += static_cast<int64_t>(s.flows.size());
+    if (flows > max_flows) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("the simulation would replay more than ", max_flows,
+                       " flows; simulate a smaller job (fewer GPUs or smaller groups)"));
+    }
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+}  // namespace paraplan::sim

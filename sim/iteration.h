@@ -1,0 +1,48 @@
+// SimulateIteration: one iteration's communication replayed on the flow-level
+// simulator beside the analytic estimate.
+//
+// Every collective the estimate lists (Estimate::collectives) is rebuilt over the job's
+// ranks — all groups of its dimension, placed on cluster GPUs by the JobLayout — and
+// simulated alone (all groups at once), then the overlapped ones (the DP reduction)
+// again together with the largest blocking collective of another dimension, to show
+// what sharing links costs. Compute enters as the analytic estimate's delays: the
+// simulated iteration is the analytic one with each dimension's exposed communication
+// scaled by its simulated / analytic time (calls-weighted), plus what contention adds.
+// Thread-safe (each simulation runs in its own process).
+#ifndef PARAPLAN_SIM_ITERATION_H_
+#define PARAPLAN_SIM_ITERATION_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "estimator/estimate.h"
+#include "estimator/placement.h"
+#include "estimator/system_profile.h"
+#include "sim/simulate.h"
+
+namespace paraplan::sim {
+
+struct CollectiveComparison {
+  CollectiveUse use;             // with the analytic seconds_per_call
+  double simulated_alone_s = 0;  // per call, every group of the dimension at once
+  double simulated_contended_s = 0;  // per call, beside the other dimension (0 = not run)
+};
+
+struct IterationSimulation {
+  std::vector<CollectiveComparison> collectives;
+  double analytic_iteration_s = 0;
+  double simulated_iteration_s = 0;
+  std::vector<std::string> notes;
+};
+
+// Rank groups of a dimension: every set {base + k * stride}, k < size, that tiles the
+// job's ranks (base: ranks whose index along the dimension is 0).
+std::vector<std::vector<int64_t>> DimensionGroups(int64_t job_gpus, int size, int64_t stride);
+
+absl::StatusOr<IterationSimulation> SimulateIteration(const SystemProfile& profile, const Estimate& analytic,
+                                                      const JobLayout& layout, const Background& background = {});
+
+}  // namespace paraplan::sim
+
+#endif  // PARAPLAN_SIM_ITERATION_H_
