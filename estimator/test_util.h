@@ -4,6 +4,7 @@
 #define PARAPLAN_ESTIMATOR_TEST_UTIL_H_
 
 #include <string>
+#include <vector>
 
 #include "estimator/parallel_config.h"
 #include "estimator/presets.h"
@@ -29,6 +30,31 @@ inline ParallelConfig Config(int tp, int pp, int dp, int mbs, int gbs,
   c.global_batch_size = gbs;
   c.recompute = rc;
   return c;
+}
+
+// A network level for hand-computed collective tests: no latency.
+inline NetworkLevel Level(const char* name, int domain, double gbytes_per_s, Topology topology = Topology::kFatTree,
+                          double taper = 1) {
+  NetworkLevel l;
+  l.name = name;
+  l.domain_size = domain;
+  l.bandwidth_gbytes_per_s = gbytes_per_s;
+  l.topology = topology;
+  l.oversubscription = taper;
+  return l;
+}
+
+// `nodes` DGX A100 nodes (8 GPUs at 100 GB/s of NVLink) with `levels` above the node,
+// efficiency 1, ~0 latency and call overhead: collective times are bandwidth terms.
+inline SystemProfile ExactCluster(int nodes, std::vector<NetworkLevel> levels) {
+  SystemProfile p = Profile("dgx-a100-80gb");
+  p.num_nodes = nodes;
+  p.network_levels = {Level("nvlink", 8, 100, Topology::kSwitch)};
+  for (NetworkLevel& l : levels) p.network_levels.push_back(l);
+  p.calibration.network.clear();
+  for (const NetworkLevel& l : p.network_levels) p.calibration.network.push_back({l.name, 1.0, 1e-9, {}});
+  p.calibration.collective_overhead_us = 1e-9;
+  return p;
 }
 
 }  // namespace paraplan::testing

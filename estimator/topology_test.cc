@@ -14,35 +14,14 @@
 namespace paraplan {
 namespace {
 
-NetworkLevel Level(const char* name, int domain, double gbps, Topology topo = Topology::kFatTree, double taper = 1) {
-  NetworkLevel l;
-  l.name = name;
-  l.domain_size = domain;
-  l.bandwidth_gbytes_per_s = gbps;
-  l.latency_us = 0;
-  l.topology = topo;
-  l.oversubscription = taper;
-  return l;
-}
-
-// 8 GPUs a node at 100 GB/s; `levels` above it; efficiency 1, no latency, a negligible
-// per-call overhead: the numbers are the bandwidth terms alone.
-SystemProfile Cluster(int nodes, std::vector<NetworkLevel> levels) {
-  SystemProfile p = testing::Profile("dgx-a100-80gb");
-  p.num_nodes = nodes;
-  p.network_levels = {Level("nvlink", 8, 100, Topology::kSwitch)};
-  for (NetworkLevel& l : levels) p.network_levels.push_back(l);
-  p.calibration.network.clear();
-  for (const NetworkLevel& l : p.network_levels) p.calibration.network.push_back({l.name, 1.0, 1e-9, {}});
-  p.calibration.collective_overhead_us = 1e-9;
-  return p;
-}
+using testing::ExactCluster;
+using testing::Level;
 
 constexpr double kGB = 1e9;
 
 // Leaves of 64 GPUs (8 nodes) at 10 GB/s a GPU under a 4:1 tapered spine, 64 nodes.
 SystemProfile Tapered() {
-  return Cluster(64, {Level("leaf", 64, 10), Level("spine", 0, 10, Topology::kFatTree, 4)});
+  return ExactCluster(64, {Level("leaf", 64, 10), Level("spine", 0, 10, Topology::kFatTree, 4)});
 }
 
 TEST(Topology, TaperBitesOnlyWhenTheJobFillsTheLeaf) {
@@ -77,7 +56,7 @@ SystemProfile Radix(bool rail) {
   NetworkLevel leaf = Level("leaf", 0, 25);
   leaf.switch_radix = 32;
   leaf.rail_optimized = rail;
-  return Cluster(64, {leaf, Level("spine", 0, 25, Topology::kFatTree, 2)});
+  return ExactCluster(64, {leaf, Level("spine", 0, 25, Topology::kFatTree, 2)});
 }
 
 TEST(Topology, RadixAndRailsSetTheLeafDomain) {
@@ -106,7 +85,7 @@ SystemProfile Torus(double latency_us = 0) {
   NetworkLevel t = Level("torus", 0, 10, Topology::kTorus3D);
   t.torus_dims = {4, 4, 4};
   t.latency_us = latency_us;
-  SystemProfile p = Cluster(64, {t});
+  SystemProfile p = ExactCluster(64, {t});
   p.calibration.network[1].latency_us = latency_us > 0 ? latency_us : 1e-9;
   return p;
 }
@@ -146,7 +125,7 @@ TEST(Topology, DragonflyRingsLeaveAGroupOverItsGlobalLinks) {
   NetworkLevel global = Level("global", 0, 25, Topology::kDragonfly);
   global.global_links_per_group = 4;
   global.global_link_gbytes_per_s = 25;
-  const SystemProfile p = Cluster(64, {Level("group", 64, 25), global});
+  const SystemProfile p = ExactCluster(64, {Level("group", 64, 25), global});
   const Hardware hw(p, Precision::kBf16);
   const Collectives c(hw, JobLayout(512, 8, 64, Placement::kPacked));
   // 8 groups; 64 rings (one member a group) leave each group over max(4/7 direct, 4/2
@@ -155,7 +134,7 @@ TEST(Topology, DragonflyRingsLeaveAGroupOverItsGlobalLinks) {
 }
 
 TEST(Topology, HalvingDoublingStepsRunOnTheLevelTheirDistanceCrosses) {
-  const SystemProfile p = Cluster(64, {Level("ib", 0, 10)});
+  const SystemProfile p = ExactCluster(64, {Level("ib", 0, 10)});
   const Hardware hw(p, Precision::kBf16);
   const Collectives c(hw, JobLayout(16, 8, 64, Placement::kPacked));
   const GroupSpan g = c.Place(16, 1);  // two nodes of 8

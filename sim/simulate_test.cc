@@ -10,6 +10,7 @@
 #include "estimator/hardware.h"
 #include "estimator/placement.h"
 #include "estimator/presets.h"
+#include "estimator/test_util.h"
 #include "gtest/gtest.h"
 #include "sim/flows.h"
 #include "sim/iteration.h"
@@ -19,30 +20,8 @@ namespace {
 
 constexpr double kBytes = 256.0 * 1024 * 1024;
 
-NetworkLevel Level(const char* name, int domain, double gbps, Topology topo = Topology::kFatTree, double taper = 1) {
-  NetworkLevel l;
-  l.name = name;
-  l.domain_size = domain;
-  l.bandwidth_gbytes_per_s = gbps;
-  l.topology = topo;
-  l.oversubscription = taper;
-  return l;
-}
-
-// 8 GPUs a node at 100 GB/s plus `levels`; efficiency 1, latency ~0, no call overhead.
-SystemProfile Cluster(int nodes, std::vector<NetworkLevel> levels) {
-  SystemProfile p;
-  for (const SystemProfile& b : BuiltinProfiles()) {
-    if (b.name == "dgx-a100-80gb") p = b;
-  }
-  p.num_nodes = nodes;
-  p.network_levels = {Level("nvlink", 8, 100, Topology::kSwitch)};
-  for (NetworkLevel& l : levels) p.network_levels.push_back(l);
-  p.calibration.network.clear();
-  for (const NetworkLevel& l : p.network_levels) p.calibration.network.push_back({l.name, 1.0, 1e-9, {}});
-  p.calibration.collective_overhead_us = 1e-9;
-  return p;
-}
+using testing::ExactCluster;
+using testing::Level;
 
 SimCollective Op(CollectiveKind kind, CollectiveAlgorithm algo, std::vector<std::vector<int64_t>> groups) {
   return {kind, algo, kBytes, std::move(groups)};
@@ -55,7 +34,7 @@ double Simulated(const SystemProfile& p, const SimCollective& op, const Backgrou
 }
 
 TEST(Simulate, RingAcrossNodesAgreesWithTheAnalyticCost) {
-  const SystemProfile p = Cluster(8, {Level("ib", 0, 10)});
+  const SystemProfile p = ExactCluster(8, {Level("ib", 0, 10)});
   const Hardware hw(p, Precision::kBf16);
   const Collectives c(hw);
   // One GPU on each of 8 nodes: 2 x 7/8 x 256 MiB / 10 GB/s = 46.97 ms.
@@ -68,7 +47,7 @@ TEST(Simulate, RingAcrossNodesAgreesWithTheAnalyticCost) {
 TEST(Simulate, MultiGpuNodesRingOverEveryNic) {
   // 2 nodes x 8 GPUs in one ring: NCCL's 8 channels leave each node through 8 NICs:
   // 2 x 15/16 x N / min(100, 8 x 10) GB/s.
-  const SystemProfile p = Cluster(2, {Level("ib", 0, 10)});
+  const SystemProfile p = ExactCluster(2, {Level("ib", 0, 10)});
   const Hardware hw(p, Precision::kBf16);
   const Collectives c(hw);
   const double analytic = c.AllReduce(kBytes, c.Place(16, 1), CollectiveAlgorithm::kRing);
@@ -78,7 +57,7 @@ TEST(Simulate, MultiGpuNodesRingOverEveryNic) {
 }
 
 TEST(Simulate, InsideOneNodeAllGatherAndHalvingDoublingAgree) {
-  const SystemProfile p = Cluster(1, {Level("ib", 0, 10)});
+  const SystemProfile p = ExactCluster(1, {Level("ib", 0, 10)});
   const Hardware hw(p, Precision::kBf16);
   const Collectives c(hw);
   const GroupSpan g = c.Place(8, 1);
@@ -93,7 +72,7 @@ TEST(Simulate, InsideOneNodeAllGatherAndHalvingDoublingAgree) {
 TEST(Simulate, TorusRingsAlongARowAgree) {
   NetworkLevel t = Level("torus", 0, 10, Topology::kTorus3D);
   t.torus_dims = {4, 4, 4};
-  const SystemProfile p = Cluster(64, {t});
+  const SystemProfile p = ExactCluster(64, {t});
   const Hardware hw(p, Precision::kBf16);
   const Collectives c(hw, JobLayout(512, 8, 64, Placement::kPacked));
   // The 8 rings of a row of 4 nodes (one per local rank) share the x links both ways.
@@ -106,7 +85,7 @@ TEST(Simulate, TorusRingsAlongARowAgree) {
 // 4 leaves of 2 nodes; every ring has one member per leaf, so all its traffic crosses
 // the spine, every GPU's at once.
 SystemProfile Leaves(double taper) {
-  return Cluster(8, {Level("leaf", 16, 10), Level("spine", 0, 10, Topology::kFatTree, taper)});
+  return ExactCluster(8, {Level("leaf", 16, 10), Level("spine", 0, 10, Topology::kFatTree, taper)});
 }
 
 TEST(Simulate, TaperedSpineSlowsCrossingRingsFourfold) {
@@ -124,7 +103,7 @@ TEST(Simulate, TaperedSpineSlowsCrossingRingsFourfold) {
 TEST(Simulate, TwoDimensionsOnTheSameNicsShareThem) {
   // A DP ring (one GPU per node) beside a quarter-size ring of another dimension on the
   // same NICs (as many flows per NIC): each alone, then together.
-  const SystemProfile p = Cluster(8, {Level("ib", 0, 10)});
+  const SystemProfile p = ExactCluster(8, {Level("ib", 0, 10)});
   const SimCollective dp = Op(CollectiveKind::kAllReduce, CollectiveAlgorithm::kRing, DimensionGroups(64, 8, 8));
   SimCollective other = dp;
   other.bytes = kBytes / 4;
@@ -162,14 +141,14 @@ TEST(Simulate, BackgroundTrafficSlowsACollective) {
 }
 
 TEST(Simulate, RefusesGpusOutsideTheCluster) {
-  const SystemProfile p = Cluster(2, {Level("ib", 0, 10)});
+  const SystemProfile p = ExactCluster(2, {Level("ib", 0, 10)});
   absl::StatusOr<std::vector<double>> t =
       SimulateConcurrent(p, {Op(CollectiveKind::kAllReduce, CollectiveAlgorithm::kRing, {{0, 99}})});
   EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(Simulate, IterationReplaysEveryCollectiveOfAnEstimate) {
-  SystemProfile p = Cluster(4, {Level("ib", 0, 25)});
+  SystemProfile p = ExactCluster(4, {Level("ib", 0, 25)});
   ParallelConfig cfg;
   cfg.tensor_parallel = 8;
   cfg.data_parallel = 4;
