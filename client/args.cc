@@ -138,6 +138,26 @@ const std::vector<CommandSpec>& Commands() {
        "paraplan accuracy --profile NAME [--label KEY] [--recent N]\n"
        "  Measured-vs-predicted error: overall, over the most recent N, and per value of label KEY.\n"},
       {"models", 0, 0, {}, {}, "paraplan models\n  The built-in model presets (for --model).\n"},
+      {"simulate", 0, 0, ConfigOptions({"profile", "workload", "model", "config", "gpus", "background"}),
+       {"cuda-graphs", "tp-comm-overlap"},
+       absl::StrCat(
+           "paraplan simulate --profile NAME (--workload FILE | --model PRESET) (--config FILE | CONFIG FLAGS)\n"
+           "     [--background LOAD]\n"
+           "  Replays the configuration's collectives (every group of each dimension at once) as\n"
+           "  flows on a SimGrid model of the profile's network and prints, per collective, the\n"
+           "  analytic time beside the simulated one (alone, and the overlapped DP reduction\n"
+           "  beside the costliest blocking collective), and the iteration time both ways.\n"
+           "  --background LOAD  share (0-1) of the GPUs outside the job that stream across the\n"
+           "     network meanwhile (other jobs). Configuration flags as for estimate:\n",
+           kConfigFlagsUsage)},
+      {"codesign", 0, 0, {"profiles", "model", "workloads", "gpus", "global-batch", "objective"}, {},
+       "paraplan codesign --profiles A,B,... (--model PRESET --global-batch B | --workloads FILE.jsonl)\n"
+       "     --gpus N [--objective time|cost|energy]\n"
+       "  For each candidate network design (a stored profile) and each workload, the best\n"
+       "  plan on N GPUs; per design the weighted sums of one iteration's time, energy and cost\n"
+       "  over the workloads, ranked by the objective (exit 1 when no design fits them all).\n"
+       "  FILE.jsonl: one workload a line, {\"model\": \"llama3-8b\" | \"workload\": {...},\n"
+       "  \"weight\": 2, \"global_batch_size\": 512, \"name\": \"...\"} (weight = iterations in the mix).\n"},
       {"health", 0, 1, {}, {}, "paraplan health [SERVICE]\n  grpc.health.v1 status of the server (exit 69 unless SERVING).\n"},
   };
   return *kCommands;
@@ -146,14 +166,14 @@ const std::vector<CommandSpec>& Commands() {
 constexpr char kGlobal[] =
     "global flags: --server HOST:PORT (default $PARAPLAN_SERVER, else 127.0.0.1:50051)\n"
     "              --output, -o table|wide|csv|json (default table; wide and csv: plan, compare)\n"
-    "              --timeout SECONDS (default 30)  --version\n"
+    "              --timeout SECONDS (default 30)  --version (this CLI's and the server's)\n"
     "              --token TOKEN (default $PARAPLAN_TOKEN)  --tls-ca PEM (TLS, trusting this CA)\n"
     "              --tls-cert PEM --tls-key PEM (client certificate for mutual TLS)\n"
     "--set PATH=VALUE (repeatable) changes the profile for one request, never saved:\n"
     "   network.infiniband.bandwidth_gbytes_per_s=100, accelerator.memory_gib=40,\n"
     "   calibration.matmul_efficiency=0.7. profiles show prints the result; plan, estimate\n"
-    "   and compare need a server whose requests carry an inline profile (paraplan.v1's do\n"
-    "   not: they stop, exit 1, sending nothing).\n"
+    "   and compare send it with the request (profile_override), and the server uses it for\n"
+    "   that request only.\n"
     "FILE arguments: - reads standard input (one of them per command).\n"
     "exit codes: 0 ok\n"
     "            1 no plan fits, a measurement was rejected, or the server answered an error\n"

@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -25,10 +26,13 @@
 #include "client/json_io.h"
 #include "client/layer_times.h"
 #include "client/launcher.h"
+#include "client/network_format.h"
 #include "client/overrides.h"
 #include "client/plan_table.h"
 #include "client/report.h"
+#include "client/version.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "paraplan/v1/network.grpc.pb.h"
 #include "paraplan/v1/services.grpc.pb.h"
 
 namespace paraplan::cli {
@@ -38,6 +42,18 @@ namespace {
 constexpr int kOk = 0, kError = 1, kUsage = 2, kBadInput = 65, kUnavailable = 69, kCannotCreate = 73;
 // Requests per EstimateBatch / IngestMeasurements call.
 constexpr int kChunk = 1000;
+
+// " PATH=VALUE ..." of each --set.
+std::string SetList(const std::vector<Override>& sets) {
+  std::string out;
+  for (const Override& o : sets) absl::StrAppend(&out, " ", o.path, "=", o.value);
+  return out;
+}
+
+// "with --set (not saved): PATH=VALUE ...", the line under a table made with --set.
+std::string SetNote(const std::vector<Override>& sets) {
+  return absl::StrCat("with --set (not saved):", SetList(sets), "\n");
+}
 
 // One run of one command. Each method returns the process exit code; a failure is
 // reported on stderr once, where it happens, and its code kept in failed_.
@@ -64,8 +80,11 @@ class Cli {
   int Accuracy();
   int Models();
   int Health();
+  int Version();
+  int Simulate();
+  int Codesign();
 
-  bool Connect();
+  bool Connect(double max_wait_s = 10);
   std::unique_ptr<grpc::ClientContext> Context() const;
   int RpcFailed(const grpc::Status& s);
   int Fail(int code, const std::string& message);
@@ -78,11 +97,12 @@ class Cli {
   bool ObjectiveFlag(v1::Objective* out);
   bool ParseOverrides(std::vector<Override>* out);
   bool ApplyOverrides(const std::vector<Override>& sets, const std::string& profile, v1::SystemProfile* p);
-  int OverridesCannotBeSent();
+  void PrintSetNote();
   std::string ResolvedProfile(const std::string& reference);
 
   const Args& a_;
   std::shared_ptr<grpc::Channel> channel_;
+  std::vector<Override> sets_;  // --set, once parsed
   int failed_ = 0;
 };
 
@@ -103,11 +123,14 @@ int Cli::RpcFailed(const grpc::Status& s) {
   // gRPC and absl share the status codes (and absl names them as gRPC does).
   const std::string name = absl::StatusCodeToString(static_cast<absl::StatusCode>(s.error_code()));
   std::fprintf(stderr, "error: %s: %s\n", name.c_str(), s.error_message().c_str());
+  if (!sets_.empty() && absl::StartsWith(s.error_message(), "profile_override")) {
+    std::fprintf(stderr, "paraplan: (the profile as changed by --set%s)\n", SetList(sets_).c_str());
+  }
   failed_ = kError;
   return kError;
 }
 
-bool Cli::Connect() {
+bool Cli::Connect(double max_wait_s) {
   std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
   if (!a_.tls_ca.empty() || !a_.tls_cert.empty()) {
     grpc::SslCredentialsOptions ssl;
@@ -127,10 +150,10 @@ bool Cli::Connect() {
   channel_ = grpc::CreateChannel(a_.server, creds);
   // Connecting gets at most 10 s of the deadline: a server that is down should be
   // reported quickly even when a long search is allowed.
-  const auto wait = std::chrono::milliseconds(static_cast<int64_t>(std::min(a_.timeout_s, 10.0) * 1000));
+  const double wait_s = std::min(a_.timeout_s, max_wait_s);
+  const auto wait = std::chrono::milliseconds(static_cast<int64_t>(wait_s * 1000));
   if (!channel_->WaitForConnected(std::chrono::system_clock::now() + wait)) {
-    Fail(kUnavailable, absl::StrFormat("server unavailable at %s (no connection within %g s)", a_.server,
-                                       std::min(a_.timeout_s, 10.0)));
+    Fail(kUnavailable, absl::StrFormat("server unavailable at %s (no connection within %g s)", a_.server, wait_s));
     return false;
   }
   return true;
@@ -230,6 +253,7 @@ bool Cli::ParseOverrides(std::vector<Override>* out) {
     }
     out->push_back(*std::move(o));
   }
+  sets_ = *out;
   return true;
 }
 
@@ -252,15 +276,10 @@ bool Cli::ApplyOverrides(const std::vector<Override>& sets, const std::string& r
   return true;
 }
 
-// What plan, estimate and compare do with --set: paraplan.v1's requests name a profile
-// and cannot carry one, so the changed profile cannot be sent for one request.
-int Cli::OverridesCannotBeSent() {
-  return Fail(kError,
-              absl::StrCat("--set: the overrides are valid, but this server's API (", "paraplan.v1) cannot take them: "
-                           "EstimateRequest and PlanRequest name a profile and carry no profile of their own, so a "
-                           "changed profile cannot be sent for one request. Nothing was sent. `paraplan profiles show ",
-                           a_.Get("profile"), " --set ... -o json` prints the changed profile; `profiles put` of that "
-                           "file under a new name makes it a profile of its own."));
+// After a plan or compare table: the --set note (JSON and CSV carry the server's
+// warning in each estimate instead).
+void Cli::PrintSetNote() {
+  if (!sets_.empty() && (a_.output == "table" || a_.output == "wide")) std::fputs(SetNote(sets_).c_str(), stdout);
 }
 
 // NAME@VERSION of the version the server answers for `reference`, or `reference`.
@@ -273,6 +292,7 @@ std::string Cli::ResolvedProfile(const std::string& reference) {
 }
 
 int Cli::Run() {
+  if (a_.version) return Version();
   if (a_.help) {
     std::fputs(a_.usage.c_str(), stdout);
     return kOk;
@@ -287,6 +307,8 @@ int Cli::Run() {
   if (cmd == "accuracy") return Accuracy();
   if (cmd == "models") return Models();
   if (cmd == "health") return Health();
+  if (cmd == "simulate") return Simulate();
+  if (cmd == "codesign") return Codesign();
   return UsageError(absl::StrCat("unknown command \"", cmd, "\""));  // ParseArgs lets none through
 }
 
@@ -390,9 +412,7 @@ int Cli::Profiles() {
     if (!sets.empty()) {
       // The profile as --set changes it, for this output only.
       if (!ApplyOverrides(sets, arg, &p)) return failed_;
-      std::string note = "with --set (not saved):";
-      for (const Override& o : sets) absl::StrAppend(&note, " ", o.path, "=", o.value);
-      return Print(p, absl::StrCat(FormatProfile(p), note, "\n"));
+      return Print(p, absl::StrCat(FormatProfile(p), SetNote(sets)));
     }
     v1::GetProfileRequest req;
     req.set_name(arg);
@@ -473,10 +493,8 @@ int Cli::Estimate() {
   std::vector<Override> sets;
   if (!ParseOverrides(&sets)) return failed_;
   if (!Connect()) return failed_;
-  if (!sets.empty()) {
-    v1::SystemProfile p;
-    return ApplyOverrides(sets, req.profile(), &p) ? OverridesCannotBeSent() : failed_;
-  }
+  // --set: the profile as changed travels with this request only.
+  if (!sets.empty() && !ApplyOverrides(sets, req.profile(), req.mutable_profile_override())) return failed_;
   v1::EstimateResponse r;
   grpc::Status s = v1::Planner::NewStub(channel_)->Estimate(Context().get(), req, &r);
   return s.ok() ? Print(r.estimate(), FormatEstimate(r.estimate())) : RpcFailed(s);
@@ -492,10 +510,7 @@ int Cli::Compare() {
   std::vector<Override> sets;
   if (!ParseOverrides(&sets)) return failed_;
   if (!Connect()) return failed_;
-  if (!sets.empty()) {
-    v1::SystemProfile p;
-    return ApplyOverrides(sets, est.profile(), &p) ? OverridesCannotBeSent() : failed_;
-  }
+  if (!sets.empty() && !ApplyOverrides(sets, est.profile(), est.mutable_profile_override())) return failed_;
   auto stub = v1::Planner::NewStub(channel_);
   v1::EstimateResponse given;
   grpc::Status s = stub->Estimate(Context().get(), est, &given);
@@ -504,6 +519,7 @@ int Cli::Compare() {
 
   v1::PlanRequest plan;
   plan.set_profile(absl::StrCat(c.given.profile_name(), "@", c.given.profile_version()));
+  if (est.has_profile_override()) *plan.mutable_profile_override() = est.profile_override();
   if (est.has_workload()) {
     *plan.mutable_workload() = est.workload();
   } else {
@@ -530,6 +546,7 @@ int Cli::Compare() {
     std::fputs(ComparisonCsv(c).c_str(), stdout);
   } else {
     std::fputs(FormatComparison(c).c_str(), stdout);
+    PrintSetNote();
   }
   if (!c.best) {
     failed_ = kError;
@@ -634,10 +651,7 @@ int Cli::Plan() {
   std::vector<Override> sets;
   if (!ParseOverrides(&sets)) return failed_;
   if (!Connect()) return failed_;
-  if (!sets.empty()) {
-    v1::SystemProfile p;
-    return ApplyOverrides(sets, req.profile(), &p) ? OverridesCannotBeSent() : failed_;
-  }
+  if (!sets.empty() && !ApplyOverrides(sets, req.profile(), req.mutable_profile_override())) return failed_;
   v1::PlanResponse r;
   grpc::Status s = v1::Planner::NewStub(channel_)->Plan(Context().get(), req, &r);
   if (!s.ok()) return RpcFailed(s);
@@ -683,6 +697,7 @@ int Cli::PrintPlan(const v1::PlanRequest& req, const v1::PlanResponse& r) {
       }
     }
     std::fputs(FormatPlanTable(r, o).c_str(), stdout);
+    PrintSetNote();
   }
   if (!none) return kOk;
   failed_ = kError;
@@ -722,8 +737,11 @@ int Cli::PlanOutputs(const v1::PlanRequest& req, const v1::PlanResponse& r) {
                                       : req.profile();
   v1::GetProfileRequest get;
   get.set_name(profile_ref);
-  v1::SystemProfile profile;
-  const grpc::Status got = v1::Profiles::NewStub(channel_)->GetProfile(Context().get(), get, &profile);
+  v1::SystemProfile profile = req.profile_override();
+  // With --set the plans were made on the profile sent, not the stored one.
+  const grpc::Status got = req.has_profile_override()
+                               ? grpc::Status::OK
+                               : v1::Profiles::NewStub(channel_)->GetProfile(Context().get(), get, &profile);
   if (a_.Has("report")) {
     // The page names the profile as the plans do even if its details cannot be read.
     if (!got.ok()) profile.set_name(profile_ref);
@@ -751,18 +769,7 @@ int Cli::PlanOutputs(const v1::PlanRequest& req, const v1::PlanResponse& r) {
 // and the profile's measured accuracy, which is left out, with the reason, when it
 // cannot be read.
 int Cli::WriteReport(const v1::PlanRequest& req, const v1::PlanResponse& r, const v1::SystemProfile& profile) {
-  ReportInput in;
-  in.response = r;
-  in.workload = req.has_workload() ? req.workload().name() : req.model();
-  in.request = absl::StrCat("GPUs ", a_.Get("gpus"), ", global batch ", req.global_batch_size(), ", objective ",
-                            a_.Get("objective", "time"), ", top ", req.top_k() > 0 ? req.top_k() : 10);
-  if (profile.version() > 0) {
-    in.profile = absl::StrCat(profile.name(), "@", profile.version());
-    in.accelerator = absl::StrFormat("%s, %d per node, %.0f GiB", profile.accelerator().name(),
-                                     profile.gpus_per_node(), profile.accelerator().memory_gib());
-  } else {
-    in.profile = profile.name();
-  }
+  ReportInput in = PlanReportInput(req, r, profile);
   v1::GetAccuracyRequest acc_req;
   acc_req.set_profile(in.profile.substr(0, in.profile.find('@')));
   v1::AccuracyReport acc;
@@ -773,12 +780,7 @@ int Cli::WriteReport(const v1::PlanRequest& req, const v1::PlanResponse& r, cons
     in.accuracy_error = absl::StrCat(absl::StatusCodeToString(static_cast<absl::StatusCode>(s.error_code())), ": ",
                                      s.error_message());
   }
-  const time_t now = std::time(nullptr);
-  struct tm utc;
-  char stamp[32];
-  if (gmtime_r(&now, &utc) != nullptr && std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S UTC", &utc) > 0) {
-    in.generated_at = stamp;
-  }
+  in.generated_at = UtcTimestamp(std::time(nullptr));
   const std::string path = a_.Get("report");
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   file << PlanReportHtml(in);
@@ -885,6 +887,60 @@ int Cli::Accuracy() {
   return s.ok() ? Print(r, FormatAccuracy(r)) : RpcFailed(s);
 }
 
+int Cli::Simulate() {
+  v1::EstimateRequest est;
+  if (!LoadEstimateRequest("simulate", &est)) return failed_;
+  v1::SimulateRequest req;
+  req.set_profile(est.profile());
+  if (est.has_workload()) *req.mutable_workload() = est.workload();
+  req.set_model(est.model());
+  *req.mutable_config() = est.config();
+  if (a_.Has("background")) {
+    double load = 0;
+    if (!absl::SimpleAtod(a_.Get("background"), &load) || !(load >= 0 && load <= 1)) {
+      return UsageError(absl::StrCat("--background: \"", a_.Get("background"), "\" is not a share in [0, 1]"));
+    }
+    req.set_background_load(load);
+  }
+  if (!Connect()) return failed_;
+  v1::SimulateResponse r;
+  grpc::Status s = v1::Network::NewStub(channel_)->Simulate(Context().get(), req, &r);
+  return s.ok() ? Print(r, FormatSimulate(r)) : RpcFailed(s);
+}
+
+int Cli::Codesign() {
+  if (!a_.Has("profiles") || !a_.Has("gpus")) return UsageError("codesign needs --profiles and --gpus");
+  if (a_.Has("workloads") == (a_.Has("model") || a_.Has("global-batch"))) {
+    return UsageError("give --workloads FILE.jsonl, or --model PRESET with --global-batch B");
+  }
+  v1::CodesignRequest req;
+  for (absl::string_view p : absl::StrSplit(a_.Get("profiles"), ',', absl::SkipEmpty())) req.add_designs(std::string(p));
+  int value = 0;
+  if (!Int("gpus", 1, &value)) return failed_;
+  req.set_gpus(value);
+  v1::Objective objective;
+  if (!ObjectiveFlag(&objective)) return failed_;
+  req.set_objective(objective);
+  if (a_.Has("model")) {
+    if (!a_.Has("global-batch")) return UsageError("--model needs --global-batch");
+    v1::CodesignWorkload* w = req.add_workloads();
+    w->set_model(a_.Get("model"));
+    value = 0;
+    if (!Int("global-batch", 1, &value)) return failed_;
+    w->set_global_batch_size(value);
+  } else {
+    absl::StatusOr<std::vector<v1::CodesignWorkload>> ws = ReadCodesignWorkloads(a_.Get("workloads"));
+    if (!ws.ok()) return BadInput(ws.status());
+    for (v1::CodesignWorkload& w : *ws) *req.add_workloads() = std::move(w);
+  }
+  if (!Connect()) return failed_;
+  v1::CodesignResponse r;
+  grpc::Status s = v1::Network::NewStub(channel_)->Codesign(Context().get(), req, &r);
+  if (!s.ok()) return RpcFailed(s);
+  const int printed = Print(r, FormatCodesign(r));
+  return printed != kOk ? printed : r.best_by_time().empty() ? kError : kOk;
+}
+
 int Cli::Models() {
   if (!Connect()) return failed_;
   v1::ListModelsResponse r;
@@ -901,6 +957,32 @@ int Cli::Health() {
   if (!s.ok()) return RpcFailed(s);
   Print(r, grpc::health::v1::HealthCheckResponse::ServingStatus_Name(r.status()) + "\n");
   return r.status() == grpc::health::v1::HealthCheckResponse::SERVING ? kOk : kUnavailable;
+}
+
+// --version: the CLI's version, then the server's when it answers (exit 0 either way:
+// the CLI's version is known). The server gets 3 s to connect.
+int Cli::Version() {
+  std::printf("paraplan %s (API %s, %s)\n", kCliVersion, kApiVersion, ApiFingerprint().c_str());
+  std::fflush(stdout);
+  if (!Connect(/*max_wait_s=*/3)) {
+    std::printf("server %s: not reachable, version unknown\n", a_.server.c_str());
+    return kOk;
+  }
+  v1::GetVersionResponse v;
+  const grpc::Status s =
+      v1::Planner::NewStub(channel_)->GetVersion(Context().get(), v1::GetVersionRequest(), &v);
+  if (!s.ok()) {
+    const std::string code = absl::StatusCodeToString(static_cast<absl::StatusCode>(s.error_code()));
+    std::printf("server %s: version unknown (%s: %s)\n", a_.server.c_str(), code.c_str(), s.error_message().c_str());
+    return kOk;
+  }
+  std::printf("server %s: paraplan-server %s (API %s, %s; gRPC %s, protobuf %s)\n", a_.server.c_str(),
+              v.server_version().c_str(), v.api_version().c_str(), v.api_fingerprint().c_str(),
+              v.grpc_version().c_str(), v.protobuf_version().c_str());
+  if (v.api_version() != kApiVersion || v.api_fingerprint() != ApiFingerprint()) {
+    std::printf("note: the server was built from other .proto files than this CLI\n");
+  }
+  return kOk;
 }
 
 }  // namespace

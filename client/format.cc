@@ -13,8 +13,6 @@ namespace paraplan::cli {
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
 // Right-aligned cells: numbers, optionally with an SI suffix ("175G") or a unit ("1.2 ms").
 bool Numeric(const std::string& s) {
   if (s.empty() || !(std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '+')) return false;
@@ -27,57 +25,11 @@ int Deg(int v) { return v > 0 ? v : 1; }
 
 }  // namespace
 
-std::string SecondsText(double s) {
-  if (s >= 3600 * 24) return absl::StrFormat("%.1f d", s / 86400);
-  if (s >= 3600) return absl::StrFormat("%.1f h", s / 3600);
-  if (s >= 1) return absl::StrFormat("%.3f s", s);
-  return absl::StrFormat("%.2f ms", s * 1e3);
-}
-
-std::string GibText(double bytes) { return absl::StrFormat("%.1f", bytes / kGiB); }
-
-std::string SiText(double v) {
-  const char* units[] = {"", "k", "M", "G", "T", "P"};
-  int u = 0;
-  while (std::abs(v) >= 1000 && u < 5) {
-    v /= 1000;
-    ++u;
-  }
-  return absl::StrFormat("%.3g%s", v, units[u]);
-}
-
-const char* RecomputeText(v1::Recompute r) {
-  switch (r) {
-    case v1::RECOMPUTE_SELECTIVE:
-      return "selective";
-    case v1::RECOMPUTE_FULL:
-      return "full";
-    default:
-      return "none";
-  }
-}
-
-const char* ScheduleText(const v1::ParallelConfig& c) {
-  if (c.pipeline_parallel() <= 1) return "-";
-  switch (c.pipeline_schedule()) {
-    case v1::SCHEDULE_GPIPE:
-      return "gpipe";
-    case v1::SCHEDULE_INTERLEAVED_1F1B:
-      return "interleaved";
-    case v1::SCHEDULE_ZERO_BUBBLE:
-      return "zero-bubble";
-    default:
-      return c.virtual_pipeline_stages() > 1 ? "interleaved" : "1f1b";
-  }
-}
-
 // An enum value as people write it: lower case without the prefix every value of the
 // enum shares, '-' for '_' (ALGORITHM_HALVING_DOUBLING -> halving-doubling).
-template <typename E>
-std::string EnumText(E v) {
-  const google::protobuf::EnumDescriptor* d = google::protobuf::GetEnumDescriptor<E>();
+std::string EnumText(const google::protobuf::EnumDescriptor* d, int v) {
   const google::protobuf::EnumValueDescriptor* value = d->FindValueByNumber(v);
-  if (value == nullptr) return absl::StrCat(static_cast<int>(v));
+  if (value == nullptr) return absl::StrCat(v);
   std::string prefix = d->value(0)->name();
   for (int i = 1; i < d->value_count(); ++i) {
     const std::string& n = d->value(i)->name();
@@ -91,7 +43,7 @@ std::string EnumText(E v) {
 
 // "fat_tree, radix 32, rail-optimised", "torus_3d 4x4x4", "dragonfly, 4 global links x 25 GB/s".
 std::string TopologyText(const v1::NetworkLevel& l) {
-  std::string s = EnumText(l.topology());
+  std::string s = EnumText(v1::Topology_descriptor(), l.topology());
   if (!l.torus_dims().empty()) absl::StrAppend(&s, " ", absl::StrJoin(l.torus_dims(), "x"));
   if (l.switch_radix() > 0) absl::StrAppend(&s, ", radix ", l.switch_radix());
   if (l.rail_optimized()) absl::StrAppend(&s, ", rail-optimised");
@@ -127,8 +79,8 @@ std::string ConfigSummary(const v1::ParallelConfig& c) {
                     c.offload().weights() ? " weights" : "", c.offload().activations() ? " activations" : "");
   }
   if (!c.rank_order().empty() && c.rank_order() != "tp-cp-ep-dp-pp") absl::StrAppend(&s, ", order ", c.rank_order());
-  if (c.dp_algorithm() != v1::ALGORITHM_UNSPECIFIED) absl::StrAppend(&s, ", DP ", EnumText(c.dp_algorithm()));
-  if (c.tp_algorithm() != v1::ALGORITHM_UNSPECIFIED) absl::StrAppend(&s, ", TP ", EnumText(c.tp_algorithm()));
+  if (c.dp_algorithm() != v1::ALGORITHM_UNSPECIFIED) absl::StrAppend(&s, ", DP ", EnumText(v1::CollectiveAlgorithm_descriptor(), c.dp_algorithm()));
+  if (c.tp_algorithm() != v1::ALGORITHM_UNSPECIFIED) absl::StrAppend(&s, ", TP ", EnumText(v1::CollectiveAlgorithm_descriptor(), c.tp_algorithm()));
   if (c.placement() == v1::PLACEMENT_SCATTERED) absl::StrAppend(&s, ", scattered placement");
   return s;
 }
@@ -138,7 +90,7 @@ std::string FormatCollectives(const v1::Estimate& e) {
   Table t({"collective", "dim", "algorithm", "level", "group", "MiB", "calls", "ms/call"});
   for (const v1::CollectiveUse& u : e.collectives()) {
     const bool direct = u.kind() == v1::COLLECTIVE_SEND_RECV || u.kind() == v1::COLLECTIVE_ALL_TO_ALL;
-    t.Add({EnumText(u.kind()), u.dimension(), direct ? "-" : EnumText(u.algorithm()),
+    t.Add({EnumText(v1::CollectiveKind_descriptor(), u.kind()), u.dimension(), direct ? "-" : EnumText(v1::CollectiveAlgorithm_descriptor(), u.algorithm()),
            u.level_name().empty() ? absl::StrCat(u.level()) : u.level_name(),
            absl::StrCat(u.group_size(), u.stride() > 1 ? absl::StrCat(" /", u.stride()) : ""),
            absl::StrFormat("%.2f", u.bytes() / (1024.0 * 1024.0)), absl::StrFormat("%.0f", u.calls()),

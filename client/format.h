@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "client/cell_text.h"
 #include "paraplan/v1/services.pb.h"
 
 namespace paraplan::cli {
@@ -23,15 +24,10 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-// Cell texts shared by the tables: "16.249 s" / "250.00 ms" / "1.2 h"; GiB with one
-// decimal ("50.2"); three significant digits with an SI suffix ("194k", "1.46T");
-// recompute "none|selective|full"; schedule "1f1b|gpipe|interleaved|zero-bubble", "-"
-// without pipeline parallelism.
-std::string SecondsText(double s);
-std::string GibText(double bytes);
-std::string SiText(double v);
-const char* RecomputeText(v1::Recompute r);
-const char* ScheduleText(const v1::ParallelConfig& c);
+// An enum value as people write it: lower case without the prefix every value of the
+// enum shares, '-' for '_' (ALGORITHM_HALVING_DOUBLING -> halving-doubling).
+std::string EnumText(const google::protobuf::EnumDescriptor* d, int value);
+
 // One line: "TP8 PP8 DP16 v3, micro-batch 1, global batch 1536, recompute selective, ...".
 std::string ConfigSummary(const v1::ParallelConfig& c);
 

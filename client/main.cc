@@ -4,7 +4,6 @@
 
 #include "client/args.h"
 #include "client/commands.h"
-#include "client/version.h"
 
 int main(int argc, char** argv) {
   absl::StatusOr<paraplan::cli::Args> args = paraplan::cli::ParseArgs(argc, argv);
@@ -14,11 +13,6 @@ int main(int argc, char** argv) {
     if (message.back() != '\n') message += '\n';
     std::fprintf(stderr, "paraplan: %s", message.c_str());
     return 2;
-  }
-  if (args->version) {
-    // paraplan.v1 has no RPC that reports the server's version: the CLI's only.
-    std::printf("paraplan %s (API %s)\n", paraplan::cli::kCliVersion, paraplan::cli::kApiVersion);
-    return 0;
   }
   return paraplan::cli::RunCommand(*args);
 }

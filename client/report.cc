@@ -1,5 +1,7 @@
 #include "client/report.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -7,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "client/format.h"
+#include "client/cell_text.h"
 #include "client/html_escape.h"
 #include "client/svg_chart.h"
 
@@ -255,6 +257,37 @@ std::string UncertaintyText(const ReportInput& in) {
   if (s.count() <= 0) return "no measurements yet";
   return absl::StrFormat("uncertainty \u00b1%.1f %% (MAPE over %d measurement%s)", 100 * s.mape_ratio(), s.count(),
                          s.count() == 1 ? "" : "s");
+}
+
+ReportInput PlanReportInput(const v1::PlanRequest& request, const v1::PlanResponse& response,
+                            const v1::SystemProfile& profile) {
+  ReportInput in;
+  in.response = response;
+  in.workload = request.has_workload() ? request.workload().name() : request.model();
+  const char* objective = request.objective() == v1::OBJECTIVE_COST     ? "cost"
+                          : request.objective() == v1::OBJECTIVE_ENERGY ? "energy"
+                                                                        : "time";
+  in.request = absl::StrCat("GPUs ", absl::StrJoin(request.gpus(), ","), ", global batch ",
+                            request.global_batch_size(), ", objective ", objective, ", top ",
+                            request.top_k() > 0 ? request.top_k() : 10);
+  if (profile.version() > 0) {
+    in.profile = absl::StrCat(profile.name(), "@", profile.version());
+    in.accelerator = absl::StrFormat("%s, %d per node, %.0f GiB", profile.accelerator().name(),
+                                     profile.gpus_per_node(), profile.accelerator().memory_gib());
+  } else {
+    in.profile = profile.name();
+  }
+  return in;
+}
+
+std::string UtcTimestamp(int64_t unix_seconds) {
+  const time_t t = static_cast<time_t>(unix_seconds);
+  struct tm utc;
+  char stamp[32];
+  if (gmtime_r(&t, &utc) == nullptr || std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S UTC", &utc) == 0) {
+    return "";
+  }
+  return stamp;
 }
 
 std::string PlanReportHtml(const ReportInput& in) {

@@ -1,5 +1,6 @@
-// The plan report page (`paraplan plan … --report FILE.html`): one self-contained HTML
-// file describing a PlanResponse.
+// The plan report page (`paraplan plan … --report FILE.html`, and GET /v1/report on
+// the server's HTTP port): one self-contained HTML file describing a PlanResponse. Plain
+// C++ over the message types (the report library, which the server links too).
 //
 // Contract: PlanReportHtml is a pure function of its input (no I/O, no RPC). The page has
 // no external reference (no script, stylesheet, font or image is fetched): its charts
@@ -15,6 +16,7 @@
 #ifndef PARAPLAN_CLIENT_REPORT_H_
 #define PARAPLAN_CLIENT_REPORT_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -34,6 +36,16 @@ struct ReportInput {
 };
 
 std::string PlanReportHtml(const ReportInput& in);
+
+// The report of `response` to `request`, planned on `profile` (version 0: only its name
+// is known, e.g. when it could not be read). The accuracy and the time stamp are left
+// to the caller: "GPUs 8,16, global batch 32, objective time, top 10" is the request
+// line. Shared by `paraplan plan --report` and the server's GET /v1/report.
+ReportInput PlanReportInput(const v1::PlanRequest& request, const v1::PlanResponse& response,
+                            const v1::SystemProfile& profile);
+
+// "2026-11-24 07:00:10 UTC"; "" if it cannot be formatted.
+std::string UtcTimestamp(int64_t unix_seconds);
 
 // The accuracy line of the report: "uncertainty ±2.6 % (MAPE over 9 measurements)",
 // "no measurements yet", or "accuracy unknown: WHY".

@@ -1,12 +1,15 @@
-// The version of the paraplan CLI and the API it speaks. paraplan.v1 has no RPC that
-// reports the server's version, so `paraplan --version` prints the CLI's only.
+// The version of the paraplan CLI and the API it speaks: those of the build
+// (server/version.h, one definition for both binaries). `paraplan --version` also asks
+// the server for its own (Planner.GetVersion).
 #ifndef PARAPLAN_CLIENT_VERSION_H_
 #define PARAPLAN_CLIENT_VERSION_H_
 
+#include "server/version.h"
+
 namespace paraplan::cli {
 
-inline constexpr char kCliVersion[] = "0.11.0";
-inline constexpr char kApiVersion[] = "paraplan.v1";
+inline constexpr const char* kCliVersion = paraplan::kVersion;
+inline constexpr const char* kApiVersion = paraplan::kApiVersion;
 
 }  // namespace paraplan::cli
 

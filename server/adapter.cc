@@ -618,6 +618,22 @@ v1::SystemProfile ToProto(const SystemProfile& p) {
   return out;
 }
 
+v1::CollectiveUse ToProto(const CollectiveUse& u) {
+  v1::CollectiveUse q;
+  q.set_dimension(u.dimension);
+  q.set_kind(static_cast<v1::CollectiveKind>(static_cast<int>(u.kind) + 1));
+  q.set_algorithm(AlgorithmToProto(u.algorithm));
+  q.set_level(u.level);
+  q.set_level_name(u.level_name);
+  q.set_group_size(u.group_size);
+  q.set_stride(u.stride);
+  q.set_bytes(u.bytes);
+  q.set_calls(u.calls);
+  q.set_seconds_per_call(u.seconds_per_call);
+  q.set_overlapped(u.overlapped);
+  return q;
+}
+
 v1::Estimate ToProto(const Estimate& e) {
   v1::Estimate out;
   *out.mutable_config() = ToProto(e.config);
@@ -657,20 +673,7 @@ v1::Estimate ToProto(const Estimate& e) {
   out.set_cost_to_train_usd(e.cost_to_train_usd);
   out.set_bottleneck(e.bottleneck);
   for (const std::string& w : e.warnings) out.add_warnings(w);
-  for (const CollectiveUse& u : e.collectives) {
-    v1::CollectiveUse* q = out.add_collectives();
-    q->set_dimension(u.dimension);
-    q->set_kind(static_cast<v1::CollectiveKind>(static_cast<int>(u.kind) + 1));
-    q->set_algorithm(AlgorithmToProto(u.algorithm));
-    q->set_level(u.level);
-    q->set_level_name(u.level_name);
-    q->set_group_size(u.group_size);
-    q->set_stride(u.stride);
-    q->set_bytes(u.bytes);
-    q->set_calls(u.calls);
-    q->set_seconds_per_call(u.seconds_per_call);
-    q->set_overlapped(u.overlapped);
-  }
+  for (const CollectiveUse& u : e.collectives) *out.add_collectives() = ToProto(u);
   out.set_profile_name(e.profile_name);
   out.set_profile_version(e.profile_version);
   out.set_num_gpus(e.num_gpus);

@@ -25,6 +25,7 @@ v1::Workload ToProto(const Workload& w);
 v1::ParallelConfig ToProto(const ParallelConfig& c);
 v1::SystemProfile ToProto(const SystemProfile& p);
 v1::Estimate ToProto(const Estimate& e);
+v1::CollectiveUse ToProto(const CollectiveUse& u);
 v1::Calibration ToProto(const Calibration& c);
 v1::FitReport ToProto(const FitReport& r);
 

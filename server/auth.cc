@@ -39,7 +39,8 @@ const char* RoleName(Role r) {
 
 Role RequiredRole(absl::string_view service, absl::string_view method) {
   if (method == "DeleteProfile" || method == "PromoteProfile") return Role::kAdmin;
-  if (service == "Planner") return Role::kReader;  // estimates and plans change nothing
+  // Estimates, plans, simulations and co-design change nothing.
+  if (service == "Planner" || service == "Network") return Role::kReader;
   if (method == "GetProfile" || method == "ListProfiles" || method == "ListProfileVersions" ||
       method == "GetAccuracy") {
     return Role::kReader;

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -21,6 +22,7 @@
 #include "server/accuracy.h"
 #include "server/adapter.h"
 #include "server/log.h"
+#include "server/profile_override.h"
 
 namespace paraplan::server {
 
@@ -203,6 +205,54 @@ absl::StatusOr<v1::SystemProfile> Backend::Load(const std::string& name, int ver
   return Decode(*row);
 }
 
+absl::StatusOr<SystemProfile> Backend::RequestProfile(const std::string& ref_text,
+                                                      const v1::SystemProfile* override_profile, std::string* warning) {
+  if (override_profile == nullptr) {
+    absl::StatusOr<std::pair<std::string, int>> ref = ParseProfileRef(ref_text, "profile");
+    if (!ref.ok()) return ref.status();
+    absl::StatusOr<v1::SystemProfile> stored = Load(ref->first, ref->second);
+    if (!stored.ok()) return stored.status();
+    return adapter::FromProto(*stored);
+  }
+  v1::SystemProfile used = *override_profile;
+  if (!ref_text.empty()) {
+    absl::StatusOr<std::pair<std::string, int>> ref = ParseProfileRef(ref_text, "profile");
+    if (!ref.ok()) return ref.status();
+    if (used.name().empty()) used.set_name(ref->first);
+    if (used.name() != ref->first) {
+      return absl::InvalidArgumentError(absl::StrCat("profile_override.name: \"", Abbreviated(used.name()),
+                                                     "\" is not the profile the request names (\"",
+                                                     Abbreviated(ref->first), "\")"));
+    }
+    if (used.version() == 0) used.set_version(ref->second);
+    if (ref->second != 0 && used.version() != ref->second) {
+      return absl::InvalidArgumentError(absl::StrCat("profile_override.version: ", used.version(),
+                                                     " is not the version the request names (", ref->second, ")"));
+    }
+  }
+  if (used.name().empty()) {
+    return absl::InvalidArgumentError(
+        "profile_override.name: missing (name the stored profile it changes, here or in profile)");
+  }
+  if (absl::Status s = ValidateUserProfile(used); !s.ok()) {
+    // The estimator's rules name fields "profile.X"; here they are the override's.
+    std::string message(s.message());
+    if (absl::StartsWith(message, "profile.")) message = absl::StrCat("profile_override.", message.substr(8));
+    return absl::Status(s.code(), message);
+  }
+  absl::StatusOr<v1::SystemProfile> stored = Load(used.name(), used.version());
+  if (stored.ok()) {
+    used.set_version(stored->version());
+    *warning = OverrideWarning(*stored, used);
+  } else if (absl::IsNotFound(stored.status())) {
+    used.set_version(0);
+    *warning = UnstoredOverrideWarning(used);
+  } else {
+    return stored.status();
+  }
+  return adapter::FromProto(used);
+}
+
 absl::StatusOr<std::map<int, double>> Backend::CapacitiesOf(const std::string& name) {
   absl::StatusOr<std::vector<store::ProfileRow>> rows = store_->ListProfileVersions(name);
   if (!rows.ok()) return rows.status();
@@ -237,8 +287,6 @@ absl::StatusOr<v1::Workload> PresetWorkload(const std::string& model) {
 }
 
 absl::StatusOr<v1::Estimate> Backend::Estimate(const v1::EstimateRequest& req) {
-  absl::StatusOr<std::pair<std::string, int>> ref = ParseProfileRef(req.profile(), "profile");
-  if (!ref.ok()) return ref.status();
   absl::StatusOr<v1::Workload> wp = WorkloadOf(req.has_workload() ? &req.workload() : nullptr, req.model());
   if (!wp.ok()) return wp.status();
   if (!req.has_config()) return absl::InvalidArgumentError("config: missing");
@@ -250,28 +298,27 @@ absl::StatusOr<v1::Estimate> Backend::Estimate(const v1::EstimateRequest& req) {
   if (req.num_gpus() > 0) {
     if (absl::Status s = ValidateConfigForGpus(*w, *c, req.num_gpus()); !s.ok()) return s;
   }
-  absl::StatusOr<v1::SystemProfile> pp = Load(ref->first, ref->second);
-  if (!pp.ok()) return pp.status();
-  absl::StatusOr<SystemProfile> p = adapter::FromProto(*pp);
+  std::string warning;
+  absl::StatusOr<SystemProfile> p =
+      RequestProfile(req.profile(), req.has_profile_override() ? &req.profile_override() : nullptr, &warning);
   if (!p.ok()) return p.status();
   absl::StatusOr<paraplan::Estimate> e = EstimateIteration(*w, *c, *p);
   if (!e.ok()) return e.status();
+  if (!warning.empty()) e->warnings.push_back(warning);
   return adapter::ToProto(*e);
 }
 
 absl::StatusOr<v1::PlanResponse> Backend::Plan(const v1::PlanRequest& req, absl::Time deadline,
                                                const std::atomic<bool>* cancelled) {
-  absl::StatusOr<std::pair<std::string, int>> ref = ParseProfileRef(req.profile(), "profile");
-  if (!ref.ok()) return ref.status();
   absl::StatusOr<v1::Workload> wp = WorkloadOf(req.has_workload() ? &req.workload() : nullptr, req.model());
   if (!wp.ok()) return wp.status();
   absl::StatusOr<Workload> w = adapter::FromProto(*wp);
   if (!w.ok()) return w.status();
   absl::StatusOr<PlanRequest> pr = adapter::FromProto(req, *w);
   if (!pr.ok()) return pr.status();
-  absl::StatusOr<v1::SystemProfile> pp = Load(ref->first, ref->second);
-  if (!pp.ok()) return pp.status();
-  absl::StatusOr<SystemProfile> p = adapter::FromProto(*pp);
+  std::string warning;
+  absl::StatusOr<SystemProfile> p =
+      RequestProfile(req.profile(), req.has_profile_override() ? &req.profile_override() : nullptr, &warning);
   if (!p.ok()) return p.status();
   pr->deadline = deadline;
   pr->cancelled = cancelled;
@@ -284,6 +331,10 @@ absl::StatusOr<v1::PlanResponse> Backend::Plan(const v1::PlanRequest& req, absl:
   v1::PlanResponse out;
   for (const paraplan::Estimate& e : r->plans) *out.add_plans() = adapter::ToProto(e);
   for (const paraplan::Estimate& e : r->pareto) *out.add_pareto() = adapter::ToProto(e);
+  if (!warning.empty()) {
+    for (v1::Estimate& e : *out.mutable_plans()) e.add_warnings(warning);
+    for (v1::Estimate& e : *out.mutable_pareto()) e.add_warnings(warning);
+  }
   out.set_candidates_enumerated(r->candidates_enumerated);
   out.set_candidates_feasible(r->candidates_feasible);
   out.set_candidates_evaluated(r->candidates_evaluated);

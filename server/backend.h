@@ -43,6 +43,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "estimator/system_profile.h"
+#include "paraplan/v1/network.pb.h"
 #include "paraplan/v1/services.pb.h"
 #include "server/accuracy.h"
 #include "server/metrics.h"
@@ -95,6 +96,12 @@ class Backend {
   absl::StatusOr<v1::FitNetworkResponse> FitNetwork(const v1::FitNetworkRequest& request);
   absl::StatusOr<v1::FitGemmResponse> FitGemm(const v1::FitGemmRequest& request);
 
+  // The network as a design question (backend_network.cc): a configuration's
+  // collectives replayed on SimGrid beside the estimate (UNIMPLEMENTED where the server
+  // was built without SimGrid), and candidate designs ranked for a workload mix.
+  absl::StatusOr<v1::SimulateResponse> Simulate(const v1::SimulateRequest& request, int max_gpus);
+  absl::StatusOr<v1::CodesignResponse> Codesign(const v1::CodesignRequest& request, absl::Time deadline);
+
   // Recomputes the per-profile gauges (accuracy from the measurements stored since the
   // last update by any server, version, calibration age) and drops those of profiles
   // deleted since the last call.
@@ -113,6 +120,10 @@ class Backend {
   template <typename Response>
   absl::Status StoreFitted(const SystemProfile& fitted, bool dry_run, Response* out);
   absl::StatusOr<v1::SystemProfile> Load(const std::string& name, int version);
+  // The profile an Estimate or Plan request uses: the stored version `ref` names, or the
+  // request's profile_override (validated; `warning` then says what it changed).
+  absl::StatusOr<SystemProfile> RequestProfile(const std::string& ref, const v1::SystemProfile* override_profile,
+                                               std::string* warning);
   // Accelerator memory (GiB) of each stored version of `name`.
   absl::StatusOr<std::map<int, double>> CapacitiesOf(const std::string& name);
   absl::StatusOr<v1::Workload> WorkloadOf(const v1::Workload* workload, const std::string& model);

@@ -17,6 +17,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "client/report.h"
 #include "google/protobuf/util/json_util.h"
 #include "paraplan/v1/services.grpc.pb.h"
 
@@ -201,6 +203,89 @@ HttpResponse ProfileRoute(const HttpRequest& http, v1::Profiles::Stub* profiles,
                        absl::StrCat("no such resource \"", what.substr(0, 64), "\" of a profile (versions, accuracy)"));
 }
 
+// GET /v1/report?profile=P&model=M&gpus=N[,N...]&global_batch=B[&objective=time|cost|energy][&top=K]:
+// the plan report page of `paraplan plan ... --report` (client/report.h) for that plan,
+// with the profile version that answered and its measured accuracy.
+HttpResponse ReportRoute(const HttpRequest& http, v1::Planner::Stub* planner, v1::Profiles::Stub* profiles,
+                         v1::Measurements::Stub* measurements) {
+  absl::StatusOr<std::map<std::string, std::string>> q =
+      ParseQuery(http.query, {"profile", "model", "gpus", "global_batch", "objective", "top"});
+  if (!q.ok()) return InvalidArgument(q.status().message());
+  for (const char* required : {"profile", "model", "gpus", "global_batch"}) {
+    if (q->count(required) == 0) {
+      return InvalidArgument(absl::StrCat(
+          required, ": missing; GET /v1/report?profile=P&model=M&gpus=N[,N...]&global_batch=B"
+                    "[&objective=time|cost|energy][&top=K]"));
+    }
+  }
+  v1::PlanRequest req;
+  req.set_profile(q->at("profile"));
+  req.set_model(q->at("model"));
+  for (absl::string_view part : absl::StrSplit(q->at("gpus"), ',')) {
+    int n = 0;
+    if (!absl::SimpleAtoi(part, &n) || n < 1) {
+      return InvalidArgument(absl::StrCat("gpus: \"", q->at("gpus").substr(0, 64),
+                                          "\" is not a list of GPU counts (256,512,1024)"));
+    }
+    req.add_gpus(n);
+  }
+  int value = 0;
+  if (absl::Status s = QueryInt(*q, "global_batch", &value); !s.ok()) return InvalidArgument(s.message());
+  req.set_global_batch_size(value);
+  value = 0;
+  if (absl::Status s = QueryInt(*q, "top", &value); !s.ok()) return InvalidArgument(s.message());
+  req.set_top_k(value);
+  if (auto it = q->find("objective"); it != q->end()) {
+    const std::string& o = it->second;
+    if (o == "time" || o == "cost" || o == "energy") {
+      req.set_objective(o == "time" ? v1::OBJECTIVE_TIME : o == "cost" ? v1::OBJECTIVE_COST : v1::OBJECTIVE_ENERGY);
+    } else {
+      return InvalidArgument(absl::StrCat("objective: \"", o.substr(0, 64), "\" is not time, cost or energy"));
+    }
+  }
+
+  v1::PlanResponse plan;
+  {
+    grpc::ClientContext ctx;
+    if (absl::Status s = Prepare(http, &ctx); !s.ok()) return ErrorResponse(s.code(), s.message());
+    const grpc::Status s = planner->Plan(&ctx, req, &plan);
+    if (!s.ok()) return ErrorResponse(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+  }
+  // The version that answered (the plans name it); the page still names it when its
+  // details or its accuracy cannot be read.
+  const std::string ref = plan.plans_size() > 0 && !plan.plans(0).profile_name().empty()
+                              ? absl::StrCat(plan.plans(0).profile_name(), "@", plan.plans(0).profile_version())
+                              : req.profile();
+  v1::SystemProfile profile;
+  {
+    grpc::ClientContext ctx;
+    v1::GetProfileRequest get;
+    get.set_name(ref);
+    Prepare(http, &ctx).IgnoreError();  // it passed for the plan
+    if (!profiles->GetProfile(&ctx, get, &profile).ok()) {
+      profile.Clear();
+      profile.set_name(ref);
+    }
+  }
+  cli::ReportInput in = cli::PlanReportInput(req, plan, profile);
+  {
+    grpc::ClientContext ctx;
+    v1::GetAccuracyRequest acc;
+    acc.set_profile(ref.substr(0, ref.find('@')));
+    v1::AccuracyReport report;
+    Prepare(http, &ctx).IgnoreError();
+    const grpc::Status s = measurements->GetAccuracy(&ctx, acc, &report);
+    if (s.ok()) {
+      in.accuracy = report;
+    } else {
+      in.accuracy_error = absl::StrCat(absl::StatusCodeToString(static_cast<absl::StatusCode>(s.error_code())),
+                                       ": ", s.error_message());
+    }
+  }
+  in.generated_at = cli::UtcTimestamp(absl::ToUnixSeconds(absl::Now()));
+  return HttpResponse{200, "text/html; charset=utf-8", cli::PlanReportHtml(in)};
+}
+
 // Appends `c` to `out` as JSON string content.
 void AppendJsonChar(std::string* out, char c) {
   switch (c) {
@@ -297,6 +382,13 @@ void AddApiRoutes(HttpServer& http, std::shared_ptr<grpc::Channel> channel) {
     return Forward<v1::ListModelsRequest, v1::ListModelsResponse>(
         req, v1::ListModelsRequest(), [planner](auto* c, const auto& q, auto* r) { return planner->ListModels(c, q, r); });
   });
+  http.Handle("GET", "/v1/version", [planner](const HttpRequest& req) {
+    if (absl::StatusOr<std::map<std::string, std::string>> q = ParseQuery(req.query, {}); !q.ok()) {
+      return InvalidArgument(q.status().message());
+    }
+    return Forward<v1::GetVersionRequest, v1::GetVersionResponse>(
+        req, v1::GetVersionRequest(), [planner](auto* c, const auto& q, auto* r) { return planner->GetVersion(c, q, r); });
+  });
   http.Handle("GET", "/v1/profiles", [profiles](const HttpRequest& req) {
     absl::StatusOr<std::map<std::string, std::string>> q = ParseQuery(req.query, {"page_size", "page_token"});
     if (!q.ok()) return InvalidArgument(q.status().message());
@@ -307,6 +399,9 @@ void AddApiRoutes(HttpServer& http, std::shared_ptr<grpc::Channel> channel) {
     if (auto it = q->find("page_token"); it != q->end()) list.set_page_token(it->second);
     return Forward<v1::ListProfilesRequest, v1::ListProfilesResponse>(
         req, list, [profiles](auto* c, const auto& q, auto* r) { return profiles->ListProfiles(c, q, r); });
+  });
+  http.Handle("GET", "/v1/report", [planner, profiles, measurements](const HttpRequest& req) {
+    return ReportRoute(req, planner.get(), profiles.get(), measurements.get());
   });
   http.HandlePrefix("GET", "/v1/profiles/", [profiles, measurements](const HttpRequest& req) {
     return ProfileRoute(req, profiles.get(), measurements.get());

@@ -11,10 +11,16 @@
 //   POST /v1/estimate:batch          EstimateBatchRequest   -> EstimateBatchResponse
 //   POST /v1/measurements:ingest     IngestMeasurementsRequest -> IngestMeasurementsResponse
 //   GET  /v1/models                  -> ListModelsResponse
+//   GET  /v1/version                 -> GetVersionResponse
+//   GET  /v1/report?profile=P&model=M&gpus=N[,N...]&global_batch=B[&objective=time|cost|energy][&top=K]
+//                                    -> the plan report page (text/html, client/report.h)
 //   GET  /v1/profiles[?page_size=N&page_token=T]             -> ListProfilesResponse
 //   GET  /v1/profiles/NAME[@VERSION]                         -> SystemProfile
 //   GET  /v1/profiles/NAME/versions                          -> ListProfileVersionsResponse
 //   GET  /v1/profiles/NAME/accuracy[?label_key=K&recent=N]   -> AccuracyReport
+//
+// An estimate or plan request may carry `profile_override` (a SystemProfile for that
+// request only, services.proto).
 //
 // Bodies are the proto3 JSON mapping: requests accept snake_case or lowerCamel names,
 // enum names or numbers; an unknown field is an error. Responses use the proto field

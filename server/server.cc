@@ -16,10 +16,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/notification.h"
+#include "paraplan/v1/network.grpc.pb.h"
 #include "paraplan/v1/services.grpc.pb.h"
 #include "server/auth.h"
 #include "server/backend.h"
 #include "server/rate_limit.h"
+#include "server/version.h"
 #include "server/http_api.h"
 #include "server/http_server.h"
 #include "server/log.h"
@@ -30,7 +32,8 @@ namespace paraplan::server {
 
 namespace {
 
-const char* const kServices[] = {"paraplan.v1.Planner", "paraplan.v1.Profiles", "paraplan.v1.Measurements"};
+const char* const kServices[] = {"paraplan.v1.Planner", "paraplan.v1.Profiles", "paraplan.v1.Measurements",
+                                 "paraplan.v1.Network"};
 
 // absl and gRPC share the canonical code numbering.
 grpc::Status ToGrpc(const absl::Status& s) {
@@ -138,9 +141,9 @@ absl::Status CheckGpus(const v1::EstimateRequest& r, const Limits& lim) {
   return absl::OkStatus();
 }
 
-absl::Status CheckProfileSize(const v1::SystemProfile& p, const Limits& lim) {
+absl::Status CheckProfileSize(const v1::SystemProfile& p, const Limits& lim, const char* field = "profile") {
   if (p.ByteSizeLong() > static_cast<size_t>(lim.max_profile_bytes)) {
-    return absl::InvalidArgumentError(absl::StrCat("profile: larger than ", lim.max_profile_bytes,
+    return absl::InvalidArgumentError(absl::StrCat(field, ": larger than ", lim.max_profile_bytes,
                                                    " bytes (--max-profile-bytes)"));
   }
   return absl::OkStatus();
@@ -194,6 +197,40 @@ absl::Status Assign(absl::StatusOr<T> r, T* out) {
   return absl::OkStatus();
 }
 
+// Leave time to serialise and send the answer; a call without a deadline gets the
+// server's default. The search checks the deadline between shapes, and one shape of a
+// large model can take tens of ms on a loaded machine: keep a tenth of the time left
+// (at least 20 ms).
+absl::Time SearchDeadline(const grpc::ServerContext* ctx, const Limits& lim) {
+  if (ctx->deadline() >= std::chrono::system_clock::time_point::max() - std::chrono::hours(24 * 365)) {
+    return absl::Now() + absl::Seconds(lim.plan_default_deadline_s);
+  }
+  const absl::Time client = absl::FromChrono(ctx->deadline());
+  return client - std::max(absl::Milliseconds(20), (client - absl::Now()) / 10);
+}
+
+// One of the bounded number of searches that may run at once (Plan, Codesign).
+class SearchSlot {
+ public:
+  SearchSlot(std::atomic<int>* running, int limit) : running_(running), taken_(running->fetch_add(1) < limit) {
+    if (!taken_) running_->fetch_sub(1);
+  }
+  ~SearchSlot() {
+    if (taken_) running_->fetch_sub(1);
+  }
+  SearchSlot(const SearchSlot&) = delete;
+  SearchSlot& operator=(const SearchSlot&) = delete;
+  absl::Status status(int limit) const {
+    return taken_ ? absl::OkStatus()
+                  : absl::ResourceExhaustedError(absl::StrCat(
+                        limit, " plan searches are running (--max-concurrent-plans); retry in about 1 s"));
+  }
+
+ private:
+  std::atomic<int>* running_;
+  bool taken_;
+};
+
 class PlannerService final : public v1::Planner::Service {
  public:
   PlannerService(Backend* b, RpcEnv env) : b_(b), env_(env) {}
@@ -202,6 +239,9 @@ class PlannerService final : public v1::Planner::Service {
     Rpc rpc(env_, "Planner", "Estimate", ctx);
     if (!rpc.allowed()) return rpc.Denied();
     if (absl::Status s = CheckGpus(*req, *env_.limits); !s.ok()) return rpc.Done(s);
+    if (absl::Status s = CheckProfileSize(req->profile_override(), *env_.limits, "profile_override"); !s.ok()) {
+      return rpc.Done(s);
+    }
     return rpc.Done(Assign(b_->Estimate(*req), resp->mutable_estimate()));
   }
   grpc::Status EstimateBatch(grpc::ServerContext* ctx, const v1::EstimateBatchRequest* req,
@@ -215,7 +255,8 @@ class PlannerService final : public v1::Planner::Service {
     for (const v1::EstimateRequest& r : req->requests()) {
       if (ctx->IsCancelled()) return rpc.Done(absl::CancelledError("the client cancelled the batch"));
       v1::EstimateResult* out = resp->add_results();
-      const absl::Status gate = CheckGpus(r, *env_.limits);
+      absl::Status gate = CheckGpus(r, *env_.limits);
+      if (gate.ok()) gate = CheckProfileSize(r.profile_override(), *env_.limits, "profile_override");
       absl::StatusOr<v1::Estimate> e = gate.ok() ? b_->Estimate(r) : absl::StatusOr<v1::Estimate>(gate);
       if (e.ok()) {
         *out->mutable_estimate() = std::move(*e);
@@ -234,6 +275,9 @@ class PlannerService final : public v1::Planner::Service {
       return rpc.Done(absl::InvalidArgumentError(absl::StrCat("gpus: at most ", lim.max_plan_gpu_counts,
                                                               " GPU counts per plan (--max-plan-gpu-counts)")));
     }
+    if (absl::Status s = CheckProfileSize(req->profile_override(), lim, "profile_override"); !s.ok()) {
+      return rpc.Done(s);
+    }
     for (int g : req->gpus()) {
       if (g > lim.max_gpus) {
         return rpc.Done(absl::InvalidArgumentError(
@@ -241,27 +285,9 @@ class PlannerService final : public v1::Planner::Service {
       }
     }
     // A bounded number of searches at once; the rest are told to come back.
-    struct Slot {
-      std::atomic<int>* n;
-      bool taken;
-      ~Slot() {
-        if (taken) n->fetch_sub(1);
-      }
-    } slot{env_.plans, env_.plans->fetch_add(1) < lim.max_concurrent_plans};
-    if (!slot.taken) {
-      env_.plans->fetch_sub(1);
-      return rpc.Done(absl::ResourceExhaustedError(absl::StrCat(
-          lim.max_concurrent_plans, " plan searches are running (--max-concurrent-plans); retry in about 1 s")));
-    }
-    // Leave time to serialise and send the answer; a call without a deadline gets the
-    // server's default.
-    absl::Time deadline = absl::Now() + absl::Seconds(lim.plan_default_deadline_s);
-    if (ctx->deadline() < std::chrono::system_clock::time_point::max() - std::chrono::hours(24 * 365)) {
-      // The search checks the deadline between shapes, and one shape of a large model can
-      // take tens of ms on a loaded machine: keep a tenth of the time left (at least 20 ms).
-      const absl::Time client = absl::FromChrono(ctx->deadline());
-      deadline = client - std::max(absl::Milliseconds(20), (client - absl::Now()) / 10);
-    }
+    const SearchSlot slot(env_.plans, lim.max_concurrent_plans);
+    if (absl::Status s = slot.status(lim.max_concurrent_plans); !s.ok()) return rpc.Done(s);
+    const absl::Time deadline = SearchDeadline(ctx, lim);
     std::atomic<bool> cancelled{false};
     absl::Notification done;
     std::thread watch([&] {
@@ -281,6 +307,46 @@ class PlannerService final : public v1::Planner::Service {
     if (!rpc.allowed()) return rpc.Denied();
     *resp = b_->ListModels();
     return rpc.Done(absl::OkStatus());
+  }
+  grpc::Status GetVersion(grpc::ServerContext* ctx, const v1::GetVersionRequest*,
+                          v1::GetVersionResponse* resp) override {
+    Rpc rpc(env_, "Planner", "GetVersion", ctx);
+    if (!rpc.allowed()) return rpc.Denied();
+    resp->set_server_version(kVersion);
+    resp->set_api_version(kApiVersion);
+    resp->set_api_fingerprint(ApiFingerprint());
+    resp->set_grpc_version(grpc::Version());
+    resp->set_protobuf_version(google::protobuf::internal::VersionString(GOOGLE_PROTOBUF_VERSION));
+    return rpc.Done(absl::OkStatus());
+  }
+
+ private:
+  Backend* b_;
+  RpcEnv env_;
+};
+
+// Simulate and Codesign: reads; Codesign runs searches, so it takes a plan slot.
+class NetworkService final : public v1::Network::Service {
+ public:
+  NetworkService(Backend* b, RpcEnv env) : b_(b), env_(env) {}
+  grpc::Status Simulate(grpc::ServerContext* ctx, const v1::SimulateRequest* req,
+                        v1::SimulateResponse* resp) override {
+    Rpc rpc(env_, "Network", "Simulate", ctx);
+    if (!rpc.allowed()) return rpc.Denied();
+    return rpc.Done(Assign(b_->Simulate(*req, std::min(env_.limits->max_gpus, 1024)), resp));
+  }
+  grpc::Status Codesign(grpc::ServerContext* ctx, const v1::CodesignRequest* req,
+                        v1::CodesignResponse* resp) override {
+    Rpc rpc(env_, "Network", "Codesign", ctx);
+    if (!rpc.allowed()) return rpc.Denied();
+    const Limits& lim = *env_.limits;
+    if (req->gpus() > lim.max_gpus) {
+      return rpc.Done(absl::InvalidArgumentError(
+          absl::StrCat("gpus: ", req->gpus(), " exceeds the server's limit of ", lim.max_gpus, " GPUs (--max-gpus)")));
+    }
+    const SearchSlot slot(env_.plans, lim.max_concurrent_plans);
+    if (absl::Status s = slot.status(lim.max_concurrent_plans); !s.ok()) return rpc.Done(s);
+    return rpc.Done(Assign(b_->Codesign(*req, SearchDeadline(ctx, lim)), resp));
   }
 
  private:
@@ -446,6 +512,7 @@ class Running final : public RunningServer {
   std::unique_ptr<PlannerService> planner_;
   std::unique_ptr<ProfilesService> profiles_;
   std::unique_ptr<MeasurementsService> measurements_;
+  std::unique_ptr<NetworkService> network_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<HttpServer> api_;  // HTTP/JSON: forwards to server_ in-process
   std::thread gauges_;
@@ -576,6 +643,7 @@ absl::StatusOr<std::unique_ptr<RunningServer>> StartServer(const ServerOptions& 
   r->planner_ = std::make_unique<PlannerService>(r->backend_.get(), env);
   r->profiles_ = std::make_unique<ProfilesService>(r->backend_.get(), env);
   r->measurements_ = std::make_unique<MeasurementsService>(r->backend_.get(), env);
+  r->network_ = std::make_unique<NetworkService>(r->backend_.get(), env);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -590,6 +658,7 @@ absl::StatusOr<std::unique_ptr<RunningServer>> StartServer(const ServerOptions& 
   builder.RegisterService(r->planner_.get());
   builder.RegisterService(r->profiles_.get());
   builder.RegisterService(r->measurements_.get());
+  builder.RegisterService(r->network_.get());
   r->server_ = builder.BuildAndStart();
   if (r->server_ == nullptr || r->port_ == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));

@@ -30,9 +30,11 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -40,6 +42,7 @@
 #include "absl/strings/str_split.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
+#include "paraplan/v1/network.pb.h"
 #include "paraplan/v1/services.pb.h"
 
 namespace {
@@ -978,19 +981,11 @@ TEST_F(ReportTest, PlanReportFromARealPlan) {
   EXPECT_TRUE(Contains(r.err, "cannot write the report")) << Describe(r);
 }
 
-// The report in a real browser: headless Chromium renders it (screenshot), the DOM after
-// its script ran holds the charts, and the console shows no script error.
-TEST_F(ReportTest, PlanReportRendersInHeadlessChromium) {
-  const std::string chromium = "/usr/bin/chromium";
-  if (access(chromium.c_str(), X_OK) != 0) {
-    GTEST_SKIP() << chromium << " is not installed (scripts/deps.sh installs Debian's chromium)";
-  }
-  ASSERT_NO_FATAL_FAILURE(EnsureReportProfile());
-  ASSERT_NO_FATAL_FAILURE(IngestReportMeasurements());
-  const std::string html = g_tmp + "/chromium-plan.html", png = g_tmp + "/chromium-plan.png";
-  Result r = P({"plan", "--profile", "a100-cluster", "--model", "gpt3-175b", "--gpus", "1024", "--global-batch",
-                "1536", "--top", "5", "--report", html});
-  ASSERT_EQ(r.code, 0) << Describe(r);
+// Checks the report page at `html` in a real browser: headless Chromium renders it (a
+// screenshot, returned), the DOM after its script ran holds the table and the four
+// charts and names `profile`, and the console shows no script error.
+std::string CheckInChromium(const std::string& chromium, const std::string& html, const std::string& profile) {
+  const std::string png = html + ".png";
   const std::vector<std::string> common = {chromium, "--headless", "--disable-gpu", "--no-sandbox",
                                            absl::StrCat("--user-data-dir=", g_tmp, "/chromium-profile"),
                                            "--enable-logging=stderr", "--v=0"};
@@ -1011,15 +1006,109 @@ TEST_F(ReportTest, PlanReportRendersInHeadlessChromium) {
   EXPECT_TRUE(Contains(dom, "data-ready=\"1\"")) << "the page's script ran to its end\n" << dom.substr(0, 1000);
   EXPECT_TRUE(Contains(dom, "<table id=\"plans\">"));
   EXPECT_EQ(CountOf(dom, "<svg"), 4) << "time, memory and two Pareto charts";
-  EXPECT_TRUE(Contains(dom, "a100-cluster@1"));
+  EXPECT_TRUE(Contains(dom, profile));
   for (const std::string& log : {Slurp(shot_err), Slurp(dom_err)}) {
     EXPECT_FALSE(Contains(log, "Uncaught")) << log;
     EXPECT_FALSE(Contains(log, ":CONSOLE")) << "no console output at all\n" << log;
   }
+  return image;
+}
+
+constexpr char kChromium[] = "/usr/bin/chromium";
+
+TEST_F(ReportTest, PlanReportRendersInHeadlessChromium) {
+  if (access(kChromium, X_OK) != 0) {
+    GTEST_SKIP() << kChromium << " is not installed (scripts/deps.sh installs Debian's chromium)";
+  }
+  ASSERT_NO_FATAL_FAILURE(EnsureReportProfile());
+  ASSERT_NO_FATAL_FAILURE(IngestReportMeasurements());
+  const std::string html = g_tmp + "/chromium-plan.html";
+  Result r = P({"plan", "--profile", "a100-cluster", "--model", "gpt3-175b", "--gpus", "1024", "--global-batch",
+                "1536", "--top", "5", "--report", html});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  const std::string image = CheckInChromium(kChromium, html, "a100-cluster@1");
   if (!g_paths.screenshot.empty()) {
     WriteFile(g_paths.screenshot, image);
     std::fprintf(stderr, "cli_test: screenshot written to %s\n", g_paths.screenshot.c_str());
   }
+}
+
+// The text between `from` and the next `to` (both included); "" when absent.
+std::string Section(const std::string& text, const std::string& from, const std::string& to) {
+  const size_t start = text.find(from);
+  if (start == std::string::npos) return "";
+  const size_t end = text.find(to, start);
+  return end == std::string::npos ? "" : text.substr(start, end + to.size() - start);
+}
+
+// GET /v1/report on the HTTP port (fetched with curl): the page `plan --report` writes
+// for the same plan, rendered in headless Chromium; bad queries are 400 naming the
+// parameter, an unknown profile 404.
+TEST(CliHttpReport, ReportPageFromTheHttpPort) {
+  if (g_paths.server.empty()) GTEST_SKIP() << "no --server binary given";
+  if (access("/usr/bin/curl", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/curl";
+  Server server("http-report");
+  const int http_port = FreePort();
+  ASSERT_TRUE(server.Start({"--http-listen", absl::StrCat("127.0.0.1:", http_port)})) << Slurp(server.log());
+  const std::string base = absl::StrCat("http://127.0.0.1:", http_port, "/v1/report?");
+  // curl's exit code, and "STATUS CONTENT-TYPE" of GET base+query (the body to body_path).
+  auto curl = [&](const std::string& query, const std::string& body_path) {
+    const std::string out = g_tmp + "/curl.out", err = g_tmp + "/curl.err";
+    Result r;
+    r.code = WaitFor(Spawn({"/usr/bin/curl", "-sS", "-o", body_path, "-w", "%{http_code} %{content_type}",
+                            base + query},
+                           out, err),
+                     std::chrono::seconds(120));
+    r.out = Slurp(out);
+    r.err = Slurp(err);
+    return r;
+  };
+  const std::string page = g_tmp + "/http-report.html";
+  Result r = curl("profile=dgx-a100-80gb&model=gpt3-175b&gpus=1024&global_batch=1536&top=5", page);
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(r.out, "200 text/html; charset=utf-8");
+  const std::string html = Slurp(page);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u) << html.substr(0, 500);
+  EXPECT_TRUE(Contains(html, "<span id=\"profile\">dgx-a100-80gb@1</span>")) << html.substr(0, 2000);
+  EXPECT_TRUE(Contains(html, "GPUs 1024, global batch 1536, objective time, top 5")) << html.substr(0, 2000);
+  EXPECT_TRUE(Contains(html, "Profile accuracy: no measurements yet")) << html.substr(0, 2000);
+
+  // The CLI's --report of the same plan has the same ranked table and charts.
+  const std::string cli_page = g_tmp + "/http-report-cli.html";
+  const Result cli = RunCli({"--server", server.address(), "plan", "--profile", "dgx-a100-80gb", "--model", "gpt3-175b",
+                             "--gpus", "1024", "--global-batch", "1536", "--top", "5", "--report", cli_page});
+  ASSERT_EQ(cli.code, 0) << Describe(cli);
+  const std::string cli_html = Slurp(cli_page);
+  const std::string table = Section(html, "<table id=\"plans\">", "</table>");
+  EXPECT_NE(table, "");
+  EXPECT_EQ(table, Section(cli_html, "<table id=\"plans\">", "</table>"));
+  EXPECT_EQ(CountOf(html, "<svg"), 4);
+  EXPECT_EQ(Section(html, "<h2>Ranked plans</h2>", "</body>"), Section(cli_html, "<h2>Ranked plans</h2>", "</body>"));
+
+  if (access(kChromium, X_OK) == 0) {
+    CheckInChromium(kChromium, page, "dgx-a100-80gb@1");
+  } else {
+    std::fprintf(stderr, "cli_test: %s is not installed; the page is not rendered\n", kChromium);
+  }
+
+  // Bad queries name the parameter; an unknown profile is 404.
+  const std::string error = g_tmp + "/http-report-error.json";
+  for (const auto& [query, status, message] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"profile=dgx-a100-80gb&model=gpt3-175b&global_batch=1536", "400", "gpus: missing"},
+           {"profile=dgx-a100-80gb&model=gpt3-175b&gpus=ten&global_batch=1536", "400",
+            "gpus: \\\"ten\\\" is not a list of GPU counts"},
+           {"profile=dgx-a100-80gb&model=gpt3-175b&gpus=8&global_batch=8&objective=speed", "400",
+            "objective: \\\"speed\\\" is not time, cost or energy"},
+           {"profile=dgx-a100-80gb&model=gpt3-175b&gpus=8&global_batch=8&colour=red", "400",
+            "query: unknown parameter \\\"colour\\\""},
+           {"profile=no-such-profile&model=gpt3-175b&gpus=8&global_batch=8", "404", "no-such-profile"},
+           {"profile=dgx-a100-80gb&model=gpt9&gpus=8&global_batch=8", "400", "model: unknown preset"},
+       }) {
+    r = curl(query, error);
+    EXPECT_EQ(r.out, absl::StrCat(status, " application/json")) << query << "\n" << Slurp(error);
+    EXPECT_TRUE(Contains(Slurp(error), message)) << query << "\n" << Slurp(error);
+  }
+  EXPECT_EQ(server.Stop(), 0);
 }
 
 // Tokens from --token or $PARAPLAN_TOKEN; the server's refusals come back as exit 1 with
@@ -1115,9 +1204,12 @@ TEST(CliConventions, UsageErrorsAreShortAndSuggest) {
 }
 
 TEST(CliConventions, VersionAndDocumentedExitCodes) {
-  Result r = RunCli({"--version"});
+  // No server: the CLI's version, and that the server's is unknown.
+  const std::string dead = absl::StrCat("127.0.0.1:", FreePort());
+  Result r = RunCli({"--server", dead, "--version"});
   EXPECT_EQ(r.code, 0) << Describe(r);
-  EXPECT_EQ(r.out, "paraplan 0.11.0 (API paraplan.v1)\n");
+  EXPECT_TRUE(absl::StartsWith(r.out, "paraplan 0.11.0 (API paraplan.v1, ")) << r.out;
+  EXPECT_TRUE(absl::EndsWith(r.out, absl::StrCat(")\nserver ", dead, ": not reachable, version unknown\n"))) << r.out;
   r = RunCli({"--help"});
   EXPECT_EQ(r.code, 0) << Describe(r);
   EXPECT_TRUE(Contains(r.out,
@@ -1485,15 +1577,106 @@ TEST_F(ServerTest, SetOverridesAProfileForOneOutput) {
   r = P({"plan", "--profile", "dgx-a100-80gb", "--model", "gpt3-175b", "--gpus", "8", "--global-batch", "8", "--set",
          "memory_gib"});
   EXPECT_EQ(r.code, 2) << Describe(r);
-  // Valid overrides, but paraplan.v1's requests cannot carry a profile: exit 1, said so.
-  for (const char* command : {"plan", "estimate", "compare"}) {
-    r = P({command, "--profile", "dgx-a100-80gb", "--model", "gpt3-175b", "--gpus", "1024", "--global-batch", "1536",
-           "--tp", "8", "--pp", "8", "--dp", "16", "--set", "accelerator.memory_gib=40"});
-    EXPECT_EQ(r.code, 1) << command << "\n" << Describe(r);
-    EXPECT_TRUE(Contains(r.err, "EstimateRequest and PlanRequest name a profile and carry no profile of their own"))
-        << Describe(r);
-    EXPECT_EQ(r.out, "");
+}
+
+// --set on estimate, plan and compare: the changed profile travels with the request
+// (profile_override) and is used for it only. Doubling the InfiniBand bandwidth halves
+// the data-parallel ring all-reduce of GPT-3 (16 ranks across nodes, 10.4 GiB of
+// gradients): its time is 2(P-1)/P * N / B plus a few latency terms, so B x 2 -> time x ~0.5;
+// the compute does not move. Nothing is stored.
+TEST_F(ServerTest, SetChangesTheProfileOfOneEstimatePlanAndCompare) {
+  const std::vector<std::string> estimate = {"-o", "json", "estimate", "--profile", "dgx-a100-80gb@1", "--model",
+                                             "gpt3-175b", "--gpus", "1024", "--global-batch", "1536", "--tp", "8",
+                                             "--pp", "8", "--dp", "16"};
+  Result r = P({"-o", "json", "profiles", "history", "dgx-a100-80gb"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  const int versions = FromJson<v1::ListProfileVersionsResponse>(r.out).versions_size();
+
+  r = P(estimate);
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  const auto base = FromJson<v1::Estimate>(r.out);
+  std::vector<std::string> args = estimate;
+  args.insert(args.end(), {"--set", "network.infiniband.bandwidth_gbytes_per_s=50"});
+  r = P(args);
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  const auto fast = FromJson<v1::Estimate>(r.out);
+  ASSERT_GT(base.time().dp_comm_s(), 0.5);
+  EXPECT_NEAR(fast.time().dp_comm_s() / base.time().dp_comm_s(), 0.5, 0.01)
+      << base.time().dp_comm_s() << " -> " << fast.time().dp_comm_s();
+  EXPECT_EQ(fast.time().compute_s(), base.time().compute_s());
+  EXPECT_LT(fast.iteration_time_s(), base.iteration_time_s());
+  EXPECT_EQ(fast.profile_name(), "dgx-a100-80gb");
+  EXPECT_EQ(fast.profile_version(), 1);
+  EXPECT_TRUE(std::count(fast.warnings().begin(), fast.warnings().end(),
+                         "profile_override: dgx-a100-80gb@1 as changed for this request only, not stored: "
+                         "network_levels[1].bandwidth_gbytes_per_s 25 -> 50") == 1)
+      << r.out;
+  // The table says so too.
+  args.erase(args.begin(), args.begin() + 2);
+  r = P(args);
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "\nwarning: profile_override: dgx-a100-80gb@1 as changed for this request only"))
+      << r.out;
+
+  // plan: every plan fits the 40 GiB the override gives (GPT-3 on 80 GiB is not asked to).
+  const std::vector<std::string> plan = {"plan", "--profile", "dgx-a100-80gb", "--model", "llama3-8b", "--gpus", "8",
+                                         "--global-batch", "32", "--top", "5", "--set", "accelerator.memory_gib=40"};
+  args = {"-o", "json"};
+  args.insert(args.end(), plan.begin(), plan.end());
+  r = P(args);
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  const auto planned = FromJson<v1::PlanResponse>(r.out);
+  ASSERT_GT(planned.plans_size(), 0) << r.out.substr(0, 2000);
+  for (const v1::Estimate& e : planned.plans()) {
+    EXPECT_EQ(e.memory().capacity_bytes(), 40.0 * (1 << 30));
+    EXPECT_LE(e.memory().total_bytes(), e.memory().capacity_bytes());
+    EXPECT_TRUE(Contains(absl::StrJoin(e.warnings(), "\n"), "accelerator.memory_gib 80 -> 40")) << r.out;
   }
+  r = P(plan);
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(absl::EndsWith(r.out, "\nwith --set (not saved): accelerator.memory_gib=40\n")) << r.out;
+  // compare: the given configuration and the best plan, both on the changed profile.
+  r = P({"compare", "--profile", "dgx-a100-80gb", "--model", "llama3-8b", "--gpus", "8", "--global-batch", "32",
+         "--tp", "8", "--set", "accelerator.memory_gib=40"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(absl::EndsWith(r.out, "\nwith --set (not saved): accelerator.memory_gib=40\n")) << r.out;
+
+  // A value the server's validation refuses: exit 1, the field named as the server
+  // sees it and the --set that made it.
+  args = estimate;
+  args.insert(args.end(), {"--set", "network.infiniband.bandwidth_gbytes_per_s=-5"});
+  r = P(args);
+  EXPECT_EQ(r.code, 1) << Describe(r);
+  EXPECT_EQ(r.err,
+            "error: INVALID_ARGUMENT: profile_override.network_levels[1].bandwidth_gbytes_per_s: -5 is outside "
+            "[0.001, 1e+07]\n"
+            "paraplan: (the profile as changed by --set network.infiniband.bandwidth_gbytes_per_s=-5)\n");
+  EXPECT_EQ(r.out, "");
+
+  // Nothing was stored.
+  r = P({"-o", "json", "profiles", "history", "dgx-a100-80gb"});
+  EXPECT_EQ(FromJson<v1::ListProfileVersionsResponse>(r.out).versions_size(), versions);
+  r = P({"-o", "json", "profiles", "show", "dgx-a100-80gb@1"});
+  const auto stored = FromJson<v1::SystemProfile>(r.out);
+  EXPECT_EQ(stored.accelerator().memory_gib(), 80);
+  ASSERT_EQ(stored.network_levels_size(), 2);
+  EXPECT_EQ(stored.network_levels(1).bandwidth_gbytes_per_s(), 25);
+  r = P(estimate);
+  EXPECT_EQ(FromJson<v1::Estimate>(r.out).iteration_time_s(), base.iteration_time_s());
+}
+
+// --version: the CLI's and the server's, with the API fingerprint each was built with.
+TEST_F(ServerTest, VersionNamesTheServersToo) {
+  const Result r = P({"--version"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  const std::vector<std::string> lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 2u) << r.out;
+  ASSERT_TRUE(absl::StartsWith(lines[0], "paraplan 0.11.0 (API paraplan.v1, ")) << lines[0];
+  const std::string fingerprint = lines[0].substr(lines[0].rfind(' ') + 1, 16);
+  EXPECT_EQ(fingerprint.size(), 16u);
+  EXPECT_TRUE(absl::StartsWith(lines[1], absl::StrCat("server ", g_server->address(), ": paraplan-server 0.11.0 (API "
+                                                      "paraplan.v1, ", fingerprint, "; gRPC 1.")))
+      << lines[1];
 }
 
 // `profiles put` of a built-in's name needs --new-version (on a server of its own: the
@@ -1522,6 +1705,91 @@ TEST(CliConventions, PutOfABuiltInNeedsNewVersion) {
   EXPECT_EQ(r.code, 0) << Describe(r);
   EXPECT_EQ(r.out, "my-abci@1\n");
   EXPECT_EQ(server.Stop(), 0);
+}
+
+// ---------------------------------------------------------------------------------------
+// The network: simulate (SimGrid replay) and codesign.
+
+TEST_F(ServerTest, SimulateReplaysTheCollectivesBesideTheEstimate) {
+  const std::vector<std::string> job = {"--profile", "dgx-a100-80gb", "--model", "megatron-22b", "--tp", "8",
+                                        "--dp", "4", "--mbs", "1", "--global-batch", "16", "--overlap-grad-reduce", "on"};
+  std::vector<std::string> args = {"simulate"};
+  args.insert(args.end(), job.begin(), job.end());
+  Result r = P(args);
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  for (const char* part : {"simulated ms", "sim/analytic", "iteration    analytic", "all-reduce"}) {
+    EXPECT_TRUE(Contains(r.out, part)) << part << "\n" << Describe(r);
+  }
+  args.insert(args.begin(), {"--output", "json"});
+  r = P(args);
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  const auto s = FromJson<v1::SimulateResponse>(r.out);
+  ASSERT_GE(s.collectives_size(), 2);  // the TP all-reduce inside nodes, the DP one across
+  // A dedicated full-bisection fabric: every collective as the alpha-beta model says.
+  for (const v1::SimulatedCollective& c : s.collectives()) {
+    EXPECT_NEAR(c.simulated_alone_s() / c.use().seconds_per_call(), 1.0, 0.15) << c.use().dimension();
+  }
+  EXPECT_NEAR(s.simulated_iteration_time_s() / s.analytic_iteration_time_s(), 1.0, 0.10);
+  EXPECT_DOUBLE_EQ(s.analytic_iteration_time_s(), s.analytic().iteration_time_s());
+
+  r = P({"simulate", "--profile", "dgx-a100-80gb", "--model", "megatron-22b", "--tp", "8", "--dp", "4",
+         "--global-batch", "16", "--background", "2"});
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  EXPECT_TRUE(Contains(r.err, "--background")) << Describe(r);
+  r = P({"simulate", "--profile", "dgx-a100-80gb", "--model", "megatron-22b", "--tp", "7", "--global-batch", "16"});
+  EXPECT_EQ(r.code, 1) << Describe(r);
+  EXPECT_TRUE(Contains(r.err, "INVALID_ARGUMENT") && Contains(r.err, "tensor_parallel")) << Describe(r);
+}
+
+TEST_F(ServerTest, CodesignRanksDesignsForAWorkloadMix) {
+  // Two designs of 16 DGX A100 nodes that differ only in the inter-node links.
+  Result shown = P({"--output", "json", "profiles", "show", "dgx-a100-80gb"});
+  ASSERT_EQ(shown.code, 0) << Describe(shown);
+  for (const auto& [name, gbps] : {std::pair{"cd-fast", 25.0}, std::pair{"cd-slow", 3.0}}) {
+    auto p = FromJson<v1::SystemProfile>(shown.out);
+    p.set_name(name);
+    p.set_num_nodes(16);
+    p.mutable_network_levels(1)->set_bandwidth_gbytes_per_s(gbps);
+    std::string json;
+    ASSERT_TRUE(google::protobuf::util::MessageToJsonString(p, &json).ok());
+    const Result put = P({"profiles", "put", Write(absl::StrCat(name, ".json"), json)});
+    ASSERT_EQ(put.code, 0) << Describe(put);
+  }
+  Result r = P({"codesign", "--profiles", "cd-slow,cd-fast", "--model", "megatron-22b", "--global-batch", "128",
+                "--gpus", "64"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "best by time: cd-fast@1")) << Describe(r);
+  const std::string mix = Write("mix.jsonl",
+                                "{\"model\": \"megatron-22b\", \"weight\": 2, \"global_batch_size\": 128}\n"
+                                "# comment lines are skipped\n"
+                                "{\"model\": \"llama3-8b\", \"global_batch_size\": 256, \"name\": \"llama\"}\n");
+  r = P({"--output", "json", "codesign", "--profiles", "cd-slow,cd-fast", "--workloads", mix, "--gpus", "64",
+         "--objective", "cost"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  const auto c = FromJson<v1::CodesignResponse>(r.out);
+  ASSERT_EQ(c.designs_size(), 2);
+  const v1::CodesignDesign& slow = c.designs(0);
+  const v1::CodesignDesign& fast = c.designs(1);
+  ASSERT_EQ(fast.cells_size(), 2);
+  EXPECT_EQ(fast.cells(1).workload(), "llama");
+  EXPECT_EQ(fast.rank(), 1);
+  EXPECT_EQ(slow.rank(), 2);
+  // The weighted totals: 2 iterations of the 22B model and 1 of the 8B one, each at the
+  // cost of its best plan.
+  EXPECT_NEAR(fast.weighted_cost_usd(), 2 * fast.cells(0).best().cost_per_iteration_usd() +
+                                            fast.cells(1).best().cost_per_iteration_usd(),
+              1e-9 * fast.weighted_cost_usd());
+  EXPECT_EQ(c.best_by_cost(), "cd-fast@1");
+
+  // Nothing fits a 22B model on one GPU: exit 1 and say so.
+  r = P({"codesign", "--profiles", "cd-fast", "--model", "megatron-22b", "--global-batch", "8", "--gpus", "1"});
+  EXPECT_EQ(r.code, 1) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "no design fits every workload")) << Describe(r);
+  r = P({"codesign", "--profiles", "cd-fast,nope", "--model", "megatron-22b", "--global-batch", "8", "--gpus", "8"});
+  EXPECT_EQ(r.code, 1) << Describe(r);
+  EXPECT_TRUE(Contains(r.err, "designs[1]") && Contains(r.err, "nope")) << Describe(r);
+  r = P({"codesign", "--profiles", "cd-fast", "--gpus", "8"});
+  EXPECT_EQ(r.code, 2) << Describe(r);
 }
 
 }  // namespace
