@@ -18,7 +18,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "estimator/hardware.h"
-#include "sim/flows.h"
+#include "sim/collective_flows.h"
+#include "sim/platform.h"
 
 namespace paraplan::sim {
 
@@ -28,152 +29,9 @@ namespace {
 
 constexpr int64_t kMaxFlows = 2'000'000;
 
-// The profile's network as links: per GPU an NVLink port each way and a NIC each way;
-// per domain of level i - 1 an uplink and a downlink to level i of capacity domain x
-// port rate / taper (a fat tree collapsed to one aggregate link per domain and level);
-// torus links between neighbouring vertices; dragonfly global links per group pair.
-// Rates and latencies are those the analytic model uses (Hardware: efficiency, curve
-// at the op's size is not applied: the fitted flat efficiency is).
-class Platform {
- public:
-  Platform(const SystemProfile& p, const Hardware& hw, sg4::NetZone* zone)
-      : hw_(hw), zone_(zone), gpn_(std::max(1, p.gpus_per_node)) {
-    for (size_t i = 0; i < p.network_levels.size(); ++i) {
-      const NetworkLevel& l = p.network_levels[i];
-      Level v;
-      v.domain = hw.levels()[i].domain_size;
-      v.port = hw.levels()[i].bytes_per_s * std::max(1.0, hw.levels()[i].oversubscription);
-      v.taper = std::max(1.0, hw.levels()[i].oversubscription);
-      v.latency = hw.levels()[i].latency_s;
-      v.torus = (l.topology == Topology::kTorus2D || l.topology == Topology::kTorus3D) && !l.torus_dims.empty();
-      v.dims = l.torus_dims;
-      v.rail = l.rail_optimized;
-      if (l.topology == Topology::kDragonfly && l.global_links_per_group > 0 && i > 0) {
-        const double groups = std::max(1.0, static_cast<double>(hw.levels().back().domain_size) /
-                                                hw.levels()[i - 1].domain_size);
-        v.pair = std::max(1.0, l.global_links_per_group / std::max(1.0, groups - 1)) *
-                 hw.levels()[i].global_link_bytes_per_s;
-      }
-      levels_.push_back(v);
-      lat_.push_back(Fat(absl::StrCat("lat", i), levels_.back().latency));
-    }
-  }
-
-  sg4::Host* HostOf(int64_t gpu) {
-    auto it = hosts_.find(gpu);
-    if (it != hosts_.end()) return it->second;
-    sg4::Host* h = zone_->create_host(absl::StrCat("gpu", gpu), 1e9)->seal();
-    hosts_[gpu] = h;
-    return h;
-  }
-
-  void AddRoute(int64_t a, int64_t b) {
-    if (!routed_.insert({a, b}).second) return;
-    std::vector<sg4::LinkInRoute> path;
-    for (sg4::Link* l : Path(a, b)) path.emplace_back(l);
-    zone_->add_route(HostOf(a)->get_netpoint(), HostOf(b)->get_netpoint(), nullptr, nullptr, path, false);
-  }
-
- private:
-  struct Level {
-    int64_t domain = 1;
-    double port = 0, taper = 1, latency = 0, pair = 0;
-    bool torus = false, rail = false;
-    std::vector<int> dims;
-  };
-
-  sg4::Link* Make(const std::string& name, double bw, double latency = 0) {
-    auto it = links_.find(name);
-    if (it != links_.end()) return it->second;
-    sg4::Link* l = zone_->create_link(name, bw)->set_latency(latency)->seal();
-    links_[name] = l;
-    return l;
-  }
-  sg4::Link* Fat(const std::string& name, double latency) {
-    sg4::Link* l = zone_->create_link(name, 1e15)->set_latency(latency);
-    l->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE);
-    l->seal();
-    return l;
-  }
-
-  // Torus hops from vertex u to v, dimension-ordered, shorter way round.
-  void TorusHops(size_t lv, int64_t u, int64_t v, std::vector<sg4::Link*>* path) {
-    const Level& t = levels_[lv];
-    int64_t cur = u, stride = 1;
-    for (size_t d = 0; d < t.dims.size(); ++d) {
-      const int64_t k = std::max(1, t.dims[d]);
-      int64_t c = (cur / stride) % k;
-      const int64_t target = (v / stride) % k;
-      const int64_t delta = ((target - c) % k + k) % k;
-      const bool forward = delta <= k / 2;
-      for (int64_t h = forward ? delta : k - delta; h > 0; --h) {
-        path->push_back(Make(absl::StrCat("t", lv, "_", cur, "_", d, forward ? "+" : "-"), t.port, t.latency));
-        const int64_t next = forward ? (c + 1) % k : (c + k - 1) % k;
-        cur += (next - c) * stride;
-        c = next;
-      }
-      stride *= k;
-    }
-  }
-
-  std::vector<sg4::Link*> Path(int64_t a, int64_t b) {
-    std::vector<sg4::Link*> path;
-    const double nv = levels_[0].port;
-    if (a / gpn_ == b / gpn_ || levels_.size() == 1) {
-      path = {Make(absl::StrCat("nvo", a), nv), lat_[0], Make(absl::StrCat("nvi", b), nv)};
-      return path;
-    }
-    size_t top = levels_.size() - 1;  // the first level whose domain holds both
-    for (size_t i = 1; i < levels_.size(); ++i) {
-      if (a / levels_[i].domain == b / levels_[i].domain) {
-        top = i;
-        break;
-      }
-    }
-    if (levels_[top].torus) {
-      path.push_back(Make(absl::StrCat("nvo", a), nv));
-      TorusHops(top, a / levels_[top - 1].domain, b / levels_[top - 1].domain, &path);
-      path.push_back(Make(absl::StrCat("nvi", b), nv));
-      return path;
-    }
-    int64_t src = a;
-    if (levels_[1].rail && a % gpn_ != b % gpn_) {
-      // PXN: over NVLink to the GPU of the destination's rail, then its NIC.
-      src = a / gpn_ * gpn_ + b % gpn_;
-      path.push_back(Make(absl::StrCat("nvo", a), nv));
-      path.push_back(Make(absl::StrCat("nvi", src), nv));
-    }
-    path.push_back(Make(absl::StrCat("nico", src), levels_[1].port));
-    for (size_t i = 1; i <= top; ++i) {  // up out of src's level-(i-1) domain
-      const int64_t d = src / levels_[i - 1].domain;
-      path.push_back(Make(absl::StrCat("up", i, "_", d), levels_[i - 1].domain * levels_[i].port / levels_[i].taper));
-    }
-    path.push_back(lat_[top]);
-    if (levels_[top].pair > 0) {
-      const int64_t ga = src / levels_[top - 1].domain, gb = b / levels_[top - 1].domain;
-      path.push_back(Make(absl::StrCat("gl", ga, "_", gb), levels_[top].pair));
-    }
-    for (size_t i = top; i >= 1; --i) {  // down into b's level-(i-1) domain
-      const int64_t d = b / levels_[i - 1].domain;
-      path.push_back(Make(absl::StrCat("dn", i, "_", d), levels_[i - 1].domain * levels_[i].port / levels_[i].taper));
-    }
-    path.push_back(Make(absl::StrCat("nici", b), levels_[1].port));
-    return path;
-  }
-
-  const Hardware& hw_;
-  sg4::NetZone* zone_;
-  int gpn_;
-  std::vector<Level> levels_;
-  std::vector<sg4::Link*> lat_;
-  std::map<int64_t, sg4::Host*> hosts_;
-  std::map<std::string, sg4::Link*> links_;
-  std::set<std::pair<int64_t, int64_t>> routed_;
-};
-
 // Runs in a child process (SimGrid's engine lives once per process): builds the
 // platform, replays every group program as one actor, writes each op's finish time.
-void RunChild(const SystemProfile& profile, const std::vector<std::vector<GroupProgram>>& programs,
+void RunChild(const SystemProfile& profile, const Hardware& hw, const std::vector<std::vector<GroupProgram>>& programs,
               const Background& background, int fd) {
   int argc = 3;
   char arg0[] = "paraplan-sim";
@@ -181,13 +39,14 @@ void RunChild(const SystemProfile& profile, const std::vector<std::vector<GroupP
   char arg2[] = "--cfg=network/model:CM02";
   char* argv[] = {arg0, arg1, arg2, nullptr};
   sg4::Engine engine(&argc, argv);
-  // Pure max-min sharing: no TCP window cap, no cross-traffic of acknowledgements, no
-  // latency/bandwidth correction factors (the analytic model has none).
+  // Pure max-min sharing, as the analytic model's fair shares assume: CM02 without its
+  // latency / bandwidth correction factors, no TCP window cap (gamma 0 = unbounded), no
+  // acknowledgement cross-traffic on the reverse links, no per-link weight correction.
   sg4::Engine::set_config("network/crosstraffic:0");
   sg4::Engine::set_config("network/TCP-gamma:0");
   sg4::Engine::set_config("network/latency-factor:1");
   sg4::Engine::set_config("network/bandwidth-factor:1");
-  const Hardware hw(profile, Precision::kBf16);
+  sg4::Engine::set_config("network/weight-S:0");
   sg4::NetZone* zone = sg4::create_full_zone("cluster");
   Platform platform(profile, hw, zone);
   for (const auto& op : programs) {
@@ -199,43 +58,74 @@ void RunChild(const SystemProfile& profile, const std::vector<std::vector<GroupP
   }
   for (const auto& [a, b] : background.flows) platform.AddRoute(a, b);
   zone->seal();
-  std::vector<double> finish(programs.size(), 0);
+  // Per step, the latency of its slowest route, charged before its flows start.
+  std::vector<std::vector<std::vector<double>>> latency(programs.size());
   int remaining = 0;
-  const double overhead = hw.collective_overhead_s();
   for (size_t o = 0; o < programs.size(); ++o) {
     for (const GroupProgram& g : programs[o]) {
+      std::vector<double> per_step;
+      for (const Step& s : g.steps) {
+        double l = 0;
+        for (const Flow& f : s.flows) l = std::max(l, platform.RouteLatency(f.src, f.dst));
+        per_step.push_back(l);
+      }
+      if (!g.steps.empty()) ++remaining;
+      latency[o].push_back(std::move(per_step));
+    }
+  }
+  std::vector<double> finish(programs.size(), 0);
+  std::vector<sg4::CommPtr> streams;  // background, cancelled when the last group ends
+  if (!background.flows.empty() && remaining > 0) {
+    for (const auto& [a, b] : background.flows) {
+      streams.push_back(sg4::Comm::sendto_async(platform.HostOf(a), platform.HostOf(b), uint64_t{1} << 52));
+    }
+  }
+  const double overhead = hw.collective_overhead_s();
+  for (size_t o = 0; o < programs.size(); ++o) {
+    for (size_t gi = 0; gi < programs[o].size(); ++gi) {
+      const GroupProgram& g = programs[o][gi];
       if (g.steps.empty()) continue;
-      ++remaining;
+      const std::vector<double>& lat = latency[o][gi];
       sg4::Host* where = platform.HostOf(g.steps.front().flows.front().src);
-      sg4::Actor::create("group", where, [&platform, &finish, &remaining, &g, o, overhead]() {
-        for (const Step& s : g.steps) {
+      sg4::Actor::create("group", where, [&platform, &finish, &remaining, &streams, &g, &lat, o, overhead]() {
+        for (size_t s = 0; s < g.steps.size(); ++s) {
+          if (lat[s] > 0) sg4::this_actor::sleep_for(lat[s]);
           std::vector<sg4::CommPtr> comms;
-          comms.reserve(s.flows.size());
-          for (const Flow& f : s.flows) {
+          comms.reserve(g.steps[s].flows.size());
+          for (const Flow& f : g.steps[s].flows) {
             comms.push_back(sg4::Comm::sendto_async(platform.HostOf(f.src), platform.HostOf(f.dst),
-                                                    static_cast<uint64_t>(std::max(1.0, f.bytes))));
+                                                    static_cast<uint64_t>(std::max(1.0, std::round(f.bytes)))));
           }
           sg4::Comm::wait_all(comms);
         }
+        // The per-call cost (launch, rendezvous) once per op, as Collectives charges it.
         finish[o] = std::max(finish[o], sg4::Engine::get_clock() + overhead);
-        --remaining;
+        if (--remaining == 0) {
+          for (sg4::CommPtr& c : streams) c->cancel();
+        }
       });
     }
-  }
-  if (!background.flows.empty()) {
-    sg4::Host* where = platform.HostOf(background.flows.front().first);
-    sg4::Actor::create("background", where, [&platform, &background, &remaining]() {
-      std::vector<sg4::CommPtr> comms;
-      for (const auto& [a, b] : background.flows) {
-        comms.push_back(sg4::Comm::sendto_async(platform.HostOf(a), platform.HostOf(b), uint64_t{1} << 50));
-      }
-      while (remaining > 0) sg4::this_actor::sleep_for(1e-4);
-      for (sg4::CommPtr& c : comms) c->cancel();
-    });
   }
   engine.run();
   const ssize_t want = static_cast<ssize_t>(finish.size() * sizeof(double));
   if (write(fd, finish.data(), finish.size() * sizeof(double)) != want) _exit(3);
+}
+
+// The outermost network level any flow of `g` crosses.
+int OutermostLevel(const Hardware& hw, const std::vector<GroupProgram>& programs) {
+  const std::vector<NetworkRates>& levels = hw.levels();
+  int top = 0;
+  for (const GroupProgram& g : programs) {
+    for (const Step& s : g.steps) {
+      for (const Flow& f : s.flows) {
+        for (int i = top + 1; i < static_cast<int>(levels.size()); ++i) {
+          const int64_t d = std::max(1, levels[i - 1].domain_size);
+          if (f.src / d != f.dst / d) top = i;
+        }
+      }
+    }
+  }
+  return top;
 }
 
 }  // namespace
@@ -245,8 +135,6 @@ absl::StatusOr<std::vector<double>> SimulateConcurrent(const SystemProfile& prof
                                                        const Background& background, int64_t max_hosts) {
   const int64_t cluster = profile.NumGpus();
   std::set<int64_t> hosts;
-  std::vector<std::vector<GroupProgram>> programs;
-  int64_t flows = 0;
   for (size_t i = 0; i < ops.size(); ++i) {
     for (const std::vector<int64_t>& g : ops[i].groups) {
       for (int64_t gpu : g) {
@@ -257,12 +145,6 @@ absl::StatusOr<std::vector<double>> SimulateConcurrent(const SystemProfile& prof
         hosts.insert(gpu);
       }
     }
-    absl::StatusOr<std::vector<GroupProgram>> p = ExpandCollective(ops[i], profile.gpus_per_node, kMaxFlows - flows);
-    if (!p.ok()) return p.status();
-    for (const GroupProgram& g : *p) {
-      for (const Step& s : g.steps) flows += static_cast<int64_t>(s.flows.size());
-    }
-    programs.push_back(std::move(*p));
   }
   for (const auto& [a, b] : background.flows) {
     if (a < 0 || a >= cluster || b < 0 || b >= cluster || a == b) {
@@ -273,17 +155,42 @@ absl::StatusOr<std::vector<double>> SimulateConcurrent(const SystemProfile& prof
     hosts.insert(b);
   }
   if (static_cast<int64_t>(hosts.size()) > max_hosts) {
-    return absl::InvalidArgumentError(absl::StrCat("the simulation touches ", hosts.size(), " GPUs; the limit is ",
-                                                   max_hosts));
+    return absl::InvalidArgumentError(absl::StrCat("the simulation touches ", hosts.size(),
+                                                   " GPUs; the limit is ", max_hosts, " GPUs"));
+  }
+  std::vector<std::vector<GroupProgram>> programs;
+  int64_t flows = static_cast<int64_t>(background.flows.size());
+  for (const SimCollective& op : ops) {
+    absl::StatusOr<std::vector<GroupProgram>> p = ExpandCollective(op, profile.gpus_per_node, kMaxFlows - flows);
+    if (!p.ok()) return p.status();
+    for (const GroupProgram& g : *p) {
+      for (const Step& s : g.steps) flows += static_cast<int64_t>(s.flows.size());
+    }
+    programs.push_back(std::move(*p));
   }
   if (programs.empty()) return std::vector<double>{};
+  // A level's size-dependent efficiency curve is a property of the call's message size,
+  // not of a link: the op's flows grow by flat rate / rate at its size on the
+  // outermost level it crosses, where the analytic bandwidth term is set.
+  const Hardware hw(profile, Precision::kBf16);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (hw.levels().empty()) break;
+    const NetworkRates& l = hw.levels()[OutermostLevel(hw, programs[i])];
+    const double at_size = l.BytesPerS(ops[i].bytes);
+    if (l.curve.empty() || at_size <= 0) continue;
+    for (GroupProgram& g : programs[i]) {
+      for (Step& s : g.steps) {
+        for (Flow& f : s.flows) f.bytes *= l.bytes_per_s / at_size;
+      }
+    }
+  }
   int fds[2];
   if (pipe(fds) != 0) return absl::InternalError(absl::StrCat("pipe: errno ", errno));
   const pid_t pid = fork();
   if (pid < 0) return absl::InternalError(absl::StrCat("fork: errno ", errno));
   if (pid == 0) {
     close(fds[0]);
-    RunChild(profile, programs, background, fds[1]);
+    RunChild(profile, hw, programs, background, fds[1]);
     _exit(0);
   }
   close(fds[1]);

@@ -12,7 +12,7 @@
 #include "estimator/presets.h"
 #include "estimator/test_util.h"
 #include "gtest/gtest.h"
-#include "sim/flows.h"
+#include "sim/collective_flows.h"
 #include "sim/iteration.h"
 
 namespace paraplan::sim {

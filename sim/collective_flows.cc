@@ -1,4 +1,4 @@
-#include "sim/flows.h"
+#include "sim/collective_flows.h"
 
 #include <algorithm>
 #include <cmath>
@@ -59,21 +59,52 @@ void RingGather(const Members& m, int gpn, double bytes, GroupProgram* out) {
   AddRingSteps(m, gpn, p - 1, bytes / p, out);
 }
 
-// NCCL's double binary tree: two complementary trees each reduce half the buffer up
-// and broadcast it down; pipelined, so each phase is one step carrying its half.
-void DoubleBinaryTree(const Members& m, double bytes, GroupProgram* out) {
+// NCCL's double binary tree (Sanders et al. 2009), pipelined: two complementary trees
+// each reduce half the buffer up and broadcast it down; the pipeline moves 1/depth of
+// it across every edge per step, so each phase is depth steps of depth-th shares:
+// 2 ceil(log2 P) latencies + 2 N/B, the analytic Tree's structure. Across nodes with k
+// members each, channel c runs the trees between the nodes' c-th members on N/k and
+// the node's other members feed it over NVLink (NCCL's per-channel trees).
+void DoubleBinaryTree(const Members& m, int gpn, double bytes, GroupProgram* out) {
   const size_t p = m.size();
+  std::map<int64_t, Members> by_node;
+  for (int64_t g : m) by_node[g / gpn].push_back(g);
+  size_t k = by_node.begin()->second.size();
+  for (const auto& [node, members] : by_node) {
+    if (members.size() != k) k = 0;
+  }
+  std::vector<Members> nodes;
+  if (by_node.size() <= 1 || k <= 1) {
+    k = 1;  // one tree over the members themselves
+    for (int64_t g : m) nodes.push_back({g});
+  } else {
+    for (const auto& [node, members] : by_node) nodes.push_back(members);
+  }
+  const size_t n = nodes.size();
+  const int depth = std::max(1, static_cast<int>(std::ceil(std::log2(static_cast<double>(p)))));
+  const double share = bytes / static_cast<double>(k) / depth;  // one channel, one step
   Step up, down;
-  for (int tree = 0; tree < 2; ++tree) {
-    auto at = [&](size_t i) { return tree == 0 ? m[i] : m[p - 1 - i]; };
-    for (size_t i = 1; i < p; ++i) {
-      const size_t parent = (i - 1) / 2;
-      up.flows.push_back({at(i), at(parent), bytes / 2});
-      down.flows.push_back({at(parent), at(i), bytes / 2});
+  for (size_t c = 0; c < k; ++c) {
+    for (int tree = 0; tree < 2; ++tree) {
+      auto at = [&](size_t i) { return nodes[tree == 0 ? i : n - 1 - i][c]; };
+      for (size_t i = 1; i < n; ++i) {
+        const size_t parent = (i - 1) / 2;
+        up.flows.push_back({at(i), at(parent), share / 2});
+        down.flows.push_back({at(parent), at(i), share / 2});
+      }
+    }
+    if (k > 1) {
+      for (const Members& node : nodes) {
+        for (size_t j = 0; j < k; ++j) {
+          if (j == c) continue;
+          up.flows.push_back({node[j], node[c], share});
+          down.flows.push_back({node[c], node[j], share});
+        }
+      }
     }
   }
-  out->steps.push_back(std::move(up));
-  out->steps.push_back(std::move(down));
+  for (int s = 0; s < depth; ++s) out->steps.push_back(up);
+  for (int s = 0; s < depth; ++s) out->steps.push_back(down);
 }
 
 // Rabenseifner: recursive-halving reduce-scatter then recursive-doubling all-gather;
@@ -180,7 +211,7 @@ absl::StatusOr<std::vector<GroupProgram>> ExpandCollective(const SimCollective& 
       case CollectiveKind::kAllReduce:
         switch (op.algorithm) {
           case CollectiveAlgorithm::kTree:
-            DoubleBinaryTree(m, op.bytes, &g);
+            DoubleBinaryTree(m, gpn, op.bytes, &g);
             break;
           case CollectiveAlgorithm::kHalvingDoubling:
           case CollectiveAlgorithm::kTopoHalvingDoubling:
@@ -224,9 +255,9 @@ absl::StatusOr<std::vector<GroupProgram>> ExpandCollective(const SimCollective& 
     }
     for (const Step& s : g.steps) flows += static_cast<int64_t>(s.flows.size());
     if (flows > max_flows) {
-      return absl::ResourceExhaustedError(
+      return absl::InvalidArgumentError(
           absl::StrCat("the simulation would replay more than ", max_flows,
-                       " flows; simulate a smaller job (fewer GPUs or smaller groups)"));
+                       " point-to-point flows (the limit); simulate a smaller job (fewer GPUs or smaller groups)"));
     }
     out.push_back(std::move(g));
   }

@@ -1,0 +1,56 @@
+// Collective -> point-to-point flows: how each algorithm moves data, step by step, as
+// the flow-level simulator replays it.
+//
+// ExpandCollective turns one SimCollective (every group of a dimension) into one
+// program per group: a sequence of steps, each a set of flows that start together; a
+// step ends when its last flow ends (the barrier the alpha-beta model's per-step
+// latency stands for; the replay charges that latency once per step). Per algorithm:
+//  ring all-reduce: 2(P-1) steps of N/P to the next member; all-gather and reduce-
+//    scatter: P-1 steps (Thakur et al. 2005). Rings run as NCCL runs them: one channel
+//    per member a node holds, each rotated so that its node-crossing edge leaves
+//    through a different GPU's NIC, and both directions (half the data each way).
+//  tree: NCCL's double binary tree, pipelined: ceil(log2 P) steps up (reduce) and as
+//    many down (broadcast), each moving 1/ceil(log2 P) of the half buffer per tree edge;
+//    across multi-GPU nodes one tree per local rank (channel) on N/k, fed over NVLink.
+//  halving-doubling: Rabenseifner, partner P/2 away first with N/2 (topology-aware
+//    order: partner 1 away first), then the mirror recursive doubling.
+//  hierarchical: rings inside each node on N, an all-reduce ring across nodes per local
+//    position on N/k, rings inside again (Horovod / NCCL hierarchical form).
+//  2-D torus: a logical x * y factoring: rings along x, all-reduce along y on N/x,
+//    rings along x again (Mikami et al. 2018).
+//  all-to-all: every member sends N/P to every other at once; send-recv: N from each
+//    member to the next (one flow for a pair).
+// Non-power-of-two halving-doubling and hierarchical / torus on groups they cannot
+// split fall back to the ring, as the analytic model does. Pure; thread-safe.
+#ifndef PARAPLAN_SIM_COLLECTIVE_FLOWS_H_
+#define PARAPLAN_SIM_COLLECTIVE_FLOWS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "sim/simulate.h"
+
+namespace paraplan::sim {
+
+struct Flow {
+  int64_t src = 0;  // cluster GPU
+  int64_t dst = 0;
+  double bytes = 0;
+};
+
+struct Step {
+  std::vector<Flow> flows;
+};
+
+struct GroupProgram {
+  std::vector<Step> steps;
+};
+
+// INVALID_ARGUMENT when the expansion would exceed `max_flows` flows in total.
+absl::StatusOr<std::vector<GroupProgram>> ExpandCollective(const SimCollective& op, int gpus_per_node,
+                                                           int64_t max_flows);
+
+}  // namespace paraplan::sim
+
+#endif  // PARAPLAN_SIM_COLLECTIVE_FLOWS_H_
