@@ -355,7 +355,7 @@ TEST(Overrides, ErrorsSayWhatIsWrongAndWhatIsThere) {
   EXPECT_EQ(message("name=other"), "--set name: name names the profile; it cannot be overridden");
   EXPECT_EQ(message("network.nvlink.topology=mesh"),
             "--set network.nvlink.topology: \"mesh\" is not one of TOPOLOGY_UNSPECIFIED, TOPOLOGY_SWITCH, "
-            "TOPOLOGY_FAT_TREE, TOPOLOGY_TORUS_2D, TOPOLOGY_RING, TOPOLOGY_DRAGONFLY");
+            "TOPOLOGY_FAT_TREE, TOPOLOGY_TORUS_2D, TOPOLOGY_RING, TOPOLOGY_DRAGONFLY, TOPOLOGY_TORUS_3D");
   EXPECT_EQ(message("calibration.network.ethernet.efficiency=0.5"),
             "--set calibration.network.ethernet.efficiency: no network level \"ethernet\" (levels: nvlink, "
             "infiniband)");

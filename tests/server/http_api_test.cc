@@ -10,7 +10,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <string>
 #include <thread>
@@ -26,6 +28,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "server/http_api.h"
+#include "server/version.h"
 #include "tests/server/fixture.h"
 
 namespace paraplan::server {
@@ -204,6 +207,125 @@ TEST_F(HttpApiTest, EstimateAndBatch) {
   ASSERT_EQ(results.results_size(), 2);
   EXPECT_DOUBLE_EQ(results.results(0).estimate().iteration_time_s(), rpc.estimate().iteration_time_s());
   EXPECT_EQ(results.results(1).error().code(), static_cast<int>(grpc::StatusCode::NOT_FOUND));
+}
+
+// profile_override: the request's own profile for that request only, through HTTP and
+// gRPC; validated like a put; the stored versions stay as they are.
+TEST_F(HttpApiTest, ProfileOverrideIsUsedForOneRequestAndNotStored) {
+  v1::GetProfileRequest get;
+  get.set_name("dgx-a100-80gb");
+  v1::SystemProfile stored;
+  {
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(profiles_->GetProfile(&ctx, get, &stored).ok());
+  }
+  ASSERT_EQ(stored.network_levels_size(), 2);
+  v1::EstimateResponse base;
+  ASSERT_TRUE(Estimate(Gpt3Estimate(), &base).ok());
+
+  // Twice the inter-node bandwidth: the data-parallel all-reduce takes about half as long.
+  v1::EstimateRequest req = Gpt3Estimate();
+  *req.mutable_profile_override() = stored;
+  req.mutable_profile_override()->mutable_network_levels(1)->set_bandwidth_gbytes_per_s(
+      2 * stored.network_levels(1).bandwidth_gbytes_per_s());
+  const Reply r = Post("/v1/estimate", ToJson(req));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const v1::Estimate e = FromJson<v1::EstimateResponse>(r.body).estimate();
+  EXPECT_NEAR(e.time().dp_comm_s() / base.estimate().time().dp_comm_s(), 0.5, 0.01);
+  EXPECT_EQ(e.profile_name(), "dgx-a100-80gb");
+  EXPECT_EQ(e.profile_version(), stored.version());
+  EXPECT_THAT(e.warnings(), ::testing::Contains(absl::StrCat(
+                                "profile_override: dgx-a100-80gb@", stored.version(),
+                                " as changed for this request only, not stored: "
+                                "network_levels[1].bandwidth_gbytes_per_s 25 -> 50")));
+  v1::EstimateResponse rpc;
+  ASSERT_TRUE(Estimate(req, &rpc).ok());
+  EXPECT_DOUBLE_EQ(rpc.estimate().iteration_time_s(), e.iteration_time_s());
+
+  // Plans: each carries the warning.
+  v1::PlanRequest plan = Llama8bPlan();
+  plan.set_profile("dgx-a100-80gb");
+  *plan.mutable_profile_override() = stored;
+  plan.mutable_profile_override()->mutable_accelerator()->set_memory_gib(40);
+  const Reply pr = Post("/v1/plan", ToJson(plan));
+  ASSERT_EQ(pr.status, 200) << pr.body;
+  const v1::PlanResponse planned = FromJson<v1::PlanResponse>(pr.body);
+  ASSERT_GT(planned.plans_size(), 0);
+  for (const v1::Estimate& p : planned.plans()) {
+    EXPECT_EQ(p.memory().capacity_bytes(), 40.0 * (1 << 30));
+    EXPECT_THAT(p.warnings(), ::testing::Contains(HasSubstr("accelerator.memory_gib 80 -> 40")));
+  }
+
+  // Refused like a put, naming the field; and a profile that is not the one named.
+  struct Case {
+    std::function<void(v1::EstimateRequest*)> change;
+    std::string message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {[](v1::EstimateRequest* q) { q->mutable_profile_override()->set_gpus_per_node(0); },
+            "profile_override.gpus_per_node"},
+           {[](v1::EstimateRequest* q) {
+              q->mutable_profile_override()->mutable_accelerator()->set_memory_gib(std::nan(""));
+            },
+            "profile_override.accelerator.memory_gib: must be a finite number"},
+           {[](v1::EstimateRequest* q) { q->mutable_profile_override()->clear_network_levels(); },
+            "profile_override.network_levels: must have at least one level"},
+           {[](v1::EstimateRequest* q) { q->mutable_profile_override()->set_name("dgx-h100-80gb"); },
+            "profile_override.name: \"dgx-h100-80gb\" is not the profile the request names (\"dgx-a100-80gb\")"},
+           {[](v1::EstimateRequest* q) {
+              q->clear_profile();
+              q->mutable_profile_override()->clear_name();
+            },
+            "profile_override.name: missing"},
+           {[](v1::EstimateRequest* q) { q->mutable_profile_override()->set_name("Bad Name"); },
+            "profile_override.name"},
+       }) {
+    v1::EstimateRequest bad = req;
+    c.change(&bad);
+    v1::EstimateResponse out;
+    const grpc::Status s = Estimate(bad, &out);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << c.message;
+    EXPECT_THAT(s.error_message(), HasSubstr(c.message));
+    if (c.message.find("nan") == std::string::npos && c.message.find("finite") == std::string::npos) {
+      const Reply http = Post("/v1/estimate", ToJson(bad));
+      EXPECT_EQ(http.status, 400) << http.body;
+      EXPECT_THAT(ErrorOf(http).message, HasSubstr(c.message));
+    }
+  }
+
+  // A profile of a name that is not stored is used as given, said so, version 0.
+  v1::EstimateRequest own = req;
+  own.clear_profile();
+  own.mutable_profile_override()->set_name("what-if-cluster");
+  own.mutable_profile_override()->set_version(0);
+  v1::EstimateResponse out;
+  ASSERT_TRUE(Estimate(own, &out).ok());
+  EXPECT_EQ(out.estimate().profile_name(), "what-if-cluster");
+  EXPECT_EQ(out.estimate().profile_version(), 0);
+  EXPECT_THAT(out.estimate().warnings(), ::testing::Contains(HasSubstr("\"what-if-cluster\" is not a stored")));
+
+  // Nothing was stored.
+  v1::ListProfileVersionsRequest history;
+  history.set_name("dgx-a100-80gb");
+  v1::ListProfileVersionsResponse versions;
+  grpc::ClientContext ctx;
+  ASSERT_TRUE(profiles_->ListProfileVersions(&ctx, history, &versions).ok());
+  ASSERT_EQ(versions.versions_size(), 1);
+  EXPECT_EQ(versions.versions(0).network_levels(1).bandwidth_gbytes_per_s(), 25);
+  EXPECT_EQ(Get("/v1/profiles/what-if-cluster").status, 404);
+}
+
+TEST_F(HttpApiTest, VersionNamesTheBuildAndItsApi) {
+  const Reply r = Get("/v1/version");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const auto v = FromJson<v1::GetVersionResponse>(r.body);
+  EXPECT_EQ(v.server_version(), kVersion);
+  EXPECT_EQ(v.api_version(), "paraplan.v1");
+  EXPECT_EQ(v.api_fingerprint(), ApiFingerprint());
+  EXPECT_EQ(v.api_fingerprint().size(), 16u);
+  EXPECT_EQ(v.grpc_version(), grpc::Version());
+  EXPECT_EQ(v.protobuf_version(), "3.21.12");
+  EXPECT_EQ(Get("/v1/version?x=1").status, 400);
 }
 
 TEST_F(HttpApiTest, IngestThenReadTheProfileAndItsAccuracy) {
