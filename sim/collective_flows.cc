@@ -237,6 +237,7 @@ absl::StatusOr<std::vector<GroupProgram>> ExpandCollective(const SimCollective& 
         RingGather(m, gpn, op.bytes, &g);
         break;
       case CollectiveKind::kAllToAll: {
+        if (flows + static_cast<int64_t>(p * (p - 1)) > max_flows) break;  // refused below
         Step s;
         for (size_t i = 0; i < p; ++i) {
           for (size_t j = 0; j < p; ++j) {
@@ -254,6 +255,7 @@ absl::StatusOr<std::vector<GroupProgram>> ExpandCollective(const SimCollective& 
       }
     }
     for (const Step& s : g.steps) flows += static_cast<int64_t>(s.flows.size());
+    if (op.kind == CollectiveKind::kAllToAll && g.steps.empty()) flows += static_cast<int64_t>(p * (p - 1));
     if (flows > max_flows) {
       return absl::InvalidArgumentError(
           absl::StrCat("the simulation would replay more than ", max_flows,

@@ -140,6 +140,140 @@ TEST(Simulate, BackgroundTrafficSlowsACollective) {
   EXPECT_NEAR(Simulated(p, op, inside) / quiet, 1.0, 0.02);
 }
 
+// The same cluster with real per-level latencies and a per-call cost.
+SystemProfile WithLatency(SystemProfile p, std::vector<double> latency_us, double overhead_us) {
+  for (size_t i = 0; i < latency_us.size() && i < p.calibration.network.size(); ++i) {
+    p.calibration.network[i].latency_us = latency_us[i];
+  }
+  p.calibration.collective_overhead_us = overhead_us;
+  return p;
+}
+
+TEST(Simulate, LatencyAndCallCostAreChargedPerStepAndPerCall) {
+  // 1 MiB over 8 nodes: 35 us + 2 x 7 x 5 us + 2 x 7/8 x 1 MiB / 10 GB/s = 288.5 us.
+  const SystemProfile p = WithLatency(ExactCluster(8, {Level("ib", 0, 10)}), {1, 5}, 35);
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives c(hw);
+  const double mib = 1024.0 * 1024;
+  const double hand = 35e-6 + 14 * 5e-6 + 2 * 7.0 / 8 * mib / 10e9;
+  EXPECT_NEAR(c.AllReduce(mib, c.Place(8, 8), CollectiveAlgorithm::kRing), hand, 1e-9);
+  SimCollective ring = Op(CollectiveKind::kAllReduce, CollectiveAlgorithm::kRing, {DimensionGroups(64, 8, 8)[0]});
+  ring.bytes = mib;
+  EXPECT_NEAR(Simulated(p, ring) / hand, 1.0, 0.02);
+  // Tree: 2 ceil(log2 8) latencies and 2 N / B: 35 + 30 + 209.7 us.
+  SimCollective tree = ring;
+  tree.algorithm = CollectiveAlgorithm::kTree;
+  const double tree_hand = 35e-6 + 6 * 5e-6 + 2 * mib / 10e9;
+  EXPECT_NEAR(c.AllReduce(mib, c.Place(8, 8), CollectiveAlgorithm::kTree), tree_hand, 1e-9);
+  EXPECT_NEAR(Simulated(p, tree) / tree_hand, 1.0, 0.02);
+  // A pipeline send: one latency and N / B on top of the call.
+  SimCollective send = Op(CollectiveKind::kSendRecv, CollectiveAlgorithm::kRing, {{0, 8}});
+  send.bytes = mib;
+  EXPECT_NEAR(Simulated(p, send) / (35e-6 + 5e-6 + mib / 10e9), 1.0, 0.02);
+}
+
+TEST(Simulate, FlowsOfDifferentLatencyShareALinkEqually) {
+  // GPU 0 sends to its leaf (2 us away) and across the spine (50 us away) at once: pure
+  // max-min gives each half the NIC; CM02's default RTT weighting would give the near
+  // flow ~25x the far one's rate.
+  SystemProfile p = ExactCluster(8, {Level("leaf", 16, 10), Level("spine", 0, 10)});
+  p = WithLatency(p, {0, 2, 50}, 0);
+  SimCollective near = Op(CollectiveKind::kSendRecv, CollectiveAlgorithm::kRing, {{0, 8}});
+  SimCollective far = Op(CollectiveKind::kSendRecv, CollectiveAlgorithm::kRing, {{0, 16}});
+  absl::StatusOr<std::vector<double>> both = SimulateConcurrent(p, {near, far});
+  ASSERT_TRUE(both.ok()) << both.status();
+  const double shared = 2 * kBytes / 10e9;  // 53.7 ms
+  EXPECT_NEAR((*both)[0] / shared, 1.0, 0.01);
+  EXPECT_NEAR((*both)[1] / shared, 1.0, 0.01);
+}
+
+TEST(Simulate, TreeHierarchicalAndHalvingDoublingAcrossNodesAgree) {
+  // 8 nodes x 8 GPUs on a full-bisection switch, every member of the job in one group.
+  const SystemProfile p = WithLatency(ExactCluster(8, {Level("ib", 0, 10)}), {1, 5}, 35);
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives c(hw);
+  const GroupSpan all = c.Place(64, 1);
+  const std::vector<std::vector<int64_t>> job = DimensionGroups(64, 64, 1);
+  // Double binary tree per channel: 2 N / (8 NICs x 10 GB/s) = 6.7 ms.
+  const double tree = Simulated(p, Op(CollectiveKind::kAllReduce, CollectiveAlgorithm::kTree, job));
+  EXPECT_NEAR(tree / c.AllReduce(kBytes, all, CollectiveAlgorithm::kTree), 1.0, 0.10) << tree;
+  // Hierarchical: 2 x 7/8 N / 100 GB/s inside + 2 x 7/8 N/8 / 10 GB/s across = 10.6 ms.
+  const double hier = Simulated(p, Op(CollectiveKind::kAllReduce, CollectiveAlgorithm::kHierarchical, job));
+  const double hier_hand = 35e-6 + 2 * (7 * 1e-6 + 7.0 / 8 * kBytes / 100e9) + 14 * 5e-6 + 2 * 7.0 / 8 * kBytes / 8 / 10e9;
+  EXPECT_NEAR(c.AllReduce(kBytes, all, CollectiveAlgorithm::kHierarchical) / hier_hand, 1.0, 1e-6);
+  EXPECT_NEAR(hier / hier_hand, 1.0, 0.10) << hier;
+  // Halving-doubling, one GPU a node: every step on the member's own NIC.
+  const SimCollective hd = Op(CollectiveKind::kAllReduce, CollectiveAlgorithm::kHalvingDoubling, {DimensionGroups(64, 8, 8)[0]});
+  const double hd_hand = 35e-6 + 6 * 5e-6 + 2 * 7.0 / 8 * kBytes / 10e9;
+  EXPECT_NEAR(c.AllReduce(kBytes, c.Place(8, 8), CollectiveAlgorithm::kHalvingDoubling) / hd_hand, 1.0, 1e-6);
+  EXPECT_NEAR(Simulated(p, hd) / hd_hand, 1.0, 0.10);
+  // Topology-aware order on 2 nodes x 8: three NVLink steps on N/2, N/4, N/8 first,
+  // then N/16 across, and back.
+  const SimCollective topo =
+      Op(CollectiveKind::kAllReduce, CollectiveAlgorithm::kTopoHalvingDoubling, DimensionGroups(16, 16, 1));
+  const double topo_hand = 35e-6 + 2 * (3 * 1e-6 + 7.0 / 8 * kBytes / 100e9 + 5e-6 + kBytes / 16 / 10e9);
+  EXPECT_NEAR(c.AllReduce(kBytes, c.Place(16, 1), CollectiveAlgorithm::kTopoHalvingDoubling) / topo_hand, 1.0, 1e-6);
+  EXPECT_NEAR(Simulated(p, topo) / topo_hand, 1.0, 0.10);
+}
+
+TEST(Simulate, DragonflyGlobalLinksBoundRingsBetweenGroups) {
+  // Groups of 2 nodes (16 GPUs); 4 global links of 25 GB/s per group. With 2 groups the
+  // pair has all 4: the 16 two-member rings between them get 100 / 16 = 6.25 GB/s each
+  // (below the 10 GB/s NIC): N / 6.25 GB/s, as the analytic model charges.
+  NetworkLevel fly = Level("global", 0, 10, Topology::kDragonfly);
+  fly.global_links_per_group = 4;
+  fly.global_link_gbytes_per_s = 25;
+  const SystemProfile two = ExactCluster(4, {Level("group", 16, 10), fly});
+  const Hardware hw(two, Precision::kBf16);
+  const Collectives c(hw, JobLayout(32, 8, 4, Placement::kPacked));
+  const SimCollective op = Op(CollectiveKind::kAllReduce, CollectiveAlgorithm::kRing, DimensionGroups(32, 2, 16));
+  const double sim = Simulated(two, op);
+  EXPECT_NEAR(sim / (kBytes / 6.25e9), 1.0, 0.05) << sim;
+  EXPECT_NEAR(sim / c.AllReduce(kBytes, c.Place(2, 16), CollectiveAlgorithm::kRing), 1.0, 0.10);
+  // 4 groups: a pair has max(1, 4 / 3) = 4/3 links' worth (33.3 GB/s); minimal routing
+  // leaves it, per direction, to a ring edge's 16 flows (bidirectional rings, half the
+  // data each way): 6 steps of N/4 / 2 at 33.3 / 16 GB/s.
+  const SystemProfile four = ExactCluster(8, {Level("group", 16, 10), fly});
+  const double sparse =
+      Simulated(four, Op(CollectiveKind::kAllReduce, CollectiveAlgorithm::kRing, DimensionGroups(64, 4, 16)));
+  EXPECT_NEAR(sparse / (6 * kBytes / 4 / 2 / (4.0 / 3 * 25e9 / 16)), 1.0, 0.05) << sparse;
+}
+
+TEST(Simulate, RailOptimisedLeavesSendAcrossRailsThroughTheRailGpu) {
+  // GPU 0 -> GPU 9 (local rank 1) leaves through GPU 1's NIC (PXN), which GPU 1 -> 17
+  // also uses: the two sends share it. Without rails each has its own NIC.
+  SystemProfile p = ExactCluster(3, {Level("leaf", 0, 10)});
+  const SimCollective a = Op(CollectiveKind::kSendRecv, CollectiveAlgorithm::kRing, {{0, 9}});
+  const SimCollective b = Op(CollectiveKind::kSendRecv, CollectiveAlgorithm::kRing, {{1, 17}});
+  absl::StatusOr<std::vector<double>> plain = SimulateConcurrent(p, {a, b});
+  p.network_levels[1].rail_optimized = true;
+  absl::StatusOr<std::vector<double>> rails = SimulateConcurrent(p, {a, b});
+  ASSERT_TRUE(plain.ok() && rails.ok());
+  EXPECT_NEAR((*plain)[0] / (kBytes / 10e9), 1.0, 0.01);
+  EXPECT_NEAR((*rails)[0] / (*plain)[0], 2.0, 0.05);
+  EXPECT_NEAR((*rails)[1] / (*plain)[1], 2.0, 0.05);
+}
+
+TEST(Simulate, IsDeterministic) {
+  const SystemProfile p = Leaves(4);
+  const SimCollective op = Op(CollectiveKind::kAllToAll, CollectiveAlgorithm::kRing, DimensionGroups(64, 16, 4));
+  EXPECT_EQ(Simulated(p, op), Simulated(p, op));
+}
+
+TEST(Simulate, RefusesTooLargeSimulations) {
+  const SystemProfile p = ExactCluster(1024, {Level("ib", 0, 10)});
+  // 8,192 GPUs: over the 4,096-host limit.
+  absl::StatusOr<std::vector<double>> hosts =
+      SimulateConcurrent(p, {Op(CollectiveKind::kAllReduce, CollectiveAlgorithm::kRing, DimensionGroups(8192, 8192, 1))});
+  EXPECT_EQ(hosts.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(hosts.status().message().find("4096"), std::string::npos) << hosts.status();
+  // An all-to-all over 2,048 GPUs: 4.2 million flows.
+  absl::StatusOr<std::vector<double>> flows =
+      SimulateConcurrent(p, {Op(CollectiveKind::kAllToAll, CollectiveAlgorithm::kRing, DimensionGroups(2048, 2048, 1))});
+  EXPECT_EQ(flows.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(flows.status().message().find("2000000"), std::string::npos) << flows.status();
+}
+
 TEST(Simulate, RefusesGpusOutsideTheCluster) {
   const SystemProfile p = ExactCluster(2, {Level("ib", 0, 10)});
   absl::StatusOr<std::vector<double>> t =
