@@ -37,15 +37,38 @@ void AddRingSteps(const Members& m, int gpn, int steps, double chunk, GroupProgr
     rings.push_back(order);
   }
   const double piece = chunk / static_cast<double>(channels) / 2;
-  for (int s = 0; s < steps; ++s) {
+  const int emitted = std::min(steps, kMaxRingSteps);
+  for (int s = 0; s < emitted; ++s) {
     Step step;
+    step.latencies = steps / emitted + (s < steps % emitted ? 1 : 0);
+    const double bytes = piece * step.latencies;
     for (const Members& r : rings) {
       for (size_t i = 0; i < p; ++i) {
-        step.flows.push_back({r[i], r[(i + 1) % p], piece});
-        step.flows.push_back({r[i], r[(i + p - 1) % p], piece});
+        step.flows.push_back({r[i], r[(i + 1) % p], bytes});
+        step.flows.push_back({r[i], r[(i + p - 1) % p], bytes});
       }
     }
     out->steps.push_back(std::move(step));
+  }
+}
+
+// Rings over each member list at once (one phase of a hierarchical or torus algorithm),
+// merged step by step into `out`.
+void AddRingPhase(const std::vector<Members>& rings, int gpn, int steps, double chunk, GroupProgram* out) {
+  std::vector<GroupProgram> parts(rings.size());
+  size_t longest = 0;
+  for (size_t r = 0; r < rings.size(); ++r) {
+    AddRingSteps(rings[r], gpn, steps, chunk, &parts[r]);
+    longest = std::max(longest, parts[r].steps.size());
+  }
+  for (size_t s = 0; s < longest; ++s) {
+    Step merged;
+    for (const GroupProgram& g : parts) {
+      if (s >= g.steps.size()) continue;
+      merged.flows.insert(merged.flows.end(), g.steps[s].flows.begin(), g.steps[s].flows.end());
+      merged.latencies = std::max(merged.latencies, g.steps[s].latencies);
+    }
+    out->steps.push_back(std::move(merged));
   }
 }
 
@@ -134,19 +157,6 @@ bool Hierarchical(const Members& m, int gpn, double bytes, GroupProgram* out) {
     if (members.size() != inner) return false;
   }
   if (inner <= 1 || by_node.size() <= 1) return false;
-  auto phase = [&](const std::vector<Members>& rings, int steps, double chunk) {
-    std::vector<GroupProgram> parts(rings.size());
-    for (size_t r = 0; r < rings.size(); ++r) AddRingSteps(rings[r], gpn, steps, chunk, &parts[r]);
-    for (int s = 0; s < steps; ++s) {
-      Step merged;
-      for (const GroupProgram& g : parts) {
-        if (s < static_cast<int>(g.steps.size())) {
-          merged.flows.insert(merged.flows.end(), g.steps[s].flows.begin(), g.steps[s].flows.end());
-        }
-      }
-      out->steps.push_back(std::move(merged));
-    }
-  };
   std::vector<Members> in_node, across(inner);
   for (const auto& [node, members] : by_node) {
     in_node.push_back(members);
@@ -154,9 +164,9 @@ bool Hierarchical(const Members& m, int gpn, double bytes, GroupProgram* out) {
   }
   const int n = static_cast<int>(by_node.size());
   const int k = static_cast<int>(inner);
-  phase(in_node, k - 1, bytes / k);
-  phase(across, 2 * (n - 1), bytes / k / n);
-  phase(in_node, k - 1, bytes / k);
+  AddRingPhase(in_node, gpn, k - 1, bytes / k, out);
+  AddRingPhase(across, gpn, 2 * (n - 1), bytes / k / n, out);
+  AddRingPhase(in_node, gpn, k - 1, bytes / k, out);
   return true;
 }
 
@@ -173,22 +183,9 @@ bool Torus2D(const Members& m, int gpn, double bytes, GroupProgram* out) {
     rows[i / x].push_back(m[i]);
     cols[i % x].push_back(m[i]);
   }
-  auto phase = [&](const std::vector<Members>& rings, int steps, double chunk) {
-    for (int s = 0; s < steps; ++s) {
-      Step merged;
-      for (const Members& r : rings) {
-        GroupProgram one;
-        AddRingSteps(r, gpn, 1, chunk, &one);
-        if (!one.steps.empty()) {
-          merged.flows.insert(merged.flows.end(), one.steps[0].flows.begin(), one.steps[0].flows.end());
-        }
-      }
-      out->steps.push_back(std::move(merged));
-    }
-  };
-  phase(rows, static_cast<int>(x) - 1, bytes / x);
-  phase(cols, 2 * (static_cast<int>(y) - 1), bytes / x / y);
-  phase(rows, static_cast<int>(x) - 1, bytes / x);
+  AddRingPhase(rows, gpn, static_cast<int>(x) - 1, bytes / x, out);
+  AddRingPhase(cols, gpn, 2 * (static_cast<int>(y) - 1), bytes / x / y, out);
+  AddRingPhase(rows, gpn, static_cast<int>(x) - 1, bytes / x, out);
   return true;
 }
 

@@ -41,7 +41,14 @@ struct Flow {
 
 struct Step {
   std::vector<Flow> flows;
+  // Identical consecutive steps this one stands for (long rings are replayed as at most
+  // kMaxRingSteps steps per phase, each moving the bytes of several): the replay
+  // charges the step latency this many times. Exact for an op alone; beside other
+  // traffic the sharing is resolved at the coarser grain.
+  int latencies = 1;
 };
+
+inline constexpr int kMaxRingSteps = 16;
 
 struct GroupProgram {
   std::vector<Step> steps;

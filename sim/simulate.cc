@@ -67,7 +67,7 @@ void RunChild(const SystemProfile& profile, const Hardware& hw, const std::vecto
       for (const Step& s : g.steps) {
         double l = 0;
         for (const Flow& f : s.flows) l = std::max(l, platform.RouteLatency(f.src, f.dst));
-        per_step.push_back(l);
+        per_step.push_back(l * s.latencies);
       }
       if (!g.steps.empty()) ++remaining;
       latency[o].push_back(std::move(per_step));
@@ -96,7 +96,7 @@ void RunChild(const SystemProfile& profile, const Hardware& hw, const std::vecto
             comms.push_back(sg4::Comm::sendto_async(platform.HostOf(f.src), platform.HostOf(f.dst),
                                                     static_cast<uint64_t>(std::max(1.0, std::round(f.bytes)))));
           }
-          sg4::Comm::wait_all(comms);
+          for (sg4::CommPtr& c : comms) c->wait();  // (wait_all rescans the set: quadratic)
         }
         // The per-call cost (launch, rendezvous) once per op, as Collectives charges it.
         finish[o] = std::max(finish[o], sg4::Engine::get_clock() + overhead);

@@ -254,6 +254,20 @@ TEST(Simulate, RailOptimisedLeavesSendAcrossRailsThroughTheRailGpu) {
   EXPECT_NEAR((*rails)[1] / (*plain)[1], 2.0, 0.05);
 }
 
+TEST(Simulate, LongRingsAreReplayedInSixteenSteps) {
+  // 256 nodes x 8: the 8 data-parallel rings of 256 members (one per local rank) each
+  // leave every node through their own NIC. 510 ring steps are replayed as 16, with
+  // their latency charged 510 times: 35 us + 510 x 5 us + 2 x 255/256 x N / 10 GB/s.
+  // (4,096 GPUs take ~4 s: SimGrid's cost grows with the square of concurrent flows.)
+  const SystemProfile p = WithLatency(ExactCluster(256, {Level("ib", 0, 10)}), {1, 5}, 35);
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives c(hw);
+  const double hand = 35e-6 + 510 * 5e-6 + 2 * 255.0 / 256 * kBytes / 10e9;
+  EXPECT_NEAR(c.AllReduce(kBytes, c.Place(256, 8), CollectiveAlgorithm::kRing) / hand, 1.0, 1e-6);
+  const double sim = Simulated(p, Op(CollectiveKind::kAllReduce, CollectiveAlgorithm::kRing, DimensionGroups(2048, 256, 8)));
+  EXPECT_NEAR(sim / hand, 1.0, 0.02) << sim;
+}
+
 TEST(Simulate, IsDeterministic) {
   const SystemProfile p = Leaves(4);
   const SimCollective op = Op(CollectiveKind::kAllToAll, CollectiveAlgorithm::kRing, DimensionGroups(64, 16, 4));
