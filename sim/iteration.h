@@ -7,11 +7,16 @@
 // again together with the largest blocking collective of another dimension, to show
 // what sharing links costs. Compute enters as the analytic estimate's delays: the
 // simulated iteration is the analytic one with each dimension's exposed communication
-// scaled by its simulated / analytic time (calls-weighted), plus what contention adds.
-// Thread-safe (each simulation runs in its own process).
+// scaled by its simulated / analytic time (calls-weighted), plus, for one call of the
+// blocking collective, how far the simulated contention differs from the max-min rule
+// the analytic model already charges for cross-node TP / PP traffic (min(a, d)); the
+// whole simulated delay for other dimensions, which the analytic model does not charge.
+// Thread-safe as far as fork() is in the caller's process (each simulation runs in a
+// child process; the caller's other threads keep running).
 #ifndef PARAPLAN_SIM_ITERATION_H_
 #define PARAPLAN_SIM_ITERATION_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -35,6 +40,10 @@ struct IterationSimulation {
   double simulated_iteration_s = 0;
   std::vector<std::string> notes;
 };
+
+// Jobs above this many GPUs are refused (INVALID_ARGUMENT): SimGrid's cost grows with
+// the square of the concurrent flows (a 4,096-GPU data-parallel ring takes ~4 s).
+inline constexpr int64_t kMaxSimulatedGpus = 4096;
 
 // Rank groups of a dimension: every set {base + k * stride}, k < size, that tiles the
 // job's ranks (base: ranks whose index along the dimension is 0).

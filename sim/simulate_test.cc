@@ -5,6 +5,7 @@
 #include "sim/simulate.h"
 
 #include <cmath>
+#include <cstdio>
 
 #include "estimator/collectives.h"
 #include "estimator/hardware.h"
@@ -314,6 +315,46 @@ TEST(Simulate, IterationReplaysEveryCollectiveOfAnEstimate) {
     EXPECT_NEAR(c.simulated_alone_s / c.use.seconds_per_call, 1.0, 0.15) << c.use.dimension;
   }
   EXPECT_NEAR(s->simulated_iteration_s / s->analytic_iteration_s, 1.0, 0.10);
+}
+
+TEST(Simulate, IterationRunsTheReductionBesideThePipelineSends) {
+  // TP 8 in the node, PP 2 and DP 4 across nodes: the overlapped DP reduction shares the
+  // NICs with the pipeline's sends; both slow down, and the iteration follows.
+  SystemProfile p = WithLatency(ExactCluster(8, {Level("ib", 0, 25)}), {1, 5}, 35);
+  ParallelConfig cfg;
+  cfg.tensor_parallel = 8;
+  cfg.pipeline_parallel = 2;
+  cfg.data_parallel = 4;
+  cfg.micro_batch_size = 1;
+  cfg.global_batch_size = 32;
+  cfg.overlap_grad_reduce = true;
+  absl::StatusOr<Estimate> e = EstimateIteration(*FindModelPreset("megatron-22b"), cfg, p);
+  ASSERT_TRUE(e.ok()) << e.status();
+  absl::StatusOr<IterationSimulation> s = SimulateIteration(p, *e, JobLayout(64, 8, 8, Placement::kPacked));
+  ASSERT_TRUE(s.ok()) << s.status();
+  const CollectiveComparison* dp = nullptr;
+  const CollectiveComparison* pp = nullptr;
+  for (const CollectiveComparison& c : s->collectives) {
+    if (c.use.dimension == "dp") dp = &c;
+    if (c.use.dimension == "pp") pp = &c;
+  }
+  ASSERT_TRUE(dp != nullptr && pp != nullptr);
+  EXPECT_NEAR(dp->simulated_alone_s / dp->use.seconds_per_call, 1.0, 0.10);
+  EXPECT_NEAR(pp->simulated_alone_s / pp->use.seconds_per_call, 1.0, 0.10);
+  EXPECT_GT(dp->simulated_contended_s, dp->simulated_alone_s);
+  EXPECT_GT(pp->simulated_contended_s, pp->simulated_alone_s);
+  EXPECT_NEAR(s->simulated_iteration_s / s->analytic_iteration_s, 1.0, 0.10);
+  for (const std::string& n : s->notes) std::printf("%s\n", n.c_str());
+  std::printf("iteration: analytic %.2f ms, simulated %.2f ms\n", 1e3 * s->analytic_iteration_s,
+              1e3 * s->simulated_iteration_s);
+}
+
+TEST(Simulate, IterationRefusesJobsOverTheLimit) {
+  const SystemProfile p = ExactCluster(1024, {Level("ib", 0, 25)});
+  Estimate e;
+  absl::StatusOr<IterationSimulation> s = SimulateIteration(p, e, JobLayout(8192, 8, 1024, Placement::kPacked));
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.status().message().find("4096"), std::string::npos) << s.status();
 }
 
 }  // namespace
