@@ -54,22 +54,14 @@ void AddRingSteps(const Members& m, int gpn, int steps, double chunk, GroupProgr
 
 // Rings over each member list at once (one phase of a hierarchical or torus algorithm),
 // merged step by step into `out`.
+void MergeInto(const std::vector<GroupProgram>& parts, GroupProgram* out);
+
+// Rings over each member list at once (one phase of a hierarchical or torus algorithm),
+// merged step by step into `out`.
 void AddRingPhase(const std::vector<Members>& rings, int gpn, int steps, double chunk, GroupProgram* out) {
   std::vector<GroupProgram> parts(rings.size());
-  size_t longest = 0;
-  for (size_t r = 0; r < rings.size(); ++r) {
-    AddRingSteps(rings[r], gpn, steps, chunk, &parts[r]);
-    longest = std::max(longest, parts[r].steps.size());
-  }
-  for (size_t s = 0; s < longest; ++s) {
-    Step merged;
-    for (const GroupProgram& g : parts) {
-      if (s >= g.steps.size()) continue;
-      merged.flows.insert(merged.flows.end(), g.steps[s].flows.begin(), g.steps[s].flows.end());
-      merged.latencies = std::max(merged.latencies, g.steps[s].latencies);
-    }
-    out->steps.push_back(std::move(merged));
-  }
+  for (size_t r = 0; r < rings.size(); ++r) AddRingSteps(rings[r], gpn, steps, chunk, &parts[r]);
+  MergeInto(parts, out);
 }
 
 void RingAllReduce(const Members& m, int gpn, double bytes, GroupProgram* out) {
@@ -189,11 +181,115 @@ bool Torus2D(const Members& m, int gpn, double bytes, GroupProgram* out) {
   return true;
 }
 
+// Merges programs that run at once, step by step (a merged step ends with its slowest).
+void MergeInto(const std::vector<GroupProgram>& parts, GroupProgram* out) {
+  size_t longest = 0;
+  for (const GroupProgram& g : parts) longest = std::max(longest, g.steps.size());
+  for (size_t s = 0; s < longest; ++s) {
+    Step merged;
+    for (const GroupProgram& g : parts) {
+      if (s >= g.steps.size()) continue;
+      merged.flows.insert(merged.flows.end(), g.steps[s].flows.begin(), g.steps[s].flows.end());
+      merged.latencies = std::max(merged.latencies, g.steps[s].latencies);
+    }
+    out->steps.push_back(std::move(merged));
+  }
+}
+
+// Dimension-wise all-reduce on a physical torus (the TPU / Blue Gene pattern, as the
+// analytic TorusDims): reduce-scatter inside each vertex, then along each torus
+// dimension the group spans, then the mirror all-gathers; the buffer is split over the
+// D dimensions used, share s starting on dimension s, so all of them carry traffic at
+// once. Lines along a dimension are the members that differ only in that coordinate,
+// in coordinate order (spaced hop vertices apart where the stride skips vertices).
+bool TorusDims(const Members& m, const FlowTopology& topo, double bytes, GroupProgram* out) {
+  if (topo.torus_dims.empty() || topo.torus_vertex_gpus <= 0) return false;
+  const int64_t vertex_gpus = topo.torus_vertex_gpus;
+  std::map<int64_t, Members> by_vertex;
+  for (int64_t g : m) by_vertex[g / vertex_gpus].push_back(g);
+  const size_t inner = by_vertex.begin()->second.size();
+  for (const auto& [v, members] : by_vertex) {
+    if (members.size() != inner) return false;
+  }
+  if (by_vertex.size() <= 1) return false;
+  const size_t dims = topo.torus_dims.size();
+  auto coords = [&](int64_t v) {
+    std::vector<int64_t> c(dims);
+    for (size_t d = 0; d < dims; ++d) {
+      const int64_t k = std::max(1, topo.torus_dims[d]);
+      c[d] = v % k;
+      v /= k;
+    }
+    return c;
+  };
+  // Lines per dimension over the vertices (keyed by the other coordinates).
+  std::vector<std::vector<std::vector<int64_t>>> lines(dims);  // vertex lists
+  std::vector<size_t> used;
+  for (size_t d = 0; d < dims; ++d) {
+    std::map<std::vector<int64_t>, std::map<int64_t, int64_t>> by_rest;  // rest -> coord -> vertex
+    for (const auto& [v, members] : by_vertex) {
+      std::vector<int64_t> c = coords(v);
+      const int64_t at = c[d];
+      c[d] = -1;
+      by_rest[c][at] = v;
+    }
+    for (const auto& [rest, line] : by_rest) {
+      std::vector<int64_t> order;
+      for (const auto& [at, v] : line) order.push_back(v);
+      lines[d].push_back(std::move(order));
+    }
+    if (!lines[d].empty() && lines[d].front().size() > 1) used.push_back(d);
+  }
+  if (used.empty()) return false;
+  double rest = bytes;
+  if (inner > 1) {
+    std::vector<Members> in_vertex;
+    for (const auto& [v, members] : by_vertex) in_vertex.push_back(members);
+    AddRingPhase(in_vertex, topo.gpus_per_node, static_cast<int>(inner) - 1, bytes / inner, out);
+    rest = bytes / inner;
+  }
+  // Per share: the reduce-scatter passes over the used dimensions from its own first,
+  // then the all-gathers in reverse; each pass is rings along that dimension's lines,
+  // one per member position inside the vertex.
+  std::vector<GroupProgram> shares(used.size());
+  for (size_t s = 0; s < used.size(); ++s) {
+    std::vector<GroupProgram> passes;
+    double share = rest / used.size();
+    for (size_t i = 0; i < used.size(); ++i) {
+      const size_t d = used[(s + i) % used.size()];
+      std::vector<Members> rings;
+      for (const std::vector<int64_t>& line : lines[d]) {
+        for (size_t j = 0; j < inner; ++j) {
+          Members ring;
+          for (int64_t v : line) ring.push_back(by_vertex[v][j]);
+          rings.push_back(std::move(ring));
+        }
+      }
+      const size_t k = lines[d].front().size();
+      GroupProgram pass;
+      AddRingPhase(rings, topo.gpus_per_node, static_cast<int>(k) - 1, share / k, &pass);
+      passes.push_back(std::move(pass));
+      share /= k;
+    }
+    for (const GroupProgram& pass : passes) shares[s].steps.insert(shares[s].steps.end(), pass.steps.begin(), pass.steps.end());
+    for (auto it = passes.rbegin(); it != passes.rend(); ++it) {
+      shares[s].steps.insert(shares[s].steps.end(), it->steps.begin(), it->steps.end());
+    }
+  }
+  MergeInto(shares, out);
+  if (inner > 1) {
+    std::vector<Members> in_vertex;
+    for (const auto& [v, members] : by_vertex) in_vertex.push_back(members);
+    AddRingPhase(in_vertex, topo.gpus_per_node, static_cast<int>(inner) - 1, bytes / inner, out);
+  }
+  return true;
+}
+
 }  // namespace
 
-absl::StatusOr<std::vector<GroupProgram>> ExpandCollective(const SimCollective& op, int gpus_per_node,
+absl::StatusOr<std::vector<GroupProgram>> ExpandCollective(const SimCollective& op, const FlowTopology& topo,
                                                            int64_t max_flows) {
-  const int gpn = std::max(1, gpus_per_node);
+  const int gpn = std::max(1, topo.gpus_per_node);
   std::vector<GroupProgram> out;
   int64_t flows = 0;
   for (const Members& m : op.groups) {
@@ -222,7 +318,9 @@ absl::StatusOr<std::vector<GroupProgram>> ExpandCollective(const SimCollective& 
             if (!Hierarchical(m, gpn, op.bytes, &g)) RingAllReduce(m, gpn, op.bytes, &g);
             break;
           case CollectiveAlgorithm::kTorus2D:
-            if (!Torus2D(m, gpn, op.bytes, &g)) RingAllReduce(m, gpn, op.bytes, &g);
+            if (!TorusDims(m, topo, op.bytes, &g) && !Torus2D(m, gpn, op.bytes, &g)) {
+              RingAllReduce(m, gpn, op.bytes, &g);
+            }
             break;
           default:
             RingAllReduce(m, gpn, op.bytes, &g);

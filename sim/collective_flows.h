@@ -16,8 +16,11 @@
 //    order: partner 1 away first), then the mirror recursive doubling.
 //  hierarchical: rings inside each node on N, an all-reduce ring across nodes per local
 //    position on N/k, rings inside again (Horovod / NCCL hierarchical form).
-//  2-D torus: a logical x * y factoring: rings along x, all-reduce along y on N/x,
-//    rings along x again (Mikami et al. 2018).
+//  2-D torus (kTorus2D): on a physical torus, dimension-wise: reduce-scatter inside the
+//    vertex, then along each torus dimension the group spans, then the mirror all-
+//    gathers, the buffer split over the D dimensions (each share starting on another),
+//    as the analytic TorusDims; elsewhere a logical x * y factoring: rings along x,
+//    all-reduce along y on N/x, rings along x again (Mikami et al. 2018).
 //  all-to-all: every member sends N/P to every other at once; send-recv: N from each
 //    member to the next (one flow for a pair).
 // Non-power-of-two halving-doubling and hierarchical / torus on groups they cannot
@@ -55,7 +58,16 @@ struct GroupProgram {
 };
 
 // INVALID_ARGUMENT when the expansion would exceed `max_flows` flows in total.
-absl::StatusOr<std::vector<GroupProgram>> ExpandCollective(const SimCollective& op, int gpus_per_node,
+// What the expansion needs to know of the platform.
+struct FlowTopology {
+  int gpus_per_node = 1;
+  // The first torus level's vertex (GPUs per domain of the level below) and extents;
+  // 0 / empty where the profile has no torus level.
+  int64_t torus_vertex_gpus = 0;
+  std::vector<int> torus_dims;
+};
+
+absl::StatusOr<std::vector<GroupProgram>> ExpandCollective(const SimCollective& op, const FlowTopology& topo,
                                                            int64_t max_flows);
 
 }  // namespace paraplan::sim

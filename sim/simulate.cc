@@ -158,10 +158,21 @@ absl::StatusOr<std::vector<double>> SimulateConcurrent(const SystemProfile& prof
     return absl::InvalidArgumentError(absl::StrCat("the simulation touches ", hosts.size(),
                                                    " GPUs; the limit is ", max_hosts, " GPUs"));
   }
+  const Hardware hw(profile, Precision::kBf16);
+  FlowTopology topo;
+  topo.gpus_per_node = std::max(1, profile.gpus_per_node);
+  for (size_t i = 1; i < hw.levels().size(); ++i) {
+    const NetworkRates& l = hw.levels()[i];
+    if ((l.topology == Topology::kTorus2D || l.topology == Topology::kTorus3D) && !l.torus_dims.empty()) {
+      topo.torus_vertex_gpus = std::max(1, hw.levels()[i - 1].domain_size);
+      topo.torus_dims = l.torus_dims;
+      break;
+    }
+  }
   std::vector<std::vector<GroupProgram>> programs;
   int64_t flows = static_cast<int64_t>(background.flows.size());
   for (const SimCollective& op : ops) {
-    absl::StatusOr<std::vector<GroupProgram>> p = ExpandCollective(op, profile.gpus_per_node, kMaxFlows - flows);
+    absl::StatusOr<std::vector<GroupProgram>> p = ExpandCollective(op, topo, kMaxFlows - flows);
     if (!p.ok()) return p.status();
     for (const GroupProgram& g : *p) {
       for (const Step& s : g.steps) flows += static_cast<int64_t>(s.flows.size());
@@ -172,7 +183,6 @@ absl::StatusOr<std::vector<double>> SimulateConcurrent(const SystemProfile& prof
   // A level's size-dependent efficiency curve is a property of the call's message size,
   // not of a link: the op's flows grow by flat rate / rate at its size on the
   // outermost level it crosses, where the analytic bandwidth term is set.
-  const Hardware hw(profile, Precision::kBf16);
   for (size_t i = 0; i < ops.size(); ++i) {
     if (hw.levels().empty()) break;
     const NetworkRates& l = hw.levels()[OutermostLevel(hw, programs[i])];
