@@ -1,11 +1,14 @@
 #include "sim/simulate.h"
 
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -28,6 +31,8 @@ namespace sg4 = simgrid::s4u;
 namespace {
 
 constexpr int64_t kMaxFlows = 2'000'000;
+// CPU seconds one simulation may use (a 4,096-GPU ring takes ~4).
+constexpr rlim_t kCpuLimitS = 300;
 
 // Runs in a child process (SimGrid's engine lives once per process): builds the
 // platform, replays every group program as one actor, writes each op's finish time.
@@ -195,11 +200,18 @@ absl::StatusOr<std::vector<double>> SimulateConcurrent(const SystemProfile& prof
     }
   }
   int fds[2];
-  if (pipe(fds) != 0) return absl::InternalError(absl::StrCat("pipe: errno ", errno));
+  if (pipe2(fds, O_CLOEXEC) != 0) return absl::InternalError(absl::StrCat("pipe: errno ", errno));
   const pid_t pid = fork();
-  if (pid < 0) return absl::InternalError(absl::StrCat("fork: errno ", errno));
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return absl::InternalError(absl::StrCat("fork: errno ", errno));
+  }
   if (pid == 0) {
     close(fds[0]);
+    // A runaway replay ends by SIGXCPU instead of holding the caller.
+    const rlimit cpu{kCpuLimitS, kCpuLimitS + 5};
+    setrlimit(RLIMIT_CPU, &cpu);
     RunChild(profile, hw, programs, background, fds[1]);
     _exit(0);
   }
@@ -210,14 +222,21 @@ absl::StatusOr<std::vector<double>> SimulateConcurrent(const SystemProfile& prof
   const size_t want = finish.size() * sizeof(double);
   while (got < want) {
     const ssize_t n = read(fds[0], out + got, want - got);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     got += static_cast<size_t>(n);
   }
   close(fds[0]);
   int status = 0;
-  waitpid(pid, &status, 0);
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) {
+    return absl::InternalError(WTERMSIG(status) == SIGXCPU
+                                   ? absl::StrCat("the SimGrid run exceeded its CPU limit of ", kCpuLimitS, " s")
+                                   : absl::StrCat("the SimGrid run died of signal ", WTERMSIG(status)));
+  }
   if (got != want || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return absl::InternalError(absl::StrCat("the SimGrid run failed (exit status ", status, ")"));
+    return absl::InternalError(absl::StrCat("the SimGrid run failed (exit status ", WEXITSTATUS(status), ")"));
   }
   return finish;
 }

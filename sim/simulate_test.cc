@@ -200,6 +200,21 @@ TEST(Simulate, LatencyAndCallCostAreChargedPerStepAndPerCall) {
   EXPECT_NEAR(Simulated(p, send) / (35e-6 + 5e-6 + mib / 10e9), 1.0, 0.02);
 }
 
+TEST(Simulate, SizeDependentEfficiencyFollowsTheCall) {
+  // The network level's bus-bandwidth curve: 40 % at 1 MiB, 90 % from 64 MiB.
+  SystemProfile p = ExactCluster(8, {Level("ib", 0, 10)});
+  p.calibration.network[1].bandwidth_curve = {{1 << 20, 0.4}, {64 << 20, 0.9}};
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives c(hw);
+  for (double bytes : {1024.0 * 1024, kBytes}) {
+    SimCollective op = Op(CollectiveKind::kAllReduce, CollectiveAlgorithm::kRing, {DimensionGroups(64, 8, 8)[0]});
+    op.bytes = bytes;
+    const double analytic = c.AllReduce(bytes, c.Place(8, 8), CollectiveAlgorithm::kRing);
+    EXPECT_NEAR(analytic / (2 * 7.0 / 8 * bytes / (bytes > 1e8 ? 9e9 : 4e9)), 1.0, 1e-3);
+    EXPECT_NEAR(Simulated(p, op) / analytic, 1.0, 0.02) << bytes;
+  }
+}
+
 TEST(Simulate, FlowsOfDifferentLatencyShareALinkEqually) {
   // GPU 0 sends to its leaf (2 us away) and across the spine (50 us away) at once: pure
   // max-min gives each half the NIC; CM02's default RTT weighting would give the near
