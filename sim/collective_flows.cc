@@ -339,6 +339,8 @@ absl::StatusOr<std::vector<GroupProgram>> ExpandCollective(const SimCollective& 
             if (i != j) s.flows.push_back({m[i], m[j], op.bytes / p});
           }
         }
+        // One latency per peer, as the analytic (p - 1) alpha charges the sends' issue.
+        s.latencies = static_cast<int>(p - 1);
         g.steps.push_back(std::move(s));
         break;
       }

@@ -21,8 +21,9 @@
 //    gathers, the buffer split over the D dimensions (each share starting on another),
 //    as the analytic TorusDims; elsewhere a logical x * y factoring: rings along x,
 //    all-reduce along y on N/x, rings along x again (Mikami et al. 2018).
-//  all-to-all: every member sends N/P to every other at once; send-recv: N from each
-//    member to the next (one flow for a pair).
+//  all-to-all: every member sends N/P to every other at once, charged P-1 latencies
+//    (the analytic model's per-peer alpha); send-recv: N from each member to the next
+//    (one flow for a pair).
 // Non-power-of-two halving-doubling and hierarchical / torus on groups they cannot
 // split fall back to the ring, as the analytic model does. Pure; thread-safe.
 #ifndef PARAPLAN_SIM_COLLECTIVE_FLOWS_H_

@@ -259,6 +259,18 @@ TEST(Simulate, TreeHierarchicalAndHalvingDoublingAcrossNodesAgree) {
   EXPECT_NEAR(Simulated(p, topo) / topo_hand, 1.0, 0.10);
 }
 
+TEST(Simulate, AllToAllAcrossNodesAgrees) {
+  // 64 GPUs exchange: 56/64 of each GPU's N leaves through its NIC, 7/64 over NVLink at
+  // the same time: 35 us + 63 x 5 us + 56/64 x N / 10 GB/s = 23.8 ms.
+  const SystemProfile p = WithLatency(ExactCluster(8, {Level("ib", 0, 10)}), {1, 5}, 35);
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives c(hw);
+  const double hand = 35e-6 + 63 * 5e-6 + 56.0 / 64 * kBytes / 10e9;
+  EXPECT_NEAR(c.AllToAll(kBytes, c.Place(64, 1)) / hand, 1.0, 1e-6);
+  const double sim = Simulated(p, Op(CollectiveKind::kAllToAll, CollectiveAlgorithm::kRing, DimensionGroups(64, 64, 1)));
+  EXPECT_NEAR(sim / hand, 1.0, 0.02) << sim;
+}
+
 TEST(Simulate, DragonflyGlobalLinksBoundRingsBetweenGroups) {
   // Groups of 2 nodes (16 GPUs); 4 global links of 25 GB/s per group. With 2 groups the
   // pair has all 4: the 16 two-member rings between them get 100 / 16 = 6.25 GB/s each
