@@ -54,7 +54,20 @@ void AddRingSteps(const Members& m, int gpn, int steps, double chunk, GroupProgr
 
 // Rings over each member list at once (one phase of a hierarchical or torus algorithm),
 // merged step by step into `out`.
-void MergeInto(const std::vector<GroupProgram>& parts, GroupProgram* out);
+// Merges programs that run at once, step by step (a merged step ends with its slowest).
+void MergeInto(const std::vector<GroupProgram>& parts, GroupProgram* out) {
+  size_t longest = 0;
+  for (const GroupProgram& g : parts) longest = std::max(longest, g.steps.size());
+  for (size_t s = 0; s < longest; ++s) {
+    Step merged;
+    for (const GroupProgram& g : parts) {
+      if (s >= g.steps.size()) continue;
+      merged.flows.insert(merged.flows.end(), g.steps[s].flows.begin(), g.steps[s].flows.end());
+      merged.latencies = std::max(merged.latencies, g.steps[s].latencies);
+    }
+    out->steps.push_back(std::move(merged));
+  }
+}
 
 // Rings over each member list at once (one phase of a hierarchical or torus algorithm),
 // merged step by step into `out`.
@@ -181,26 +194,12 @@ bool Torus2D(const Members& m, int gpn, double bytes, GroupProgram* out) {
   return true;
 }
 
-// Merges programs that run at once, step by step (a merged step ends with its slowest).
-void MergeInto(const std::vector<GroupProgram>& parts, GroupProgram* out) {
-  size_t longest = 0;
-  for (const GroupProgram& g : parts) longest = std::max(longest, g.steps.size());
-  for (size_t s = 0; s < longest; ++s) {
-    Step merged;
-    for (const GroupProgram& g : parts) {
-      if (s >= g.steps.size()) continue;
-      merged.flows.insert(merged.flows.end(), g.steps[s].flows.begin(), g.steps[s].flows.end());
-      merged.latencies = std::max(merged.latencies, g.steps[s].latencies);
-    }
-    out->steps.push_back(std::move(merged));
-  }
-}
-
 // Dimension-wise all-reduce on a physical torus (the TPU / Blue Gene pattern, as the
 // analytic TorusDims): reduce-scatter inside each vertex, then along each torus
 // dimension the group spans, then the mirror all-gathers; the buffer is split over the
 // D dimensions used, share s starting on dimension s, so all of them carry traffic at
-// once. Lines along a dimension are the members that differ only in that coordinate,
+// once; each share runs at its own pace (a branch), as the analytic model's bandwidth
+// term shared D ways assumes. Lines along a dimension are the members that differ only in that coordinate,
 // in coordinate order (spaced hop vertices apart where the stride skips vertices).
 bool TorusDims(const Members& m, const FlowTopology& topo, double bytes, GroupProgram* out) {
   if (topo.torus_dims.empty() || topo.torus_vertex_gpus <= 0) return false;
@@ -276,7 +275,9 @@ bool TorusDims(const Members& m, const FlowTopology& topo, double bytes, GroupPr
       shares[s].steps.insert(shares[s].steps.end(), it->steps.begin(), it->steps.end());
     }
   }
-  MergeInto(shares, out);
+  Step together;
+  for (GroupProgram& share : shares) together.branches.push_back(std::move(share.steps));
+  out->steps.push_back(std::move(together));
   if (inner > 1) {
     std::vector<Members> in_vertex;
     for (const auto& [v, members] : by_vertex) in_vertex.push_back(members);
@@ -351,7 +352,7 @@ absl::StatusOr<std::vector<GroupProgram>> ExpandCollective(const SimCollective& 
         break;
       }
     }
-    for (const Step& s : g.steps) flows += static_cast<int64_t>(s.flows.size());
+    ForEachFlow(g.steps, [&flows](const Flow&) { ++flows; });
     if (op.kind == CollectiveKind::kAllToAll && g.steps.empty()) flows += static_cast<int64_t>(p * (p - 1));
     if (flows > max_flows) {
       return absl::InvalidArgumentError(

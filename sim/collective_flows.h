@@ -50,7 +50,20 @@ struct Step {
   // charges the step latency this many times. Exact for an op alone; beside other
   // traffic the sharing is resolved at the coarser grain.
   int latencies = 1;
+  // Step sequences that run beside this step's flows, each at its own pace (no barrier
+  // between them); the step ends when its flows and every branch have ended. The
+  // dimension-wise torus all-reduce runs its per-dimension shares this way.
+  std::vector<std::vector<Step>> branches;
 };
+
+// Calls fn(flow) for every flow of the steps, branches included.
+template <typename Steps, typename Fn>
+void ForEachFlow(Steps& steps, const Fn& fn) {
+  for (auto& s : steps) {
+    for (auto& f : s.flows) fn(f);
+    for (auto& b : s.branches) ForEachFlow(b, fn);
+  }
+}
 
 inline constexpr int kMaxRingSteps = 16;
 

@@ -43,13 +43,18 @@ sg4::Host* Platform::HostOf(int64_t gpu) {
 }
 
 void Platform::AddRoute(int64_t a, int64_t b) {
-  if (a == b || !routed_.insert({a, b}).second) return;
+  if (a == b || !routed_.emplace(std::make_pair(a, b), ComputeLatency(a, b)).second) return;
   std::vector<sg4::LinkInRoute> path;
   for (sg4::Link* l : Path(a, b)) path.emplace_back(l);
   zone_->add_route(HostOf(a)->get_netpoint(), HostOf(b)->get_netpoint(), nullptr, nullptr, path, false);
 }
 
 double Platform::RouteLatency(int64_t a, int64_t b) const {
+  const auto it = routed_.find({a, b});
+  return it != routed_.end() ? it->second : ComputeLatency(a, b);
+}
+
+double Platform::ComputeLatency(int64_t a, int64_t b) const {
   if (a == b) return 0;
   const size_t top = TopLevel(a, b);
   const Level& l = levels_[top];
@@ -91,8 +96,10 @@ std::vector<Platform::Hop> Platform::TorusRoute(size_t level, int64_t u, int64_t
     int64_t c = (cur / stride) % k;
     const int64_t target = (v / stride) % k;
     const int64_t delta = ((target - c) % k + k) % k;
-    // Ties (delta = k / 2) go forward: deterministic, as dimension-ordered routers do.
-    const bool forward = 2 * delta <= k;
+    // Ties (the destination half-way round) alternate with the source's coordinate
+    // parity, so that exchanges between opposite vertices use both directions (as
+    // adaptive torus routers spread them); deterministic.
+    const bool forward = 2 * delta < k || (2 * delta == k && c % 2 == 0);
     for (int64_t h = forward ? delta : k - delta; h > 0; --h) {
       hops.push_back({cur, d, forward});
       const int64_t next = forward ? (c + 1) % k : (c + k - 1) % k;

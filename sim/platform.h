@@ -11,7 +11,8 @@
 //    destination's rail (NCCL PXN), then leaves through that GPU's NIC.
 //  torus (2-D / 3-D with torus_dims): the domains of the level below are vertices;
 //    one link per neighbour, dimension and direction at the level's rate; dimension-
-//    ordered routing, the shorter way round each ring. GPUs reach their vertex's router
+//    ordered routing, the shorter way round each ring (half-way: by the source
+//    coordinate's parity, so opposite vertices use both directions). GPUs reach their vertex's router
 //    over their level-0 ports.
 //  dragonfly (global_links_per_group > 0): the domains below are groups; a group's
 //    traffic leaves over its uplink, then the direct links of its group pair
@@ -28,7 +29,6 @@
 
 #include <cstdint>
 #include <map>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,7 +49,7 @@ class Platform {
   // Declares the route from GPU a to GPU b (idempotent); call before sealing the zone.
   void AddRoute(int64_t a, int64_t b);
   // One-way latency of a flow from a to b: the latency of the outermost level it
-  // crosses (times the hops on a torus). 0 for a == b.
+  // crosses (times the hops on a torus). 0 for a == b. Cached for declared routes.
   double RouteLatency(int64_t a, int64_t b) const;
   // Names of the links the route crosses, in order (for tests and diagnostics).
   std::vector<std::string> RouteLinks(int64_t a, int64_t b);
@@ -67,6 +67,7 @@ class Platform {
   };
 
   simgrid::s4u::Link* Make(const std::string& name, double bytes_per_s);
+  double ComputeLatency(int64_t a, int64_t b) const;
   // The first level whose domain holds both GPUs.
   size_t TopLevel(int64_t a, int64_t b) const;
   struct Hop {
@@ -83,7 +84,7 @@ class Platform {
   std::vector<Level> levels_;
   std::map<int64_t, simgrid::s4u::Host*> hosts_;
   std::map<std::string, simgrid::s4u::Link*> links_;
-  std::set<std::pair<int64_t, int64_t>> routed_;
+  std::map<std::pair<int64_t, int64_t>, double> routed_;  // declared routes, their latency
 };
 
 }  // namespace paraplan::sim

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -34,6 +35,29 @@ constexpr int64_t kMaxFlows = 2'000'000;
 // CPU seconds one simulation may use (a 4,096-GPU ring takes ~4).
 constexpr rlim_t kCpuLimitS = 300;
 
+// Replays `steps` from the calling actor: per step, the latency of its slowest route
+// (times the steps it stands for), then its flows and branches at once.
+void Replay(const std::vector<Step>& steps, Platform& platform) {
+  for (const Step& s : steps) {
+    double latency = 0;
+    for (const Flow& f : s.flows) latency = std::max(latency, platform.RouteLatency(f.src, f.dst));
+    if (latency > 0) sg4::this_actor::sleep_for(latency * s.latencies);
+    std::vector<sg4::CommPtr> comms;
+    comms.reserve(s.flows.size());
+    for (const Flow& f : s.flows) {
+      comms.push_back(sg4::Comm::sendto_async(platform.HostOf(f.src), platform.HostOf(f.dst),
+                                              static_cast<uint64_t>(std::max(1.0, std::round(f.bytes)))));
+    }
+    std::vector<sg4::ActorPtr> branches;
+    for (const std::vector<Step>& b : s.branches) {
+      branches.push_back(sg4::Actor::create("branch", sg4::this_actor::get_host(),
+                                            [&b, &platform]() { Replay(b, platform); }));
+    }
+    for (sg4::CommPtr& c : comms) c->wait();  // (wait_all is no faster in 3.32)
+    for (sg4::ActorPtr& a : branches) a->join();
+  }
+}
+
 // Runs in a child process (SimGrid's engine lives once per process): builds the
 // platform, replays every group program as one actor, writes each op's finish time.
 void RunChild(const SystemProfile& profile, const Hardware& hw, const std::vector<std::vector<GroupProgram>>& programs,
@@ -54,30 +78,15 @@ void RunChild(const SystemProfile& profile, const Hardware& hw, const std::vecto
   sg4::Engine::set_config("network/weight-S:0");
   sg4::NetZone* zone = sg4::create_full_zone("cluster");
   Platform platform(profile, hw, zone);
+  int remaining = 0;
   for (const auto& op : programs) {
     for (const GroupProgram& g : op) {
-      for (const Step& s : g.steps) {
-        for (const Flow& f : s.flows) platform.AddRoute(f.src, f.dst);
-      }
+      ForEachFlow(g.steps, [&platform](const Flow& f) { platform.AddRoute(f.src, f.dst); });
+      if (!g.steps.empty()) ++remaining;
     }
   }
   for (const auto& [a, b] : background.flows) platform.AddRoute(a, b);
   zone->seal();
-  // Per step, the latency of its slowest route, charged before its flows start.
-  std::vector<std::vector<std::vector<double>>> latency(programs.size());
-  int remaining = 0;
-  for (size_t o = 0; o < programs.size(); ++o) {
-    for (const GroupProgram& g : programs[o]) {
-      std::vector<double> per_step;
-      for (const Step& s : g.steps) {
-        double l = 0;
-        for (const Flow& f : s.flows) l = std::max(l, platform.RouteLatency(f.src, f.dst));
-        per_step.push_back(l * s.latencies);
-      }
-      if (!g.steps.empty()) ++remaining;
-      latency[o].push_back(std::move(per_step));
-    }
-  }
   std::vector<double> finish(programs.size(), 0);
   std::vector<sg4::CommPtr> streams;  // background, cancelled when the last group ends
   if (!background.flows.empty() && remaining > 0) {
@@ -87,22 +96,12 @@ void RunChild(const SystemProfile& profile, const Hardware& hw, const std::vecto
   }
   const double overhead = hw.collective_overhead_s();
   for (size_t o = 0; o < programs.size(); ++o) {
-    for (size_t gi = 0; gi < programs[o].size(); ++gi) {
-      const GroupProgram& g = programs[o][gi];
+    for (const GroupProgram& g : programs[o]) {
       if (g.steps.empty()) continue;
-      const std::vector<double>& lat = latency[o][gi];
-      sg4::Host* where = platform.HostOf(g.steps.front().flows.front().src);
-      sg4::Actor::create("group", where, [&platform, &finish, &remaining, &streams, &g, &lat, o, overhead]() {
-        for (size_t s = 0; s < g.steps.size(); ++s) {
-          if (lat[s] > 0) sg4::this_actor::sleep_for(lat[s]);
-          std::vector<sg4::CommPtr> comms;
-          comms.reserve(g.steps[s].flows.size());
-          for (const Flow& f : g.steps[s].flows) {
-            comms.push_back(sg4::Comm::sendto_async(platform.HostOf(f.src), platform.HostOf(f.dst),
-                                                    static_cast<uint64_t>(std::max(1.0, std::round(f.bytes)))));
-          }
-          for (sg4::CommPtr& c : comms) c->wait();  // (wait_all rescans the set: quadratic)
-        }
+      int64_t first = 0;
+      ForEachFlow(g.steps, [&first](const Flow& f) { first = f.src; });
+      sg4::Actor::create("group", platform.HostOf(first), [&platform, &finish, &remaining, &streams, &g, o, overhead]() {
+        Replay(g.steps, platform);
         // The per-call cost (launch, rendezvous) once per op, as Collectives charges it.
         finish[o] = std::max(finish[o], sg4::Engine::get_clock() + overhead);
         if (--remaining == 0) {
@@ -116,19 +115,17 @@ void RunChild(const SystemProfile& profile, const Hardware& hw, const std::vecto
   if (write(fd, finish.data(), finish.size() * sizeof(double)) != want) _exit(3);
 }
 
-// The outermost network level any flow of `g` crosses.
+// The outermost network level any flow of `programs` crosses.
 int OutermostLevel(const Hardware& hw, const std::vector<GroupProgram>& programs) {
   const std::vector<NetworkRates>& levels = hw.levels();
   int top = 0;
   for (const GroupProgram& g : programs) {
-    for (const Step& s : g.steps) {
-      for (const Flow& f : s.flows) {
-        for (int i = top + 1; i < static_cast<int>(levels.size()); ++i) {
-          const int64_t d = std::max(1, levels[i - 1].domain_size);
-          if (f.src / d != f.dst / d) top = i;
-        }
+    ForEachFlow(g.steps, [&](const Flow& f) {
+      for (int i = top + 1; i < static_cast<int>(levels.size()); ++i) {
+        const int64_t d = std::max(1, levels[i - 1].domain_size);
+        if (f.src / d != f.dst / d) top = i;
       }
-    }
+    });
   }
   return top;
 }
@@ -179,9 +176,7 @@ absl::StatusOr<std::vector<double>> SimulateConcurrent(const SystemProfile& prof
   for (const SimCollective& op : ops) {
     absl::StatusOr<std::vector<GroupProgram>> p = ExpandCollective(op, topo, kMaxFlows - flows);
     if (!p.ok()) return p.status();
-    for (const GroupProgram& g : *p) {
-      for (const Step& s : g.steps) flows += static_cast<int64_t>(s.flows.size());
-    }
+    for (const GroupProgram& g : *p) ForEachFlow(g.steps, [&flows](const Flow&) { ++flows; });
     programs.push_back(std::move(*p));
   }
   if (programs.empty()) return std::vector<double>{};
@@ -193,14 +188,13 @@ absl::StatusOr<std::vector<double>> SimulateConcurrent(const SystemProfile& prof
     const NetworkRates& l = hw.levels()[OutermostLevel(hw, programs[i])];
     const double at_size = l.BytesPerS(ops[i].bytes);
     if (l.curve.empty() || at_size <= 0) continue;
-    for (GroupProgram& g : programs[i]) {
-      for (Step& s : g.steps) {
-        for (Flow& f : s.flows) f.bytes *= l.bytes_per_s / at_size;
-      }
-    }
+    const double scale = l.bytes_per_s / at_size;
+    for (GroupProgram& g : programs[i]) ForEachFlow(g.steps, [scale](Flow& f) { f.bytes *= scale; });
   }
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return absl::InternalError(absl::StrCat("pipe: errno ", errno));
+  // The child inherits the caller's unwritten stdio buffers; SimGrid flushes them.
+  std::fflush(nullptr);
   const pid_t pid = fork();
   if (pid < 0) {
     close(fds[0]);
