@@ -52,8 +52,6 @@ void AddRingSteps(const Members& m, int gpn, int steps, double chunk, GroupProgr
   }
 }
 
-// Rings over each member list at once (one phase of a hierarchical or torus algorithm),
-// merged step by step into `out`.
 // Merges programs that run at once, step by step (a merged step ends with its slowest).
 void MergeInto(const std::vector<GroupProgram>& parts, GroupProgram* out) {
   size_t longest = 0;

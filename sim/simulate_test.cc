@@ -119,6 +119,19 @@ TEST(Simulate, TorusDimensionWiseAllReduceAgrees) {
   // vertex holds and also multiplies their ring rate by them.)
 }
 
+TEST(Simulate, TorusNeighbourLinkIsSharedByTheVertexGpus) {
+  // Pipeline sends between neighbouring nodes of a 4 x 4 x 4 torus: the 8 GPUs of node
+  // 0 send to their peers on node 1 over the one x+ link (10 GB/s): 8 N / 10 GB/s.
+  // (The analytic SendRecv charges N / 10 GB/s: a neighbour "has its own link".)
+  NetworkLevel t = Level("torus", 0, 10, Topology::kTorus3D);
+  t.torus_dims = {4, 4, 4};
+  const SystemProfile p = ExactCluster(64, {t});
+  std::vector<std::vector<int64_t>> pairs;
+  for (int r = 0; r < 8; ++r) pairs.push_back({r, 8 + r});
+  const double sim = Simulated(p, Op(CollectiveKind::kSendRecv, CollectiveAlgorithm::kRing, pairs));
+  EXPECT_NEAR(sim / (8 * kBytes / 10e9), 1.0, 0.01) << sim;
+}
+
 // 4 leaves of 2 nodes; every ring has one member per leaf, so all its traffic crosses
 // the spine, every GPU's at once.
 SystemProfile Leaves(double taper) {
