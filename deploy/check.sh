@@ -7,7 +7,11 @@
 #   2. Prometheus: promtool check config / check rules / test rules (skipped without promtool;
 #      `apt-get install prometheus` provides it).
 #   3. YAML of compose, Kubernetes, Grafana provisioning: parses, and the facts that matter
-#      hold (one replica, gRPC probes, mounted files exist) (skipped without python3-yaml).
+#      hold (skipped without python3-yaml): the SQLite manifest (kubernetes/paraplan.yaml)
+#      runs one replica with gRPC probes and its data volume; the PostgreSQL manifest
+#      (kubernetes/paraplan-postgres.yaml, checked by kubernetes/check_postgres.py) runs a
+#      Deployment of >= 2 stateless replicas with the password from a Secret and a
+#      PodDisruptionBudget; both expose the same Service and image; mounted files exist.
 #   4. systemd unit: systemd-analyze verify, any warning fails (skipped without systemd-analyze).
 #   5. Dockerfile: ENTRYPOINT / EXPOSE / HEALTHCHECK / USER as documented, and, when a build
 #      exists, every shared library of the two binaries comes from the runtime stage's
@@ -96,7 +100,8 @@ if command -v python3 >/dev/null && python3 -c 'import yaml' 2>/dev/null; then
 import os, sys, yaml
 errors = []
 docs = {}
-for path in ["compose.yaml", "kubernetes/paraplan.yaml", "kubernetes/servicemonitor.yaml",
+for path in ["compose.yaml", "kubernetes/paraplan.yaml", "kubernetes/paraplan-postgres.yaml",
+             "kubernetes/servicemonitor.yaml",
              "prometheus/prometheus.yml", "prometheus/rules.yml", "prometheus/rules_test.yml",
              "grafana/provisioning/datasources/prometheus.yaml",
              "grafana/provisioning/dashboards/paraplan.yaml"]:
@@ -142,9 +147,27 @@ else:
 svc = [d for d in docs.get("kubernetes/paraplan.yaml", []) if d["kind"] == "Service" and d["metadata"]["name"] == "paraplan"]
 if not svc or {p["port"] for p in svc[0]["spec"]["ports"]} != {50051, 9464}:
     errors.append("kubernetes: Service paraplan must expose 50051 and 9464")
+# The PostgreSQL manifest is the alternative to paraplan.yaml: the same Service, image and
+# labels, so that clients, the ServiceMonitor and the dashboards see no difference.
+pg = {d["kind"]: d for d in docs.get("kubernetes/paraplan-postgres.yaml", [])}
+pg_svc = pg.get("Service")
+if not pg_svc or not svc or pg_svc["metadata"]["name"] != "paraplan" or \
+        {(p["name"], p["port"]) for p in pg_svc["spec"]["ports"]} != {(p["name"], p["port"]) for p in svc[0]["spec"]["ports"]}:
+    errors.append("kubernetes: paraplan-postgres.yaml must define Service paraplan with the ports of paraplan.yaml")
+if sts and pg.get("Deployment"):
+    image = lambda w: w["spec"]["template"]["spec"]["containers"][0]["image"]
+    if image(pg["Deployment"]) != image(sts):
+        errors.append("kubernetes: the PostgreSQL Deployment and the StatefulSet must run the same image")
+    if pg["Deployment"]["spec"]["template"]["metadata"]["labels"].get("app.kubernetes.io/name") != \
+            sts["spec"]["template"]["metadata"]["labels"].get("app.kubernetes.io/name"):
+        errors.append("kubernetes: both manifests must label their pods alike (ServiceMonitor, dashboards)")
+elif not pg.get("Deployment"):
+    errors.append("kubernetes: paraplan-postgres.yaml has no Deployment")
 if errors:
     print("\n".join(errors)); sys.exit(1)
 EOF
+  run "kubernetes/paraplan-postgres.yaml: replicas, Secret, probes, PodDisruptionBudget (check_postgres.py)" \
+    python3 kubernetes/check_postgres.py
 else
   skip "python3-yaml not installed (apt-get install python3-yaml): YAML checks"
 fi
