@@ -157,7 +157,10 @@ const std::vector<CommandSpec>& Commands() {
        "  plan on N GPUs; per design the weighted sums of one iteration's time, energy and cost\n"
        "  over the workloads, ranked by the objective (exit 1 when no design fits them all).\n"
        "  FILE.jsonl: one workload a line, {\"model\": \"llama3-8b\" | \"workload\": {...},\n"
-       "  \"weight\": 2, \"global_batch_size\": 512, \"name\": \"...\"} (weight = iterations in the mix).\n"},
+       "  \"weight\": 2, \"global_batch_size\": 512, \"name\": \"...\"} (weight = iterations in the mix).\n"
+       "  -o wide adds the whole configuration, samples/s, MFU, bottleneck and time to train;\n"
+       "  -o csv prints one record per design and workload with the design's totals.\n",
+       true},
       {"health", 0, 1, {}, {}, "paraplan health [SERVICE]\n  grpc.health.v1 status of the server (exit 69 unless SERVING).\n"},
   };
   return *kCommands;
@@ -165,7 +168,8 @@ const std::vector<CommandSpec>& Commands() {
 
 constexpr char kGlobal[] =
     "global flags: --server HOST:PORT (default $PARAPLAN_SERVER, else 127.0.0.1:50051)\n"
-    "              --output, -o table|wide|csv|json (default table; wide and csv: plan, compare)\n"
+    "              --output, -o table|wide|csv|json (default table; wide and csv: plan, compare,\n"
+    "                codesign)\n"
     "              --timeout SECONDS (default 30)  --version (this CLI's and the server's)\n"
     "              --token TOKEN (default $PARAPLAN_TOKEN)  --tls-ca PEM (TLS, trusting this CA)\n"
     "              --tls-cert PEM --tls-key PEM (client certificate for mutual TLS)\n"
@@ -392,7 +396,7 @@ absl::StatusOr<Args> ParseArgs(int argc, char** argv) {
   }
   if ((a.output == "csv" || a.output == "wide") && !spec->tables) {
     if (a.output == "csv") {
-      return UsageError(absl::StrCat("--output csv: only plan and compare print CSV, not `", spec->name, "`"),
+      return UsageError(absl::StrCat("--output csv: only plan, compare and codesign print CSV, not `", spec->name, "`"),
                         a.short_usage);
     }
     a.output = "table";  // wide: every table this command prints is already whole

@@ -937,7 +937,9 @@ int Cli::Codesign() {
   v1::CodesignResponse r;
   grpc::Status s = v1::Network::NewStub(channel_)->Codesign(Context().get(), req, &r);
   if (!s.ok()) return RpcFailed(s);
-  const int printed = Print(r, FormatCodesign(r));
+  const TableStyle style =
+      a_.output == "csv" ? TableStyle::kCsv : a_.output == "wide" ? TableStyle::kWide : TableStyle::kCompact;
+  const int printed = Print(r, FormatCodesign(r, style));
   return printed != kOk ? printed : r.best_by_time().empty() ? kError : kOk;
 }
 

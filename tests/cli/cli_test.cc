@@ -1177,7 +1177,7 @@ TEST(CliConventions, UsageErrorsAreShortAndSuggest) {
       {{"plan", "--gpu", "8"}, "paraplan: unknown flag --gpu for `plan` (did you mean --gpus?)\n"},
       {{"estimate", "--tp", "8", "--profle", "p"}, "paraplan: unknown flag --profle for `estimate` (did you mean --profile?)\n"},
       {{"-o", "jsno", "models"}, "paraplan: --output must be table, wide, csv or json, not \"jsno\" (did you mean json?)\n"},
-      {{"-o", "csv", "models"}, "paraplan: --output csv: only plan and compare print CSV, not `models`\n"},
+      {{"-o", "csv", "models"}, "paraplan: --output csv: only plan, compare and codesign print CSV, not `models`\n"},
       {{"--bogus", "1", "models"}, "paraplan: unknown flag --bogus for `models` (it takes none)\n"},
   };
   for (const auto& c : cases) {
@@ -1760,6 +1760,12 @@ TEST_F(ServerTest, CodesignRanksDesignsForAWorkloadMix) {
                 "--gpus", "64"});
   ASSERT_EQ(r.code, 0) << Describe(r);
   EXPECT_TRUE(Contains(r.out, "best by time: cd-fast@1")) << Describe(r);
+  r = P({"--output", "csv", "codesign", "--profiles", "cd-slow,cd-fast", "--model", "megatron-22b", "--global-batch",
+         "128", "--gpus", "64"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(absl::StartsWith(r.out, "design,rank,fits_all,weighted_time_s,")) << Describe(r);
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 3) << Describe(r);  // header, one record a design
+  EXPECT_TRUE(Contains(r.out, "\r\ncd-fast@1,1,true,")) << Describe(r);
   const std::string mix = Write("mix.jsonl",
                                 "{\"model\": \"megatron-22b\", \"weight\": 2, \"global_batch_size\": 128}\n"
                                 "# comment lines are skipped\n"
