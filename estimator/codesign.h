@@ -58,7 +58,11 @@ struct CodesignDesign {
 
 struct CodesignResult {
   std::vector<CodesignDesign> designs;  // in the request's order
-  std::string best_by_time, best_by_energy, best_by_cost;  // empty when no design fits all
+  // The design with the least weighted time / energy / cost among those that fit every
+  // workload ("" when none does). All three compare the plans chosen for the request's
+  // objective: under kTime, best_by_cost is the design whose fastest plans cost least,
+  // not the design that the cost objective would pick.
+  std::string best_by_time, best_by_energy, best_by_cost;
   bool truncated = false;  // a search hit the deadline
 };
 
