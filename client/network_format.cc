@@ -41,10 +41,13 @@ std::string FormatSimulate(const v1::SimulateResponse& r) {
            Ms(c.simulated_contended_s())});
   }
   absl::StrAppend(&out, t.Render(), "\n");
+  double change = r.analytic_iteration_time_s() > 0
+                      ? 100 * (r.simulated_iteration_time_s() / r.analytic_iteration_time_s() - 1)
+                      : 0;
+  if (std::fabs(change) < 0.05) change = 0;  // "+0.0%", never "-0.0%"
   absl::StrAppend(&out, absl::StrFormat("iteration    analytic %s, simulated %s (%+.1f%%)\n",
                                         SecondsText(r.analytic_iteration_time_s()),
-                                        SecondsText(r.simulated_iteration_time_s()),
-                                        100 * (r.simulated_iteration_time_s() / r.analytic_iteration_time_s() - 1)));
+                                        SecondsText(r.simulated_iteration_time_s()), change));
   for (const std::string& n : r.notes()) absl::StrAppend(&out, "note: ", n, "\n");
   return out;
 }
