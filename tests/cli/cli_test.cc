@@ -1214,7 +1214,8 @@ TEST(CliConventions, VersionAndDocumentedExitCodes) {
   EXPECT_EQ(r.code, 0) << Describe(r);
   EXPECT_TRUE(Contains(r.out,
                        "exit codes: 0 ok\n"
-                       "            1 no plan fits, a measurement was rejected, or the server answered an error\n"
+                       "            1 no plan fits (codesign: no design fits every workload), a measurement was\n"
+                       "              rejected, or the server answered an error\n"
                        "            2 usage error\n"
                        "            65 an input file cannot be read or parsed\n"
                        "            69 server unavailable\n"
