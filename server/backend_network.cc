@@ -53,11 +53,12 @@ absl::StatusOr<v1::SimulateResponse> Backend::Simulate(const v1::SimulateRequest
   // Other jobs: a share of the GPUs outside this one, each streaming to the GPU half a
   // cluster away (when that one is outside the job too).
   sim::Background bg;
+  int64_t others = 0;  // GPUs outside the job
   if (req.background_load() > 0) {
     std::set<int64_t> mine;
     for (int64_t r = 0; r < job; ++r) mine.insert(layout.ClusterGpu(r));
     const int64_t cluster = p->NumGpus();
-    const int64_t others = cluster - static_cast<int64_t>(mine.size());
+    others = cluster - static_cast<int64_t>(mine.size());
     const int64_t want = std::min<int64_t>(1024, std::llround(req.background_load() * others));
     for (int64_t g = 0; g < cluster && static_cast<int64_t>(bg.flows.size()) < want; ++g) {
       const int64_t to = (g + cluster / 2) % cluster;
@@ -77,7 +78,14 @@ absl::StatusOr<v1::SimulateResponse> Backend::Simulate(const v1::SimulateRequest
   out.set_analytic_iteration_time_s(s->analytic_iteration_s);
   out.set_simulated_iteration_time_s(s->simulated_iteration_s);
   for (const std::string& n : s->notes) out.add_notes(n);
-  if (!bg.flows.empty()) out.add_notes(absl::StrCat(bg.flows.size(), " background flows of other jobs"));
+  if (!bg.flows.empty()) {
+    out.add_notes(absl::StrCat(bg.flows.size(), " background flows of other jobs"));
+  } else if (req.background_load() > 0) {
+    out.add_notes(others == 0 ? std::string("no background traffic: the job fills the cluster")
+                              : absl::StrCat("no background traffic: of the ", others,
+                                             " GPUs outside the job, none streams to a free GPU half the "
+                                             "cluster away at load ", req.background_load()));
+  }
   return out;
 #endif
 }
@@ -123,6 +131,17 @@ absl::StatusOr<v1::CodesignResponse> Backend::Codesign(const v1::CodesignRequest
     if (!w.ok()) return In(field, w.status());
     CodesignWorkload x;
     x.name = !cw.name().empty() ? cw.name() : !cw.model().empty() ? cw.model() : w->name;
+    // Unnamed workloads of one model at several batches: tell them apart.
+    if (cw.name().empty()) {
+      for (int j = 0; j < req.workloads_size(); ++j) {
+        const v1::CodesignWorkload& o = req.workloads(j);
+        if (j != i && o.name().empty() && o.model() == cw.model() && o.has_workload() == cw.has_workload() &&
+            (cw.has_workload() ? o.workload().name() == cw.workload().name() : true)) {
+          absl::StrAppend(&x.name, " (batch ", cw.global_batch_size(), ")");
+          break;
+        }
+      }
+    }
     x.workload = std::move(*w);
     x.weight = cw.weight() == 0 ? 1 : cw.weight();
     x.global_batch_size = cw.global_batch_size();

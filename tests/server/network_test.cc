@@ -131,6 +131,28 @@ TEST_F(NetworkTest, CodesignAgreesWithThePlanRpcAndWeighsTheWorkloads) {
   }
 }
 
+TEST_F(NetworkTest, UnnamedWorkloadsOfOneModelAreToldApartByTheirBatch) {
+  v1::CodesignRequest req;
+  req.add_designs("dgx-a100-80gb");
+  req.set_gpus(8);
+  for (int batch : {32, 64}) {
+    v1::CodesignWorkload* w = req.add_workloads();
+    w->set_model("llama3-8b");
+    w->set_global_batch_size(batch);
+  }
+  v1::CodesignWorkload* named = req.add_workloads();
+  named->set_model("llama3-8b");
+  named->set_name("mine");
+  named->set_global_batch_size(128);
+  v1::CodesignResponse r;
+  const grpc::Status s = Codesign(req, &r);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_EQ(r.designs(0).cells_size(), 3);
+  EXPECT_EQ(r.designs(0).cells(0).workload(), "llama3-8b (batch 32)");
+  EXPECT_EQ(r.designs(0).cells(1).workload(), "llama3-8b (batch 64)");
+  EXPECT_EQ(r.designs(0).cells(2).workload(), "mine");
+}
+
 TEST_F(NetworkTest, CodesignBadRequestsNameTheField) {
   PutDesign("net-slow", 8, 3);
   PutDesign("net-fast", 8, 25);
@@ -216,6 +238,17 @@ TEST_F(NetworkTest, SimulateBesideTheEstimate) {
   bool noted = false;
   for (const std::string& n : r.notes()) noted = noted || n.find("background flows") != std::string::npos;
   EXPECT_TRUE(noted);
+
+  // A job that fills the cluster leaves no one to make background traffic: said so.
+  PutDesign("two-nodes", 2, 25);
+  v1::SimulateRequest full = SmallJob();
+  full.set_profile("two-nodes");
+  full.set_background_load(0.5);
+  s = Simulate(full, &r);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  noted = false;
+  for (const std::string& n : r.notes()) noted = noted || n == "no background traffic: the job fills the cluster";
+  EXPECT_TRUE(noted) << r.DebugString();
 }
 
 TEST_F(NetworkTest, SimulateBadRequestsNameTheField) {
