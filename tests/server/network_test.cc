@@ -16,11 +16,6 @@ namespace {
 
 class NetworkTest : public ServerTest {
  protected:
-  void SetUp() override {
-    ServerTest::SetUp();
-    network_ = v1::Network::NewStub(channel_);
-  }
-
   grpc::Status Codesign(const v1::CodesignRequest& r, v1::CodesignResponse* out, const std::string& token = "") {
     grpc::ClientContext ctx;
     if (!token.empty()) ctx.AddMetadata("authorization", "Bearer " + token);
@@ -76,8 +71,6 @@ class NetworkTest : public ServerTest {
     c->set_overlap_grad_reduce(true);
     return r;
   }
-
-  std::unique_ptr<v1::Network::Stub> network_;
 };
 
 TEST_F(NetworkTest, CodesignAgreesWithThePlanRpcAndWeighsTheWorkloads) {
