@@ -57,8 +57,13 @@ absl::StatusOr<CodesignResult> Codesign(const CodesignRequest& request) {
       plan.objective = request.objective;
       plan.constraints = request.constraints;
       plan.deadline = request.deadline;
+      plan.cancelled = request.cancelled;
+      plan.max_candidates = request.max_candidates;
       plan.threads = request.threads;
       absl::StatusOr<PlanResult> r = Plan(plan, profile);
+      if (request.cancelled != nullptr && request.cancelled->load()) {
+        return absl::CancelledError("the client cancelled the request");
+      }
       if (!r.ok()) {
         return absl::Status(r.status().code(), absl::StrCat("designs[", d, "] (", profile.name, "), workloads[", i,
                                                             "] (", w.name, "): ", r.status().message()));

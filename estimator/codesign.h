@@ -12,6 +12,8 @@
 #ifndef PARAPLAN_ESTIMATOR_CODESIGN_H_
 #define PARAPLAN_ESTIMATOR_CODESIGN_H_
 
+#include <atomic>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,8 @@ struct CodesignRequest {
   Objective objective = Objective::kTime;
   PlanConstraints constraints;
   absl::Time deadline = absl::InfiniteFuture();  // shared by all the searches
+  const std::atomic<bool>* cancelled = nullptr;  // may be null; set: CANCELLED
+  int64_t max_candidates = 0;                    // per search (PlanRequest::max_candidates)
   int threads = 2;
 };
 
@@ -66,7 +70,8 @@ struct CodesignResult {
   bool truncated = false;  // a search hit the deadline
 };
 
-// INVALID_ARGUMENT naming the field (workloads[i].weight, designs, gpus, ...).
+// INVALID_ARGUMENT naming the field (workloads[i].weight, designs, gpus, ...);
+// CANCELLED once `cancelled` is set (checked between and inside the searches).
 absl::StatusOr<CodesignResult> Codesign(const CodesignRequest& request);
 
 }  // namespace paraplan

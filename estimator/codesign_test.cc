@@ -103,6 +103,24 @@ TEST(Codesign, ADesignThatFitsNothingRanksLastWithTheReason) {
   EXPECT_EQ(out->best_by_time, "a100@1");
 }
 
+TEST(Codesign, CandidateCapTruncatesAndCancellationStops) {
+  CodesignRequest r;
+  r.designs = {Design("a", 25, 5), Design("b", 12.5, 5)};
+  r.workloads = {Work("megatron-22b", 1, 128)};
+  r.gpus = 64;
+  absl::StatusOr<CodesignResult> whole = Codesign(r);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_FALSE(whole->truncated);
+  r.max_candidates = 1;  // every search stops after its first shape
+  absl::StatusOr<CodesignResult> capped = Codesign(r);
+  ASSERT_TRUE(capped.ok()) << capped.status();
+  EXPECT_TRUE(capped->truncated);
+  r.max_candidates = 0;
+  std::atomic<bool> cancelled{true};
+  r.cancelled = &cancelled;
+  EXPECT_EQ(Codesign(r).status().code(), absl::StatusCode::kCancelled);
+}
+
 TEST(Codesign, BadRequestsNameTheField) {
   CodesignRequest r;
   r.designs = {Design("a", 25, 5)};

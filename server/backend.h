@@ -100,7 +100,8 @@ class Backend {
   // collectives replayed on SimGrid beside the estimate (UNIMPLEMENTED where the server
   // was built without SimGrid), and candidate designs ranked for a workload mix.
   absl::StatusOr<v1::SimulateResponse> Simulate(const v1::SimulateRequest& request, int max_gpus);
-  absl::StatusOr<v1::CodesignResponse> Codesign(const v1::CodesignRequest& request, absl::Time deadline);
+  absl::StatusOr<v1::CodesignResponse> Codesign(const v1::CodesignRequest& request, absl::Time deadline,
+                                                const std::atomic<bool>* cancelled = nullptr);
 
   // Recomputes the per-profile gauges (accuracy from the measurements stored since the
   // last update by any server, version, calibration age) and drops those of profiles

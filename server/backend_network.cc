@@ -90,11 +90,14 @@ absl::StatusOr<v1::SimulateResponse> Backend::Simulate(const v1::SimulateRequest
 #endif
 }
 
-absl::StatusOr<v1::CodesignResponse> Backend::Codesign(const v1::CodesignRequest& req, absl::Time deadline) {
+absl::StatusOr<v1::CodesignResponse> Backend::Codesign(const v1::CodesignRequest& req, absl::Time deadline,
+                                                       const std::atomic<bool>* cancelled) {
   const absl::Time start = absl::Now();
   CodesignRequest r;
   r.gpus = req.gpus();
   r.deadline = deadline;
+  r.cancelled = cancelled;
+  r.max_candidates = options_.max_plan_candidates;
   r.threads = options_.plan_threads;
   switch (req.objective()) {
     case v1::OBJECTIVE_UNSPECIFIED:

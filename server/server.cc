@@ -231,6 +231,35 @@ class SearchSlot {
   bool taken_;
 };
 
+// Sets `cancelled` when the client cancels the call, polling every 10 ms while it lives
+// (the searches check the flag between shapes).
+class CancelWatch {
+ public:
+  explicit CancelWatch(grpc::ServerContext* ctx)
+      : thread_([this, ctx] {
+          while (!done_.WaitForNotificationWithTimeout(absl::Milliseconds(10))) {
+            if (ctx->IsCancelled()) cancelled_ = true;
+          }
+        }) {}
+  ~CancelWatch() { Finish(); }
+  CancelWatch(const CancelWatch&) = delete;
+  CancelWatch& operator=(const CancelWatch&) = delete;
+  const std::atomic<bool>* flag() const { return &cancelled_; }
+  // Stops watching; whether the client cancelled.
+  bool Finish() {
+    if (!done_.HasBeenNotified()) {
+      done_.Notify();
+      thread_.join();
+    }
+    return cancelled_;
+  }
+
+ private:
+  std::atomic<bool> cancelled_{false};
+  absl::Notification done_;
+  std::thread thread_;  // last: starts once the flag and notification exist
+};
+
 class PlannerService final : public v1::Planner::Service {
  public:
   PlannerService(Backend* b, RpcEnv env) : b_(b), env_(env) {}
@@ -288,17 +317,9 @@ class PlannerService final : public v1::Planner::Service {
     const SearchSlot slot(env_.plans, lim.max_concurrent_plans);
     if (absl::Status s = slot.status(lim.max_concurrent_plans); !s.ok()) return rpc.Done(s);
     const absl::Time deadline = SearchDeadline(ctx, lim);
-    std::atomic<bool> cancelled{false};
-    absl::Notification done;
-    std::thread watch([&] {
-      while (!done.WaitForNotificationWithTimeout(absl::Milliseconds(10))) {
-        if (ctx->IsCancelled()) cancelled = true;
-      }
-    });
-    absl::Status s = Assign(b_->Plan(*req, deadline, &cancelled), resp);
-    done.Notify();
-    watch.join();
-    if (s.ok() && cancelled) s = absl::CancelledError("the client cancelled the request");
+    CancelWatch watch(ctx);
+    absl::Status s = Assign(b_->Plan(*req, deadline, watch.flag()), resp);
+    if (watch.Finish() && s.ok()) s = absl::CancelledError("the client cancelled the request");
     return rpc.Done(s);
   }
   grpc::Status ListModels(grpc::ServerContext* ctx, const v1::ListModelsRequest*,
@@ -346,7 +367,10 @@ class NetworkService final : public v1::Network::Service {
     }
     const SearchSlot slot(env_.plans, lim.max_concurrent_plans);
     if (absl::Status s = slot.status(lim.max_concurrent_plans); !s.ok()) return rpc.Done(s);
-    return rpc.Done(Assign(b_->Codesign(*req, SearchDeadline(ctx, lim)), resp));
+    CancelWatch watch(ctx);
+    absl::Status s = Assign(b_->Codesign(*req, SearchDeadline(ctx, lim), watch.flag()), resp);
+    if (watch.Finish() && s.ok()) s = absl::CancelledError("the client cancelled the request");
+    return rpc.Done(s);
   }
 
  private:

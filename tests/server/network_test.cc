@@ -280,6 +280,68 @@ TEST_F(NetworkTest, SimulateBadRequestsNameTheField) {
   }
 }
 
+// The server's search limits apply to Codesign's searches too.
+class NetworkLimitsTest : public NetworkTest {
+ protected:
+  ServerOptions Options() override {
+    ServerOptions o = ServerTest::Options();
+    o.limits = limits_;
+    return o;
+  }
+  // `designs` copies of dgx-a100-80gb, GPT-3 175B on 1,024 GPUs: about 1 M candidates a search.
+  static v1::CodesignRequest Big(int designs) {
+    v1::CodesignRequest r;
+    for (int i = 0; i < designs; ++i) r.add_designs("dgx-a100-80gb");
+    r.set_gpus(1024);
+    v1::CodesignWorkload* w = r.add_workloads();
+    w->set_model("gpt3-175b");
+    w->set_global_batch_size(1536);
+    return r;
+  }
+  Limits limits_;
+};
+
+TEST_F(NetworkLimitsTest, CandidateCapTruncatesEverySearch) {
+  limits_.max_plan_candidates = 1000;
+  Restart();
+  v1::CodesignResponse r;
+  const grpc::Status s = Codesign(Big(2), &r);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_TRUE(r.truncated());
+  EXPECT_TRUE(r.designs(0).fits_all());  // the shapes searched before the cap hold plans
+}
+
+TEST_F(NetworkLimitsTest, ACancelledCodesignGivesItsSearchSlotBack) {
+  limits_.max_concurrent_plans = 1;
+  Restart();
+  // Uncancelled, this runs 40 searches of ~1 M candidates each (~0.1 s each here: seconds).
+  grpc::ClientContext ctx;
+  v1::CodesignResponse r;
+  std::thread call([&] { EXPECT_EQ(v1::Network::NewStub(channel_)->Codesign(&ctx, Big(40), &r).error_code(),
+                                   grpc::StatusCode::CANCELLED); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto start = std::chrono::steady_clock::now();
+  ctx.TryCancel();
+  call.join();
+  // Within a search or two the slot is free again: a small plan gets in.
+  v1::PlanRequest plan;
+  plan.set_profile("dgx-a100-80gb");
+  plan.set_model("llama3-8b");
+  plan.add_gpus(8);
+  plan.set_global_batch_size(64);
+  grpc::StatusCode code = grpc::StatusCode::RESOURCE_EXHAUSTED;
+  while (code == grpc::StatusCode::RESOURCE_EXHAUSTED &&
+         std::chrono::steady_clock::now() - start < std::chrono::seconds(30)) {
+    grpc::ClientContext c;
+    v1::PlanResponse out;
+    code = planner_->Plan(&c, plan, &out).error_code();
+    if (code == grpc::StatusCode::RESOURCE_EXHAUSTED) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(code, grpc::StatusCode::OK);
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(waited, 2.0) << "the cancelled codesign kept its slot";
+}
+
 // With tokens, Simulate and Codesign are reads: a reader may call them, nobody without
 // a token (unless anonymous reads are allowed).
 class NetworkAuthTest : public NetworkTest {
