@@ -209,7 +209,8 @@ absl::Time SearchDeadline(const grpc::ServerContext* ctx, const Limits& lim) {
   return client - std::max(absl::Milliseconds(20), (client - absl::Now()) / 10);
 }
 
-// One of the bounded number of searches that may run at once (Plan, Codesign).
+// One of the bounded number of searches and simulations that may run at once (Plan,
+// Codesign, Simulate).
 class SearchSlot {
  public:
   SearchSlot(std::atomic<int>* running, int limit) : running_(running), taken_(running->fetch_add(1) < limit) {
@@ -223,7 +224,8 @@ class SearchSlot {
   absl::Status status(int limit) const {
     return taken_ ? absl::OkStatus()
                   : absl::ResourceExhaustedError(absl::StrCat(
-                        limit, " plan searches are running (--max-concurrent-plans); retry in about 1 s"));
+                        limit, " plan searches or simulations are running (--max-concurrent-plans); retry in "
+                        "about 1 s"));
   }
 
  private:
@@ -346,7 +348,7 @@ class PlannerService final : public v1::Planner::Service {
   RpcEnv env_;
 };
 
-// Simulate and Codesign: reads; Codesign runs searches, so it takes a plan slot.
+// Simulate and Codesign: reads; both take a plan slot (a search, a simulation of seconds).
 class NetworkService final : public v1::Network::Service {
  public:
   NetworkService(Backend* b, RpcEnv env) : b_(b), env_(env) {}
@@ -354,6 +356,8 @@ class NetworkService final : public v1::Network::Service {
                         v1::SimulateResponse* resp) override {
     Rpc rpc(env_, "Network", "Simulate", ctx);
     if (!rpc.allowed()) return rpc.Denied();
+    const SearchSlot slot(env_.plans, env_.limits->max_concurrent_plans);
+    if (absl::Status s = slot.status(env_.limits->max_concurrent_plans); !s.ok()) return rpc.Done(s);
     return rpc.Done(Assign(b_->Simulate(*req, std::min(env_.limits->max_gpus, 1024)), resp));
   }
   grpc::Status Codesign(grpc::ServerContext* ctx, const v1::CodesignRequest* req,

@@ -342,6 +342,21 @@ TEST_F(NetworkLimitsTest, ACancelledCodesignGivesItsSearchSlotBack) {
   EXPECT_LT(waited, 2.0) << "the cancelled codesign kept its slot";
 }
 
+TEST_F(NetworkLimitsTest, SimulateWaitsForASearchSlot) {
+  limits_.max_concurrent_plans = 1;
+  Restart();
+  grpc::ClientContext ctx;
+  v1::CodesignResponse r;
+  std::thread call([&] { (void)v1::Network::NewStub(channel_)->Codesign(&ctx, Big(40), &r); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  v1::SimulateResponse out;
+  const grpc::Status s = Simulate(SmallJob(), &out);
+  ctx.TryCancel();
+  call.join();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
+  EXPECT_NE(s.error_message().find("--max-concurrent-plans"), std::string::npos) << s.error_message();
+}
+
 // With tokens, Simulate and Codesign are reads: a reader may call them, nobody without
 // a token (unless anonymous reads are allowed).
 class NetworkAuthTest : public NetworkTest {
