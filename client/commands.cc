@@ -915,6 +915,7 @@ int Cli::Codesign() {
   }
   v1::CodesignRequest req;
   for (absl::string_view p : absl::StrSplit(a_.Get("profiles"), ',', absl::SkipEmpty())) req.add_designs(std::string(p));
+  if (req.designs_size() == 0) return UsageError("--profiles: give one or more profile names, A,B,...");
   int value = 0;
   if (!Int("gpus", 1, &value)) return failed_;
   req.set_gpus(value);

@@ -1798,6 +1798,9 @@ TEST_F(ServerTest, CodesignRanksDesignsForAWorkloadMix) {
   EXPECT_TRUE(Contains(r.err, "designs[1]") && Contains(r.err, "nope")) << Describe(r);
   r = P({"codesign", "--profiles", "cd-fast", "--gpus", "8"});
   EXPECT_EQ(r.code, 2) << Describe(r);
+  r = P({"codesign", "--profiles", ",", "--model", "megatron-22b", "--global-batch", "8", "--gpus", "8"});
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  EXPECT_TRUE(Contains(r.err, "--profiles")) << Describe(r);
 }
 
 }  // namespace
