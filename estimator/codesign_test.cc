@@ -23,11 +23,17 @@ CodesignWorkload Work(const std::string& preset, double weight, int global_batch
   return {preset, testing::Model(preset), weight, global_batch};
 }
 
-TEST(Codesign, HalvedInterNodeBandwidthLosesOnTime) {
+// The 22B model at global batch 128 on 64 GPUs of each design.
+CodesignRequest OneWorkload(std::vector<SystemProfile> designs) {
   CodesignRequest r;
-  r.designs = {Design("slow", 12.5, 5), Design("fast", 25, 5)};
+  r.designs = std::move(designs);
   r.workloads = {Work("megatron-22b", 1, 128)};
   r.gpus = 64;
+  return r;
+}
+
+TEST(Codesign, HalvedInterNodeBandwidthLosesOnTime) {
+  const CodesignRequest r = OneWorkload({Design("slow", 12.5, 5), Design("fast", 25, 5)});
   absl::StatusOr<CodesignResult> out = Codesign(r);
   ASSERT_TRUE(out.ok()) << out.status();
   const CodesignDesign& slow = out->designs[0];
@@ -40,10 +46,7 @@ TEST(Codesign, HalvedInterNodeBandwidthLosesOnTime) {
 }
 
 TEST(Codesign, DoubledPriceLosesOnCostAtEqualTime) {
-  CodesignRequest r;
-  r.designs = {Design("dear", 25, 10), Design("cheap", 25, 5)};
-  r.workloads = {Work("megatron-22b", 1, 128)};
-  r.gpus = 64;
+  CodesignRequest r = OneWorkload({Design("dear", 25, 10), Design("cheap", 25, 5)});
   r.objective = Objective::kCost;
   absl::StatusOr<CodesignResult> out = Codesign(r);
   ASSERT_TRUE(out.ok()) << out.status();
@@ -90,10 +93,7 @@ TEST(Codesign, WeightsChooseBetweenACheapSlowAndADearFastNetwork) {
 TEST(Codesign, ADesignThatFitsNothingRanksLastWithTheReason) {
   SystemProfile tiny = Design("tiny", 25, 1);
   tiny.accelerator.memory_gib = 4;
-  CodesignRequest r;
-  r.designs = {tiny, Design("a100", 25, 5)};
-  r.workloads = {Work("megatron-22b", 1, 128)};
-  r.gpus = 64;
+  const CodesignRequest r = OneWorkload({tiny, Design("a100", 25, 5)});
   absl::StatusOr<CodesignResult> out = Codesign(r);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_FALSE(out->designs[0].fits_all);
@@ -104,10 +104,7 @@ TEST(Codesign, ADesignThatFitsNothingRanksLastWithTheReason) {
 }
 
 TEST(Codesign, CandidateCapTruncatesAndCancellationStops) {
-  CodesignRequest r;
-  r.designs = {Design("a", 25, 5), Design("b", 12.5, 5)};
-  r.workloads = {Work("megatron-22b", 1, 128)};
-  r.gpus = 64;
+  CodesignRequest r = OneWorkload({Design("a", 25, 5), Design("b", 12.5, 5)});
   absl::StatusOr<CodesignResult> whole = Codesign(r);
   ASSERT_TRUE(whole.ok()) << whole.status();
   EXPECT_FALSE(whole->truncated);
@@ -122,10 +119,8 @@ TEST(Codesign, CandidateCapTruncatesAndCancellationStops) {
 }
 
 TEST(Codesign, BadRequestsNameTheField) {
-  CodesignRequest r;
-  r.designs = {Design("a", 25, 5)};
-  r.workloads = {Work("megatron-22b", -1, 128)};
-  r.gpus = 64;
+  CodesignRequest r = OneWorkload({Design("a", 25, 5)});
+  r.workloads[0].weight = -1;
   EXPECT_NE(Codesign(r).status().message().find("workloads[0].weight"), std::string::npos);
   r.workloads[0].weight = 1;
   r.gpus = 0;
