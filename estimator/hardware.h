@@ -44,8 +44,11 @@ struct CalibrationDefaults {
   // and the ~24 us floor of gemm.csv); a Megatron-style layer wraps every kernel in
   // Python modules, custom autograd functions, RNG-tracker forks and checkpointing, and
   // its TP-1 steps on A100 that are far shorter on the GPU than measured (vTrain) imply
-  // 30-40 us. The host runs ahead of the GPU, so this only shows where kernels are
-  // shorter than their launch; calibrate it for the stack at hand.
+  // 30-40 us. Measured directly (scripts/microbench/step_overhead.py on an H100 host,
+  // docs/microbench/h100_step_overhead.csv): 30-40 us per kernel for an eager GPT layer
+  // stack's forward + backward, 34-59 us with reentrant checkpointing. The host runs
+  // ahead of the GPU, so this only shows where kernels are shorter than their launch;
+  // calibrate it for the stack at hand.
   static constexpr double kKernelOverheadUs = 35.0;
   // GPU-side cost per kernel when the host is not the bottleneck: a kernel replayed from
   // a CUDA graph costs ~1 us (launch.csv, graph_add).

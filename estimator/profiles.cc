@@ -126,7 +126,12 @@ SystemProfile AbciV100() {
   p.host.memory_gib = 384;        // ABCI node (A): 384 GiB DDR4
   p.host.pcie_gbytes_per_s = 12;  // PCIe Gen3 x16: 16 GB/s raw
   p.host.cpu_cores = 40;          // ABCI node (A): 2x Intel Xeon Gold 6148, 20 cores each
-  p.storage.read_gbytes_per_s = 3;  // 1.6 TB NVMe local SSD
+  // Node-local Intel SSD DC P4600 1.6 TB (ABCI user guide, compute node table); AIST's
+  // fio sequential read on a compute node: 2,546 MB/s, one stream, 4 MiB direct reads
+  // (github.com/aistabci/abci2.0benchmark, localssd/vnode/00-seqread.txt, 2021).
+  // The shared GPFS / Lustre areas (3x DDN SFA14KX, 22 PB) publish no bandwidth: set
+  // storage.shared_fs_gbytes_per_s for the file system a job reads from.
+  p.storage.read_gbytes_per_s = 2.5;
   p.node_power_w = 600;  // 2x Xeon Gold 6148 (2 x 150 W) + memory, NICs, fans
   p.price_per_gpu_hour_usd = 3.06;  // AWS p3.8xlarge (4x V100 16GB) $12.24/h / 4
   return p;

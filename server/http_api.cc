@@ -20,6 +20,7 @@
 #include "absl/time/clock.h"
 #include "client/report.h"
 #include "google/protobuf/util/json_util.h"
+#include "paraplan/v1/network.grpc.pb.h"
 #include "paraplan/v1/services.grpc.pb.h"
 
 namespace paraplan::server {
@@ -360,6 +361,7 @@ void AddApiRoutes(HttpServer& http, std::shared_ptr<grpc::Channel> channel) {
   std::shared_ptr<v1::Planner::Stub> planner = v1::Planner::NewStub(channel);
   std::shared_ptr<v1::Profiles::Stub> profiles = v1::Profiles::NewStub(channel);
   std::shared_ptr<v1::Measurements::Stub> measurements = v1::Measurements::NewStub(channel);
+  std::shared_ptr<v1::Network::Stub> network = v1::Network::NewStub(channel);
 
   http.Handle("POST", "/v1/plan",
               JsonPost<v1::PlanRequest, v1::PlanResponse>(
@@ -375,6 +377,12 @@ void AddApiRoutes(HttpServer& http, std::shared_ptr<grpc::Channel> channel) {
                   [measurements](auto* c, const auto& q, auto* r) {
                     return measurements->IngestMeasurements(c, q, r);
                   }));
+  http.Handle("POST", "/v1/simulate",
+              JsonPost<v1::SimulateRequest, v1::SimulateResponse>(
+                  [network](auto* c, const auto& q, auto* r) { return network->Simulate(c, q, r); }));
+  http.Handle("POST", "/v1/codesign",
+              JsonPost<v1::CodesignRequest, v1::CodesignResponse>(
+                  [network](auto* c, const auto& q, auto* r) { return network->Codesign(c, q, r); }));
   http.Handle("GET", "/v1/models", [planner](const HttpRequest& req) {
     if (absl::StatusOr<std::map<std::string, std::string>> q = ParseQuery(req.query, {}); !q.ok()) {
       return InvalidArgument(q.status().message());

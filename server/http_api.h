@@ -10,6 +10,8 @@
 //   POST /v1/estimate                EstimateRequest        -> EstimateResponse
 //   POST /v1/estimate:batch          EstimateBatchRequest   -> EstimateBatchResponse
 //   POST /v1/measurements:ingest     IngestMeasurementsRequest -> IngestMeasurementsResponse
+//   POST /v1/simulate                SimulateRequest        -> SimulateResponse (network.proto)
+//   POST /v1/codesign                CodesignRequest        -> CodesignResponse (network.proto)
 //   GET  /v1/models                  -> ListModelsResponse
 //   GET  /v1/version                 -> GetVersionResponse
 //   GET  /v1/report?profile=P&model=M&gpus=N[,N...]&global_batch=B[&objective=time|cost|energy][&top=K]

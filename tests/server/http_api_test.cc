@@ -27,6 +27,7 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
+#include "paraplan/v1/network.grpc.pb.h"
 #include "server/http_api.h"
 #include "server/version.h"
 #include "tests/server/fixture.h"
@@ -519,6 +520,68 @@ TEST_F(HttpApiTest, MeasurementNamingAnUnknownPresetThroughHttp) {
   ASSERT_EQ(resp.rejected(), 1);
   EXPECT_THAT(resp.results(0).reason(), HasSubstr("model: unknown preset \"no-such-model\"; presets: "));
   EXPECT_EQ(AccuracyCount("dgx-h100-80gb"), 0);
+}
+
+// The Network service on the HTTP port: a codesign over two built-in designs answers
+// what the gRPC call answers; a bad one is 400 naming the field; simulate answers like
+// the RPC (501 where the server was built without SimGrid, as the RPC's UNIMPLEMENTED).
+TEST_F(HttpApiTest, CodesignAndSimulateAnswerWhatTheGrpcServiceAnswers) {
+  v1::CodesignRequest codesign;
+  codesign.add_designs("dgx-a100-80gb");
+  codesign.add_designs("dgx-h100-80gb");
+  codesign.set_gpus(16);
+  v1::CodesignWorkload* w = codesign.add_workloads();
+  w->set_model("llama3-8b");
+  w->set_global_batch_size(256);
+  const Reply r = Post("/v1/codesign", ToJson(codesign));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const v1::CodesignResponse http = FromJson<v1::CodesignResponse>(r.body);
+  grpc::ClientContext ctx;
+  v1::CodesignResponse rpc;
+  ASSERT_TRUE(v1::Network::NewStub(channel_)->Codesign(&ctx, codesign, &rpc).ok());
+  ASSERT_EQ(http.designs_size(), 2);
+  ASSERT_EQ(rpc.designs_size(), 2);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(http.designs(i).profile(), rpc.designs(i).profile()) << i;
+    EXPECT_EQ(http.designs(i).rank(), rpc.designs(i).rank()) << i;
+    EXPECT_DOUBLE_EQ(http.designs(i).weighted_time_s(), rpc.designs(i).weighted_time_s()) << i;
+  }
+  EXPECT_EQ(http.best_by_time(), rpc.best_by_time());
+  EXPECT_FALSE(http.best_by_time().empty());
+
+  codesign.mutable_workloads(0)->set_weight(-1);
+  const Reply bad = Post("/v1/codesign", ToJson(codesign));
+  EXPECT_EQ(bad.status, 400) << bad.body;
+  EXPECT_EQ(ErrorOf(bad).code, "INVALID_ARGUMENT");
+  EXPECT_THAT(ErrorOf(bad).message, HasSubstr("weight"));
+
+  v1::SimulateRequest simulate;
+  simulate.set_profile("dgx-a100-80gb");
+  simulate.set_model("llama3-8b");
+  v1::ParallelConfig* c = simulate.mutable_config();
+  c->set_tensor_parallel(8);
+  c->set_data_parallel(2);
+  c->set_micro_batch_size(1);
+  c->set_global_batch_size(16);
+  const Reply sim = Post("/v1/simulate", ToJson(simulate));
+  grpc::ClientContext sctx;
+  v1::SimulateResponse sim_rpc;
+  const grpc::Status s = v1::Network::NewStub(channel_)->Simulate(&sctx, simulate, &sim_rpc);
+  if (s.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
+    EXPECT_EQ(sim.status, 501) << sim.body;
+    GTEST_SKIP() << "server built without SimGrid: " << s.error_message();
+  }
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_EQ(sim.status, 200) << sim.body;
+  const v1::SimulateResponse sim_http = FromJson<v1::SimulateResponse>(sim.body);
+  EXPECT_DOUBLE_EQ(sim_http.analytic_iteration_time_s(), sim_rpc.analytic_iteration_time_s());
+  EXPECT_GT(sim_http.simulated_iteration_time_s(), 0);
+  EXPECT_EQ(sim_http.collectives_size(), sim_rpc.collectives_size());
+
+  simulate.mutable_config()->set_tensor_parallel(7);
+  const Reply sim_bad = Post("/v1/simulate", ToJson(simulate));
+  EXPECT_EQ(sim_bad.status, 400) << sim_bad.body;
+  EXPECT_THAT(ErrorOf(sim_bad).message, HasSubstr("tensor_parallel"));
 }
 
 TEST(HttpApiJson, ErrorBodiesAreValidJson) {
