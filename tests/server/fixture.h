@@ -1,5 +1,8 @@
 // Test fixture for the server integration tests: the real server in-process on
 // 127.0.0.1:0 with a temporary SQLite file, driven through the generated gRPC stubs.
+// With PARAPLAN_TEST_STORE=postgresql in the environment the same tests run against
+// PostgreSQL instead: each test gets a new database on the process's throwaway server
+// (store/postgres_test_instance.h; skipped, saying why, where PostgreSQL cannot run).
 // Metrics are recorded but not served over HTTP; tests that want /metrics set
 // metrics_listen in their Options() (metrics_test.cc, http_server_test.cc).
 #ifndef PARAPLAN_TESTS_SERVER_FIXTURE_H_
@@ -24,6 +27,7 @@
 #include "gtest/gtest.h"
 #include "paraplan/v1/services.grpc.pb.h"
 #include "server/server.h"
+#include "store/postgres_test_instance.h"
 #include "tests/server/prometheus_text.h"
 
 namespace paraplan::server {
@@ -33,7 +37,20 @@ class ServerTest : public ::testing::Test {
   void SetUp() override {
     char tmpl[] = "/tmp/paraplan_server_XXXXXX";
     dir_ = mkdtemp(tmpl);
+    db_ = dir_ + "/paraplan.db";
+    if (UsesPostgres()) {
+      std::string why;
+      store::PostgresTestInstance* pg = store::PostgresTestInstance::Shared(&why);
+      if (pg == nullptr) GTEST_SKIP() << "PARAPLAN_TEST_STORE=postgresql but PostgreSQL is not available: " << why;
+      absl::StatusOr<std::string> url = pg->NewDatabase();
+      ASSERT_TRUE(url.ok()) << url.status();
+      db_ = *url;
+    }
     Start();
+  }
+  static bool UsesPostgres() {
+    const char* store = std::getenv("PARAPLAN_TEST_STORE");
+    return store != nullptr && std::string(store) == "postgresql";
   }
   void TearDown() override {
     Stop();
@@ -42,7 +59,7 @@ class ServerTest : public ::testing::Test {
   virtual ServerOptions Options() {
     ServerOptions o;
     o.listen = "127.0.0.1:0";
-    o.db_path = dir_ + "/paraplan.db";
+    o.db_path = db_.empty() ? dir_ + "/paraplan.db" : db_;  // db_ empty: a SetUp of its own
     o.metrics_listen = "";
     o.log_level = LogLevel::kWarn;
     o.auto_calibrate_after = auto_calibrate_after_;
@@ -145,6 +162,7 @@ class ServerTest : public ::testing::Test {
   }
 
   std::string dir_;
+  std::string db_;  // the SQLite file, or the PostgreSQL database's URI
   int auto_calibrate_after_ = 0;
   std::unique_ptr<RunningServer> server_;
   std::shared_ptr<grpc::Channel> channel_;
