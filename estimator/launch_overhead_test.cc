@@ -61,6 +61,30 @@ TEST(KernelCount, GptLayerLaunchesWhatMegatronLaunches) {
   EXPECT_EQ(Layer(SmallGpt(), flash, p).kernels, (18 - 3) + (44 - 5));
 }
 
+// Megatron's fused softmax needs b x heads-per-GPU to be a multiple of 4 (4 rows per
+// 128-thread block at 1,024 keys). 16 heads at TP 8: micro-batch 1 gives 2 attention
+// batches and falls back to the unfused fp32 softmax (cast, scale, masked_fill, softmax,
+// cast back: 5 kernels where the fused one is 1, forward and backward); micro-batch 2
+// gives 4 and fuses. Kernel counts do not depend on the micro-batch otherwise. TP 4 at
+// micro-batch 1 (4 batches) fuses too.
+TEST(KernelCount, UnfusedSoftmaxWhereMegatronsKernelDoesNotApply) {
+  const SystemProfile p = Profile("dgx-a100-80gb");
+  const double fused = 18 + 44 + 4;  // TP layer with its all-reduces, as above
+  EXPECT_EQ(Layer(SmallGpt(), Config(8, 1, 1, 2, 2), p).kernels, fused);
+  EXPECT_EQ(Layer(SmallGpt(), Config(4, 1, 1, 1, 1), p).kernels, fused);
+  const BlockCosts mbs1 = Layer(SmallGpt(), Config(8, 1, 1, 1, 1), p);
+  EXPECT_EQ(mbs1.kernels, fused + 4 + 4);
+  // Its backward keeps the fp32 softmax output: 2 more bytes per score than the fused
+  // 16-bit output. Scores per GPU: 1 x 2 heads x 1024 x 1024 = 2 Mi; the fused
+  // activations scale with the micro-batch, so mbs1 - mbs2 / 2 = 2 B x 2 Mi = 4 MiB.
+  const BlockCosts mbs2 = Layer(SmallGpt(), Config(8, 1, 1, 2, 2), p);
+  EXPECT_DOUBLE_EQ(mbs1.activation_bytes - mbs2.activation_bytes / 2, 4.0 * 1024 * 1024);
+  // Keys beyond the kernel's 4,096: unfused at any batch.
+  Workload long_seq = SmallGpt();
+  long_seq.transformer.seq_length = 8192;
+  EXPECT_EQ(Layer(long_seq, Config(4, 1, 1, 1, 1), p).kernels, fused + 8);
+}
+
 // With a host far slower than the GPU, every phase takes kernels x host time.
 TEST(KernelCount, HostBoundLayerTakesItsLaunchTime) {
   SystemProfile p = Profile("dgx-a100-80gb");

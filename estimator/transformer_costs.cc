@@ -5,6 +5,7 @@
 // variants), generalised to grouped-query attention, gated MLPs, context and expert
 // parallelism by counting each stored tensor explicitly.
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 
 #include "absl/status/status.h"
@@ -79,6 +80,23 @@ void MemoryBound(double bytes, double kernels, Part* part) {
   part->kernels_bwd += 2 * kernels;
 }
 
+// Whether Megatron-LM's fused scale-mask-softmax kernel runs for these scores
+// (megatron/model/fused_softmax.py, FusedScaleMaskSoftmax.is_kernel_available): 16-bit
+// input, 16 < keys <= 4096, queries and keys multiples of 4, and the attention batches
+// b x heads-per-GPU a multiple of the kernel's batches per 128-thread block (4 for keys
+// > 128: one warp per row; 8 for 32 < keys <= 128: two rows per warp; csrc
+// scaled_masked_softmax.h, get_batch_per_block) — e.g. 16 heads at TP 8 and micro-batch 1
+// gives 2 batches, and Megatron falls back to PyTorch's unfused softmax.
+bool FusedSoftmaxRuns(const Dims& x) {
+  constexpr double kMaxKeys = 4096;  // Megatron-LM 2023 / Megatron-DeepSpeed (2,048 before)
+  const double q_len = x.s / x.c;
+  const double batches = x.b * x.a / x.t;
+  const double per_block = x.s > 128 ? 4 : 8;
+  const auto multiple = [](double v, double of) { return std::fmod(v, of) == 0; };
+  return x.p == 2 && !x.fp8 && x.s > 16 && x.s <= kMaxKeys && multiple(q_len, 4) && multiple(x.s, 4) &&
+         multiple(batches, per_block);
+}
+
 // Attention core (scores, softmax, dropout, context).
 Part AttentionCore(const Dims& x, const Hardware& hw) {
   Part core;
@@ -119,6 +137,19 @@ Part AttentionCore(const Dims& x, const Hardware& hw) {
   } else {
     MemoryBound(2 * scores * x.p, 1, &core);
     core.act_bytes = scores * x.p;
+  }
+  if (!FusedSoftmaxRuns(x) && x.p < 4) {
+    // Megatron's fallback (forward_torch_softmax, softmax in fp32 as query-key layer
+    // scaling forces): cast to fp32, scale, masked_fill_, softmax, cast back — five
+    // kernels forward and five backward where the fused kernel takes one each. Bytes per
+    // score beyond the fused kernel's (read p, write p): forward (p+4) + 8 + 8 + 8 + (4+p)
+    // - 2p = 32; backward (p+4) + 12 + 8 + 8 + (4+p) - 3p = 34 - p. The fp32 softmax
+    // output is what its backward keeps (4 bytes, not p).
+    core.mem_fwd_bytes += 32 * scores;
+    core.mem_bwd_bytes += (34 - x.p - 2 * 32) * scores;  // mem_bwd_bytes: beyond 2x forward
+    core.kernels_fwd += 4;
+    core.kernels_bwd += 4;
+    core.act_bytes += (4 - x.p) * scores;
   }
   return core;
 }
