@@ -204,7 +204,8 @@ std::string FormatProfile(const v1::SystemProfile& p) {
                   val(c.memory_bound_efficiency()), ", overlap_efficiency ", val(c.overlap_efficiency()),
                   ", iteration_overhead_s ", val(c.iteration_overhead_s()), ", memory_overhead_fraction ",
                   val(c.memory_overhead_fraction()), ", memory_overhead_gib ", val(c.memory_overhead_gib()),
-                  ", kernel_overhead_us ", val(c.kernel_overhead_us()), ", collective_overhead_us ",
+                  ", kernel_overhead_us ", val(c.kernel_overhead_us()), ", recompute_overhead_us ",
+                  val(c.recompute_overhead_us()), ", collective_overhead_us ",
                   val(c.collective_overhead_us()), ", attention_efficiency_fwd ", val(c.attention_efficiency_fwd()),
                   ", attention_efficiency_bwd ", val(c.attention_efficiency_bwd()));
   for (const v1::NetworkCalibration& n : c.network()) {

@@ -102,6 +102,11 @@ std::vector<CalibrationParam> CalibrationParams(const SystemProfile& base) {
       "kernel_overhead_us", [](C& c) -> double& { return c.kernel_overhead_us; }, 2.0, 100.0,
       "eager-mode configurations whose kernels are shorter than their launch "
       "(small models, high TP, short micro-batches)"));
+  // Host time per checkpointed region: ~500 us for a reentrant checkpoint on an H100 host
+  // (step_overhead.py --checkpoint-out); 20 us-5 ms spans lighter and heavier stacks.
+  p.push_back(Ratio(
+      "recompute_overhead_us", [](C& c) -> double& { return c.recompute_overhead_us; }, 20.0, 5000.0,
+      "host-bound configurations with activation recompute (small models, high TP)"));
   // Fixed cost of one collective call: nccl-tests show ~35 us on a DGX A100
   // (nccl_tests_a100); NCCL's own tuning model has 4-9 us base latency. 2-200 us.
   p.push_back(Ratio(

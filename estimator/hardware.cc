@@ -40,6 +40,7 @@ Calibration ResolvedCalibration(const SystemProfile& profile) {
   r.overlap_efficiency = Or(c.overlap_efficiency, D::kOverlapEfficiency);
   r.iteration_overhead_s = Or(c.iteration_overhead_s, D::kIterationOverheadS);
   r.kernel_overhead_us = Or(c.kernel_overhead_us, D::kKernelOverheadUs);
+  r.recompute_overhead_us = Or(c.recompute_overhead_us, D::kRecomputeOverheadUs);
   r.attention_efficiency_fwd = Or(c.attention_efficiency_fwd, D::kAttentionEfficiencyFwd);
   r.attention_efficiency_bwd = Or(c.attention_efficiency_bwd, D::kAttentionEfficiencyBwd);
   r.collective_overhead_us = Or(c.collective_overhead_us, D::kCollectiveOverheadUs);
@@ -81,6 +82,7 @@ Hardware::Hardware(const SystemProfile& profile, Precision precision) {
   overlap_efficiency_ = std::clamp(cal.overlap_efficiency, 0.0, 1.0);
   iteration_overhead_s_ = cal.iteration_overhead_s;
   kernel_overhead_s_ = cal.kernel_overhead_us * 1e-6;
+  recompute_overhead_s_ = cal.recompute_overhead_us * 1e-6;
   memory_overhead_fraction_ = cal.memory_overhead_fraction;
   memory_overhead_bytes_ = cal.memory_overhead_gib * kGiB;
   capacity_bytes_ = profile.accelerator.memory_gib * kGiB;

@@ -50,6 +50,14 @@ struct CalibrationDefaults {
   // ahead of the GPU, so this only shows where kernels are shorter than their launch;
   // calibrate it for the stack at hand.
   static constexpr double kKernelOverheadUs = 35.0;
+  // Host time of one activation-checkpointed region per micro-batch beyond the kernels it
+  // launches: the checkpoint function saves and restores the CPU and CUDA RNG states,
+  // re-runs the forward under autograd and calls a nested backward (Megatron-LM's
+  // CheckpointFunction and torch.utils.checkpoint's reentrant form work alike). Measured
+  // (scripts/microbench/step_overhead.py --checkpoint-out, H100 host, PyTorch 2.11,
+  // docs/microbench/h100_checkpoint_overhead.csv): 443-514 us per reentrant region, 748-865
+  // non-reentrant. Hidden wherever the GPU is the bottleneck.
+  static constexpr double kRecomputeOverheadUs = 500.0;
   // GPU-side cost per kernel when the host is not the bottleneck: a kernel replayed from
   // a CUDA graph costs ~1 us (launch.csv, graph_add).
   static constexpr double kGraphKernelUs = 1.0;
@@ -108,6 +116,9 @@ class Hardware {
   double iteration_overhead_s() const { return iteration_overhead_s_; }
   // Host time per kernel in eager mode (see CalibrationDefaults::kKernelOverheadUs).
   double kernel_overhead_s() const { return kernel_overhead_s_; }
+  // Host time of one checkpointed region per micro-batch beyond its kernels (see
+  // CalibrationDefaults::kRecomputeOverheadUs).
+  double recompute_overhead_s() const { return recompute_overhead_s_; }
   // GPU-side gap per kernel (what remains under CUDA graphs).
   double kernel_gap_s() const { return kernel_gap_s_; }
   double collective_overhead_s() const { return collective_overhead_s_; }
@@ -164,6 +175,7 @@ class Hardware {
   double overlap_efficiency_ = 0;
   double iteration_overhead_s_ = 0;
   double kernel_overhead_s_ = 0;
+  double recompute_overhead_s_ = 0;
   double memory_overhead_fraction_ = 0;
   double memory_overhead_bytes_ = 0;
   double capacity_bytes_ = 0;

@@ -89,9 +89,17 @@ TEST(KernelCount, UnfusedSoftmaxWhereMegatronsKernelDoesNotApply) {
 TEST(KernelCount, HostBoundLayerTakesItsLaunchTime) {
   SystemProfile p = Profile("dgx-a100-80gb");
   p.calibration.kernel_overhead_us = 1000;  // 1 ms per kernel: the GPU always waits
+  p.calibration.recompute_overhead_us = 3000;
   const BlockCosts l = Layer(SmallGpt(), Config(1, 1, 1, 1, 1, Recompute::kFull), p);
-  // 18 forward + 18 recompute + 44 backward kernels at 1 ms.
-  EXPECT_NEAR(l.TotalS(), 0.080, 1e-9);
+  // 18 forward + 18 recompute + 44 backward kernels at 1 ms, and the layer's checkpoint
+  // (one region) 3 ms.
+  EXPECT_NEAR(l.TotalS(), 0.083, 1e-9);
+  // Without recompute there is no checkpoint: 18 + 44 kernels.
+  EXPECT_NEAR(Layer(SmallGpt(), Config(1, 1, 1, 1, 1), p).TotalS(), 0.062, 1e-9);
+  // Selective recompute checkpoints the attention core: its 4 forward kernels (Q K^T,
+  // softmax, dropout, P V) again and one region.
+  EXPECT_NEAR(Layer(SmallGpt(), Config(1, 1, 1, 1, 1, Recompute::kSelective), p).TotalS(),
+              0.062 + 0.004 + 0.003, 1e-9);
   // Under CUDA graphs a kernel costs the ~1 us GPU gap only: the GPU sets the pace.
   ParallelConfig graphs = Config(1, 1, 1, 1, 1, Recompute::kFull);
   graphs.cuda_graphs = true;

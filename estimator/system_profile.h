@@ -85,6 +85,7 @@ struct Calibration {
   double overlap_efficiency = 0;
   double iteration_overhead_s = 0;
   double kernel_overhead_us = 0;       // host time per kernel launched in eager mode
+  double recompute_overhead_us = 0;    // host time per checkpointed region and micro-batch
   double attention_efficiency_fwd = 0;  // fused-attention forward, share of 16-bit peak
   double attention_efficiency_bwd = 0;  // fused-attention backward, share of 16-bit peak
   double collective_overhead_us = 0;   // fixed cost of one collective call (launch, rendezvous)

@@ -267,6 +267,8 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
   const double ovl = hw.overlap_efficiency();
   // Host time per kernel: eager launches, or ~nothing beyond the GPU gap under graphs.
   const double host_kernel_s = shape.cuda_graphs ? hw.kernel_gap_s() : hw.kernel_overhead_s();
+  // Host time of each checkpointed region (one per layer, full or selective) per micro-batch.
+  const double checkpoint_s = shape.cuda_graphs ? 0.0 : hw.recompute_overhead_s();
 
   const Part core = AttentionCore(x, hw);
   const Part attn = AttentionBlock(x, hw);
@@ -354,8 +356,10 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
     const double host_fwd = host_kernel_s * launched_fwd;
     const double host_bwd = host_kernel_s * launched_bwd;
     const double gpu_fwd = blk.fwd_s + blk.tp_fwd_s + ep_s / 2 + cp_exposed / 3;
-    blk.host_s = HostExcess(1, host_fwd, gpu_fwd) +
-                 HostExcess(1, host_bwd, blk.bwd_s + blk.tp_bwd_s + ep_s / 2 + 2 * cp_exposed / 3);
+    const double gpu_bwd = blk.bwd_s + blk.tp_bwd_s + ep_s / 2 + 2 * cp_exposed / 3;
+    // A layer's recompute runs inside its backward (the checkpoint's backward re-runs the
+    // forward, then differentiates it), so the host launches both in one stretch.
+    double host_recompute = 0;
     switch (shape.recompute) {
       case Recompute::kNone:
         blk.activation_bytes = act_full;
@@ -365,7 +369,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
         if (!x.flash) {
           blk.recompute_s = core.matmul_fwd_s + core.mem_fwd_bytes / hw.hbm_bytes_per_s();
           blk.activation_bytes = act_full - core.act_bytes;
-          blk.host_s += HostExcess(core.kernels_fwd, host_kernel_s, blk.recompute_s);
+          host_recompute = core.kernels_fwd * host_kernel_s + checkpoint_s;
           blk.kernels += core.kernels_fwd;
         } else {
           blk.activation_bytes = act_full;
@@ -376,10 +380,12 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
         blk.activation_bytes = x.T * x.h * x.r * x.p;
         blk.recompute_s = blk.fwd_s + blk.tp_fwd_s + ep_s / 2;
         blk.transient_bytes = act_full;
-        blk.host_s += HostExcess(1, host_fwd, blk.recompute_s);
+        host_recompute = host_fwd + checkpoint_s;
         blk.kernels += launched_fwd;
         break;
     }
+    blk.host_s = HostExcess(1, host_fwd, gpu_fwd) +
+                 HostExcess(1, host_bwd + host_recompute, gpu_bwd + blk.recompute_s);
     blk.model_flops = 3 * (core.flops_fwd * (x.flash ? 2 : 1) + attn.flops_fwd + mlp.flops_fwd);
     return blk;
   };

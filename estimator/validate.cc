@@ -284,6 +284,7 @@ absl::Status ValidateProfile(const SystemProfile& p) {
   for (auto [name, v, max] : {std::tuple{"matmul_half_efficiency_gflop", c.matmul_half_efficiency_gflop, 1e6},
                               {"iteration_overhead_s", c.iteration_overhead_s, 1e4},
                               {"kernel_overhead_us", c.kernel_overhead_us, 1e6},
+                              {"recompute_overhead_us", c.recompute_overhead_us, 1e7},
                               {"memory_overhead_fraction", c.memory_overhead_fraction, 1.0},
                               {"memory_overhead_gib", c.memory_overhead_gib, 1e4},
                               {"collective_overhead_us", c.collective_overhead_us, 1e6}}) {

@@ -61,17 +61,17 @@ TEST(VTrainSingleNode, UncalibratedAccuracy) {
   }
   std::printf("vTrain single node, uncalibrated dgx-a100-80gb: MAPE %.2f%% over %zu runs\n",
               100 * mape, rows.size());
-  EXPECT_LE(mape, 0.20);
+  EXPECT_LE(mape, 0.10);
   for (const char* tp : {"tp1", "tp2", "tp4"}) {
     const double med = Median(groups[tp]);
-    EXPECT_GE(med, 0.85) << tp;
-    EXPECT_LE(med, 1.15) << tp;
+    EXPECT_GE(med, 0.90) << tp;
+    EXPECT_LE(med, 1.10) << tp;
   }
-  // Known gap: TP 8 over the whole node runs ~1.45x slower per layer than TP 2 / TP 4 at
-  // the same host-bound kernel count, and slower at micro-batch 1 than at 2 — nothing in
-  // the model's terms (kernel launches, nccl-tests collective times) accounts for it.
+  // Known gap: TP 8 over the whole node stays ~1.2x slower per layer than the model's
+  // host-bound floor (kernel launches, one checkpoint per layer, Megatron's unfused
+  // softmax at 2 attention batches explain TP 1-4 and the micro-batch-1 step).
   const double tp8 = Median(groups["tp8"]);
-  EXPECT_GE(tp8, 0.70);
+  EXPECT_GE(tp8, 0.80);
   EXPECT_LE(tp8, 1.15);
 }
 

@@ -368,6 +368,7 @@ absl::StatusOr<SystemProfile> FromProto(const v1::SystemProfile& p) {
   k.overlap_efficiency = c.overlap_efficiency();
   k.iteration_overhead_s = c.iteration_overhead_s();
   k.kernel_overhead_us = c.kernel_overhead_us();
+  k.recompute_overhead_us = c.recompute_overhead_us();
   k.memory_overhead_fraction = c.memory_overhead_fraction();
   k.memory_overhead_gib = c.memory_overhead_gib();
   k.attention_efficiency_fwd = c.attention_efficiency_fwd();
@@ -553,6 +554,7 @@ v1::Calibration ToProto(const Calibration& k) {
   c.set_overlap_efficiency(k.overlap_efficiency);
   c.set_iteration_overhead_s(k.iteration_overhead_s);
   c.set_kernel_overhead_us(k.kernel_overhead_us);
+  c.set_recompute_overhead_us(k.recompute_overhead_us);
   c.set_memory_overhead_fraction(k.memory_overhead_fraction);
   c.set_memory_overhead_gib(k.memory_overhead_gib);
   c.set_attention_efficiency_fwd(k.attention_efficiency_fwd);

@@ -106,6 +106,48 @@ def wall_per_call(run, reps):
     return statistics.median(times)
 
 
+class Tiny(torch.nn.Module):
+    """A block of two tiny kernels (linear, GELU): what checkpointing it costs is host time."""
+
+    def __init__(self, h):
+        super().__init__()
+        self.fc = torch.nn.Linear(h, h)
+
+    def forward(self, x):
+        return F.gelu(self.fc(x))
+
+
+def checkpoint_cost(blocks, reps, dtype):
+    """Host time per checkpointed block beyond its kernels: the same tiny blocks run plain
+    and under torch.utils.checkpoint (reentrant, as Megatron-LM's CheckpointFunction, and
+    not), forward + backward; per block (step_ckpt - step_plain - extra kernels x the plain
+    step's time per kernel) / blocks. RNG state is preserved, as both frameworks do."""
+    layers = torch.nn.ModuleList([Tiny(64) for _ in range(blocks)]).cuda().to(dtype)
+    x = torch.randn(16, 64, device="cuda", dtype=dtype, requires_grad=True)
+
+    def make(mode):
+        def run():
+            y = x
+            for layer in layers:
+                y = layer(y) if mode == "none" else checkpoint(layer, y, use_reentrant=mode == "reentrant")
+            y.float().sum().backward()
+        return run
+
+    out = {}
+    for mode in ("none", "reentrant", "non-reentrant"):
+        run = make(mode)
+        run()
+        kernels, _ = kernels_and_busy(run)
+        out[mode] = (kernels, wall_per_call(run, reps))
+    per_kernel = out["none"][1] / out["none"][0]
+    rows = []
+    for mode in ("reentrant", "non-reentrant"):
+        extra = out[mode][1] - out["none"][1] - (out[mode][0] - out["none"][0]) * per_kernel
+        rows.append((mode, blocks, out["none"][0], out[mode][0], out["none"][1], out[mode][1],
+                     per_kernel * 1e6, extra / blocks * 1e6))
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="step_overhead.csv")
@@ -116,6 +158,8 @@ def main():
     ap.add_argument("--hidden", type=int, nargs="*", default=[64, 128, 256, 512, 1024, 2048, 4096])
     ap.add_argument("--dtype", choices=["bf16", "fp16"], default="bf16")
     ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--checkpoint-out", default="",
+                    help="also measure the host cost per checkpointed block into this CSV")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("needs a CUDA GPU")
@@ -141,6 +185,16 @@ def main():
         f.write("hidden,layers,batch,seq,recompute,attention,kernels,step_s,gpu_busy_s,us_per_kernel\n")
         for r in rows:
             f.write("%d,%d,%d,%d,%s,%s,%d,%.6e,%.6e,%.2f\n" % r)
+    if args.checkpoint_out:
+        ck = [r for _ in range(3) for r in checkpoint_cost(32, args.reps, dtype)]
+        with open(args.checkpoint_out, "w") as f:
+            f.write("mode,blocks,kernels_plain,kernels_checkpointed,step_plain_s,step_checkpointed_s,"
+                    "us_per_kernel,checkpoint_us_per_block\n")
+            for r in ck:
+                f.write("%s,%d,%d,%d,%.6e,%.6e,%.2f,%.1f\n" % r)
+        for mode in ("reentrant", "non-reentrant"):
+            print("checkpoint_us_per_block %s %.1f (median of 3)"
+                  % (mode, statistics.median(r[7] for r in ck if r[0] == mode)))
     # The floor: configurations where the GPU is busy less than a quarter of the step.
     floor = [r[9] for r in rows if r[8] < 0.25 * r[7]]
     print("%d configurations -> %s (%s)" % (len(rows), args.out, torch.cuda.get_device_name()))
