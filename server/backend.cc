@@ -363,16 +363,17 @@ absl::StatusOr<v1::SystemProfile> Backend::WriteProfile(const v1::SystemProfile&
   if (absl::Status s = ValidateUserProfile(profile); !s.ok()) return s;
   absl::StatusOr<int> version;
   {
-    // The existence check and the write are one step for this process.
+    // The existence check and the write are one step for this process; a create is one
+    // transaction in the store too (replicas sharing a database).
     absl::MutexLock lock(&profile_write_mu_);
-    absl::StatusOr<store::ProfileRow> row = store_->GetProfile(profile.name());
-    if (!row.ok() && row.status().code() != absl::StatusCode::kNotFound) return row.status();
-    if (existing == Existing::kMustNotExist && row.ok()) {
-      return absl::AlreadyExistsError(absl::StrCat("profile \"", profile.name(),
-                                                   "\" exists; UpdateProfile writes a new version"));
+    if (existing == Existing::kMustNotExist) {
+      version = store_->CreateProfile(profile.name(), Encode(profile), origin);
+    } else {
+      absl::StatusOr<store::ProfileRow> row = store_->GetProfile(profile.name());
+      if (!row.ok() && row.status().code() != absl::StatusCode::kNotFound) return row.status();
+      if (existing == Existing::kMustExist && !row.ok()) return row.status();
+      version = store_->PutProfileVersion(profile.name(), Encode(profile), origin);
     }
-    if (existing == Existing::kMustExist && !row.ok()) return row.status();
-    version = store_->PutProfileVersion(profile.name(), Encode(profile), origin);
   }
   if (!version.ok()) return version.status();
   metrics_->SetProfileVersion(profile.name(), *version);

@@ -12,6 +12,10 @@ std::string Shown(absl::string_view text) {
   return absl::StrCat(text.substr(0, n), "...");
 }
 
+absl::Status ProfileExists(absl::string_view name) {
+  return absl::AlreadyExistsError(absl::StrCat("profile \"", Shown(name), "\" exists; UpdateProfile writes a new version"));
+}
+
 absl::Status ProfileNotFound(absl::string_view name) {
   return absl::NotFoundError(absl::StrCat("profile \"", Shown(name), "\" not found"));
 }

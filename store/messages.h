@@ -19,6 +19,8 @@ absl::Status ProfileNotFound(absl::string_view name);
 // NOT_FOUND: profile "NAME" has no version V (latest is L) — without the parenthesis
 // when latest is 0.
 absl::Status VersionNotFound(absl::string_view name, int version, int latest);
+// ALREADY_EXISTS: profile "NAME" exists; UpdateProfile writes a new version.
+absl::Status ProfileExists(absl::string_view name);
 // ALREADY_EXISTS: measurement "ID" is already stored.
 absl::Status MeasurementExists(absl::string_view id);
 

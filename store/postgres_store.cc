@@ -294,12 +294,12 @@ absl::StatusOr<int> PostgresStore::PutProfileVersion(absl::string_view name, abs
   });
 }
 
-absl::StatusOr<bool> PostgresStore::SeedProfile(absl::string_view name, absl::string_view body) {
+absl::StatusOr<int> PostgresStore::CreateProfile(absl::string_view name, absl::string_view body,
+                                                 absl::string_view origin) {
   if (name.empty()) return absl::InvalidArgumentError("profile name must not be empty");
-  return impl_->Write({std::string(name)}, [&](pqxx::work& tx) -> absl::StatusOr<bool> {
-    if (ReadState(tx, name).latest > 0) return false;
-    InsertVersion(tx, name, body, "builtin", /*promote=*/true);
-    return true;
+  return impl_->Write({std::string(name)}, [&](pqxx::work& tx) -> absl::StatusOr<int> {
+    if (ReadState(tx, name).latest > 0) return ProfileExists(name);
+    return InsertVersion(tx, name, body, origin, /*promote=*/true);
   });
 }
 

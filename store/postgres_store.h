@@ -41,7 +41,8 @@ class PostgresStore final : public Store {
 
   absl::StatusOr<int> PutProfileVersion(absl::string_view name, absl::string_view body, absl::string_view origin,
                                         bool promote = true) override;
-  absl::StatusOr<bool> SeedProfile(absl::string_view name, absl::string_view body) override;
+  absl::StatusOr<int> CreateProfile(absl::string_view name, absl::string_view body,
+                                    absl::string_view origin) override;
   absl::StatusOr<ProfileRow> GetProfile(absl::string_view name, int version = 0) override;
   absl::StatusOr<std::vector<ProfileRow>> ListLatestProfiles(absl::string_view after_name, int limit) override;
   absl::StatusOr<std::vector<ProfileRow>> ListProfileVersions(absl::string_view name) override;

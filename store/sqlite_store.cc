@@ -288,18 +288,19 @@ absl::StatusOr<int> SqliteStore::PutProfileVersion(absl::string_view name, absl:
   return v;
 }
 
-absl::StatusOr<bool> SqliteStore::SeedProfile(absl::string_view name, absl::string_view body) {
+absl::StatusOr<int> SqliteStore::CreateProfile(absl::string_view name, absl::string_view body,
+                                               absl::string_view origin) {
   if (name.empty()) return absl::InvalidArgumentError("profile name must not be empty");
   absl::MutexLock lock(&impl_->mu);
   Transaction tx(&impl_->db);
   if (absl::Status s = tx.Begin(); !s.ok()) return s;
   absl::StatusOr<int> latest = impl_->LatestVersion(name);
   if (!latest.ok()) return latest.status();
-  if (*latest > 0) return false;
-  absl::StatusOr<int> v = impl_->InsertVersion(name, body, "builtin", /*promote=*/true);
+  if (*latest > 0) return ProfileExists(name);
+  absl::StatusOr<int> v = impl_->InsertVersion(name, body, origin, /*promote=*/true);
   if (!v.ok()) return v.status();
   if (absl::Status s = tx.Commit(); !s.ok()) return s;
-  return true;
+  return v;
 }
 
 absl::StatusOr<ProfileRow> SqliteStore::GetProfile(absl::string_view name, int version) {

@@ -44,6 +44,13 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& target) {
   return SqliteStore::Open(target);
 }
 
+absl::StatusOr<bool> Store::SeedProfile(absl::string_view name, absl::string_view body) {
+  absl::StatusOr<int> v = CreateProfile(name, body, "builtin");
+  if (v.ok()) return true;
+  if (v.status().code() == absl::StatusCode::kAlreadyExists) return false;
+  return v.status();
+}
+
 absl::Status Store::InsertMeasurement(const MeasurementRow& row) {
   absl::StatusOr<std::vector<absl::Status>> out = InsertMeasurements({row});
   if (!out.ok()) return out.status();

@@ -126,9 +126,13 @@ class Store {
   // and the default is unchanged.
   virtual absl::StatusOr<int> PutProfileVersion(absl::string_view name, absl::string_view body,
                                                 absl::string_view origin, bool promote = true) = 0;
-  // Writes version 1 (promoted) only if `name` has no versions; returns false if it
-  // already had.
-  virtual absl::StatusOr<bool> SeedProfile(absl::string_view name, absl::string_view body) = 0;
+  // Writes version 1 (promoted, with `origin`) of a new `name`: ALREADY_EXISTS if it has
+  // versions. The check and the write are one transaction, so of concurrent creators
+  // (replicas on one PostgreSQL database) exactly one succeeds.
+  virtual absl::StatusOr<int> CreateProfile(absl::string_view name, absl::string_view body,
+                                            absl::string_view origin) = 0;
+  // CreateProfile with origin "builtin"; false if `name` already had versions.
+  absl::StatusOr<bool> SeedProfile(absl::string_view name, absl::string_view body);
   // version 0 = the default version. NOT_FOUND when absent.
   virtual absl::StatusOr<ProfileRow> GetProfile(absl::string_view name, int version = 0) = 0;
   // The DEFAULT version of each profile (not necessarily its latest), ordered by name,

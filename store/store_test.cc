@@ -81,6 +81,21 @@ TEST_P(StoreTest, SeedNeverOverwrites) {
   EXPECT_EQ(store_->GetProfile("p", 1)->origin, "builtin");
 }
 
+// Create writes version 1 with its origin and refuses a name that has versions, naming
+// it; nothing is written then.
+TEST_P(StoreTest, CreateRefusesAnExistingName) {
+  absl::StatusOr<int> v = store_->CreateProfile("p", "mine", "user");
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(*v, 1);
+  EXPECT_EQ(store_->GetProfile("p")->origin, "user");
+  absl::StatusOr<int> again = store_->CreateProfile("p", "theirs", "user");
+  EXPECT_EQ(again.status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(again.status().message(), "profile \"p\" exists; UpdateProfile writes a new version");
+  EXPECT_EQ(store_->ListProfileVersions("p")->size(), 1u);
+  EXPECT_EQ(store_->GetProfile("p")->body, "mine");
+  EXPECT_EQ(store_->CreateProfile("", "x", "user").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST_P(StoreTest, ListPaginates) {
   for (const char* n : {"a", "b", "c", "d"}) ASSERT_TRUE(store_->PutProfileVersion(n, n, "user").ok());
   ASSERT_TRUE(store_->PutProfileVersion("b", "b2", "user").ok());

@@ -245,6 +245,41 @@ TEST_F(ReplicasTest, WritesThroughOneAreReadThroughTheOtherAtOnce) {
 
 // Deleted and created again between two refreshes of the other replica: it must not
 // add the new measurements to the counts of the old profile.
+// Two replicas creating one new profile name at the same moment: exactly one succeeds
+// (version 1), the other is ALREADY_EXISTS, as on one server; repeated over fresh names.
+TEST_F(ReplicasTest, ConcurrentCreatesOfOneNameSucceedOnce) {
+  Replica& a = StartReplica(0);
+  Replica& b = StartReplica(0);
+  v1::SystemProfile base = a.Get("dgx-a100-80gb");
+  for (int round = 0; round < 10; ++round) {
+    const std::string name = absl::StrCat("race-", round);
+    std::atomic<int> ok{0}, exists{0};
+    std::vector<std::thread> threads;
+    for (Replica* r : {&a, &b}) {
+      threads.emplace_back([&, r] {
+        v1::CreateProfileRequest req;
+        *req.mutable_profile() = base;
+        req.mutable_profile()->set_name(name);
+        req.mutable_profile()->set_version(0);
+        grpc::ClientContext ctx;
+        v1::SystemProfile out;
+        const grpc::Status s = r->profiles->CreateProfile(&ctx, req, &out);
+        if (s.ok()) ++ok;
+        if (s.error_code() == grpc::StatusCode::ALREADY_EXISTS) ++exists;
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    EXPECT_EQ(ok.load(), 1) << name;
+    EXPECT_EQ(exists.load(), 1) << name;
+    grpc::ClientContext ctx;
+    v1::ListProfileVersionsRequest req;
+    req.set_name(name);
+    v1::ListProfileVersionsResponse versions;
+    ASSERT_TRUE(b.profiles->ListProfileVersions(&ctx, req, &versions).ok());
+    EXPECT_EQ(versions.versions_size(), 1) << name;
+  }
+}
+
 TEST_F(ReplicasTest, ProfileRecreatedUnderTheSameNameStartsAfreshOnTheOtherReplica) {
   Replica& a = StartReplica(0);
   Replica& b = StartReplica(0);
