@@ -97,10 +97,17 @@ void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
     MemoryBreakdown mb;
     mb.weights_bytes = (dense / w_div_d + ex / w_div_e) * model.weight_bytes_per_param;
     mb.gradients_bytes = (dense / grad_div_d + ex / grad_div_e) * model.grad_bytes_per_param;
+    // Gradients that exist only from backward to the step (PyTorch, set_to_none) grow
+    // as the activations are freed, layer by layer: at the peak, the larger of the two
+    // — unless gradients accumulate over micro-batches or DDP's persistent fp32 buckets
+    // hold them (ZeRO 0 with data parallelism).
+    const bool ddp_buckets = c.zero_stage == 0 && dpcp > 1;
+    const bool grads_then_activations = model.grads_from_backward && m == 1 && !ddp_buckets;
     mb.optimizer_bytes =
         (dense / opt_div_d + ex / opt_div_e) * model.optimizer_state_bytes_per_param;
     const double flight = st == &stages.first ? in_flight : 1;
     mb.activations_bytes = st->activation_bytes_per_mb * flight + st->transient_bytes;
+    if (grads_then_activations) mb.gradients_bytes = std::max(0.0, mb.gradients_bytes - mb.activations_bytes);
     if (c.offload.optimizer) {
       mb.host_bytes += mb.optimizer_bytes;
       mb.optimizer_bytes = 0;
@@ -121,7 +128,12 @@ void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
     // prefetch of two layers' full weights.
     mb.buffers_bytes = 4 * model.pp_send_bytes * c.tensor_parallel;
     if (c.zero_stage >= 3 && !model.layers.empty()) {
-      mb.buffers_bytes += 2 * model.layers[0].params * model.weight_bytes_per_param;
+      const double gathered = model.step_copy_bytes_per_param > 0 ? model.param_gather_bytes_per_param
+                                                                  : model.weight_bytes_per_param;
+      mb.buffers_bytes += 2 * model.layers[0].params * gathered;
+    } else {
+      // The 16-bit copies of every local weight (torch.autocast's cache).
+      mb.buffers_bytes += (dense + ex) * model.step_copy_bytes_per_param;
     }
     const double used = mb.weights_bytes + mb.gradients_bytes + mb.optimizer_bytes +
                         mb.activations_bytes + mb.buffers_bytes;

@@ -44,8 +44,24 @@ void BlockCosts::Add(const BlockCosts& o) {
   model_flops += o.model_flops;
 }
 
-void SetPrecisionBytes(Precision precision, Optimizer optimizer, ModelCosts* costs) {
-  if (precision == Precision::kFp32) {
+void SetPrecisionBytes(Precision precision, Optimizer optimizer, MixedPrecision mixed, ModelCosts* costs) {
+  if (precision != Precision::kFp32 && mixed == MixedPrecision::kFp32Params) {
+    // PyTorch autocast / FSDP MixedPrecision: fp32 parameters and gradients, Adam's two
+    // fp32 moments (PyTorch AdamW state); gathers in the 16-bit param dtype, gradients
+    // reduced in fp32 (FSDP reduce_dtype, torchtitan's default; DDP's fp32 buckets).
+    costs->weight_bytes_per_param = 4;
+    costs->grad_bytes_per_param = 4;
+    costs->optimizer_state_bytes_per_param = 8;
+    costs->grad_reduce_bytes_per_param = 4;
+    costs->param_gather_bytes_per_param = 2;
+    costs->step_copy_bytes_per_param = 2;
+    costs->grads_from_backward = true;
+    // Gradient norm for clipping (read 4) and the fused AdamW step (read param, grad, m,
+    // v; write param, m, v: 28); FP16 adds GradScaler's unscale + inf check (read 4,
+    // write 4). Gradients are freed (set_to_none), not zeroed.
+    costs->optimizer_bytes_per_param = 4 + 28 + (precision == Precision::kFp16 ? 8 : 0);
+    costs->optimizer_passes = precision == Precision::kFp16 ? 3 : 2;
+  } else if (precision == Precision::kFp32) {
     costs->weight_bytes_per_param = 4;
     costs->grad_bytes_per_param = 4;
     costs->optimizer_state_bytes_per_param = 8;  // Adam m, v
@@ -89,7 +105,7 @@ absl::StatusOr<ModelCosts> ComputeModelCosts(const Workload& workload, const Mod
   absl::StatusOr<ModelCosts> costs = workload.kind == Workload::Kind::kTransformer
                                          ? TransformerCosts(workload, shape, hw, coll)
                                          : LayerGraphCosts(workload, shape, hw, coll);
-  if (costs.ok()) SetPrecisionBytes(workload.precision, workload.optimizer, &*costs);
+  if (costs.ok()) SetPrecisionBytes(workload.precision, workload.optimizer, workload.mixed_precision, &*costs);
   return costs;
 }
 

@@ -80,6 +80,11 @@ struct ModelCosts {
   double grad_reduce_bytes_per_param = 0;  // element size of the gradient all-reduce
   double param_gather_bytes_per_param = 0;
   int optimizer_passes = 0;  // multi-tensor passes of one optimizer step over the shard
+  // MixedPrecision::kFp32Params: the 16-bit copies of the weights that the step computes
+  // with (bytes per parameter, held from forward to backward: torch.autocast's weight
+  // cache), and gradients that exist only from backward to the optimizer step.
+  double step_copy_bytes_per_param = 0;
+  bool grads_from_backward = false;
 };
 
 // Kernels one optimizer pass launches over `tensors` tensors of `elements` elements in
@@ -103,8 +108,9 @@ absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const Model
 
 // Per-parameter byte counts of mixed-precision training (Megatron-LM: 2-byte weights,
 // fp32 main gradients, fp32 master weights + Adam moments = 18 bytes/param).
-// SGD with momentum keeps one fp32 moment instead of Adam's two.
-void SetPrecisionBytes(Precision precision, Optimizer optimizer, ModelCosts* costs);
+// SGD with momentum keeps one fp32 moment instead of Adam's two. PyTorch autocast / FSDP
+// (MixedPrecision::kFp32Params): fp32 weights and gradients + Adam moments = 16.
+void SetPrecisionBytes(Precision precision, Optimizer optimizer, MixedPrecision mixed, ModelCosts* costs);
 
 }  // namespace paraplan
 

@@ -19,6 +19,7 @@ struct Dims {
   double b, s, c, t, T, h, a, g, d, f, V, p;
   double r;  // share of the token-hidden tensors this GPU holds (1/t with SP)
   bool gated, flash, sp, fp8;
+  bool fp32_params;  // MixedPrecision::kFp32Params: each linear casts its fp32 weight
   bool dropout;    // dropout > 0: dropout kernels run and their masks are stored
   CollectiveAlgorithm tp_algorithm = CollectiveAlgorithm::kAuto;
   double norm_params;  // parameters of one norm: 2h (LayerNorm scale + bias) or h (RMSNorm)
@@ -63,6 +64,17 @@ void Linear(const Hardware& hw, const Dims& x, double m, double n, double k, dou
   part->flops_fwd += 2 * m * n * k * batch;
   part->kernels_fwd += batch;
   part->kernels_bwd += 3 * batch;
+  if (x.fp32_params) {
+    // torch.autocast casts the fp32 weight to a 16-bit copy before the GEMM (read 4,
+    // write p) and its backward casts the weight gradient back into the fp32 .grad
+    // (read p, write 4): one kernel each way. mem_bwd_bytes counts beyond twice the
+    // forward traffic, hence the subtraction.
+    const double w = (4 + x.p) * n * k * batch;
+    part->mem_fwd_bytes += w;
+    part->mem_bwd_bytes += w - 2 * w;
+    part->kernels_fwd += batch;
+    part->kernels_bwd += batch;
+  }
   if (x.fp8) {
     part->mem_fwd_bytes += 3 * m * k * batch;
     part->kernels_fwd += batch;
@@ -252,6 +264,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
   x.gated = spec.gated_mlp;
   x.flash = shape.flash_attention;
   x.fp8 = workload.precision == Precision::kFp8;
+  x.fp32_params = workload.mixed_precision == MixedPrecision::kFp32Params && x.p < 4;
   x.dropout = spec.dropout > 0;
   x.tp_algorithm = shape.tp_algorithm;
   const bool rms = spec.normalization == Normalization::kRmsNorm;

@@ -17,6 +17,10 @@ enum class Precision { kBf16, kFp16, kFp8, kFp32 };
 
 // The optimizer's state per parameter: Adam (two moments) or SGD with momentum (one).
 enum class Optimizer { kAdam, kSgdMomentum };
+// Megatron-LM / DeepSpeed (16-bit weights, fp32 master in the optimizer, persistent fp32
+// gradient buffer) or PyTorch autocast / FSDP (fp32 parameters with 16-bit copies per
+// step, fp32 gradients that exist from backward to the optimizer step).
+enum class MixedPrecision { kMasterInOptimizer, kFp32Params };
 
 // Bytes of one element stored in the training precision (weights, activations).
 double BytesPerElement(Precision p);
@@ -99,6 +103,7 @@ struct Workload {
   LayerGraphSpec layer_graph;
   Precision precision = Precision::kBf16;
   Optimizer optimizer = Optimizer::kAdam;
+  MixedPrecision mixed_precision = MixedPrecision::kMasterInOptimizer;
   DatasetSpec dataset;
   double training_tokens = 0;  // 0 = unknown
 };

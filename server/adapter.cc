@@ -195,6 +195,17 @@ absl::StatusOr<Workload> FromProto(const v1::Workload& w) {
     default:
       return BadEnum("workload.optimizer", w.optimizer());
   }
+  switch (w.mixed_precision()) {
+    case v1::MIXED_PRECISION_UNSPECIFIED:
+    case v1::MIXED_PRECISION_MASTER_IN_OPTIMIZER:
+      out.mixed_precision = MixedPrecision::kMasterInOptimizer;
+      break;
+    case v1::MIXED_PRECISION_FP32_PARAMS:
+      out.mixed_precision = MixedPrecision::kFp32Params;
+      break;
+    default:
+      return BadEnum("workload.mixed_precision", w.mixed_precision());
+  }
   if (w.has_transformer()) {
     const v1::TransformerSpec& t = w.transformer();
     out.kind = Workload::Kind::kTransformer;
@@ -456,6 +467,7 @@ v1::Workload ToProto(const Workload& w) {
   }
   out.set_training_tokens(w.training_tokens);
   out.set_optimizer(w.optimizer == Optimizer::kSgdMomentum ? v1::OPTIMIZER_SGD_MOMENTUM : v1::OPTIMIZER_ADAM);
+  if (w.mixed_precision == MixedPrecision::kFp32Params) out.set_mixed_precision(v1::MIXED_PRECISION_FP32_PARAMS);
   if (w.kind == Workload::Kind::kTransformer) {
     const TransformerSpec& s = w.transformer;
     v1::TransformerSpec* t = out.mutable_transformer();
