@@ -98,14 +98,15 @@ void MemoryBound(double bytes, double kernels, Part* part) {
 // b x heads-per-GPU a multiple of the kernel's batches per 128-thread block (4 for keys
 // > 128: one warp per row; 8 for 32 < keys <= 128: two rows per warp; csrc
 // scaled_masked_softmax.h, get_batch_per_block) — e.g. 16 heads at TP 8 and micro-batch 1
-// gives 2 batches, and Megatron falls back to PyTorch's unfused softmax.
+// gives 2 batches, and Megatron falls back to PyTorch's unfused softmax. FP8 runs keep
+// attention in BF16 (Transformer Engine), so the same rule applies.
 bool FusedSoftmaxRuns(const Dims& x) {
   constexpr double kMaxKeys = 4096;  // Megatron-LM 2023 / Megatron-DeepSpeed (2,048 before)
   const double q_len = x.s / x.c;
   const double batches = x.b * x.a / x.t;
   const double per_block = x.s > 128 ? 4 : 8;
   const auto multiple = [](double v, double of) { return std::fmod(v, of) == 0; };
-  return x.p == 2 && !x.fp8 && x.s > 16 && x.s <= kMaxKeys && multiple(q_len, 4) && multiple(x.s, 4) &&
+  return x.p == 2 && x.s > 16 && x.s <= kMaxKeys && multiple(q_len, 4) && multiple(x.s, 4) &&
          multiple(batches, per_block);
 }
 
