@@ -85,6 +85,15 @@ void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
   const double expert_dp = std::max(1.0, dpcp / c.expert_parallel);
   const double in_flight = InFlightMicroBatches(c, m);
 
+  // Gradients that exist only from backward to the step (PyTorch, set_to_none) grow as
+  // the activations are freed, layer by layer: at the peak, the larger of the two —
+  // unless gradients accumulate over micro-batches or DDP's persistent fp32 buckets hold
+  // them (ZeRO 0 with data parallelism).
+  const bool grads_then_activations = model.fp32_params && m == 1 && !(c.zero_stage == 0 && dpcp > 1);
+  // Bytes per parameter of the weights the kernels read: fp32 parameters compute with
+  // 16-bit copies.
+  const double compute_weight_bytes = model.fp32_params ? model.param_gather_bytes_per_param
+                                                        : model.weight_bytes_per_param;
   MemoryBreakdown best;
   for (const StageMemory* st : {&stages.first, &stages.last}) {
     const double dense = st->params - st->expert_params;
@@ -97,12 +106,6 @@ void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
     MemoryBreakdown mb;
     mb.weights_bytes = (dense / w_div_d + ex / w_div_e) * model.weight_bytes_per_param;
     mb.gradients_bytes = (dense / grad_div_d + ex / grad_div_e) * model.grad_bytes_per_param;
-    // Gradients that exist only from backward to the step (PyTorch, set_to_none) grow
-    // as the activations are freed, layer by layer: at the peak, the larger of the two
-    // — unless gradients accumulate over micro-batches or DDP's persistent fp32 buckets
-    // hold them (ZeRO 0 with data parallelism).
-    const bool ddp_buckets = c.zero_stage == 0 && dpcp > 1;
-    const bool grads_then_activations = model.grads_from_backward && m == 1 && !ddp_buckets;
     mb.optimizer_bytes =
         (dense / opt_div_d + ex / opt_div_e) * model.optimizer_state_bytes_per_param;
     const double flight = st == &stages.first ? in_flight : 1;
@@ -128,12 +131,9 @@ void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
     // prefetch of two layers' full weights.
     mb.buffers_bytes = 4 * model.pp_send_bytes * c.tensor_parallel;
     if (c.zero_stage >= 3 && !model.layers.empty()) {
-      const double gathered = model.step_copy_bytes_per_param > 0 ? model.param_gather_bytes_per_param
-                                                                  : model.weight_bytes_per_param;
-      mb.buffers_bytes += 2 * model.layers[0].params * gathered;
-    } else {
-      // The 16-bit copies of every local weight (torch.autocast's cache).
-      mb.buffers_bytes += (dense + ex) * model.step_copy_bytes_per_param;
+      mb.buffers_bytes += 2 * model.layers[0].params * compute_weight_bytes;
+    } else if (model.fp32_params) {
+      mb.buffers_bytes += (dense + ex) * compute_weight_bytes;  // torch.autocast's cache
     }
     const double used = mb.weights_bytes + mb.gradients_bytes + mb.optimizer_bytes +
                         mb.activations_bytes + mb.buffers_bytes;

@@ -54,8 +54,7 @@ void SetPrecisionBytes(Precision precision, Optimizer optimizer, MixedPrecision 
     costs->optimizer_state_bytes_per_param = 8;
     costs->grad_reduce_bytes_per_param = 4;
     costs->param_gather_bytes_per_param = 2;
-    costs->step_copy_bytes_per_param = 2;
-    costs->grads_from_backward = true;
+    costs->fp32_params = true;
     // Gradient norm for clipping (read 4) and the fused AdamW step (read param, grad, m,
     // v; write param, m, v: 28); FP16 adds GradScaler's unscale + inf check (read 4,
     // write 4). Gradients are freed (set_to_none), not zeroed.

@@ -80,11 +80,11 @@ struct ModelCosts {
   double grad_reduce_bytes_per_param = 0;  // element size of the gradient all-reduce
   double param_gather_bytes_per_param = 0;
   int optimizer_passes = 0;  // multi-tensor passes of one optimizer step over the shard
-  // MixedPrecision::kFp32Params: the 16-bit copies of the weights that the step computes
-  // with (bytes per parameter, held from forward to backward: torch.autocast's weight
-  // cache), and gradients that exist only from backward to the optimizer step.
-  double step_copy_bytes_per_param = 0;
-  bool grads_from_backward = false;
+  // MixedPrecision::kFp32Params: the step computes with 16-bit copies of the fp32 weights
+  // (param_gather_bytes_per_param each, held from forward to backward: torch.autocast's
+  // weight cache, or FSDP's gathered layers), and gradients exist only from backward to
+  // the optimizer step.
+  bool fp32_params = false;
 };
 
 // Kernels one optimizer pass launches over `tensors` tensors of `elements` elements in

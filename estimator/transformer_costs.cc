@@ -67,11 +67,11 @@ void Linear(const Hardware& hw, const Dims& x, double m, double n, double k, dou
   if (x.fp32_params) {
     // torch.autocast casts the fp32 weight to a 16-bit copy before the GEMM (read 4,
     // write p) and its backward casts the weight gradient back into the fp32 .grad
-    // (read p, write 4): one kernel each way. mem_bwd_bytes counts beyond twice the
-    // forward traffic, hence the subtraction.
+    // (read p, write 4): one kernel and the same bytes each way (mem_bwd_bytes counts
+    // beyond twice the forward traffic).
     const double w = (4 + x.p) * n * k * batch;
     part->mem_fwd_bytes += w;
-    part->mem_bwd_bytes += w - 2 * w;
+    part->mem_bwd_bytes -= w;
     part->kernels_fwd += batch;
     part->kernels_bwd += batch;
   }

@@ -37,7 +37,6 @@ class ServerTest : public ::testing::Test {
   void SetUp() override {
     char tmpl[] = "/tmp/paraplan_server_XXXXXX";
     dir_ = mkdtemp(tmpl);
-    db_ = dir_ + "/paraplan.db";
     if (UsesPostgres()) {
       std::string why;
       store::PostgresTestInstance* pg = store::PostgresTestInstance::Shared(&why);
@@ -59,7 +58,7 @@ class ServerTest : public ::testing::Test {
   virtual ServerOptions Options() {
     ServerOptions o;
     o.listen = "127.0.0.1:0";
-    o.db_path = db_.empty() ? dir_ + "/paraplan.db" : db_;  // db_ empty: a SetUp of its own
+    o.db_path = db_.empty() ? dir_ + "/paraplan.db" : db_;
     o.metrics_listen = "";
     o.log_level = LogLevel::kWarn;
     o.auto_calibrate_after = auto_calibrate_after_;
@@ -162,7 +161,7 @@ class ServerTest : public ::testing::Test {
   }
 
   std::string dir_;
-  std::string db_;  // the SQLite file, or the PostgreSQL database's URI
+  std::string db_;  // the PostgreSQL database's URI; empty: a SQLite file in dir_
   int auto_calibrate_after_ = 0;
   std::unique_ptr<RunningServer> server_;
   std::shared_ptr<grpc::Channel> channel_;

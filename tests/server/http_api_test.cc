@@ -533,12 +533,13 @@ TEST_F(HttpApiTest, CodesignAndSimulateAnswerWhatTheGrpcServiceAnswers) {
   v1::CodesignWorkload* w = codesign.add_workloads();
   w->set_model("llama3-8b");
   w->set_global_batch_size(256);
+  const std::unique_ptr<v1::Network::Stub> network = v1::Network::NewStub(channel_);
   const Reply r = Post("/v1/codesign", ToJson(codesign));
   ASSERT_EQ(r.status, 200) << r.body;
   const v1::CodesignResponse http = FromJson<v1::CodesignResponse>(r.body);
   grpc::ClientContext ctx;
   v1::CodesignResponse rpc;
-  ASSERT_TRUE(v1::Network::NewStub(channel_)->Codesign(&ctx, codesign, &rpc).ok());
+  ASSERT_TRUE(network->Codesign(&ctx, codesign, &rpc).ok());
   ASSERT_EQ(http.designs_size(), 2);
   ASSERT_EQ(rpc.designs_size(), 2);
   for (int i = 0; i < 2; ++i) {
@@ -566,7 +567,7 @@ TEST_F(HttpApiTest, CodesignAndSimulateAnswerWhatTheGrpcServiceAnswers) {
   const Reply sim = Post("/v1/simulate", ToJson(simulate));
   grpc::ClientContext sctx;
   v1::SimulateResponse sim_rpc;
-  const grpc::Status s = v1::Network::NewStub(channel_)->Simulate(&sctx, simulate, &sim_rpc);
+  const grpc::Status s = network->Simulate(&sctx, simulate, &sim_rpc);
   if (s.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
     EXPECT_EQ(sim.status, 501) << sim.body;
     GTEST_SKIP() << "server built without SimGrid: " << s.error_message();
