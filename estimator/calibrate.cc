@@ -159,9 +159,16 @@ ParameterChange TimeChange(const CalibrationParam& p, const TimeFit& fit, size_t
   if (c.at_bound) {
     const bool upper = std::abs(c.after - p.upper) < std::abs(c.after - p.lower);
     absl::StrAppend(&c.reason, "; at its ", upper ? "upper" : "lower", " bound ",
-                    absl::StrFormat("%g", upper ? p.upper : p.lower),
-                    ": the measurements push it past its physical range, so it stands in for a cost the "
-                    "model lacks");
+                    absl::StrFormat("%g", upper ? p.upper : p.lower));
+    if (!upper && p.additive && p.lower == 0) {
+      // An added cost cannot go below nothing: the measurements want less fixed time than
+      // the model's other terms already charge.
+      absl::StrAppend(&c.reason, ": the measurements show none of this cost, and would take time away; the "
+                                 "model over-charges some fixed cost of these runs");
+    } else {
+      absl::StrAppend(&c.reason, ": the measurements push it past its physical range, so it stands in for a "
+                                 "cost the model lacks");
+    }
   }
   return c;
 }

@@ -107,12 +107,13 @@ TEST(Estimate, BreakdownMatchesHandComputation) {
   // Embedding: lookup (read + write, 4e bytes) and dropout (read, write, mask: 6e), two
   // kernels; backward twice: 3 (20.97 + 2) us = 68.91 us.
   const double pre = 3 * (10 * e / hbm + 2 * gap);
-  // LM head (T x V x h: 1460.29 + 1 us), final LayerNorm (4e) and cross-entropy (read the
-  // 2-byte logits, fp32 softmax written and read: 10 T V bytes) in 1 kernel: 679.48 +
-  // 1 us. Backward: the head's two GEMMs (2794.41 + 2 us), softmax gradient and LayerNorm
-  // backward (6 T V + 8e bytes, 1 kernel: 419.43 + 1 us). Total 5358.61 us.
-  const double post = gemm(T, V, h) + (4 * e + 10 * T * V) / hbm + gap + gemm_bwd(T, V, h) +
-                      (6 * T * V + 8 * e) / hbm + gap;
+  // LM head (T x V x h: 1460.29 + 1 us), final LayerNorm (4e) and Megatron's cross-
+  // entropy op by op on the upcast logits: cast 2 + 4, max 4, subtract 8, exp 8, sum 4,
+  // divide 8 = 38 T V bytes, in 1 kernel: 2558.53 + 1 us. Backward: the head's two GEMMs
+  // (2794.41 + 2 us), the in-place multiply (8) and the cast back (4 + 2), LayerNorm
+  // backward (14 T V + 8e bytes, 1 kernel: 956.30 + 1 us). Total 7774.53 us.
+  const double post = gemm(T, V, h) + (4 * e + 38 * T * V) / hbm + gap + gemm_bwd(T, V, h) +
+                      (14 * T * V + 8 * e) / hbm + gap;
   // Parameters: per layer 4h^2 + 4h (QKV, projection, two LayerNorms) + 8h^2 (MLP);
   // embedding V h; LM head V h and final LayerNorm 2h: P = 117,458,944.
   const double layer_params = 12 * h * h + 4 * h;
@@ -132,7 +133,7 @@ TEST(Estimate, BreakdownMatchesHandComputation) {
   ParallelConfig dp8_config = Config(1, 1, 8, 1, 16);
   dp8_config.flash_attention = true;
   const Estimate dp8 = estimate(dp8_config);
-  const double compute = 2 * (pre + 4 * (layer_fwd + layer_bwd) + post);  // 28.34 ms
+  const double compute = 2 * (pre + 4 * (layer_fwd + layer_bwd) + post);  // 33.18 ms
   // Ring all-reduce (Thakur et al. 2005) of the fp32 gradients: 2 (P-1)/P x 4 P bytes /
   // 100 GB/s = 8.22 ms.
   const double ring_ar = 2 * 7.0 / 8 * 4 * P / nvlink;
@@ -184,8 +185,8 @@ TEST(Estimate, BreakdownMatchesHandComputation) {
   pp2_config.flash_attention = true;
   const Estimate pp2 = estimate(pp2_config);
   const double stage0 = pre + 2 * (layer_fwd + layer_bwd), stage1 = 2 * (layer_fwd + layer_bwd) + post;
-  const double compute_pp = 4 * stage1;  // 38.92 ms
-  // 1F1B bubble (Narayanan et al. SC'21): (p - 1) x the mean stage time: 7.09 ms.
+  const double compute_pp = 4 * stage1;  // 48.59 ms
+  // 1F1B bubble (Narayanan et al. SC'21): (p - 1) x the mean stage time: 8.29 ms.
   const double bubble = (2 - 1) * (stage0 + stage1) / 2;
   // One activation (T h x 2 bytes = 4 MiB) forward and one gradient backward per
   // micro-batch over NVLink (adjacent stages are 4 ranks apart, inside the node): 0.34 ms.

@@ -468,10 +468,15 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
     Linear(hw, x, x.T, x.V / x.t, x.h, 1, &head);
     const double logits = x.T * x.V / x.t;
     const double e = x.T * x.h;
-    // LN read+write; cross-entropy: read logits, upcast/softmax in fp32 (write + read).
-    const double mem_fwd = 2 * e * x.r * x.p + logits * (x.p + 4 + 4);
+    // LN read+write. Cross-entropy bytes per logit, op by op (Megatron-LM
+    // _VocabParallelCrossEntropy on output.float()): upcast p + 4, max 4, subtract in
+    // place 8, exp 8, sum 4, divide in place 8 forward; backward multiply in place 8 and
+    // the upcast's backward 4 + p. Measured on an H100 (scripts/microbench/cross_entropy.py,
+    // docs/microbench/h100_cross_entropy.csv): 64 bytes per logit at the device-copy rate,
+    // i.e. these 52 at the memory-bound rate; PyTorch's F.cross_entropy takes 55.
+    const double mem_fwd = 2 * e * x.r * x.p + logits * (x.p + 36);
     post.fwd_s = head.matmul_fwd_s + hw.MemoryTime(mem_fwd);
-    post.bwd_s = head.matmul_bwd_s + hw.MemoryTime(logits * (4 + x.p) + 4 * e * x.r * x.p);
+    post.bwd_s = head.matmul_bwd_s + hw.MemoryTime(logits * (12 + x.p) + 4 * e * x.r * x.p);
     double calls = 0;
     if (x.t > 1) {
       const double bytes = e * x.p;
