@@ -14,11 +14,14 @@ Run on one GPU (not in CI):
 CSV: path,tokens,vocab,dtype,ms,copy_gbytes_per_s,bytes_per_logit. Needs PyTorch with CUDA.
 """
 import argparse
-import statistics
+import os
 import sys
 
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpu_timing import copy_bytes_per_s, gpu_ms  # noqa: E402
 
 
 class VocabParallelCrossEntropyTp1(torch.autograd.Function):
@@ -55,21 +58,6 @@ class VocabParallelCrossEntropyTp1(torch.autograd.Function):
         return grad, None
 
 
-def gpu_ms(fn, reps):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="cross_entropy.csv")
@@ -77,11 +65,7 @@ def main():
     args = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("needs a CUDA GPU")
-    big = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
-    other = torch.empty_like(big)
-    copy_ms = gpu_ms(lambda: other.copy_(big), args.reps)
-    copy_rate = 2 * big.numel() / (copy_ms * 1e-3)  # read + write
-    del big, other
+    copy_rate = copy_bytes_per_s(args.reps)
     rows = []
     for tokens, vocab in ((8192, 50304), (8192, 51200), (4096, 51200), (1024, 51200)):
         for dtype in (torch.float16, torch.bfloat16):

@@ -17,25 +17,13 @@ Run on one GPU (not in CI):
 CSV: pass,params,tensors,ms,copy_gbytes_per_s,bytes_per_param_at_copy_rate. Needs PyTorch with CUDA.
 """
 import argparse
-import statistics
+import os
 import sys
 
 import torch
 
-
-def gpu_ms(fn, reps):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpu_timing import copy_bytes_per_s, gpu_ms  # noqa: E402
 
 
 def main():
@@ -46,11 +34,7 @@ def main():
     args = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("needs a CUDA GPU")
-    big = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
-    other = torch.empty_like(big)
-    copy_ms = gpu_ms(lambda: other.copy_(big), args.reps)
-    rate = 2 * big.numel() / (copy_ms * 1e-3)
-    del big, other
+    rate = copy_bytes_per_s(args.reps)
     rows = []
     # A GPT layer's tensors: 4 h^2-sized weights, their biases and two norms (h = 2,048:
     # 12.6 M parameters a layer), as many layers as fill --params.
