@@ -472,8 +472,9 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
     // _VocabParallelCrossEntropy on output.float()): upcast p + 4, max 4, subtract in
     // place 8, exp 8, sum 4, divide in place 8 forward; backward multiply in place 8 and
     // the upcast's backward 4 + p. Measured on an H100 (scripts/microbench/cross_entropy.py,
-    // docs/microbench/h100_cross_entropy.csv): 64 bytes per logit at the device-copy rate,
-    // i.e. these 52 at the memory-bound rate; PyTorch's F.cross_entropy takes 55.
+    // docs/microbench/h100_cross_entropy.csv): 59 bytes per logit at the device-copy rate,
+    // 47 at the memory-bound rate. PyTorch's F.cross_entropy on upcast logits takes 40 and
+    // under autocast (bf16 in, fp32 math) about 25: frameworks differ, this is Megatron's.
     const double mem_fwd = 2 * e * x.r * x.p + logits * (x.p + 36);
     post.fwd_s = head.matmul_fwd_s + hw.MemoryTime(mem_fwd);
     post.bwd_s = head.matmul_bwd_s + hw.MemoryTime(logits * (12 + x.p) + 4 * e * x.r * x.p);

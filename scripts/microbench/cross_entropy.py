@@ -72,10 +72,14 @@ def main():
             logits = torch.randn(tokens, vocab, device="cuda", dtype=dtype, requires_grad=True)
             target = torch.randint(0, vocab, (tokens,), device="cuda")
 
+            # The gradient is dropped before each call, as zero_grad(set_to_none) does, so
+            # backward writes a fresh logits.grad rather than accumulating into the last.
             def megatron():
+                logits.grad = None
                 VocabParallelCrossEntropyTp1.apply(logits.float(), target).sum().backward()
 
             def pytorch():
+                logits.grad = None
                 F.cross_entropy(logits.float(), target).backward()
 
             for name, fn in (("megatron", megatron), ("pytorch", pytorch)):

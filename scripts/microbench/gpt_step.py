@@ -49,6 +49,23 @@ class GPT(torch.nn.Module):
         return F.cross_entropy(logits.view(-1, logits.size(-1)), tgt.view(-1))
 
 
+# GPU time by kind of kernel, from the kernel's name (cuBLAS / CUTLASS GEMMs, flash
+# attention, the loss, the optimizer's multi-tensor passes, LayerNorm, everything else).
+KINDS = (("gemm", ("gemm", "cutlass", "xmma", "nvjet", "cublas")),
+         ("attention", ("flash", "fmha", "attention")),
+         ("loss", ("cross_entropy", "nll_loss", "log_softmax", "softmax")),
+         ("optimizer", ("adam", "multi_tensor", "foreach")),
+         ("layernorm", ("layer_norm",)))
+
+
+def kernel_kind(name):
+    low = name.lower()
+    for kind, keys in KINDS:
+        if any(k in low for k in keys):
+            return kind
+    return "other"
+
+
 def run(layers, h, heads, batch, seq=1024):
     torch.cuda.reset_peak_memory_stats()
     m = GPT(layers, h, heads, seq=seq).cuda()
@@ -68,8 +85,13 @@ def run(layers, h, heads, batch, seq=1024):
     torch.cuda.synchronize()
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
         step(); torch.cuda.synchronize()
-    kernels = sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
-    busy = sum(e.device_time_total for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA) * 1e-6
+    cuda = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    kernels = len(cuda)
+    busy = sum(e.device_time_total for e in cuda) * 1e-6
+    by_kind = {}
+    for e in cuda:
+        kind = kernel_kind(e.name)
+        by_kind[kind] = by_kind.get(kind, 0.0) + e.device_time_total * 1e-6
     torch.cuda.reset_peak_memory_stats()
     ts = []
     for _ in range(3):
@@ -82,7 +104,8 @@ def run(layers, h, heads, batch, seq=1024):
     del m, opt
     torch.cuda.empty_cache()
     return dict(layers=layers, hidden=h, heads=heads, batch=batch, params=params, kernels=kernels,
-                step_s=statistics.median(ts), gpu_busy_s=busy, peak_gib=peak)
+                step_s=statistics.median(ts), gpu_busy_s=busy, peak_gib=peak,
+                busy_s_by_kind={k: round(v, 6) for k, v in sorted(by_kind.items())})
 
 
 out = []
