@@ -4,13 +4,13 @@
 // per-candidate assembly (what the planner pays per candidate).
 #include <benchmark/benchmark.h>
 
-#include "estimator/assemble.h"
-#include "estimator/collectives.h"
-#include "estimator/estimate.h"
-#include "estimator/hardware.h"
-#include "estimator/model_costs.h"
-#include "estimator/presets.h"
-#include "estimator/stage_costs.h"
+#include "estimator/catalog/presets.h"
+#include "estimator/iteration/assemble.h"
+#include "estimator/iteration/estimate.h"
+#include "estimator/iteration/stage_costs.h"
+#include "estimator/system/collectives.h"
+#include "estimator/system/hardware.h"
+#include "estimator/workloads/model_costs.h"
 
 namespace paraplan {
 namespace {

@@ -4,8 +4,8 @@
 //   Megatron 1T on 3,072 A100; Llama-3 405B on 16,384 H100; a 4-size GPU-count sweep.
 #include <benchmark/benchmark.h>
 
-#include "estimator/presets.h"
-#include "estimator/search.h"
+#include "estimator/catalog/presets.h"
+#include "estimator/plan/search.h"
 
 namespace paraplan {
 namespace {

@@ -24,16 +24,16 @@
 #include "client/format.h"
 #include "client/input.h"
 #include "client/json_io.h"
-#include "client/layer_times.h"
 #include "client/launcher.h"
+#include "client/layer_times.h"
 #include "client/network_format.h"
 #include "client/overrides.h"
 #include "client/plan_table.h"
-#include "client/report.h"
 #include "client/version.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "paraplan/v1/network.grpc.pb.h"
 #include "paraplan/v1/services.grpc.pb.h"
+#include "report/report.h"
 
 namespace paraplan::cli {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "client/cell_text.h"
 #include "paraplan/v1/services.pb.h"
+#include "report/cell_text.h"
 
 namespace paraplan::cli {
 

@@ -7,12 +7,12 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "client/cell_text.h"
 #include "client/csv.h"
 #include "client/format.h"
 #include "client/input.h"
 #include "client/json_enums.h"
 #include "client/json_io.h"
+#include "report/cell_text.h"
 
 namespace paraplan::cli {
 

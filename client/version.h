@@ -1,10 +1,10 @@
 // The version of the paraplan CLI and the API it speaks: those of the build
-// (server/version.h, one definition for both binaries). `paraplan --version` also asks
+// (proto/version.h, one definition for both binaries). `paraplan --version` also asks
 // the server for its own (Planner.GetVersion).
 #ifndef PARAPLAN_CLIENT_VERSION_H_
 #define PARAPLAN_CLIENT_VERSION_H_
 
-#include "server/version.h"
+#include "proto/version.h"
 
 namespace paraplan::cli {
 

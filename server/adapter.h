@@ -2,15 +2,15 @@
 //
 // Inbound conversions validate what the proto type system cannot (enum values outside
 // the declared set, rank_order strings) and answer INVALID_ARGUMENT naming the field;
-// range checks on numbers are the estimator's (estimator/validate.h). Pure functions;
+// range checks on numbers are the estimator's (estimator/inputs/validate.h). Pure functions;
 // thread-safe.
 #ifndef PARAPLAN_SERVER_ADAPTER_H_
 #define PARAPLAN_SERVER_ADAPTER_H_
 
 #include "absl/status/statusor.h"
-#include "estimator/calibrate.h"
-#include "estimator/estimate.h"
-#include "estimator/search.h"
+#include "estimator/calibration/calibrate.h"
+#include "estimator/iteration/estimate.h"
+#include "estimator/plan/search.h"
 #include "paraplan/v1/services.pb.h"
 
 namespace paraplan::adapter {

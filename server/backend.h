@@ -42,7 +42,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "estimator/system_profile.h"
+#include "estimator/inputs/system_profile.h"
 #include "paraplan/v1/network.pb.h"
 #include "paraplan/v1/services.pb.h"
 #include "server/accuracy.h"

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "estimator/microbench.h"
+#include "estimator/calibration/microbench.h"
 #include "server/adapter.h"
 #include "server/backend.h"
 

@@ -5,8 +5,8 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
-#include "estimator/codesign.h"
-#include "estimator/placement.h"
+#include "estimator/plan/codesign.h"
+#include "estimator/system/placement.h"
 #include "server/adapter.h"
 #include "server/backend.h"
 #ifdef PARAPLAN_HAVE_SIMGRID

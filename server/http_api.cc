@@ -18,10 +18,10 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
-#include "client/report.h"
 #include "google/protobuf/util/json_util.h"
 #include "paraplan/v1/network.grpc.pb.h"
 #include "paraplan/v1/services.grpc.pb.h"
+#include "report/report.h"
 
 namespace paraplan::server {
 namespace {
@@ -205,7 +205,7 @@ HttpResponse ProfileRoute(const HttpRequest& http, v1::Profiles::Stub* profiles,
 }
 
 // GET /v1/report?profile=P&model=M&gpus=N[,N...]&global_batch=B[&objective=time|cost|energy][&top=K]:
-// the plan report page of `paraplan plan ... --report` (client/report.h) for that plan,
+// the plan report page of `paraplan plan ... --report` (report/report.h) for that plan,
 // with the profile version that answered and its measured accuracy.
 HttpResponse ReportRoute(const HttpRequest& http, v1::Planner::Stub* planner, v1::Profiles::Stub* profiles,
                          v1::Measurements::Stub* measurements) {

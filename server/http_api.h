@@ -15,7 +15,7 @@
 //   GET  /v1/models                  -> ListModelsResponse
 //   GET  /v1/version                 -> GetVersionResponse
 //   GET  /v1/report?profile=P&model=M&gpus=N[,N...]&global_batch=B[&objective=time|cost|energy][&top=K]
-//                                    -> the plan report page (text/html, client/report.h)
+//                                    -> the plan report page (text/html, report/report.h)
 //   GET  /v1/profiles[?page_size=N&page_token=T]             -> ListProfilesResponse
 //   GET  /v1/profiles/NAME[@VERSION]                         -> SystemProfile
 //   GET  /v1/profiles/NAME/versions                          -> ListProfileVersionsResponse

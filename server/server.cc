@@ -18,14 +18,14 @@
 #include "absl/synchronization/notification.h"
 #include "paraplan/v1/network.grpc.pb.h"
 #include "paraplan/v1/services.grpc.pb.h"
+#include "proto/version.h"
 #include "server/auth.h"
 #include "server/backend.h"
-#include "server/rate_limit.h"
-#include "server/version.h"
 #include "server/http_api.h"
 #include "server/http_server.h"
 #include "server/log.h"
 #include "server/metrics.h"
+#include "server/rate_limit.h"
 #include "store/store.h"
 
 namespace paraplan::server {

@@ -21,9 +21,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "estimator/estimate.h"
-#include "estimator/placement.h"
-#include "estimator/system_profile.h"
+#include "estimator/inputs/system_profile.h"
+#include "estimator/iteration/estimate.h"
+#include "estimator/system/placement.h"
 #include "sim/simulate.h"
 
 namespace paraplan::sim {

@@ -35,8 +35,8 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "estimator/hardware.h"
-#include "estimator/system_profile.h"
+#include "estimator/inputs/system_profile.h"
+#include "estimator/system/hardware.h"
 
 namespace paraplan::sim {
 

@@ -21,7 +21,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "estimator/hardware.h"
+#include "estimator/system/hardware.h"
 #include "sim/collective_flows.h"
 #include "sim/platform.h"
 

@@ -26,9 +26,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "estimator/estimate.h"
-#include "estimator/parallel_config.h"
-#include "estimator/system_profile.h"
+#include "estimator/inputs/parallel_config.h"
+#include "estimator/inputs/system_profile.h"
+#include "estimator/iteration/estimate.h"
 
 namespace paraplan::sim {
 
@@ -37,7 +37,7 @@ namespace paraplan::sim {
 struct SimCollective {
   CollectiveKind kind = CollectiveKind::kAllReduce;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;  // never kAuto
-  double bytes = 0;  // Collectives' convention (see estimator/estimate.h CollectiveUse)
+  double bytes = 0;  // Collectives' convention (see estimator/iteration/estimate.h CollectiveUse)
   std::vector<std::vector<int64_t>> groups;
 };
 

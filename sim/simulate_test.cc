@@ -7,11 +7,11 @@
 #include <cmath>
 #include <cstdio>
 
-#include "estimator/collectives.h"
-#include "estimator/hardware.h"
-#include "estimator/placement.h"
-#include "estimator/presets.h"
-#include "estimator/test_util.h"
+#include "estimator/catalog/presets.h"
+#include "estimator/system/collectives.h"
+#include "estimator/system/hardware.h"
+#include "estimator/system/placement.h"
+#include "estimator/testing/test_util.h"
 #include "gtest/gtest.h"
 #include "sim/collective_flows.h"
 #include "sim/iteration.h"

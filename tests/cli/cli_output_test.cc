@@ -1,14 +1,14 @@
 // Unit tests of the CLI's plain-C++ outputs: launcher arguments (client/launcher*.cc),
-// the report page (client/report.cc) and its SVG charts and escaping. Inputs are built
+// the report page (report/report.cc) and its SVG charts and escaping. Inputs are built
 // by hand; expected texts are written out in full.
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "client/html_escape.h"
 #include "client/launcher.h"
-#include "client/report.h"
-#include "client/svg_chart.h"
 #include "gtest/gtest.h"
+#include "report/html_escape.h"
+#include "report/report.h"
+#include "report/svg_chart.h"
 
 namespace paraplan::cli {
 namespace {

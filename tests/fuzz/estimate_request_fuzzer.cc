@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <optional>
 
-#include "estimator/estimate.h"
-#include "estimator/presets.h"
-#include "estimator/validate.h"
+#include "estimator/catalog/presets.h"
+#include "estimator/inputs/validate.h"
+#include "estimator/iteration/estimate.h"
 #include "paraplan/v1/services.pb.h"
 #include "server/adapter.h"
 #include "tests/fuzz/fuzz_util.h"

@@ -16,9 +16,9 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
-#include "estimator/estimate.h"
-#include "estimator/presets.h"
-#include "estimator/system_profile.h"
+#include "estimator/catalog/presets.h"
+#include "estimator/inputs/system_profile.h"
+#include "estimator/iteration/estimate.h"
 #include "google/protobuf/message.h"
 #include "google/protobuf/stubs/logging.h"
 #include "google/protobuf/util/json_util.h"

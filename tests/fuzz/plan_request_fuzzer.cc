@@ -8,9 +8,9 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "estimator/presets.h"
-#include "estimator/search.h"
-#include "estimator/validate.h"
+#include "estimator/catalog/presets.h"
+#include "estimator/inputs/validate.h"
+#include "estimator/plan/search.h"
 #include "paraplan/v1/services.pb.h"
 #include "server/adapter.h"
 #include "tests/fuzz/fuzz_util.h"

@@ -28,8 +28,8 @@
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "paraplan/v1/network.grpc.pb.h"
+#include "proto/version.h"
 #include "server/http_api.h"
-#include "server/version.h"
 #include "tests/server/fixture.h"
 
 namespace paraplan::server {

@@ -1,0 +1,482 @@
+#include "estimator/calibration/microbench.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "estimator/inputs/validate.h"
+#include "estimator/system/collectives.h"
+#include "estimator/system/hardware.h"
+
+namespace paraplan {
+
+namespace {
+
+absl::Status Bad(absl::string_view what) { return absl::InvalidArgumentError(what); }
+
+std::string Normalize(absl::string_view name) {
+  std::string out;
+  for (char c : name) {
+    if (std::isalnum(static_cast<unsigned char>(c))) out.push_back(static_cast<char>(std::tolower(c)));
+  }
+  return out;
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Seconds per unit named in a header field such as "time(ns)".
+double TimeUnit(absl::string_view field) {
+  if (absl::StrContains(field, "(ns)")) return 1e-9;
+  if (absl::StrContains(field, "(ms)")) return 1e-3;
+  if (absl::StrContains(field, "(s)")) return 1;
+  return 1e-6;  // nccl-tests prints microseconds
+}
+
+absl::StatusOr<std::vector<CollectiveSample>> ParseCsv(const std::vector<absl::string_view>& lines,
+                                                       CollectiveKind kind, int ranks) {
+  std::vector<CollectiveSample> out;
+  int size_col = -1, time_col = -1;
+  double unit = 1e-6;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const absl::string_view line = absl::StripAsciiWhitespace(lines[i]);
+    if (line.empty()) continue;
+    const std::vector<absl::string_view> f = absl::StrSplit(line, ',');
+    if (size_col < 0) {
+      for (size_t c = 0; c < f.size(); ++c) {
+        const std::string h = absl::AsciiStrToLower(absl::StripAsciiWhitespace(f[c]));
+        if (size_col < 0 && absl::StartsWith(h, "size")) size_col = static_cast<int>(c);
+        if (time_col < 0 && absl::StartsWith(h, "time")) {
+          time_col = static_cast<int>(c);
+          unit = TimeUnit(h);
+        }
+      }
+      if (size_col < 0 || time_col < 0) {
+        return Bad(absl::StrCat("line ", i + 1, ": a CSV header naming size and time columns is needed"));
+      }
+      continue;
+    }
+    double bytes = 0, t = 0;
+    if (static_cast<int>(f.size()) <= std::max(size_col, time_col) ||
+        !absl::SimpleAtod(absl::StripAsciiWhitespace(f[size_col]), &bytes) ||
+        !absl::SimpleAtod(absl::StripAsciiWhitespace(f[time_col]), &t) || !(bytes > 0) || !(t > 0)) {
+      return Bad(absl::StrCat("line ", i + 1, ": expected positive size and time, got \"",
+                              line.substr(0, 80), "\""));
+    }
+    out.push_back({kind, ranks, bytes, t * unit});
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<CollectiveSample>> ParseTable(const std::vector<absl::string_view>& lines,
+                                                         CollectiveKind kind, int ranks) {
+  std::vector<CollectiveSample> out;
+  int seen_ranks = 0, size_col = -1, time_col = -1;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    absl::string_view line = absl::StripAsciiWhitespace(lines[i]);
+    if (line.empty()) continue;
+    if (absl::ConsumePrefix(&line, "#")) {
+      const std::vector<absl::string_view> tok = absl::StrSplit(line, ' ', absl::SkipWhitespace());
+      if (tok.size() >= 2 && tok[0] == "Rank") ++seen_ranks;
+      if (size_col < 0 && !tok.empty() && tok[0] == "size") {
+        for (size_t c = 0; c < tok.size(); ++c) {
+          if (tok[c] == "time" && time_col < 0) time_col = static_cast<int>(c);
+        }
+        size_col = 0;
+      }
+      continue;
+    }
+    const std::vector<absl::string_view> tok = absl::StrSplit(line, ' ', absl::SkipWhitespace());
+    double bytes = 0, t = 0;
+    if (time_col < 0) return Bad(absl::StrCat("line ", i + 1, ": data before the \"# size ... time\" header"));
+    if (static_cast<int>(tok.size()) <= time_col || !absl::SimpleAtod(tok[size_col], &bytes) ||
+        !absl::SimpleAtod(tok[time_col], &t) || !(bytes > 0) || !(t > 0)) {
+      // nccl-tests ends with summary lines that are not comments in some versions.
+      if (!tok.empty() && !std::isdigit(static_cast<unsigned char>(tok[0][0]))) continue;
+      return Bad(absl::StrCat("line ", i + 1, ": expected size ... time columns, got \"", line.substr(0, 80),
+                              "\""));
+    }
+    out.push_back({kind, 0, bytes, t * 1e-6});
+  }
+  const int r = ranks > 0 ? ranks : seen_ranks;
+  if (r < 1) return Bad("the number of ranks is not in the output (no \"#  Rank\" lines): give it");
+  for (CollectiveSample& s : out) s.ranks = r;
+  return out;
+}
+
+// Collective time of one sample on a profile.
+double CollectiveTime(const Collectives& coll, const CollectiveSample& s, int level) {
+  const GroupSpan g = coll.Place(s.ranks, 1);
+  switch (s.kind) {
+    case CollectiveKind::kAllReduce:
+      return coll.AllReduce(s.bytes, g);
+    case CollectiveKind::kAllGather:
+      return coll.AllGather(s.bytes, g);
+    case CollectiveKind::kReduceScatter:
+      return coll.ReduceScatter(s.bytes, g);
+    case CollectiveKind::kAllToAll:
+      return coll.AllToAll(s.bytes, g);
+    case CollectiveKind::kSendRecv:
+      return coll.SendRecv(s.bytes, level);
+  }
+  return 0;
+}
+
+double TimeOn(const SystemProfile& p, const CollectiveSample& s, int level) {
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives coll(hw);
+  return CollectiveTime(coll, s, level);
+}
+
+constexpr double kTiny = 1e-9;  // a calibration value of 0 would mean "default"
+
+}  // namespace
+
+absl::StatusOr<CollectiveKind> ParseCollectiveKind(absl::string_view name) {
+  const std::string n = Normalize(name);
+  const std::pair<const char*, CollectiveKind> kinds[] = {
+      {"allreduce", CollectiveKind::kAllReduce},         {"allgather", CollectiveKind::kAllGather},
+      {"reducescatter", CollectiveKind::kReduceScatter}, {"alltoall", CollectiveKind::kAllToAll},
+      {"sendrecv", CollectiveKind::kSendRecv}};
+  for (const auto& [key, kind] : kinds) {
+    if (absl::StrContains(n, key)) return kind;
+  }
+  return Bad(absl::StrCat("\"", name.substr(0, 100),
+                          "\" names no collective (all_reduce, all_gather, reduce_scatter, alltoall, sendrecv)"));
+}
+
+const char* CollectiveKindName(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::kAllReduce:
+      return "all_reduce";
+    case CollectiveKind::kAllGather:
+      return "all_gather";
+    case CollectiveKind::kReduceScatter:
+      return "reduce_scatter";
+    case CollectiveKind::kAllToAll:
+      return "alltoall";
+    case CollectiveKind::kSendRecv:
+      return "sendrecv";
+  }
+  return "?";
+}
+
+absl::StatusOr<std::vector<CollectiveSample>> ParseNcclTests(absl::string_view text, CollectiveKind kind,
+                                                             int ranks) {
+  const std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
+  absl::string_view first;
+  for (absl::string_view l : lines) {
+    first = absl::StripAsciiWhitespace(l);
+    if (!first.empty()) break;
+  }
+  if (first.empty()) return Bad("empty nccl-tests output");
+  absl::StatusOr<std::vector<CollectiveSample>> out =
+      !absl::StartsWith(first, "#") && absl::StrContains(first, ",") ? ParseCsv(lines, kind, ranks)
+                                                                      : ParseTable(lines, kind, ranks);
+  if (!out.ok()) return out;
+  if (out->empty()) return Bad("no measurements in the nccl-tests output");
+  for (const CollectiveSample& s : *out) {
+    if (s.ranks < 2 && s.kind != CollectiveKind::kSendRecv) {
+      return Bad(absl::StrCat("ranks ", s.ranks, ": a collective needs at least 2"));
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<NetworkFit> FitNetworkLevel(const SystemProfile& base, const std::string& level_name,
+                                           const std::vector<CollectiveSample>& samples) {
+  if (absl::Status s = ValidateProfile(base); !s.ok()) return s;
+  if (samples.empty()) return Bad("no collective measurements to fit");
+  SystemProfile p = base;
+  p.calibration = ResolvedCalibration(base);
+  const Hardware hw0(p, Precision::kBf16);
+  const Collectives coll0(hw0);
+  int level = -1;
+  for (size_t i = 0; i < p.network_levels.size(); ++i) {
+    if (p.network_levels[i].name == level_name) level = static_cast<int>(i);
+  }
+  if (!level_name.empty() && level < 0) return Bad(absl::StrCat("level \"", level_name.substr(0, 100), "\" is not in the profile"));
+  for (const CollectiveSample& s : samples) {
+    const int at = s.kind == CollectiveKind::kSendRecv ? 0 : coll0.Place(s.ranks, 1).level;
+    if (level < 0) level = at;
+    if (at != level && s.kind != CollectiveKind::kSendRecv) {
+      return Bad(absl::StrCat(s.ranks, " ranks packed on this profile span level \"",
+                              p.network_levels[at].name, "\", not \"", p.network_levels[level].name,
+                              "\": fit one level at a time"));
+    }
+  }
+  if (level < 0 || p.network_levels.empty()) return Bad("the profile has no network levels");
+  NetworkCalibration& nc = p.calibration.network[level];
+
+  // The model's bandwidth-only time (efficiency 1, no latency) and its latency steps
+  // (the time per microsecond of per-step latency) for each sample.
+  SystemProfile probe = p;
+  probe.calibration.collective_overhead_us = kTiny;
+  for (NetworkCalibration& n : probe.calibration.network) {
+    n.latency_us = kTiny;
+    n.efficiency = 1;
+    n.bandwidth_curve.clear();
+  }
+  std::vector<double> bw(samples.size()), steps(samples.size());
+  {
+    SystemProfile lat = probe;
+    lat.calibration.network[level].latency_us = 1;
+    for (size_t i = 0; i < samples.size(); ++i) {
+      bw[i] = TimeOn(probe, samples[i], level);
+      steps[i] = (TimeOn(lat, samples[i], level) - bw[i]) / 1e-6;
+    }
+  }
+  // Latency per group (kind x ranks): the largest intercept consistent with every point
+  // (a measured time is at least latency + the bandwidth term at efficiency 1).
+  std::map<std::pair<int, int>, double> alpha;
+  std::map<std::pair<int, int>, double> group_steps;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const auto key = std::make_pair(static_cast<int>(samples[i].kind), samples[i].ranks);
+    const double a = samples[i].seconds - bw[i];
+    auto it = alpha.find(key);
+    if (it == alpha.end() || a < it->second) alpha[key] = a;
+    group_steps[key] = steps[i];
+  }
+  NetworkFitReport report;
+  report.level = p.network_levels[level].name;
+  // Split latency into a fixed per-call part and a per-step part: least squares across
+  // groups with different step counts, else keep the profile's per-call overhead.
+  double fixed_s = p.calibration.collective_overhead_us * 1e-6, step_s = 0;
+  {
+    double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (const auto& [key, a] : alpha) {
+      const double x = group_steps[key], y = std::max(0.0, 0.98 * a);
+      n += 1;
+      sx += x;
+      sy += y;
+      sxx += x * x;
+      sxy += x * y;
+    }
+    const double det = n * sxx - sx * sx;
+    if (alpha.size() >= 2 && det > 1e-9 * std::max(1.0, sxx)) {
+      step_s = std::max(0.0, (n * sxy - sx * sy) / det);
+      fixed_s = std::max(0.0, (sy - step_s * sx) / n);
+      report.notes.push_back(absl::StrCat("per-call and per-step latency separated across ", alpha.size(),
+                                          " group sizes / collectives"));
+    } else {
+      const double a = std::max(0.0, 0.98 * alpha.begin()->second);
+      const double x = std::max(1e-9, group_steps.begin()->second);
+      fixed_s = std::min(fixed_s, a);
+      step_s = (a - fixed_s) / x;
+      report.notes.push_back(
+          "one group size: the profile's per-call overhead is kept and the rest of the latency is per step");
+    }
+  }
+  // Efficiency of each point: bandwidth time at efficiency 1 over the time left after
+  // latency (the latency is at most that, so the share stays within 1).
+  std::vector<std::pair<double, double>> eff;  // (log2 bytes, efficiency)
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const double left = samples[i].seconds - fixed_s - step_s * steps[i];
+    if (left <= 0) continue;
+    eff.emplace_back(std::log2(samples[i].bytes), std::clamp(bw[i] / left, 0.001, 1.0));
+  }
+  if (eff.empty()) {
+    report.notes.push_back("every point is latency-bound: the bandwidth curve is left as it was");
+  } else {
+    std::sort(eff.begin(), eff.end());
+    // Bins 1/32 of an octave wide: the median efficiency at the median size (fine enough
+    // to keep the dips real curves have, e.g. where NCCL changes protocol).
+    for (size_t i = 0; i < eff.size();) {
+      size_t j = i;
+      std::vector<double> xs, es;
+      while (j < eff.size() && eff[j].first < eff[i].first + 1.0 / 32) {
+        xs.push_back(eff[j].first);
+        es.push_back(eff[j].second);
+        ++j;
+      }
+      report.curve.push_back({std::exp2(Median(xs)), Median(es)});
+      i = j;
+    }
+    std::vector<double> all;
+    for (const auto& e : eff) all.push_back(e.second);
+    nc.efficiency = Median(all);
+    nc.bandwidth_curve = report.curve;
+  }
+  nc.latency_us = std::max(kTiny, step_s * 1e6);
+  p.calibration.collective_overhead_us = std::max(kTiny, fixed_s * 1e6);
+  // The new version keeps the base's calibration as given (0 = default) and changes
+  // only what was fitted.
+  {
+    SystemProfile out = base;
+    out.calibration.collective_overhead_us = p.calibration.collective_overhead_us;
+    NetworkCalibration* mine = nullptr;
+    for (NetworkCalibration& n : out.calibration.network) {
+      if (n.level == nc.level) mine = &n;
+    }
+    if (mine == nullptr) {
+      out.calibration.network.push_back({nc.level, 0, 0, {}});
+      mine = &out.calibration.network.back();
+    }
+    mine->efficiency = nc.efficiency;
+    mine->latency_us = nc.latency_us;
+    mine->bandwidth_curve = nc.bandwidth_curve;
+    report.efficiency = nc.efficiency;
+    p = out;  // `nc` refers into the old calibration: not used below
+  }
+  report.collective_overhead_us = fixed_s * 1e6;
+  report.latency_us = step_s * 1e6;
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives coll(hw);
+  for (const CollectiveSample& s : samples) {
+    const double predicted = CollectiveTime(coll, s, level);
+    const double err = std::abs(predicted / s.seconds - 1);
+    report.max_error_ratio = std::max(report.max_error_ratio, err);
+    report.within_5_percent += err <= 0.05 ? 1 : 0;
+    report.points.push_back({s.kind, s.ranks, s.bytes, s.seconds, predicted});
+  }
+  return NetworkFit{p, report};
+}
+
+absl::StatusOr<std::vector<GemmSample>> ParseGemmCsv(absl::string_view text) {
+  const std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
+  std::vector<GemmSample> out;
+  int cm = -1, cn = -1, ck = -1, cd = -1, cs = -1;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const absl::string_view line = absl::StripAsciiWhitespace(lines[i]);
+    if (line.empty() || absl::StartsWith(line, "#")) continue;
+    const std::vector<absl::string_view> f = absl::StrSplit(line, ',');
+    if (cm < 0) {
+      for (size_t c = 0; c < f.size(); ++c) {
+        const std::string h = absl::AsciiStrToLower(absl::StripAsciiWhitespace(f[c]));
+        const int ci = static_cast<int>(c);
+        if (h == "m") cm = ci;
+        if (h == "n") cn = ci;
+        if (h == "k") ck = ci;
+        if (h == "dtype") cd = ci;
+        if (h == "seconds") cs = ci;
+      }
+      if (cm < 0 || cn < 0 || ck < 0 || cd < 0 || cs < 0) {
+        return Bad(absl::StrCat("line ", i + 1, ": the header must name m, n, k, dtype and seconds"));
+      }
+      continue;
+    }
+    GemmSample g;
+    const int need = std::max({cm, cn, ck, cd, cs});
+    if (static_cast<int>(f.size()) <= need || !absl::SimpleAtod(f[cm], &g.m) || !absl::SimpleAtod(f[cn], &g.n) ||
+        !absl::SimpleAtod(f[ck], &g.k) || !absl::SimpleAtod(f[cs], &g.seconds) || !(g.m >= 1) || !(g.n >= 1) ||
+        !(g.k >= 1) || !(g.seconds > 0) || !std::isfinite(g.seconds)) {
+      return Bad(absl::StrCat("line ", i + 1, ": expected positive m, n, k and seconds, got \"", line.substr(0, 80),
+                              "\""));
+    }
+    const std::string d = absl::AsciiStrToLower(absl::StripAsciiWhitespace(f[cd]));
+    if (absl::StrContains(d, "fp8") || absl::StrContains(d, "e4m3") || absl::StrContains(d, "e5m2")) {
+      g.precision = Precision::kFp8;
+    } else if (d == "bf16" || d == "bfloat16") {
+      g.precision = Precision::kBf16;
+    } else if (d == "fp16" || d == "float16" || d == "half") {
+      g.precision = Precision::kFp16;
+    } else if (d == "fp32" || d == "float32" || d == "tf32") {
+      g.precision = Precision::kFp32;
+    } else {
+      return Bad(absl::StrCat("line ", i + 1, ": dtype \"", d.substr(0, 20), "\" is not bf16, fp16, fp8 or fp32"));
+    }
+    out.push_back(g);
+  }
+  if (out.empty()) return Bad("no GEMM measurements in the CSV");
+  return out;
+}
+
+absl::StatusOr<GemmFit> FitGemm(const SystemProfile& base, const std::vector<GemmSample>& samples) {
+  if (absl::Status s = ValidateProfile(base); !s.ok()) return s;
+  if (samples.empty()) return Bad("no GEMM measurements to fit");
+  GemmFitReport report;
+  // A benchmark driven from Python is launch-bound for small shapes: a GEMM takes at
+  // least the host's time per call, the fastest time of the sweep for its dtype (an FP8
+  // call also passes scales). Model and report max(GEMM time, that floor).
+  double floor16 = 0, floor8 = 0;
+  for (const GemmSample& g : samples) {
+    double& f = g.precision == Precision::kFp8 ? floor8 : floor16;
+    f = f == 0 ? g.seconds : std::min(f, g.seconds);
+  }
+  auto floor_of = [&](const GemmSample& g) { return g.precision == Precision::kFp8 ? floor8 : floor16; };
+  report.launch_floor_us = floor16 * 1e6;
+  report.launch_floor_fp8_us = floor8 * 1e6;
+
+  SystemProfile p = base;
+  p.calibration = ResolvedCalibration(base);
+  auto error_of = [&](const SystemProfile& prof, bool fp8) {
+    const Hardware hw(prof, fp8 ? Precision::kFp8 : Precision::kBf16);
+    double sum = 0;
+    int n = 0;
+    for (const GemmSample& g : samples) {
+      if ((g.precision == Precision::kFp8) != fp8 || g.precision == Precision::kFp32) continue;
+      sum += std::abs(std::log(std::max(floor_of(g), hw.MatmulTime(g.m, g.n, g.k, 1, fp8 ? 1 : 2)) / g.seconds));
+      ++n;
+    }
+    return n > 0 ? sum / n : -1.0;
+  };
+  // 16-bit first: efficiency and the small-GEMM tail (as its time), by grid search.
+  const double peak16 = p.accelerator.PeakTflops(Precision::kBf16) * 1e12;
+  double best = -1;
+  SystemProfile trial = p;
+  for (double tail_us = 0.25; tail_us <= 64; tail_us *= 1.25) {
+    for (double e = 0.2; e <= 1.0001; e += 0.005) {
+      trial.calibration.matmul_efficiency = e;
+      trial.calibration.matmul_half_efficiency_gflop = peak16 * e * tail_us * 1e-6 / 1e9;
+      const double err = error_of(trial, false);
+      if (err < 0) break;
+      if (best < 0 || err < best) {
+        best = err;
+        p.calibration.matmul_efficiency = e;
+        p.calibration.matmul_half_efficiency_gflop = trial.calibration.matmul_half_efficiency_gflop;
+      }
+    }
+    if (best < 0) break;
+  }
+  if (best < 0) return Bad("no 16-bit (bf16 / fp16) GEMM in the sweep");
+  // FP8 linears: their own efficiency, same tail time.
+  double best8 = -1;
+  trial = p;
+  for (double e = 0.2; e <= 1.0001; e += 0.005) {
+    trial.calibration.matmul_efficiency_fp8 = e;
+    const double err = error_of(trial, true);
+    if (err < 0) break;
+    if (best8 < 0 || err < best8) {
+      best8 = err;
+      p.calibration.matmul_efficiency_fp8 = e;
+    }
+  }
+  report.matmul_efficiency = p.calibration.matmul_efficiency;
+  report.matmul_efficiency_fp8 = best8 >= 0 ? p.calibration.matmul_efficiency_fp8 : 0;
+  report.matmul_half_efficiency_gflop = p.calibration.matmul_half_efficiency_gflop;
+  {
+    // Only the fitted fields change; the rest of the calibration stays as given.
+    SystemProfile out = base;
+    out.calibration.matmul_efficiency = p.calibration.matmul_efficiency;
+    out.calibration.matmul_half_efficiency_gflop = p.calibration.matmul_half_efficiency_gflop;
+    if (best8 >= 0) out.calibration.matmul_efficiency_fp8 = p.calibration.matmul_efficiency_fp8;
+    p = out;
+  }
+  const Hardware h16(p, Precision::kBf16), h8(p, Precision::kFp8), h32(p, Precision::kFp32);
+  for (const GemmSample& g : samples) {
+    const Hardware& hw = g.precision == Precision::kFp8 ? h8 : g.precision == Precision::kFp32 ? h32 : h16;
+    const double model = hw.MatmulTime(g.m, g.n, g.k, 1, BytesPerElement(g.precision) / (g.precision == Precision::kFp8 ? 2 : 1));
+    const double predicted = std::max(model, floor_of(g));
+    report.points.push_back({g, predicted});
+    report.within_10_percent += std::abs(predicted / g.seconds - 1) <= 0.10 ? 1 : 0;
+    report.above_floor += g.seconds > 1.15 * floor_of(g) ? 1 : 0;
+  }
+  return GemmFit{p, report};
+}
+
+}  // namespace paraplan

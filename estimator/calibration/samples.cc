@@ -1,0 +1,181 @@
+#include "estimator/calibration/samples.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <numeric>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace paraplan {
+
+namespace {
+
+// FNV-1a: a stable hash (std::hash may differ between standard libraries), used only to
+// break ties without favouring the strata that sort first.
+uint64_t Fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+// Shape keys of one measurement, coarsest first.
+constexpr int kNumLevels = 6;
+const char* const kLevelNames[kNumLevels] = {"GPU count", "TP", "PP", "model size", "DP", "micro-batch"};
+
+std::vector<std::string> ShapeKeys(const CalibrationSample& s) {
+  const ParallelConfig c = s.config.Normalized();
+  return {absl::StrCat(c.NumGpus()),         absl::StrCat(c.tensor_parallel),
+          absl::StrCat(c.pipeline_parallel), ModelKey(s),
+          absl::StrCat(c.data_parallel),     absl::StrCat(c.micro_batch_size)};
+}
+
+std::string Prefix(const std::vector<std::string>& keys, int levels) {
+  return absl::StrJoin(keys.begin(), keys.begin() + levels, "|");
+}
+
+}  // namespace
+
+std::string ModelKey(const CalibrationSample& s) {
+  const Workload& w = s.workload;
+  if (w.kind == Workload::Kind::kLayerGraph) {
+    return absl::StrCat(w.name, " layers", w.layer_graph.layers.size());
+  }
+  const TransformerSpec& t = w.transformer;
+  return absl::StrCat(w.name, " h", t.hidden_size, " l", t.num_layers, " s", t.seq_length);
+}
+
+std::string ConfigGroup(const CalibrationSample& s) {
+  const ParallelConfig c = s.config.Normalized();
+  return absl::StrCat(ModelKey(s), " tp", c.tensor_parallel, " pp", c.pipeline_parallel);
+}
+
+int CountGroups(absl::Span<const CalibrationSample> samples) {
+  std::vector<std::string> groups;
+  for (const CalibrationSample& s : samples) groups.push_back(ConfigGroup(s));
+  std::sort(groups.begin(), groups.end());
+  return static_cast<int>(std::unique(groups.begin(), groups.end()) - groups.begin());
+}
+
+Subsample StratifiedSubsample(absl::Span<const CalibrationSample> samples, int budget) {
+  Subsample out;
+  const int n = static_cast<int>(samples.size());
+  if (n <= budget) {
+    out.indices.resize(n);
+    std::iota(out.indices.begin(), out.indices.end(), 0);
+    out.note = absl::StrCat("all ", n, " usable measurements");
+    return out;
+  }
+  std::vector<std::vector<std::string>> keys;
+  for (const CalibrationSample& s : samples) keys.push_back(ShapeKeys(s));
+  // The finest prefix with at most `budget` strata (at least the coarsest level).
+  int levels = 1;
+  std::map<std::string, std::vector<int>> strata;
+  for (int l = 1; l <= kNumLevels; ++l) {
+    std::map<std::string, std::vector<int>> m;
+    for (int i = 0; i < n; ++i) m[Prefix(keys[i], l)].push_back(i);
+    if (l > 1 && static_cast<int>(m.size()) > budget) break;
+    strata = std::move(m);
+    levels = l;
+    if (static_cast<int>(strata.size()) > budget) break;  // even the coarsest is too fine
+  }
+  // One per stratum (as far as the budget goes), the rest in proportion to what each
+  // has beyond that; largest remainder, ties by a stable hash of the stratum.
+  struct Share {
+    std::string key;
+    std::vector<int>* members;
+    int take;
+    double remainder;
+  };
+  std::vector<Share> shares;
+  for (auto& [key, members] : strata) shares.push_back({key, &members, 1, 0});
+  const int num_strata = static_cast<int>(shares.size());
+  if (num_strata > budget) {
+    // Only when even the GPU counts outnumber the budget: the largest strata get one.
+    std::stable_sort(shares.begin(), shares.end(),
+                     [](const Share& a, const Share& b) { return a.members->size() > b.members->size(); });
+    for (int i = 0; i < num_strata; ++i) shares[i].take = i < budget ? 1 : 0;
+  } else {
+    const int rest = budget - num_strata;
+    const double spare = n - num_strata;
+    int given = num_strata;
+    for (Share& s : shares) {
+      const double quota = rest * (s.members->size() - 1) / spare;
+      const int whole = static_cast<int>(std::floor(quota));
+      s.take += whole;
+      s.remainder = quota - whole;
+      given += whole;
+    }
+    std::vector<Share*> order;
+    for (Share& s : shares) order.push_back(&s);
+    std::sort(order.begin(), order.end(), [](const Share* a, const Share* b) {
+      if (a->remainder != b->remainder) return a->remainder > b->remainder;
+      return Fnv1a(a->key) < Fnv1a(b->key);
+    });
+    for (Share* s : order) {
+      if (given >= budget) break;
+      if (s->take < static_cast<int>(s->members->size())) {
+        ++s->take;
+        ++given;
+      }
+    }
+  }
+  // Inside a stratum: order by the finer keys (then by position) and take evenly spaced
+  // members, so the finer keys are spread too.
+  for (Share& s : shares) {
+    std::vector<int>& m = *s.members;
+    std::stable_sort(m.begin(), m.end(),
+                     [&](int a, int b) { return std::tie(keys[a], a) < std::tie(keys[b], b); });
+    const int size = static_cast<int>(m.size());
+    for (int j = 0; j < s.take; ++j) {
+      out.indices.push_back(m[static_cast<int>((j + 0.5) * size / s.take)]);
+    }
+  }
+  std::sort(out.indices.begin(), out.indices.end());
+  std::vector<std::string> by(kLevelNames, kLevelNames + levels);
+  out.note =
+      absl::StrCat("subsampled ", out.indices.size(), " of ", n, " usable measurements, stratified by ",
+                   absl::StrJoin(by, ", "), " (", num_strata, " strata",
+                   num_strata <= budget ? ", each represented" : ", the largest represented", ")");
+  if (levels < kNumLevels) {
+    std::vector<std::string> finer(kLevelNames + levels, kLevelNames + kNumLevels);
+    absl::StrAppend(&out.note, "; ", absl::StrJoin(finer, ", "), " spread evenly within each");
+  }
+  return out;
+}
+
+Folds GroupedFolds(absl::Span<const CalibrationSample> samples, int max_folds) {
+  // Groups in (TP, PP, model) order.
+  using Key = std::tuple<int, int, std::string>;
+  std::map<Key, std::vector<int>> groups;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const ParallelConfig c = samples[i].config.Normalized();
+    groups[{c.tensor_parallel, c.pipeline_parallel, ModelKey(samples[i])}].push_back(static_cast<int>(i));
+  }
+  Folds f;
+  f.num_groups = static_cast<int>(groups.size());
+  f.num_folds = std::min(max_folds, f.num_groups);
+  f.fold_of.assign(samples.size(), 0);
+  int rank = 0;
+  for (const auto& [key, members] : groups) {
+    for (int i : members) f.fold_of[i] = rank % std::max(1, f.num_folds);
+    ++rank;
+  }
+  f.method =
+      f.num_folds == f.num_groups
+          ? absl::StrCat("leave-one-group-out over ", f.num_groups, " configuration groups (model x TP x PP)")
+          : absl::StrCat(f.num_folds, "-fold grouped by configuration (model x TP x PP), ", f.num_groups,
+                         " groups");
+  absl::StrAppend(&f.method, "; parameter selection repeated inside each fold");
+  return f;
+}
+
+}  // namespace paraplan

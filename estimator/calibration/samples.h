@@ -1,0 +1,51 @@
+// How calibration groups and chooses measurements: configuration groups (the unit of
+// cross-validation and of the minimum-data rule), stratified subsampling down to the
+// solver budget, and grouped cross-validation folds. All deterministic: the same
+// measurements in the same order always give the same choice. Pure functions;
+// thread-safe.
+#ifndef PARAPLAN_ESTIMATOR_CALIBRATION_SAMPLES_H_
+#define PARAPLAN_ESTIMATOR_CALIBRATION_SAMPLES_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "estimator/calibration/calibrate.h"
+
+namespace paraplan {
+
+// The model a measurement trains, by name and size ("GPT-h1024-l24 h1024 l24 s1024").
+std::string ModelKey(const CalibrationSample& s);
+// Configuration group: model x TP x PP. Runs of one group differ only in data
+// parallelism and batch sizes, so they are near-identical for the fit and must never
+// straddle a cross-validation split.
+std::string ConfigGroup(const CalibrationSample& s);
+int CountGroups(absl::Span<const CalibrationSample> samples);
+
+struct Subsample {
+  std::vector<int> indices;  // ascending
+  std::string note;          // "subsampled 400 of 1440, stratified by ..." or "all 15 ..."
+};
+
+// At most `budget` of `samples`, stratified by configuration shape: the strata are the
+// finest prefix of (GPU count, TP, PP, model size, DP, micro-batch) that has at most
+// `budget` distinct values, each stratum gets at least one measurement and the rest in
+// proportion to its size (largest remainder), spread evenly over the finer keys inside
+// it. All of them when there are no more than `budget`.
+Subsample StratifiedSubsample(absl::Span<const CalibrationSample> samples, int budget);
+
+struct Folds {
+  std::vector<int> fold_of;  // per sample
+  int num_folds = 0;
+  int num_groups = 0;
+  std::string method;  // in words, for the report
+};
+
+// Cross-validation folds by configuration group: min(max_folds, groups) folds (one group
+// per fold = leave-one-group-out when there are few groups), groups dealt round-robin in
+// (TP, PP, model) order so that each fold sees every kind of configuration.
+Folds GroupedFolds(absl::Span<const CalibrationSample> samples, int max_folds);
+
+}  // namespace paraplan
+
+#endif  // PARAPLAN_ESTIMATOR_CALIBRATION_SAMPLES_H_

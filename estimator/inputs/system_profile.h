@@ -1,0 +1,144 @@
+// SystemProfile: the hardware a job runs on, plus its calibrated efficiencies.
+//
+// Plain value type mirroring paraplan.v1.SystemProfile. Specification fields come from
+// vendor data sheets; `calibration` holds the parameters that calibration fits. A zero
+// in a calibration field means "use the physical default" (see Calibration::Resolved).
+#ifndef PARAPLAN_ESTIMATOR_INPUTS_SYSTEM_PROFILE_H_
+#define PARAPLAN_ESTIMATOR_INPUTS_SYSTEM_PROFILE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "estimator/inputs/workload.h"
+
+namespace paraplan {
+
+enum class Topology { kSwitch, kFatTree, kTorus2D, kRing, kDragonfly, kTorus3D };
+
+struct Accelerator {
+  std::string name;
+  double peak_tflops_bf16 = 0;
+  double peak_tflops_fp16 = 0;
+  double peak_tflops_fp8 = 0;
+  double peak_tflops_fp32 = 0;
+  double memory_gib = 0;
+  double memory_bandwidth_gbytes_per_s = 0;
+  double busy_power_w = 0;
+  double idle_power_w = 0;
+  int sm_count = 0;  // streaming multiprocessors (datasheet); 0 = no wave quantisation
+
+  // Dense peak for a precision, TFLOP/s (FP8 falls back to FP16 when unset).
+  double PeakTflops(Precision p) const;
+};
+
+struct NetworkLevel {
+  std::string name;
+  int domain_size = 0;  // GPUs per domain at this level; 0 = whole cluster
+  double bandwidth_gbytes_per_s = 0;  // per GPU, one direction
+  double latency_us = 0;
+  Topology topology = Topology::kSwitch;
+  double oversubscription = 1;
+  bool in_network_reduction = false;  // NVLink / InfiniBand SHARP
+  // Fat tree: ports per switch at this level; with domain_size 0 on a level that is not
+  // the outermost, the domain is derived from it (see Hardware). 0 = not given.
+  int switch_radix = 0;
+  // Fat tree: each GPU's NIC goes to the leaf ("rail") switch of its local rank, so a
+  // leaf reaches radix-down-ports nodes rather than radix-down-ports GPUs (NVIDIA DGX
+  // SuperPOD reference architecture); traffic between different local ranks first
+  // crosses NVLink (NCCL PXN).
+  bool rail_optimized = false;
+  // Torus: extent of each dimension in domains of the level below (nodes for the first
+  // network level), x fastest; the level's bandwidth is per link and direction.
+  std::vector<int> torus_dims;
+  // Dragonfly: a domain of the level below is one group; global links leaving a group
+  // and the rate of one, GB/s per direction (Kim et al., ISCA 2008).
+  int global_links_per_group = 0;
+  double global_link_gbytes_per_s = 0;
+};
+
+// Achieved share of a level's nominal bandwidth at one message size (a point of the
+// bus-bandwidth curve nccl-tests measures).
+struct BandwidthPoint {
+  double bytes = 0;
+  double efficiency = 0;
+};
+
+struct NetworkCalibration {
+  std::string level;
+  double efficiency = 0;
+  double latency_us = 0;
+  // When given (sizes ascending), replaces `efficiency` by size: interpolated in
+  // log(size), held flat beyond the ends. Fitted from microbenchmarks.
+  std::vector<BandwidthPoint> bandwidth_curve;
+  // Slowdown from other jobs' traffic on a shared system, >= 1 (0 = 1): divides the
+  // bandwidth on top of `efficiency` / the curve (Kahira et al. HPDC'21 separate it).
+  double congestion = 0;
+};
+
+struct Calibration {
+  double matmul_efficiency = 0;
+  double matmul_efficiency_fp8 = 0;  // FP8 linears' share of the FP8 peak; 0 = matmul_efficiency
+  double matmul_half_efficiency_gflop = 0;
+  double memory_bound_efficiency = 0;
+  std::vector<NetworkCalibration> network;
+  double overlap_efficiency = 0;
+  double iteration_overhead_s = 0;
+  double kernel_overhead_us = 0;       // host time per kernel launched in eager mode
+  double recompute_overhead_us = 0;    // host time per checkpointed region and micro-batch
+  double attention_efficiency_fwd = 0;  // fused-attention forward, share of 16-bit peak
+  double attention_efficiency_bwd = 0;  // fused-attention backward, share of 16-bit peak
+  double collective_overhead_us = 0;   // fixed cost of one collective call (launch, rendezvous)
+  bool halo_host_staged = false;       // CNN halos copied through host memory + MPI
+  double halo_exchange_latency_us = 0; // software latency of one halo exchange; 0 = default
+  double memory_overhead_fraction = 0;
+  double memory_overhead_gib = 0;
+};
+
+struct HostSpec {
+  double memory_gib = 0;
+  double pcie_gbytes_per_s = 0;
+  int cpu_cores = 0;  // per node; 0 = unknown (no decode cost)
+};
+
+struct StorageSpec {
+  double read_gbytes_per_s = 0;            // per node, node-local storage
+  double shared_fs_gbytes_per_s = 0;       // aggregate of the shared parallel file system
+  double shared_fs_node_gbytes_per_s = 0;  // one node's client limit; 0 = none
+};
+
+// Measured compute time of one layer of a named workload, per sample.
+struct LayerTiming {
+  std::string workload;
+  std::string layer;
+  double forward_s_per_sample = 0;
+  double backward_s_per_sample = 0;
+};
+
+struct SystemProfile {
+  std::string name;
+  int version = 0;
+  std::string description;
+  int gpus_per_node = 0;
+  int num_nodes = 0;
+  Accelerator accelerator;
+  std::vector<NetworkLevel> network_levels;  // innermost first
+  HostSpec host;
+  StorageSpec storage;
+  double node_power_w = 0;
+  double price_per_gpu_hour_usd = 0;
+  Calibration calibration;
+  std::vector<LayerTiming> layer_timings;  // measured per-layer times (layer graphs)
+
+  int64_t NumGpus() const { return int64_t{gpus_per_node} * num_nodes; }
+};
+
+// GPUs in one domain of network level `i`: its domain_size; for 0 on a fat-tree level
+// that is not the outermost and gives switch_radix, derived from the radix (see
+// NetworkLevel); 0 on the outermost level (or nothing to derive from) = the whole
+// cluster.
+int64_t ResolvedDomainSize(const SystemProfile& profile, size_t i);
+
+}  // namespace paraplan
+
+#endif  // PARAPLAN_ESTIMATOR_INPUTS_SYSTEM_PROFILE_H_

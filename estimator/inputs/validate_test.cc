@@ -1,0 +1,198 @@
+#include "estimator/inputs/validate.h"
+
+#include <cmath>
+#include <functional>
+#include <string>
+
+#include "estimator/catalog/presets.h"
+#include "estimator/iteration/estimate.h"
+#include "estimator/testing/test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace paraplan {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::Config;
+using testing::Model;
+
+void ExpectInvalid(const Workload& w, const ParallelConfig& c, const std::string& field) {
+  const absl::Status s = ValidateConfig(w, c);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << field;
+  EXPECT_THAT(std::string(s.message()), HasSubstr(field));
+}
+
+TEST(Validate, ConfigErrorsNameTheField) {
+  const Workload w = Model("gpt3-175b");
+  ExpectInvalid(w, Config(7, 1, 1, 1, 8), "config.tensor_parallel");
+  ExpectInvalid(w, Config(8, 97, 1, 1, 8), "config.pipeline_parallel");  // 97 stages, 96 layers
+  EXPECT_TRUE(ValidateConfig(w, Config(8, 5, 1, 1, 8)).ok());  // uneven: stages of 19 and 20 layers
+  ExpectInvalid(w, Config(8, 1, 3, 1, 8), "config.global_batch_size");
+  ExpectInvalid(w, Config(-1, 1, 1, 1, 8), "config.tensor_parallel");
+  ExpectInvalid(w, Config(8, 1, 1, 1, 0), "config.global_batch_size");
+  ParallelConfig cp = Config(1, 1, 1, 1, 8);
+  cp.context_parallel = 3;
+  ExpectInvalid(w, cp, "config.context_parallel");
+  ParallelConfig ep = Config(1, 1, 1, 1, 8);
+  ep.expert_parallel = 2;
+  ExpectInvalid(w, ep, "config.expert_parallel");
+  ParallelConfig zero = Config(1, 1, 1, 1, 8);
+  zero.zero_stage = 4;
+  ExpectInvalid(w, zero, "config.zero_stage");
+  ParallelConfig v = Config(8, 8, 1, 1, 12);
+  v.virtual_pipeline_stages = 2;
+  v.pipeline_schedule = PipelineSchedule::k1F1B;
+  ExpectInvalid(w, v, "config.virtual_pipeline_stages");  // schedule not interleaved
+  v.pipeline_schedule = PipelineSchedule::kInterleaved1F1B;
+  ExpectInvalid(w, v, "config.global_batch_size");  // 12 micro-batches, 8 stages
+  ParallelConfig cnn = Config(1, 1, 1, 1, 8);
+  cnn.spatial_parallel = 2;
+  ExpectInvalid(w, cnn, "config.spatial_parallel");
+  EXPECT_TRUE(ValidateConfig(w, Config(8, 8, 2, 1, 64)).ok());
+  EXPECT_TRUE(ValidateConfigForGpus(w, Config(8, 8, 2, 1, 64), 128).ok());
+  const absl::Status s = ValidateConfigForGpus(w, Config(8, 8, 2, 1, 64), 256);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("multiply to 128 GPUs, not num_gpus 256"));
+}
+
+TEST(Validate, KvHeadsBoundTensorParallelism) {
+  ExpectInvalid(Model("llama3-70b"), Config(16, 1, 1, 1, 8), "config.tensor_parallel");
+  EXPECT_TRUE(ValidateConfig(Model("llama3-70b"), Config(8, 1, 1, 1, 8)).ok());
+}
+
+TEST(Validate, WorkloadErrorsNameTheField) {
+  Workload w = Model("llama3-8b");
+  w.transformer.hidden_size = 0;
+  EXPECT_THAT(std::string(ValidateWorkload(w).message()), HasSubstr("workload.transformer.hidden_size"));
+  w = Model("llama3-8b");
+  w.transformer.num_kv_heads = 5;
+  EXPECT_THAT(std::string(ValidateWorkload(w).message()), HasSubstr("workload.transformer.num_kv_heads"));
+  w = Model("llama3-8b");
+  w.transformer.hidden_size = 4097;
+  EXPECT_THAT(std::string(ValidateWorkload(w).message()), HasSubstr("workload.transformer.hidden_size"));
+  for (double bad : {-0.1, 1.0, std::nan("")}) {
+    w = Model("gpt3-175b");
+    w.transformer.dropout = bad;
+    EXPECT_THAT(std::string(ValidateWorkload(w).message()), HasSubstr("workload.transformer.dropout")) << bad;
+  }
+  w = Model("mixtral-8x7b");
+  w.transformer.moe.top_k = 9;
+  EXPECT_THAT(std::string(ValidateWorkload(w).message()), HasSubstr("workload.transformer.moe.top_k"));
+  Workload g;
+  g.kind = Workload::Kind::kLayerGraph;
+  EXPECT_THAT(std::string(ValidateWorkload(g).message()), HasSubstr("workload.layer_graph.layers"));
+}
+
+TEST(Validate, ProfileErrorsNameTheField) {
+  SystemProfile p = testing::Profile("dgx-a100-80gb");
+  EXPECT_TRUE(ValidateProfile(p).ok());
+  p.network_levels[0].bandwidth_gbytes_per_s = -1;
+  EXPECT_THAT(std::string(ValidateProfile(p).message()),
+              HasSubstr("profile.network_levels[0].bandwidth_gbytes_per_s"));
+  p = testing::Profile("dgx-a100-80gb");
+  p.calibration.matmul_efficiency = 1.5;
+  EXPECT_THAT(std::string(ValidateProfile(p).message()), HasSubstr("profile.calibration.matmul_efficiency"));
+  p = testing::Profile("dgx-a100-80gb");
+  p.accelerator.memory_gib = 0;
+  EXPECT_THAT(std::string(ValidateProfile(p).message()), HasSubstr("profile.accelerator.memory_gib"));
+  p = testing::Profile("dgx-a100-80gb");
+  p.network_levels.clear();
+  EXPECT_THAT(std::string(ValidateProfile(p).message()), HasSubstr("profile.network_levels"));
+}
+
+// Regression: a layer without output_shape, checked with a config before (or without)
+// the workload, indexed an empty vector and killed the server.
+TEST(Validate, ConfigNeverIndexesAnEmptyShape) {
+  Workload cnn;
+  cnn.kind = Workload::Kind::kLayerGraph;
+  cnn.layer_graph.layers = {{"conv1", "conv", {3, 64, 64}, {16, 64, 64}, {3, 3}, {1, 1}},
+                            {"headless", "relu", {16, 64, 64}, {}, {}, {}}};
+  ParallelConfig c;
+  c.spatial_parallel = 2;
+  c.global_batch_size = 8;
+  ExpectInvalid(cnn, c, "workload.layer_graph.layers[1].output_shape");
+  EXPECT_THAT(std::string(ValidateConfigForGpus(cnn, c, 2).message()), HasSubstr("layers[1].output_shape"));
+  EXPECT_EQ(EstimateIteration(cnn, c, testing::Profile("dgx-a100-80gb")).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// Regression: values that pass "finite and within [0, 1]" yet make every time infinite.
+TEST(Validate, ProfileRefusesNonFiniteAndAbsurdValues) {
+  const SystemProfile good = testing::Profile("dgx-a100-80gb");
+  struct Case {
+    std::function<void(SystemProfile*)> mutate;
+    std::string field;
+  } cases[] = {
+      {[](SystemProfile* p) { p->calibration.matmul_efficiency = 5e-324; }, "profile.calibration.matmul_efficiency"},
+      {[](SystemProfile* p) { p->calibration.overlap_efficiency = -0.5; }, "profile.calibration.overlap_efficiency"},
+      {[](SystemProfile* p) { p->network_levels[0].oversubscription = std::nan(""); },
+       "profile.network_levels[0].oversubscription"},
+      {[](SystemProfile* p) { p->network_levels[1].bandwidth_gbytes_per_s = 5e-324; },
+       "profile.network_levels[1].bandwidth_gbytes_per_s"},
+      {[](SystemProfile* p) { p->accelerator.memory_bandwidth_gbytes_per_s = 1e-300; },
+       "profile.accelerator.memory_bandwidth_gbytes_per_s"},
+      {[](SystemProfile* p) { p->accelerator.peak_tflops_bf16 = INFINITY; }, "profile.accelerator.peak_tflops_bf16"},
+      {[](SystemProfile* p) { p->accelerator.memory_gib = 1e300; }, "profile.accelerator.memory_gib"},
+      {[](SystemProfile* p) { p->host.pcie_gbytes_per_s = 5e-324; }, "profile.host.pcie_gbytes_per_s"},
+      {[](SystemProfile* p) { p->price_per_gpu_hour_usd = std::nan(""); }, "profile.price_per_gpu_hour_usd"},
+      {[](SystemProfile* p) { p->calibration.network = {{"nvlink", 5e-324, 1, {}}}; },
+       "profile.calibration.network[0].efficiency"},
+      {[](SystemProfile* p) { p->calibration.network = {{"nvlink", 0.8, 1, {{1024, 5e-324}}}}; },
+       "profile.calibration.network[0].bandwidth_curve[0].efficiency"},
+      // Topology parameters.
+      {[](SystemProfile* p) { p->network_levels[1].torus_dims = {4, 0}; }, "profile.network_levels[1].torus_dims[1]"},
+      {[](SystemProfile* p) { p->network_levels[1].torus_dims = {2, 2, 2, 2}; }, "profile.network_levels[1].torus_dims"},
+      {[](SystemProfile* p) { p->network_levels[1].switch_radix = -4; }, "profile.network_levels[1].switch_radix"},
+      {[](SystemProfile* p) { p->network_levels[0].domain_size = 0; }, "profile.network_levels[0].domain_size"},
+      {[](SystemProfile* p) {
+         p->network_levels.push_back(p->network_levels[1]);
+         p->network_levels[1].domain_size = 0;
+         p->network_levels[1].switch_radix = 1;
+       },
+       "profile.network_levels[1].switch_radix"},
+      {[](SystemProfile* p) {
+         p->network_levels[1].topology = Topology::kDragonfly;
+         p->network_levels[1].global_links_per_group = 8;
+       },
+       "profile.network_levels[1].global_links_per_group"},
+      {[](SystemProfile* p) { p->network_levels[1].global_link_gbytes_per_s = -1; },
+       "profile.network_levels[1].global_link_gbytes_per_s"},
+  };
+  for (const Case& c : cases) {
+    SystemProfile p = good;
+    c.mutate(&p);
+    const absl::Status s = ValidateProfile(p);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << c.field;
+    EXPECT_THAT(std::string(s.message()), HasSubstr(c.field));
+  }
+  SystemProfile defaults = good;  // 0 = the default efficiency
+  defaults.calibration.matmul_efficiency = 0;
+  defaults.calibration.attention_efficiency_bwd = 0;
+  EXPECT_TRUE(ValidateProfile(defaults).ok());
+  for (const SystemProfile& p : BuiltinProfiles()) EXPECT_TRUE(ValidateProfile(p).ok()) << p.name;
+}
+
+TEST(Validate, EchoedStringsAreAbbreviated) {
+  EXPECT_EQ(Abbreviated("short"), "short");
+  EXPECT_EQ(Abbreviated(std::string(100, 'x')), std::string(100, 'x'));
+  EXPECT_EQ(Abbreviated(std::string(10000, 'x')), std::string(100, 'x') + "...");
+  // Never cuts a UTF-8 character in two (the message may travel in a proto string).
+  std::string e = "a";
+  for (int i = 0; i < 100; ++i) e += "\xc3\xa9";  // é
+  EXPECT_EQ(Abbreviated(e), e.substr(0, 99) + "...");
+  Workload cnn;
+  cnn.kind = Workload::Kind::kLayerGraph;
+  cnn.layer_graph.layers = {{"l", std::string(10000, 'k'), {3, 8, 8}, {3, 8, 8}, {}, {}}};
+  const absl::Status s = ValidateWorkload(cnn);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_LT(s.message().size(), 200u) << s.message();
+}
+
+TEST(Validate, EstimateRejectsBadInputWithoutCrashing) {
+  absl::StatusOr<Estimate> e =
+      EstimateIteration(Model("gpt3-175b"), Config(5, 1, 1, 1, 1), testing::Profile("dgx-a100-80gb"));
+  EXPECT_EQ(e.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace paraplan

@@ -1,0 +1,38 @@
+#include "estimator/inputs/workload.h"
+
+namespace paraplan {
+
+double BytesPerElement(Precision p) {
+  switch (p) {
+    case Precision::kFp32:
+      return 4;
+    case Precision::kFp8:  // FP8 training keeps BF16 activations/weights (Transformer Engine)
+    case Precision::kBf16:
+    case Precision::kFp16:
+      return 2;
+  }
+  return 2;
+}
+
+TransformerSpec TransformerSpec::Resolved() const {
+  TransformerSpec r = *this;
+  if (r.num_kv_heads <= 0) r.num_kv_heads = r.num_attention_heads;
+  // Saturating: Resolved() may run before validation bounds hidden_size (fuzz finding).
+  if (r.ffn_hidden_size <= 0) {
+    r.ffn_hidden_size = r.hidden_size > (int64_t{1} << 60) ? (int64_t{1} << 62) : 4 * r.hidden_size;
+  }
+  if (r.moe.num_experts > 1) {
+    if (r.moe.top_k <= 0) r.moe.top_k = 1;
+    if (r.moe.expert_ffn_hidden_size <= 0) r.moe.expert_ffn_hidden_size = r.ffn_hidden_size;
+    if (r.moe.moe_layer_interval <= 0) r.moe.moe_layer_interval = 1;
+  }
+  return r;
+}
+
+int TransformerSpec::NumMoeLayers() const {
+  if (moe.num_experts <= 1) return 0;
+  const int interval = moe.moe_layer_interval > 0 ? moe.moe_layer_interval : 1;
+  return num_layers / interval;
+}
+
+}  // namespace paraplan

@@ -1,0 +1,113 @@
+// Workload: what is trained — the model's shape, its precision, its data.
+//
+// Plain value types mirroring paraplan.v1.Workload (no protobuf here). A workload holds
+// either a transformer or a layer graph (CNN); the estimator reaches both through the
+// per-layer cost interface in layer_costs.h. Zero in an optional field means the
+// documented default; Resolved() fills those in. Thread-safe as values.
+#ifndef PARAPLAN_ESTIMATOR_INPUTS_WORKLOAD_H_
+#define PARAPLAN_ESTIMATOR_INPUTS_WORKLOAD_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace paraplan {
+
+enum class Precision { kBf16, kFp16, kFp8, kFp32 };
+
+// The optimizer's state per parameter: Adam (two moments) or SGD with momentum (one).
+enum class Optimizer { kAdam, kSgdMomentum };
+// Megatron-LM / DeepSpeed (16-bit weights, fp32 master in the optimizer, persistent fp32
+// gradient buffer) or PyTorch autocast / FSDP (fp32 parameters with 16-bit copies per
+// step, fp32 gradients that exist from backward to the optimizer step).
+enum class MixedPrecision { kMasterInOptimizer, kFp32Params };
+
+// Bytes of one element stored in the training precision (weights, activations).
+double BytesPerElement(Precision p);
+
+struct MoeSpec {
+  int num_experts = 0;  // 0 = dense model
+  int top_k = 0;
+  int64_t expert_ffn_hidden_size = 0;  // 0 = ffn_hidden_size
+  int moe_layer_interval = 0;          // 0 = 1 (every layer)
+};
+
+enum class Normalization { kLayerNorm, kRmsNorm };
+
+// Megatron-LM's default hidden / attention dropout (arguments.py: --hidden-dropout 0.1,
+// --attention-dropout 0.1).
+inline constexpr double kDefaultDropout = 0.1;
+
+struct TransformerSpec {
+  int num_layers = 0;
+  int64_t hidden_size = 0;
+  int num_attention_heads = 0;
+  int num_kv_heads = 0;           // 0 = num_attention_heads
+  int64_t ffn_hidden_size = 0;    // 0 = 4 * hidden_size
+  int64_t seq_length = 0;
+  int64_t vocab_size = 0;
+  bool gated_mlp = false;         // SwiGLU: gate, up and down matrices
+  MoeSpec moe;
+  bool tied_embeddings = false;
+  Normalization normalization = Normalization::kLayerNorm;  // RMSNorm: scale only
+  double dropout = kDefaultDropout;  // 0 = no dropout kernels, no masks stored
+
+  // Defaults filled in (kv heads, ffn size, MoE fields).
+  TransformerSpec Resolved() const;
+  bool is_moe() const { return moe.num_experts > 1; }
+  // Number of MoE layers among num_layers (every moe_layer_interval-th layer).
+  int NumMoeLayers() const;
+};
+
+// One layer of a CNN layer graph. Shapes are per sample: channels, then the spatial
+// axes (L for 1-D, H W for 2-D, D H W for 3-D). Per-axis vectors (kernel, stride,
+// padding, dilation) list the spatial axes in the same order; absent entries mean
+// kernel 1, stride 1 (a pool's stride: its kernel, as PyTorch), padding 0, dilation 1.
+struct LayerSpec {
+  std::string name;
+  // conv, pool, norm (batch norm), relu / activation, dropout, add (residual), concat,
+  // flatten, fc, softmax (loss).
+  std::string kind;
+  std::vector<int64_t> input_shape;
+  std::vector<int64_t> output_shape;
+  std::vector<int64_t> kernel_shape;
+  std::vector<int64_t> stride;
+  std::vector<int64_t> padding;   // per side
+  std::vector<int64_t> dilation;
+  int64_t groups = 1;             // grouped convolution; 0 = 1
+  std::vector<std::string> inputs;  // layers read (by name); empty = the previous layer
+  bool bias = true;               // conv / fc learn a bias
+};
+
+struct LayerGraphSpec {
+  std::vector<LayerSpec> layers;
+  std::vector<int64_t> sample_shape;
+};
+
+enum class DatasetLocation { kLocal, kSharedFs, kStaged };
+
+struct DatasetSpec {
+  int64_t sample_bytes = 0;
+  int64_t num_samples = 0;
+  DatasetLocation location = DatasetLocation::kLocal;
+  double decode_core_ms_per_sample = 0;  // CPU decode + augmentation per sample; 0 = none
+  bool decode_offloaded = false;         // GPU / DPU decoding
+  double fraction = 1;                   // share of samples read per epoch, (0, 1]
+};
+
+struct Workload {
+  enum class Kind { kTransformer, kLayerGraph };
+  std::string name;
+  Kind kind = Kind::kTransformer;
+  TransformerSpec transformer;
+  LayerGraphSpec layer_graph;
+  Precision precision = Precision::kBf16;
+  Optimizer optimizer = Optimizer::kAdam;
+  MixedPrecision mixed_precision = MixedPrecision::kMasterInOptimizer;
+  DatasetSpec dataset;
+  double training_tokens = 0;  // 0 = unknown
+};
+
+}  // namespace paraplan
+
+#endif  // PARAPLAN_ESTIMATOR_INPUTS_WORKLOAD_H_

@@ -1,0 +1,306 @@
+#include "estimator/iteration/assemble.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace paraplan {
+
+namespace {
+
+// Micro-batches whose activations the first stage holds at once.
+double InFlightMicroBatches(const ParallelConfig& c, int m) {
+  const int pp = c.pipeline_parallel;
+  if (pp <= 1) return 1;
+  switch (c.pipeline_schedule) {
+    case PipelineSchedule::kGPipe:
+      return m;  // all forwards before any backward (Huang et al. 2019)
+    case PipelineSchedule::kInterleaved1F1B:
+      // Narayanan et al. SC'21 / Korthikanti et al. 2022 eq. 5: 1 + (p-1)/(p v) times p.
+      return std::min<double>(m, pp * (1.0 + (pp - 1.0) / (pp * c.virtual_pipeline_stages)));
+    default:
+      return std::min(m, pp);  // 1F1B: the first stage keeps p micro-batches in flight
+  }
+}
+
+// Bubble of the schedule as a multiple of one micro-batch's stage time; `wgrad_share`
+// is the share of that time spent in weight-gradient GEMMs.
+double BubbleStages(const ParallelConfig& c, double wgrad_share) {
+  const int pp = c.pipeline_parallel;
+  if (pp <= 1) return 0;
+  switch (c.pipeline_schedule) {
+    case PipelineSchedule::kGPipe:
+    case PipelineSchedule::k1F1B:
+    case PipelineSchedule::kDefault:
+      return pp - 1.0;  // (p-1)/m of the ideal time (Narayanan et al. SC'21)
+    case PipelineSchedule::kInterleaved1F1B:
+      return (pp - 1.0) / c.virtual_pipeline_stages;
+    case PipelineSchedule::kZeroBubble:
+      // ZB-H1 (Qi et al. 2023, sec. 3.1): backward is split into B (data gradients) and W
+      // (weight gradients), W fills the bubble: (p-1)(T_F + T_B - T_W) against 1F1B's
+      // (p-1)(T_F + T_B + T_W), with W = wgrad_share of the stage time.
+      return (pp - 1.0) / c.virtual_pipeline_stages * std::max(0.0, 1.0 - 2.0 * wgrad_share);
+  }
+  return pp - 1.0;
+}
+
+
+
+// Inlined into Assemble (the search's inner loop); PlaceDataParallel exports it.
+DpGroups PlaceDp(const ParallelConfig& c, const Collectives& coll) {
+  // Context (and spatial) ranks sit just inside DP, hold the same weights and reduce
+  // gradients with it; tensor-like ranks (tp, filter, channel) are innermost.
+  const int64_t tp = c.tensor_parallel * int64_t{c.filter_parallel} * c.channel_parallel;
+  const int64_t cp = int64_t{c.context_parallel} * c.spatial_parallel;
+  const int64_t dp_stride = c.rank_order == RankOrder::kTpCpEpDpPp ? tp * cp : tp * cp * c.pipeline_parallel;
+  DpGroups g;
+  g.dense = coll.Place(c.data_parallel, dp_stride);
+  if (cp > 1) {
+    if (c.rank_order == RankOrder::kTpCpEpDpPp) {
+      g.dense = coll.Place(static_cast<int>(cp * c.data_parallel), tp);
+    } else {
+      // tp-cp-ep-pp-dp: the cp ranks are contiguous (stride tp) and the dp ranks sit
+      // outside pp; the joint group crosses dp's level and keeps every cp rank of a
+      // member inside its domain.
+      g.dense.size = static_cast<int>(cp * c.data_parallel);
+      g.dense.inner = g.dense.level == 0 ? g.dense.size
+                                         : static_cast<int>(std::min<int64_t>(g.dense.size, g.dense.inner * cp));
+    }
+  }
+  const int ep = c.expert_parallel;
+  const int expert_dp = std::max(1, static_cast<int>(cp * c.data_parallel / ep));
+  g.expert = coll.Place(expert_dp, dp_stride * ep);
+  return g;
+}
+
+}  // namespace
+
+DpGroups PlaceDataParallel(const ParallelConfig& c, const Collectives& coll) { return PlaceDp(c, coll); }
+
+
+void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
+                    const ParallelConfig& c, const SystemContext& sys, MemoryBreakdown* out) {
+  const Hardware& hw = *sys.hw;
+  const int m = std::max(1, c.NumMicroBatches());
+  const double dpcp = double{1.0} * c.data_parallel * c.context_parallel * c.spatial_parallel;
+  const double expert_dp = std::max(1.0, dpcp / c.expert_parallel);
+  const double in_flight = InFlightMicroBatches(c, m);
+
+  // Gradients that exist only from backward to the step (PyTorch, set_to_none) grow as
+  // the activations are freed, layer by layer: at the peak, the larger of the two —
+  // unless gradients accumulate over micro-batches or DDP's persistent fp32 buckets hold
+  // them (ZeRO 0 with data parallelism).
+  const bool grads_then_activations = model.fp32_params && m == 1 && !(c.zero_stage == 0 && dpcp > 1);
+  // Bytes per parameter of the weights the kernels read: fp32 parameters compute with
+  // 16-bit copies.
+  const double compute_weight_bytes = model.fp32_params ? model.param_gather_bytes_per_param
+                                                        : model.weight_bytes_per_param;
+  MemoryBreakdown best;
+  for (const StageMemory* st : {&stages.first, &stages.last}) {
+    const double dense = st->params - st->expert_params;
+    const double ex = st->expert_params;
+    // ZeRO (Rajbhandari et al. SC'20): stage 1 shards optimizer states, 2 also
+    // gradients, 3 also weights, over the data-parallel ranks.
+    const double opt_div_d = c.zero_stage >= 1 ? dpcp : 1, opt_div_e = c.zero_stage >= 1 ? expert_dp : 1;
+    const double grad_div_d = c.zero_stage >= 2 ? dpcp : 1, grad_div_e = c.zero_stage >= 2 ? expert_dp : 1;
+    const double w_div_d = c.zero_stage >= 3 ? dpcp : 1, w_div_e = c.zero_stage >= 3 ? expert_dp : 1;
+    MemoryBreakdown mb;
+    mb.weights_bytes = (dense / w_div_d + ex / w_div_e) * model.weight_bytes_per_param;
+    mb.gradients_bytes = (dense / grad_div_d + ex / grad_div_e) * model.grad_bytes_per_param;
+    mb.optimizer_bytes =
+        (dense / opt_div_d + ex / opt_div_e) * model.optimizer_state_bytes_per_param;
+    const double flight = st == &stages.first ? in_flight : 1;
+    mb.activations_bytes = st->activation_bytes_per_mb * flight + st->transient_bytes;
+    if (grads_then_activations) mb.gradients_bytes = std::max(0.0, mb.gradients_bytes - mb.activations_bytes);
+    if (c.offload.optimizer) {
+      mb.host_bytes += mb.optimizer_bytes;
+      mb.optimizer_bytes = 0;
+    }
+    if (c.offload.weights) {
+      // Stream weights per chunk: keep two chunks' worth on the GPU (double buffering).
+      const double keep = std::min(1.0, 2.0 / std::max(1.0, double(model.layers.size()) / c.pipeline_parallel));
+      mb.host_bytes += mb.weights_bytes * (1 - keep);
+      mb.weights_bytes *= keep;
+    }
+    if (c.offload.activations) {
+      // KARMA (Wahib et al. SC'20): keep the chunk being computed and the one in flight.
+      const double keep = std::min(mb.activations_bytes, 2 * st->chunk_activation_bytes_per_mb + st->transient_bytes);
+      mb.host_bytes += mb.activations_bytes - keep;
+      mb.activations_bytes = keep;
+    }
+    // Communication buffers: gathered TP activation (SP), pipeline send/recv, ZeRO-3
+    // prefetch of two layers' full weights.
+    mb.buffers_bytes = 4 * model.pp_send_bytes * c.tensor_parallel;
+    if (c.zero_stage >= 3 && !model.layers.empty()) {
+      mb.buffers_bytes += 2 * model.layers[0].params * compute_weight_bytes;
+    } else if (model.fp32_params) {
+      mb.buffers_bytes += (dense + ex) * compute_weight_bytes;  // torch.autocast's cache
+    }
+    const double used = mb.weights_bytes + mb.gradients_bytes + mb.optimizer_bytes +
+                        mb.activations_bytes + mb.buffers_bytes;
+    mb.overhead_bytes = hw.memory_overhead_bytes() + hw.memory_overhead_fraction() * used;
+    mb.total_bytes = used + mb.overhead_bytes;
+    if (mb.total_bytes > best.total_bytes) best = mb;
+  }
+  best.capacity_bytes = hw.capacity_bytes();
+  best.fits = best.total_bytes <= best.capacity_bytes &&
+              best.host_bytes <= hw.host_capacity_bytes_per_gpu();
+  *out = best;
+}
+
+void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& c,
+              const SystemContext& sys, CandidateResult* out, const MemoryBreakdown* memory) {
+  const Hardware& hw = *sys.hw;
+  const Collectives& coll = *sys.coll;
+  const double ovl = hw.overlap_efficiency();
+  const int m = std::max(1, c.NumMicroBatches());
+  const BlockCosts& s = stages.slowest;
+  TimeBreakdown& t = out->time;
+  t = TimeBreakdown{};
+
+  t.compute_s = m * (s.fwd_s + s.bwd_s);
+  t.recompute_s = m * s.recompute_s;
+  t.tp_comm_s = m * (s.tp_fwd_s + s.tp_bwd_s);
+  t.cp_comm_s = m * s.cp_s;
+  t.ep_comm_s = m * s.ep_s;
+  const double wgrad_share = stages.slowest_total_s > 0 ? s.wgrad_s / stages.slowest_total_s : 0;
+  t.pipeline_bubble_s = BubbleStages(c, wgrad_share) * stages.mean_total_s;
+
+  // Pipeline point-to-point: one activation forward and one gradient backward per
+  // micro-batch and chunk boundary, on the level that joins adjacent stages.
+  // Traffic that leaves the node during the last micro-batch's backward (TP groups that
+  // span nodes, the backward pipeline sends): an overlapped DP reduction shares the
+  // node's NICs with it (see grad_sync).
+  double beside_dp = 0;
+  if (c.pipeline_parallel > 1) {
+    const int pp_level = coll.LevelOfStride(PipelineStride(c));
+    const double hop = coll.SendRecv(model.pp_send_bytes, pp_level);
+    t.pp_comm_s = 2.0 * m * c.virtual_pipeline_stages * hop;
+    if (pp_level >= 1) beside_dp += c.virtual_pipeline_stages * hop;
+  }
+  const int64_t tp_size = int64_t{c.tensor_parallel} * c.filter_parallel * c.channel_parallel;
+  if (c.overlap_grad_reduce && tp_size > hw.gpus_per_node() &&
+      coll.Place(static_cast<int>(tp_size), 1).level >= 1) {
+    beside_dp += s.tp_bwd_s;
+  }
+
+  // Data-parallel gradient reduction (and ZeRO parameter gathers).
+  const DpGroups groups = PlaceDp(c, coll);
+  const double dense = std::max(stages.first.params - stages.first.expert_params,
+                                stages.last.params - stages.last.expert_params);
+  const double ex = std::max(stages.first.expert_params, stages.last.expert_params);
+  const double last_bwd = s.bwd_s + s.recompute_s + s.tp_bwd_s;
+  double dp = 0;
+  const double layers = std::max(1, stages.slowest_layers);
+  // Two transfers sharing a link at once each get half of it (max-min fairness): an
+  // overlapped reduction of d seconds beside a seconds of blocking traffic delays that
+  // traffic by min(a, d) (work-conserving link; in the limits d >> a and d << a the
+  // iteration grows by a and by d).
+  auto contention = [&](const GroupSpan& g, double d) {
+    return g.level >= 1 && c.overlap_grad_reduce ? std::min(beside_dp, d) : 0.0;
+  };
+  auto grad_sync = [&](const GroupSpan& g, double params) {
+    if (g.size <= 1 || params <= 0) return 0.0;
+    const double grad_bytes = params * model.grad_reduce_bytes_per_param;
+    const double gather_bytes = params * model.param_gather_bytes_per_param;
+    if (c.zero_stage == 0) {
+      const double ar = coll.AllReduce(grad_bytes, g, c.dp_algorithm);
+      return c.overlap_grad_reduce ? std::max(0.0, ar - ovl * last_bwd) + contention(g, ar) : ar;
+    }
+    const double ag = coll.AllGather(gather_bytes, g);
+    const double ag_exposed = c.overlap_param_gather ? std::max(0.0, ag - ovl * s.fwd_s) : ag;
+    if (c.zero_stage == 1) {
+      // Distributed optimizer: one reduce-scatter of the accumulated gradients per
+      // iteration, overlapped with the last micro-batch's backward.
+      const double rs = coll.ReduceScatter(grad_bytes, g);
+      return (c.overlap_grad_reduce ? std::max(0.0, rs - ovl * last_bwd) + contention(g, rs) : rs) + ag_exposed;
+    }
+    if (c.zero_stage == 2) {
+      // ZeRO-2 keeps only its gradient shard, so it reduce-scatters every micro-batch
+      // (DeepSpeed stage 2: gradient buckets reduced during each backward; Rajbhandari et
+      // al. SC'20 sec. 5.2).
+      const double rs = coll.ReduceScatter(grad_bytes, g);
+      return m * (c.overlap_grad_reduce ? std::max(0.0, rs - ovl * last_bwd) + contention(g, rs) : rs) + ag_exposed;
+    }
+    // ZeRO-3 / FSDP: per layer and micro-batch, all-gather its weights before forward and
+    // again before backward, reduce-scatter its gradients after backward (Zhao et al.
+    // 2023, PyTorch FSDP, sec. 3.3). Prefetching one layer ahead hides a layer's
+    // collectives behind the neighbouring layer's compute and no further; each call pays
+    // its latency, which dominates at thousands of ranks.
+    const double ag_layer = coll.AllGather(gather_bytes / layers, g);
+    const double rs_layer = coll.ReduceScatter(grad_bytes / layers, g);
+    const double fwd_layer = s.fwd_s / layers;
+    const double bwd_layer = (s.bwd_s + s.recompute_s) / layers;
+    const bool prefetch = c.overlap_param_gather || c.overlap_grad_reduce;
+    const double fwd = prefetch ? std::max(0.0, ag_layer - ovl * fwd_layer) : ag_layer;
+    const double bwd = prefetch ? std::max(0.0, ag_layer + rs_layer - ovl * bwd_layer) : ag_layer + rs_layer;
+    return m * layers * (fwd + bwd);
+  };
+  dp += grad_sync(groups.dense, dense);
+  dp += grad_sync(groups.expert, ex);
+  t.dp_comm_s = dp;
+
+  // Optimizer step: memory-bound over this GPU's shard of the parameters.
+  const double dpcp = double{1.0} * c.data_parallel * c.context_parallel * c.spatial_parallel;
+  const double shard = c.zero_stage >= 1 ? dense / dpcp + ex / std::max(1.0, dpcp / c.expert_parallel)
+                                         : dense + ex;
+  if (c.offload.optimizer) {
+    // ZeRO-Offload (Ren et al. 2021): gradients to host, updated weights back, over PCIe.
+    t.offload_s += shard * (model.grad_reduce_bytes_per_param + model.weight_bytes_per_param) /
+                   hw.pcie_bytes_per_s();
+  } else {
+    t.optimizer_s = hw.MemoryTime(shard * model.optimizer_bytes_per_param);
+  }
+  // The step's kernels are launched from the host like the layers' (a distributed
+  // optimizer's rank updates a 1/dp share of the tensors); what their launches take
+  // beyond the GPU's time is host-bound.
+  const double opt_tensors = c.zero_stage >= 1 ? std::ceil(s.tensors / dpcp) : s.tensors;
+  const double opt_kernels = c.offload.optimizer ? 0
+                             : model.optimizer_passes * OptimizerKernelsPerPass(opt_tensors, shard);
+  const double host_kernel_s = c.cuda_graphs ? hw.kernel_gap_s() : hw.kernel_overhead_s();
+  const double optimizer_host_s = std::max(0.0, opt_kernels * host_kernel_s - t.optimizer_s);
+
+  MemoryBreakdown& mem = out->memory;
+  if (memory != nullptr) {
+    mem = *memory;
+  } else {
+    AssembleMemory(model, stages, c, sys, &mem);
+  }
+  const double step_compute = s.fwd_s + s.bwd_s + s.recompute_s;
+  if (c.offload.weights) {
+    const double w = stages.first.params * model.weight_bytes_per_param;
+    t.offload_s += m * std::max(0.0, 2 * w / hw.pcie_bytes_per_s() - ovl * step_compute);
+  }
+  if (c.offload.activations) {
+    const double a = stages.first.activation_bytes_per_mb;
+    t.offload_s += m * std::max(0.0, 2 * a / hw.pcie_bytes_per_s() - ovl * step_compute);
+  }
+
+  // Input pipeline (read + decode, input_pipeline.h): prefetched by loader workers; only
+  // what exceeds compute is exposed. A node serves the replicas on it: each replica reads
+  // its global_batch / dp samples once (the ranks of one replica share them), and a
+  // replica larger than a node reads on one node.
+  if (sys.input.sample_bytes > 0 || sys.input.decode_s_per_sample > 0) {
+    const double replica_gpus = static_cast<double>(c.NumGpus()) / c.data_parallel;
+    const double replicas_per_node = std::max(1.0, hw.gpus_per_node() / replica_gpus);
+    const double node_samples = double(c.global_batch_size) / c.data_parallel * replicas_per_node;
+    const double job_nodes = std::ceil(static_cast<double>(c.NumGpus()) / hw.gpus_per_node());
+    const InputTime in = InputPipelineTime(sys.input, node_samples, job_nodes);
+    const double busy = t.compute_s + t.recompute_s;
+    t.data_loading_s = std::max(0.0, in.steady_s - busy);
+    out->first_epoch_extra_s = std::max(0.0, in.first_epoch_s - busy) - t.data_loading_s;
+  }
+  // Framework overhead: per iteration, plus host-bound kernel launch time (the stage's
+  // launches beyond its GPU time, every micro-batch, and the optimizer step's).
+  t.overhead_s = hw.iteration_overhead_s() + m * s.host_s + optimizer_host_s;
+
+  out->iteration_time_s = t.Sum();
+  out->busy_s = t.compute_s + t.recompute_s + t.optimizer_s;
+  const double gpus = static_cast<double>(c.NumGpus());
+  const double nodes = std::ceil(gpus / hw.gpus_per_node());
+  const double idle_s = std::max(0.0, out->iteration_time_s - out->busy_s);
+  out->energy_j = gpus * (sys.busy_power_w * out->busy_s + sys.idle_power_w * idle_s) +
+                  nodes * sys.node_power_w * out->iteration_time_s;
+  out->cost_usd = gpus * out->iteration_time_s / 3600.0 * sys.price_per_gpu_hour_usd;
+}
+
+}  // namespace paraplan

@@ -1,0 +1,83 @@
+// Assemble: one candidate's iteration time, memory and energy from its stage costs and
+// the degrees that do not change per-layer work (data parallelism, ZeRO stage, overlap,
+// offload, schedule, micro-batch count).
+//
+// This is the search's inner loop: it allocates nothing and touches only plain numbers.
+// The exposed parts of TimeBreakdown sum to iteration_time_s by construction.
+#ifndef PARAPLAN_ESTIMATOR_ITERATION_ASSEMBLE_H_
+#define PARAPLAN_ESTIMATOR_ITERATION_ASSEMBLE_H_
+
+#include "estimator/iteration/result.h"
+#include "estimator/iteration/stage_costs.h"
+#include "estimator/system/collectives.h"
+#include "estimator/system/hardware.h"
+#include "estimator/system/input_pipeline.h"
+#include "estimator/workloads/model_costs.h"
+
+namespace paraplan {
+
+struct CandidateResult {
+  TimeBreakdown time;
+  MemoryBreakdown memory;
+  double iteration_time_s = 0;
+  double busy_s = 0;  // per GPU, compute-active time
+  double energy_j = 0;
+  double cost_usd = 0;
+  double first_epoch_extra_s = 0;  // per iteration while the first epoch reads the shared FS
+};
+
+// Data-parallel gradient groups: where a configuration's ranks that reduce gradients
+// together sit.
+struct DpGroups {
+  GroupSpan dense;   // dp x cp ranks that hold the same dense parameters
+  GroupSpan expert;  // ranks that hold the same experts
+};
+DpGroups PlaceDataParallel(const ParallelConfig& c, const Collectives& coll);
+
+// Rank distance between adjacent pipeline stages.
+inline int64_t PipelineStride(const ParallelConfig& c) {
+  return c.rank_order == RankOrder::kTpCpEpDpPp ? c.InnerDegree() * c.data_parallel : c.InnerDegree();
+}
+
+// Everything about the system a candidate needs, prepared once.
+struct SystemContext {
+  const Hardware* hw = nullptr;
+  const Collectives* coll = nullptr;
+  double busy_power_w = 0;
+  double idle_power_w = 0;
+  double node_power_w = 0;
+  double price_per_gpu_hour_usd = 0;
+  double sample_bytes = 0;
+  InputSystem input;
+};
+
+// `config` must be normalized and valid for the model.
+// When `memory` is given it is the candidate's AssembleMemory result (already computed
+// to prune) and is copied instead of recomputed.
+void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& config,
+              const SystemContext& sys, CandidateResult* out,
+              const MemoryBreakdown* memory = nullptr);
+
+// Memory only (cheaper; used to prune before timing).
+void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
+                    const ParallelConfig& config, const SystemContext& sys,
+                    MemoryBreakdown* out);
+
+}  // namespace paraplan
+
+
+namespace paraplan {
+
+// SystemContext for a profile (the Hardware and Collectives must outlive it).
+SystemContext MakeSystemContext(const SystemProfile& profile, const Workload& workload,
+                                const Hardware& hw, const Collectives& coll);
+
+// The full Estimate (throughput, MFU, bottleneck, warnings, time-to-train) of an
+// assembled candidate. Allocates; used once per reported plan.
+Estimate ToEstimate(const Workload& workload, const SystemProfile& profile,
+                    const ParallelConfig& config, double tokens_per_sample,
+                    double model_flops_per_sample, const CandidateResult& result);
+
+}  // namespace paraplan
+
+#endif  // PARAPLAN_ESTIMATOR_ITERATION_ASSEMBLE_H_

@@ -1,0 +1,124 @@
+#include "estimator/iteration/comm_schedule.h"
+
+#include <algorithm>
+
+#include "estimator/iteration/assemble.h"
+
+namespace paraplan {
+
+namespace {
+
+struct Builder {
+  const SystemProfile& profile;
+  const Collectives& coll;
+  std::vector<CollectiveUse> out;
+
+  void Add(const char* dim, CollectiveKind kind, const GroupSpan& g, double bytes, double calls, bool overlapped,
+           CollectiveAlgorithm algo = CollectiveAlgorithm::kAuto) {
+    if (g.size <= 1 || bytes <= 0 || calls <= 0) return;
+    CollectiveUse u;
+    u.dimension = dim;
+    u.kind = kind;
+    u.level = g.level;
+    if (g.level < static_cast<int>(profile.network_levels.size())) u.level_name = profile.network_levels[g.level].name;
+    u.group_size = g.size;
+    u.stride = g.stride;
+    u.bytes = bytes;
+    u.calls = calls;
+    u.overlapped = overlapped;
+    u.algorithm = CollectiveAlgorithm::kRing;
+    switch (kind) {
+      case CollectiveKind::kAllReduce:
+        u.seconds_per_call = coll.AllReduce(bytes, g, algo, &u.algorithm);
+        break;
+      case CollectiveKind::kAllGather:
+        u.seconds_per_call = coll.AllGather(bytes, g);
+        break;
+      case CollectiveKind::kReduceScatter:
+        u.seconds_per_call = coll.ReduceScatter(bytes, g);
+        break;
+      case CollectiveKind::kAllToAll:
+        u.seconds_per_call = coll.AllToAll(bytes, g);
+        break;
+      case CollectiveKind::kSendRecv:
+        u.seconds_per_call = coll.SendRecv(bytes, g.level);
+        break;
+    }
+    out.push_back(u);
+  }
+};
+
+}  // namespace
+
+std::vector<CollectiveUse> DescribeCollectives(const Workload& workload, const ParallelConfig& c,
+                                               const SystemProfile& profile, const Collectives& coll,
+                                               const ModelCosts& model, const StageCosts& stages) {
+  Builder b{profile, coll, {}};
+  const double m = std::max(1, c.NumMicroBatches());
+  const double layers = std::max(1, stages.slowest_layers);
+  const double p = BytesPerElement(workload.precision);
+  using K = CollectiveKind;
+
+  if (workload.kind == Workload::Kind::kTransformer) {
+    const TransformerSpec spec = workload.transformer.Resolved();
+    const double T = double{1.0} * c.micro_batch_size * spec.seq_length / c.context_parallel;
+    const double h = static_cast<double>(spec.hidden_size);
+    const double t = c.tensor_parallel;
+    // Megatron-LM: two TP all-reduces of T x h forward and two backward per layer (and
+    // two more when full recompute re-runs the forward); with sequence parallelism each
+    // becomes an all-gather + reduce-scatter pair (Korthikanti et al. 2022, 4.2.2).
+    const GroupSpan tp = coll.Place(c.tensor_parallel, 1);
+    const double per_layer = 4 + (c.recompute == Recompute::kFull ? 2 : 0);
+    if (c.sequence_parallel && t > 1) {
+      b.Add("tp", K::kAllGather, tp, T * h * p, per_layer * layers * m, c.tp_comm_overlap);
+      b.Add("tp", K::kReduceScatter, tp, T * h * p, per_layer * layers * m, c.tp_comm_overlap);
+    } else {
+      b.Add("tp", K::kAllReduce, tp, T * h * p, per_layer * layers * m, c.tp_comm_overlap, c.tp_algorithm);
+    }
+    // Ring attention: c - 1 K/V block passes forward, twice that backward (Liu et al. 2023).
+    const GroupSpan cp = coll.Place(c.context_parallel, c.tensor_parallel);
+    const double kv = 2 * T * spec.num_kv_heads * (h / spec.num_attention_heads) / t * p;
+    b.Add("cp", K::kSendRecv, cp, kv, 3.0 * (c.context_parallel - 1) * layers * m, true);
+    // MoE: dispatch and combine all-to-all forward and backward per MoE layer (GShard).
+    if (spec.is_moe()) {
+      const GroupSpan ep = coll.Place(c.expert_parallel, int64_t{c.tensor_parallel} * c.context_parallel);
+      const double r = c.sequence_parallel && t > 1 ? 1 / t : 1;
+      const double moe_layers = std::max(1.0, layers / std::max(1, spec.moe.moe_layer_interval));
+      b.Add("ep", K::kAllToAll, ep, T * spec.moe.top_k * h * r * p, 4 * moe_layers * m, false);
+    }
+  }
+  // Pipeline: one activation forward and one gradient backward per micro-batch and
+  // chunk boundary.
+  if (c.pipeline_parallel > 1) {
+    GroupSpan pp = coll.Place(2, PipelineStride(c));
+    pp.level = coll.LevelOfStride(PipelineStride(c));
+    b.Add("pp", K::kSendRecv, pp, model.pp_send_bytes, 2 * m * c.virtual_pipeline_stages, false);
+  }
+  // Data parallel, by ZeRO stage (as assemble.cc charges it).
+  const DpGroups groups = PlaceDataParallel(c, coll);
+  const double dense = std::max(stages.first.params - stages.first.expert_params,
+                                stages.last.params - stages.last.expert_params);
+  const double experts = std::max(stages.first.expert_params, stages.last.expert_params);
+  for (const auto& [g, params] : {std::pair{groups.dense, dense}, std::pair{groups.expert, experts}}) {
+    const double grad = params * model.grad_reduce_bytes_per_param;
+    const double gather = params * model.param_gather_bytes_per_param;
+    const bool ovl = c.overlap_grad_reduce;
+    switch (c.zero_stage) {
+      case 0:
+        b.Add("dp", K::kAllReduce, g, grad, 1, ovl, c.dp_algorithm);
+        break;
+      case 1:
+      case 2:
+        b.Add("dp", K::kReduceScatter, g, grad, c.zero_stage == 1 ? 1 : m, ovl);
+        b.Add("dp", K::kAllGather, g, gather, 1, c.overlap_param_gather);
+        break;
+      default:
+        b.Add("dp", K::kAllGather, g, gather / layers, 2 * layers * m, c.overlap_param_gather || ovl);
+        b.Add("dp", K::kReduceScatter, g, grad / layers, layers * m, c.overlap_param_gather || ovl);
+        break;
+    }
+  }
+  return std::move(b.out);
+}
+
+}  // namespace paraplan

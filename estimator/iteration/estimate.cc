@@ -1,0 +1,159 @@
+#include "estimator/iteration/estimate.h"
+
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "estimator/inputs/validate.h"
+#include "estimator/iteration/assemble.h"
+#include "estimator/iteration/comm_schedule.h"
+#include "estimator/iteration/stage_costs.h"
+#include "estimator/system/collectives.h"
+#include "estimator/system/hardware.h"
+#include "estimator/workloads/model_costs.h"
+
+namespace paraplan {
+
+SystemContext MakeSystemContext(const SystemProfile& profile, const Workload& workload,
+                                const Hardware& hw, const Collectives& coll) {
+  SystemContext sys;
+  sys.hw = &hw;
+  sys.coll = &coll;
+  sys.busy_power_w = profile.accelerator.busy_power_w;
+  sys.idle_power_w = profile.accelerator.idle_power_w;
+  sys.node_power_w = profile.node_power_w;
+  sys.price_per_gpu_hour_usd = profile.price_per_gpu_hour_usd;
+  sys.sample_bytes = static_cast<double>(workload.dataset.sample_bytes);
+  sys.input = InputSystem::Of(profile, workload.dataset);
+  return sys;
+}
+
+namespace {
+
+std::string Bottleneck(const TimeBreakdown& t, const MemoryBreakdown& m) {
+  if (!m.fits) return "memory";
+  const std::pair<double, const char*> parts[] = {
+      {t.compute_s, "compute"},          {t.recompute_s, "recompute"},
+      {t.tp_comm_s, "tp_comm"},          {t.cp_comm_s, "cp_comm"},
+      {t.ep_comm_s, "ep_comm"},          {t.pp_comm_s, "pp_comm"},
+      {t.pipeline_bubble_s, "pipeline_bubble"}, {t.dp_comm_s, "dp_comm"},
+      {t.optimizer_s, "optimizer"},      {t.data_loading_s, "io"},
+      {t.overhead_s, "overhead"},        {t.offload_s, "offload"}};
+  const auto* best = &parts[0];
+  for (const auto& p : parts) {
+    if (p.first > best->first) best = &p;
+  }
+  return best->second;
+}
+
+void AddWarnings(const Workload& workload, const SystemProfile& profile, const ParallelConfig& c,
+                 const Estimate& e, std::vector<std::string>* w) {
+  if (profile.gpus_per_node > 0 && c.tensor_parallel > profile.gpus_per_node) {
+    w->push_back(absl::StrFormat(
+        "tensor_parallel %d spans nodes (%d GPUs per node): TP traffic crosses the slower network",
+        c.tensor_parallel, profile.gpus_per_node));
+  }
+  const int m = c.NumMicroBatches();
+  if (c.pipeline_parallel > 1 && m < c.pipeline_parallel) {
+    w->push_back(absl::StrFormat(
+        "%d micro-batches for %d pipeline stages: the pipeline never fills", m, c.pipeline_parallel));
+  }
+  if (!e.memory.fits) {
+    w->push_back(absl::StrFormat("does not fit: %.1f GiB needed, %.1f GiB available",
+                                 e.memory.total_bytes / (1 << 30), e.memory.capacity_bytes / (1 << 30)));
+  } else if (e.memory.total_bytes > 0.95 * e.memory.capacity_bytes) {
+    w->push_back("memory within 5% of capacity: allocator fragmentation may cause OOM");
+  }
+  if (c.NumGpus() > profile.NumGpus() && profile.NumGpus() > 0) {
+    w->push_back(absl::StrFormat("uses %d GPUs; the profile's cluster has %d",
+                                 c.NumGpus(), profile.NumGpus()));
+  }
+  if (e.time.pipeline_bubble_s > 0.2 * e.iteration_time_s) {
+    w->push_back("pipeline bubble above 20% of the iteration: more micro-batches or virtual stages help");
+  }
+  if (c.offload.any()) w->push_back("offload uses PCIe; host memory and bandwidth are shared per node");
+  if (workload.kind == Workload::Kind::kLayerGraph && !profile.layer_timings.empty()) {
+    int measured = 0;
+    for (const LayerSpec& l : workload.layer_graph.layers) {
+      for (const LayerTiming& t : profile.layer_timings) {
+        if (t.workload == workload.name && t.layer == l.name) {
+          ++measured;
+          break;
+        }
+      }
+    }
+    if (measured > 0) {
+      w->push_back(absl::StrFormat("compute of %d of %d layers from measured layer times on this profile",
+                                   measured, workload.layer_graph.layers.size()));
+    }
+  }
+  if (workload.kind == Workload::Kind::kTransformer && c.sequence_parallel && c.tensor_parallel == 1) {
+    w->push_back("sequence_parallel has no effect with tensor_parallel 1");
+  }
+}
+
+}  // namespace
+
+Estimate ToEstimate(const Workload& workload, const SystemProfile& profile,
+                    const ParallelConfig& config, double tokens_per_sample,
+                    double model_flops_per_sample, const CandidateResult& r) {
+  Estimate e;
+  e.config = config;
+  e.iteration_time_s = r.iteration_time_s;
+  e.time = r.time;
+  e.memory = r.memory;
+  e.num_gpus = static_cast<int>(config.NumGpus());
+  const double samples = config.global_batch_size;
+  e.samples_per_s = samples / r.iteration_time_s;
+  e.tokens_per_s = e.samples_per_s * tokens_per_sample;
+  e.model_tflops_per_gpu = model_flops_per_sample * samples / r.iteration_time_s / e.num_gpus / 1e12;
+  // MFU is quoted against the 16-bit dense peak even for FP8 training (the convention of
+  // Megatron-LM, torchtitan and the Llama 3 report), so FP8 and BF16 runs compare.
+  const Precision mfu_precision = workload.precision == Precision::kFp8 ? Precision::kBf16 : workload.precision;
+  const double peak = profile.accelerator.PeakTflops(mfu_precision);
+  e.mfu = peak > 0 ? e.model_tflops_per_gpu / peak : 0;
+  e.energy_per_iteration_j = r.energy_j;
+  e.cost_per_iteration_usd = r.cost_usd;
+  double iterations = 0;
+  if (workload.training_tokens > 0 && tokens_per_sample > 0) {
+    iterations = workload.training_tokens / (samples * tokens_per_sample);
+  }
+  // One epoch reads the sampled share of the dataset (pruning / importance sampling).
+  const double epoch = double(workload.dataset.num_samples) * workload.dataset.fraction / samples;
+  if (iterations == 0) iterations = epoch;
+  // A staged dataset's first epoch reads the shared file system.
+  e.time_to_train_s = iterations * r.iteration_time_s + std::min(iterations, epoch) * r.first_epoch_extra_s;
+  e.energy_to_train_j = iterations * r.energy_j;
+  e.cost_to_train_usd = iterations * r.cost_usd;
+  e.memory_headroom_ratio = r.memory.capacity_bytes > 0
+                                ? 1.0 - r.memory.total_bytes / r.memory.capacity_bytes
+                                : 0;
+  e.bottleneck = Bottleneck(r.time, r.memory);
+  e.profile_name = profile.name;
+  e.profile_version = profile.version;
+  AddWarnings(workload, profile, config, e, &e.warnings);
+  return e;
+}
+
+absl::StatusOr<Estimate> EstimateIteration(const Workload& workload, const ParallelConfig& config,
+                                           const SystemProfile& profile) {
+  if (absl::Status s = ValidateWorkload(workload); !s.ok()) return s;
+  if (absl::Status s = ValidateProfile(profile); !s.ok()) return s;
+  if (absl::Status s = ValidateConfig(workload, config); !s.ok()) return s;
+  const ParallelConfig c = config.Normalized();
+  const Hardware hw(profile, workload.precision);
+  const Collectives coll(hw, JobLayout(c.NumGpus(), profile.gpus_per_node, profile.num_nodes, c.placement));
+  absl::StatusOr<ModelCosts> model = ComputeModelCosts(workload, ModelShape::Of(c), hw, coll);
+  if (!model.ok()) return model.status();
+  const StageCosts stages = ComputeStageCosts(*model, c.pipeline_parallel, c.virtual_pipeline_stages);
+  const SystemContext sys = MakeSystemContext(profile, workload, hw, coll);
+  CandidateResult r;
+  Assemble(*model, stages, c, sys, &r);
+  Estimate e = ToEstimate(workload, profile, c, model->tokens_per_sample, model->model_flops_per_sample, r);
+  e.collectives = DescribeCollectives(workload, c, profile, coll, *model, stages);
+  return e;
+}
+
+}  // namespace paraplan

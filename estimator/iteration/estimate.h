@@ -1,0 +1,25 @@
+// Estimate: the predicted cost of one training iteration under one configuration.
+//
+// EstimateIteration() is the estimator's front door: it validates the inputs, builds
+// the per-layer costs for the configuration's shape and assembles time, memory, energy
+// and money (result.h). Pure function of its arguments; thread-safe.
+#ifndef PARAPLAN_ESTIMATOR_ITERATION_ESTIMATE_H_
+#define PARAPLAN_ESTIMATOR_ITERATION_ESTIMATE_H_
+
+#include "absl/status/statusor.h"
+#include "estimator/inputs/parallel_config.h"
+#include "estimator/inputs/system_profile.h"
+#include "estimator/inputs/workload.h"
+#include "estimator/iteration/result.h"
+
+namespace paraplan {
+
+// Validates workload, config and profile, then predicts. INVALID_ARGUMENT names the
+// field at fault ("config.tensor_parallel: ...").
+absl::StatusOr<Estimate> EstimateIteration(const Workload& workload,
+                                           const ParallelConfig& config,
+                                           const SystemProfile& profile);
+
+}  // namespace paraplan
+
+#endif  // PARAPLAN_ESTIMATOR_ITERATION_ESTIMATE_H_

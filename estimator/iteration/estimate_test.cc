@@ -1,0 +1,345 @@
+#include "estimator/iteration/estimate.h"
+
+#include "estimator/testing/test_util.h"
+#include "gtest/gtest.h"
+
+namespace paraplan {
+namespace {
+
+using testing::Config;
+using testing::Model;
+using testing::Profile;
+
+// A system of round numbers with every calibrated loss switched off, so that each term
+// of the breakdown can be computed by hand: 100 TFLOP/s at efficiency 1 (also for fused
+// attention), 1000 GB/s HBM at efficiency 1, no SM count (no wave quantisation), a
+// 1-FLOP small-GEMM tail, 8 GPUs per node on 100 GB/s NVLink, 10 GB/s per GPU across
+// nodes, no link latency, ~0 per collective call and ~0 host time per kernel (no
+// launch-bound time). What remains is Hardware::kernel_gap_s, 1 us per kernel.
+SystemProfile RoundNumberSystem() {
+  SystemProfile p;
+  p.name = "round-numbers";
+  p.gpus_per_node = 8;
+  p.num_nodes = 2;
+  Accelerator& a = p.accelerator;
+  a.peak_tflops_bf16 = 100;
+  a.peak_tflops_fp16 = 100;
+  a.peak_tflops_fp32 = 10;
+  a.memory_gib = 80;
+  a.memory_bandwidth_gbytes_per_s = 1000;
+  a.busy_power_w = 500;
+  a.idle_power_w = 100;
+  a.sm_count = 0;
+  NetworkLevel nvlink;
+  nvlink.name = "nvlink";
+  nvlink.domain_size = 8;
+  nvlink.bandwidth_gbytes_per_s = 100;
+  NetworkLevel ib;
+  ib.name = "infiniband";
+  ib.domain_size = 0;
+  ib.bandwidth_gbytes_per_s = 10;
+  p.network_levels = {nvlink, ib};
+  p.host.memory_gib = 1024;
+  p.host.pcie_gbytes_per_s = 10;
+  p.price_per_gpu_hour_usd = 1;
+  Calibration& c = p.calibration;
+  c.matmul_efficiency = 1;
+  c.matmul_half_efficiency_gflop = 1e-9;
+  c.memory_bound_efficiency = 1;
+  c.attention_efficiency_fwd = 1;
+  c.attention_efficiency_bwd = 1;
+  c.collective_overhead_us = 1e-9;
+  c.kernel_overhead_us = 1e-9;
+  for (const NetworkLevel& l : p.network_levels) {
+    NetworkCalibration n;
+    n.level = l.name;
+    n.efficiency = 1;
+    c.network.push_back(n);
+  }
+  return p;
+}
+
+// 4 layers, hidden 1024, 16 heads of 64, MLP 4096 (not gated), sequence 2048,
+// vocabulary 32768, BF16.
+Workload RoundNumberTransformer() {
+  Workload w;
+  w.name = "round-numbers";
+  TransformerSpec& t = w.transformer;
+  t.num_layers = 4;
+  t.hidden_size = 1024;
+  t.num_attention_heads = 16;
+  t.num_kv_heads = 16;
+  t.ffn_hidden_size = 4096;
+  t.seq_length = 2048;
+  t.vocab_size = 32768;
+  return w;
+}
+
+// The breakdown of RoundNumberTransformer (fused attention) on RoundNumberSystem, term by
+// term, from the formulas with the numbers written out. The 1-FLOP GEMM tail is left out
+// (a relative 1e-10).
+TEST(Estimate, BreakdownMatchesHandComputation) {
+  const SystemProfile p = RoundNumberSystem();
+  const Workload w = RoundNumberTransformer();
+  const double R = 100e12, hbm = 1000e9, nvlink = 100e9, gap = 1e-6;
+  // Micro-batch 1: T = 2048 tokens, e = T h = 2^21 activation elements, 2 bytes each.
+  const double T = 2048, h = 1024, s = 2048, V = 32768, e = T * h;
+  // A GEMM of M x N x K (CUTLASS tiles, Hardware::MatmulTime) takes 2 M N (K + 64) / R
+  // plus the kernel gap: its 2 M N K FLOPs at the peak rate, slowed by K / (K + 64) for
+  // the tiles' 64-deep mainloop prologue. Every GEMM here is compute-bound: the least
+  // intense, T x h x h, does 410 FLOP per byte of operands against R / hbm = 100.
+  auto gemm = [&](double M, double N, double K) { return 2 * M * N * (K + 64) / R + gap; };
+  // A linear layer's backward is a data-gradient GEMM (M x K x N) and a weight-gradient
+  // GEMM (K x N x M) (Narayanan et al. SC'21).
+  auto gemm_bwd = [&](double M, double N, double K) { return gemm(M, K, N) + gemm(K, N, M); };
+  //
+  // One layer, forward: QKV (T x 3h x h), projection (T x h x h), MLP up (T x 4h x h) and
+  // down (T x h x 4h): 539.56 us + 4 us; fused causal attention, 4 b s^2 h / 2 = 2 s^2 h
+  // = 8.59 GFLOP: 85.90 us + 1 us; memory-bound, no kernel gap of their own: attention
+  // LayerNorm 4e, bias-dropout-add 7e, context permute 4e, MLP LayerNorm 4e,
+  // bias-dropout-add 7e, GeLU 16e: 42e bytes = 88.08 us. Total 718.53 us.
+  // Backward: the GEMMs' 1065.69 + 8 us, attention 2.5x its forward FLOPs in 3 kernels
+  // (214.75 + 3 us), memory-bound ops twice the forward traffic (176.16 us): 1467.60 us.
+  const double layer_fwd = gemm(T, 3 * h, h) + gemm(T, h, h) + gemm(T, 4 * h, h) + gemm(T, h, 4 * h) +
+                           2 * s * s * h / R + gap + 42 * e / hbm;
+  const double layer_bwd = gemm_bwd(T, 3 * h, h) + gemm_bwd(T, h, h) + gemm_bwd(T, 4 * h, h) +
+                           gemm_bwd(T, h, 4 * h) + 2.5 * 2 * s * s * h / R + 3 * gap + 2 * 42 * e / hbm;
+  // Embedding: lookup (read + write, 4e bytes) and dropout (read, write, mask: 6e), two
+  // kernels; backward twice: 3 (20.97 + 2) us = 68.91 us.
+  const double pre = 3 * (10 * e / hbm + 2 * gap);
+  // LM head (T x V x h: 1460.29 + 1 us), final LayerNorm (4e) and Megatron's cross-
+  // entropy op by op on the upcast logits: cast 2 + 4, max 4, subtract 8, exp 8, sum 4,
+  // divide 8 = 38 T V bytes, in 1 kernel: 2558.53 + 1 us. Backward: the head's two GEMMs
+  // (2794.41 + 2 us), the in-place multiply (8) and the cast back (4 + 2), LayerNorm
+  // backward (14 T V + 8e bytes, 1 kernel: 956.30 + 1 us). Total 7774.53 us.
+  const double post = gemm(T, V, h) + (4 * e + 38 * T * V) / hbm + gap + gemm_bwd(T, V, h) +
+                      (14 * T * V + 8 * e) / hbm + gap;
+  // Parameters: per layer 4h^2 + 4h (QKV, projection, two LayerNorms) + 8h^2 (MLP);
+  // embedding V h; LM head V h and final LayerNorm 2h: P = 117,458,944.
+  const double layer_params = 12 * h * h + 4 * h;
+  const double P = 4 * layer_params + 2 * V * h + 2 * h;
+  // Megatron-LM mixed-precision optimizer step: 42 bytes of HBM traffic per parameter
+  // (grad norm 4, Adam 28, master-to-bf16 copy 6, zeroing the gradient 4), one kernel.
+  const double bytes_per_param = 42;
+
+  auto estimate = [&](const ParallelConfig& config) {
+    absl::StatusOr<Estimate> r = EstimateIteration(w, config, p);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : Estimate{};
+  };
+  auto near = [](double expected) { return 1e-9 * expected + 1e-12; };
+
+  // DP 8 in one node, 2 micro-batches of 1, no ZeRO, no overlap.
+  ParallelConfig dp8_config = Config(1, 1, 8, 1, 16);
+  dp8_config.flash_attention = true;
+  const Estimate dp8 = estimate(dp8_config);
+  const double compute = 2 * (pre + 4 * (layer_fwd + layer_bwd) + post);  // 33.18 ms
+  // Ring all-reduce (Thakur et al. 2005) of the fp32 gradients: 2 (P-1)/P x 4 P bytes /
+  // 100 GB/s = 8.22 ms.
+  const double ring_ar = 2 * 7.0 / 8 * 4 * P / nvlink;
+  // Optimizer: all 117.5 M parameters on every rank: 4.93 ms + one kernel gap.
+  const double optimizer = P * bytes_per_param / hbm + gap;
+  EXPECT_NEAR(dp8.time.compute_s, compute, near(compute));
+  EXPECT_NEAR(dp8.time.dp_comm_s, ring_ar, near(ring_ar));
+  EXPECT_NEAR(dp8.time.optimizer_s, optimizer, near(optimizer));
+  EXPECT_EQ(dp8.time.pipeline_bubble_s, 0);
+  EXPECT_EQ(dp8.time.pp_comm_s, 0);
+  EXPECT_EQ(dp8.time.tp_comm_s, 0);
+  EXPECT_EQ(dp8.time.recompute_s, 0);
+  EXPECT_NEAR(dp8.time.overhead_s, 0, 1e-12);
+  EXPECT_NEAR(dp8.iteration_time_s, compute + ring_ar + optimizer, near(compute));
+  EXPECT_EQ(dp8.bottleneck, "compute");
+  // Cost: 8 GPUs at $1 per GPU-hour. Energy: 500 W while computing or stepping the
+  // optimizer, 100 W while waiting for the all-reduce (no node power).
+  EXPECT_NEAR(dp8.cost_per_iteration_usd, 8 * dp8.iteration_time_s / 3600, 1e-15);
+  const double energy = 8 * (500 * (compute + optimizer) + 100 * ring_ar);
+  EXPECT_NEAR(dp8.energy_per_iteration_j, energy, near(energy));
+
+  // ZeRO-1 (distributed optimizer): reduce-scatter the fp32 gradients and all-gather the
+  // bf16 weights, (P-1)/P x (4 + 2) P bytes = 6.17 ms; each rank updates P / 8.
+  ParallelConfig zero1_config = dp8_config;
+  zero1_config.zero_stage = 1;
+  const Estimate zero1 = estimate(zero1_config);
+  const double rs_ag = 7.0 / 8 * (4 + 2) * P / nvlink;
+  const double optimizer_shard = P / 8 * bytes_per_param / hbm + gap;
+  EXPECT_NEAR(zero1.time.dp_comm_s, rs_ag, near(rs_ag));
+  EXPECT_NEAR(zero1.time.optimizer_s, optimizer_shard, near(optimizer_shard));
+  EXPECT_NEAR(zero1.time.compute_s, compute, near(compute));
+
+  // DP 16 over two nodes, 1 micro-batch: the ring crosses InfiniBand with every GPU
+  // driving its own 10 GB/s share, 8 x 10 = 80 GB/s per node pair (below NVLink's 100).
+  // Ring 2 (15/16) 4P / 80 GB/s = 1.875 x 4P / 80 GB/s beats the double binary tree
+  // (2 x 4P / 80 GB/s) and the hierarchical form (reduce-scatter and all-gather in the
+  // node, 2 (7/8) 4P / 100 GB/s, plus a 2-node ring over 4P / 8 at 10 GB/s: 1.25 x 4P /
+  // 100 GB/s; together 3 x 4P / 100 GB/s = 2.4 x 4P / 80 GB/s).
+  ParallelConfig dp16_config = Config(1, 1, 16, 1, 16);
+  dp16_config.flash_attention = true;
+  const Estimate dp16 = estimate(dp16_config);
+  const double ring_two_nodes = 2 * 15.0 / 16 * 4 * P / 80e9;
+  EXPECT_NEAR(dp16.time.dp_comm_s, ring_two_nodes, near(ring_two_nodes));
+  EXPECT_NEAR(dp16.time.compute_s, compute / 2, near(compute));
+
+  // PP 2 x DP 4, 1F1B, 4 micro-batches. Stage 0: embedding + 2 layers; stage 1 (the
+  // slowest): 2 layers + LM head.
+  ParallelConfig pp2_config = Config(1, 2, 4, 1, 16);
+  pp2_config.flash_attention = true;
+  const Estimate pp2 = estimate(pp2_config);
+  const double stage0 = pre + 2 * (layer_fwd + layer_bwd), stage1 = 2 * (layer_fwd + layer_bwd) + post;
+  const double compute_pp = 4 * stage1;  // 48.59 ms
+  // 1F1B bubble (Narayanan et al. SC'21): (p - 1) x the mean stage time: 8.29 ms.
+  const double bubble = (2 - 1) * (stage0 + stage1) / 2;
+  // One activation (T h x 2 bytes = 4 MiB) forward and one gradient backward per
+  // micro-batch over NVLink (adjacent stages are 4 ranks apart, inside the node): 0.34 ms.
+  const double pp_comm = 2 * 4 * (2 * e / nvlink);
+  // DP over the larger stage's parameters (stage 1: 2 layers, LM head, final norm):
+  // 2 (3/4) 4 x 58,730,496 bytes / 100 GB/s = 3.52 ms.
+  const double P_last = 2 * layer_params + V * h + 2 * h;
+  const double ring_ar_pp = 2 * 3.0 / 4 * 4 * P_last / nvlink;
+  EXPECT_NEAR(pp2.time.compute_s, compute_pp, near(compute_pp));
+  EXPECT_NEAR(pp2.time.pipeline_bubble_s, bubble, near(bubble));
+  EXPECT_NEAR(pp2.time.pp_comm_s, pp_comm, near(pp_comm));
+  EXPECT_NEAR(pp2.time.dp_comm_s, ring_ar_pp, near(ring_ar_pp));
+  const double optimizer_pp = P_last * bytes_per_param / hbm + gap;
+  EXPECT_NEAR(pp2.time.optimizer_s, optimizer_pp, near(optimizer_pp));
+}
+
+TEST(Estimate, MoreDataParallelismNeverRaisesWeightMemoryUnderZero3) {
+  const SystemProfile p = Profile("dgx-h100-80gb");
+  double previous = 1e30;
+  for (int dp : {1, 2, 4, 8, 16, 32}) {
+    ParallelConfig c = Config(8, 1, dp, 1, 64);
+    c.zero_stage = 3;
+    absl::StatusOr<Estimate> e = EstimateIteration(Model("llama3-70b"), c, p);
+    ASSERT_TRUE(e.ok()) << e.status();
+    EXPECT_LE(e->memory.weights_bytes, previous);
+    previous = e->memory.weights_bytes;
+  }
+}
+
+TEST(Estimate, ZeroStagesShardExactlyTheirTerms) {
+  const SystemProfile p = Profile("dgx-a100-80gb");
+  auto memory = [&](int zero) {
+    ParallelConfig c = Config(8, 1, 4, 1, 4);
+    c.zero_stage = zero;
+    return EstimateIteration(Model("llama3-8b"), c, p)->memory;
+  };
+  const MemoryBreakdown z0 = memory(0), z1 = memory(1), z2 = memory(2), z3 = memory(3);
+  EXPECT_NEAR(z1.optimizer_bytes * 4, z0.optimizer_bytes, 1);
+  EXPECT_EQ(z1.gradients_bytes, z0.gradients_bytes);
+  EXPECT_EQ(z1.weights_bytes, z0.weights_bytes);
+  EXPECT_NEAR(z2.gradients_bytes * 4, z0.gradients_bytes, 1);
+  EXPECT_EQ(z2.weights_bytes, z0.weights_bytes);
+  EXPECT_NEAR(z3.weights_bytes * 4, z0.weights_bytes, 1);
+  // Megatron-LM: 18 bytes per parameter without sharding (2 + 4 + 12).
+  const double params = z0.weights_bytes / 2;
+  EXPECT_NEAR((z0.weights_bytes + z0.gradients_bytes + z0.optimizer_bytes) / params, 18, 1e-9);
+}
+
+TEST(Estimate, BubbleShareFallsAsMicroBatchesGrow) {
+  const SystemProfile p = Profile("dgx-a100-80gb");
+  double previous = 1;
+  for (int gbs : {8, 16, 32, 64, 128}) {
+    absl::StatusOr<Estimate> e = EstimateIteration(Model("gpt3-175b"), Config(8, 8, 1, 1, gbs), p);
+    ASSERT_TRUE(e.ok());
+    const double share = e->time.pipeline_bubble_s / e->iteration_time_s;
+    EXPECT_LT(share, previous);
+    previous = share;
+  }
+}
+
+TEST(Estimate, ModelThatCannotFitIsReportedAsNotFitting) {
+  absl::StatusOr<Estimate> e =
+      EstimateIteration(Model("gpt3-175b"), Config(8, 1, 1, 1, 1), Profile("dgx-a100-80gb"));
+  ASSERT_TRUE(e.ok());
+  EXPECT_FALSE(e->memory.fits);
+  EXPECT_EQ(e->bottleneck, "memory");
+  EXPECT_GT(e->memory.total_bytes, e->memory.capacity_bytes);
+  // GPT-3 175B under TP 8, per GPU: 96 layers of 12 h^2 / 8 + 4h (h = 12288:
+  // 226,541,568), the embedding 51200 h / 8 (tied with the LM head) and the final norm 2h:
+  // 21,826,658,304 parameters at 18 bytes (Megatron-LM: 2 + 4 + 12) = 393 GB, five
+  // times the 80 GiB.
+  const double params = 96 * 226541568.0 + 78643200 + 24576;
+  const MemoryBreakdown& m = e->memory;
+  EXPECT_NEAR(m.weights_bytes + m.gradients_bytes + m.optimizer_bytes, 18 * params, 1e-9 * 18 * params);
+}
+
+TEST(Estimate, OffloadMovesStateToHost) {
+  const SystemProfile p = Profile("dgx-a100-80gb");
+  ParallelConfig c = Config(8, 1, 1, 1, 1);
+  ParallelConfig off = c;
+  off.offload.optimizer = true;
+  absl::StatusOr<Estimate> a = EstimateIteration(Model("llama3-8b"), c, p);
+  absl::StatusOr<Estimate> b = EstimateIteration(Model("llama3-8b"), off, p);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(b->memory.optimizer_bytes, 0);
+  EXPECT_NEAR(b->memory.host_bytes, a->memory.optimizer_bytes, 1);
+  // Llama 3 8B under TP 8, per GPU: 32 layers of attention 4096 x (32 + 2 x 8) x 128 / 8
+  // + 32 x 128 x 4096 / 8, SwiGLU 3 x 4096 x 14336 / 8 and two RMSNorm scales 2 x 4096
+  // (27,271,168); embedding and LM head 128256 x 4096 / 8 each, final RMSNorm 4096:
+  // 1,004,015,616.
+  const double params = 32 * 27271168.0 + 2 * 65667072.0 + 4096;
+  EXPECT_NEAR(b->memory.host_bytes, 12 * params, 1e-9 * 12 * params);  // fp32 master, m, v
+  // ZeRO-Offload (Ren et al. 2021): fp32 gradients to the host and bf16 weights back,
+  // 6 bytes per parameter over 25 GB/s of PCIe: 241 ms; no optimizer step on the GPU.
+  EXPECT_NEAR(b->time.offload_s, params * (4 + 2) / 25e9, 1e-9 * b->time.offload_s);
+  EXPECT_EQ(b->time.optimizer_s, 0);
+}
+
+TEST(Estimate, TimeToTrainFollowsTheTokenBudget) {
+  Workload w = Model("llama3-8b");
+  w.training_tokens = 1e12;
+  ParallelConfig c = Config(1, 1, 64, 1, 256);
+  absl::StatusOr<Estimate> e = EstimateIteration(w, c, Profile("dgx-h100-80gb"));
+  ASSERT_TRUE(e.ok());
+  const double iterations = 1e12 / (256.0 * 8192);
+  EXPECT_NEAR(e->time_to_train_s, iterations * e->iteration_time_s, 1e-6 * e->time_to_train_s);
+  EXPECT_NEAR(e->cost_to_train_usd, iterations * e->cost_per_iteration_usd, 1e-6 * e->cost_to_train_usd);
+}
+
+TEST(Estimate, LayerGraphDataAndSpatialParallel) {
+  Workload cnn;
+  cnn.name = "tiny-cnn";
+  cnn.kind = Workload::Kind::kLayerGraph;
+  cnn.layer_graph.layers = {
+      {"conv1", "conv", {3, 224, 224}, {64, 112, 112}, {7, 7}, {2, 2}, {3, 3}},
+      {"relu1", "relu", {64, 112, 112}, {64, 112, 112}, {}, {}},
+      {"conv2", "conv", {64, 112, 112}, {128, 112, 112}, {3, 3}, {1, 1}, {1, 1}},
+      {"pool", "pool", {128, 112, 112}, {128, 56, 56}, {2, 2}, {2, 2}},
+      {"fc", "fc", {128, 56, 56}, {1000}, {}, {}},
+  };
+  const SystemProfile p = Profile("abci-v100-16gb");
+  ParallelConfig data = Config(1, 1, 4, 32, 128);
+  absl::StatusOr<Estimate> d = EstimateIteration(cnn, data, p);
+  ASSERT_TRUE(d.ok()) << d.status();
+  ParallelConfig spatial = Config(1, 1, 1, 32, 32);
+  spatial.spatial_parallel = 4;
+  absl::StatusOr<Estimate> s = EstimateIteration(cnn, spatial, p);
+  ASSERT_TRUE(s.ok()) << s.status();
+  // The 4 spatial ranks share one NVLink domain (abci-v100-16gb: 150 GB/s at the default
+  // NCCL efficiency 0.8, 3 us per step, the default 35 us per collective call). A
+  // point-to-point exchange costs call + latency + bytes / bandwidth.
+  const double call = 35e-6, latency = 3e-6, bw = 150e9 * 0.8;
+  auto send_recv = [&](double bytes) { return call + latency + bytes / bw; };
+  // Halo exchange, rows split 4 ways: an interior rank needs, beyond its own rows, `pad`
+  // rows before and d(k-1) - pad - s + 1 after. 7 x 7 / 2 / pad 3: 3 + 2 = 5 rows of
+  // 224 x 3 channels; 3 x 3 / 1 / pad 1: 1 + 1 = 2 rows of 112 x 64; 2 x 2 / 2 pool:
+  // none. 32 images, 2 bytes, once forward and once backward.
+  const double halo_conv1 = 5.0 * 224 * 3 * 32 * 2;   // 215,040 bytes
+  const double halo_conv2 = 2.0 * 112 * 64 * 32 * 2;  // 917,504 bytes
+  const double halo = 2 * send_recv(halo_conv1) + 2 * send_recv(halo_conv2);
+  // The fully connected layer all-gathers its row-split input forward and reduce-scatters
+  // its gradient backward: a 4-rank ring over 32 x 128 x 56 x 56 x 2 bytes = 25.7 MB,
+  // 3 steps of latency and 3/4 of the bytes: 204.6 us each way.
+  const double fc_input = 32.0 * 128 * 56 * 56 * 2;
+  const double gather = call + 3 * latency + 3.0 / 4 * fc_input / bw;
+  EXPECT_NEAR(s->time.tp_comm_s, halo + 2 * gather, 1e-12);  // one micro-batch
+  EXPECT_LT(s->memory.activations_bytes, d->memory.activations_bytes);
+  ParallelConfig filter = Config(1, 1, 1, 32, 32);
+  filter.filter_parallel = 4;
+  absl::StatusOr<Estimate> f = EstimateIteration(cnn, filter, p);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_LT(f->memory.weights_bytes, d->memory.weights_bytes);
+}
+
+}  // namespace
+}  // namespace paraplan

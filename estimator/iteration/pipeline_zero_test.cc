@@ -1,0 +1,133 @@
+// Pipeline partitions, the zero-bubble schedule and sharded data parallelism, checked
+// against numbers computed by hand from their published formulas.
+#include <cmath>
+
+#include "estimator/iteration/assemble.h"
+#include "estimator/iteration/estimate.h"
+#include "estimator/iteration/stage_costs.h"
+#include "estimator/system/collectives.h"
+#include "estimator/system/hardware.h"
+#include "estimator/testing/test_util.h"
+#include "estimator/workloads/model_costs.h"
+#include "gtest/gtest.h"
+
+namespace paraplan {
+namespace {
+
+using testing::Config;
+using testing::Profile;
+
+// BLOOM-176B (Le Scao et al. 2022): 70 layers, hidden 14336, 112 heads, sequence 2048,
+// vocabulary 250,880, trained with TP 4 x PP 12.
+Workload Bloom() {
+  Workload w;
+  w.name = "bloom-176b";
+  w.transformer.num_layers = 70;
+  w.transformer.hidden_size = 14336;
+  w.transformer.num_attention_heads = 112;
+  w.transformer.seq_length = 2048;
+  w.transformer.vocab_size = 250880;
+  return w;
+}
+
+TEST(Pipeline, SeventyLayersOverTwelveStages) {
+  const SystemProfile p = Profile("dgx-a100-80gb");
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives coll(hw);
+  ParallelConfig c = Config(4, 12, 8, 2, 2048, Recompute::kFull);
+  ASSERT_TRUE(EstimateIteration(Bloom(), c, p).ok());
+  absl::StatusOr<ModelCosts> m = ComputeModelCosts(Bloom(), ModelShape::Of(c.Normalized()), hw, coll);
+  ASSERT_TRUE(m.ok());
+  const StageCosts s = ComputeStageCosts(*m, 12, 1);
+  // Stage k holds layers [70k/12, 70(k+1)/12): 5, 6, 6, 6, 6, 6, 5, 6, 6, 6, 6, 6.
+  EXPECT_EQ(s.slowest_layers, 6);
+  const BlockCosts& layer = m->layers[0];
+  // The first stage holds 5 layers and the embedding; the last 6 layers and the head.
+  EXPECT_NEAR(s.first.params, 5 * layer.params + m->pre.params, 1);
+  EXPECT_NEAR(s.last.params, 6 * layer.params + m->post.params, 1);
+  // The slowest stage (the last: 6 layers + LM head) sets the pace.
+  EXPECT_NEAR(s.slowest_total_s, 6 * layer.TotalS() + m->post.TotalS(), 1e-12);
+}
+
+// ZB-H1 (Qi et al. 2023): bubble (p-1)(F + B - W) against 1F1B's (p-1)(F + B + W).
+TEST(Pipeline, ZeroBubbleUsesTheWeightGradientShare) {
+  const SystemProfile p = Profile("dgx-a100-80gb");
+  const Workload w = testing::Model("gpt3-175b");
+  ParallelConfig c = Config(8, 8, 1, 1, 64);
+  c.pipeline_schedule = PipelineSchedule::k1F1B;
+  absl::StatusOr<Estimate> one_f_one_b = EstimateIteration(w, c, p);
+  c.pipeline_schedule = PipelineSchedule::kZeroBubble;
+  absl::StatusOr<Estimate> zb = EstimateIteration(w, c, p);
+  ASSERT_TRUE(one_f_one_b.ok() && zb.ok());
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives coll(hw);
+  absl::StatusOr<ModelCosts> m = ComputeModelCosts(w, ModelShape::Of(c.Normalized()), hw, coll);
+  const StageCosts s = ComputeStageCosts(*m, 8, 1);
+  const double share = s.slowest.wgrad_s / s.slowest_total_s;
+  // Weight gradients are a third of a transformer layer's GEMM FLOPs: W ~ 1/3 of the
+  // stage time at most, so the bubble shrinks to (1 - 2W/T) of 1F1B's.
+  EXPECT_GT(share, 0.2);
+  EXPECT_LT(share, 0.34);
+  EXPECT_NEAR(one_f_one_b->time.pipeline_bubble_s, 7 * s.mean_total_s, 1e-9);
+  EXPECT_NEAR(zb->time.pipeline_bubble_s, 7 * s.mean_total_s * (1 - 2 * share), 1e-9);
+}
+
+// A simple network: 8 GPUs per node at 100 GB/s, 10 GB/s across nodes, efficiency 1,
+// no per-step latency, 20 us per collective call.
+SystemProfile SimpleNet() {
+  SystemProfile p = Profile("dgx-a100-80gb");
+  p.network_levels[0].bandwidth_gbytes_per_s = 100;
+  p.network_levels[0].latency_us = 0;
+  p.network_levels[1].bandwidth_gbytes_per_s = 10;
+  p.network_levels[1].latency_us = 0;
+  p.calibration.network = {{"nvlink", 1.0, 1e-9, {}}, {"infiniband", 1.0, 1e-9, {}}};
+  p.calibration.collective_overhead_us = 20;
+  return p;
+}
+
+// ZeRO-3 / FSDP without prefetch: every micro-batch gathers each layer's weights before
+// its forward and again before its backward and reduce-scatters its gradients.
+TEST(ShardedDataParallel, Zero3GathersEveryLayerEveryMicroBatch) {
+  const SystemProfile p = SimpleNet();
+  const Workload w = testing::Model("llama3-8b");
+  ParallelConfig c = Config(1, 1, 64, 1, 128);  // 8 nodes, one rank per GPU: m = 2
+  c.zero_stage = 3;
+  absl::StatusOr<Estimate> e = EstimateIteration(w, c, p);
+  ASSERT_TRUE(e.ok()) << e.status();
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives coll(hw);
+  absl::StatusOr<ModelCosts> m = ComputeModelCosts(w, ModelShape::Of(c.Normalized()), hw, coll);
+  const StageCosts s = ComputeStageCosts(*m, 1, 1);
+  // Dense parameters of the one stage (layers + embedding + head), spread over 32 layers.
+  const double per_layer = s.first.params / 32;
+  // DP 64 over 8 nodes of 8: a ring at 8 x 10 GB/s per node, capped by NVLink 100 GB/s.
+  const double bw = 80e9;
+  const double ag = 20e-6 + 63.0 / 64 * per_layer * 2 / bw;  // 2-byte weights
+  const double rs = 20e-6 + 63.0 / 64 * per_layer * 4 / bw;  // fp32 gradients
+  EXPECT_NEAR(e->time.dp_comm_s, 2 * 32 * (ag + ag + rs), 1e-9);
+}
+
+// ZeRO-2 keeps only a gradient shard: a reduce-scatter every micro-batch; ZeRO-1 (the
+// distributed optimizer) reduce-scatters once per iteration.
+TEST(ShardedDataParallel, Zero2ReducesEveryMicroBatch) {
+  const SystemProfile p = SimpleNet();
+  const Workload w = testing::Model("llama3-8b");
+  ParallelConfig c = Config(1, 1, 64, 1, 256);  // m = 4
+  c.zero_stage = 1;
+  absl::StatusOr<Estimate> z1 = EstimateIteration(w, c, p);
+  c.zero_stage = 2;
+  absl::StatusOr<Estimate> z2 = EstimateIteration(w, c, p);
+  ASSERT_TRUE(z1.ok() && z2.ok());
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives coll(hw);
+  absl::StatusOr<ModelCosts> m = ComputeModelCosts(w, ModelShape::Of(c.Normalized()), hw, coll);
+  const StageCosts s = ComputeStageCosts(*m, 1, 1);
+  const double params = s.first.params;
+  const double rs = 20e-6 + 63.0 / 64 * params * 4 / 80e9;
+  const double ag = 20e-6 + 63.0 / 64 * params * 2 / 80e9;
+  EXPECT_NEAR(z1->time.dp_comm_s, rs + ag, 1e-9);
+  EXPECT_NEAR(z2->time.dp_comm_s, 4 * rs + ag, 1e-9);
+}
+
+}  // namespace
+}  // namespace paraplan

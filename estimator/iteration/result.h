@@ -1,0 +1,90 @@
+// The predicted cost of one training iteration under one configuration: the time and
+// memory breakdowns, the collectives it runs, and what follows from them (throughput,
+// MFU, energy, money). Invariant: the fields of TimeBreakdown are the *exposed* parts
+// of the iteration and sum to iteration_time_s. Plain data.
+#ifndef PARAPLAN_ESTIMATOR_ITERATION_RESULT_H_
+#define PARAPLAN_ESTIMATOR_ITERATION_RESULT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "estimator/inputs/parallel_config.h"
+
+namespace paraplan {
+
+struct TimeBreakdown {
+  double compute_s = 0;
+  double recompute_s = 0;
+  double tp_comm_s = 0;
+  double cp_comm_s = 0;
+  double ep_comm_s = 0;
+  double pp_comm_s = 0;
+  double pipeline_bubble_s = 0;
+  double dp_comm_s = 0;
+  double optimizer_s = 0;
+  double data_loading_s = 0;
+  double overhead_s = 0;
+  double offload_s = 0;
+
+  double Sum() const;
+};
+
+struct MemoryBreakdown {
+  double weights_bytes = 0;
+  double gradients_bytes = 0;
+  double optimizer_bytes = 0;
+  double activations_bytes = 0;
+  double buffers_bytes = 0;
+  double overhead_bytes = 0;
+  double total_bytes = 0;
+  double capacity_bytes = 0;
+  bool fits = false;
+  double host_bytes = 0;
+};
+
+
+// One collective an iteration runs on every rank: its parallel dimension, the algorithm
+// used, where its group sits and how often it runs. `bytes` follows Collectives' usage:
+// the full buffer for all-reduce / all-gather / reduce-scatter, what each rank sends for
+// all-to-all and send-recv. Every group of the dimension runs it at the same time.
+struct CollectiveUse {
+  std::string dimension;  // "tp", "cp", "ep", "pp", "dp"
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;  // resolved, never kAuto
+  int level = 0;           // outermost network level the group crosses
+  std::string level_name;
+  int group_size = 1;
+  int64_t stride = 1;      // job ranks between consecutive members
+  double bytes = 0;        // per call
+  double calls = 0;        // per iteration on one rank
+  double seconds_per_call = 0;  // analytic
+  bool overlapped = false;      // runs beside compute
+};
+
+struct Estimate {
+  ParallelConfig config;
+  double iteration_time_s = 0;
+  TimeBreakdown time;
+  MemoryBreakdown memory;
+  double samples_per_s = 0;
+  double tokens_per_s = 0;
+  double model_tflops_per_gpu = 0;
+  double mfu = 0;
+  double energy_per_iteration_j = 0;
+  double cost_per_iteration_usd = 0;
+  double time_to_train_s = 0;
+  double energy_to_train_j = 0;
+  double cost_to_train_usd = 0;
+  std::string bottleneck;
+  std::vector<std::string> warnings;
+  std::string profile_name;
+  int profile_version = 0;
+  int num_gpus = 0;
+  double memory_headroom_ratio = 0;
+  std::vector<CollectiveUse> collectives;
+};
+
+}  // namespace paraplan
+
+#endif  // PARAPLAN_ESTIMATOR_ITERATION_RESULT_H_

@@ -1,0 +1,40 @@
+// StageCosts: a model's per-layer costs partitioned over pipeline stages.
+//
+// Layers are split evenly into pp * v chunks; stage i holds chunks i, i + pp, ...
+// (interleaved placement, Narayanan et al. SC'21). The embedding sits on the first
+// stage and the LM head on the last, so stages are uneven; the slowest stage sets the
+// steady-state pace and the first / last stages bound memory. Computed once per
+// (shape, pp, v) and reused across the remaining degrees. Pure; thread-safe.
+#ifndef PARAPLAN_ESTIMATOR_ITERATION_STAGE_COSTS_H_
+#define PARAPLAN_ESTIMATOR_ITERATION_STAGE_COSTS_H_
+
+#include "estimator/workloads/model_costs.h"
+
+namespace paraplan {
+
+struct StageMemory {
+  double params = 0;             // parameters held (dense + expert)
+  double expert_params = 0;
+  double activation_bytes_per_mb = 0;  // all its chunks, one micro-batch
+  double transient_bytes = 0;
+  double chunk_activation_bytes_per_mb = 0;  // one chunk (for offload working set)
+};
+
+struct StageCosts {
+  BlockCosts slowest;            // per micro-batch, the slowest stage (all its chunks)
+  double slowest_total_s = 0;    // slowest.TotalS()
+  double mean_total_s = 0;       // per micro-batch, averaged over stages
+  int slowest_layers = 0;        // transformer / graph layers on the slowest stage
+  StageMemory first;             // stage 0 (most micro-batches in flight, embedding)
+  StageMemory last;              // stage pp - 1 (LM head, logits)
+  int pp = 1;
+  int v = 1;
+};
+
+// Layers are split as evenly as possible when pp * v does not divide them (BLOOM: 70
+// layers over 12 stages gives stages of 5 and 6 layers; the slowest sets the pace).
+StageCosts ComputeStageCosts(const ModelCosts& model, int pp, int v);
+
+}  // namespace paraplan
+
+#endif  // PARAPLAN_ESTIMATOR_ITERATION_STAGE_COSTS_H_

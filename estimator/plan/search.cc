@@ -1,0 +1,621 @@
+#include "estimator/plan/search.h"
+
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <numeric>
+#include <cstdint>
+#include <thread>
+#include <tuple>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "estimator/inputs/layer_graph.h"
+#include "estimator/inputs/validate.h"
+#include "estimator/iteration/assemble.h"
+#include "estimator/iteration/comm_schedule.h"
+#include "estimator/iteration/stage_costs.h"
+#include "estimator/system/collectives.h"
+#include "estimator/system/hardware.h"
+#include "estimator/workloads/model_costs.h"
+
+namespace paraplan {
+
+namespace {
+
+// Divisors of n that are <= cap, ascending. O(sqrt(n)): a global batch of 2^24 costs
+// 4,096 trial divisions, not 16 million.
+std::vector<int> Divisors(int64_t n, int64_t cap) {
+  std::vector<int> low, high;
+  for (int64_t i = 1; i * i <= n; ++i) {
+    if (n % i != 0) continue;
+    if (i <= cap) low.push_back(static_cast<int>(i));
+    const int64_t j = n / i;
+    if (j != i && j <= cap) high.push_back(static_cast<int>(j));
+  }
+  low.insert(low.end(), high.rbegin(), high.rend());
+  return low;
+}
+
+// True once the request's deadline has passed or its caller cancelled it.
+bool Expired(const PlanRequest& r) {
+  return absl::Now() >= r.deadline ||
+         (r.cancelled != nullptr && r.cancelled->load(std::memory_order_relaxed));
+}
+
+// Keeps `values` that the constraint list allows (empty = all) and that are <= max (0 =
+// no cap).
+std::vector<int> Allowed(std::vector<int> values, const std::vector<int>& allowed, int max) {
+  std::vector<int> out;
+  for (int v : values) {
+    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), v) == allowed.end()) continue;
+    if (max > 0 && v > max) continue;
+    out.push_back(v);
+  }
+  return out;
+}
+
+template <typename T>
+bool Permits(const std::vector<T>& allowed, T v) {
+  return allowed.empty() || std::find(allowed.begin(), allowed.end(), v) != allowed.end();
+}
+
+std::vector<bool> FlagValues(Flag f) {
+  switch (f) {
+    case Flag::kOn:
+      return {true};
+    case Flag::kOff:
+      return {false};
+    case Flag::kAny:
+      break;
+  }
+  return {false, true};
+}
+
+// One evaluated candidate: enough to rank it and to rebuild its Estimate.
+struct Scored {
+  double key = 0;  // objective value; lower is better
+  ParallelConfig config;
+  CandidateResult result;
+  double model_flops_per_sample = 0;
+  double tokens_per_sample = 0;
+};
+
+// Total order: objective, then a deterministic tuple of the configuration.
+auto ConfigTuple(const ParallelConfig& c) {
+  return std::make_tuple(c.NumGpus(), c.tensor_parallel, c.pipeline_parallel, c.context_parallel,
+                         c.expert_parallel, c.virtual_pipeline_stages, c.micro_batch_size,
+                         static_cast<int>(c.recompute), c.sequence_parallel, c.flash_attention,
+                         c.zero_stage, static_cast<int>(c.pipeline_schedule), c.overlap_grad_reduce,
+                         c.overlap_param_gather, c.offload.optimizer, c.offload.weights,
+                         c.offload.activations, static_cast<int>(c.rank_order), c.spatial_parallel,
+                         c.filter_parallel, c.channel_parallel);
+}
+
+bool Better(const Scored& a, const Scored& b) {
+  if (a.key != b.key) return a.key < b.key;
+  return ConfigTuple(a.config) < ConfigTuple(b.config);
+}
+
+// A bounded "best k" set: a max-heap on Better, so the worst kept is at the front and a
+// candidate that cannot enter is rejected in O(1).
+class TopK {
+ public:
+  explicit TopK(size_t k) : k_(k) { items_.reserve(k + 1); }
+  bool WouldAccept(double key) const {
+    return items_.size() < k_ || key <= items_.front().key;
+  }
+  void Offer(const Scored& s) {
+    if (k_ == 0) return;
+    if (items_.size() < k_) {
+      items_.push_back(s);
+      std::push_heap(items_.begin(), items_.end(), Better);
+    } else if (Better(s, items_.front())) {
+      std::pop_heap(items_.begin(), items_.end(), Better);
+      items_.back() = s;
+      std::push_heap(items_.begin(), items_.end(), Better);
+    }
+  }
+  std::vector<Scored>& items() { return items_; }
+
+ private:
+  size_t k_;
+  std::vector<Scored> items_;
+};
+
+// Objectives of the Pareto front: time, cost, energy, and memory headroom (maximised).
+constexpr int kObjectives = 4;
+double ObjectiveValue(const CandidateResult& r, int objective) {
+  switch (objective) {
+    case 0:
+      return r.iteration_time_s;
+    case 1:
+      return r.cost_usd;
+    case 2:
+      return r.energy_j;
+    default:
+      return r.memory.capacity_bytes > 0 ? r.memory.total_bytes / r.memory.capacity_bytes : 1;
+  }
+}
+
+struct Shape {
+  int tp, cp, ep, mbs;
+  Recompute recompute;
+  bool sp, flash;
+  int spatial = 1, filter = 1, channel = 1;  // layer graphs (ParaDL)
+  int spatial_layers = 0, spatial_axes = 1;
+
+  int Inner() const { return tp * cp * spatial * filter * channel; }
+};
+
+struct CnnSplit {
+  int spatial, filter, channel;
+  int spatial_layers = 0, spatial_axes = 1;
+};
+
+// Where a spatial split may end: after every layer that shrinks the first spatial axis
+// (stride or pool: ParaDL splits the early, large layers), or nowhere (0 = all layers).
+std::vector<int> SpatialCuts(const Workload& w) {
+  std::vector<int> cuts = {0};
+  const std::vector<LayerSpec>& layers = w.layer_graph.layers;
+  for (size_t i = 0; i + 1 < layers.size(); ++i) {
+    if (SpatialExtent(layers[i].output_shape, 0) < SpatialExtent(layers[i].input_shape, 0)) {
+      cuts.push_back(static_cast<int>(i) + 1);
+    }
+  }
+  return cuts;
+}
+
+// ParaDL splits of a layer graph: data parallelism alone or with one of spatial, filter
+// and channel parallelism (ParaDL's hybrids), in powers of two up to 64 that the layer
+// shapes admit; spatial ones over one axis or several and up to each cut
+// (EnumerateShapes keeps those whose product divides the GPU count).
+std::vector<CnnSplit> CnnSplits(const Workload& w) {
+  std::vector<CnnSplit> out;
+  const std::vector<int> cuts = SpatialCuts(w);
+  const int axes = w.layer_graph.layers.empty() ? 1 : std::max(1, SpatialAxes(w.layer_graph.layers[0].input_shape));
+  for (int s = 1; s <= 64; s *= 2) {
+    for (int f = 1; f <= 64; f *= 2) {
+      for (int c = 1; c <= 64; c *= 2) {
+        if ((s > 1) + (f > 1) + (c > 1) > 1) continue;
+        for (int cut : s > 1 ? cuts : std::vector<int>{0}) {
+          for (int a = 1; a <= (s > 1 ? axes : 1); ++a) {
+            ParallelConfig probe;
+            probe.spatial_parallel = s;
+            probe.filter_parallel = f;
+            probe.channel_parallel = c;
+            probe.spatial_layers = cut;
+            probe.spatial_axes = a;
+            probe.global_batch_size = 1;
+            if (ValidateConfig(w, probe).ok()) out.push_back({s, f, c, cut, a});
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+struct WorkerState {
+  TopK top;
+  TopK pool[kObjectives];
+  int64_t enumerated = 0;
+  int64_t feasible = 0;
+  int64_t evaluated = 0;
+  bool truncated = false;
+  double best_shortfall_bytes = INFINITY;
+  ParallelConfig shortfall_config;
+  double shortfall_total_bytes = 0;
+  absl::Status error;
+  explicit WorkerState(size_t k)
+      : top(k), pool{TopK(kPoolSize), TopK(kPoolSize), TopK(kPoolSize), TopK(kPoolSize)} {}
+  static constexpr size_t kPoolSize = 128;
+};
+
+struct SearchSpace {
+  const PlanRequest* request;
+  const SystemProfile* profile;
+  const Hardware* hw;
+  // Per GPU count (ascending, as `gpu_counts`): the job's layout changes how its
+  // collectives share the network.
+  std::vector<int> gpu_counts;
+  std::vector<std::unique_ptr<Collectives>> colls;
+  std::vector<SystemContext> systems;
+  size_t Slot(int gpus) const {
+    return static_cast<size_t>(std::lower_bound(gpu_counts.begin(), gpu_counts.end(), gpus) - gpu_counts.begin());
+  }
+  TransformerSpec spec;  // resolved (transformer workloads)
+  int num_layers = 0;
+  bool transformer = true;
+  std::vector<CnnSplit> cnn_splits = {{1, 1, 1}};  // layer graphs: CnnSplits()
+};
+
+// Enumerates the per-layer shapes for one GPU count. `micro_batches` are the allowed
+// micro-batch sizes (divisors of the global batch: the largest local batch, dp = 1).
+std::vector<Shape> EnumerateShapes(const SearchSpace& sp, int gpus, const std::vector<int>& micro_batches) {
+  const PlanConstraints& k = sp.request->constraints;
+  std::vector<Shape> shapes;
+  std::vector<int> tps = {1}, cps = {1}, eps = {1};
+  if (sp.transformer) {
+    tps = Allowed(Divisors(std::gcd(sp.spec.num_attention_heads, sp.spec.num_kv_heads), gpus),
+                  k.tensor_parallel, k.max_tensor_parallel);
+    // Context parallelism keeps at least 128 tokens per rank.
+    cps = Allowed(Divisors(sp.spec.seq_length, std::max<int64_t>(1, sp.spec.seq_length / 128)),
+                  k.context_parallel, k.max_context_parallel);
+    if (sp.spec.is_moe()) eps = Allowed(Divisors(sp.spec.moe.num_experts, gpus), k.expert_parallel, 0);
+  }
+  const std::vector<Recompute> recomputes = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
+  for (const CnnSplit& split : sp.cnn_splits)
+  for (int tp : tps) {
+    if (gpus % (tp * split.spatial * split.filter * split.channel) != 0) continue;
+    for (int cp : cps) {
+      if ((gpus / tp) % cp != 0) continue;
+      for (int ep : eps) {
+        if ((gpus / tp / cp) % ep != 0 && ep > 1) continue;
+        for (int mbs : micro_batches) {
+          for (Recompute rc : recomputes) {
+            if (!Permits(k.recompute, rc)) continue;
+            if (!sp.transformer && rc == Recompute::kSelective) continue;
+            for (bool seq : FlagValues(k.sequence_parallel)) {
+              if (seq && tp == 1) continue;
+              for (bool flash : FlagValues(k.flash_attention)) {
+                if (!sp.transformer && flash) continue;
+                // With fused attention nothing s^2 is stored: selective == none.
+                if (flash && rc == Recompute::kSelective) continue;
+                shapes.push_back(Shape{tp, cp, ep, mbs, rc, seq, flash, split.spatial, split.filter,
+                                       split.channel, split.spatial_layers, split.spatial_axes});
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return shapes;
+}
+
+void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Shape& shape,
+                 WorkerState* st) {
+  const PlanRequest& req = *space.request;
+  const PlanConstraints& k = req.constraints;
+  ModelShape ms;
+  ms.tensor_parallel = shape.tp;
+  ms.context_parallel = shape.cp;
+  ms.expert_parallel = shape.ep;
+  ms.micro_batch_size = shape.mbs;
+  ms.recompute = shape.recompute;
+  ms.sequence_parallel = shape.sp;
+  ms.flash_attention = shape.flash;
+  ms.cuda_graphs = k.cuda_graphs;
+  ms.tp_comm_overlap = k.tp_comm_overlap && shape.tp > 1;
+  ms.spatial_parallel = shape.spatial;
+  ms.filter_parallel = shape.filter;
+  ms.channel_parallel = shape.channel;
+  ms.spatial_layers = shape.spatial_layers;
+  ms.spatial_axes = shape.spatial_axes;
+  ms.tp_algorithm = k.tp_algorithm;
+  const size_t slot = space.Slot(gpus);
+  const SystemContext& sys = space.systems[slot];
+  absl::StatusOr<ModelCosts> model = ComputeModelCosts(req.workload, ms, *space.hw, *space.colls[slot]);
+  if (!model.ok()) {
+    st->error = model.status();
+    return;
+  }
+  const int rest = gpus / shape.Inner();
+  const double capacity = space.hw->capacity_bytes() * (1.0 - k.memory_headroom_ratio);
+  std::vector<int> pps = Allowed(Divisors(rest, rest), k.pipeline_parallel, k.max_pipeline_parallel);
+  ParallelConfig c;
+  c.tensor_parallel = shape.tp;
+  c.context_parallel = shape.cp;
+  c.expert_parallel = shape.ep;
+  c.micro_batch_size = shape.mbs;
+  c.recompute = shape.recompute;
+  c.sequence_parallel = shape.sp;
+  c.flash_attention = shape.flash;
+  c.cuda_graphs = k.cuda_graphs;
+  c.tp_comm_overlap = k.tp_comm_overlap && shape.tp > 1;
+  c.spatial_parallel = shape.spatial;
+  c.filter_parallel = shape.filter;
+  c.channel_parallel = shape.channel;
+  c.spatial_layers = shape.spatial_layers;
+  c.spatial_axes = shape.spatial_axes;
+  c.global_batch_size = global_batch;
+  c.dp_algorithm = k.dp_algorithm;
+  c.tp_algorithm = k.tp_algorithm;
+  c.placement = k.placement;
+  const std::vector<bool> overlap_grad = FlagValues(k.overlap_grad_reduce);
+  for (int pp : pps) {
+    if (Expired(req)) {
+      st->truncated = true;
+      return;
+    }
+    if (pp > space.num_layers) continue;
+    // Uneven stages (BLOOM: 70 layers over 12; Megatron-Core's first / last stage layer
+    // counts, DeepSpeed's partitioning) take v = 1; the slowest stage sets the pace.
+    const bool even = space.num_layers % pp == 0;
+    const int dp = rest / pp;
+    if (!Permits(k.data_parallel, dp)) continue;
+    if (global_batch % (int64_t{dp} * shape.mbs) != 0) continue;
+    if (shape.ep > 1 && (int64_t{dp} * shape.cp) % shape.ep != 0) continue;
+    const int m = global_batch / (dp * shape.mbs);
+    std::vector<int> vs = {1};
+    if (pp > 1 && space.transformer && even) {
+      vs = Divisors(space.num_layers / pp, space.num_layers / pp);
+    }
+    for (int v : vs) {
+      if (!Permits(k.virtual_pipeline_stages, v)) continue;
+      if (v > 1 && m % pp != 0) continue;  // interleaving needs m divisible by pp
+      const StageCosts stages = ComputeStageCosts(*model, pp, v);
+      c.pipeline_parallel = pp;
+      c.data_parallel = dp;
+      c.virtual_pipeline_stages = v;
+      PipelineSchedule schedules_v1[] = {PipelineSchedule::k1F1B, PipelineSchedule::kGPipe,
+                                         PipelineSchedule::kZeroBubble};
+      PipelineSchedule schedules_v[] = {PipelineSchedule::kInterleaved1F1B};
+      const PipelineSchedule* sched = v > 1 ? schedules_v : schedules_v1;
+      const int num_sched = pp == 1 ? 1 : (v > 1 ? 1 : 3);
+      for (int zero = 0; zero <= 3; ++zero) {
+        if (!Permits(k.zero_stage, zero)) continue;
+        if (zero > 0 && dp * shape.cp * shape.spatial == 1) continue;  // nothing to shard
+        c.zero_stage = zero;
+        for (int off = 0; off < (k.allow_offload ? 8 : 1); ++off) {
+          c.offload.optimizer = off & 1;
+          c.offload.weights = off & 2;
+          c.offload.activations = off & 4;
+          for (int si = 0; si < num_sched; ++si) {
+            c.pipeline_schedule = sched[si];
+            if (!Permits(k.pipeline_schedule, c.pipeline_schedule)) continue;
+            const int flag_combos = static_cast<int>(overlap_grad.size()) * (zero > 0 ? 2 : 1) * 2;
+            st->enumerated += flag_combos;
+            MemoryBreakdown mem;
+            AssembleMemory(*model, stages, c, sys, &mem);
+            const bool fits = mem.total_bytes <= capacity && mem.fits;
+            if (!fits) {
+              const double shortfall = mem.total_bytes - capacity;
+              if (shortfall < st->best_shortfall_bytes) {
+                st->best_shortfall_bytes = shortfall;
+                st->shortfall_config = c;
+                st->shortfall_total_bytes = mem.total_bytes;
+              }
+              continue;
+            }
+            for (bool og : overlap_grad) {
+              c.overlap_grad_reduce = og;
+              for (int opg = 0; opg < (zero > 0 ? 2 : 1); ++opg) {
+                c.overlap_param_gather = opg;
+                for (int order = 0; order < 2; ++order) {
+                  c.rank_order = order ? RankOrder::kTpCpEpPpDp : RankOrder::kTpCpEpDpPp;
+                  Scored s;
+                  Assemble(*model, stages, c, sys, &s.result, &mem);
+                  ++st->evaluated;
+                  ++st->feasible;
+                  switch (req.objective) {
+                    case Objective::kTime:
+                      s.key = s.result.iteration_time_s;
+                      break;
+                    case Objective::kCost:
+                      s.key = s.result.cost_usd;
+                      break;
+                    case Objective::kEnergy:
+                      s.key = s.result.energy_j;
+                      break;
+                  }
+                  // Rank across GPU counts by the time per sample.
+                  s.key /= global_batch;
+                  const bool top = st->top.WouldAccept(s.key);
+                  bool pooled = false;
+                  for (int o = 0; o < kObjectives && !pooled; ++o) {
+                    pooled = st->pool[o].WouldAccept(ObjectiveValue(s.result, o));
+                  }
+                  if (!top && !pooled) continue;
+                  s.config = c;
+                  s.model_flops_per_sample = model->model_flops_per_sample;
+                  s.tokens_per_sample = model->tokens_per_sample;
+                  if (top) st->top.Offer(s);
+                  for (int o = 0; o < kObjectives; ++o) {
+                    Scored p = s;
+                    p.key = ObjectiveValue(s.result, o);
+                    if (st->pool[o].WouldAccept(p.key)) st->pool[o].Offer(p);
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+bool Dominates(const CandidateResult& a, const CandidateResult& b) {
+  bool strictly = false;
+  for (int o = 0; o < kObjectives; ++o) {
+    const double x = ObjectiveValue(a, o), y = ObjectiveValue(b, o);
+    if (x > y) return false;
+    if (x < y) strictly = true;
+  }
+  return strictly;
+}
+
+}  // namespace
+
+absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile& profile) {
+  const absl::Time start = absl::Now();
+  if (absl::Status s = ValidateWorkload(request.workload); !s.ok()) return s;
+  if (absl::Status s = ValidateProfile(profile); !s.ok()) return s;
+  if (request.gpus.empty()) return absl::InvalidArgumentError("gpus: give at least one GPU count");
+  for (int g : request.gpus) {
+    if (g <= 0) return absl::InvalidArgumentError(absl::StrCat("gpus: ", g, " must be positive"));
+    if (g > profile.NumGpus()) {
+      return absl::InvalidArgumentError(absl::StrCat("gpus: ", g, " exceeds the ", profile.NumGpus(),
+                                                     " GPUs of profile \"", profile.name, "\""));
+    }
+  }
+  if (request.global_batch_size <= 0 || request.global_batch_size > kMaxPlanGlobalBatchSize) {
+    return absl::InvalidArgumentError(absl::StrCat("global_batch_size: ", request.global_batch_size,
+                                                   " must be in 1..", kMaxPlanGlobalBatchSize));
+  }
+  if (request.top_k < 0 || request.top_k > 1000) {
+    return absl::InvalidArgumentError(absl::StrCat("top_k: ", request.top_k, " must be in 0..1000"));
+  }
+  const double headroom = request.constraints.memory_headroom_ratio;
+  if (!(headroom >= 0 && headroom < 1)) {
+    return absl::InvalidArgumentError("constraints.memory_headroom_ratio: must be in [0, 1)");
+  }
+  const Hardware hw(profile, request.workload.precision);
+  SearchSpace space;
+  space.request = &request;
+  space.profile = &profile;
+  space.hw = &hw;
+  space.transformer = request.workload.kind == Workload::Kind::kTransformer;
+  if (space.transformer) {
+    space.spec = request.workload.transformer.Resolved();
+    space.num_layers = space.spec.num_layers;
+  } else {
+    space.num_layers = static_cast<int>(request.workload.layer_graph.layers.size());
+    space.cnn_splits = CnnSplits(request.workload);
+  }
+
+  // Work items: (gpu count, shape), shared out round-robin to the workers. Enumeration
+  // honours the deadline too: cut short, the items so far are searched (as far as the
+  // deadline allows) and the result says truncated.
+  bool enumeration_truncated = false;
+  std::vector<std::pair<int, Shape>> items;
+  std::vector<int> gpus = request.gpus;
+  std::sort(gpus.begin(), gpus.end());
+  gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
+  space.gpu_counts = gpus;
+  for (int g : gpus) {
+    space.colls.push_back(std::make_unique<Collectives>(
+        hw, JobLayout(g, profile.gpus_per_node, profile.num_nodes, request.constraints.placement)));
+    space.systems.push_back(MakeSystemContext(profile, request.workload, hw, *space.colls.back()));
+  }
+  const std::vector<int> micro_batches =
+      Allowed(Divisors(request.global_batch_size, request.global_batch_size),
+              request.constraints.micro_batch_size, request.constraints.max_micro_batch_size);
+  for (int g : gpus) {
+    if (Expired(request)) {
+      enumeration_truncated = true;
+      break;
+    }
+    for (const Shape& s : EnumerateShapes(space, g, micro_batches)) items.emplace_back(g, s);
+  }
+  const size_t k = request.top_k == 0 ? 10 : static_cast<size_t>(request.top_k);
+  const int threads = std::max(1, std::min<int>(request.threads, static_cast<int>(items.size())));
+  std::vector<WorkerState> states;
+  states.reserve(threads);
+  for (int t = 0; t < threads; ++t) states.emplace_back(k);
+  std::atomic<int64_t> enumerated_total{0};
+  auto work = [&](int t) {
+    WorkerState& st = states[t];
+    for (size_t i = t; i < items.size(); i += threads) {
+      if (Expired(request) ||
+          (request.max_candidates > 0 && enumerated_total.load(std::memory_order_relaxed) >= request.max_candidates)) {
+        st.truncated = true;
+        return;
+      }
+      const int64_t before = st.enumerated;
+      SearchShape(space, items[i].first, request.global_batch_size, items[i].second, &st);
+      enumerated_total.fetch_add(st.enumerated - before, std::memory_order_relaxed);
+      if (!st.error.ok()) return;
+    }
+  };
+  if (threads == 1) {
+    work(0);
+  } else {
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) pool.emplace_back(work, t);
+    for (std::thread& th : pool) th.join();
+  }
+
+  PlanResult out;
+  out.truncated = enumeration_truncated;
+  std::vector<Scored> best, candidates;
+  double shortfall = INFINITY;
+  const WorkerState* shortfall_state = nullptr;
+  for (WorkerState& st : states) {
+    if (!st.error.ok()) return st.error;
+    out.candidates_enumerated += st.enumerated;
+    out.candidates_feasible += st.feasible;
+    out.candidates_evaluated += st.evaluated;
+    out.truncated |= st.truncated;
+    best.insert(best.end(), st.top.items().begin(), st.top.items().end());
+    for (TopK& p : st.pool) candidates.insert(candidates.end(), p.items().begin(), p.items().end());
+    if (st.best_shortfall_bytes < shortfall) {
+      shortfall = st.best_shortfall_bytes;
+      shortfall_state = &st;
+    }
+  }
+  std::sort(best.begin(), best.end(), Better);
+  if (best.size() > k) best.resize(k);
+  for (const Scored& s : best) {
+    out.plans.push_back(ToEstimate(request.workload, profile, s.config, s.tokens_per_sample,
+                                   s.model_flops_per_sample, s.result));
+  }
+  // Pareto front over the best candidates of each objective (deduplicated).
+  std::sort(candidates.begin(), candidates.end(),
+            [](const Scored& a, const Scored& b) { return ConfigTuple(a.config) < ConfigTuple(b.config); });
+  candidates.erase(std::unique(candidates.begin(), candidates.end(),
+                               [](const Scored& a, const Scored& b) {
+                                 return ConfigTuple(a.config) == ConfigTuple(b.config);
+                               }),
+                   candidates.end());
+  std::vector<const Scored*> front;
+  for (const Scored& a : candidates) {
+    bool dominated = false;
+    for (const Scored& b : candidates) {
+      if (&a != &b && Dominates(b.result, a.result)) {
+        dominated = true;
+        break;
+      }
+    }
+    if (!dominated) front.push_back(&a);
+  }
+  std::sort(front.begin(), front.end(), [](const Scored* a, const Scored* b) {
+    if (a->result.iteration_time_s != b->result.iteration_time_s) {
+      return a->result.iteration_time_s < b->result.iteration_time_s;
+    }
+    return ConfigTuple(a->config) < ConfigTuple(b->config);
+  });
+  for (const Scored* s : front) {
+    out.pareto.push_back(ToEstimate(request.workload, profile, s->config, s->tokens_per_sample,
+                                    s->model_flops_per_sample, s->result));
+  }
+  if (out.plans.empty()) {
+    if (shortfall_state != nullptr && std::isfinite(shortfall)) {
+      const double gib = 1024.0 * 1024.0 * 1024.0;
+      out.infeasible_reason = absl::StrFormat(
+          "no configuration fits in memory; the closest, %s on %d GPUs, needs %.1f GiB of %.1f GiB "
+          "usable (%.1f GiB short)",
+          shortfall_state->shortfall_config.ShortString(),
+          static_cast<int>(shortfall_state->shortfall_config.NumGpus()),
+          shortfall_state->shortfall_total_bytes / gib, hw.capacity_bytes() * (1 - headroom) / gib,
+          shortfall / gib);
+    } else if (out.truncated) {
+      out.infeasible_reason = "the deadline expired before any configuration was evaluated";
+    } else {
+      out.infeasible_reason =
+          "no valid configuration: the GPU counts, global batch size and constraints admit no "
+          "combination of degrees that divides the model";
+    }
+  }
+  // The plans returned say which collectives they run and with which algorithm (a
+  // few microseconds each; the search itself never builds these lists).
+  for (std::vector<Estimate>* list : {&out.plans, &out.pareto}) {
+    for (Estimate& e : *list) {
+      const ParallelConfig c = e.config.Normalized();
+      const Collectives& coll = *space.colls[space.Slot(static_cast<int>(c.NumGpus()))];
+      absl::StatusOr<ModelCosts> model = ComputeModelCosts(request.workload, ModelShape::Of(c), hw, coll);
+      if (!model.ok()) continue;
+      const StageCosts stages = ComputeStageCosts(*model, c.pipeline_parallel, c.virtual_pipeline_stages);
+      e.collectives = DescribeCollectives(request.workload, c, profile, coll, *model, stages);
+    }
+  }
+  out.search_time_s = absl::ToDoubleSeconds(absl::Now() - start);
+  return out;
+}
+
+}  // namespace paraplan

@@ -1,0 +1,369 @@
+#include "estimator/system/collectives.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace paraplan {
+
+namespace {
+double Log2Ceil(int v) { return std::ceil(std::log2(std::max(1, v))); }
+bool IsTorus(const NetworkRates& l) {
+  return (l.topology == Topology::kTorus2D || l.topology == Topology::kTorus3D) && !l.torus_dims.empty();
+}
+}  // namespace
+
+Collectives::Collectives(const Hardware& hw) : hw_(hw) {
+  const auto& levels = hw_.levels();
+  active_.assign(levels.size(), 0);
+  relief_.assign(levels.size(), 1);
+  shape_.assign(levels.size(), Shape::kSwitched);
+  for (size_t i = 1; i < levels.size(); ++i) {
+    active_[i] = levels[i - 1].domain_size;
+    if (IsTorus(levels[i])) shape_[i] = Shape::kTorus;
+    if (levels[i].topology == Topology::kDragonfly && levels[i].global_links_per_group > 0) {
+      shape_[i] = Shape::kDragonfly;
+    }
+  }
+}
+
+Collectives::Collectives(const Hardware& hw, const JobLayout& layout) : Collectives(hw) {
+  spread_ = layout.node_spread();
+  const auto& levels = hw_.levels();
+  for (size_t i = 1; i < levels.size(); ++i) {
+    const double below = levels[i - 1].domain_size;
+    active_[i] = std::max<double>(1, layout.GpusInDomain(levels[i - 1].domain_size));
+    // A domain's uplinks carry domain x bandwidth / taper; the job's GPUs in it share
+    // them, each never above its own port's rate (Leiserson 1985: a fat tree's capacity
+    // per level; over-subscription matters only under load).
+    const double t = levels[i].oversubscription;
+    relief_[i] = t / std::max(1.0, t * active_[i] / below);
+  }
+}
+
+GroupSpan Collectives::Place(int size, int64_t stride) const {
+  GroupSpan g;
+  g.size = std::max(1, size);
+  g.stride = std::max<int64_t>(1, stride);
+  g.spread = spread_;
+  const auto& levels = hw_.levels();
+  if (g.size == 1 || levels.empty()) {
+    g.inner = g.size;
+    return g;
+  }
+  const int64_t gpn = hw_.gpus_per_node();
+  int64_t extent = int64_t{g.size} * g.stride;
+  // Scattered placement stretches a group that spans nodes over spread x as many.
+  if (extent > gpn) extent *= spread_;
+  int level = static_cast<int>(levels.size()) - 1;
+  for (size_t i = 0; i < levels.size(); ++i) {
+    if (levels[i].domain_size >= extent) {
+      level = static_cast<int>(i);
+      break;
+    }
+  }
+  g.level = level;
+  if (level == 0) {
+    g.inner = g.size;
+  } else {
+    const int64_t inner_domain = levels[level - 1].domain_size;
+    if (spread_ > 1 && inner_domain >= gpn) {
+      const int64_t per_node = g.stride < gpn ? std::min<int64_t>(g.size, gpn / g.stride) : 1;
+      const int64_t node_stride = std::max<int64_t>(1, g.stride / gpn) * spread_;
+      const int64_t nodes = std::max<int64_t>(1, inner_domain / gpn / node_stride);
+      g.inner = static_cast<int>(std::min<int64_t>(g.size, per_node * nodes));
+    } else {
+      g.inner = g.stride >= inner_domain
+                    ? 1
+                    : static_cast<int>(std::min<int64_t>(g.size, inner_domain / g.stride));
+    }
+  }
+  return g;
+}
+
+int Collectives::LevelOfStride(int64_t stride) const {
+  const auto& levels = hw_.levels();
+  if (stride >= hw_.gpus_per_node()) stride *= spread_;
+  for (size_t i = 0; i < levels.size(); ++i) {
+    if (levels[i].domain_size > stride) return static_cast<int>(i);
+  }
+  return levels.empty() ? 0 : static_cast<int>(levels.size()) - 1;
+}
+
+int64_t Collectives::ClusterStride(const GroupSpan& g) const {
+  return g.stride >= hw_.gpus_per_node() ? g.stride * g.spread : g.stride;
+}
+
+int64_t Collectives::TorusHop(int level, const GroupSpan& g) const {
+  const NetworkRates& l = hw_.levels()[level];
+  const int64_t vertex = hw_.levels()[level - 1].domain_size;
+  int64_t hop = std::max<int64_t>(1, ClusterStride(g) / std::max<int64_t>(1, vertex));
+  // Strides that skip whole rows move along the next dimension instead.
+  for (int d : l.torus_dims) {
+    if (d <= 1 || hop < d || hop % d != 0) break;
+    hop /= d;
+  }
+  return hop;
+}
+
+double Collectives::RingRate(int level, int64_t members, const GroupSpan& g, double bytes) const {
+  const NetworkRates& l = hw_.levels()[level];
+  members = std::max<int64_t>(1, members);
+  if (shape_[level] == Shape::kSwitched) return l.BytesPerS(bytes) * relief_[level] * members;
+  if (shape_[level] == Shape::kTorus) {
+    // Both directions of the ring's dimension (bidirectional rings); the vertex's GPUs
+    // in other groups and the interleaved groups between members share those links.
+    const double hop = static_cast<double>(TorusHop(level, g));
+    return 2 * l.BytesPerS(bytes) * members / (hop * active_[level]);
+  }
+  double rate = l.BytesPerS(bytes) * relief_[level] * members;
+  if (shape_[level] == Shape::kDragonfly) {
+    // A ring enters the next group over the direct links of that pair, or with Valiant
+    // routing over half of all the group's global links (Kim et al. ISCA'08); the
+    // job's rings leaving the group share them.
+    const double groups = std::max(1.0, static_cast<double>(hw_.levels().back().domain_size) /
+                                            hw_.levels()[level - 1].domain_size);
+    const double pair = std::max(1.0, l.global_links_per_group / std::max(1.0, groups - 1));
+    const double links = std::max(pair, l.global_links_per_group / 2.0);
+    rate = std::min(rate, links * l.global_link_bytes_per_s * members / active_[level]);
+  }
+  return rate;
+}
+
+double Collectives::UniformRate(int level, double bytes) const {
+  const auto& levels = hw_.levels();
+  const NetworkRates& l = levels[level];
+  double rate = level == 0 ? l.BytesPerS(bytes) : l.BytesPerS(bytes) * relief_[level];
+  if (level == 0) return rate;
+  if (shape_[level] == Shape::kTorus) {
+    // Uniform traffic crosses k/4 links a dimension on average (bidirectional k-ring);
+    // a vertex injects into 2 x dims links.
+    double hops = 0;
+    for (int d : l.torus_dims) hops += d / 4.0;
+    rate = 2.0 * l.torus_dims.size() * l.BytesPerS(bytes) / (std::max(1.0, hops) * active_[level]);
+  } else if (shape_[level] == Shape::kDragonfly) {
+    rate = std::min(rate, l.global_links_per_group * l.global_link_bytes_per_s / active_[level]);
+  }
+  for (int i = 0; i < level; ++i) rate = std::min(rate, levels[i].BytesPerS(bytes));
+  return rate;
+}
+
+double Collectives::RingBandwidth(const GroupSpan& g, double bytes) const {
+  const auto& levels = hw_.levels();
+  if (levels.empty()) return std::numeric_limits<double>::infinity();
+  // A ring (NCCL runs one per channel) leaves each domain of level i - 1 once; the
+  // domain's members together drive its links at level i, so each level gives the ring
+  // its per-GPU rate times the members one domain holds (a node's NICs for the first
+  // network level, a rack's uplinks for the next).
+  double bw = levels[0].BytesPerS(bytes);
+  for (int i = 1; i <= g.level; ++i) {
+    const int64_t members =
+        i == g.level ? g.inner
+                     : std::min<int64_t>(g.size, std::max<int64_t>(1, levels[i - 1].domain_size / ClusterStride(g)));
+    // Switched levels inline (the search's common case), the others in RingRate.
+    bw = std::min(bw, shape_[i] == Shape::kSwitched ? levels[i].BytesPerS(bytes) * relief_[i] * std::max<int64_t>(1, members)
+                                                    : RingRate(i, members, g, bytes));
+  }
+  return bw;
+}
+
+double Collectives::Latency(const GroupSpan& g) const {
+  const auto& levels = hw_.levels();
+  if (levels.empty()) return 0;
+  const NetworkRates& l = levels[g.level];
+  return shape_[g.level] == Shape::kTorus ? l.latency_s * TorusHop(g.level, g) : l.latency_s;
+}
+
+
+double Collectives::Ring(double bytes, const GroupSpan& g) const {
+  const double p = g.size;
+  return 2 * (p - 1) * Latency(g) + 2 * (p - 1) / p * bytes / RingBandwidth(g, bytes);
+}
+
+double Collectives::Tree(double bytes, const GroupSpan& g) const {
+  return 2 * Log2Ceil(g.size) * Latency(g) + 2 * bytes / RingBandwidth(g, bytes);
+}
+
+double Collectives::HalvingDoubling(double bytes, const GroupSpan& g) const {
+  return HalvingDoublingSteps(bytes, g, false);
+}
+
+double Collectives::HalvingDoublingSteps(double bytes, const GroupSpan& g, bool innermost_first) const {
+  const double p = g.size;
+  const int steps = static_cast<int>(Log2Ceil(g.size));
+  if ((1 << steps) != g.size || g.level == 0) {
+    return 2 * Log2Ceil(g.size) * Latency(g) + 2 * (p - 1) / p * bytes / RingBandwidth(g, bytes);
+  }
+  // Rabenseifner (Thakur et al. 2005): reduce-scatter by recursive halving, step k
+  // exchanging bytes / 2^k with the partner 2^(steps-k) members away, then the mirror
+  // all-gather. Every rank sends at once, so a step that crosses a level runs at that
+  // level's per-GPU rate under full load. The topology-aware order (Nguyen & Wahib,
+  // CCGrid'21) pairs the nearest members for the largest exchanges.
+  double t = 0;
+  for (int k = 1; k <= steps; ++k) {
+    const int64_t distance = innermost_first ? int64_t{1} << (k - 1) : int64_t{1} << (steps - k);
+    const int level = LevelOfStride(distance * g.stride);
+    const double chunk = bytes / static_cast<double>(int64_t{1} << k);
+    t += 2 * (hw_.levels()[level].latency_s + chunk / UniformRate(level, chunk));
+  }
+  return t;
+}
+
+double Collectives::Gather(double bytes, const GroupSpan& g) const {
+  if (g.size <= 1 || bytes <= 0) return 0;
+  const double p = g.size;
+  return (p - 1) * Latency(g) + (p - 1) / p * bytes / RingBandwidth(g, bytes);
+}
+
+double Collectives::Hierarchical(double bytes, const GroupSpan& g) const {
+  if (g.level == 0 || g.inner <= 1 || g.inner >= g.size) return Ring(bytes, g);
+  // The members inside one domain of the level below, placed as they sit (a rack's 136
+  // members still span 34 nodes).
+  const GroupSpan inner = Place(g.inner, g.stride);
+  // Domains need not hold equal shares (256 ranks over racks of 136): ceil.
+  GroupSpan outer{(g.size + g.inner - 1) / g.inner, g.level, 1, g.stride * g.inner};
+  return Gather(bytes, inner) + std::min(Ring(bytes / g.inner, outer), Tree(bytes / g.inner, outer)) +
+         Gather(bytes, inner);
+}
+
+double Collectives::Torus2D(double bytes, const GroupSpan& g) const {
+  const auto& levels = hw_.levels();
+  if (g.level > 0 && !levels[g.level].torus_dims.empty()) return TorusDims(bytes, g);
+  // A logical 2-D torus on a switched level (Mikami et al. 2018): sqrt factoring.
+  int x = static_cast<int>(std::sqrt(static_cast<double>(g.size)));
+  while (x > 1 && g.size % x != 0) --x;
+  if (x <= 1) return Ring(bytes, g);
+  const int y = g.size / x;
+  GroupSpan gx{x, g.level, 1};
+  GroupSpan gy{y, g.level, 1};
+  return Gather(bytes, gx) + Ring(bytes / x, gy) + Gather(bytes, gx);
+}
+
+double Collectives::TorusDims(double bytes, const GroupSpan& g) const {
+  // Dimension-wise all-reduce on a physical torus (the TPU / Blue Gene pattern): reduce-
+  // scatter inside each vertex, then along x on bytes/inner, along y on what x left, ...
+  // each a bidirectional ring on its own links; then the mirror all-gathers. The buffer
+  // is split over the D dimensions used, each share starting on a different one, so all
+  // 2D links carry traffic at once (the multi-dimensional rings of TPU pods; Jouppi et
+  // al. ISCA'23): the bandwidth term is shared D ways, the latency steps are not.
+  const NetworkRates& l = hw_.levels()[g.level];
+  double t = 0;
+  double rest = bytes;
+  if (g.inner > 1) {
+    const GroupSpan inner = Place(g.inner, g.stride);
+    t += 2 * Gather(bytes, inner);
+    rest = bytes / g.inner;
+  }
+  int64_t vertices = std::max(1, g.size / std::max(1, g.inner));
+  const int64_t hop = TorusHop(g.level, g);
+  // Skip the dimensions the stride jumps over whole.
+  int64_t skip = std::max<int64_t>(1, ClusterStride(g) / hw_.levels()[g.level - 1].domain_size) / hop;
+  const double per_link = l.BytesPerS(rest);
+  double latency = 0, transfer = 0;
+  int used = 0;
+  bool first = true;
+  for (int d : l.torus_dims) {
+    if (vertices <= 1) break;
+    if (skip >= d && d > 0) {
+      skip /= d;
+      continue;
+    }
+    const int64_t h = first ? hop : 1;
+    const int64_t k = std::min<int64_t>(vertices, std::max<int64_t>(1, d / h));
+    first = false;
+    if (k <= 1) continue;
+    const double rate = 2 * per_link * g.inner / (h * active_[g.level]);
+    latency += 2 * (k - 1) * l.latency_s * h;
+    transfer += 2.0 * (k - 1) / k * rest / rate;
+    ++used;
+    rest /= k;
+    vertices = (vertices + k - 1) / k;
+  }
+  t += latency + transfer / std::max(1, used);
+  if (vertices > 1) t += Ring(rest, GroupSpan{static_cast<int>(vertices), g.level, 1, g.stride, g.spread});
+  return t;
+}
+
+double Collectives::AllReduce(double bytes, const GroupSpan& g, CollectiveAlgorithm algo,
+                              CollectiveAlgorithm* used) const {
+  if (used != nullptr) *used = algo == CollectiveAlgorithm::kAuto ? CollectiveAlgorithm::kRing : algo;
+  if (g.size <= 1 || bytes <= 0) return 0;
+  const double call = hw_.collective_overhead_s();
+  switch (algo) {
+    case CollectiveAlgorithm::kRing:
+      return call + Ring(bytes, g);
+    case CollectiveAlgorithm::kTree:
+      return call + Tree(bytes, g);
+    case CollectiveAlgorithm::kHalvingDoubling:
+      return call + HalvingDoubling(bytes, g);
+    case CollectiveAlgorithm::kHierarchical:
+      return call + Hierarchical(bytes, g);
+    case CollectiveAlgorithm::kTorus2D:
+      return call + Torus2D(bytes, g);
+    case CollectiveAlgorithm::kTopoHalvingDoubling:
+      return call + HalvingDoublingSteps(bytes, g, true);
+    case CollectiveAlgorithm::kAuto:
+      break;
+  }
+  // What NCCL's tuner chooses: inside one NVLink domain only rings (its trees are built
+  // across nodes); across nodes the cheaper of ring, double binary tree and the
+  // node-aware hierarchical form by message size. A torus level uses the 2D torus
+  // algorithm; halving-doubling only when asked (it suffers contention on real fabrics).
+  const auto& levels = hw_.levels();
+  // In-network reduction (NVLink SHARP / NCCL NVLS, InfiniBand SHARP) when every level
+  // the group uses reduces in its switches: each rank sends its buffer into the switch
+  // and receives the reduced result once, one latency each way (NVIDIA NCCL 2.17+ NVLS).
+  double in_network = std::numeric_limits<double>::infinity();
+  if (!levels.empty()) {
+    bool all = true;
+    for (int i = 0; i <= g.level; ++i) all = all && levels[i].in_network_reduction;
+    if (all) in_network = 2 * Latency(g) + bytes / RingBandwidth(g, bytes);
+  }
+  using A = CollectiveAlgorithm;
+  std::pair<double, A> best{Ring(bytes, g), A::kRing};
+  auto consider = [&best](double t, A a) {
+    if (t < best.first) best = {t, a};
+  };
+  // In-network reduction is reported as the ring it replaces (no separate algorithm).
+  consider(in_network, A::kRing);
+  if (g.level > 0) {
+    consider(Tree(bytes, g), A::kTree);
+    if (g.inner > 1 && g.inner < g.size) consider(Hierarchical(bytes, g), A::kHierarchical);
+    const NetworkRates& l = levels[g.level];
+    if (l.topology == Topology::kTorus2D || l.topology == Topology::kTorus3D) consider(Torus2D(bytes, g), A::kTorus2D);
+  }
+  if (used != nullptr) *used = best.second;
+  return call + best.first;
+}
+
+double Collectives::AllGather(double bytes, const GroupSpan& g) const {
+  if (g.size <= 1 || bytes <= 0) return 0;
+  return hw_.collective_overhead_s() + Gather(bytes, g);
+}
+
+double Collectives::AllToAll(double bytes, const GroupSpan& g) const {
+  if (g.size <= 1 || bytes <= 0) return 0;
+  const auto& levels = hw_.levels();
+  const double p = g.size;
+  const double call = hw_.collective_overhead_s();
+  if (g.level == 0 || levels.empty()) {
+    return call + (p - 1) * Latency(g) + (p - 1) / p * bytes / RingBandwidth(g, bytes);
+  }
+  // Traffic to members in the same inner domain rides the inner level; the rest
+  // crosses `level` on this GPU's share of it.
+  const double intra = bytes * (g.inner - 1) / p / UniformRate(g.level - 1, bytes);
+  const double inter = bytes * (p - g.inner) / p / UniformRate(g.level, bytes);
+  return call + (p - 1) * Latency(g) + std::max(intra, inter);
+}
+
+double Collectives::SendRecv(double bytes, int level) const {
+  const auto& levels = hw_.levels();
+  if (bytes <= 0 || levels.empty()) return 0;
+  level = std::clamp(level, 0, static_cast<int>(levels.size()) - 1);
+  // Every pair of the dimension sends at once: the level's share under the job's load
+  // (a torus neighbour has its own link).
+  const double rate = levels[level].BytesPerS(bytes) * (shape_[level] == Shape::kTorus ? 1.0 : relief_[level]);
+  return hw_.collective_overhead_s() + levels[level].latency_s + bytes / rate;
+}
+
+}  // namespace paraplan

@@ -1,0 +1,102 @@
+// Collectives: alpha-beta costs of NCCL-style collectives on a hierarchy of network
+// levels (NVLink domain, leaf, spine, ...).
+//
+// A group is `size` ranks spaced `stride` apart in the rank space; Place() finds the
+// outermost level it crosses and how many members share each inner domain. Costs:
+//  ring all-reduce        2(P-1)a + 2(P-1)/P N/B          (Thakur et al. 2005)
+//  halving-doubling       2 log2(P) a + 2(P-1)/P N/B       (Nguyen & Wahib, CCGrid'21)
+//  tree (NCCL double binary tree) 2 log2(P) a + 2 N/B
+//  hierarchical           RS inside the domain, all-reduce across, AG inside
+//  2D torus               RS along X, all-reduce along Y on N/X, AG along X
+// Every call also pays the profile's fixed collective_overhead (launch, rendezvous):
+// with the per-step latency and the bandwidth term this reproduces nccl-tests' bus-
+// bandwidth curve (latency-bound below a few MiB, near the link rate above).
+// Bandwidth across a level is the per-GPU rate times the members that share a domain
+// (each GPU drives its own NIC share, as NCCL's multi-channel rings do), capped by the
+// inner level's rate.
+//
+// Topology and placement (with a JobLayout): every group of a dimension runs its
+// collective at once, so a level's links are shared by the job's GPUs in a domain of
+// the level below. A fat tree's r:1 taper then bites only as far as the job fills the
+// domain (a job holding a quarter of a 2:1 leaf crosses it at full rate); a torus ring
+// whose members sit h vertices apart shares each link with the h - 1 interleaved
+// groups and uses both directions; a dragonfly group's ring leaves it over the direct
+// global links to the next group (or half of all of them, routed through a third).
+// Halving-doubling runs step by step, each step on the level its partner distance
+// crosses; the topology-aware variant keeps its large steps innermost. Without a
+// layout, domains are taken as full (the job fills them). Thread-safe (read-only after
+// construction).
+#ifndef PARAPLAN_ESTIMATOR_SYSTEM_COLLECTIVES_H_
+#define PARAPLAN_ESTIMATOR_SYSTEM_COLLECTIVES_H_
+
+#include <cstdint>
+
+#include "estimator/inputs/parallel_config.h"
+#include "estimator/system/hardware.h"
+#include "estimator/system/placement.h"
+
+namespace paraplan {
+
+struct GroupSpan {
+  int size = 1;
+  int level = 0;  // outermost level the group crosses
+  int inner = 1;  // members per domain of level (level - 1); = size when level == 0
+  int64_t stride = 1;  // rank distance between consecutive members
+  int64_t spread = 1;  // cluster nodes between consecutive job nodes (placement)
+};
+
+class Collectives {
+ public:
+  explicit Collectives(const Hardware& hw);
+  Collectives(const Hardware& hw, const JobLayout& layout);
+
+  GroupSpan Place(int size, int64_t stride) const;
+  // Level that connects rank r with rank r + stride.
+  int LevelOfStride(int64_t stride) const;
+
+  // `bytes` is the full buffer size on each rank.
+  // `used`, when given, receives the algorithm charged (kAuto resolved).
+  double AllReduce(double bytes, const GroupSpan& g,
+                   CollectiveAlgorithm algo = CollectiveAlgorithm::kAuto,
+                   CollectiveAlgorithm* used = nullptr) const;
+  // `bytes` is the full (gathered) size; each rank contributes bytes / P.
+  double AllGather(double bytes, const GroupSpan& g) const;
+  double ReduceScatter(double bytes, const GroupSpan& g) const { return AllGather(bytes, g); }
+  // `bytes` is what each rank sends in total (split evenly over the group).
+  double AllToAll(double bytes, const GroupSpan& g) const;
+  double SendRecv(double bytes, int level) const;
+
+ private:
+  // Per-rank ring rate for a `bytes` buffer (levels may have a size-dependent curve).
+  double RingBandwidth(const GroupSpan& g, double bytes) const;
+  // Rate of one ring crossing `level` with `members` of it per domain of the level below.
+  double RingRate(int level, int64_t members, const GroupSpan& g, double bytes) const;
+  // Per-GPU rate when every GPU of the job sends across `level` at once.
+  double UniformRate(int level, double bytes) const;
+  // Torus levels: vertices between consecutive members along the ring's first dimension.
+  int64_t TorusHop(int level, const GroupSpan& g) const;
+  int64_t ClusterStride(const GroupSpan& g) const;
+  double TorusDims(double bytes, const GroupSpan& g) const;
+  double HalvingDoublingSteps(double bytes, const GroupSpan& g, bool innermost_first) const;
+  double Gather(double bytes, const GroupSpan& g) const;  // all-gather without the call cost
+  // One step's latency: the level's, times the hops between members on a torus.
+  double Latency(const GroupSpan& g) const;
+  double Ring(double bytes, const GroupSpan& g) const;
+  double Tree(double bytes, const GroupSpan& g) const;
+  double HalvingDoubling(double bytes, const GroupSpan& g) const;
+  double Hierarchical(double bytes, const GroupSpan& g) const;
+  double Torus2D(double bytes, const GroupSpan& g) const;
+
+  const Hardware& hw_;
+  int64_t spread_ = 1;
+  // Per level i >= 1: the job's GPUs in one domain of level i - 1, and the factor by
+  // which the level's rate exceeds its fully-loaded (bandwidth / taper) value.
+  std::vector<double> active_;
+  std::vector<double> relief_;
+  enum class Shape : char { kSwitched, kTorus, kDragonfly };
+  std::vector<Shape> shape_;  // per level, what RingRate / UniformRate must model
+};
+
+}  // namespace paraplan
+
+#endif  // PARAPLAN_ESTIMATOR_SYSTEM_COLLECTIVES_H_

@@ -1,0 +1,182 @@
+#include "estimator/system/collectives.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "estimator/testing/test_util.h"
+#include "gtest/gtest.h"
+
+namespace paraplan {
+namespace {
+
+// A two-level cluster with exact numbers: 8 GPUs per node at 100 GB/s, 10 GB/s across,
+// no latency, no per-call overhead, efficiency 1.
+SystemProfile Simple() {
+  SystemProfile p = testing::Profile("dgx-a100-80gb");
+  p.network_levels[0].bandwidth_gbytes_per_s = 100;
+  p.network_levels[0].latency_us = 0;
+  p.network_levels[1].bandwidth_gbytes_per_s = 10;
+  p.network_levels[1].latency_us = 0;
+  p.calibration.network = {{"nvlink", 1.0, 1e-9, {}}, {"infiniband", 1.0, 1e-9, {}}};
+  p.calibration.collective_overhead_us = 1e-9;
+  return p;
+}
+
+TEST(Collectives, RingAllReduceOfOneGibOnTwoGpus) {
+  const SystemProfile p = Simple();
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives c(hw);
+  const GroupSpan g = c.Place(2, 1);
+  EXPECT_EQ(g.level, 0);
+  // 2 (P-1)/P N / B = 2 * 1/2 * 2^30 B / 100 GB/s = 10.74 ms.
+  EXPECT_NEAR(c.AllReduce(1 << 30, g, CollectiveAlgorithm::kRing), 1073741824.0 / 100e9, 1e-9);
+}
+
+TEST(Collectives, GroupAcrossNodesUsesTheSlowerLevel) {
+  const SystemProfile p = Simple();
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives c(hw);
+  const GroupSpan g = c.Place(4, 8);  // one member per node
+  EXPECT_EQ(g.level, 1);
+  EXPECT_EQ(g.inner, 1);
+  // 2 * 3/4 * 1 GB / 10 GB/s = 150 ms.
+  EXPECT_NEAR(c.AllReduce(1e9, g, CollectiveAlgorithm::kRing), 0.15, 1e-9);
+}
+
+TEST(Collectives, HierarchicalAndRingAcrossNodes) {
+  const SystemProfile p = Simple();
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives c(hw);
+  const GroupSpan g = c.Place(32, 1);  // 4 nodes x 8 GPUs
+  EXPECT_EQ(g.inner, 8);
+  // RS in node 7/8 GB/100 + AR across 4 nodes on 1/8 GB: 2*3/4*0.125/10 + AG 7/8 GB/100.
+  const double expected = 2 * 0.875 / 100 + 2 * 0.75 * 0.125 / 10;
+  EXPECT_NEAR(c.AllReduce(1e9, g, CollectiveAlgorithm::kHierarchical), expected, 1e-9);
+  // = 17.5 + 18.75 = 36.25 ms. A flat ring drives every GPU's own NIC share: 8 x 10
+  // GB/s per node, capped by NVLink: 2 * 31/32 * 1 GB / 80 GB/s = 24.22 ms; auto (NCCL's
+  // tuner) takes the cheaper, the ring.
+  const double ring = 2 * 31.0 / 32 * 1e9 / 80e9;
+  EXPECT_NEAR(c.AllReduce(1e9, g, CollectiveAlgorithm::kRing), ring, 1e-9);
+  EXPECT_NEAR(c.AllReduce(1e9, g), std::min(ring, expected), 1e-9);
+}
+
+TEST(Collectives, AutoUsesRingsInsideOneNvlinkDomain) {
+  SystemProfile p = Simple();
+  p.network_levels[0].latency_us = 10;
+  p.calibration.network = {{"nvlink", 1.0, 10, {}}, {"infiniband", 1.0, 10, {}}};
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives c(hw);
+  // 8 B over 8 GPUs of one node: a tree would take 2*3 steps, but NCCL builds its trees
+  // across nodes only: ring, 2*7 steps of 10 us.
+  EXPECT_NEAR(c.AllReduce(8, c.Place(8, 1)), 14 * 10e-6 + 2 * 7.0 / 8 * 8 / 100e9, 1e-9);
+}
+
+TEST(Collectives, EveryCallPaysTheFixedOverhead) {
+  SystemProfile p = Simple();
+  p.calibration.collective_overhead_us = 40;
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives c(hw);
+  const GroupSpan g = c.Place(2, 1);
+  // 40 us + 2 * 1/2 * 1 MB / 100 GB/s = 40 + 10 us.
+  EXPECT_NEAR(c.AllReduce(1e6, g, CollectiveAlgorithm::kRing), 50e-6, 1e-9);
+  // All-gather: 40 us + 1/2 * 1 MB / 100 GB/s.
+  EXPECT_NEAR(c.AllGather(1e6, g), 45e-6, 1e-9);
+  EXPECT_NEAR(c.SendRecv(1e6, 0), 50e-6, 1e-9);
+}
+
+// The built-in, uncalibrated DGX A100 profile against nccl-tests all_reduce_perf on 2-8
+// A100s of one node (vTrain's measured curves, 1 MiB - 1 GiB): within 25 % at every size.
+// Without the per-call overhead the 1 MiB points would be 4x too fast.
+TEST(Collectives, DefaultA100AllReduceFollowsNcclTests) {
+  const Hardware hw(testing::Profile("dgx-a100-80gb"), Precision::kBf16);
+  const Collectives c(hw);
+  for (int gpus = 2; gpus <= 8; ++gpus) {
+    std::ifstream in(std::string(PARAPLAN_SHARED_DATA_DIR) + "/nccl_tests_a100/all_reduce_" +
+                     std::to_string(gpus) + "gpu.csv");
+    ASSERT_TRUE(in.good()) << gpus;
+    std::string line;
+    std::getline(in, line);  // header
+    int rows = 0;
+    double worst = 0;
+    while (std::getline(in, line)) {
+      std::stringstream ss(line);
+      std::string size, count, type, time_ns;
+      std::getline(ss, size, ',');
+      std::getline(ss, count, ',');
+      std::getline(ss, type, ',');
+      std::getline(ss, time_ns, ',');
+      const double measured = std::stod(time_ns) * 1e-9;
+      const double predicted = c.AllReduce(std::stod(size), c.Place(gpus, 1));
+      worst = std::max(worst, std::abs(predicted / measured - 1));
+      ++rows;
+    }
+    EXPECT_GT(rows, 1000) << gpus;
+    EXPECT_LE(worst, 0.25) << gpus << " GPUs";
+  }
+}
+
+TEST(Collectives, HalvingDoublingHasLogLatency) {
+  SystemProfile p = Simple();
+  p.calibration.network = {{"nvlink", 1.0, 10, {}}, {"infiniband", 1.0, 10, {}}};
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives c(hw);
+  const GroupSpan g = c.Place(64, 8);
+  // Tiny message: latency dominated; ring 2*63 steps, halving-doubling 2*6.
+  EXPECT_NEAR(c.AllReduce(8, g, CollectiveAlgorithm::kRing), 126 * 10e-6, 1e-7);
+  EXPECT_NEAR(c.AllReduce(8, g, CollectiveAlgorithm::kHalvingDoubling), 12 * 10e-6, 1e-7);
+}
+
+// Three levels (ABCI: 4 GPUs a node at 150 GB/s, racks of 136 at 6.25 GB/s a GPU, a
+// 3:1 over-subscribed spine), default efficiency 0.8. 256 ranks span two racks of
+// unequal shares (136 and 120): the hierarchical all-reduce reduce-scatters inside a
+// rack (its 136 members over 34 nodes: a ring at 4 x 5 GB/s of node NICs, 5 us a step),
+// all-reduces 1/136 of the data between the 2 racks (1 member a node: the spine's
+// 6.25 / 3 x 0.8 GB/s, 7 us a step) and all-gathers inside the rack again.
+TEST(Collectives, HierarchicalOverUnevenRacks) {
+  const Hardware hw(testing::Profile("abci-v100-16gb"), Precision::kFp32);
+  const Collectives c(hw);
+  const GroupSpan g = c.Place(256, 1);
+  ASSERT_EQ(g.level, 2);
+  ASSERT_EQ(g.inner, 136);
+  const double bytes = 102e6, call = 35e-6;
+  const double in_rack = 135 * 5e-6 + 135.0 / 136 * bytes / 20e9;
+  const double spine = 2 * 1 * 7e-6 + 2 * 0.5 * (bytes / 136) / (6.25e9 / 3 * 0.8);
+  EXPECT_NEAR(c.AllReduce(bytes, g, CollectiveAlgorithm::kHierarchical), call + 2 * in_rack + spine, 1e-9);
+  // A flat ring over both racks: 2 x 255 spine steps, bounded by the node NICs (20 GB/s).
+  EXPECT_NEAR(c.AllReduce(bytes, g, CollectiveAlgorithm::kRing), call + 2 * 255 * 7e-6 + 2 * 255.0 / 256 * bytes / 20e9,
+              1e-9);
+}
+
+// NVLink SHARP: 8 GPUs at 100 GB/s reduce 1 GiB in the switch, sending and receiving it
+// once (1 GiB / 100 GB/s) where a ring moves 2 x 7/8 of it; across nodes only when the
+// InfiniBand level reduces in the network too.
+TEST(Collectives, InNetworkReductionSendsTheBufferOnce) {
+  SystemProfile p = Simple();
+  p.network_levels[0].in_network_reduction = true;
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives c(hw);
+  const double gib = 1 << 30;
+  const GroupSpan node = c.Place(8, 1);
+  EXPECT_NEAR(c.AllReduce(gib, node), gib / 100e9, 1e-9);
+  EXPECT_NEAR(c.AllReduce(gib, node, CollectiveAlgorithm::kRing), 2 * 7.0 / 8 * gib / 100e9, 1e-9);
+  const GroupSpan two_nodes = c.Place(16, 1);
+  const double without = c.AllReduce(gib, two_nodes);
+  p.network_levels[1].in_network_reduction = true;
+  const Hardware hw2(p, Precision::kBf16);
+  const Collectives c2(hw2);
+  // Across nodes the ring's bandwidth is the node's 8 x 10 GB/s of NICs: 1 GiB / 80 GB/s.
+  EXPECT_NEAR(c2.AllReduce(gib, two_nodes), gib / 80e9, 1e-9);
+  EXPECT_GT(without, gib / 80e9 * 1.5);
+}
+
+TEST(Collectives, SingleMemberGroupsCostNothing) {
+  const Hardware hw(Simple(), Precision::kBf16);
+  const Collectives c(hw);
+  EXPECT_EQ(c.AllReduce(1e9, c.Place(1, 1)), 0);
+  EXPECT_EQ(c.AllGather(1e9, c.Place(1, 1)), 0);
+}
+
+}  // namespace
+}  // namespace paraplan

@@ -1,0 +1,213 @@
+#include "estimator/system/hardware.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace paraplan {
+
+namespace {
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+double Or(double v, double fallback) { return v > 0 ? v : fallback; }
+
+const NetworkCalibration* FindLevelCalibration(const Calibration& c, const std::string& name) {
+  for (const NetworkCalibration& n : c.network) {
+    if (n.level == name) return &n;
+  }
+  return nullptr;
+}
+}  // namespace
+
+Calibration ResolvedCalibration(const SystemProfile& profile) {
+  const Calibration& c = profile.calibration;
+  using D = CalibrationDefaults;
+  Calibration r;
+  r.matmul_efficiency = Or(c.matmul_efficiency, D::kMatmulEfficiency);
+  r.matmul_efficiency_fp8 = Or(c.matmul_efficiency_fp8, r.matmul_efficiency);
+  const double peak = profile.accelerator.PeakTflops(Precision::kBf16) * 1e12;
+  r.matmul_half_efficiency_gflop =
+      Or(c.matmul_half_efficiency_gflop, peak * r.matmul_efficiency * D::kMatmulTailUs * 1e-6 / 1e9);
+  r.memory_bound_efficiency = Or(c.memory_bound_efficiency, D::kMemoryBoundEfficiency);
+  for (const NetworkLevel& level : profile.network_levels) {
+    NetworkCalibration n;
+    n.level = level.name;
+    const NetworkCalibration* given = FindLevelCalibration(c, level.name);
+    n.efficiency = Or(given ? given->efficiency : 0, D::kNetworkEfficiency);
+    n.latency_us = Or(given ? given->latency_us : 0, level.latency_us);
+    if (given != nullptr) n.bandwidth_curve = given->bandwidth_curve;
+    n.congestion = Or(given ? given->congestion : 0, 1.0);
+    r.network.push_back(n);
+  }
+  r.overlap_efficiency = Or(c.overlap_efficiency, D::kOverlapEfficiency);
+  r.iteration_overhead_s = Or(c.iteration_overhead_s, D::kIterationOverheadS);
+  r.kernel_overhead_us = Or(c.kernel_overhead_us, D::kKernelOverheadUs);
+  r.recompute_overhead_us = Or(c.recompute_overhead_us, D::kRecomputeOverheadUs);
+  r.attention_efficiency_fwd = Or(c.attention_efficiency_fwd, D::kAttentionEfficiencyFwd);
+  r.attention_efficiency_bwd = Or(c.attention_efficiency_bwd, D::kAttentionEfficiencyBwd);
+  r.collective_overhead_us = Or(c.collective_overhead_us, D::kCollectiveOverheadUs);
+  r.halo_host_staged = c.halo_host_staged;
+  r.halo_exchange_latency_us =
+      Or(c.halo_exchange_latency_us, c.halo_host_staged ? D::kHaloHostStagedLatencyUs : 0.0);
+  r.memory_overhead_fraction = Or(c.memory_overhead_fraction, D::kMemoryOverheadFraction);
+  r.memory_overhead_gib = Or(c.memory_overhead_gib, D::kMemoryOverheadGib);
+  return r;
+}
+
+Hardware::Hardware(const SystemProfile& profile, Precision precision) {
+  const Calibration cal = ResolvedCalibration(profile);
+  peak_flops_per_s_ = profile.accelerator.PeakTflops(precision) * 1e12;
+  matmul_flops_per_s_ = peak_flops_per_s_ * (precision == Precision::kFp8 ? cal.matmul_efficiency_fp8
+                                                                          : cal.matmul_efficiency);
+  // Only linear layers run in FP8 (Transformer Engine); everything else stays 16-bit.
+  const Precision other = precision == Precision::kFp8 ? Precision::kBf16 : precision;
+  const double other_peak = profile.accelerator.PeakTflops(other) * 1e12;
+  batched_matmul_flops_per_s_ = other_peak * cal.matmul_efficiency;
+  attention_fwd_flops_per_s_ = other_peak * cal.attention_efficiency_fwd;
+  attention_bwd_flops_per_s_ = other_peak * cal.attention_efficiency_bwd;
+  kernel_gap_s_ = CalibrationDefaults::kGraphKernelUs * 1e-6;
+  collective_overhead_s_ = cal.collective_overhead_us * 1e-6;
+  sm_count_ = std::max(0, profile.accelerator.sm_count);
+  // The tail is a time; scale the half-efficiency size with this precision's rate.
+  const double bf16_rate =
+      profile.accelerator.PeakTflops(Precision::kBf16) * 1e12 * cal.matmul_efficiency;
+  const double tail_s = bf16_rate > 0 ? cal.matmul_half_efficiency_gflop * 1e9 / bf16_rate : 0;
+  half_efficiency_flops_ = tail_s * matmul_flops_per_s_;
+  hbm_bytes_per_s_ =
+      profile.accelerator.memory_bandwidth_gbytes_per_s * 1e9 * cal.memory_bound_efficiency;
+  pcie_bytes_per_s_ = profile.host.pcie_gbytes_per_s * 1e9;
+  halo_host_staged_ = cal.halo_host_staged;
+  for (const LayerTiming& t : profile.layer_timings) {
+    measured_layers_[t.workload + '\0' + t.layer] = {t.forward_s_per_sample, t.backward_s_per_sample};
+  }
+  halo_latency_s_ = cal.halo_exchange_latency_us * 1e-6;
+  overlap_efficiency_ = std::clamp(cal.overlap_efficiency, 0.0, 1.0);
+  iteration_overhead_s_ = cal.iteration_overhead_s;
+  kernel_overhead_s_ = cal.kernel_overhead_us * 1e-6;
+  recompute_overhead_s_ = cal.recompute_overhead_us * 1e-6;
+  memory_overhead_fraction_ = cal.memory_overhead_fraction;
+  memory_overhead_bytes_ = cal.memory_overhead_gib * kGiB;
+  capacity_bytes_ = profile.accelerator.memory_gib * kGiB;
+  gpus_per_node_ = std::max(1, profile.gpus_per_node);
+  host_capacity_bytes_per_gpu_ = profile.host.memory_gib * kGiB / gpus_per_node_;
+  storage_bytes_per_s_per_gpu_ = profile.storage.read_gbytes_per_s * 1e9 / gpus_per_node_;
+  for (size_t i = 0; i < profile.network_levels.size(); ++i) {
+    const NetworkLevel& l = profile.network_levels[i];
+    NetworkRates r;
+    r.domain_size = static_cast<int>(std::min<int64_t>(ResolvedDomainSize(profile, i), 1 << 30));
+    const double oversub = l.oversubscription >= 1 ? l.oversubscription : 1;
+    r.oversubscription = oversub;
+    r.rail_optimized = l.rail_optimized;
+    r.torus_dims = l.torus_dims;
+    r.global_links_per_group = l.global_links_per_group;
+    r.global_link_bytes_per_s = l.global_link_gbytes_per_s * 1e9 * cal.network[i].efficiency /
+                                std::max(1.0, cal.network[i].congestion);
+    r.nominal_bytes_per_s = l.bandwidth_gbytes_per_s * 1e9 / oversub / std::max(1.0, cal.network[i].congestion);
+    r.bytes_per_s = r.nominal_bytes_per_s * cal.network[i].efficiency;
+    for (const BandwidthPoint& b : cal.network[i].bandwidth_curve) {
+      if (b.bytes > 0 && b.efficiency > 0) r.curve.emplace_back(std::log2(b.bytes), b.efficiency);
+    }
+    std::sort(r.curve.begin(), r.curve.end());
+    r.latency_s = cal.network[i].latency_us * 1e-6;
+    r.topology = l.topology;
+    r.in_network_reduction = l.in_network_reduction;
+    levels_.push_back(r);
+  }
+}
+
+const std::pair<double, double>* Hardware::MeasuredLayer(const std::string& workload,
+                                                        const std::string& layer) const {
+  if (measured_layers_.empty()) return nullptr;
+  const auto it = measured_layers_.find(workload + '\0' + layer);
+  return it == measured_layers_.end() ? nullptr : &it->second;
+}
+
+double NetworkRates::BytesPerS(double message_bytes) const {
+  if (curve.empty()) return bytes_per_s;
+  const double x = std::log2(std::max(1.0, message_bytes));
+  if (x <= curve.front().first) return nominal_bytes_per_s * curve.front().second;
+  if (x >= curve.back().first) return nominal_bytes_per_s * curve.back().second;
+  const auto hi = std::lower_bound(curve.begin(), curve.end(), std::make_pair(x, 0.0));
+  const auto lo = hi - 1;
+  const double w = (x - lo->first) / (hi->first - lo->first);
+  return nominal_bytes_per_s * (lo->second + w * (hi->second - lo->second));
+}
+
+double Hardware::WaveUtilization(double tiles) const {
+  if (sm_count_ <= 0 || tiles <= 0) return 1;
+  const double waves = std::ceil(tiles / sm_count_);
+  return tiles / (waves * sm_count_);
+}
+
+namespace {
+// Threadblock tiles of CUTLASS's SM80/SM90 16-bit GEMM kernels (128x128 is the default
+// large tile, 128x64 / 64x64 serve small outputs). A smaller tile reuses each operand
+// less: its rate relative to 128x128 is taken as its arithmetic intensity
+// Tm*Tn/(Tm+Tn) over 128x128's (64), capped at 1. cuBLAS picks the best of them.
+struct Tile {
+  double m, n, relative_rate;
+};
+constexpr Tile kTiles[] = {{128, 128, 1.0}, {128, 64, 2.0 / 3.0}, {64, 128, 2.0 / 3.0}, {64, 64, 0.5}};
+// Small-K inefficiency: a tile's multistage mainloop loads stages - 1 K-slices before its
+// first MMA (CUTLASS SM80 default 16-bit GEMM: 3 stages of 32 = 64 K-elements of
+// prologue), so a GEMM of depth k runs at k / (k + 64) of its full rate. (On the H100
+// bf16 sweep in shared/data this takes the shape model's MAPE from 18.4 % to 17.2 %.)
+constexpr double kTileFixedDepth = 64;
+// Split-K applies to deep, narrow GEMMs (depth at least 4x the larger output side), in
+// slices of at least 256 (four 64-deep mainloop stages of work per slice).
+constexpr double kSplitKDepthRatio = 4;
+constexpr double kMinSplitDepth = 256;
+}  // namespace
+
+double Hardware::MatmulTimeAt(double rate, double m, double n, double k, double batch,
+                              double operand_bytes) const {
+  const double flops = 2.0 * m * n * k * batch;
+  if (flops <= 0) return 0;
+  double util = 1, split = 1;
+  if (sm_count_ > 0) {
+    util = 0;
+    for (const Tile& t : kTiles) {
+      const double tiles = std::ceil(m / t.m) * std::ceil(n / t.n) * batch;
+      // Split-K (CUTLASS "parallel split-K", cuBLAS / cuDNN weight gradients): a GEMM
+      // whose output tiles leave SMs idle and whose depth dwarfs its output slices K
+      // across them, each slice at least kMinSplitDepth deep, and reduces the fp32
+      // partial products in a second pass.
+      double s = 1;
+      if (tiles < sm_count_ && k >= kSplitKDepthRatio * std::max(m, n)) {
+        s = std::max(1.0, std::min(std::floor(sm_count_ / tiles), std::floor(k / kMinSplitDepth)));
+      }
+      const double u = WaveUtilization(tiles * s) * t.relative_rate;
+      if (u > util) {
+        util = u;
+        split = s;
+      }
+    }
+  }
+  // The tail is a fixed time per GEMM (launch, last partial tile pipeline drain).
+  const double tail_s = half_efficiency_flops_ / matmul_flops_per_s_;
+  const double slice = k / split;
+  const double depth = slice > 0 ? (slice + kTileFixedDepth) / slice : 1;
+  const double compute_s = flops * depth / (rate * util) + tail_s;
+  const double bytes = operand_bytes + (split > 1 ? 2 * split * m * n * batch * 4 : 0);  // + fp32 partials
+  return std::max(compute_s, bytes / hbm_bytes_per_s_) + kernel_gap_s_;
+}
+
+double Hardware::MatmulTime(double m, double n, double k, double batch,
+                            double bytes_per_element) const {
+  return MatmulTimeAt(matmul_flops_per_s_, m, n, k, batch, (m * k + k * n + m * n) * batch * bytes_per_element);
+}
+
+double Hardware::BatchedMatmulTime(double m, double n, double k, double batch,
+                                   double bytes_per_element) const {
+  return MatmulTimeAt(batched_matmul_flops_per_s_, m, n, k, batch,
+                      (m * k + k * n + m * n) * batch * bytes_per_element);
+}
+
+double Hardware::ConvTime(double m, double n, double k, double batch, double bytes) const {
+  return MatmulTimeAt(matmul_flops_per_s_, m, n, k, batch, bytes);
+}
+
+double Hardware::MemoryTime(double bytes) const {
+  if (bytes <= 0) return 0;
+  return bytes / hbm_bytes_per_s_ + kernel_gap_s_;
+}
+
+}  // namespace paraplan

@@ -1,0 +1,194 @@
+// Hardware: a SystemProfile resolved into the rates the cost model uses.
+//
+// Turns the profile's specification plus calibration (zero = physical default) into
+// effective compute and memory rates, and times the two kinds of kernels the model
+// knows: matmuls (roofline with a size-dependent efficiency) and memory-bound
+// streaming ops. Built once per estimate/search; read-only afterwards; thread-safe.
+#ifndef PARAPLAN_ESTIMATOR_SYSTEM_HARDWARE_H_
+#define PARAPLAN_ESTIMATOR_SYSTEM_HARDWARE_H_
+
+#include <utility>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "estimator/inputs/system_profile.h"
+#include "estimator/inputs/workload.h"
+
+namespace paraplan {
+
+// The physical defaults used where a profile's calibration field is zero. Each is a
+// property of GPU training software/hardware in general, not of one data set.
+struct CalibrationDefaults {
+  // Large FP16/BF16 GEMMs in cuBLAS reach ~85 % of the tensor-core peak at boost
+  // clock; sustained tensor-core load under the board power limit runs ~10 % below
+  // boost (A100: ~1.275 vs 1.41 GHz): ~0.75 of the datasheet peak.
+  static constexpr double kMatmulEfficiency = 0.75;
+  // A kernel's fixed tail (launch, last partial wave) ~ 6 us of peak-rate work
+  // (CUDA launch latency 3-5 us + tail effect); expressed per profile in GFLOP.
+  static constexpr double kMatmulTailUs = 6.0;
+  // Training's memory-bound kernels (dropout with Philox RNG, softmax and LayerNorm row
+  // reductions, strided copies) reach ~70 % of HBM peak, below STREAM's ~90 %.
+  static constexpr double kMemoryBoundEfficiency = 0.70;
+  // NCCL bus bandwidth reaches ~80 % of the link rate (nccl-tests on DGX systems).
+  static constexpr double kNetworkEfficiency = 0.80;
+  // Share of overlappable communication that is really hidden behind compute
+  // (overlapped kernels contend for SMs and memory bandwidth).
+  static constexpr double kOverlapEfficiency = 0.80;
+  // Framework overhead per iteration (Python, scheduler, logging): calibrated; 0 default.
+  static constexpr double kIterationOverheadS = 0.0;
+  // Host time per kernel of an eager framework step. Not a datasheet figure: a bare
+  // PyTorch call costs 7 us (elementwise, long stream) to 24-26 us (a torch.matmul call,
+  // a short stream) of host time on an H100 host (shared/data/h100_microbench launch.csv
+  // and the ~24 us floor of gemm.csv); a Megatron-style layer wraps every kernel in
+  // Python modules, custom autograd functions, RNG-tracker forks and checkpointing, and
+  // its TP-1 steps on A100 that are far shorter on the GPU than measured (vTrain) imply
+  // 30-40 us. Measured directly (scripts/microbench/step_overhead.py on an H100 host,
+  // docs/microbench/h100_step_overhead.csv): 30-40 us per kernel for an eager GPT layer
+  // stack's forward + backward, 34-59 us with reentrant checkpointing. The host runs
+  // ahead of the GPU, so this only shows where kernels are shorter than their launch;
+  // calibrate it for the stack at hand.
+  static constexpr double kKernelOverheadUs = 35.0;
+  // Host time of one activation-checkpointed region per micro-batch beyond the kernels it
+  // launches: the checkpoint function saves and restores the CPU and CUDA RNG states,
+  // re-runs the forward under autograd and calls a nested backward (Megatron-LM's
+  // CheckpointFunction and torch.utils.checkpoint's reentrant form work alike). Measured
+  // (scripts/microbench/step_overhead.py --checkpoint-out, H100 host, PyTorch 2.11,
+  // docs/microbench/h100_checkpoint_overhead.csv): 443-514 us per reentrant region, 748-865
+  // non-reentrant. Hidden wherever the GPU is the bottleneck.
+  static constexpr double kRecomputeOverheadUs = 500.0;
+  // GPU-side cost per kernel when the host is not the bottleneck: a kernel replayed from
+  // a CUDA graph costs ~1 us (launch.csv, graph_add).
+  static constexpr double kGraphKernelUs = 1.0;
+  // FlashAttention-2 reaches 50-73 % of the A100's 16-bit peak forward and less backward
+  // (Dao 2023, FlashAttention-2, sec. 4.1: ~0.65 forward, ~0.5 backward at long sequences).
+  static constexpr double kAttentionEfficiencyFwd = 0.65;
+  static constexpr double kAttentionEfficiencyBwd = 0.50;
+  // Fixed cost of one NCCL collective call as a framework sees it (kernel launch, proxy
+  // and peer rendezvous, c10d work bookkeeping): nccl-tests all_reduce_perf at 1 MiB on a
+  // DGX A100 takes 44 us on 2 GPUs and 93 us on 8 (shared/data/nccl_tests_a100), i.e.
+  // ~35 us fixed plus ~3 us per ring step.
+  static constexpr double kCollectiveOverheadUs = 35.0;
+  // Caching-allocator fragmentation (PyTorch reserved vs allocated, typically 5-10 %).
+  static constexpr double kMemoryOverheadFraction = 0.07;
+  // CUDA context (~0.5 GiB) + cuBLAS/NCCL workspaces and buffers (~1 GiB).
+  static constexpr double kMemoryOverheadGib = 1.5;
+  // A halo staged through the host: a device-to-host and a host-to-device copy of a
+  // small buffer (~8 us each: NVIDIA, "How to Optimize Data Transfers in CUDA C/C++")
+  // and an MPI message (~2 us on InfiniBand: OSU latency benchmark).
+  static constexpr double kHaloHostStagedLatencyUs = 18.0;
+};
+
+struct NetworkRates {
+  int domain_size = 0;  // resolved: whole cluster when 0
+  double bytes_per_s = 0;  // effective per GPU, one direction (flat efficiency)
+  double latency_s = 0;
+  Topology topology = Topology::kSwitch;
+  bool in_network_reduction = false;
+  double nominal_bytes_per_s = 0;  // bandwidth / oversubscription
+  std::vector<std::pair<double, double>> curve;  // (log2 message bytes, efficiency), ascending
+  double oversubscription = 1;     // taper of the uplinks of a domain of the level below
+  bool rail_optimized = false;
+  std::vector<int> torus_dims;     // torus levels: extent per dimension, x first
+  int global_links_per_group = 0;  // dragonfly
+  double global_link_bytes_per_s = 0;  // dragonfly, one link, one direction, with efficiency
+
+  // Effective rate for a collective over a `message_bytes` buffer.
+  double BytesPerS(double message_bytes) const;
+};
+
+class Hardware {
+ public:
+  Hardware(const SystemProfile& profile, Precision precision);
+
+  // Effective dense matmul rate for large shapes, FLOP/s.
+  double matmul_flops_per_s() const { return matmul_flops_per_s_; }
+  double peak_flops_per_s() const { return peak_flops_per_s_; }
+  double hbm_bytes_per_s() const { return hbm_bytes_per_s_; }
+  double pcie_bytes_per_s() const { return pcie_bytes_per_s_; }
+  bool halo_host_staged() const { return halo_host_staged_; }
+  // The profile's measured per-sample (forward, backward) time of a workload's layer, or
+  // nullptr when none is stored.
+  const std::pair<double, double>* MeasuredLayer(const std::string& workload, const std::string& layer) const;
+  double halo_latency_s() const { return halo_latency_s_; }
+  double overlap_efficiency() const { return overlap_efficiency_; }
+  double iteration_overhead_s() const { return iteration_overhead_s_; }
+  // Host time per kernel in eager mode (see CalibrationDefaults::kKernelOverheadUs).
+  double kernel_overhead_s() const { return kernel_overhead_s_; }
+  // Host time of one checkpointed region per micro-batch beyond its kernels (see
+  // CalibrationDefaults::kRecomputeOverheadUs).
+  double recompute_overhead_s() const { return recompute_overhead_s_; }
+  // GPU-side gap per kernel (what remains under CUDA graphs).
+  double kernel_gap_s() const { return kernel_gap_s_; }
+  double collective_overhead_s() const { return collective_overhead_s_; }
+  // Fused-attention rates (16-bit tensor cores even under FP8 linears), FLOP/s.
+  double attention_fwd_flops_per_s() const { return attention_fwd_flops_per_s_; }
+  double attention_bwd_flops_per_s() const { return attention_bwd_flops_per_s_; }
+  int sm_count() const { return sm_count_; }
+  double memory_overhead_fraction() const { return memory_overhead_fraction_; }
+  double memory_overhead_bytes() const { return memory_overhead_bytes_; }
+  double capacity_bytes() const { return capacity_bytes_; }
+  double host_capacity_bytes_per_gpu() const { return host_capacity_bytes_per_gpu_; }
+  double storage_bytes_per_s_per_gpu() const { return storage_bytes_per_s_per_gpu_; }
+  int gpus_per_node() const { return gpus_per_node_; }
+  const std::vector<NetworkRates>& levels() const { return levels_; }
+
+  // Time of `batch` independent (m x k) * (k x n) matmuls of a linear layer (at the
+  // training precision's rate: FP8 under FP8): roofline of the FLOPs at the shape's
+  // efficiency and the bytes of the operands at HBM rate. Efficiency: eff_max times
+  // F / (F + F_half) (Calculon/vTrain-style small-GEMM penalty) times the share of the
+  // last wave of output tiles that is filled (see WaveUtilization).
+  double MatmulTime(double m, double n, double k, double batch, double bytes_per_element) const;
+  // The same for matmuls that are not linear layers (attention scores/context without a
+  // fused kernel): 16-bit rate even when linears run in FP8.
+  double BatchedMatmulTime(double m, double n, double k, double batch,
+                           double bytes_per_element) const;
+  // A convolution as an implicit GEMM (cuDNN): the GEMM's shape and rate, but the
+  // operands it moves are the tensors themselves (`bytes`: input, filters and output), not
+  // the k-fold im2col expansion of its input, which is never materialised.
+  double ConvTime(double m, double n, double k, double batch, double bytes) const;
+  // Share of the SMs' tile slots that do useful work for `tiles` output tiles:
+  // tiles / (ceil(tiles / SMs) * SMs). 1 without an SM count.
+  double WaveUtilization(double tiles) const;
+  // Time of a memory-bound op that moves `bytes` through HBM.
+  double MemoryTime(double bytes) const;
+
+ private:
+  double MatmulTimeAt(double rate, double m, double n, double k, double batch,
+                      double operand_bytes) const;
+
+  double peak_flops_per_s_ = 0;
+  double matmul_flops_per_s_ = 0;
+  double batched_matmul_flops_per_s_ = 0;
+  double attention_fwd_flops_per_s_ = 0;
+  double attention_bwd_flops_per_s_ = 0;
+  double kernel_gap_s_ = 0;
+  double collective_overhead_s_ = 0;
+  int sm_count_ = 0;
+  double half_efficiency_flops_ = 0;
+  double hbm_bytes_per_s_ = 0;
+  double pcie_bytes_per_s_ = 0;
+  bool halo_host_staged_ = false;
+  std::unordered_map<std::string, std::pair<double, double>> measured_layers_;  // "workload\0layer"
+  double halo_latency_s_ = 0;
+  double overlap_efficiency_ = 0;
+  double iteration_overhead_s_ = 0;
+  double kernel_overhead_s_ = 0;
+  double recompute_overhead_s_ = 0;
+  double memory_overhead_fraction_ = 0;
+  double memory_overhead_bytes_ = 0;
+  double capacity_bytes_ = 0;
+  double host_capacity_bytes_per_gpu_ = 0;
+  double storage_bytes_per_s_per_gpu_ = 0;
+  int gpus_per_node_ = 1;
+  std::vector<NetworkRates> levels_;
+};
+
+// Resolved value of every calibration parameter (defaults substituted), by name, in a
+// fixed order; used by calibration reports and the CLI.
+Calibration ResolvedCalibration(const SystemProfile& profile);
+
+}  // namespace paraplan
+
+#endif  // PARAPLAN_ESTIMATOR_SYSTEM_HARDWARE_H_

@@ -1,0 +1,102 @@
+#include "estimator/system/hardware.h"
+
+#include "estimator/testing/test_util.h"
+#include "gtest/gtest.h"
+
+namespace paraplan {
+namespace {
+
+using testing::Profile;
+
+// Kernels also pay a 1 us GPU-side gap (CUDA-graph replay cost, launch.csv).
+constexpr double kGap = 1e-6;
+
+TEST(Hardware, LargeMatmulRunsAtCalibratedPeak) {
+  SystemProfile p = Profile("dgx-a100-80gb");
+  p.accelerator.sm_count = 0;  // no wave quantisation
+  p.calibration.matmul_efficiency = 0.5;
+  p.calibration.matmul_half_efficiency_gflop = 1e-9;
+  const Hardware hw(p, Precision::kBf16);
+  // 2 * 8192^3 FLOPs at 0.5 * 312 TFLOP/s = 7.05 ms, times the small-K factor
+  // (8192 + 64) / 8192 of the tiles' 64-deep prologue.
+  EXPECT_NEAR(hw.MatmulTime(8192, 8192, 8192, 1, 2),
+              2.0 * 8192 * 8192 * 8192 / 156e12 * (8192 + 64) / 8192 + kGap, 1e-9);
+  // A 64-deep GEMM runs at half rate: 64 / (64 + 64).
+  EXPECT_NEAR(hw.MatmulTime(8192, 8192, 64, 1, 2), 2.0 * 8192 * 8192 * 64 / 156e12 * 2 + kGap, 1e-9);
+}
+
+TEST(Hardware, PartialLastWaveCostsAFullWave) {
+  SystemProfile p = Profile("dgx-a100-80gb");  // 108 SMs
+  p.calibration.matmul_efficiency = 0.5;
+  p.calibration.matmul_half_efficiency_gflop = 1e-9;
+  const Hardware hw(p, Precision::kBf16);
+  EXPECT_NEAR(hw.WaveUtilization(108), 1.0, 1e-12);
+  EXPECT_NEAR(hw.WaveUtilization(112), 112.0 / 216, 1e-12);
+  // 1024 x 1536 outputs = 8 x 12 = 96 tiles of 128 x 128: one wave on 96 of 108 SMs.
+  const double k = 8192, depth = (k + 64) / k;
+  EXPECT_NEAR(hw.MatmulTime(1024, 1536, k, 1, 2), 2 * 1024 * 1536 * k * depth / 156e12 / (96.0 / 108) + kGap,
+              1e-9);
+  // 1024 x 1792 = 112 tiles: 4 past one wave, so two waves — as long as 216 tiles
+  // (1024 x 3456) take; smaller tiles (128x64: 224 tiles in 3 waves at 2/3 the rate;
+  // 64x64: 448 tiles in 5 waves at half) do no better.
+  EXPECT_NEAR(hw.MatmulTime(1024, 1792, k, 1, 2), 2 * 1024 * 3456 * k * depth / 156e12 + kGap, 1e-9);
+}
+
+// A convolution's weight gradient: 576 x 64 outputs (3x3 x 64 channels, 64 filters)
+// summed over 32 x 56 x 56 = 100,352 positions. Its 5 tiles of 128 x 128 would leave 103
+// of 108 SMs idle; split-K cuts the depth into floor(108 / 5) = 21 slices of 4,778, so
+// 105 tiles fill one wave (105 / 108), each slice paying the 64-deep prologue. The
+// operands are the tensors (4 MB here), so it is compute-bound.
+TEST(Hardware, DeepNarrowGemmsSplitK) {
+  SystemProfile p = Profile("dgx-a100-80gb");
+  p.calibration.matmul_efficiency = 0.5;
+  p.calibration.matmul_half_efficiency_gflop = 1e-9;
+  const Hardware hw(p, Precision::kBf16);
+  const double m = 576, n = 64, k = 100352, slice = k / 21;
+  const double flops = 2 * m * n * k;
+  EXPECT_NEAR(hw.ConvTime(m, n, k, 1, 4e6), flops * (slice + 64) / slice / 156e12 / (105.0 / 108) + kGap, 1e-9);
+  // Without split-K (a shallow GEMM of the same output, k below 4 x 576) the best tiling
+  // is 9 tiles of 64 x 128 at 2/3 the rate: 6 / 108 of the SMs' work.
+  const double shallow = 2000;
+  EXPECT_NEAR(hw.ConvTime(m, n, shallow, 1, 1e3),
+              2 * m * n * shallow * (shallow + 64) / shallow / 156e12 / (6.0 / 108) + kGap, 1e-9);
+}
+
+TEST(Hardware, Fp8SpeedsUpLinearsOnly) {
+  SystemProfile p = Profile("dgx-h100-80gb");
+  p.accelerator.sm_count = 0;
+  p.calibration.matmul_half_efficiency_gflop = 1e-9;
+  const Hardware fp8(p, Precision::kFp8);
+  const Hardware bf16(p, Precision::kBf16);
+  // 1,979 TFLOP/s dense at the profile's FP8 efficiency 0.60 vs 989 at 0.69.
+  const double flops = 2.0 * 8192 * 8192 * 8192 * (8192 + 64) / 8192;
+  EXPECT_NEAR(fp8.MatmulTime(8192, 8192, 8192, 1, 2), flops / (1979e12 * 0.60) + kGap, 1e-9);
+  EXPECT_NEAR(bf16.MatmulTime(8192, 8192, 8192, 1, 2), flops / (989e12 * 0.69) + kGap, 1e-9);
+  // Attention score GEMMs and fused attention stay on the 16-bit tensor cores.
+  EXPECT_NEAR(fp8.BatchedMatmulTime(8192, 8192, 8192, 1, 2), bf16.MatmulTime(8192, 8192, 8192, 1, 2), 1e-12);
+  EXPECT_NEAR(fp8.attention_fwd_flops_per_s(), 989e12 * 0.33, 1e3);
+  EXPECT_NEAR(fp8.attention_bwd_flops_per_s(), 989e12 * 0.28, 1e3);
+}
+
+TEST(Hardware, SmallMatmulsAreLessEfficient) {
+  const Hardware hw(Profile("dgx-a100-80gb"), Precision::kBf16);
+  const double big = 2.0 * 8192 * 8192 * 8192 / hw.MatmulTime(8192, 8192, 8192, 1, 2);
+  const double small = 2.0 * 256 * 256 * 256 / hw.MatmulTime(256, 256, 256, 1, 2);
+  EXPECT_LT(small, 0.5 * big);
+}
+
+TEST(Hardware, MemoryBoundOpsRunAtHbmRate) {
+  SystemProfile p = Profile("dgx-a100-80gb");
+  p.calibration.memory_bound_efficiency = 1.0;
+  const Hardware hw(p, Precision::kBf16);
+  EXPECT_NEAR(hw.MemoryTime(2039e9), 1.0 + kGap, 1e-9);  // 2,039 GB at 2,039 GB/s
+}
+
+TEST(Hardware, Fp8FallsBackWhenUnsupported) {
+  const SystemProfile a100 = Profile("dgx-a100-80gb");
+  EXPECT_EQ(a100.accelerator.PeakTflops(Precision::kFp8), 312);
+  EXPECT_EQ(Profile("dgx-h100-80gb").accelerator.PeakTflops(Precision::kFp8), 1979);
+}
+
+}  // namespace
+}  // namespace paraplan

@@ -1,0 +1,232 @@
+// Per-layer costs of a CNN layer graph under the ParaDL strategies (Kahira et al.
+// HPDC'21): data, spatial (halo exchange on the split axes, batch-norm statistics
+// all-reduced over the spatial ranks), filter (all-gather of outputs forward, all-reduce
+// of input gradients backward), channel (all-reduce of partial sums forward, all-gather
+// of input gradients backward), and their hybrids with pipelining. Spatial splitting
+// covers layers [0, spatial_layers); the rest run data-parallel on gathered tensors
+// (Oyama et al. 2020, "The case for strong scaling in deep learning"): the tensor at the
+// cut is redistributed so each spatial rank takes micro_batch / spatial samples (or, when
+// they do not divide, every rank gathers the whole micro-batch and repeats the work).
+#include <algorithm>
+#include <numeric>
+
+#include "absl/status/status.h"
+#include "estimator/inputs/layer_graph.h"
+#include "estimator/workloads/model_costs.h"
+
+namespace paraplan {
+
+namespace {
+
+double Product(const std::vector<int64_t>& v) {
+  return std::accumulate(v.begin(), v.end(), 1.0, [](double a, int64_t b) { return a * b; });
+}
+
+double Dim(const std::vector<int64_t>& v, size_t i) { return i < v.size() ? v[i] : 1; }
+
+double SpatialProduct(const std::vector<int64_t>& shape) {
+  return shape.size() > 1 ? Product(shape) / shape[0] : 1;
+}
+
+double KernelProduct(const LayerSpec& l) {
+  double k = 1;
+  for (int a = 0; a < SpatialAxes(l.input_shape); ++a) {
+    k *= a < static_cast<int>(l.kernel_shape.size()) ? l.kernel_shape[a] : 1;
+  }
+  return k;
+}
+
+// One halo exchange of `bytes` with the neighbours: device to device on the level that
+// joins spatial ranks, or staged through host memory (a PCIe copy out and in, plus the
+// path's software latency).
+double HaloExchange(const Hardware& hw, const Collectives& coll, double bytes, int level) {
+  if (bytes <= 0) return 0;
+  double t = coll.SendRecv(bytes, level) + hw.halo_latency_s();
+  if (hw.halo_host_staged() && hw.pcie_bytes_per_s() > 0) t += 2 * bytes / hw.pcie_bytes_per_s();
+  return t;
+}
+
+}  // namespace
+
+absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const ModelShape& shape,
+                                           const Hardware& hw, const Collectives& coll) {
+  const LayerGraphSpec& graph = workload.layer_graph;
+  absl::StatusOr<std::vector<std::vector<int>>> inputs = ResolveInputs(graph);
+  if (!inputs.ok()) return inputs.status();
+  if (shape.recompute == Recompute::kSelective) {
+    return absl::InvalidArgumentError(
+        "config.recompute: RECOMPUTE_SELECTIVE applies to transformers; use NONE or FULL for layer graphs");
+  }
+  const std::vector<bool> kept = KeptTensors(graph, *inputs);
+  const int n = static_cast<int>(graph.layers.size());
+  const double p = BytesPerElement(workload.precision);
+  const double b = shape.micro_batch_size;
+  const int sp = shape.spatial_parallel;
+  const double fp = shape.filter_parallel, cp = shape.channel_parallel;
+  const int cut = shape.spatial_layers > 0 ? std::min(shape.spatial_layers, n) : n;
+  const std::vector<int> factors = SpatialFactors(sp, shape.spatial_axes);
+  // Filter and channel groups are innermost; spatial groups span them.
+  const GroupSpan filter = coll.Place(shape.filter_parallel, 1);
+  const GroupSpan channel = coll.Place(shape.channel_parallel, shape.filter_parallel);
+  const GroupSpan spatial = coll.Place(sp, int64_t{shape.filter_parallel} * shape.channel_parallel);
+  // Every rank waits for the slowest neighbour exchange: when the spatial group spans
+  // nodes, the pair across a node boundary sets the pace on the outer level.
+  const int spatial_level = spatial.level;
+  // Samples each rank works on past the cut, and the share of one sample's spatial
+  // extent it holds before it.
+  const bool redistribute = sp > 1 && shape.micro_batch_size % sp == 0;
+  const double b_after = redistribute ? b / sp : b;
+  auto samples = [&](int i) { return i < cut || sp == 1 ? b / sp : b_after; };
+  // Elements of a tensor this rank holds: the sample (index -1) or layer i's output.
+  // Filter and channel splits leave tensors whole (outputs are gathered / reduced).
+  auto local = [&](int i) {
+    const std::vector<int64_t>& s = i < 0 ? graph.layers[0].input_shape : graph.layers[i].output_shape;
+    return samples(std::max(i, 0)) * Product(s);
+  };
+
+  std::vector<bool> moved(n + 1, false);  // tensors already carried across the cut
+  ModelCosts out;
+  out.tokens_per_sample = 0;
+  double flops_per_sample = 0;
+  for (int i = 0; i < n; ++i) {
+    const LayerSpec& l = graph.layers[i];
+    BlockCosts blk;
+    const bool split = sp > 1 && i < cut;
+    const double in_elems = local((*inputs)[i].front());
+    const double out_elems = local(i);
+    const double c_in = Dim(l.input_shape, 0), c_out = Dim(l.output_shape, 0);
+    if (l.kind == "conv" || l.kind == "fc") {
+      double m, n_cols, k, per_sample_flops, groups = 1;
+      const double bias = l.bias ? c_out : 0;
+      if (l.kind == "conv") {
+        groups = std::max<int64_t>(1, l.groups);
+        const double kprod = KernelProduct(l);
+        // Implicit GEMM per group: (samples x output positions) x C_out/g x (C_in/g x kernel).
+        m = samples(i) * SpatialProduct(l.output_shape);
+        n_cols = c_out / groups / fp;
+        k = c_in / groups * kprod / cp;
+        per_sample_flops = 2 * SpatialProduct(l.output_shape) * c_out * (c_in / groups) * kprod;
+        blk.params = (c_out * (c_in / groups) * kprod + bias) / (fp * cp);
+      } else {
+        m = samples(i);
+        n_cols = Product(l.output_shape) / fp;
+        k = Product(l.input_shape) / cp;
+        per_sample_flops = 2 * Product(l.input_shape) * Product(l.output_shape);
+        blk.params = (Product(l.input_shape) * Product(l.output_shape) + (l.bias ? Product(l.output_shape) : 0)) /
+                     (fp * cp);
+      }
+      blk.tensors = l.bias ? 2 : 1;
+      if (l.kind == "conv") {
+        // Forward, data gradient and weight gradient each move the input (or its
+        // gradient), the filters and the output (or its gradient) once.
+        const double bytes = (in_elems + out_elems + blk.params) * p;
+        blk.fwd_s = hw.ConvTime(m, n_cols, k, groups, bytes);
+        blk.bwd_s = hw.ConvTime(m, k, n_cols, groups, bytes) + hw.ConvTime(k, n_cols, m, groups, bytes);
+      } else {
+        blk.fwd_s = hw.MatmulTime(m, n_cols, k, groups, p);
+        blk.bwd_s = hw.MatmulTime(m, k, n_cols, groups, p) + hw.MatmulTime(k, n_cols, m, groups, p);
+      }
+      // Useful work: this rank's share of the micro-batch, whatever is repeated past the cut.
+      blk.model_flops = 3 * per_sample_flops * b / sp / (fp * cp);
+      flops_per_sample += 3 * per_sample_flops;
+      if (split && l.kind == "fc") {
+        // A fully connected layer inside the spatial range needs the whole input.
+        blk.tp_fwd_s += coll.AllGather(in_elems * sp * p, spatial);
+        blk.tp_bwd_s += coll.ReduceScatter(in_elems * sp * p, spatial);
+      }
+      if (fp > 1) {
+        blk.tp_fwd_s += coll.AllGather(out_elems * p, filter);
+        blk.tp_bwd_s += coll.AllReduce(in_elems * p, filter);
+      }
+      if (cp > 1) {
+        blk.tp_fwd_s += coll.AllReduce(out_elems * p, channel);
+        blk.tp_bwd_s += coll.AllGather(in_elems * p, channel);
+      }
+    } else if (l.kind == "pool" || l.kind == "relu" || l.kind == "activation" || l.kind == "softmax" ||
+               l.kind == "dropout") {
+      // Read the input, write the output (dropout also writes its 1-byte mask); backward
+      // reads the output gradient and what was kept, writes the input gradient.
+      const double mask = l.kind == "dropout" ? out_elems : 0;
+      blk.fwd_s = hw.MemoryTime((in_elems + out_elems) * p + mask);
+      blk.bwd_s = 2 * blk.fwd_s;
+      blk.activation_bytes += mask;
+    } else if (l.kind == "norm") {
+      // Batch norm: a statistics pass, then normalise (read twice, write once).
+      blk.fwd_s = hw.MemoryTime((2 * in_elems + out_elems) * p);
+      blk.bwd_s = 2 * blk.fwd_s;
+      blk.params = 2 * c_in;
+      blk.tensors = 2;
+      if (split) {
+        // Statistics of the whole sample: sum and sum of squares over the spatial ranks,
+        // forward; the two gradient reductions, backward (synchronised batch norm).
+        blk.tp_fwd_s += coll.AllReduce(2 * c_in * 4, spatial);
+        blk.tp_bwd_s += coll.AllReduce(2 * c_in * 4, spatial);
+      }
+    } else if (l.kind == "add" || l.kind == "concat") {
+      // Residual add reads every input and writes the sum; concat copies its inputs.
+      // Backward: the gradient is accumulated into (add) or sliced for (concat) each input.
+      const double reads = l.kind == "add" ? static_cast<double>((*inputs)[i].size()) * out_elems : out_elems;
+      blk.fwd_s = hw.MemoryTime((reads + out_elems) * p);
+      blk.bwd_s = hw.MemoryTime(2 * out_elems * p);
+    }
+    // flatten: a view, free.
+    // A measured time for this layer on this system replaces the modelled compute
+    // (ParaDL's empirical parameterisation): per sample, scaled to this rank's share of
+    // the micro-batch and of the layer's filters / channels.
+    if (const std::pair<double, double>* t = hw.MeasuredLayer(workload.name, l.name)) {
+      const double share = samples(i) / ((l.kind == "conv" || l.kind == "fc") ? fp * cp : 1);
+      blk.fwd_s = t->first * share;
+      blk.bwd_s = t->second * share;
+    }
+    if (split) {
+      int exchanges = 0;
+      const double halo = HaloElementsPerSample(l, factors, &exchanges) * b * p;
+      // One exchange per split axis, one after the other (corners travel with the
+      // second): forward receives the input halo, backward returns its gradient rows.
+      for (int e = 0; e < exchanges; ++e) {
+        blk.tp_fwd_s += HaloExchange(hw, coll, halo / exchanges, spatial_level);
+        blk.tp_bwd_s += HaloExchange(hw, coll, halo / exchanges, spatial_level);
+      }
+    }
+    if (sp > 1 && i >= cut) {
+      // A tensor made before the cut and read after it (the cut's activation, a skip
+      // connection): redistributed into whole samples (all-to-all) or gathered whole,
+      // once; its gradient goes back the same way.
+      for (int in : (*inputs)[i]) {
+        if (in >= cut || moved[in + 1]) continue;
+        moved[in + 1] = true;
+        const double bytes = local(in) * p;
+        blk.tp_fwd_s += redistribute ? coll.AllToAll(bytes, spatial) : coll.AllGather(bytes * sp, spatial);
+        blk.tp_bwd_s += redistribute ? coll.AllToAll(bytes, spatial) : coll.ReduceScatter(bytes * sp, spatial);
+      }
+    }
+    // What backward keeps: this layer's output when some layer needs it (a tensor is
+    // counted once, at the layer that makes it); the sample at the first layer.
+    if (kept[i + 1]) blk.activation_bytes += out_elems * p;
+    if (i == 0 && kept[0]) blk.activation_bytes += local(-1) * p;
+    if (shape.recompute == Recompute::kFull) {
+      // Re-run every forward in backward; keep only the inputs of weighted layers (the
+      // checkpoints), never more than without recompute.
+      blk.recompute_s = blk.fwd_s + blk.tp_fwd_s;
+      const double without = blk.activation_bytes;
+      bool checkpoint = false;
+      for (int j = i + 1; j < n && !checkpoint; ++j) {
+        const std::string& kind = graph.layers[j].kind;
+        if (kind != "conv" && kind != "fc") continue;
+        for (int in : (*inputs)[j]) checkpoint |= in == i;
+      }
+      blk.activation_bytes = kept[i + 1] && checkpoint ? out_elems * p : 0;
+      if (i == 0 && kept[0]) blk.activation_bytes += local(-1) * p;
+      // While its backward runs, the layer's recomputed tensors live again.
+      blk.transient_bytes = without - blk.activation_bytes;
+    }
+    out.pp_send_bytes = std::max(out.pp_send_bytes, out_elems * p);
+    out.layers.push_back(blk);
+  }
+  // The data-parallel gradient group of a layer graph includes the spatial ranks, which
+  // hold full copies of the (filter/channel-sharded) weights.
+  out.model_flops_per_sample = flops_per_sample;
+  return out;
+}
+
+}  // namespace paraplan

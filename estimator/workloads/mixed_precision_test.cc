@@ -1,0 +1,111 @@
+// PyTorch-style mixed precision (fp32 parameters, 16-bit copies per step, gradients from
+// backward on) against Megatron-LM's (16-bit weights, persistent fp32 gradients, fp32
+// master in the optimizer): bytes per parameter, when gradients exist, the per-linear
+// casts — hand-computed numbers.
+#include "estimator/iteration/estimate.h"
+#include "estimator/system/collectives.h"
+#include "estimator/system/hardware.h"
+#include "estimator/testing/test_util.h"
+#include "estimator/workloads/model_costs.h"
+#include "gtest/gtest.h"
+
+namespace paraplan {
+namespace {
+
+using testing::Config;
+using testing::Profile;
+
+// GPT, 4 layers, hidden 1024, 16 heads, sequence 512, vocabulary 51,200, untied head.
+Workload SmallGpt(MixedPrecision mixed) {
+  Workload w;
+  w.transformer.num_layers = 4;
+  w.transformer.hidden_size = 1024;
+  w.transformer.num_attention_heads = 16;
+  w.transformer.seq_length = 512;
+  w.transformer.vocab_size = 51200;
+  w.precision = Precision::kBf16;
+  w.mixed_precision = mixed;
+  return w;
+}
+
+// Parameters as the model counts them: per layer QKV 3h^2, projection h^2, MLP 8h^2,
+// two LayerNorms 2 x 2h; word embedding V h; untied head V h; final LayerNorm 2h.
+constexpr double kH = 1024, kV = 51200;
+constexpr double kParams = 4 * (12 * kH * kH + 4 * kH) + 2 * kV * kH + 2 * kH;  // 155,207,680
+
+MemoryBreakdown Memory(MixedPrecision mixed, const ParallelConfig& c) {
+  absl::StatusOr<Estimate> e = EstimateIteration(SmallGpt(mixed), c, Profile("dgx-h100-80gb"));
+  EXPECT_TRUE(e.ok()) << e.status();
+  return e.ok() ? e->memory : MemoryBreakdown{};
+}
+
+TEST(MixedPrecision, BytesPerParameter) {
+  ParallelConfig one = Config(1, 1, 1, 1, 1);
+  one.flash_attention = true;
+  const MemoryBreakdown megatron = Memory(MixedPrecision::kMasterInOptimizer, one);
+  EXPECT_DOUBLE_EQ(megatron.weights_bytes, 2 * kParams);
+  EXPECT_DOUBLE_EQ(megatron.gradients_bytes, 4 * kParams);
+  EXPECT_DOUBLE_EQ(megatron.optimizer_bytes, 12 * kParams);
+  const MemoryBreakdown torch = Memory(MixedPrecision::kFp32Params, one);
+  EXPECT_DOUBLE_EQ(torch.weights_bytes, 4 * kParams);
+  EXPECT_DOUBLE_EQ(torch.optimizer_bytes, 8 * kParams);
+  // autocast's 16-bit copy of every weight, held from forward to backward.
+  EXPECT_DOUBLE_EQ(torch.buffers_bytes - megatron.buffers_bytes, 2 * kParams);
+  // One micro-batch, no DDP: gradients grow as activations are freed; at the peak the
+  // larger of the two: here the fp32 gradients (621 MB) beat the activations...
+  ASSERT_LT(torch.activations_bytes, 4 * kParams);
+  EXPECT_DOUBLE_EQ(torch.gradients_bytes, 4 * kParams - torch.activations_bytes);
+  // ... and at micro-batch 4 the activations beat the gradients: none on top.
+  ParallelConfig four = Config(1, 1, 1, 4, 4);
+  four.flash_attention = true;
+  const MemoryBreakdown big = Memory(MixedPrecision::kFp32Params, four);
+  ASSERT_GT(big.activations_bytes, 4 * kParams);
+  EXPECT_EQ(big.gradients_bytes, 0);
+}
+
+TEST(MixedPrecision, GradientsPersistWithAccumulationOrDdp) {
+  // Two micro-batches: the first backward's gradients wait beside the second's
+  // activations.
+  ParallelConfig accumulate = Config(1, 1, 1, 1, 2);
+  accumulate.flash_attention = true;
+  EXPECT_DOUBLE_EQ(Memory(MixedPrecision::kFp32Params, accumulate).gradients_bytes, 4 * kParams);
+  // DDP (ZeRO 0, DP 2) keeps persistent fp32 buckets.
+  ParallelConfig ddp = Config(1, 1, 2, 1, 2);
+  ddp.flash_attention = true;
+  EXPECT_DOUBLE_EQ(Memory(MixedPrecision::kFp32Params, ddp).gradients_bytes, 4 * kParams);
+  // FSDP (ZeRO 3, DP 2): shards of 4 + 4 + 8 bytes; two layers gathered in 16 bits
+  // (2 x 12,587,008 parameters x 2 bytes) instead of autocast's whole-model copy.
+  ParallelConfig fsdp = ddp;
+  fsdp.zero_stage = 3;
+  const MemoryBreakdown m = Memory(MixedPrecision::kFp32Params, fsdp);
+  EXPECT_DOUBLE_EQ(m.weights_bytes, 4 * kParams / 2);
+  EXPECT_DOUBLE_EQ(m.optimizer_bytes, 8 * kParams / 2);
+  const MemoryBreakdown megatron = Memory(MixedPrecision::kMasterInOptimizer, fsdp);
+  EXPECT_DOUBLE_EQ(m.buffers_bytes, megatron.buffers_bytes);  // both gather 16-bit weights
+  // ... plus the four pipeline send / receive buffers of one s x b x h activation.
+  EXPECT_DOUBLE_EQ(megatron.buffers_bytes, 2 * (12 * kH * kH + 4 * kH) * 2 + 4 * 512 * kH * 2);
+}
+
+// Each of a layer's four linears casts its fp32 weight to 16 bits before its GEMM (read
+// 4, write 2 bytes per weight) and casts the weight gradient back (read 2, write 4): one
+// kernel and 6 bytes per weight each way, 12 h^2 weights per layer.
+TEST(MixedPrecision, EachLinearCastsItsWeight) {
+  const SystemProfile p = Profile("dgx-h100-80gb");
+  const ParallelConfig c = Config(1, 1, 1, 1, 1);
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives coll(hw);
+  auto layer = [&](MixedPrecision mixed) {
+    absl::StatusOr<ModelCosts> m = ComputeModelCosts(SmallGpt(mixed), ModelShape::Of(c.Normalized()), hw, coll);
+    EXPECT_TRUE(m.ok()) << m.status();
+    return m.ok() ? m->layers[0] : BlockCosts{};
+  };
+  const BlockCosts megatron = layer(MixedPrecision::kMasterInOptimizer);
+  const BlockCosts torch = layer(MixedPrecision::kFp32Params);
+  EXPECT_EQ(torch.kernels - megatron.kernels, 4 + 4);
+  const double cast_s = 6 * 12 * kH * kH / hw.hbm_bytes_per_s();
+  EXPECT_NEAR(torch.fwd_s - megatron.fwd_s, cast_s, 1e-12);
+  EXPECT_NEAR(torch.bwd_s - megatron.bwd_s, cast_s, 1e-12);
+}
+
+}  // namespace
+}  // namespace paraplan

@@ -1,0 +1,111 @@
+#include "estimator/workloads/model_costs.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace paraplan {
+
+ModelShape ModelShape::Of(const ParallelConfig& c) {
+  ModelShape s;
+  s.tensor_parallel = c.tensor_parallel;
+  s.context_parallel = c.context_parallel;
+  s.expert_parallel = c.expert_parallel;
+  s.spatial_parallel = c.spatial_parallel;
+  s.filter_parallel = c.filter_parallel;
+  s.channel_parallel = c.channel_parallel;
+  s.spatial_layers = c.spatial_layers;
+  s.spatial_axes = c.spatial_axes;
+  s.micro_batch_size = c.micro_batch_size;
+  s.recompute = c.recompute;
+  s.sequence_parallel = c.sequence_parallel && c.tensor_parallel > 1;
+  s.flash_attention = c.flash_attention;
+  s.cuda_graphs = c.cuda_graphs;
+  s.tp_comm_overlap = c.tp_comm_overlap && c.tensor_parallel > 1;
+  s.tp_algorithm = c.tp_algorithm;
+  return s;
+}
+
+void BlockCosts::Add(const BlockCosts& o) {
+  fwd_s += o.fwd_s;
+  bwd_s += o.bwd_s;
+  recompute_s += o.recompute_s;
+  tp_fwd_s += o.tp_fwd_s;
+  tp_bwd_s += o.tp_bwd_s;
+  cp_s += o.cp_s;
+  ep_s += o.ep_s;
+  host_s += o.host_s;
+  wgrad_s += o.wgrad_s;
+  kernels += o.kernels;
+  activation_bytes += o.activation_bytes;
+  transient_bytes = transient_bytes > o.transient_bytes ? transient_bytes : o.transient_bytes;
+  params += o.params;
+  tensors += o.tensors;
+  expert_params += o.expert_params;
+  model_flops += o.model_flops;
+}
+
+void SetPrecisionBytes(Precision precision, Optimizer optimizer, MixedPrecision mixed, ModelCosts* costs) {
+  if (precision != Precision::kFp32 && mixed == MixedPrecision::kFp32Params) {
+    // PyTorch autocast / FSDP MixedPrecision: fp32 parameters and gradients, Adam's two
+    // fp32 moments (PyTorch AdamW state); gathers in the 16-bit param dtype, gradients
+    // reduced in fp32 (FSDP reduce_dtype, torchtitan's default; DDP's fp32 buckets).
+    costs->weight_bytes_per_param = 4;
+    costs->grad_bytes_per_param = 4;
+    costs->optimizer_state_bytes_per_param = 8;
+    costs->grad_reduce_bytes_per_param = 4;
+    costs->param_gather_bytes_per_param = 2;
+    costs->fp32_params = true;
+    // Gradient norm for clipping (read 4) and the fused AdamW step (read param, grad, m,
+    // v; write param, m, v: 28); FP16 adds GradScaler's unscale + inf check (read 4,
+    // write 4). Gradients are freed (set_to_none), not zeroed.
+    costs->optimizer_bytes_per_param = 4 + 28 + (precision == Precision::kFp16 ? 8 : 0);
+    costs->optimizer_passes = precision == Precision::kFp16 ? 3 : 2;
+  } else if (precision == Precision::kFp32) {
+    costs->weight_bytes_per_param = 4;
+    costs->grad_bytes_per_param = 4;
+    costs->optimizer_state_bytes_per_param = 8;  // Adam m, v
+    costs->grad_reduce_bytes_per_param = 4;
+    costs->param_gather_bytes_per_param = 4;
+    // Adam step: read grad, read/write param, m, v (Kingma & Ba update, fused).
+    costs->optimizer_bytes_per_param = 4 + 8 + 8 + 8;
+    costs->optimizer_passes = 3;  // gradient norm, Adam, zeroing the gradients
+  } else {
+    // FP8 (Transformer Engine) keeps an FP8 copy of each linear weight and its transpose
+    // beside the 16-bit weight: 2 + 1 + 1 bytes.
+    costs->weight_bytes_per_param = precision == Precision::kFp8 ? 4 : 2;
+    costs->grad_bytes_per_param = 4;              // fp32 main_grad (Megatron-LM)
+    costs->optimizer_state_bytes_per_param = 12;  // fp32 master + m + v
+    costs->grad_reduce_bytes_per_param = 4;       // gradients reduced in fp32 (Megatron-LM)
+    costs->param_gather_bytes_per_param = 2;
+    // Megatron-LM's mixed-precision step, one pass each over the shard: gradient-norm for
+    // clipping (read 4), Adam (read grad, master, m, v; write master, m, v: 28), copy of
+    // the master weights to 2-byte weights (read 4, write 2), zeroing the gradient buffer
+    // (write 4); FP16 adds the loss-scale unscale + inf/nan check (read 4, write 4).
+    costs->optimizer_bytes_per_param = 4 + 28 + 6 + 4 + (precision == Precision::kFp16 ? 8 : 0);
+    // The same passes as launches: norm, Adam, copy, zeroing (+ unscale check in FP16).
+    costs->optimizer_passes = precision == Precision::kFp16 ? 5 : 4;
+  }
+  if (optimizer == Optimizer::kSgdMomentum) {
+    // One fp32 moment instead of two (PyTorch SGD momentum buffer): 4 bytes less state,
+    // and the step reads and writes it once (8 bytes less traffic).
+    costs->optimizer_state_bytes_per_param -= 4;
+    costs->optimizer_bytes_per_param -= 8;
+  }
+}
+
+double OptimizerKernelsPerPass(double tensors, double elements) {
+  constexpr double kMaxTensors = 36;              // depth_to_max_tensors[3]
+  constexpr double kMaxElements = 320 * 65536.0;  // depth_to_max_blocks x chunk_size
+  return std::max({1.0, std::ceil(tensors / kMaxTensors), std::ceil(elements / kMaxElements)});
+}
+
+absl::StatusOr<ModelCosts> ComputeModelCosts(const Workload& workload, const ModelShape& shape,
+                                             const Hardware& hw, const Collectives& coll) {
+  absl::StatusOr<ModelCosts> costs = workload.kind == Workload::Kind::kTransformer
+                                         ? TransformerCosts(workload, shape, hw, coll)
+                                         : LayerGraphCosts(workload, shape, hw, coll);
+  if (costs.ok()) SetPrecisionBytes(workload.precision, workload.optimizer, workload.mixed_precision, &*costs);
+  return costs;
+}
+
+}  // namespace paraplan

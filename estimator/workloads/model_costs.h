@@ -1,0 +1,117 @@
+// ModelCosts: what one micro-batch costs on one GPU, block by block, for one "shape"
+// of a configuration (the degrees that change per-layer work: tensor, context, expert,
+// spatial/filter/channel parallelism, micro-batch size, recompute, sequence parallel,
+// flash attention).
+//
+// This is the seam between workload kinds and the rest of the model: a transformer
+// (transformer_costs.cc) and a CNN layer graph (layer_graph_costs.cc) each produce
+// ModelCosts; pipeline staging, memory, data parallelism and search only read it.
+// Values are per GPU and per micro-batch; times are exposed times (what overlaps is
+// already subtracted). Computed once per shape and reused across the other degrees.
+#ifndef PARAPLAN_ESTIMATOR_WORKLOADS_MODEL_COSTS_H_
+#define PARAPLAN_ESTIMATOR_WORKLOADS_MODEL_COSTS_H_
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "estimator/inputs/parallel_config.h"
+#include "estimator/inputs/workload.h"
+#include "estimator/system/collectives.h"
+#include "estimator/system/hardware.h"
+
+namespace paraplan {
+
+// The configuration degrees that change the work of one block.
+struct ModelShape {
+  int tensor_parallel = 1;
+  int context_parallel = 1;
+  int expert_parallel = 1;
+  int spatial_parallel = 1;
+  int filter_parallel = 1;
+  int channel_parallel = 1;
+  int spatial_layers = 0;  // layers [0, spatial_layers) split spatially; 0 = all
+  int spatial_axes = 1;
+  int micro_batch_size = 1;
+  Recompute recompute = Recompute::kNone;
+  bool sequence_parallel = false;
+  bool flash_attention = false;
+  bool cuda_graphs = false;
+  bool tp_comm_overlap = false;
+  CollectiveAlgorithm tp_algorithm = CollectiveAlgorithm::kAuto;
+
+  static ModelShape Of(const ParallelConfig& normalized);
+};
+
+struct BlockCosts {
+  double fwd_s = 0;           // forward compute
+  double bwd_s = 0;           // backward compute
+  double recompute_s = 0;     // forward work re-done in backward (incl. its comm)
+  double tp_fwd_s = 0;        // exposed intra-layer (TP / spatial / filter / channel) comm
+  double tp_bwd_s = 0;
+  double cp_s = 0;            // exposed context-parallel comm, fwd + bwd
+  double ep_s = 0;            // exposed expert-parallel all-to-all, fwd + bwd
+  double host_s = 0;          // host-bound launch time beyond the GPU's, fwd + bwd + recompute
+  double wgrad_s = 0;         // weight-gradient GEMMs (part of bwd_s; zero-bubble's W)
+  double kernels = 0;         // kernels launched (collectives included), fwd + bwd + recompute
+  double activation_bytes = 0;  // kept from forward to backward, per micro-batch
+  double transient_bytes = 0;   // extra working memory while its backward runs
+  double params = 0;            // parameters held (after TP/EP sharding)
+  double tensors = 0;           // parameter tensors held (the optimizer launches per tensor list)
+  double expert_params = 0;     // of which replicated only over the expert-DP group
+  double model_flops = 0;       // useful FLOPs (fwd + bwd, no recompute), this GPU
+
+  double TotalS() const {
+    return fwd_s + bwd_s + recompute_s + tp_fwd_s + tp_bwd_s + cp_s + ep_s + host_s;
+  }
+  void Add(const BlockCosts& o);
+};
+
+struct ModelCosts {
+  std::vector<BlockCosts> layers;  // partitioned over pipeline stages, in order
+  BlockCosts pre;                  // on the first stage (embedding)
+  BlockCosts post;                 // on the last stage (final norm, LM head, loss)
+  double pp_send_bytes = 0;        // bytes one GPU sends at a stage boundary per micro-batch
+  double tokens_per_sample = 1;    // 0 for non-sequence workloads
+  double model_flops_per_sample = 0;  // useful FLOPs for one sample, whole model, fwd+bwd
+  double optimizer_bytes_per_param = 0;  // HBM traffic of one optimizer step per param
+  double weight_bytes_per_param = 0;
+  double grad_bytes_per_param = 0;       // accumulation buffer
+  double optimizer_state_bytes_per_param = 0;
+  double grad_reduce_bytes_per_param = 0;  // element size of the gradient all-reduce
+  double param_gather_bytes_per_param = 0;
+  int optimizer_passes = 0;  // multi-tensor passes of one optimizer step over the shard
+  // MixedPrecision::kFp32Params: the step computes with 16-bit copies of the fp32 weights
+  // (param_gather_bytes_per_param each, held from forward to backward: torch.autocast's
+  // weight cache, or FSDP's gathered layers), and gradients exist only from backward to
+  // the optimizer step.
+  bool fp32_params = false;
+};
+
+// Kernels one optimizer pass launches over `tensors` tensors of `elements` elements in
+// all: Apex / Megatron-LM multi_tensor_apply (csrc/multi_tensor_apply.cuh) launches a
+// kernel whenever its argument list fills — 36 tensors of a depth-4 list (Adam: grad,
+// param, m, v) or 320 blocks of 65,536-element chunks — so the count is the larger of
+// the two quotients, at least one.
+double OptimizerKernelsPerPass(double tensors, double elements);
+
+// Layer costs for the workload under `shape`. Tensor-like groups are innermost in the
+// rank space (stride 1), then context, then expert groups, whatever the rank order.
+// INVALID_ARGUMENT if the shape does not apply to the workload.
+absl::StatusOr<ModelCosts> ComputeModelCosts(const Workload& workload, const ModelShape& shape,
+                                             const Hardware& hw, const Collectives& coll);
+
+// Implementations per workload kind.
+absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const ModelShape& shape,
+                                            const Hardware& hw, const Collectives& coll);
+absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const ModelShape& shape,
+                                           const Hardware& hw, const Collectives& coll);
+
+// Per-parameter byte counts of mixed-precision training (Megatron-LM: 2-byte weights,
+// fp32 main gradients, fp32 master weights + Adam moments = 18 bytes/param).
+// SGD with momentum keeps one fp32 moment instead of Adam's two. PyTorch autocast / FSDP
+// (MixedPrecision::kFp32Params): fp32 weights and gradients + Adam moments = 16.
+void SetPrecisionBytes(Precision precision, Optimizer optimizer, MixedPrecision mixed, ModelCosts* costs);
+
+}  // namespace paraplan
+
+#endif  // PARAPLAN_ESTIMATOR_WORKLOADS_MODEL_COSTS_H_

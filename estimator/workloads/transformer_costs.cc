@@ -1,0 +1,512 @@
+// Per-layer costs of a transformer (GPT / Llama / MoE) on one GPU for one micro-batch.
+//
+// FLOPs and activation bytes follow Narayanan et al. SC'21 (eq. 3) and Korthikanti et
+// al. 2022 (sec. 4, activations per layer s*b*h*(34 + 5*a*s/h) and its TP/SP/recompute
+// variants), generalised to grouped-query attention, gated MLPs, context and expert
+// parallelism by counting each stored tensor explicitly.
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include "absl/status/status.h"
+#include "estimator/workloads/model_costs.h"
+
+namespace paraplan {
+
+namespace {
+
+struct Dims {
+  double b, s, c, t, T, h, a, g, d, f, V, p;
+  double r;  // share of the token-hidden tensors this GPU holds (1/t with SP)
+  bool gated, flash, sp, fp8;
+  bool fp32_params;  // MixedPrecision::kFp32Params: each linear casts its fp32 weight
+  bool dropout;    // dropout > 0: dropout kernels run and their masks are stored
+  CollectiveAlgorithm tp_algorithm = CollectiveAlgorithm::kAuto;
+  double norm_params;  // parameters of one norm: 2h (LayerNorm scale + bias) or h (RMSNorm)
+  double norm_wgrad_kernels;  // backward kernels for the norm's parameter gradients
+};
+
+// One sub-block (attention core, attention, MLP, residual): forward / backward GPU time,
+// memory-bound bytes, kernels launched, stored activations, FLOPs.
+struct Part {
+  double matmul_fwd_s = 0;
+  double matmul_bwd_s = 0;
+  double wgrad_s = 0;       // weight-gradient GEMMs (part of matmul_bwd_s)
+  double mem_fwd_bytes = 0;
+  double mem_bwd_bytes = 0;  // beyond twice the forward traffic (FP8 casts)
+  double kernels_fwd = 0;    // every kernel the forward launches (GEMMs included)
+  double kernels_bwd = 0;
+  double act_bytes = 0;
+  double flops_fwd = 0;
+  double first_wgrad_s = 0;  // weight-gradient GEMM of the block's first linear
+  double first_dgrad_s = 0;  // data-gradient GEMM of the block's first linear
+};
+
+// A linear layer: m tokens x k inputs -> n outputs, `batch` independent GEMMs. Backward
+// = data-gradient + weight-gradient GEMMs, each the forward's FLOPs (Narayanan et al.
+// SC'21: backward = 2x forward). Kernels: the GEMM forward, two backward and one
+// bias/weight-gradient reduction or accumulation per GEMM. Under FP8 (Transformer
+// Engine) the input is cast to FP8 before the forward GEMM (read 2 B, write 1 B per
+// element, amax fused) and backward casts the output gradient and transposes both FP8
+// operands for the weight-gradient GEMM (NVIDIA Transformer Engine, "Using FP8").
+void Linear(const Hardware& hw, const Dims& x, double m, double n, double k, double batch,
+            Part* part) {
+  const double fwd = hw.MatmulTime(m, n, k, batch, x.p);
+  const double dgrad = hw.MatmulTime(m, k, n, batch, x.p);
+  const double wgrad = hw.MatmulTime(k, n, m, batch, x.p);
+  if (part->matmul_fwd_s == 0) {
+    part->first_wgrad_s = wgrad;
+    part->first_dgrad_s = dgrad;
+  }
+  part->matmul_fwd_s += fwd;
+  part->matmul_bwd_s += dgrad + wgrad;
+  part->wgrad_s += wgrad;
+  part->flops_fwd += 2 * m * n * k * batch;
+  part->kernels_fwd += batch;
+  part->kernels_bwd += 3 * batch;
+  if (x.fp32_params) {
+    // torch.autocast casts the fp32 weight to a 16-bit copy before the GEMM (read 4,
+    // write p) and its backward casts the weight gradient back into the fp32 .grad
+    // (read p, write 4): one kernel and the same bytes each way (mem_bwd_bytes counts
+    // beyond twice the forward traffic).
+    const double w = (4 + x.p) * n * k * batch;
+    part->mem_fwd_bytes += w;
+    part->mem_bwd_bytes -= w;
+    part->kernels_fwd += batch;
+    part->kernels_bwd += batch;
+  }
+  if (x.fp8) {
+    part->mem_fwd_bytes += 3 * m * k * batch;
+    part->kernels_fwd += batch;
+    // dY cast (read 2, write 1) + dY transpose (1 + 1) + X transpose (1 + 1).
+    part->mem_bwd_bytes += (3 * m * n + 2 * m * n + 2 * m * k) * batch;
+    part->kernels_bwd += 2 * batch;
+  }
+}
+
+// A memory-bound kernel moving `bytes` forward; its backward moves twice as much in two
+// kernels (reads the output gradient and the saved input, writes the input gradient).
+void MemoryBound(double bytes, double kernels, Part* part) {
+  part->mem_fwd_bytes += bytes;
+  part->kernels_fwd += kernels;
+  part->kernels_bwd += 2 * kernels;
+}
+
+// Whether Megatron-LM's fused scale-mask-softmax kernel runs for these scores
+// (megatron/model/fused_softmax.py, FusedScaleMaskSoftmax.is_kernel_available): 16-bit
+// input, 16 < keys <= 4096, queries and keys multiples of 4, and the attention batches
+// b x heads-per-GPU a multiple of the kernel's batches per 128-thread block (4 for keys
+// > 128: one warp per row; 8 for 32 < keys <= 128: two rows per warp; csrc
+// scaled_masked_softmax.h, get_batch_per_block) — e.g. 16 heads at TP 8 and micro-batch 1
+// gives 2 batches, and Megatron falls back to PyTorch's unfused softmax. FP8 runs keep
+// attention in BF16 (Transformer Engine), so the same rule applies.
+bool FusedSoftmaxRuns(const Dims& x) {
+  constexpr double kMaxKeys = 4096;  // Megatron-LM 2023 / Megatron-DeepSpeed (2,048 before)
+  const double q_len = x.s / x.c;
+  const double batches = x.b * x.a / x.t;
+  const double per_block = x.s > 128 ? 4 : 8;
+  const auto multiple = [](double v, double of) { return std::fmod(v, of) == 0; };
+  return x.p == 2 && x.s > 16 && x.s <= kMaxKeys && multiple(q_len, 4) && multiple(x.s, 4) &&
+         multiple(batches, per_block);
+}
+
+// Attention core (scores, softmax, dropout, context).
+Part AttentionCore(const Dims& x, const Hardware& hw) {
+  Part core;
+  const double heads = x.a / x.t;
+  const double q_len = x.s / x.c;  // queries per GPU; keys span the whole sequence
+  const double scores = x.b * heads * q_len * x.s;
+  if (x.flash) {
+    // FlashAttention-2 (Dao 2023): causal mask halves the work; backward recomputes the
+    // scores (2.5x forward matmul FLOPs); no s^2 tensor is stored. Its own efficiency
+    // curve, forward and backward (attention_efficiency_fwd / _bwd). Kernels: one
+    // forward; backward = dot(dO, O) preprocessing, the main kernel and the dQ
+    // conversion.
+    const double flops = 4 * x.b * heads * q_len * x.s * x.d * 0.5;
+    core.matmul_fwd_s = flops / hw.attention_fwd_flops_per_s() + hw.kernel_gap_s();
+    core.matmul_bwd_s = 2.5 * flops / hw.attention_bwd_flops_per_s() + 3 * hw.kernel_gap_s();
+    core.flops_fwd = flops;
+    core.kernels_fwd = 1;
+    core.kernels_bwd = 3;
+    core.act_bytes = x.b * heads * q_len * 4;  // log-sum-exp statistics (fp32)
+    return core;
+  }
+  // Q K^T and P V as batched GEMMs (16-bit even under FP8), each with data- and
+  // weight-side gradients in backward.
+  for (const auto& [m, n, k] : {std::tuple{q_len, x.s, x.d}, std::tuple{q_len, x.d, x.s}}) {
+    core.matmul_fwd_s += hw.BatchedMatmulTime(m, n, k, x.b * heads, x.p);
+    core.matmul_bwd_s += hw.BatchedMatmulTime(m, k, n, x.b * heads, x.p) +
+                         hw.BatchedMatmulTime(k, n, m, x.b * heads, x.p);
+    core.flops_fwd += 2 * m * n * k * x.b * heads;
+    core.kernels_fwd += 1;
+    core.kernels_bwd += 2;
+  }
+  // Fused scale-mask-softmax: read + write the scores; dropout: read, write, mask.
+  // Stored: softmax output, dropout mask, dropout output (Korthikanti: 5as/h term);
+  // without dropout only the softmax output.
+  if (x.dropout) {
+    MemoryBound(2 * scores * x.p + 2 * scores * x.p + scores, 2, &core);
+    core.act_bytes = scores * x.p + scores + scores * x.p;
+  } else {
+    MemoryBound(2 * scores * x.p, 1, &core);
+    core.act_bytes = scores * x.p;
+  }
+  if (!FusedSoftmaxRuns(x) && x.p < 4) {
+    // Megatron's fallback (forward_torch_softmax, softmax in fp32 as query-key layer
+    // scaling forces): cast to fp32, scale, masked_fill_, softmax, cast back — five
+    // kernels forward and five backward where the fused kernel takes one each. Bytes per
+    // score beyond the fused kernel's (read p, write p): forward (p+4) + 8 + 8 + 8 + (4+p)
+    // - 2p = 32; backward (p+4) + 12 + 8 + 8 + (4+p) - 3p = 34 - p. The fp32 softmax
+    // output is what its backward keeps (4 bytes, not p).
+    core.mem_fwd_bytes += 32 * scores;
+    core.mem_bwd_bytes += (34 - x.p - 2 * 32) * scores;  // mem_bwd_bytes: beyond 2x forward
+    core.kernels_fwd += 4;
+    core.kernels_bwd += 4;
+    core.act_bytes += (4 - x.p) * scores;
+  }
+  return core;
+}
+
+// Attention block: QKV and output projections, norms and residual/dropout.
+Part AttentionBlock(const Dims& x, const Hardware& hw) {
+  Part part;
+  const double qkv_out = (x.a + 2 * x.g) * x.d / x.t;
+  Linear(hw, x, x.T, qkv_out, x.h, 1, &part);
+  Linear(hw, x, x.T, x.h, x.a * x.d / x.t, 1, &part);
+  const double e = x.T * x.h;
+  // Norm (read + write), bias-dropout-add (read x, residual; write out, mask) and the
+  // copy that lays the attention context out for the projection (permute).
+  // Kernels (Megatron-LM eager): norm 1, bias add + dropout + residual add 3 (2 without
+  // dropout), copy 1.
+  const double mask = x.dropout ? e * x.r : 0;
+  MemoryBound(2 * e * x.r * x.p + (3 * e * x.r * x.p + mask) + 2 * e / x.t * x.p, x.dropout ? 5 : 4,
+              &part);
+  part.kernels_bwd += x.norm_wgrad_kernels;
+  // Stored: norm input, QKV input, Q and K, V, projection input, dropout mask.
+  part.act_bytes = e * x.r * x.p + e * x.r * x.p + x.T * (x.a + x.g) * x.d / x.t * x.p +
+                   x.T * x.g * x.d / x.t * x.p + e / x.t * x.p + mask;
+  return part;
+}
+
+// Dense MLP of `tokens` tokens with hidden f (per GPU f / t).
+Part MlpBlock(const Dims& x, const Hardware& hw, double tokens, double f, double groups) {
+  Part part;
+  const double up = x.gated ? 2 * f / x.t : f / x.t;
+  // `groups` independent GEMMs (local experts, one after another) share the tokens.
+  const double per_group = tokens / groups;
+  Linear(hw, x, per_group, up, x.h, groups, &part);
+  Linear(hw, x, per_group, x.h, f / x.t, groups, &part);
+  const double inner = tokens * f / x.t;
+  // Activation function: read input(s), write output.
+  MemoryBound((x.gated ? 3 : 2) * inner * x.p, 1, &part);
+  // Stored: MLP input, activation-function input(s), its output.
+  part.act_bytes = tokens * x.h * x.r * x.p + (x.gated ? 2 : 1) * inner * x.p + inner * x.p;
+  return part;
+}
+
+// The residual half that surrounds the MLP: LayerNorm and bias-dropout-add.
+Part MlpResidual(const Dims& x) {
+  Part part;
+  const double e = x.T * x.h;
+  const double mask = x.dropout ? e * x.r : 0;
+  // Kernels: norm 1, bias add + dropout + residual add 3 (2 without dropout).
+  MemoryBound(2 * e * x.r * x.p + 3 * e * x.r * x.p + mask, x.dropout ? 4 : 3, &part);
+  part.kernels_bwd += x.norm_wgrad_kernels;
+  part.act_bytes = e * x.r * x.p + mask;  // norm input, dropout mask
+  return part;
+}
+
+// Tensor-parallel collectives of one activation tensor (b*s/c x h) —
+// Shoeybi et al. 2019 (Megatron-LM): all-reduce; with sequence parallelism an
+// all-gather + reduce-scatter pair of the same volume (Korthikanti et al. 2022, 4.2.2).
+struct TpCollectives {
+  double all_reduce_s = 0;
+  double all_gather_s = 0;
+  double reduce_scatter_s = 0;
+};
+
+TpCollectives TpCosts(const Dims& x, const Collectives& coll, const GroupSpan& tp) {
+  TpCollectives out;
+  if (x.t <= 1) return out;
+  const double bytes = x.T * x.h * x.p;
+  out.all_reduce_s = coll.AllReduce(bytes, tp, x.tp_algorithm);
+  out.all_gather_s = coll.AllGather(bytes, tp);
+  out.reduce_scatter_s = coll.ReduceScatter(bytes, tp);
+  return out;
+}
+
+// Launches are asynchronous: the host enqueues kernels while the GPU runs earlier ones
+// (CUDA C++ Programming Guide, "Asynchronous Concurrent Execution"), so a phase takes
+// the longer of the two. Returns the host-bound time beyond the GPU's.
+double HostExcess(double kernels, double host_per_kernel_s, double gpu_s) {
+  return std::max(0.0, kernels * host_per_kernel_s - gpu_s);
+}
+
+}  // namespace
+
+absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const ModelShape& shape,
+                                            const Hardware& hw, const Collectives& coll) {
+  const TransformerSpec spec = workload.transformer.Resolved();
+  Dims x;
+  x.b = shape.micro_batch_size;
+  x.s = static_cast<double>(spec.seq_length);
+  x.c = shape.context_parallel;
+  x.t = shape.tensor_parallel;
+  x.T = x.b * x.s / x.c;
+  x.h = static_cast<double>(spec.hidden_size);
+  x.a = spec.num_attention_heads;
+  x.g = spec.num_kv_heads;
+  x.d = x.h / x.a;
+  x.f = static_cast<double>(spec.ffn_hidden_size);
+  x.V = static_cast<double>(spec.vocab_size);
+  x.p = BytesPerElement(workload.precision);
+  x.sp = shape.sequence_parallel && shape.tensor_parallel > 1;
+  x.r = x.sp ? 1.0 / x.t : 1.0;
+  x.gated = spec.gated_mlp;
+  x.flash = shape.flash_attention;
+  x.fp8 = workload.precision == Precision::kFp8;
+  x.fp32_params = workload.mixed_precision == MixedPrecision::kFp32Params && x.p < 4;
+  x.dropout = spec.dropout > 0;
+  x.tp_algorithm = shape.tp_algorithm;
+  const bool rms = spec.normalization == Normalization::kRmsNorm;
+  // LayerNorm learns a scale and a bias per channel, RMSNorm a scale only (Zhang &
+  // Sennrich 2019); their gradients take one reduction kernel each.
+  x.norm_params = rms ? x.h : 2 * x.h;
+  x.norm_wgrad_kernels = rms ? 1 : 2;
+
+  const GroupSpan tp = coll.Place(shape.tensor_parallel, 1);
+  const GroupSpan cp = coll.Place(shape.context_parallel, shape.tensor_parallel);
+  const GroupSpan ep =
+      coll.Place(shape.expert_parallel, int64_t{shape.tensor_parallel} * shape.context_parallel);
+  const double ovl = hw.overlap_efficiency();
+  // Host time per kernel: eager launches, or ~nothing beyond the GPU gap under graphs.
+  const double host_kernel_s = shape.cuda_graphs ? hw.kernel_gap_s() : hw.kernel_overhead_s();
+  // Host time of each checkpointed region (one per layer, full or selective) per micro-batch.
+  const double checkpoint_s = shape.cuda_graphs ? 0.0 : hw.recompute_overhead_s();
+
+  const Part core = AttentionCore(x, hw);
+  const Part attn = AttentionBlock(x, hw);
+  const Part resid = MlpResidual(x);
+  const Part dense_mlp = MlpBlock(x, hw, x.T, x.f, 1);
+
+  const TpCollectives tpc = TpCosts(x, coll, tp);
+  // Context parallelism (ring attention): each rank passes its K/V block around the
+  // ring, c - 1 steps forward and twice that backward (dK, dV); overlapped with the
+  // attention core (Liu et al. 2023, Ring Attention).
+  double cp_exposed = 0, cp_calls = 0;
+  if (x.c > 1) {
+    const double kv_bytes = 2 * x.T * x.g * x.d / x.t * x.p;
+    const double step = coll.SendRecv(kv_bytes, cp.level);
+    const double fwd = (x.c - 1) * step;
+    const double bwd = 2 * (x.c - 1) * step;
+    cp_exposed = std::max(0.0, fwd - ovl * core.matmul_fwd_s) +
+                 std::max(0.0, bwd - ovl * core.matmul_bwd_s);
+    cp_calls = 3 * (x.c - 1);
+  }
+
+  // moe_kernels: router softmax / top-k, token permutation and un-permutation
+  // (Megatron-Core MoE token dispatcher), forward.
+  auto make_layer = [&](const Part& mlp, double ep_s, double moe_kernels) {
+    BlockCosts blk;
+    const Part* parts[] = {&core, &attn, &resid, &mlp};
+    double mem_fwd = 0, mem_bwd_extra = 0, matmul_fwd = 0, matmul_bwd = 0, kernels_fwd = moe_kernels,
+           kernels_bwd = 2 * moe_kernels, wgrad = 0;
+    for (const Part* q : parts) {
+      mem_fwd += q->mem_fwd_bytes;
+      mem_bwd_extra += q->mem_bwd_bytes;
+      matmul_fwd += q->matmul_fwd_s;
+      matmul_bwd += q->matmul_bwd_s;
+      kernels_fwd += q->kernels_fwd;
+      kernels_bwd += q->kernels_bwd;
+      wgrad += q->wgrad_s;
+    }
+    const double mem_fwd_s = mem_fwd / hw.hbm_bytes_per_s();
+    blk.fwd_s = matmul_fwd + mem_fwd_s;
+    // Backward of a memory-bound op reads the output gradient and the saved input and
+    // writes the input gradient: twice the forward traffic.
+    blk.bwd_s = matmul_bwd + 2 * mem_fwd_s + mem_bwd_extra / hw.hbm_bytes_per_s();
+    blk.wgrad_s = wgrad;
+    // Two sub-blocks (attention, MLP), each a column- then a row-parallel linear.
+    // Without SP: forward all-reduce after the row linear (blocking); backward
+    // all-reduce of the column linear's input gradient, overlapped with its weight-
+    // gradient GEMM (Megatron-LM async TP all-reduce).
+    // With SP: forward all-gather before the column linear and reduce-scatter after the
+    // row linear (blocking); backward all-gather of the output gradient (blocking),
+    // all-gather of the saved sharded input overlapped with the data-gradient GEMM, and
+    // reduce-scatter of the input gradient overlapped with the weight-gradient GEMM
+    // (Korthikanti et al. 2022, sec. 4.2.2).
+    // With tp_comm_overlap (Transformer Engine userbuffers) the forward collectives are
+    // split into chunks pipelined with the adjacent GEMM, hidden as far as it lasts.
+    const Part* subs[2] = {&attn, &mlp};
+    double tp_calls_fwd = 0, tp_calls_bwd = 0;
+    for (const Part* q : subs) {
+      const double w = q->first_wgrad_s, dg = q->first_dgrad_s, f = q->matmul_fwd_s;
+      auto fwd_exposed = [&](double comm) {
+        return shape.tp_comm_overlap ? std::max(0.0, comm - ovl * 0.5 * f) : comm;
+      };
+      if (x.t <= 1) break;
+      if (x.sp) {
+        blk.tp_fwd_s += fwd_exposed(tpc.all_gather_s) + fwd_exposed(tpc.reduce_scatter_s);
+        blk.tp_bwd_s += (shape.tp_comm_overlap ? std::max(0.0, tpc.all_gather_s - ovl * dg)
+                                               : tpc.all_gather_s) +
+                        std::max(0.0, tpc.all_gather_s - ovl * dg) +
+                        std::max(0.0, tpc.reduce_scatter_s - ovl * w);
+        tp_calls_fwd += 2;
+        tp_calls_bwd += 3;
+      } else {
+        blk.tp_fwd_s += fwd_exposed(tpc.all_reduce_s);
+        blk.tp_bwd_s += std::max(0.0, tpc.all_reduce_s - ovl * w);
+        tp_calls_fwd += 1;
+        tp_calls_bwd += 1;
+      }
+    }
+    blk.cp_s = cp_exposed;
+    blk.ep_s = ep_s;
+    const double ep_calls = ep_s > 0 ? 2 : 0;  // per direction
+    const double act_full = core.act_bytes + attn.act_bytes + resid.act_bytes + mlp.act_bytes;
+    const double launched_fwd = kernels_fwd + tp_calls_fwd + ep_calls + cp_calls / 3;
+    const double launched_bwd = kernels_bwd + tp_calls_bwd + ep_calls + 2 * cp_calls / 3;
+    blk.kernels = launched_fwd + launched_bwd;
+    const double host_fwd = host_kernel_s * launched_fwd;
+    const double host_bwd = host_kernel_s * launched_bwd;
+    const double gpu_fwd = blk.fwd_s + blk.tp_fwd_s + ep_s / 2 + cp_exposed / 3;
+    const double gpu_bwd = blk.bwd_s + blk.tp_bwd_s + ep_s / 2 + 2 * cp_exposed / 3;
+    // A layer's recompute runs inside its backward (the checkpoint's backward re-runs the
+    // forward, then differentiates it), so the host launches both in one stretch.
+    double host_recompute = 0;
+    switch (shape.recompute) {
+      case Recompute::kNone:
+        blk.activation_bytes = act_full;
+        break;
+      case Recompute::kSelective:
+        // Korthikanti et al. 2022 sec. 4.3: re-run the attention core only.
+        if (!x.flash) {
+          blk.recompute_s = core.matmul_fwd_s + core.mem_fwd_bytes / hw.hbm_bytes_per_s();
+          blk.activation_bytes = act_full - core.act_bytes;
+          host_recompute = core.kernels_fwd * host_kernel_s + checkpoint_s;
+          blk.kernels += core.kernels_fwd;
+        } else {
+          blk.activation_bytes = act_full;
+        }
+        break;
+      case Recompute::kFull:
+        // Keep only the layer input; re-run the whole forward (with its collectives).
+        blk.activation_bytes = x.T * x.h * x.r * x.p;
+        blk.recompute_s = blk.fwd_s + blk.tp_fwd_s + ep_s / 2;
+        blk.transient_bytes = act_full;
+        host_recompute = host_fwd + checkpoint_s;
+        blk.kernels += launched_fwd;
+        break;
+    }
+    blk.host_s = HostExcess(1, host_fwd, gpu_fwd) +
+                 HostExcess(1, host_bwd + host_recompute, gpu_bwd + blk.recompute_s);
+    blk.model_flops = 3 * (core.flops_fwd * (x.flash ? 2 : 1) + attn.flops_fwd + mlp.flops_fwd);
+    return blk;
+  };
+
+  const double attn_params =
+      x.h * (x.a + 2 * x.g) * x.d / x.t + x.a * x.d * x.h / x.t + 2 * x.norm_params;
+  const double dense_mlp_params = x.h * x.f * (x.gated ? 3 : 2) / x.t;
+
+  BlockCosts dense = make_layer(dense_mlp, 0, 0);
+  dense.params = attn_params + dense_mlp_params;
+  // Parameter tensors: two norms (scale, and bias for LayerNorm), four linears' weights
+  // and biases (Megatron-LM's GPT layer).
+  const double norm_tensors = rms ? 1 : 2;
+  dense.tensors = 2 * norm_tensors + 8;
+
+  BlockCosts moe;
+  const bool is_moe = spec.is_moe();
+  if (is_moe) {
+    const double experts = spec.moe.num_experts;
+    const double k = spec.moe.top_k;
+    const double fe = static_cast<double>(spec.moe.expert_ffn_hidden_size);
+    const double local_experts = experts / shape.expert_parallel;
+    // Balanced routing: each GPU's experts see tokens * top_k in total.
+    Part mlp = MlpBlock(x, hw, x.T * k, fe, local_experts);
+    // Router: T x h x E matmul.
+    Linear(hw, x, x.T, experts, x.h, 1, &mlp);
+    // Dispatch + combine all-to-all forward, and again backward (GShard / Megatron-Core).
+    const double a2a = coll.AllToAll(x.T * k * x.h * x.r * x.p, ep);
+    moe = make_layer(mlp, 4 * a2a, 8);
+    moe.expert_params = local_experts * x.h * fe * (x.gated ? 3 : 2) / x.t;
+    moe.params = attn_params + x.h * experts + moe.expert_params;
+    moe.tensors = 2 * norm_tensors + 4 + 1 + 4 * local_experts;  // + router, experts' linears
+  }
+
+  ModelCosts out;
+  const int interval = is_moe ? spec.moe.moe_layer_interval : 0;
+  out.layers.reserve(spec.num_layers);
+  for (int i = 0; i < spec.num_layers; ++i) {
+    const bool moe_layer = is_moe && (i + 1) % interval == 0;
+    out.layers.push_back(moe_layer ? moe : dense);
+  }
+
+  // First stage: vocabulary-parallel embedding lookup; its output is all-reduced (or
+  // reduce-scattered with SP) over TP. Kernels (Megatron-LM VocabParallelEmbedding):
+  // mask, lookup, position embedding and add, dropout forward; the embedding backward
+  // (sort + segmented reduction) twice over.
+  {
+    BlockCosts& pre = out.pre;
+    const double e = x.T * x.h;
+    pre.fwd_s = hw.MemoryTime(2 * e * x.p) + (x.dropout ? hw.MemoryTime(3 * e * x.r * x.p) : 0);
+    pre.bwd_s = 2 * pre.fwd_s;
+    pre.tp_fwd_s = x.t > 1 ? (x.sp ? coll.ReduceScatter(e * x.p, tp) : coll.AllReduce(e * x.p, tp, x.tp_algorithm)) : 0;
+    pre.host_s = HostExcess(x.dropout ? 5 : 4, host_kernel_s, pre.fwd_s + pre.tp_fwd_s) +
+                 HostExcess(10, host_kernel_s, pre.bwd_s);
+    pre.activation_bytes = x.dropout ? e * x.r : 0;  // dropout mask
+    pre.params = x.V * x.h / x.t;
+    pre.tensors = 2;  // word and position embeddings
+  }
+  // Last stage: final LayerNorm, LM head (vocabulary-parallel), fused cross-entropy.
+  // Kernels (Megatron-LM vocab_parallel_cross_entropy): LayerNorm, logits GEMM, max,
+  // subtract, target mask / gather, exp, sum, log, mean (+ 3 all-reduces with TP);
+  // backward: softmax minus one-hot, scale, GEMMs, LayerNorm backward.
+  {
+    BlockCosts& post = out.post;
+    Part head;
+    Linear(hw, x, x.T, x.V / x.t, x.h, 1, &head);
+    const double logits = x.T * x.V / x.t;
+    const double e = x.T * x.h;
+    // LN read+write. Cross-entropy bytes per logit, op by op (Megatron-LM
+    // _VocabParallelCrossEntropy on output.float()): upcast p + 4, max 4, subtract in
+    // place 8, exp 8, sum 4, divide in place 8 forward; backward multiply in place 8 and
+    // the upcast's backward 4 + p. Measured on an H100 (scripts/microbench/cross_entropy.py,
+    // docs/microbench/h100_cross_entropy.csv): 59 bytes per logit at the device-copy rate,
+    // 47 at the memory-bound rate. PyTorch's F.cross_entropy on upcast logits takes 40 and
+    // under autocast (bf16 in, fp32 math) about 25: frameworks differ, this is Megatron's.
+    const double mem_fwd = 2 * e * x.r * x.p + logits * (x.p + 36);
+    post.fwd_s = head.matmul_fwd_s + hw.MemoryTime(mem_fwd);
+    post.bwd_s = head.matmul_bwd_s + hw.MemoryTime(logits * (12 + x.p) + 4 * e * x.r * x.p);
+    double calls = 0;
+    if (x.t > 1) {
+      const double bytes = e * x.p;
+      post.tp_fwd_s = (x.sp ? coll.AllGather(bytes, tp) : 0) + 3 * coll.AllReduce(x.T * 4, tp, x.tp_algorithm);
+      post.tp_bwd_s = x.sp ? coll.ReduceScatter(bytes, tp) : coll.AllReduce(bytes, tp, x.tp_algorithm);
+      calls = 4;
+    }
+    post.host_s = HostExcess(10 + calls, host_kernel_s, post.fwd_s + post.tp_fwd_s) +
+                  HostExcess(8 + head.kernels_bwd, host_kernel_s, post.bwd_s + post.tp_bwd_s);
+    post.wgrad_s = head.wgrad_s;
+    post.activation_bytes = e * x.r * x.p + e * x.p + logits * 4;
+    // While the loss runs, the 16-bit logits and their fp32 copy live beside the fp32
+    // softmax it keeps (Megatron-LM vocab_parallel_cross_entropy: logits.float(), then
+    // the max-subtracted tensor exponentiated in place): p + 4 bytes per logit on top.
+    post.transient_bytes = logits * (x.p + 4);
+    post.params = spec.tied_embeddings ? 0 : x.V * x.h / x.t;
+    post.params += x.norm_params;
+    post.tensors = norm_tensors + (spec.tied_embeddings ? 0 : 1);
+    post.model_flops = 3 * head.flops_fwd;
+  }
+
+  // Megatron-LM scatter-gather: each TP rank sends 1/t of the boundary activation.
+  out.pp_send_bytes = x.T * x.h * x.p / x.t;
+  out.tokens_per_sample = x.s;
+  // Useful FLOPs per sample over the whole model (all GPUs of one model replica).
+  double flops_mb = out.post.model_flops * x.t * x.c;
+  for (const BlockCosts& l : out.layers) flops_mb += l.model_flops * x.t * x.c;
+  out.model_flops_per_sample = flops_mb / x.b;
+  return out;
+}
+
+}  // namespace paraplan

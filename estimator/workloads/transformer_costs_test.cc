@@ -1,0 +1,168 @@
+#include <cmath>
+
+#include "estimator/system/collectives.h"
+#include "estimator/system/hardware.h"
+#include "estimator/testing/test_util.h"
+#include "estimator/workloads/model_costs.h"
+#include "gtest/gtest.h"
+
+namespace paraplan {
+namespace {
+
+using testing::Model;
+using testing::Profile;
+
+absl::StatusOr<ModelCosts> Costs(const Workload& w, const ParallelConfig& c) {
+  static const SystemProfile p = Profile("dgx-a100-80gb");
+  static const Hardware hw(p, Precision::kBf16);
+  static const Collectives coll(hw);
+  return ComputeModelCosts(w, ModelShape::Of(c.Normalized()), hw, coll);
+}
+
+double TotalParams(const ModelCosts& m, double tp) {
+  double n = m.pre.params + m.post.params;
+  for (const BlockCosts& l : m.layers) n += l.params;
+  return n * tp;
+}
+
+TEST(TransformerCosts, Gpt3FlopsMatchNarayananFormula) {
+  Workload w = Model("gpt3-175b");
+  w.transformer.tied_embeddings = false;
+  ParallelConfig c = testing::Config(8, 1, 1, 1, 1);
+  absl::StatusOr<ModelCosts> m = Costs(w, c);
+  ASSERT_TRUE(m.ok());
+  const double B = 1536, s = 2048, l = 96, h = 12288, V = 51200;
+  // Narayanan et al. SC'21 eq. 3: 72 B s l h^2 (1 + s/(6h) + V/(16 l h)).
+  const double expected = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+  EXPECT_NEAR(m->model_flops_per_sample * B / expected, 1.0, 0.005);
+}
+
+// Korthikanti et al. 2022, sec. 4: activation bytes per layer.
+TEST(TransformerCosts, ActivationMemoryMatchesKorthikantiClosedForms) {
+  Workload w = Model("megatron-22b");
+  const double s = 2048, b = 4, h = 6144, a = 64, t = 8;
+  const double sbh = s * b * h;
+  struct Case {
+    bool sp;
+    Recompute rc;
+    double expected;
+  } cases[] = {
+      {false, Recompute::kNone, sbh * (10 + 24 / t + 5 * a * s / (h * t))},
+      {true, Recompute::kNone, sbh / t * (34 + 5 * a * s / h)},
+      {true, Recompute::kSelective, sbh / t * 34},
+      {false, Recompute::kSelective, sbh * (10 + 24 / t)},
+      {false, Recompute::kFull, 2 * sbh},
+      {true, Recompute::kFull, 2 * sbh / t},
+  };
+  for (const Case& k : cases) {
+    ParallelConfig c = testing::Config(8, 1, 1, 4, 4, k.rc);
+    c.sequence_parallel = k.sp;
+    absl::StatusOr<ModelCosts> m = Costs(w, c);
+    ASSERT_TRUE(m.ok());
+    EXPECT_NEAR(m->layers[0].activation_bytes / k.expected, 1.0, 1e-9)
+        << "sp=" << k.sp << " recompute=" << RecomputeName(k.rc);
+  }
+}
+
+TEST(TransformerCosts, ParameterCountsOfPresets) {
+  // Llama 3 8B: 8.03e9 parameters; Mixtral 8x7B: 46.7e9 (model cards).
+  absl::StatusOr<ModelCosts> llama = Costs(Model("llama3-8b"), testing::Config(1, 1, 1, 1, 1));
+  ASSERT_TRUE(llama.ok());
+  EXPECT_NEAR(TotalParams(*llama, 1) / 8.03e9, 1.0, 0.01);
+  absl::StatusOr<ModelCosts> mixtral = Costs(Model("mixtral-8x7b"), testing::Config(1, 1, 1, 1, 1));
+  ASSERT_TRUE(mixtral.ok());
+  EXPECT_NEAR(TotalParams(*mixtral, 1) / 46.7e9, 1.0, 0.01);
+}
+
+TEST(TransformerCosts, ExpertParallelismShardsExperts) {
+  ParallelConfig one = testing::Config(1, 1, 8, 1, 8);
+  ParallelConfig eight = one;
+  eight.expert_parallel = 8;
+  absl::StatusOr<ModelCosts> a = Costs(Model("mixtral-8x7b"), one);
+  absl::StatusOr<ModelCosts> b = Costs(Model("mixtral-8x7b"), eight);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NEAR(b->layers[0].expert_params * 8, a->layers[0].expert_params, 1);
+  EXPECT_GT(b->layers[0].ep_s, 0);
+  EXPECT_EQ(a->layers[0].ep_s, 0);
+}
+
+TEST(TransformerCosts, TensorParallelismAddsCommunication) {
+  absl::StatusOr<ModelCosts> t1 = Costs(Model("llama3-70b"), testing::Config(1, 1, 1, 1, 1));
+  absl::StatusOr<ModelCosts> t8 = Costs(Model("llama3-70b"), testing::Config(8, 1, 1, 1, 1));
+  ASSERT_TRUE(t1.ok() && t8.ok());
+  EXPECT_EQ(t1->layers[0].tp_fwd_s, 0);
+  EXPECT_GT(t8->layers[0].tp_fwd_s, 0);
+  EXPECT_LT(t8->layers[0].fwd_s, t1->layers[0].fwd_s / 4);
+}
+
+TEST(TransformerCosts, FlashAttentionStoresNoScores) {
+  ParallelConfig c = testing::Config(8, 1, 1, 1, 1);
+  ParallelConfig f = c;
+  f.flash_attention = true;
+  absl::StatusOr<ModelCosts> plain = Costs(Model("llama3-8b"), c);
+  absl::StatusOr<ModelCosts> flash = Costs(Model("llama3-8b"), f);
+  ASSERT_TRUE(plain.ok() && flash.ok());
+  const double s = 8192, a = 32, t = 8;
+  // Llama applies no dropout: of Korthikanti's 5 a s / (h t) term only the softmax
+  // output is stored — at 8,192 keys, past Megatron's fused kernel (<= 4,096), the
+  // unfused fallback's fp32 output: 4 * a * s * s / t bytes per micro-batch.
+  const double scores = 4 * a * s * s / t;
+  EXPECT_NEAR(plain->layers[0].activation_bytes - flash->layers[0].activation_bytes, scores,
+              0.01 * scores);
+  // GPT-3 with dropout 0.1: softmax output, dropout mask and dropout output, the whole
+  // 5 a s / (h t) term (a = 96, s = 2048).
+  absl::StatusOr<ModelCosts> gpt_plain = Costs(Model("gpt3-175b"), c);
+  absl::StatusOr<ModelCosts> gpt_flash = Costs(Model("gpt3-175b"), f);
+  ASSERT_TRUE(gpt_plain.ok() && gpt_flash.ok());
+  const double gpt_scores = 5 * 96 * 2048.0 * 2048.0 / 8;
+  EXPECT_NEAR(gpt_plain->layers[0].activation_bytes - gpt_flash->layers[0].activation_bytes,
+              gpt_scores, 0.01 * gpt_scores);
+}
+
+// Dropout off (Llama): the two hidden-dropout masks of a layer (1 byte per element of the
+// b s h token tensor each) are not stored, and the two dropout kernels of the forward
+// (attention and MLP bias-dropout-add) are not launched, nor their two backward kernels
+// each. GPT-3 shape at TP 1, micro-batch 1, flash attention (no score tensors).
+TEST(TransformerCosts, NoDropoutStoresNoMasksAndLaunchesFewerKernels) {
+  Workload with = Model("gpt3-175b");
+  Workload without = with;
+  without.transformer.dropout = 0;
+  ParallelConfig c = testing::Config(1, 1, 1, 1, 1);
+  c.flash_attention = true;
+  absl::StatusOr<ModelCosts> a = Costs(with, c);
+  absl::StatusOr<ModelCosts> b = Costs(without, c);
+  ASSERT_TRUE(a.ok() && b.ok());
+  const double sbh = 2048.0 * 12288;
+  EXPECT_DOUBLE_EQ(a->layers[0].activation_bytes - b->layers[0].activation_bytes, 2 * sbh);
+  EXPECT_DOUBLE_EQ(a->layers[0].kernels - b->layers[0].kernels, 2 + 2 * 2);
+  // The embedding's dropout mask goes too.
+  EXPECT_DOUBLE_EQ(a->pre.activation_bytes - b->pre.activation_bytes, sbh);
+  EXPECT_EQ(b->pre.activation_bytes, 0);
+}
+
+// RMSNorm learns a scale per channel, LayerNorm a scale and a bias: two norms a layer
+// hold 2h parameters fewer, the final norm h fewer (h = 12288).
+TEST(TransformerCosts, RmsNormHoldsHalfTheNormParameters) {
+  Workload ln = Model("gpt3-175b");
+  Workload rms = ln;
+  rms.transformer.normalization = Normalization::kRmsNorm;
+  ParallelConfig c = testing::Config(1, 1, 1, 1, 1);
+  absl::StatusOr<ModelCosts> a = Costs(ln, c);
+  absl::StatusOr<ModelCosts> b = Costs(rms, c);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_DOUBLE_EQ(a->layers[0].params - b->layers[0].params, 2 * 12288.0);
+  EXPECT_DOUBLE_EQ(a->post.params - b->post.params, 12288.0);
+  // One parameter-gradient reduction kernel fewer per norm in backward.
+  EXPECT_DOUBLE_EQ(a->layers[0].kernels - b->layers[0].kernels, 2);
+}
+
+// The loss keeps 16-bit logits and an fp32 copy beside the fp32 softmax while it runs:
+// GPT-3 at TP 8, micro-batch 1: 2048 tokens x 51200 / 8 vocabulary entries x (2 + 4) B.
+TEST(TransformerCosts, CrossEntropyPeakHoldsLogitsTwiceMore) {
+  absl::StatusOr<ModelCosts> m = Costs(Model("gpt3-175b"), testing::Config(8, 1, 1, 1, 1));
+  ASSERT_TRUE(m.ok());
+  EXPECT_DOUBLE_EQ(m->post.transient_bytes, 2048.0 * 6400 * 6);
+}
+
+}  // namespace
+}  // namespace paraplan
