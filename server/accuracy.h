@@ -41,6 +41,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "estimator/inputs/validate.h"
 #include "paraplan/v1/services.pb.h"
 #include "server/metrics.h"
 #include "store/store.h"
@@ -50,8 +51,15 @@ namespace paraplan::server {
 // APE of a measurement (MeasurementRow or MeasurementSummary); nullopt when not timed.
 template <typename Row>
 std::optional<double> AbsRelativeError(const Row& r) {
-  if (r.out_of_memory || r.predicted_iteration_time_s <= 0 || r.iteration_time_s <= 0) return std::nullopt;
-  return std::abs(r.predicted_iteration_time_s - r.iteration_time_s) / r.iteration_time_s;
+  // Rows stored before ingest bounded measured times (5e-324 s) are not counted: their
+  // error would be infinite.
+  if (r.out_of_memory || !(r.predicted_iteration_time_s > 0) || !(r.iteration_time_s >= kMinMeasuredIterationS) ||
+      !(r.iteration_time_s <= kMaxMeasuredIterationS)) {
+    return std::nullopt;
+  }
+  const double ape = std::abs(r.predicted_iteration_time_s - r.iteration_time_s) / r.iteration_time_s;
+  if (!std::isfinite(ape)) return std::nullopt;
+  return ape;
 }
 
 // Memory verdict; nullopt when nothing was observed. Hit: predicted to fit and ran

@@ -1,5 +1,8 @@
 #include "server/auth.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -124,10 +127,16 @@ bool IsLoopback(absl::string_view host_port) {
   absl::string_view host = host_port;
   if (absl::ConsumePrefix(&host, "[")) {
     host = host.substr(0, host.find(']'));
-    return host == "::1";
+    in6_addr v6;
+    if (inet_pton(AF_INET6, std::string(host).c_str(), &v6) != 1) return false;
+    if (IN6_IS_ADDR_LOOPBACK(&v6)) return true;
+    return IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127;  // [::ffff:127.0.0.1]
   }
   host = host.substr(0, host.rfind(':'));
-  return host == "localhost" || absl::StartsWith(host, "127.");
+  if (host == "localhost") return true;
+  // An address, parsed: "127.example.org" is a name, not loopback.
+  in_addr v4;
+  return inet_pton(AF_INET, std::string(host).c_str(), &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127;
 }
 
 }  // namespace paraplan::server

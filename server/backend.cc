@@ -496,12 +496,8 @@ absl::StatusOr<v1::IngestMeasurementsResponse> Backend::Ingest(const v1::IngestM
       continue;
     }
     const std::string& profile = ref->first;
-    if (!(m.iteration_time_s() > 0) || !std::isfinite(m.iteration_time_s())) {
-      reject(r, absl::StrCat("iteration_time_s: ", m.iteration_time_s(), " must be a positive number"), profile);
-      continue;
-    }
-    if (!(m.peak_memory_gib() >= 0) || !std::isfinite(m.peak_memory_gib())) {
-      reject(r, "peak_memory_gib: must be a non-negative number", profile);
+    if (absl::Status s = ValidateMeasured(m.iteration_time_s(), m.peak_memory_gib()); !s.ok()) {
+      reject(r, s.message(), profile);
       continue;
     }
     absl::StatusOr<bool> dup = store_->HasMeasurement(m.id());
@@ -786,6 +782,9 @@ absl::StatusOr<v1::CalibrateResponse> Backend::Calibrate(const std::string& prof
   // Guarded promotion: the new version becomes the default only when its grouped
   // cross-validated error beats the current version's on the same measurements;
   // otherwise it is kept as a candidate (`PromoteProfile` can still promote it).
+  if (absl::Status s = ValidateUserProfile(next); !s.ok()) {  // never store what no estimate can use
+    return absl::FailedPreconditionError(absl::StrCat("calibrating profile \"", profile, "\": ", s.message()));
+  }
   const bool promote = result->report.promote;
   absl::StatusOr<int> version = store_->RecordCalibration(profile, Encode(next), base->version(),
                                                           result->report.num_measurements,

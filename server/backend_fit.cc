@@ -1,12 +1,12 @@
 // Backend: microbenchmarks (nccl-tests output, GEMM sweeps) fitted into profile versions.
 #include <algorithm>
 #include <cmath>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "estimator/calibration/microbench.h"
+#include "estimator/inputs/echo.h"
 #include "server/adapter.h"
 #include "server/backend.h"
 
@@ -16,14 +16,6 @@ namespace {
 
 constexpr size_t kMaxFiles = 64;
 constexpr size_t kMaxFileBytes = size_t{8} << 20;
-
-// Group size written in a file name: "all_reduce_8gpu.csv", "ar-16gpus.txt", "n8".
-int RanksFromName(const std::string& name) {
-  static const std::regex kGpus("([0-9]+)[-_]?gpus?", std::regex::icase);
-  std::smatch m;
-  if (std::regex_search(name, m, kGpus)) return std::stoi(m[1].str());
-  return 0;
-}
 
 const char* DtypeName(Precision p) {
   switch (p) {
@@ -77,15 +69,19 @@ absl::StatusOr<v1::FitNetworkResponse> Backend::FitNetwork(const v1::FitNetworkR
   if (static_cast<size_t>(req.files_size()) > kMaxFiles) {
     return absl::InvalidArgumentError(absl::StrCat("files: more than ", kMaxFiles));
   }
-  if (req.ranks() < 0 || req.ranks() > (1 << 24)) return absl::InvalidArgumentError("ranks: must be 0..2^24");
+  if (req.ranks() < 0 || req.ranks() > kMaxCollectiveRanks) {
+    return absl::InvalidArgumentError(absl::StrCat("ranks: must be 0..", kMaxCollectiveRanks));
+  }
   absl::StatusOr<SystemProfile> base = LoadForFit(req.profile());
   if (!base.ok()) return base.status();
   std::vector<CollectiveSample> samples;
   std::vector<std::string> file_of;  // per sample
   for (int i = 0; i < req.files_size(); ++i) {
     const v1::MicrobenchFile& f = req.files(i);
-    const std::string field = absl::StrCat("files[", i, "] (", f.name().substr(0, 100), ")");
+    const std::string field = absl::StrCat("files[", i, "] (", Abbreviated(f.name()), ")");
     if (absl::Status s = CheckFile(f, field); !s.ok()) return s;
+    absl::StatusOr<int> named_ranks = RanksFromFileName(f.name());
+    if (!named_ranks.ok()) return absl::InvalidArgumentError(absl::StrCat(field, ": ", named_ranks.status().message()));
     absl::StatusOr<CollectiveKind> kind =
         ParseCollectiveKind(req.collective().empty() ? f.name() : req.collective());
     if (!kind.ok()) {
@@ -93,7 +89,7 @@ absl::StatusOr<v1::FitNetworkResponse> Backend::FitNetwork(const v1::FitNetworkR
           req.collective().empty() ? field : std::string("collective"), ": ", kind.status().message(),
           req.collective().empty() ? "; name the collective" : ""));
     }
-    const int ranks = req.ranks() > 0 ? req.ranks() : RanksFromName(f.name());
+    const int ranks = req.ranks() > 0 ? req.ranks() : *named_ranks;
     absl::StatusOr<std::vector<CollectiveSample>> s = ParseNcclTests(f.content(), *kind, ranks);
     if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat(field, ": ", s.status().message()));
     for (const CollectiveSample& c : *s) {

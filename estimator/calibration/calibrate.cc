@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -21,6 +22,25 @@
 namespace paraplan {
 
 namespace {
+
+// Every number of a report leaves the server in an answer: none may be NaN or Inf.
+absl::Status CheckFinite(const FitReport& r) {
+  auto bad = [](absl::string_view what) {
+    return absl::InternalError(absl::StrCat("the fit's ", what, " is not a finite number"));
+  };
+  for (const auto& [what, v] : {std::pair<const char*, double>{"error before", r.mape_before_ratio},
+                                {"error after", r.mape_after_ratio},
+                                {"cross-validated error", r.cv_mape_ratio},
+                                {"memory cross-validated error", r.memory_cv_mape_ratio}}) {
+    if (!std::isfinite(v)) return bad(what);
+  }
+  for (const ParameterChange& p : r.parameters) {
+    for (double v : {p.before, p.after, p.stddev, p.lower_bound, p.upper_bound, p.sensitivity_ratio}) {
+      if (!std::isfinite(v)) return bad(absl::StrCat("figure for ", p.name));
+    }
+  }
+  return absl::OkStatus();
+}
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // Measurements in one time fit: the solver evaluates every one for each parameter at
@@ -181,8 +201,7 @@ absl::StatusOr<CalibrationResult> CalibrateProfile(const SystemProfile& base,
   // Usable: finite positive time, not OOM, and the base profile can estimate it.
   std::vector<CalibrationSample> usable;
   for (const CalibrationSample& s : all) {
-    if (s.out_of_memory || !(s.measured_iteration_time_s > 0) ||
-        !std::isfinite(s.measured_iteration_time_s)) {
+    if (s.out_of_memory || !ValidateMeasured(s.measured_iteration_time_s, s.measured_peak_memory_gib).ok()) {
       continue;
     }
     if (!std::isfinite(LogPredictedTime(s, base))) continue;
@@ -297,6 +316,16 @@ absl::StatusOr<CalibrationResult> CalibrateProfile(const SystemProfile& base,
   std::sort(changes.begin(), changes.end(),
             [](const ParameterChange& a, const ParameterChange& b) { return a.name < b.name; });
   r.parameters = std::move(changes);
+  // A fit is stored as a profile version: it must be one every estimate can use.
+  if (absl::Status s = ValidateProfile(result.profile); !s.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat("calibrating profile \"", base.name,
+                                                      "\": the fit left the physical range (", s.message(),
+                                                      "); nothing stored"));
+  }
+  if (absl::Status s = CheckFinite(r); !s.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("calibrating profile \"", base.name, "\": ", s.message(), "; nothing stored"));
+  }
   return result;
 }
 

@@ -121,7 +121,9 @@ inline constexpr double kPromotionMargin = 0.02;
 
 // INVALID_ARGUMENT for an invalid base profile; FAILED_PRECONDITION when the usable
 // measurements are fewer than kMinCalibrationMeasurements or span fewer than
-// kMinCalibrationGroups configuration groups.
+// kMinCalibrationGroups configuration groups, or when the fit leaves a parameter
+// outside what ValidateProfile accepts or a figure of its report non-finite (nothing
+// fit to store). Measurements outside ValidateMeasured's physical bounds are not used.
 absl::StatusOr<CalibrationResult> CalibrateProfile(const SystemProfile& base,
                                                    absl::Span<const CalibrationSample> samples);
 

@@ -160,6 +160,33 @@ absl::StatusOr<CollectiveKind> ParseCollectiveKind(absl::string_view name) {
                           "\" names no collective (all_reduce, all_gather, reduce_scatter, alltoall, sendrecv)"));
 }
 
+absl::StatusOr<int> RanksFromFileName(absl::string_view name) {
+  if (name.size() > kMaxMicrobenchFileName) {
+    return Bad(absl::StrCat("file name of ", name.size(), " bytes; at most ", kMaxMicrobenchFileName));
+  }
+  size_t i = 0;
+  while (i < name.size()) {
+    if (!absl::ascii_isdigit(name[i])) {
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < name.size() && absl::ascii_isdigit(name[end])) ++end;
+    size_t suffix = end;
+    if (suffix < name.size() && (name[suffix] == '-' || name[suffix] == '_')) ++suffix;
+    if (absl::StartsWithIgnoreCase(name.substr(suffix), "gpu")) {
+      const absl::string_view digits = name.substr(i, end - i);
+      int ranks = 0;
+      if (digits.size() > 9 || !absl::SimpleAtoi(digits, &ranks) || ranks > kMaxCollectiveRanks) {
+        return Bad(absl::StrCat("the name states ", Abbreviated(digits, 20), " GPUs; at most ", kMaxCollectiveRanks));
+      }
+      return ranks;
+    }
+    i = end;
+  }
+  return 0;
+}
+
 const char* CollectiveKindName(CollectiveKind kind) {
   switch (kind) {
     case CollectiveKind::kAllReduce:

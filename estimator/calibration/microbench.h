@@ -11,6 +11,7 @@
 #ifndef PARAPLAN_ESTIMATOR_CALIBRATION_MICROBENCH_H_
 #define PARAPLAN_ESTIMATOR_CALIBRATION_MICROBENCH_H_
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,18 @@ namespace paraplan {
 // also finds the name inside a file name ("all_reduce_8gpu.csv").
 absl::StatusOr<CollectiveKind> ParseCollectiveKind(absl::string_view name);
 const char* CollectiveKindName(CollectiveKind kind);
+
+// Most ranks a collective file or request may state (16 M: far beyond any cluster).
+inline constexpr int kMaxCollectiveRanks = 1 << 24;
+// Longest file name read (POSIX NAME_MAX); a longer one is refused, not scanned.
+inline constexpr size_t kMaxMicrobenchFileName = 255;
+
+// The group size a file name states: the first run of digits followed by "gpu" or
+// "gpus", optionally after '-' or '_' ("all_reduce_8gpu.csv", "ar-16GPUs.txt"); 0 when
+// the name states none. INVALID_ARGUMENT when the name is longer than
+// kMaxMicrobenchFileName bytes or states more than kMaxCollectiveRanks ranks. One pass
+// over the name (no regex, no unchecked conversion).
+absl::StatusOr<int> RanksFromFileName(absl::string_view name);
 
 struct CollectiveSample {
   CollectiveKind kind = CollectiveKind::kAllReduce;

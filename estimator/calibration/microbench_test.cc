@@ -36,6 +36,24 @@ std::vector<CollectiveSample> AllReduceFile(int gpus) {
   return s.ok() ? *s : std::vector<CollectiveSample>{};
 }
 
+TEST(NcclTests, RanksFromFileNameReadsTheFirstGpuCountAndBoundsIt) {
+  EXPECT_EQ(*RanksFromFileName("all_reduce_8gpu.csv"), 8);
+  EXPECT_EQ(*RanksFromFileName("ar-16GPUs.txt"), 16);
+  EXPECT_EQ(*RanksFromFileName("run2_all_gather_64_gpus.csv"), 64);  // "2_a" is no count
+  EXPECT_EQ(*RanksFromFileName("all_reduce.csv"), 0);
+  EXPECT_EQ(*RanksFromFileName("all_reduce_16777216gpu.csv"), 1 << 24);
+  // Once a crash (regex recursion) and an uncaught std::out_of_range: now errors.
+  absl::StatusOr<int> huge = RanksFromFileName("all_reduce_99999999999gpu.csv");
+  ASSERT_EQ(huge.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(huge.status().message().find("99999999999 GPUs; at most 16777216"), std::string::npos)
+      << huge.status();
+  EXPECT_EQ(RanksFromFileName("all_reduce_16777217gpu.csv").status().code(), absl::StatusCode::kInvalidArgument);
+  absl::StatusOr<int> long_name = RanksFromFileName("all_reduce_" + std::string(100000, '9') + "gpu.csv");
+  ASSERT_EQ(long_name.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(long_name.status().message().find("file name of 100018 bytes; at most 255"), std::string::npos)
+      << long_name.status();
+}
+
 TEST(NcclTests, ParsesTheShippedCsv) {
   const std::vector<CollectiveSample> s = AllReduceFile(8);
   ASSERT_EQ(s.size(), 1024u);

@@ -434,6 +434,12 @@ absl::Status ValidateConfig(const Workload& w, const ParallelConfig& raw) {
   return absl::OkStatus();
 }
 
+absl::Status ValidateMeasured(double iteration_time_s, double peak_memory_gib) {
+  PARAPLAN_RETURN_IF_ERROR(InRange("iteration_time_s", iteration_time_s, kMinMeasuredIterationS,
+                                   kMaxMeasuredIterationS, /*zero_is_default=*/false));
+  return InRange("peak_memory_gib", peak_memory_gib, 0, kMaxMeasuredMemoryGiB, /*zero_is_default=*/false);
+}
+
 absl::Status ValidateConfigForGpus(const Workload& w, const ParallelConfig& c, int64_t num_gpus) {
   PARAPLAN_RETURN_IF_ERROR(ValidateConfig(w, c));
   const int64_t product = c.Normalized().NumGpus();

@@ -29,6 +29,17 @@ absl::Status ValidateConfig(const Workload& workload, const ParallelConfig& conf
 absl::Status ValidateConfigForGpus(const Workload& workload, const ParallelConfig& config,
                                    int64_t num_gpus);
 
+// Physical bounds of a measured training step, which ingest and calibration refuse to
+// leave: no step is shorter than one kernel launch (~5 us on any GPU since Kepler; 1 us
+// leaves room) nor longer than 10^6 s (11.6 days); no device's peak memory reaches
+// 10^5 GiB (the largest accelerator of 2026, B300, holds 288 GB). Inside these bounds
+// every ratio of prediction to measurement, and every sum of them, stays finite.
+inline constexpr double kMinMeasuredIterationS = 1e-6;
+inline constexpr double kMaxMeasuredIterationS = 1e6;
+inline constexpr double kMaxMeasuredMemoryGiB = 1e5;
+// INVALID_ARGUMENT naming "iteration_time_s" or "peak_memory_gib" and the bound.
+absl::Status ValidateMeasured(double iteration_time_s, double peak_memory_gib);
+
 }  // namespace paraplan
 
 #endif  // PARAPLAN_ESTIMATOR_INPUTS_VALIDATE_H_

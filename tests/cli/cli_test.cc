@@ -624,6 +624,12 @@ TEST_F(ServerTest, FitNetworkAndGemmFromMicrobenchmarks) {
   r = P({"profiles", "fit-network", "dgx-a100-80gb", nccl, "--level", "ethernet"});
   EXPECT_EQ(r.code, 1) << Describe(r);
   EXPECT_TRUE(Contains(r.err, "ethernet")) << Describe(r);
+  // A group size in the name beyond any cluster (once an uncaught std::out_of_range: UNKNOWN).
+  const std::string huge = g_tmp + "/all_reduce_99999999999gpu.csv";
+  WriteFile(huge, Slurp(nccl));
+  r = P({"profiles", "fit-network", "dgx-a100-80gb", huge, "--dry-run"});
+  EXPECT_EQ(r.code, 1) << Describe(r);
+  EXPECT_TRUE(Contains(r.err, "99999999999 GPUs; at most 16777216")) << Describe(r);
   r = P({"profiles", "fit-gemm", "dgx-h100-80gb", gemm});
   ASSERT_EQ(r.code, 0) << Describe(r);
   EXPECT_TRUE(Contains(r.out, "matmul_efficiency") && Contains(r.out, "shapes within 10%")) << Describe(r);

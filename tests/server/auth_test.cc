@@ -184,6 +184,14 @@ TEST(AuthTokens, FileFormatErrorsNameTheLine) {
   EXPECT_TRUE(IsLoopback("[::1]:50051"));
   EXPECT_FALSE(IsLoopback("0.0.0.0:50051"));
   EXPECT_FALSE(IsLoopback("10.0.0.1:50051"));
+  // Parsed, not matched by prefix: a host name beginning "127." is not loopback.
+  EXPECT_FALSE(IsLoopback("127.example.org:50051"));
+  EXPECT_FALSE(IsLoopback("127.0.0.1.nip.io:50051"));
+  EXPECT_TRUE(IsLoopback("127.3.2.1:50051"));
+  EXPECT_TRUE(IsLoopback("localhost:50051"));
+  EXPECT_TRUE(IsLoopback("[::ffff:127.0.0.1]:50051"));
+  EXPECT_FALSE(IsLoopback("[::2]:50051"));
+  EXPECT_FALSE(IsLoopback("[fe80::1]:50051"));
 }
 
 }  // namespace

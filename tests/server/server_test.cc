@@ -7,6 +7,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -451,6 +452,21 @@ TEST_F(ServerTest, IngestIsIdempotentAndSurvivesRestart) {
   EXPECT_THAT(r.results(10).reason(), HasSubstr("config.tensor_parallel"));
   EXPECT_THAT(r.results(11).reason(), HasSubstr("nowhere"));
   EXPECT_GT(r.results(0).predicted_iteration_time_s(), 0);
+  // Outside the physical bounds (once accepted: accuracy then read +Inf for good, and two
+  // such made calibration store a NaN profile).
+  std::vector<v1::Measurement> absurd;
+  for (const auto& [id, t, gib] : {std::tuple{"tiny", 5e-324, 10.0}, {"huge", 1e300, 10.0}, {"mem", 1.0, 1.7e308}}) {
+    v1::Measurement m = ms[0];
+    m.set_id(id);
+    m.set_iteration_time_s(t);
+    m.set_peak_memory_gib(gib);
+    absurd.push_back(m);
+  }
+  v1::IngestMeasurementsResponse refused = Ingest(absurd);
+  EXPECT_EQ(refused.rejected(), 3);
+  EXPECT_THAT(refused.results(0).reason(), HasSubstr("iteration_time_s: 4.94066e-324 is outside [1e-06, 1e+06]"));
+  EXPECT_THAT(refused.results(1).reason(), HasSubstr("iteration_time_s: 1e+300 is outside [1e-06, 1e+06]"));
+  EXPECT_THAT(refused.results(2).reason(), HasSubstr("peak_memory_gib: 1.7e+308 is outside [0, 100000]"));
   v1::IngestMeasurementsResponse again = Ingest(ms);
   EXPECT_EQ(again.duplicates(), 9);
   EXPECT_EQ(again.accepted(), 0);
