@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -739,10 +740,36 @@ absl::StatusOr<v1::AccuracyReport> Backend::Accuracy(const v1::GetAccuracyReques
   return out;
 }
 
-absl::StatusOr<v1::CalibrateResponse> Backend::Calibrate(const std::string& profile, bool dry_run) {
+absl::Status Backend::BeginCalibration(const std::string& profile, const Interrupt& stop) {
+  absl::MutexLock lock(&calibrating_mu_);
+  const auto free = [this, &profile]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(calibrating_mu_) {
+    return !calibrating_.contains(profile);
+  };
+  // Waits in short slices so that a cancelled caller leaves at once.
+  while (!free()) {
+    if (stop.Requested()) {
+      return absl::Status(stop.Check("calibration").code(),
+                          absl::StrCat("another calibration of profile \"", profile, "\" is running on this server"));
+    }
+    calibrating_mu_.AwaitWithTimeout(absl::Condition(&free), absl::Milliseconds(50));
+  }
+  calibrating_.insert(profile);
+  return absl::OkStatus();
+}
+
+void Backend::EndCalibration(const std::string& profile) {
+  absl::MutexLock lock(&calibrating_mu_);
+  calibrating_.erase(profile);
+}
+
+absl::StatusOr<v1::CalibrateResponse> Backend::Calibrate(const std::string& profile, bool dry_run,
+                                                         const Interrupt& stop) {
   if (profile.empty()) return absl::InvalidArgumentError("profile: missing profile name");
-  absl::MutexLock lock(&calibrate_mu_);
-  absl::StatusOr<v1::SystemProfile> base = Load(profile, 0);
+  absl::StatusOr<v1::SystemProfile> base = Load(profile, 0);  // NOT_FOUND without waiting
+  if (!base.ok()) return base.status();
+  if (absl::Status s = BeginCalibration(profile, stop); !s.ok()) return s;
+  absl::Cleanup end = [this, &profile] { EndCalibration(profile); };
+  base = Load(profile, 0);  // the latest, now that no other calibration of it runs here
   if (!base.ok()) return base.status();
   absl::StatusOr<SystemProfile> sp = adapter::FromProto(*base);
   if (!sp.ok()) return sp.status();
@@ -752,7 +779,11 @@ absl::StatusOr<v1::CalibrateResponse> Backend::Calibrate(const std::string& prof
   std::vector<CalibrationSample> samples;
   int64_t fitted_through = 0;
   absl::Status read = ForEachPaged(
-      kRowsPerPage, [&](int64_t after) { return store_->MeasurementsAfter(profile, after, kRowsPerPage); },
+      kRowsPerPage,
+      [&](int64_t after) -> absl::StatusOr<std::vector<store::MeasurementRow>> {
+        if (absl::Status s = stop.Check("calibration"); !s.ok()) return s;
+        return store_->MeasurementsAfter(profile, after, kRowsPerPage);
+      },
       [&](const store::MeasurementRow& r) {
         fitted_through = r.seq;
         v1::Measurement m;
@@ -763,7 +794,7 @@ absl::StatusOr<v1::CalibrateResponse> Backend::Calibrate(const std::string& prof
         samples.push_back({*w, *c, m.iteration_time_s(), m.peak_memory_gib(), m.out_of_memory()});
       });
   if (!read.ok()) return read;
-  absl::StatusOr<CalibrationResult> result = CalibrateProfile(*sp, samples);
+  absl::StatusOr<CalibrationResult> result = CalibrateProfile(*sp, samples, stop);
   if (!result.ok()) return result.status();
   v1::SystemProfile next = *base;
   *next.mutable_calibration() = adapter::ToProto(result->profile.calibration);

@@ -28,7 +28,9 @@
 // by the stored profiles. Errors repeat a request's strings at most kMaxEchoedChars long.
 //
 // Thread-safe: the store serialises writes; profile create/update checks and writes
-// under one lock; one calibration runs at a time.
+// under one lock; one calibration of a profile runs at a time here, calibrations of
+// different profiles side by side. The fits, calibrations and simulations take an
+// Interrupt (the caller's deadline and cancellation) and stop soon after it fires.
 #ifndef PARAPLAN_SERVER_BACKEND_H_
 #define PARAPLAN_SERVER_BACKEND_H_
 
@@ -42,6 +44,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "estimator/inputs/interrupt.h"
 #include "estimator/inputs/system_profile.h"
 #include "paraplan/v1/network.pb.h"
 #include "paraplan/v1/services.pb.h"
@@ -89,17 +92,22 @@ class Backend {
   // Fits the profile's default version to its measurements; stores the result as the
   // next version, promoted to the default only if the fit report says so; dry_run
   // stores nothing.
-  absl::StatusOr<v1::CalibrateResponse> Calibrate(const std::string& profile, bool dry_run = false);
+  // One calibration of a profile at a time on this server (others side by side); a call
+  // waits for the running one until `stop` asks, then DEADLINE_EXCEEDED / CANCELLED.
+  absl::StatusOr<v1::CalibrateResponse> Calibrate(const std::string& profile, bool dry_run = false,
+                                                  const Interrupt& stop = {});
 
   // Microbenchmarks as profile input (backend_fit.cc): fit, and unless dry_run write the
   // fitted profile as the next version with origin "microbenchmark".
-  absl::StatusOr<v1::FitNetworkResponse> FitNetwork(const v1::FitNetworkRequest& request);
-  absl::StatusOr<v1::FitGemmResponse> FitGemm(const v1::FitGemmRequest& request);
+  absl::StatusOr<v1::FitNetworkResponse> FitNetwork(const v1::FitNetworkRequest& request,
+                                                    const Interrupt& stop = {});
+  absl::StatusOr<v1::FitGemmResponse> FitGemm(const v1::FitGemmRequest& request, const Interrupt& stop = {});
 
   // The network as a design question (backend_network.cc): a configuration's
   // collectives replayed on SimGrid beside the estimate (UNIMPLEMENTED where the server
   // was built without SimGrid), and candidate designs ranked for a workload mix.
-  absl::StatusOr<v1::SimulateResponse> Simulate(const v1::SimulateRequest& request, int max_gpus);
+  absl::StatusOr<v1::SimulateResponse> Simulate(const v1::SimulateRequest& request, int max_gpus,
+                                                const Interrupt& stop = {});
   absl::StatusOr<v1::CodesignResponse> Codesign(const v1::CodesignRequest& request, absl::Time deadline,
                                                 const std::atomic<bool>* cancelled = nullptr);
 
@@ -113,6 +121,10 @@ class Backend {
   void Stop();
 
  private:
+  // Marks `profile` as calibrating here, waiting (until `stop`) for one already running.
+  absl::Status BeginCalibration(const std::string& profile, const Interrupt& stop)
+      ABSL_LOCKS_EXCLUDED(calibrating_mu_);
+  void EndCalibration(const std::string& profile) ABSL_LOCKS_EXCLUDED(calibrating_mu_);
   enum class Existing { kMustNotExist, kMustExist, kEither };
   absl::StatusOr<v1::SystemProfile> WriteProfile(const v1::SystemProfile& profile, Existing existing,
                                                  const std::string& origin = "user");
@@ -150,7 +162,8 @@ class Backend {
   Metrics* metrics_;
   BackendOptions options_;
   AccuracyTracker accuracy_;
-  absl::Mutex calibrate_mu_;
+  absl::Mutex calibrating_mu_;
+  std::set<std::string> calibrating_ ABSL_GUARDED_BY(calibrating_mu_);  // running here now
   absl::Mutex profile_write_mu_;  // Create/Update: existence check + write
   absl::Mutex gauges_mu_;
   std::set<std::string> gauged_ ABSL_GUARDED_BY(gauges_mu_);  // profiles with gauges

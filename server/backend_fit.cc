@@ -64,7 +64,7 @@ absl::StatusOr<SystemProfile> Backend::LoadForFit(const std::string& ref) {
   return adapter::FromProto(*p);
 }
 
-absl::StatusOr<v1::FitNetworkResponse> Backend::FitNetwork(const v1::FitNetworkRequest& req) {
+absl::StatusOr<v1::FitNetworkResponse> Backend::FitNetwork(const v1::FitNetworkRequest& req, const Interrupt& stop) {
   if (req.files().empty()) return absl::InvalidArgumentError("files: give at least one nccl-tests output");
   if (static_cast<size_t>(req.files_size()) > kMaxFiles) {
     return absl::InvalidArgumentError(absl::StrCat("files: more than ", kMaxFiles));
@@ -97,7 +97,7 @@ absl::StatusOr<v1::FitNetworkResponse> Backend::FitNetwork(const v1::FitNetworkR
       file_of.push_back(f.name());
     }
   }
-  absl::StatusOr<NetworkFit> fit = FitNetworkLevel(*base, req.level(), samples);
+  absl::StatusOr<NetworkFit> fit = FitNetworkLevel(*base, req.level(), samples, stop);
   if (!fit.ok()) return fit.status();
   const NetworkFitReport& r = fit->report;
   v1::FitNetworkResponse out;
@@ -125,7 +125,7 @@ absl::StatusOr<v1::FitNetworkResponse> Backend::FitNetwork(const v1::FitNetworkR
   return out;
 }
 
-absl::StatusOr<v1::FitGemmResponse> Backend::FitGemm(const v1::FitGemmRequest& req) {
+absl::StatusOr<v1::FitGemmResponse> Backend::FitGemm(const v1::FitGemmRequest& req, const Interrupt& stop) {
   if (absl::Status s = CheckFile(req.csv(), "csv"); !s.ok()) return s;
   absl::StatusOr<SystemProfile> base = LoadForFit(req.profile());
   if (!base.ok()) return base.status();
@@ -134,7 +134,7 @@ absl::StatusOr<v1::FitGemmResponse> Backend::FitGemm(const v1::FitGemmRequest& r
     return absl::InvalidArgumentError(absl::StrCat("csv (", req.csv().name().substr(0, 100), "): ",
                                                    samples.status().message()));
   }
-  absl::StatusOr<GemmFit> fit = paraplan::FitGemm(*base, *samples);
+  absl::StatusOr<GemmFit> fit = paraplan::FitGemm(*base, *samples, stop);
   if (!fit.ok()) return fit.status();
   const GemmFitReport& r = fit->report;
   v1::FitGemmResponse out;

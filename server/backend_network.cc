@@ -24,10 +24,12 @@ absl::Status In(const std::string& field, const absl::Status& s) {
 
 }  // namespace
 
-absl::StatusOr<v1::SimulateResponse> Backend::Simulate(const v1::SimulateRequest& req, int max_gpus) {
+absl::StatusOr<v1::SimulateResponse> Backend::Simulate(const v1::SimulateRequest& req, int max_gpus,
+                                                      const Interrupt& stop) {
 #ifndef PARAPLAN_HAVE_SIMGRID
   (void)req;
   (void)max_gpus;
+  (void)stop;
   return absl::UnimplementedError("this server was built without SimGrid (install libsimgrid-dev and rebuild)");
 #else
   if (!(req.background_load() >= 0 && req.background_load() <= 1)) {
@@ -65,7 +67,7 @@ absl::StatusOr<v1::SimulateResponse> Backend::Simulate(const v1::SimulateRequest
       if (!mine.count(g) && !mine.count(to) && g != to) bg.flows.push_back({g, to});
     }
   }
-  absl::StatusOr<sim::IterationSimulation> s = sim::SimulateIteration(*p, *e, layout, bg);
+  absl::StatusOr<sim::IterationSimulation> s = sim::SimulateIteration(*p, *e, layout, bg, stop);
   if (!s.ok()) return s.status();
   v1::SimulateResponse out;
   *out.mutable_analytic() = adapter::ToProto(*e);

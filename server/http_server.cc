@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "server/rate_limit.h"
 
 namespace paraplan::server {
 namespace {
@@ -220,6 +221,16 @@ std::string PeerName(const sockaddr_storage& a) {
   return "";
 }
 
+// A 503 with `why`, best effort (a fresh socket's send buffer takes it whole), then the
+// connection closed.
+void RefuseBusy(int fd, absl::string_view why) {
+  const std::string answer =
+      absl::StrCat("HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ",
+                   why.size(), "\r\nConnection: close\r\n\r\n", why);
+  (void)!send(fd, answer.data(), answer.size(), MSG_NOSIGNAL);
+  close(fd);
+}
+
 }  // namespace
 
 std::optional<absl::string_view> HttpRequest::Header(absl::string_view lower_case_name) const {
@@ -331,7 +342,24 @@ void HttpServer::Stop() {
   }
 }
 
+bool HttpServer::Admit(int fd, const std::string& host) {
+  absl::MutexLock l(&peers_mu_);
+  int& open = open_per_host_[host];
+  if (open >= std::max(1, options_.max_connections_per_client)) return false;
+  ++open;
+  host_of_fd_[fd] = host;
+  return true;
+}
+
 void HttpServer::Close(int fd) {
+  {
+    // Forgotten before close(): the number may be reused by the next accept at once.
+    absl::MutexLock l(&peers_mu_);
+    if (auto it = host_of_fd_.find(fd); it != host_of_fd_.end()) {
+      if (--open_per_host_[it->second] <= 0) open_per_host_.erase(it->second);
+      host_of_fd_.erase(it);
+    }
+  }
   close(fd);
   open_.fetch_sub(1);
 }
@@ -407,19 +435,19 @@ void HttpServer::Accept(std::vector<Conn>& conns, absl::Time& accept_paused_unti
       }
       return;  // EAGAIN: no more waiting
     }
+    const std::string peer = PeerName(from);
     if (open_.load() >= options_.max_connections) {
-      // Best effort: a fresh socket's send buffer takes this whole.
-      static constexpr char kBusy[] =
-          "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
-          "Content-Length: 17\r\nConnection: close\r\n\r\ntoo many clients\n";
-      (void)!send(fd, kBusy, sizeof kBusy - 1, MSG_NOSIGNAL);
-      close(fd);
+      RefuseBusy(fd, "too many clients\n");
+      continue;
+    }
+    if (!Admit(fd, ClientOfPeer(peer))) {
+      RefuseBusy(fd, "too many connections from your address\n");
       continue;
     }
     open_.fetch_add(1);
     Conn c;
     c.fd = fd;
-    c.peer = PeerName(from);
+    c.peer = peer;
     c.deadline = absl::Now() + options_.request_timeout;
     conns.push_back(std::move(c));
   }

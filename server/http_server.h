@@ -37,7 +37,8 @@
 //   501  Transfer-Encoding (request bodies need Content-Length)
 //   505  an HTTP version other than 1.0 / 1.1
 //   408  request not complete within request_timeout of the connection's accept
-//   503  max_connections already open (answered best-effort, then closed)
+//   503  max_connections already open, or max_connections_per_client from the same
+//        address (answered best-effort, then closed)
 //
 // Threads: one loop thread accepts connections and reads requests for all of them
 // (non-blocking, poll), so a slow client holds no worker, only one of max_connections;
@@ -102,7 +103,10 @@ using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 
 struct HttpServerOptions {
   int workers = 4;                                    // threads that run handlers
-  int max_connections = 64;                           // open at once, in any state
+  int max_connections = 256;                          // open at once, in any state
+  // Open at once from one address (the peer's IP, any port): 300 slow connections from
+  // one host hold 16 of 256, and /metrics still answers other hosts.
+  int max_connections_per_client = 16;
   size_t max_header_bytes = 8 * 1024;                 // request line + headers
   size_t max_body_bytes = 1024 * 1024;                // Content-Length limit
   absl::Duration request_timeout = absl::Seconds(5);  // accept to last body byte
@@ -171,6 +175,8 @@ class HttpServer {
   void Answer(Conn& c, Job job);
   Job Route(HttpRequest request) const;
   void Respond(Job& job);
+  // Counts `fd` as open from `host`; false (nothing counted) when that host is at its cap.
+  bool Admit(int fd, const std::string& host);
   void Close(int fd);
 
   const HttpServerOptions options_;
@@ -189,6 +195,12 @@ class HttpServer {
   std::deque<Job> queue_ ABSL_GUARDED_BY(mu_);
   std::vector<int> lingering_ ABSL_GUARDED_BY(mu_);  // answered, to be drained by the loop
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+
+  // Open connections per client address, and each open fd's address (Close() may run on
+  // any thread: the loop's or a worker's).
+  absl::Mutex peers_mu_;
+  absl::flat_hash_map<int, std::string> host_of_fd_ ABSL_GUARDED_BY(peers_mu_);
+  absl::flat_hash_map<std::string, int> open_per_host_ ABSL_GUARDED_BY(peers_mu_);
 
   absl::Mutex stop_mu_;  // serialises Stop()
   bool stopped_ ABSL_GUARDED_BY(stop_mu_) = false;

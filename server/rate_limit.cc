@@ -1,5 +1,7 @@
 #include "server/rate_limit.h"
 
+#include "absl/strings/strip.h"
+
 #include <algorithm>
 #include <vector>
 
@@ -31,12 +33,15 @@ bool RateLimiter::Allow(const std::string& key, absl::Time now, absl::Duration* 
   return false;
 }
 
-std::string ClientOfPeer(const std::string& peer) {
+std::string ClientOfPeer(absl::string_view peer) {
+  absl::ConsumePrefix(&peer, "http:");  // the HTTP API's calls: the same host's budget
   const size_t colon = peer.rfind(':');
   const size_t first = peer.find(':');
   // "ipv4:HOST:PORT" / "ipv6:[ADDR]:PORT": drop the port; anything else as it is.
-  if (colon != std::string::npos && first != std::string::npos && colon > first) return peer.substr(0, colon);
-  return peer;
+  if (colon != absl::string_view::npos && first != absl::string_view::npos && colon > first) {
+    return std::string(peer.substr(0, colon));
+  }
+  return std::string(peer);
 }
 
 }  // namespace paraplan::server

@@ -10,6 +10,7 @@
 #include <map>
 #include <string>
 
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
@@ -37,8 +38,9 @@ class RateLimiter {
 };
 
 // The client part of a gRPC peer string ("ipv4:10.0.0.7:51234" -> "ipv4:10.0.0.7"), so
-// that one host's connections share a bucket.
-std::string ClientOfPeer(const std::string& peer);
+// that one host's connections share a bucket; the HTTP API's calls ("http:ipv4:...")
+// share the same host's.
+std::string ClientOfPeer(absl::string_view peer);
 
 }  // namespace paraplan::server
 

@@ -4,6 +4,7 @@
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/resource_quota.h>
 #include <grpcpp/support/server_interceptor.h>
 
 #include <algorithm>
@@ -85,8 +86,10 @@ class Rpc {
                                                      : absl::string_view(it->second.data(), it->second.size());
       auth_ = env_.auth->Check(value, RequiredRole(service_, method_));
     }
+    // Every write attempt takes from its host's budget, authenticated or not (token
+    // guessing is throttled too).
     absl::Duration retry;
-    if (auth_.ok() && RequiredRole(service_, method_) >= Role::kWriter &&
+    if (RequiredRole(service_, method_) >= Role::kWriter &&
         !env_.writes->Allow(ClientOfPeer(PeerOf(ctx_)), absl::Now(), &retry)) {
       auth_ = absl::ResourceExhaustedError(absl::StrFormat(
           "write rate limit: %g per second per client (burst %g); retry in %.1f s", env_.limits->write_rate_per_s,
@@ -262,6 +265,17 @@ class CancelWatch {
   std::thread thread_;  // last: starts once the flag and notification exist
 };
 
+// What stops a call's long work: its client's deadline (none given: never) and its
+// cancellation, as `watch` sees it.
+Interrupt CallInterrupt(const grpc::ServerContext* ctx, const CancelWatch& watch) {
+  Interrupt stop;
+  stop.cancelled = watch.flag();
+  if (ctx->deadline() < std::chrono::system_clock::time_point::max() - std::chrono::hours(24 * 365)) {
+    stop.deadline = absl::FromChrono(ctx->deadline());
+  }
+  return stop;
+}
+
 class PlannerService final : public v1::Planner::Service {
  public:
   PlannerService(Backend* b, RpcEnv env) : b_(b), env_(env) {}
@@ -358,7 +372,8 @@ class NetworkService final : public v1::Network::Service {
     if (!rpc.allowed()) return rpc.Denied();
     const SearchSlot slot(env_.plans, env_.limits->max_concurrent_plans);
     if (absl::Status s = slot.status(env_.limits->max_concurrent_plans); !s.ok()) return rpc.Done(s);
-    return rpc.Done(Assign(b_->Simulate(*req, std::min(env_.limits->max_gpus, 1024)), resp));
+    CancelWatch watch(ctx);
+    return rpc.Done(Assign(b_->Simulate(*req, std::min(env_.limits->max_gpus, 1024), CallInterrupt(ctx, watch)), resp));
   }
   grpc::Status Codesign(grpc::ServerContext* ctx, const v1::CodesignRequest* req,
                         v1::CodesignResponse* resp) override {
@@ -429,7 +444,8 @@ class ProfilesService final : public v1::Profiles::Service {
                           v1::FitNetworkResponse* resp) override {
     Rpc rpc(env_, "Profiles", "FitNetwork", ctx);
     if (!rpc.allowed()) return rpc.Denied();
-    return rpc.Done(Assign(b_->FitNetwork(*req), resp));
+    CancelWatch watch(ctx);
+    return rpc.Done(Assign(b_->FitNetwork(*req, CallInterrupt(ctx, watch)), resp));
   }
   grpc::Status PromoteProfile(grpc::ServerContext* ctx, const v1::PromoteProfileRequest* req,
                               v1::SystemProfile* resp) override {
@@ -441,7 +457,8 @@ class ProfilesService final : public v1::Profiles::Service {
                        v1::FitGemmResponse* resp) override {
     Rpc rpc(env_, "Profiles", "FitGemm", ctx);
     if (!rpc.allowed()) return rpc.Denied();
-    return rpc.Done(Assign(b_->FitGemm(*req), resp));
+    CancelWatch watch(ctx);
+    return rpc.Done(Assign(b_->FitGemm(*req, CallInterrupt(ctx, watch)), resp));
   }
 
  private:
@@ -472,7 +489,8 @@ class MeasurementsService final : public v1::Measurements::Service {
                          v1::CalibrateResponse* resp) override {
     Rpc rpc(env_, "Measurements", "Calibrate", ctx);
     if (!rpc.allowed()) return rpc.Denied();
-    return rpc.Done(Assign(b_->Calibrate(req->profile(), req->dry_run()), resp));
+    CancelWatch watch(ctx);
+    return rpc.Done(Assign(b_->Calibrate(req->profile(), req->dry_run(), CallInterrupt(ctx, watch)), resp));
   }
 
  private:
@@ -678,6 +696,9 @@ absl::StatusOr<std::unique_ptr<RunningServer>> StartServer(const ServerOptions& 
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, *creds, &r->port_);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
+  grpc::ResourceQuota quota("paraplan-rpc");
+  quota.SetMaxThreads(options.limits.max_rpc_threads);
+  builder.SetResourceQuota(quota);
   {
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
     interceptors.push_back(std::make_unique<UnparsedRequestFactory>(env));

@@ -39,6 +39,10 @@ struct Limits {
   double plan_default_deadline_s = 30;  // a Plan without a deadline gets this one
   double write_rate_per_s = 50;      // write RPCs per second per client host; 0 = off
   double write_burst = 100;
+  // Threads gRPC may run calls on at once (its sync server otherwise grows one per
+  // concurrent call without bound: 196 were seen under a fuzz); a call beyond them is
+  // answered RESOURCE_EXHAUSTED. Each search or fit also holds one watcher thread.
+  int max_rpc_threads = 128;
 };
 
 struct ServerOptions {

@@ -36,7 +36,8 @@ double ExposedComm(const TimeBreakdown& t, const std::string& dim) {
 }  // namespace
 
 absl::StatusOr<IterationSimulation> SimulateIteration(const SystemProfile& profile, const Estimate& analytic,
-                                                      const JobLayout& layout, const Background& background) {
+                                                      const JobLayout& layout, const Background& background,
+                                                      const Interrupt& stop) {
   if (layout.job_gpus() > kMaxSimulatedGpus) {
     return absl::InvalidArgumentError(absl::StrCat("the job has ", layout.job_gpus(),
                                                    " GPUs; the simulator's limit is ", kMaxSimulatedGpus, " GPUs"));
@@ -57,7 +58,7 @@ absl::StatusOr<IterationSimulation> SimulateIteration(const SystemProfile& profi
     out.collectives.push_back({u, 0, 0});
   }
   for (size_t i = 0; i < ops.size(); ++i) {
-    absl::StatusOr<std::vector<double>> t = SimulateConcurrent(profile, {ops[i]}, background, kMaxSimulatedGpus);
+    absl::StatusOr<std::vector<double>> t = SimulateConcurrent(profile, {ops[i]}, background, kMaxSimulatedGpus, stop);
     if (!t.ok()) return t.status();
     out.collectives[i].simulated_alone_s = t->empty() ? 0 : (*t)[0];
   }
@@ -75,7 +76,7 @@ absl::StatusOr<IterationSimulation> SimulateIteration(const SystemProfile& profi
     }
     if (partner < 0) continue;
     absl::StatusOr<std::vector<double>> t =
-        SimulateConcurrent(profile, {ops[i], ops[partner]}, background, kMaxSimulatedGpus);
+        SimulateConcurrent(profile, {ops[i], ops[partner]}, background, kMaxSimulatedGpus, stop);
     if (!t.ok()) return t.status();
     CollectiveComparison& blocking = out.collectives[partner];
     out.collectives[i].simulated_contended_s = (*t)[0];

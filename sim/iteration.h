@@ -49,8 +49,10 @@ inline constexpr int64_t kMaxSimulatedGpus = 4096;
 // job's ranks (base: ranks whose index along the dimension is 0).
 std::vector<std::vector<int64_t>> DimensionGroups(int64_t job_gpus, int size, int64_t stride);
 
+// CANCELLED / DEADLINE_EXCEEDED when `stop` asks (see SimulateConcurrent).
 absl::StatusOr<IterationSimulation> SimulateIteration(const SystemProfile& profile, const Estimate& analytic,
-                                                      const JobLayout& layout, const Background& background = {});
+                                                      const JobLayout& layout, const Background& background = {},
+                                                      const Interrupt& stop = {});
 
 }  // namespace paraplan::sim
 

@@ -1,6 +1,7 @@
 #include "sim/simulate.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -34,6 +35,8 @@ namespace {
 constexpr int64_t kMaxFlows = 2'000'000;
 // CPU seconds one simulation may use (a 4,096-GPU ring takes ~4).
 constexpr rlim_t kCpuLimitS = 300;
+// How often a waiting caller checks its interrupt while the child simulates.
+constexpr int kPollMs = 20;
 
 // Replays `steps` from the calling actor: per step, the latency of its slowest route
 // (times the steps it stands for), then its flows and branches at once.
@@ -134,7 +137,8 @@ int OutermostLevel(const Hardware& hw, const std::vector<GroupProgram>& programs
 
 absl::StatusOr<std::vector<double>> SimulateConcurrent(const SystemProfile& profile,
                                                        const std::vector<SimCollective>& ops,
-                                                       const Background& background, int64_t max_hosts) {
+                                                       const Background& background, int64_t max_hosts,
+                                                       const Interrupt& stop) {
   const int64_t cluster = profile.NumGpus();
   std::set<int64_t> hosts;
   for (size_t i = 0; i < ops.size(); ++i) {
@@ -191,6 +195,7 @@ absl::StatusOr<std::vector<double>> SimulateConcurrent(const SystemProfile& prof
     const double scale = l.bytes_per_s / at_size;
     for (GroupProgram& g : programs[i]) ForEachFlow(g.steps, [scale](Flow& f) { f.bytes *= scale; });
   }
+  if (absl::Status s = stop.Check("the SimGrid run"); !s.ok()) return s;
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return absl::InternalError(absl::StrCat("pipe: errno ", errno));
   // The child inherits the caller's unwritten stdio buffers; SimGrid flushes them.
@@ -214,16 +219,28 @@ absl::StatusOr<std::vector<double>> SimulateConcurrent(const SystemProfile& prof
   size_t got = 0;
   char* out = reinterpret_cast<char*>(finish.data());
   const size_t want = finish.size() * sizeof(double);
+  // Read in slices of at most kPollMs so that an interrupt kills the child at once.
+  absl::Status stopped;
   while (got < want) {
+    pollfd p{fds[0], POLLIN, 0};
+    const int ready = poll(&p, 1, kPollMs);
+    if (ready < 0 && errno != EINTR) break;
+    if (ready <= 0) {
+      stopped = stop.Check("the SimGrid run");
+      if (!stopped.ok()) break;
+      continue;
+    }
     const ssize_t n = read(fds[0], out + got, want - got);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     got += static_cast<size_t>(n);
   }
   close(fds[0]);
+  if (!stopped.ok()) kill(pid, SIGKILL);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  if (!stopped.ok()) return stopped;
   if (WIFSIGNALED(status)) {
     return absl::InternalError(WTERMSIG(status) == SIGXCPU
                                    ? absl::StrCat("the SimGrid run exceeded its CPU limit of ", kCpuLimitS, " s")

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "estimator/inputs/interrupt.h"
 #include "estimator/inputs/parallel_config.h"
 #include "estimator/inputs/system_profile.h"
 #include "estimator/iteration/estimate.h"
@@ -53,11 +54,12 @@ struct Background {
 // (0 for an op whose groups have one member). Background flows stream from time 0 until
 // the last op ends. INVALID_ARGUMENT when a group names a GPU outside the cluster, the
 // platform would exceed `max_hosts` GPUs or the replay more than 2,000,000 flows;
-// INTERNAL when the simulation process fails or exceeds its CPU limit.
+// INTERNAL when the simulation process fails or exceeds its CPU limit; CANCELLED /
+// DEADLINE_EXCEEDED when `stop` asks (the simulation process is killed at once).
 absl::StatusOr<std::vector<double>> SimulateConcurrent(const SystemProfile& profile,
                                                        const std::vector<SimCollective>& ops,
                                                        const Background& background = {},
-                                                       int64_t max_hosts = 4096);
+                                                       int64_t max_hosts = 4096, const Interrupt& stop = {});
 
 }  // namespace paraplan::sim
 

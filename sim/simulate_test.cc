@@ -4,9 +4,12 @@
 // the direction and size the physics says.
 #include "sim/simulate.h"
 
+#include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <thread>
 
+#include "absl/time/clock.h"
 #include "estimator/catalog/presets.h"
 #include "estimator/system/collectives.h"
 #include "estimator/system/hardware.h"
@@ -354,6 +357,26 @@ TEST(Simulate, RefusesTooLargeSimulations) {
       SimulateConcurrent(p, {Op(CollectiveKind::kAllToAll, CollectiveAlgorithm::kRing, DimensionGroups(2048, 2048, 1))});
   EXPECT_EQ(flows.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(flows.status().message().find("2000000"), std::string::npos) << flows.status();
+}
+
+// An interrupted replay ends at once: the simulation process is killed, not waited for.
+TEST(Simulate, StopsWhenInterrupted) {
+  const SystemProfile p = ExactCluster(512, {Level("ib", 0, 10)});
+  // 4,096 GPUs in 8 rings of 512: ~4 s of SimGrid work.
+  const SimCollective op = Op(CollectiveKind::kAllReduce, CollectiveAlgorithm::kRing, DimensionGroups(4096, 512, 8));
+  Interrupt past;
+  past.deadline = absl::Now() - absl::Seconds(1);
+  EXPECT_EQ(SimulateConcurrent(p, {op}, {}, 4096, past).status().code(), absl::StatusCode::kDeadlineExceeded);
+  std::atomic<bool> cancelled{false};
+  std::thread client([&] {
+    absl::SleepFor(absl::Milliseconds(100));
+    cancelled = true;
+  });
+  Interrupt stop;
+  stop.cancelled = &cancelled;
+  absl::StatusOr<std::vector<double>> t = SimulateConcurrent(p, {op}, {}, 4096, stop);
+  client.join();
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kCancelled) << t.status();
 }
 
 TEST(Simulate, RefusesGpusOutsideTheCluster) {

@@ -23,6 +23,8 @@ namespace paraplan {
 
 namespace {
 
+constexpr char kCalibrationWork[] = "calibration";
+
 // Every number of a report leaves the server in an answer: none may be NaN or Inf.
 absl::Status CheckFinite(const FitReport& r) {
   auto bad = [](absl::string_view what) {
@@ -196,7 +198,7 @@ ParameterChange TimeChange(const CalibrationParam& p, const TimeFit& fit, size_t
 }  // namespace
 
 absl::StatusOr<CalibrationResult> CalibrateProfile(const SystemProfile& base,
-                                                   absl::Span<const CalibrationSample> all) {
+                                                   absl::Span<const CalibrationSample> all, const Interrupt& stop) {
   if (absl::Status s = ValidateProfile(base); !s.ok()) return s;
   // Usable: finite positive time, not OOM, and the base profile can estimate it.
   std::vector<CalibrationSample> usable;
@@ -225,6 +227,7 @@ absl::StatusOr<CalibrationResult> CalibrateProfile(const SystemProfile& base,
   FitReport& r = result.report;
   const Subsample sub = StratifiedSubsample(usable, kSampleBudget);
   const std::vector<const CalibrationSample*> fit_on = Pointers(usable, sub.indices);
+  if (absl::Status s = stop.Check(kCalibrationWork); !s.ok()) return s;
   const TimeFit fit = FitTimes(at, params, fit_on);
   result.profile = fit.profile;
   const std::string fitted_on = sub.indices.size() == usable.size()
@@ -271,6 +274,7 @@ absl::StatusOr<CalibrationResult> CalibrateProfile(const SystemProfile& base,
     double sum = 0, memory_sum = 0;
     int memory_tested = 0;
     for (int f = 0; f < folds.num_folds; ++f) {
+      if (absl::Status s = stop.Check(kCalibrationWork); !s.ok()) return s;
       std::vector<CalibrationSample> train, test;
       for (int i = 0; i < n; ++i) (folds.fold_of[i] == f ? test : train).push_back(usable[i]);
       const Subsample fold_sub = StratifiedSubsample(train, kSampleBudget);

@@ -21,6 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "estimator/inputs/interrupt.h"
 #include "estimator/inputs/parallel_config.h"
 #include "estimator/inputs/system_profile.h"
 #include "estimator/inputs/workload.h"
@@ -124,8 +125,11 @@ inline constexpr double kPromotionMargin = 0.02;
 // kMinCalibrationGroups configuration groups, or when the fit leaves a parameter
 // outside what ValidateProfile accepts or a figure of its report non-finite (nothing
 // fit to store). Measurements outside ValidateMeasured's physical bounds are not used.
+// CANCELLED / DEADLINE_EXCEEDED when `stop` asks: checked between the fit and each
+// cross-validation fold (each well under a CPU-second at the sample budget).
 absl::StatusOr<CalibrationResult> CalibrateProfile(const SystemProfile& base,
-                                                   absl::Span<const CalibrationSample> samples);
+                                                   absl::Span<const CalibrationSample> samples,
+                                                   const Interrupt& stop = {});
 
 }  // namespace paraplan
 

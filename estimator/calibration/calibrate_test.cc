@@ -1,5 +1,7 @@
 #include "estimator/calibration/calibrate.h"
 
+#include <atomic>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -10,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/clock.h"
 #include "estimator/calibration/samples.h"
 #include "estimator/iteration/estimate.h"
 #include "estimator/system/hardware.h"
@@ -191,6 +194,36 @@ TEST(Calibrate, SingleNodeDataLeavesInterNodeAlone) {
     }
   }
   EXPECT_TRUE(seen);
+}
+
+TEST(Calibrate, StopsWhenInterrupted) {
+  const std::vector<CalibrationSample> samples = Synthetic(Truth(), 9);
+  const std::atomic<bool> cancelled{true};
+  Interrupt gone;
+  gone.cancelled = &cancelled;
+  absl::StatusOr<CalibrationResult> r = CalibrateProfile(Profile("dgx-a100-80gb"), samples, gone);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kCancelled) << r.status();
+  Interrupt past;
+  past.deadline = absl::Now() - absl::Seconds(1);
+  EXPECT_EQ(CalibrateProfile(Profile("dgx-a100-80gb"), samples, past).status().code(),
+            absl::StatusCode::kDeadlineExceeded);
+}
+
+// Measurements outside the physical bounds (once ingested, they made the fit store NaN
+// parameters) are not used: the fit on the good ones is unchanged by them.
+TEST(Calibrate, IgnoresMeasurementsOutsidePhysicalBounds) {
+  std::vector<CalibrationSample> samples = Synthetic(Truth(), 9);
+  absl::StatusOr<CalibrationResult> clean = CalibrateProfile(Profile("dgx-a100-80gb"), samples);
+  ASSERT_TRUE(clean.ok()) << clean.status();
+  for (double t : {5e-324, 1e300}) {
+    CalibrationSample bad = samples[0];
+    bad.measured_iteration_time_s = t;
+    samples.push_back(bad);
+  }
+  absl::StatusOr<CalibrationResult> r = CalibrateProfile(Profile("dgx-a100-80gb"), samples);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->report.num_measurements, clean->report.num_measurements);
+  EXPECT_DOUBLE_EQ(r->report.mape_after_ratio, clean->report.mape_after_ratio);
 }
 
 TEST(Calibrate, NoUsableSamplesIsAPreconditionFailure) {

@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "estimator/inputs/status_macros.h"
 #include "estimator/inputs/validate.h"
 #include "estimator/system/collectives.h"
 #include "estimator/system/hardware.h"
@@ -24,6 +25,12 @@ namespace paraplan {
 namespace {
 
 absl::Status Bad(absl::string_view what) { return absl::InvalidArgumentError(what); }
+
+// The fits check their interrupt every this many samples (each costs well under a
+// microsecond of model time) and once per step of a grid search (one pass over them).
+constexpr size_t kCheckEvery = 4096;
+constexpr char kFitNetworkWork[] = "fitting the collective measurements";
+constexpr char kFitGemmWork[] = "fitting the GEMM sweep";
 
 std::string Normalize(absl::string_view name) {
   std::string out;
@@ -226,7 +233,7 @@ absl::StatusOr<std::vector<CollectiveSample>> ParseNcclTests(absl::string_view t
 }
 
 absl::StatusOr<NetworkFit> FitNetworkLevel(const SystemProfile& base, const std::string& level_name,
-                                           const std::vector<CollectiveSample>& samples) {
+                                           const std::vector<CollectiveSample>& samples, const Interrupt& stop) {
   if (absl::Status s = ValidateProfile(base); !s.ok()) return s;
   if (samples.empty()) return Bad("no collective measurements to fit");
   SystemProfile p = base;
@@ -264,6 +271,7 @@ absl::StatusOr<NetworkFit> FitNetworkLevel(const SystemProfile& base, const std:
     SystemProfile lat = probe;
     lat.calibration.network[level].latency_us = 1;
     for (size_t i = 0; i < samples.size(); ++i) {
+      if (i % kCheckEvery == 0) PARAPLAN_RETURN_IF_ERROR(stop.Check(kFitNetworkWork));
       bw[i] = TimeOn(probe, samples[i], level);
       steps[i] = (TimeOn(lat, samples[i], level) - bw[i]) / 1e-6;
     }
@@ -364,7 +372,9 @@ absl::StatusOr<NetworkFit> FitNetworkLevel(const SystemProfile& base, const std:
   report.latency_us = step_s * 1e6;
   const Hardware hw(p, Precision::kBf16);
   const Collectives coll(hw);
-  for (const CollectiveSample& s : samples) {
+  for (size_t i = 0; i < samples.size(); ++i) {
+    if (i % kCheckEvery == 0) PARAPLAN_RETURN_IF_ERROR(stop.Check(kFitNetworkWork));
+    const CollectiveSample& s = samples[i];
     const double predicted = CollectiveTime(coll, s, level);
     const double err = std::abs(predicted / s.seconds - 1);
     report.max_error_ratio = std::max(report.max_error_ratio, err);
@@ -423,7 +433,8 @@ absl::StatusOr<std::vector<GemmSample>> ParseGemmCsv(absl::string_view text) {
   return out;
 }
 
-absl::StatusOr<GemmFit> FitGemm(const SystemProfile& base, const std::vector<GemmSample>& samples) {
+absl::StatusOr<GemmFit> FitGemm(const SystemProfile& base, const std::vector<GemmSample>& samples,
+                                const Interrupt& stop) {
   if (absl::Status s = ValidateProfile(base); !s.ok()) return s;
   if (samples.empty()) return Bad("no GEMM measurements to fit");
   GemmFitReport report;
@@ -458,6 +469,7 @@ absl::StatusOr<GemmFit> FitGemm(const SystemProfile& base, const std::vector<Gem
   SystemProfile trial = p;
   for (double tail_us = 0.25; tail_us <= 64; tail_us *= 1.25) {
     for (double e = 0.2; e <= 1.0001; e += 0.005) {
+      PARAPLAN_RETURN_IF_ERROR(stop.Check(kFitGemmWork));  // each step is a pass over the sweep
       trial.calibration.matmul_efficiency = e;
       trial.calibration.matmul_half_efficiency_gflop = peak16 * e * tail_us * 1e-6 / 1e9;
       const double err = error_of(trial, false);
@@ -475,6 +487,7 @@ absl::StatusOr<GemmFit> FitGemm(const SystemProfile& base, const std::vector<Gem
   double best8 = -1;
   trial = p;
   for (double e = 0.2; e <= 1.0001; e += 0.005) {
+    PARAPLAN_RETURN_IF_ERROR(stop.Check(kFitGemmWork));
     trial.calibration.matmul_efficiency_fp8 = e;
     const double err = error_of(trial, true);
     if (err < 0) break;

@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "estimator/inputs/interrupt.h"
 #include "estimator/inputs/parallel_config.h"
 #include "estimator/inputs/system_profile.h"
 #include "estimator/inputs/workload.h"
@@ -81,9 +82,11 @@ struct NetworkFit {
 
 // `level` empty = the level that a packed group of the samples' ranks crosses (all
 // samples must agree). INVALID_ARGUMENT for an unknown level, no samples, or samples on
-// several levels.
+// several levels. Both fits stop with CANCELLED / DEADLINE_EXCEEDED when `stop` asks,
+// within a pass over the samples.
 absl::StatusOr<NetworkFit> FitNetworkLevel(const SystemProfile& base, const std::string& level,
-                                           const std::vector<CollectiveSample>& samples);
+                                           const std::vector<CollectiveSample>& samples,
+                                           const Interrupt& stop = {});
 
 struct GemmSample {
   double m = 0, n = 0, k = 0;
@@ -118,7 +121,8 @@ struct GemmFit {
   GemmFitReport report;
 };
 
-absl::StatusOr<GemmFit> FitGemm(const SystemProfile& base, const std::vector<GemmSample>& samples);
+absl::StatusOr<GemmFit> FitGemm(const SystemProfile& base, const std::vector<GemmSample>& samples,
+                                const Interrupt& stop = {});
 
 }  // namespace paraplan
 

@@ -3,12 +3,14 @@
 // efficiency on the shipped A100 nccl-tests and H100 GEMM sweep.
 #include "estimator/calibration/microbench.h"
 
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
 
+#include "absl/time/clock.h"
 #include "estimator/iteration/estimate.h"
 #include "estimator/system/collectives.h"
 #include "estimator/system/hardware.h"
@@ -151,6 +153,23 @@ TEST(FitNetwork, RejectsWhatItCannotFit) {
   EXPECT_FALSE(FitNetworkLevel(base, "ethernet", AllReduceFile(8)).ok());
   // 8 packed ranks sit inside one NVLink domain, not on InfiniBand.
   EXPECT_FALSE(FitNetworkLevel(base, "infiniband", AllReduceFile(8)).ok());
+}
+
+// The fits stop when their caller's deadline passes or it cancels (once an abandoned
+// FitGemm of an 8 MiB sweep ran 84 CPU-s after its client left).
+TEST(FitGemm, StopsWhenInterrupted) {
+  absl::StatusOr<std::vector<GemmSample>> s = ParseGemmCsv(Read("h100_microbench/gemm.csv"));
+  ASSERT_TRUE(s.ok()) << s.status();
+  Interrupt past;
+  past.deadline = absl::Now() - absl::Seconds(1);
+  absl::StatusOr<GemmFit> late = FitGemm(Profile("dgx-h100-80gb"), *s, past);
+  EXPECT_EQ(late.status().code(), absl::StatusCode::kDeadlineExceeded) << late.status();
+  const std::atomic<bool> cancelled{true};
+  Interrupt gone;
+  gone.cancelled = &cancelled;
+  EXPECT_EQ(FitGemm(Profile("dgx-h100-80gb"), *s, gone).status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(FitNetworkLevel(Profile("dgx-a100-80gb"), "", AllReduceFile(8), gone).status().code(),
+            absl::StatusCode::kCancelled);
 }
 
 TEST(FitGemm, H100SweepWithinTenPercentForMostShapes) {

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "estimator/inputs/layer_graph.h"
+#include "estimator/inputs/status_macros.h"
 
 namespace paraplan {
 
@@ -63,12 +64,6 @@ constexpr double kMinNetworkEfficiency = 0.001;
 // any machine, so that no product or quotient of them overflows.
 constexpr double kMinRate = 1e-3;
 constexpr double kMaxRate = 1e7;
-
-#define PARAPLAN_RETURN_IF_ERROR(expr)      \
-  do {                                      \
-    if (absl::Status _s = (expr); !_s.ok()) \
-      return _s;                            \
-  } while (0)
 
 absl::Status ValidateTransformer(const TransformerSpec& t) {
   const std::string p = "workload.transformer.";

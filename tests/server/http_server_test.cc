@@ -35,9 +35,20 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 // A connected loopback socket, or -1.
-int Connect(int port) {
+// `from`: the client's own loopback address (127.0.0.1 by default; Linux answers for
+// all of 127/8), so that one test can be several clients.
+int Connect(int port, const char* from = nullptr) {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
+  if (from != nullptr) {
+    sockaddr_in local{};
+    local.sin_family = AF_INET;
+    if (inet_pton(AF_INET, from, &local.sin_addr) != 1 ||
+        bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0) {
+      close(fd);
+      return -1;
+    }
+  }
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
@@ -76,8 +87,9 @@ std::string ReadAll(int fd, absl::Duration timeout = absl::Seconds(5)) {
 
 // One request: connect, send `request`, half-close, read the answer until the server
 // closes. Empty when the server closed (or reset) without answering.
-std::string Exchange(int port, std::string_view request, absl::Duration timeout = absl::Seconds(5)) {
-  const int fd = Connect(port);
+std::string Exchange(int port, std::string_view request, absl::Duration timeout = absl::Seconds(5),
+                     const char* from = nullptr) {
+  const int fd = Connect(port, from);
   if (fd < 0) return "";
   SendAll(fd, request);
   shutdown(fd, SHUT_WR);
@@ -290,6 +302,27 @@ TEST_F(HttpServerTest, ConnectionsOverTheCapAreRefused) {
     if (status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_EQ(status, 200);
+}
+
+// Slowloris: one host's idle connections fill its own share, not the port. 300 from one
+// address leave the others answered at once.
+TEST_F(HttpServerTest, OneClientCannotHoldThePort) {
+  HttpServerOptions o;
+  o.request_timeout = absl::Seconds(30);  // the idle connections outlive the test
+  Start(o);
+  std::vector<int> idle;
+  for (int i = 0; i < 300; ++i) {
+    const int fd = Connect(port_);
+    if (fd >= 0) idle.push_back(fd);
+    if (i % 10 == 0) SendAll(fd, "GET /hel");  // half a request line: a slow client
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // all accepted or refused
+  const std::string same = Exchange(port_, Get("/hello"));
+  EXPECT_THAT(StatusOf(same), AnyOf(0, 503)) << same;
+  if (StatusOf(same) == 503) EXPECT_EQ(BodyOf(same), "too many connections from your address\n");
+  const std::string other = Exchange(port_, Get("/hello"), absl::Seconds(5), "127.0.0.2");
+  EXPECT_EQ(StatusOf(other), 200) << other;
+  for (const int fd : idle) close(fd);
 }
 
 TEST_F(HttpServerTest, StopIsPromptWhateverTheClientsDo) {

@@ -252,6 +252,7 @@ TEST(RateLimiter, TokenBucketArithmetic) {
   EXPECT_FALSE(r.Allow("a", t + absl::Milliseconds(500), &retry));
   EXPECT_EQ(ClientOfPeer("ipv4:10.0.0.7:51234"), "ipv4:10.0.0.7");
   EXPECT_EQ(ClientOfPeer("ipv6:[::1]:5"), "ipv6:[::1]");
+  EXPECT_EQ(ClientOfPeer("http:ipv4:10.0.0.7:40000"), "ipv4:10.0.0.7");  // one budget over gRPC and HTTP
   RateLimiter off(0, 0);
   for (int i = 0; i < 100; ++i) EXPECT_TRUE(off.Allow("a", t, &retry));
   RateLimiter small(1, 1, 4);  // the map stays bounded
