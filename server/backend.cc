@@ -317,6 +317,8 @@ absl::StatusOr<v1::PlanResponse> Backend::Plan(const v1::PlanRequest& req, absl:
   if (!w.ok()) return w.status();
   absl::StatusOr<PlanRequest> pr = adapter::FromProto(req, *w);
   if (!pr.ok()) return pr.status();
+  // A 100,000-layer graph takes a good part of a second to convert: check before searching.
+  if (absl::Status s = Interrupt{deadline, cancelled}.Check("the plan"); !s.ok()) return s;
   std::string warning;
   absl::StatusOr<SystemProfile> p =
       RequestProfile(req.profile(), req.has_profile_override() ? &req.profile_override() : nullptr, &warning);

@@ -299,8 +299,13 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
   ms.tp_algorithm = k.tp_algorithm;
   const size_t slot = space.Slot(gpus);
   const SystemContext& sys = space.systems[slot];
-  absl::StatusOr<ModelCosts> model = ComputeModelCosts(req.workload, ms, *space.hw, *space.colls[slot]);
+  absl::StatusOr<ModelCosts> model =
+      ComputeModelCosts(req.workload, ms, *space.hw, *space.colls[slot], Interrupt{req.deadline, req.cancelled});
   if (!model.ok()) {
+    if (Expired(req)) {  // stopped by the deadline: the search is cut short, not failed
+      st->truncated = true;
+      return;
+    }
     st->error = model.status();
     return;
   }
@@ -602,13 +607,20 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
           "combination of degrees that divides the model";
     }
   }
-  // The plans returned say which collectives they run and with which algorithm (a
-  // few microseconds each; the search itself never builds these lists).
+  // The plans returned say which collectives they run and with which algorithm (the
+  // search itself never builds these lists; a few microseconds each for a transformer,
+  // up to a second for a 100,000-layer graph: past the deadline the rest are left
+  // without, and say so).
+  const Interrupt stop{request.deadline, request.cancelled};
   for (std::vector<Estimate>* list : {&out.plans, &out.pareto}) {
     for (Estimate& e : *list) {
+      if (stop.Requested()) {
+        e.warnings.push_back("collectives not listed: the request's deadline passed first");
+        continue;
+      }
       const ParallelConfig c = e.config.Normalized();
       const Collectives& coll = *space.colls[space.Slot(static_cast<int>(c.NumGpus()))];
-      absl::StatusOr<ModelCosts> model = ComputeModelCosts(request.workload, ModelShape::Of(c), hw, coll);
+      absl::StatusOr<ModelCosts> model = ComputeModelCosts(request.workload, ModelShape::Of(c), hw, coll, stop);
       if (!model.ok()) continue;
       const StageCosts stages = ComputeStageCosts(*model, c.pipeline_parallel, c.virtual_pipeline_stages);
       e.collectives = DescribeCollectives(request.workload, c, profile, coll, *model, stages);

@@ -49,7 +49,7 @@ double HaloExchange(const Hardware& hw, const Collectives& coll, double bytes, i
 }  // namespace
 
 absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const ModelShape& shape,
-                                           const Hardware& hw, const Collectives& coll) {
+                                           const Hardware& hw, const Collectives& coll, const Interrupt& stop) {
   const LayerGraphSpec& graph = workload.layer_graph;
   absl::StatusOr<std::vector<std::vector<int>>> inputs = ResolveInputs(graph);
   if (!inputs.ok()) return inputs.status();
@@ -88,7 +88,20 @@ absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const Model
   ModelCosts out;
   out.tokens_per_sample = 0;
   double flops_per_sample = 0;
+  // checkpoint[i]: a weighted layer (conv, fc) reads layer i's output, so full recompute
+  // keeps it (once a scan of every later layer per layer: quadratic, 20 s at 99,000).
+  std::vector<bool> checkpoint(n, false);
+  for (int j = 0; j < n; ++j) {
+    const std::string& kind = graph.layers[j].kind;
+    if (kind != "conv" && kind != "fc") continue;
+    for (int in : (*inputs)[j]) {
+      if (in >= 0) checkpoint[in] = true;
+    }
+  }
   for (int i = 0; i < n; ++i) {
+    if (i % kLayersPerInterruptCheck == kLayersPerInterruptCheck - 1) {
+      if (absl::Status s = stop.Check("the layer graph's costs"); !s.ok()) return s;
+    }
     const LayerSpec& l = graph.layers[i];
     BlockCosts blk;
     const bool split = sp > 1 && i < cut;
@@ -209,13 +222,7 @@ absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const Model
       // checkpoints), never more than without recompute.
       blk.recompute_s = blk.fwd_s + blk.tp_fwd_s;
       const double without = blk.activation_bytes;
-      bool checkpoint = false;
-      for (int j = i + 1; j < n && !checkpoint; ++j) {
-        const std::string& kind = graph.layers[j].kind;
-        if (kind != "conv" && kind != "fc") continue;
-        for (int in : (*inputs)[j]) checkpoint |= in == i;
-      }
-      blk.activation_bytes = kept[i + 1] && checkpoint ? out_elems * p : 0;
+      blk.activation_bytes = kept[i + 1] && checkpoint[i] ? out_elems * p : 0;
       if (i == 0 && kept[0]) blk.activation_bytes += local(-1) * p;
       // While its backward runs, the layer's recomputed tensors live again.
       blk.transient_bytes = without - blk.activation_bytes;

@@ -100,10 +100,10 @@ double OptimizerKernelsPerPass(double tensors, double elements) {
 }
 
 absl::StatusOr<ModelCosts> ComputeModelCosts(const Workload& workload, const ModelShape& shape,
-                                             const Hardware& hw, const Collectives& coll) {
+                                             const Hardware& hw, const Collectives& coll, const Interrupt& stop) {
   absl::StatusOr<ModelCosts> costs = workload.kind == Workload::Kind::kTransformer
                                          ? TransformerCosts(workload, shape, hw, coll)
-                                         : LayerGraphCosts(workload, shape, hw, coll);
+                                         : LayerGraphCosts(workload, shape, hw, coll, stop);
   if (costs.ok()) SetPrecisionBytes(workload.precision, workload.optimizer, workload.mixed_precision, &*costs);
   return costs;
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "estimator/inputs/interrupt.h"
 #include "estimator/inputs/parallel_config.h"
 #include "estimator/inputs/workload.h"
 #include "estimator/system/collectives.h"
@@ -96,15 +97,20 @@ double OptimizerKernelsPerPass(double tensors, double elements);
 
 // Layer costs for the workload under `shape`. Tensor-like groups are innermost in the
 // rank space (stride 1), then context, then expert groups, whatever the rank order.
-// INVALID_ARGUMENT if the shape does not apply to the workload.
+// INVALID_ARGUMENT if the shape does not apply to the workload. A layer graph's costs
+// are per layer (up to 100,000, ~5 us each): they stop with CANCELLED /
+// DEADLINE_EXCEEDED when `stop` asks, checked every kLayersPerInterruptCheck layers.
 absl::StatusOr<ModelCosts> ComputeModelCosts(const Workload& workload, const ModelShape& shape,
-                                             const Hardware& hw, const Collectives& coll);
+                                             const Hardware& hw, const Collectives& coll,
+                                             const Interrupt& stop = {});
 
 // Implementations per workload kind.
 absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const ModelShape& shape,
                                             const Hardware& hw, const Collectives& coll);
+inline constexpr int kLayersPerInterruptCheck = 4096;
 absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const ModelShape& shape,
-                                           const Hardware& hw, const Collectives& coll);
+                                           const Hardware& hw, const Collectives& coll,
+                                           const Interrupt& stop = {});
 
 // Per-parameter byte counts of mixed-precision training (Megatron-LM: 2-byte weights,
 // fp32 main gradients, fp32 master weights + Adam moments = 18 bytes/param).
