@@ -174,7 +174,10 @@ class HttpServer {
   // Hands the connection to the workers with `job`.
   void Answer(Conn& c, Job job);
   Job Route(HttpRequest request) const;
-  void Respond(Job& job);
+  // Runs or sends the job's answer; the bytes of request and response body handled.
+  size_t Respond(Job& job);
+  // After an exchange this large, freed memory is returned to the system (malloc_trim).
+  static constexpr size_t kTrimAfterBytes = size_t{1} << 20;
   // Counts `fd` as open from `host`; false (nothing counted) when that host is at its cap.
   bool Admit(int fd, const std::string& host);
   void Close(int fd);

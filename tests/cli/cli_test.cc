@@ -3,7 +3,7 @@
 //
 // usage: cli_test --cli PATH [--server PATH] [--data DIR] [--examples DIR] [--screenshot PNG]
 //                 [gtest flags]
-// --screenshot copies the plan report's headless-Chromium screenshot there (the README's
+// --screenshot copies the plan report's headless-Chromium screenshot there (docs/cli.md's
 // docs/plan-report.png is made so).
 // Without --server only the tests that need no server run (usage errors, bad input
 // files, server unavailable); the others are skipped. The server is started once for the
