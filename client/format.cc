@@ -287,9 +287,9 @@ double ParameterCount(const v1::Workload& w) {
   const double h = t.hidden_size(), a = std::max(1, t.num_attention_heads());
   const double g = t.num_kv_heads() > 0 ? t.num_kv_heads() : a;
   const double f = t.ffn_hidden_size() > 0 ? t.ffn_hidden_size() : 4 * h;
-  const double head_dim = h / a;
+  const double head_dim = t.head_dim() > 0 ? static_cast<double>(t.head_dim()) : h / a;
   const double mats = t.gated_mlp() ? 3 : 2;
-  const double attention = 2 * h * h + 2 * h * g * head_dim;
+  const double attention = 2 * h * a * head_dim + 2 * h * g * head_dim;  // q, o; k, v
   const double dense_mlp = mats * h * f;
   double moe_mlp = dense_mlp;
   int moe_layers = 0;

@@ -68,6 +68,7 @@ std::string Nemo(const Plan& p) {
   y.Add("ffn_hidden_size", p.ffn);
   y.Add("num_attention_heads", t.num_attention_heads());
   if (p.gqa()) y.Add("num_query_groups", p.kv_heads);
+  if (p.own_head_dim()) y.Add("kv_channels", t.head_dim());
   if (t.gated_mlp()) y.Add("activation", "fast-swiglu");
   y.Add("share_embeddings_and_output_weights", Bool(t.tied_embeddings()));
   if (p.moe()) {

@@ -24,6 +24,7 @@ void ModelShapeFlags(const Plan& p, bool deepspeed, CommandLine* f) {
   f->Add("--hidden-size", t.hidden_size());
   f->Add("--ffn-hidden-size", p.ffn);
   f->Add("--num-attention-heads", t.num_attention_heads());
+  if (p.own_head_dim()) f->Add("--kv-channels", t.head_dim());  // default hidden / heads
   if (p.gqa()) {
     if (deepspeed) {
       f->Add("--num-key-value-heads", p.kv_heads);

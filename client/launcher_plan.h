@@ -31,6 +31,10 @@ struct Plan {
   v1::Precision precision = v1::PRECISION_BF16;
 
   bool gqa() const { return kv_heads != t->num_attention_heads(); }
+  // A head dimension other than hidden / heads (Megatron's --kv-channels).
+  bool own_head_dim() const {
+    return t->head_dim() > 0 && t->head_dim() * t->num_attention_heads() != t->hidden_size();
+  }
   bool moe() const { return t->has_moe() && t->moe().num_experts() > 1; }
   bool offload_any() const { return c->offload().optimizer() || c->offload().weights() || c->offload().activations(); }
   // Ranks are placed tp-cp-ep-pp-dp (innermost first) instead of the default

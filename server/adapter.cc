@@ -214,6 +214,7 @@ absl::StatusOr<Workload> FromProto(const v1::Workload& w) {
     s.hidden_size = t.hidden_size();
     s.num_attention_heads = t.num_attention_heads();
     s.num_kv_heads = t.num_kv_heads();
+    s.head_dim = t.head_dim();
     s.ffn_hidden_size = t.ffn_hidden_size();
     s.seq_length = t.seq_length();
     s.vocab_size = t.vocab_size();
@@ -475,6 +476,7 @@ v1::Workload ToProto(const Workload& w) {
     t->set_hidden_size(s.hidden_size);
     t->set_num_attention_heads(s.num_attention_heads);
     t->set_num_kv_heads(s.num_kv_heads);
+    t->set_head_dim(s.head_dim);
     t->set_ffn_hidden_size(s.ffn_hidden_size);
     t->set_seq_length(s.seq_length);
     t->set_vocab_size(s.vocab_size);

@@ -77,9 +77,10 @@ absl::Status ValidateTransformer(const TransformerSpec& t) {
   if (!(t.dropout >= 0 && t.dropout < 1)) {
     return Bad(p + "dropout", absl::StrCat(t.dropout, " is not a probability in [0, 1)"));
   }
-  if (t.hidden_size % t.num_attention_heads != 0) {
+  PARAPLAN_RETURN_IF_ERROR(NonNegative(p + "head_dim", t.head_dim, 1 << 16));
+  if (t.head_dim == 0 && t.hidden_size % t.num_attention_heads != 0) {
     return Bad(p + "hidden_size", absl::StrCat(t.hidden_size, " is not divisible by num_attention_heads ",
-                                               t.num_attention_heads));
+                                               t.num_attention_heads, " (or give head_dim)"));
   }
   if (t.num_kv_heads > 0 && t.num_attention_heads % t.num_kv_heads != 0) {
     return Bad(p + "num_kv_heads", absl::StrCat(t.num_kv_heads, " does not divide num_attention_heads ",

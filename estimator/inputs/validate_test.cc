@@ -70,6 +70,12 @@ TEST(Validate, WorkloadErrorsNameTheField) {
   w = Model("llama3-8b");
   w.transformer.hidden_size = 4097;
   EXPECT_THAT(std::string(ValidateWorkload(w).message()), HasSubstr("workload.transformer.hidden_size"));
+  // With its own head dimension the hidden size need not divide by the heads (Gemma 7B:
+  // 3,072 over 16 heads of 256); a negative one is refused.
+  w.transformer.head_dim = 256;
+  EXPECT_TRUE(ValidateWorkload(w).ok()) << ValidateWorkload(w);
+  w.transformer.head_dim = -1;
+  EXPECT_THAT(std::string(ValidateWorkload(w).message()), HasSubstr("workload.transformer.head_dim"));
   for (double bad : {-0.1, 1.0, std::nan("")}) {
     w = Model("gpt3-175b");
     w.transformer.dropout = bad;

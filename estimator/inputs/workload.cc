@@ -17,6 +17,7 @@ double BytesPerElement(Precision p) {
 TransformerSpec TransformerSpec::Resolved() const {
   TransformerSpec r = *this;
   if (r.num_kv_heads <= 0) r.num_kv_heads = r.num_attention_heads;
+  if (r.head_dim <= 0 && r.num_attention_heads > 0) r.head_dim = r.hidden_size / r.num_attention_heads;
   // Saturating: Resolved() may run before validation bounds hidden_size (fuzz finding).
   if (r.ffn_hidden_size <= 0) {
     r.ffn_hidden_size = r.hidden_size > (int64_t{1} << 60) ? (int64_t{1} << 62) : 4 * r.hidden_size;

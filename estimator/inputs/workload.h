@@ -51,6 +51,9 @@ struct TransformerSpec {
   bool tied_embeddings = false;
   Normalization normalization = Normalization::kLayerNorm;  // RMSNorm: scale only
   double dropout = kDefaultDropout;  // 0 = no dropout kernels, no masks stored
+  // Channels per attention head (Megatron's kv_channels); 0 = hidden / heads. Q and the
+  // output projection are heads x head_dim wide, K and V kv_heads x head_dim.
+  int64_t head_dim = 0;
 
   // Defaults filled in (kv heads, ffn size, MoE fields).
   TransformerSpec Resolved() const;

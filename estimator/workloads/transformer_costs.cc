@@ -174,17 +174,18 @@ Part AttentionBlock(const Dims& x, const Hardware& hw) {
   Linear(hw, x, x.T, qkv_out, x.h, 1, &part);
   Linear(hw, x, x.T, x.h, x.a * x.d / x.t, 1, &part);
   const double e = x.T * x.h;
+  const double context = x.T * x.a * x.d / x.t;  // = e / t when head_dim = hidden / heads
   // Norm (read + write), bias-dropout-add (read x, residual; write out, mask) and the
   // copy that lays the attention context out for the projection (permute).
   // Kernels (Megatron-LM eager): norm 1, bias add + dropout + residual add 3 (2 without
   // dropout), copy 1.
   const double mask = x.dropout ? e * x.r : 0;
-  MemoryBound(2 * e * x.r * x.p + (3 * e * x.r * x.p + mask) + 2 * e / x.t * x.p, x.dropout ? 5 : 4,
+  MemoryBound(2 * e * x.r * x.p + (3 * e * x.r * x.p + mask) + 2 * context * x.p, x.dropout ? 5 : 4,
               &part);
   part.kernels_bwd += x.norm_wgrad_kernels;
   // Stored: norm input, QKV input, Q and K, V, projection input, dropout mask.
   part.act_bytes = e * x.r * x.p + e * x.r * x.p + x.T * (x.a + x.g) * x.d / x.t * x.p +
-                   x.T * x.g * x.d / x.t * x.p + e / x.t * x.p + mask;
+                   x.T * x.g * x.d / x.t * x.p + context * x.p + mask;
   return part;
 }
 
@@ -256,7 +257,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
   x.h = static_cast<double>(spec.hidden_size);
   x.a = spec.num_attention_heads;
   x.g = spec.num_kv_heads;
-  x.d = x.h / x.a;
+  x.d = static_cast<double>(spec.head_dim);  // resolved: hidden / heads unless given
   x.f = static_cast<double>(spec.ffn_hidden_size);
   x.V = static_cast<double>(spec.vocab_size);
   x.p = BytesPerElement(workload.precision);

@@ -140,6 +140,44 @@ TEST(TransformerCosts, NoDropoutStoresNoMasksAndLaunchesFewerKernels) {
   EXPECT_EQ(b->pre.activation_bytes, 0);
 }
 
+// head_dim apart from hidden / heads (Qwen3: 64 heads of 128 over a hidden of 4,096):
+// Q and the output projection are heads x head_dim wide, K and V kv_heads x head_dim.
+TEST(TransformerCosts, HeadDimSetsTheAttentionWidths) {
+  Workload w;
+  w.kind = Workload::Kind::kTransformer;
+  w.precision = Precision::kBf16;
+  TransformerSpec& t = w.transformer;
+  t.num_layers = 4;
+  t.hidden_size = 4096;
+  t.num_attention_heads = 64;
+  t.num_kv_heads = 4;
+  t.ffn_hidden_size = 12288;
+  t.gated_mlp = true;
+  t.seq_length = 4096;
+  t.vocab_size = 151936;
+  t.normalization = Normalization::kRmsNorm;
+  t.dropout = 0;
+  ParallelConfig c = testing::Config(1, 1, 1, 1, 1, Recompute::kSelective);
+  c.sequence_parallel = false;
+  t.head_dim = 128;
+  absl::StatusOr<ModelCosts> wide = Costs(w, c);
+  t.head_dim = 0;  // = 4096 / 64 = 64
+  absl::StatusOr<ModelCosts> narrow = Costs(w, c);
+  ASSERT_TRUE(wide.ok() && narrow.ok()) << wide.status() << narrow.status();
+  // Hand count per layer: q 4096 x 64 x 128, k and v 4096 x 4 x 128 each, o 64 x 128 x
+  // 4096, gated MLP 3 x 4096 x 12288, two RMSNorm scales 2 x 4096.
+  EXPECT_DOUBLE_EQ(wide->layers[0].params, 4096.0 * 64 * 128 + 2 * 4096.0 * 4 * 128 + 64 * 128 * 4096.0 +
+                                               3 * 4096.0 * 12288 + 2 * 4096.0);
+  EXPECT_DOUBLE_EQ(narrow->layers[0].params, 4096.0 * 64 * 64 + 2 * 4096.0 * 4 * 64 + 64 * 64 * 4096.0 +
+                                                 3 * 4096.0 * 12288 + 2 * 4096.0);
+  // Stored per layer beyond the narrow heads (selective recompute: no scores), 2-byte
+  // elements over 4,096 tokens: Q and K (64 + 4) x 64 more channels, V 4 x 64, the
+  // attention context 64 x 64.
+  const double tokens = 4096, more = 64;
+  EXPECT_DOUBLE_EQ(wide->layers[0].activation_bytes - narrow->layers[0].activation_bytes,
+                   2 * tokens * more * ((64 + 4) + 4 + 64));
+}
+
 // RMSNorm learns a scale per channel, LayerNorm a scale and a bias: two norms a layer
 // hold 2h parameters fewer, the final norm h fewer (h = 12288).
 TEST(TransformerCosts, RmsNormHoldsHalfTheNormParameters) {
