@@ -295,9 +295,15 @@ double ParameterCount(const v1::Workload& w) {
   int moe_layers = 0;
   if (t.moe().num_experts() > 1) {
     const double fe = t.moe().expert_ffn_hidden_size() > 0 ? t.moe().expert_ffn_hidden_size() : f;
-    moe_mlp = t.moe().num_experts() * mats * h * fe + h * t.moe().num_experts();  // experts + router
+    const double fs = t.moe().shared_expert_ffn_hidden_size() > 0 ? t.moe().shared_expert_ffn_hidden_size() : fe;
+    // Routed experts + shared experts + router.
+    moe_mlp = t.moe().num_experts() * mats * h * fe + t.moe().num_shared_experts() * mats * h * fs +
+              h * t.moe().num_experts();
+    // Past the first dense layers, every interval-th layer (TransformerSpec::IsMoeLayer).
     const int interval = std::max(1, t.moe().moe_layer_interval());
-    moe_layers = t.num_layers() / interval;
+    for (int i = std::max(0, t.moe().first_dense_layers()); i < t.num_layers(); ++i) {
+      moe_layers += (i + 1) % interval == 0 ? 1 : 0;
+    }
   }
   // Two norms per layer: LayerNorm learns a scale and a shift, RMSNorm a scale.
   const double norms = 2 * (t.normalization() == v1::NORMALIZATION_RMSNORM ? 1 : 2) * h;

@@ -236,6 +236,10 @@ absl::StatusOr<Workload> FromProto(const v1::Workload& w) {
     s.moe.top_k = t.moe().top_k();
     s.moe.expert_ffn_hidden_size = t.moe().expert_ffn_hidden_size();
     s.moe.moe_layer_interval = t.moe().moe_layer_interval();
+    s.moe.num_shared_experts = t.moe().num_shared_experts();
+    s.moe.shared_expert_ffn_hidden_size = t.moe().shared_expert_ffn_hidden_size();
+    s.moe.first_dense_layers = t.moe().first_dense_layers();
+    s.moe.load_imbalance = t.moe().load_imbalance();
   } else if (w.has_layer_graph()) {
     out.kind = Workload::Kind::kLayerGraph;
     for (const v1::Layer& l : w.layer_graph().layers()) {
@@ -490,6 +494,10 @@ v1::Workload ToProto(const Workload& w) {
       t->mutable_moe()->set_top_k(s.moe.top_k);
       t->mutable_moe()->set_expert_ffn_hidden_size(s.moe.expert_ffn_hidden_size);
       t->mutable_moe()->set_moe_layer_interval(s.moe.moe_layer_interval);
+      t->mutable_moe()->set_num_shared_experts(s.moe.num_shared_experts);
+      t->mutable_moe()->set_shared_expert_ffn_hidden_size(s.moe.shared_expert_ffn_hidden_size);
+      t->mutable_moe()->set_first_dense_layers(s.moe.first_dense_layers);
+      t->mutable_moe()->set_load_imbalance(s.moe.load_imbalance);
     }
   } else {
     v1::LayerGraph* g = out.mutable_layer_graph();

@@ -91,6 +91,15 @@ absl::Status ValidateTransformer(const TransformerSpec& t) {
   PARAPLAN_RETURN_IF_ERROR(NonNegative(p + "moe.top_k", m.top_k, 1 << 16));
   PARAPLAN_RETURN_IF_ERROR(NonNegative(p + "moe.expert_ffn_hidden_size", m.expert_ffn_hidden_size, 1 << 22));
   PARAPLAN_RETURN_IF_ERROR(NonNegative(p + "moe.moe_layer_interval", m.moe_layer_interval, 100000));
+  PARAPLAN_RETURN_IF_ERROR(NonNegative(p + "moe.num_shared_experts", m.num_shared_experts, 1 << 16));
+  PARAPLAN_RETURN_IF_ERROR(
+      NonNegative(p + "moe.shared_expert_ffn_hidden_size", m.shared_expert_ffn_hidden_size, 1 << 22));
+  PARAPLAN_RETURN_IF_ERROR(NonNegative(p + "moe.first_dense_layers", m.first_dense_layers, t.num_layers));
+  // The busiest expert holds at most every token's k slots: num_experts / top_k times
+  // the mean.
+  PARAPLAN_RETURN_IF_ERROR(InRange(p + "moe.load_imbalance", m.load_imbalance, 1,
+                                   std::max(1.0, static_cast<double>(m.num_experts) / std::max(1, m.top_k)),
+                                   /*zero_is_default=*/true));
   if (m.num_experts > 1 && m.top_k > m.num_experts) {
     return Bad(p + "moe.top_k", absl::StrCat(m.top_k, " exceeds num_experts ", m.num_experts));
   }

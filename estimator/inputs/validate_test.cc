@@ -76,6 +76,19 @@ TEST(Validate, WorkloadErrorsNameTheField) {
   EXPECT_TRUE(ValidateWorkload(w).ok()) << ValidateWorkload(w);
   w.transformer.head_dim = -1;
   EXPECT_THAT(std::string(ValidateWorkload(w).message()), HasSubstr("workload.transformer.head_dim"));
+  // Routing imbalance: at least 1, at most every token's slots on one expert (8 experts,
+  // top-2: 4 times the mean); dense layers at most the layers there are.
+  for (double bad : {0.5, 4.5, std::nan("")}) {
+    w = Model("mixtral-8x7b");
+    w.transformer.moe.load_imbalance = bad;
+    EXPECT_THAT(std::string(ValidateWorkload(w).message()), HasSubstr("workload.transformer.moe.load_imbalance"))
+        << bad;
+  }
+  w = Model("mixtral-8x7b");
+  w.transformer.moe.load_imbalance = 4;
+  EXPECT_TRUE(ValidateWorkload(w).ok());
+  w.transformer.moe.first_dense_layers = 33;
+  EXPECT_THAT(std::string(ValidateWorkload(w).message()), HasSubstr("workload.transformer.moe.first_dense_layers"));
   for (double bad : {-0.1, 1.0, std::nan("")}) {
     w = Model("gpt3-175b");
     w.transformer.dropout = bad;

@@ -26,14 +26,22 @@ TransformerSpec TransformerSpec::Resolved() const {
     if (r.moe.top_k <= 0) r.moe.top_k = 1;
     if (r.moe.expert_ffn_hidden_size <= 0) r.moe.expert_ffn_hidden_size = r.ffn_hidden_size;
     if (r.moe.moe_layer_interval <= 0) r.moe.moe_layer_interval = 1;
+    if (r.moe.shared_expert_ffn_hidden_size <= 0) r.moe.shared_expert_ffn_hidden_size = r.moe.expert_ffn_hidden_size;
+    if (r.moe.load_imbalance <= 0) r.moe.load_imbalance = kDefaultLoadImbalance;
   }
   return r;
 }
 
-int TransformerSpec::NumMoeLayers() const {
-  if (moe.num_experts <= 1) return 0;
+bool TransformerSpec::IsMoeLayer(int i) const {
+  if (moe.num_experts <= 1 || i < moe.first_dense_layers) return false;
   const int interval = moe.moe_layer_interval > 0 ? moe.moe_layer_interval : 1;
-  return num_layers / interval;
+  return (i + 1) % interval == 0;
+}
+
+int TransformerSpec::NumMoeLayers() const {
+  int n = 0;
+  for (int i = 0; i < num_layers; ++i) n += IsMoeLayer(i) ? 1 : 0;
+  return n;
 }
 
 }  // namespace paraplan

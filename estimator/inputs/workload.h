@@ -30,7 +30,19 @@ struct MoeSpec {
   int top_k = 0;
   int64_t expert_ffn_hidden_size = 0;  // 0 = ffn_hidden_size
   int moe_layer_interval = 0;          // 0 = 1 (every layer)
+  // Experts every token passes through beside the routed ones, each of hidden
+  // shared_expert_ffn_hidden_size (0 = expert_ffn_hidden_size).
+  int num_shared_experts = 0;
+  int64_t shared_expert_ffn_hidden_size = 0;
+  int first_dense_layers = 0;  // the first k layers are dense (DeepSeek-V3: 3)
+  // Tokens at the busiest expert over the mean (>= 1; 0 = kDefaultLoadImbalance): the
+  // busiest expert's GEMMs, stored activations and all-to-all set the pace.
+  double load_imbalance = 0;
 };
+
+// Force-balanced routing, as Megatron-Core's MoE performance runs are measured
+// (--moe-router-force-load-balancing; Megatron-MoE model zoo): every expert gets the mean.
+inline constexpr double kDefaultLoadImbalance = 1.0;
 
 enum class Normalization { kLayerNorm, kRmsNorm };
 
@@ -58,7 +70,10 @@ struct TransformerSpec {
   // Defaults filled in (kv heads, ffn size, MoE fields).
   TransformerSpec Resolved() const;
   bool is_moe() const { return moe.num_experts > 1; }
-  // Number of MoE layers among num_layers (every moe_layer_interval-th layer).
+  // Whether layer i (from 0) is an MoE layer: past the first_dense_layers, every
+  // moe_layer_interval-th layer.
+  bool IsMoeLayer(int i) const;
+  // Number of MoE layers among num_layers.
   int NumMoeLayers() const;
 };
 

@@ -205,6 +205,19 @@ Part MlpBlock(const Dims& x, const Hardware& hw, double tokens, double f, double
   return part;
 }
 
+// `from` run in the same sub-block after `into` (its first linear stays `into`'s).
+void AddPart(const Part& from, Part* into) {
+  into->matmul_fwd_s += from.matmul_fwd_s;
+  into->matmul_bwd_s += from.matmul_bwd_s;
+  into->wgrad_s += from.wgrad_s;
+  into->mem_fwd_bytes += from.mem_fwd_bytes;
+  into->mem_bwd_bytes += from.mem_bwd_bytes;
+  into->kernels_fwd += from.kernels_fwd;
+  into->kernels_bwd += from.kernels_bwd;
+  into->act_bytes += from.act_bytes;
+  into->flops_fwd += from.flops_fwd;
+}
+
 // The residual half that surrounds the MLP: LayerNorm and bias-dropout-add.
 Part MlpResidual(const Dims& x) {
   Part part;
@@ -423,25 +436,39 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
     const double k = spec.moe.top_k;
     const double fe = static_cast<double>(spec.moe.expert_ffn_hidden_size);
     const double local_experts = experts / shape.expert_parallel;
-    // Balanced routing: each GPU's experts see tokens * top_k in total.
-    Part mlp = MlpBlock(x, hw, x.T * k, fe, local_experts);
+    // Routing: each GPU's experts see tokens * top_k in all when balanced; the GPU of the
+    // busiest expert sees load_imbalance times that, and every other waits for it (its
+    // GEMMs, what it stores, what it receives in the all-to-all).
+    const double imbalance = spec.moe.load_imbalance;
+    const Part routed = MlpBlock(x, hw, x.T * k * imbalance, fe, local_experts);
+    Part mlp = routed;
     // Router: T x h x E matmul.
     Linear(hw, x, x.T, experts, x.h, 1, &mlp);
+    // Shared experts: one dense MLP over every token, as wide as all of them together
+    // (Megatron-Core's SharedExpertMLP), sharded over TP like the dense MLP. Its input is
+    // the router's, already stored by the routed MLP's permutation; its TP collectives
+    // are taken to overlap the dispatch (moe_shared_expert_overlap).
+    const double shared_f = spec.moe.num_shared_experts * static_cast<double>(spec.moe.shared_expert_ffn_hidden_size);
+    if (shared_f > 0) {
+      Part shared = MlpBlock(x, hw, x.T, shared_f, 1);
+      shared.act_bytes -= x.T * x.h * x.r * x.p;
+      AddPart(shared, &mlp);
+    }
     // Dispatch + combine all-to-all forward, and again backward (GShard / Megatron-Core).
-    const double a2a = coll.AllToAll(x.T * k * x.h * x.r * x.p, ep);
+    const double a2a = coll.AllToAll(x.T * k * imbalance * x.h * x.r * x.p, ep);
     moe = make_layer(mlp, 4 * a2a, 8);
-    moe.expert_params = local_experts * x.h * fe * (x.gated ? 3 : 2) / x.t;
-    moe.params = attn_params + x.h * experts + moe.expert_params;
-    moe.tensors = 2 * norm_tensors + 4 + 1 + 4 * local_experts;  // + router, experts' linears
+    // Useful FLOPs are the balanced ones: the busiest GPU's excess is waiting, not work.
+    moe.model_flops -= 3 * routed.flops_fwd * (1 - 1 / imbalance);
+    const double mats = x.gated ? 3 : 2;
+    moe.expert_params = local_experts * x.h * fe * mats / x.t;
+    moe.params = attn_params + x.h * experts + x.h * shared_f * mats / x.t + moe.expert_params;
+    // + router, experts' linears, the shared experts' two linears (weight and bias).
+    moe.tensors = 2 * norm_tensors + 4 + 1 + 4 * local_experts + (shared_f > 0 ? 4 : 0);
   }
 
   ModelCosts out;
-  const int interval = is_moe ? spec.moe.moe_layer_interval : 0;
   out.layers.reserve(spec.num_layers);
-  for (int i = 0; i < spec.num_layers; ++i) {
-    const bool moe_layer = is_moe && (i + 1) % interval == 0;
-    out.layers.push_back(moe_layer ? moe : dense);
-  }
+  for (int i = 0; i < spec.num_layers; ++i) out.layers.push_back(spec.IsMoeLayer(i) ? moe : dense);
 
   // First stage: vocabulary-parallel embedding lookup; its output is all-reduced (or
   // reduce-scattered with SP) over TP. Kernels (Megatron-LM VocabParallelEmbedding):

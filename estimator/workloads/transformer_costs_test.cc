@@ -86,6 +86,51 @@ TEST(TransformerCosts, ExpertParallelismShardsExperts) {
   EXPECT_EQ(a->layers[0].ep_s, 0);
 }
 
+// DeepSeek-style MoE fields on Mixtral's shape (h 4,096, expert FFN 14,336, top-2,
+// SwiGLU, 4,096 tokens a micro-batch, 2-byte elements, TP 1, SP off): the first dense
+// layers, shared experts and routing imbalance, against hand counts.
+TEST(TransformerCosts, FirstDenseLayersSharedExpertsAndImbalance) {
+  const ParallelConfig c = testing::Config(1, 1, 1, 1, 1);
+  const Workload base = Model("mixtral-8x7b");
+  absl::StatusOr<ModelCosts> a = Costs(base, c);
+  ASSERT_TRUE(a.ok()) << a.status();
+  const double h = 4096, fe = 14336, tokens = 4096, p = 2;
+
+  Workload first = base;
+  first.transformer.moe.first_dense_layers = 3;
+  EXPECT_EQ(first.transformer.NumMoeLayers(), 29);
+  absl::StatusOr<ModelCosts> f = Costs(first, c);
+  ASSERT_TRUE(f.ok()) << f.status();
+  for (int i : {0, 2}) EXPECT_EQ(f->layers[i].expert_params, 0) << i;
+  EXPECT_EQ(f->layers[3].expert_params, a->layers[3].expert_params);
+  // A dense layer holds one FFN of 14,336 where an MoE layer holds 8 and a router.
+  EXPECT_DOUBLE_EQ(a->layers[0].params - f->layers[0].params, 7 * 3 * h * fe + 8 * h);
+
+  Workload shared = base;
+  shared.transformer.moe.num_shared_experts = 2;
+  shared.transformer.moe.shared_expert_ffn_hidden_size = 2048;
+  absl::StatusOr<ModelCosts> s = Costs(shared, c);
+  ASSERT_TRUE(s.ok()) << s.status();
+  // Two shared experts of 2,048 = one gated MLP of 4,096: 3 x h x 4,096 parameters (not
+  // expert-parallel), its activation-function inputs and output stored (3 x tokens x
+  // 4,096 elements); its input is the router's, stored once.
+  EXPECT_DOUBLE_EQ(s->layers[0].params - a->layers[0].params, 3 * h * 4096);
+  EXPECT_EQ(s->layers[0].expert_params, a->layers[0].expert_params);
+  EXPECT_DOUBLE_EQ(s->layers[0].activation_bytes - a->layers[0].activation_bytes, 3 * tokens * 4096 * p);
+
+  Workload skewed = base;
+  skewed.transformer.moe.load_imbalance = 2;
+  absl::StatusOr<ModelCosts> k = Costs(skewed, c);
+  ASSERT_TRUE(k.ok()) << k.status();
+  // The busiest expert's GPU stores twice the routed tokens' tensors: the permuted input
+  // (tokens x 2 x h) and the SwiGLU's (2 + 1) x tokens x 2 x fe.
+  EXPECT_DOUBLE_EQ(k->layers[0].activation_bytes - a->layers[0].activation_bytes,
+                   (tokens * 2 * h + 3 * tokens * 2 * fe) * p);
+  EXPECT_GT(k->layers[0].fwd_s, a->layers[0].fwd_s);
+  // Waiting is not work: the useful FLOPs are those of balanced routing.
+  EXPECT_NEAR(k->layers[0].model_flops / a->layers[0].model_flops, 1.0, 1e-12);
+}
+
 TEST(TransformerCosts, TensorParallelismAddsCommunication) {
   absl::StatusOr<ModelCosts> t1 = Costs(Model("llama3-70b"), testing::Config(1, 1, 1, 1, 1));
   absl::StatusOr<ModelCosts> t8 = Costs(Model("llama3-70b"), testing::Config(8, 1, 1, 1, 1));
