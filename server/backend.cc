@@ -453,8 +453,8 @@ std::string Backend::ProfileLabel(const std::string& name, std::map<std::string,
 }
 
 absl::StatusOr<v1::IngestMeasurementsResponse> Backend::Ingest(const v1::IngestMeasurementsRequest& req) {
-  if (req.measurements_size() > 10000) {
-    return absl::InvalidArgumentError("measurements: at most 10000 per request");
+  if (req.measurements_size() > options_.max_ingest) {
+    return absl::InvalidArgumentError(absl::StrCat("measurements: at most ", options_.max_ingest, " per request"));
   }
   v1::IngestMeasurementsResponse out;
   std::map<std::string, bool> known;  // profile name -> stored (metrics labels)

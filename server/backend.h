@@ -58,6 +58,7 @@ struct BackendOptions {
   int auto_calibrate_after = 20;  // 0 = never automatically
   int plan_threads = 2;
   int64_t max_plan_candidates = 0;  // 0 = no cap; past it a Plan answers truncated
+  int max_ingest = 10000;           // measurements in one Ingest (the server's --max-ingest)
 };
 
 class Backend {

@@ -679,6 +679,7 @@ absl::StatusOr<std::unique_ptr<RunningServer>> StartServer(const ServerOptions& 
   BackendOptions bo;
   bo.auto_calibrate_after = options.auto_calibrate_after;
   bo.max_plan_candidates = options.limits.max_plan_candidates;
+  bo.max_ingest = options.limits.max_ingest;
   r->backend_ = std::make_unique<Backend>(r->store_.get(), r->metrics_.get(), bo);
   if (absl::Status s = r->backend_->Start(); !s.ok()) return s;
   r->gauges_backend_ = r->backend_.get();
