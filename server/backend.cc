@@ -8,7 +8,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/cleanup/cleanup.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -22,14 +21,13 @@
 #include "google/protobuf/message.h"
 #include "server/accuracy.h"
 #include "server/adapter.h"
+#include "server/backend_internal.h"
 #include "server/log.h"
 #include "server/profile_override.h"
 
 namespace paraplan::server {
 
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 bool ValidName(const std::string& n) {
   if (n.empty() || n.size() > 63) return false;
@@ -61,16 +59,6 @@ absl::StatusOr<v1::SystemProfile> Decode(const store::ProfileRow& row) {
   p.set_promoted(row.promoted);
   p.set_is_default(row.is_default);
   return p;
-}
-
-// What is stored: the profile without server-assigned fields.
-std::string Encode(v1::SystemProfile p) {
-  p.clear_version();
-  p.clear_created_at();
-  p.clear_origin();
-  p.clear_promoted();
-  p.clear_is_default();
-  return p.SerializeAsString();
 }
 
 // INVALID_ARGUMENT naming the first double or float under `m` that is NaN or infinite.
@@ -112,6 +100,19 @@ absl::Status CheckFiniteNumbers(const google::protobuf::Message& m, const std::s
   return absl::OkStatus();
 }
 
+
+}  // namespace
+
+// What is stored: the profile without server-assigned fields.
+std::string Encode(v1::SystemProfile p) {
+  p.clear_version();
+  p.clear_created_at();
+  p.clear_origin();
+  p.clear_promoted();
+  p.clear_is_default();
+  return p.SerializeAsString();
+}
+
 // Validates a user-supplied profile with the estimator's rules.
 absl::Status ValidateUserProfile(const v1::SystemProfile& p) {
   if (absl::Status s = CheckName(p.name(), "profile.name"); !s.ok()) return s;
@@ -120,34 +121,6 @@ absl::Status ValidateUserProfile(const v1::SystemProfile& p) {
   if (!sp.ok()) return sp.status();
   return ValidateProfile(*sp);
 }
-
-// GPU memory capacity of each version of a profile (GiB), to judge observed peaks.
-using Capacities = std::map<int, double>;
-
-double CapacityOf(const Capacities& caps, int version) {
-  auto it = caps.find(version);
-  return it == caps.end() ? 0 : it->second;
-}
-
-// Rows per store read where whole measurements (with bodies) are read in pages.
-constexpr int kRowsPerPage = 512;
-
-// Calls `each` on every row that `fetch(after_seq)` pages through (store *After reads
-// with `page` rows a page), oldest first; only one page is held at a time.
-template <typename Fetch, typename Each>
-absl::Status ForEachPaged(int page, Fetch fetch, Each each) {
-  for (int64_t after = 0;;) {
-    auto rows = fetch(after);
-    if (!rows.ok()) return rows.status();
-    for (const auto& r : *rows) {
-      each(r);
-      after = r.seq;
-    }
-    if (rows->size() < static_cast<size_t>(page)) return absl::OkStatus();
-  }
-}
-
-}  // namespace
 
 absl::StatusOr<std::pair<std::string, int>> ParseProfileRef(const std::string& ref, const char* field) {
   const size_t at = ref.find('@');
@@ -445,423 +418,5 @@ absl::StatusOr<v1::ListProfileVersionsResponse> Backend::ListProfileVersions(con
   return out;
 }
 
-std::string Backend::ProfileLabel(const std::string& name, std::map<std::string, bool>* known) {
-  if (name.empty()) return kUnknownProfileLabel;
-  auto it = known->find(name);
-  if (it == known->end()) it = known->emplace(name, store_->GetProfile(name).ok()).first;
-  return it->second ? name : kUnknownProfileLabel;
-}
-
-absl::StatusOr<v1::IngestMeasurementsResponse> Backend::Ingest(const v1::IngestMeasurementsRequest& req) {
-  if (req.measurements_size() > options_.max_ingest) {
-    return absl::InvalidArgumentError(absl::StrCat("measurements: at most ", options_.max_ingest, " per request"));
-  }
-  v1::IngestMeasurementsResponse out;
-  std::map<std::string, bool> known;  // profile name -> stored (metrics labels)
-  // Items that passed every check, written together at the end: all or none.
-  struct Candidate {
-    int index;
-    store::MeasurementRow row;
-    double capacity_gib;
-  };
-  std::vector<Candidate> candidates;
-  std::set<std::string> ids;  // of the candidates: a later copy in the request is a duplicate
-  auto duplicate = [&](v1::IngestResult* r, const std::string& profile) {
-    r->set_status(v1::IngestResult::STATUS_DUPLICATE);
-    r->set_reason("already stored");
-    out.set_duplicates(out.duplicates() + 1);
-    metrics_->RecordIngest(ProfileLabel(profile, &known), "duplicate");
-  };
-  auto reject = [&](v1::IngestResult* r, absl::string_view reason, const std::string& profile) {
-    r->set_status(v1::IngestResult::STATUS_REJECTED);
-    r->set_reason(std::string(reason));
-    out.set_rejected(out.rejected() + 1);
-    metrics_->RecordIngest(ProfileLabel(profile, &known), "rejected");
-  };
-  for (int i = 0; i < req.measurements_size(); ++i) {
-    // A measurement may name a preset (`model`) instead of inlining its workload: the
-    // preset's workload is filled in before validation and stored with it.
-    v1::Measurement filled;
-    const bool from_preset = !req.measurements(i).has_workload() && !req.measurements(i).model().empty();
-    if (from_preset) filled = req.measurements(i);
-    const v1::Measurement& m = from_preset ? filled : req.measurements(i);
-    v1::IngestResult* r = out.add_results();
-    r->set_id(m.id());
-    const std::string field = absl::StrCat("measurements[", i, "]");
-    if (m.id().empty() || m.id().size() > 200) {
-      r->set_id(Abbreviated(m.id()));  // not echoed whole: it may be megabytes
-      reject(r, absl::StrCat(field, ".id: must be 1 to 200 characters"), "");
-      continue;
-    }
-    absl::StatusOr<std::pair<std::string, int>> ref = ParseProfileRef(m.profile(), "profile");
-    if (!ref.ok()) {
-      reject(r, ref.status().message(), "");
-      continue;
-    }
-    const std::string& profile = ref->first;
-    if (absl::Status s = ValidateMeasured(m.iteration_time_s(), m.peak_memory_gib()); !s.ok()) {
-      reject(r, s.message(), profile);
-      continue;
-    }
-    absl::StatusOr<bool> dup = store_->HasMeasurement(m.id());
-    if (!dup.ok()) return dup.status();  // nothing of this request is stored yet
-    if (*dup || ids.contains(m.id())) {
-      duplicate(r, profile);
-      continue;
-    }
-    absl::StatusOr<v1::SystemProfile> pp = Load(profile, ref->second);
-    if (!pp.ok()) {
-      reject(r, pp.status().message(), profile);
-      continue;
-    }
-    if (from_preset) {
-      absl::StatusOr<v1::Workload> preset = PresetWorkload(m.model());
-      if (!preset.ok()) {
-        reject(r, preset.status().message(), profile);
-        continue;
-      }
-      *filled.mutable_workload() = *std::move(preset);
-    }
-    absl::StatusOr<Workload> w = m.has_workload() ? adapter::FromProto(m.workload())
-                                                  : absl::InvalidArgumentError("workload: missing (give workload or model)");
-    absl::StatusOr<ParallelConfig> c = adapter::FromProto(m.config());
-    absl::StatusOr<SystemProfile> p = adapter::FromProto(*pp);
-    absl::Status bad = !w.ok() ? w.status() : !c.ok() ? c.status() : p.status();
-    absl::StatusOr<paraplan::Estimate> e = bad.ok() ? EstimateIteration(*w, *c, *p) : bad;
-    if (!e.ok()) {
-      reject(r, e.status().message(), profile);
-      continue;
-    }
-    if (e->num_gpus > p->NumGpus()) {
-      reject(r, absl::StrCat("config: uses ", e->num_gpus, " GPUs; profile \"", profile, "\" has ", p->NumGpus()),
-             profile);
-      continue;
-    }
-    // A profile stored before validation bounded every value may still predict nonsense.
-    if (!std::isfinite(e->iteration_time_s) || !std::isfinite(e->memory.total_bytes)) {
-      reject(r, absl::StrCat("profile \"", profile, "\" version ", pp->version(),
-                             " predicts a non-finite time or memory; fix the profile"),
-             profile);
-      continue;
-    }
-    Candidate cand{i, {}, p->accelerator.memory_gib};
-    store::MeasurementRow& row = cand.row;
-    row.id = m.id();
-    row.profile_name = profile;
-    row.profile_version = pp->version();
-    row.iteration_time_s = m.iteration_time_s();
-    row.predicted_iteration_time_s = e->iteration_time_s;
-    row.peak_memory_gib = m.peak_memory_gib();
-    row.predicted_memory_gib = e->memory.total_bytes / kGiB;
-    row.predicted_fits = e->memory.fits;
-    row.out_of_memory = m.out_of_memory();
-    row.observed_at_unix_ms = m.observed_at().seconds() * 1000 + m.observed_at().nanos() / 1000000;
-    row.body = m.SerializeAsString();
-    ids.insert(row.id);
-    candidates.push_back(std::move(cand));
-  }
-
-  std::vector<store::MeasurementRow> rows;
-  rows.reserve(candidates.size());
-  for (const Candidate& c : candidates) rows.push_back(c.row);
-  // One transaction: on error nothing of this request is stored, and the error says so.
-  absl::StatusOr<std::vector<absl::Status>> stored = store_->InsertMeasurements(rows);
-  if (!stored.ok()) return stored.status();
-  std::set<std::string> touched;
-  for (size_t k = 0; k < candidates.size(); ++k) {
-    const Candidate& c = candidates[k];
-    const absl::Status& s = (*stored)[k];
-    v1::IngestResult* r = out.mutable_results(c.index);
-    const std::string& profile = c.row.profile_name;
-    if (s.code() == absl::StatusCode::kAlreadyExists) {  // a concurrent ingest won
-      duplicate(r, profile);
-      continue;
-    }
-    if (!s.ok()) {  // e.g. the profile was deleted meanwhile
-      reject(r, s.message(), profile);
-      continue;
-    }
-    r->set_status(v1::IngestResult::STATUS_ACCEPTED);
-    r->set_predicted_iteration_time_s(c.row.predicted_iteration_time_s);
-    r->set_profile_version(c.row.profile_version);
-    out.set_accepted(out.accepted() + 1);
-    metrics_->RecordIngest(profile, "accepted");
-    if (std::optional<double> ape = AbsRelativeError(c.row)) metrics_->ObservePredictionError(profile, *ape);
-    if (std::optional<bool> hit = MemoryHit(c.row, c.capacity_gib)) metrics_->RecordMemoryPrediction(profile, *hit);
-    touched.insert(profile);
-  }
-  // The measurements are stored: what follows only updates metrics and schedules work,
-  // and its failures are logged, never returned (the answer must say what was stored).
-  for (const std::string& profile : touched) {
-    if (absl::Status s = UpdateAccuracy(profile, false); !s.ok()) {
-      WriteLogLine(LogLevel::kWarn, absl::StrCat("event=update_accuracy profile=", LogQuote(profile),
-                                                 " msg=", LogQuote(s.message())));
-    }
-    if (options_.auto_calibrate_after > 0 && AutoCalibrationDue(profile) && ScheduleAutoCalibration(profile)) {
-      out.set_calibration_triggered(true);
-    }
-  }
-  return out;
-}
-
-int Backend::AutoCalibrationThreshold(const std::string& profile) {
-  auto it = auto_failed_at_.find(profile);
-  if (it == auto_failed_at_.end()) return options_.auto_calibrate_after;
-  return it->second + std::max(options_.auto_calibrate_after, it->second);  // doubles after each failure
-}
-
-bool Backend::AutoCalibrationDue(const std::string& profile) {
-  absl::StatusOr<int> pending = store_->CountMeasurementsSinceCalibration(profile);
-  if (!pending.ok()) return false;
-  absl::MutexLock lock(&auto_mu_);
-  return *pending >= AutoCalibrationThreshold(profile);
-}
-
-bool Backend::ScheduleAutoCalibration(const std::string& profile) {
-  absl::MutexLock lock(&auto_mu_);
-  if (stopping_) return false;
-  if (auto_running_ == profile) {
-    auto_again_ = true;  // the worker looks again when this one is done
-    return false;
-  }
-  if (!auto_queued_.insert(profile).second) return false;
-  auto_queue_.push_back(profile);
-  if (!auto_thread_.joinable()) auto_thread_ = std::thread(&Backend::AutoCalibrationLoop, this);
-  return true;
-}
-
-void Backend::AutoCalibrationLoop() {
-  for (;;) {
-    std::string profile;
-    {
-      absl::MutexLock lock(&auto_mu_);
-      auto_mu_.Await(absl::Condition(this, &Backend::HasAutoWork));
-      if (stopping_) return;
-      profile = std::move(auto_queue_.front());
-      auto_queue_.pop_front();
-      auto_queued_.erase(profile);
-      auto_running_ = profile;
-      auto_again_ = false;
-    }
-    RunAutoCalibration(profile);
-    absl::MutexLock lock(&auto_mu_);
-    auto_running_.clear();
-    if (auto_again_ && !stopping_ && auto_queued_.insert(profile).second) auto_queue_.push_back(profile);
-  }
-}
-
-void Backend::RunAutoCalibration(const std::string& profile) {
-  // One calibration of a profile at a time among every server on this store: replicas on
-  // one PostgreSQL database all see the same measurements become due; the one that gets
-  // the lock calibrates, the others leave it to that one.
-  absl::StatusOr<std::unique_ptr<store::Lease>> lease = store_->LockCalibration(profile, /*wait=*/false);
-  if (!lease.ok()) {
-    WriteLogLine(LogLevel::kWarn, absl::StrCat("event=auto_calibration profile=", LogQuote(profile),
-                                               " msg=", LogQuote(lease.status().message())));
-    return;
-  }
-  if (*lease == nullptr) return;  // another server is calibrating this profile now
-  // Still due? An explicit Calibrate, or another server's, may have run since this one
-  // was queued (its measurements no longer count).
-  absl::StatusOr<int> pending = store_->CountMeasurementsSinceCalibration(profile);
-  if (!pending.ok()) return;
-  {
-    absl::MutexLock lock(&auto_mu_);
-    if (*pending < AutoCalibrationThreshold(profile)) return;
-  }
-  absl::StatusOr<v1::CalibrateResponse> c = Calibrate(profile);  // success clears auto_failed_at_
-  if (c.ok()) return;
-  {
-    absl::MutexLock lock(&auto_mu_);
-    // Not retried until the pending measurements have doubled (see backend.h).
-    auto_failed_at_[profile] = *pending;
-  }
-  WriteLogLine(LogLevel::kWarn, absl::StrCat("event=auto_calibration profile=", LogQuote(profile),
-                                             " code=", absl::StatusCodeToString(c.status().code()),
-                                             " msg=", LogQuote(c.status().message())));
-}
-
-absl::Status Backend::UpdateAccuracy(const std::string& profile, bool replay_histograms) {
-  Capacities caps;
-  AccuracyTracker::Observer replay;
-  if (replay_histograms) {  // after a restart: counters and histograms from the store
-    absl::StatusOr<Capacities> c = CapacitiesOf(profile);
-    if (!c.ok()) return c.status();
-    caps = *std::move(c);
-    replay = [&](const store::MeasurementSummary& m) {
-      if (std::optional<double> ape = AbsRelativeError(m)) metrics_->ObservePredictionError(profile, *ape);
-      if (std::optional<bool> hit = MemoryHit(m, CapacityOf(caps, m.profile_version))) {
-        metrics_->RecordMemoryPrediction(profile, *hit);
-      }
-    };
-  }
-  return accuracy_.Update(profile, replay).status();
-}
-
-absl::StatusOr<v1::AccuracyReport> Backend::Accuracy(const v1::GetAccuracyRequest& req) {
-  if (req.profile().empty()) return absl::InvalidArgumentError("profile: missing profile name");
-  if (req.recent() < 0) return absl::InvalidArgumentError("recent: must not be negative");
-  absl::StatusOr<v1::SystemProfile> p = Load(req.profile(), 0);
-  if (!p.ok()) return p.status();
-  absl::StatusOr<Capacities> caps = CapacitiesOf(req.profile());
-  if (!caps.ok()) return caps.status();
-  // Every measurement is read, in pages; only its AccuracyPoint (and label) is kept, and
-  // only until this call returns.
-  std::vector<AccuracyPoint> points;
-  std::map<std::string, std::vector<uint32_t>> groups;  // label value -> indexes in points
-  absl::Status read;
-  if (req.label_key().empty()) {
-    read = ForEachPaged(
-        AccuracyTracker::kPageSize,
-        [&](int64_t after) {
-          return store_->MeasurementSummariesAfter(req.profile(), after, AccuracyTracker::kPageSize);
-        },
-        [&](const store::MeasurementSummary& m) {
-          points.push_back(PointOf(m, CapacityOf(*caps, m.profile_version)));
-        });
-  } else {
-    read = ForEachPaged(
-        kRowsPerPage, [&](int64_t after) { return store_->MeasurementsAfter(req.profile(), after, kRowsPerPage); },
-        [&](const store::MeasurementRow& r) {
-          v1::Measurement m;
-          if (m.ParseFromString(r.body)) {
-            auto it = m.labels().find(req.label_key());
-            groups[it == m.labels().end() ? "" : it->second].push_back(static_cast<uint32_t>(points.size()));
-          }
-          points.push_back(PointOf(r, CapacityOf(*caps, r.profile_version)));
-        });
-  }
-  if (!read.ok()) return read;
-  v1::AccuracyReport out;
-  out.set_profile(req.profile());
-  out.set_profile_version(p->version());
-  *out.mutable_overall() = Stats(points, 0, points.size());
-  const size_t recent = req.recent() == 0 ? 100 : static_cast<size_t>(req.recent());
-  *out.mutable_recent() = Stats(points, points.size() - std::min(recent, points.size()), points.size());
-  for (const auto& [value, group] : groups) (*out.mutable_by_label())[value] = Stats(points, group);
-  return out;
-}
-
-absl::Status Backend::BeginCalibration(const std::string& profile, const Interrupt& stop) {
-  absl::MutexLock lock(&calibrating_mu_);
-  const auto free = [this, &profile]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(calibrating_mu_) {
-    return !calibrating_.contains(profile);
-  };
-  // Waits in short slices so that a cancelled caller leaves at once.
-  while (!free()) {
-    if (stop.Requested()) {
-      return absl::Status(stop.Check("calibration").code(),
-                          absl::StrCat("another calibration of profile \"", profile, "\" is running on this server"));
-    }
-    calibrating_mu_.AwaitWithTimeout(absl::Condition(&free), absl::Milliseconds(50));
-  }
-  calibrating_.insert(profile);
-  return absl::OkStatus();
-}
-
-void Backend::EndCalibration(const std::string& profile) {
-  absl::MutexLock lock(&calibrating_mu_);
-  calibrating_.erase(profile);
-}
-
-absl::StatusOr<v1::CalibrateResponse> Backend::Calibrate(const std::string& profile, bool dry_run,
-                                                         const Interrupt& stop) {
-  if (profile.empty()) return absl::InvalidArgumentError("profile: missing profile name");
-  absl::StatusOr<v1::SystemProfile> base = Load(profile, 0);  // NOT_FOUND without waiting
-  if (!base.ok()) return base.status();
-  if (absl::Status s = BeginCalibration(profile, stop); !s.ok()) return s;
-  absl::Cleanup end = [this, &profile] { EndCalibration(profile); };
-  base = Load(profile, 0);  // the latest, now that no other calibration of it runs here
-  if (!base.ok()) return base.status();
-  absl::StatusOr<SystemProfile> sp = adapter::FromProto(*base);
-  if (!sp.ok()) return sp.status();
-  // The fit needs every measurement; they are read in pages, and only the samples kept.
-  // Measurements stored while the fit runs are not in it: they still count toward the
-  // next automatic calibration.
-  std::vector<CalibrationSample> samples;
-  int64_t fitted_through = 0;
-  absl::Status read = ForEachPaged(
-      kRowsPerPage,
-      [&](int64_t after) -> absl::StatusOr<std::vector<store::MeasurementRow>> {
-        if (absl::Status s = stop.Check("calibration"); !s.ok()) return s;
-        return store_->MeasurementsAfter(profile, after, kRowsPerPage);
-      },
-      [&](const store::MeasurementRow& r) {
-        fitted_through = r.seq;
-        v1::Measurement m;
-        if (!m.ParseFromString(r.body)) return;
-        absl::StatusOr<Workload> w = adapter::FromProto(m.workload());
-        absl::StatusOr<ParallelConfig> c = adapter::FromProto(m.config());
-        if (!w.ok() || !c.ok()) return;
-        samples.push_back({*w, *c, m.iteration_time_s(), m.peak_memory_gib(), m.out_of_memory()});
-      });
-  if (!read.ok()) return read;
-  absl::StatusOr<CalibrationResult> result = CalibrateProfile(*sp, samples, stop);
-  if (!result.ok()) return result.status();
-  v1::SystemProfile next = *base;
-  *next.mutable_calibration() = adapter::ToProto(result->profile.calibration);
-  v1::FitReport report = adapter::ToProto(result->report);
-  report.set_based_on_version(base->version());
-  *next.mutable_fit_report() = report;
-  v1::CalibrateResponse out;
-  *out.mutable_report() = report;
-  if (dry_run) {
-    next.clear_version();
-    next.clear_created_at();
-    next.set_origin("calibration");
-    *out.mutable_profile() = next;
-    return out;
-  }
-  // Guarded promotion: the new version becomes the default only when its grouped
-  // cross-validated error beats the current version's on the same measurements;
-  // otherwise it is kept as a candidate (`PromoteProfile` can still promote it).
-  if (absl::Status s = ValidateUserProfile(next); !s.ok()) {  // never store what no estimate can use
-    return absl::FailedPreconditionError(absl::StrCat("calibrating profile \"", profile, "\": ", s.message()));
-  }
-  const bool promote = result->report.promote;
-  absl::StatusOr<int> version = store_->RecordCalibration(profile, Encode(next), base->version(),
-                                                          result->report.num_measurements,
-                                                          report.SerializeAsString(), promote, fitted_through);
-  if (!version.ok()) return version.status();
-  {
-    absl::MutexLock auto_lock(&auto_mu_);
-    auto_failed_at_.erase(profile);  // the next automatic one is due after N more again
-  }
-  metrics_->RecordCalibration(profile);
-  if (promote) metrics_->SetProfileVersion(profile, *version);
-  metrics_->SetCalibrationAge(profile, 0);
-  absl::StatusOr<v1::SystemProfile> stored = Load(profile, *version);
-  if (!stored.ok()) return stored.status();
-  *out.mutable_profile() = *stored;
-  out.set_stored(true);
-  return out;
-}
-
-void Backend::RefreshGauges() {
-  absl::MutexLock lock(&gauges_mu_);
-  absl::StatusOr<std::vector<store::ProfileRow>> all = store_->ListLatestProfiles("", 1 << 30);
-  if (!all.ok()) return;
-  std::set<std::string> names;
-  for (const store::ProfileRow& r : *all) names.insert(r.name);
-  for (const std::string& gone : gauged_) {  // deleted since the last refresh
-    if (names.contains(gone)) continue;
-    accuracy_.Forget(gone);
-    metrics_->ForgetProfile(gone);
-  }
-  gauged_ = std::move(names);
-  const int64_t now_ms = absl::ToUnixMillis(absl::Now());
-  for (const store::ProfileRow& r : *all) {
-    // What any server sharing the store stored since the last update.
-    if (absl::Status s = UpdateAccuracy(r.name, /*replay_histograms=*/false); !s.ok()) {
-      WriteLogLine(LogLevel::kWarn, absl::StrCat("event=update_accuracy profile=", LogQuote(r.name),
-                                                 " msg=", LogQuote(s.message())));
-    }
-    metrics_->SetProfileVersion(r.name, r.version);
-    int64_t since = r.created_at_unix_ms;
-    absl::StatusOr<std::optional<store::CalibrationRunRow>> last = store_->LastCalibration(r.name);
-    if (last.ok() && last->has_value()) since = (*last)->created_at_unix_ms;
-    metrics_->SetCalibrationAge(r.name, static_cast<double>(now_ms - since) / 1000.0);
-  }
-}
 
 }  // namespace paraplan::server

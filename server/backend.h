@@ -1,5 +1,9 @@
 // Backend: what the RPCs do, in terms of protos, the estimator and the store — without
 // gRPC. The gRPC services (server.cc) only translate contexts and statuses.
+// One class, a file per concern: backend.cc (profiles, estimate, plan),
+// backend_measurements.cc (ingest, accuracy, gauges), backend_calibration.cc (explicit
+// and automatic calibration), backend_fit.cc (microbenchmark fits), backend_network.cc
+// (simulate, co-design); what they share is in backend_internal.h.
 //
 // Profiles are stored as serialized paraplan.v1.SystemProfile; version and created_at
 // come from the store row. A profile reference is "NAME" (newest) or "NAME@N". The

@@ -1,0 +1,195 @@
+// Backend: calibration — the explicit Calibrate (one per profile at a time here, ended by
+// its caller's deadline) and the automatic calibrations run on the background thread.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/cleanup/cleanup.h"
+#include "estimator/calibration/calibrate.h"
+#include "server/adapter.h"
+#include "server/backend.h"
+#include "server/backend_internal.h"
+#include "server/log.h"
+
+namespace paraplan::server {
+
+int Backend::AutoCalibrationThreshold(const std::string& profile) {
+  auto it = auto_failed_at_.find(profile);
+  if (it == auto_failed_at_.end()) return options_.auto_calibrate_after;
+  return it->second + std::max(options_.auto_calibrate_after, it->second);  // doubles after each failure
+}
+
+bool Backend::AutoCalibrationDue(const std::string& profile) {
+  absl::StatusOr<int> pending = store_->CountMeasurementsSinceCalibration(profile);
+  if (!pending.ok()) return false;
+  absl::MutexLock lock(&auto_mu_);
+  return *pending >= AutoCalibrationThreshold(profile);
+}
+
+bool Backend::ScheduleAutoCalibration(const std::string& profile) {
+  absl::MutexLock lock(&auto_mu_);
+  if (stopping_) return false;
+  if (auto_running_ == profile) {
+    auto_again_ = true;  // the worker looks again when this one is done
+    return false;
+  }
+  if (!auto_queued_.insert(profile).second) return false;
+  auto_queue_.push_back(profile);
+  if (!auto_thread_.joinable()) auto_thread_ = std::thread(&Backend::AutoCalibrationLoop, this);
+  return true;
+}
+
+void Backend::AutoCalibrationLoop() {
+  for (;;) {
+    std::string profile;
+    {
+      absl::MutexLock lock(&auto_mu_);
+      auto_mu_.Await(absl::Condition(this, &Backend::HasAutoWork));
+      if (stopping_) return;
+      profile = std::move(auto_queue_.front());
+      auto_queue_.pop_front();
+      auto_queued_.erase(profile);
+      auto_running_ = profile;
+      auto_again_ = false;
+    }
+    RunAutoCalibration(profile);
+    absl::MutexLock lock(&auto_mu_);
+    auto_running_.clear();
+    if (auto_again_ && !stopping_ && auto_queued_.insert(profile).second) auto_queue_.push_back(profile);
+  }
+}
+
+void Backend::RunAutoCalibration(const std::string& profile) {
+  // One calibration of a profile at a time among every server on this store: replicas on
+  // one PostgreSQL database all see the same measurements become due; the one that gets
+  // the lock calibrates, the others leave it to that one.
+  absl::StatusOr<std::unique_ptr<store::Lease>> lease = store_->LockCalibration(profile, /*wait=*/false);
+  if (!lease.ok()) {
+    WriteLogLine(LogLevel::kWarn, absl::StrCat("event=auto_calibration profile=", LogQuote(profile),
+                                               " msg=", LogQuote(lease.status().message())));
+    return;
+  }
+  if (*lease == nullptr) return;  // another server is calibrating this profile now
+  // Still due? An explicit Calibrate, or another server's, may have run since this one
+  // was queued (its measurements no longer count).
+  absl::StatusOr<int> pending = store_->CountMeasurementsSinceCalibration(profile);
+  if (!pending.ok()) return;
+  {
+    absl::MutexLock lock(&auto_mu_);
+    if (*pending < AutoCalibrationThreshold(profile)) return;
+  }
+  absl::StatusOr<v1::CalibrateResponse> c = Calibrate(profile);  // success clears auto_failed_at_
+  if (c.ok()) return;
+  {
+    absl::MutexLock lock(&auto_mu_);
+    // Not retried until the pending measurements have doubled (see backend.h).
+    auto_failed_at_[profile] = *pending;
+  }
+  WriteLogLine(LogLevel::kWarn, absl::StrCat("event=auto_calibration profile=", LogQuote(profile),
+                                             " code=", absl::StatusCodeToString(c.status().code()),
+                                             " msg=", LogQuote(c.status().message())));
+}
+
+
+absl::Status Backend::BeginCalibration(const std::string& profile, const Interrupt& stop) {
+  absl::MutexLock lock(&calibrating_mu_);
+  const auto free = [this, &profile]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(calibrating_mu_) {
+    return !calibrating_.contains(profile);
+  };
+  // Waits in short slices so that a cancelled caller leaves at once.
+  while (!free()) {
+    if (stop.Requested()) {
+      return absl::Status(stop.Check("calibration").code(),
+                          absl::StrCat("another calibration of profile \"", profile, "\" is running on this server"));
+    }
+    calibrating_mu_.AwaitWithTimeout(absl::Condition(&free), absl::Milliseconds(50));
+  }
+  calibrating_.insert(profile);
+  return absl::OkStatus();
+}
+
+void Backend::EndCalibration(const std::string& profile) {
+  absl::MutexLock lock(&calibrating_mu_);
+  calibrating_.erase(profile);
+}
+
+absl::StatusOr<v1::CalibrateResponse> Backend::Calibrate(const std::string& profile, bool dry_run,
+                                                         const Interrupt& stop) {
+  if (profile.empty()) return absl::InvalidArgumentError("profile: missing profile name");
+  absl::StatusOr<v1::SystemProfile> base = Load(profile, 0);  // NOT_FOUND without waiting
+  if (!base.ok()) return base.status();
+  if (absl::Status s = BeginCalibration(profile, stop); !s.ok()) return s;
+  absl::Cleanup end = [this, &profile] { EndCalibration(profile); };
+  base = Load(profile, 0);  // the latest, now that no other calibration of it runs here
+  if (!base.ok()) return base.status();
+  absl::StatusOr<SystemProfile> sp = adapter::FromProto(*base);
+  if (!sp.ok()) return sp.status();
+  // The fit needs every measurement; they are read in pages, and only the samples kept.
+  // Measurements stored while the fit runs are not in it: they still count toward the
+  // next automatic calibration.
+  std::vector<CalibrationSample> samples;
+  int64_t fitted_through = 0;
+  absl::Status read = ForEachPaged(
+      kRowsPerPage,
+      [&](int64_t after) -> absl::StatusOr<std::vector<store::MeasurementRow>> {
+        if (absl::Status s = stop.Check("calibration"); !s.ok()) return s;
+        return store_->MeasurementsAfter(profile, after, kRowsPerPage);
+      },
+      [&](const store::MeasurementRow& r) {
+        fitted_through = r.seq;
+        v1::Measurement m;
+        if (!m.ParseFromString(r.body)) return;
+        absl::StatusOr<Workload> w = adapter::FromProto(m.workload());
+        absl::StatusOr<ParallelConfig> c = adapter::FromProto(m.config());
+        if (!w.ok() || !c.ok()) return;
+        samples.push_back({*w, *c, m.iteration_time_s(), m.peak_memory_gib(), m.out_of_memory()});
+      });
+  if (!read.ok()) return read;
+  absl::StatusOr<CalibrationResult> result = CalibrateProfile(*sp, samples, stop);
+  if (!result.ok()) return result.status();
+  v1::SystemProfile next = *base;
+  *next.mutable_calibration() = adapter::ToProto(result->profile.calibration);
+  v1::FitReport report = adapter::ToProto(result->report);
+  report.set_based_on_version(base->version());
+  *next.mutable_fit_report() = report;
+  v1::CalibrateResponse out;
+  *out.mutable_report() = report;
+  if (dry_run) {
+    next.clear_version();
+    next.clear_created_at();
+    next.set_origin("calibration");
+    *out.mutable_profile() = next;
+    return out;
+  }
+  // Guarded promotion: the new version becomes the default only when its grouped
+  // cross-validated error beats the current version's on the same measurements;
+  // otherwise it is kept as a candidate (`PromoteProfile` can still promote it).
+  if (absl::Status s = ValidateUserProfile(next); !s.ok()) {  // never store what no estimate can use
+    return absl::FailedPreconditionError(absl::StrCat("calibrating profile \"", profile, "\": ", s.message()));
+  }
+  const bool promote = result->report.promote;
+  absl::StatusOr<int> version = store_->RecordCalibration(profile, Encode(next), base->version(),
+                                                          result->report.num_measurements,
+                                                          report.SerializeAsString(), promote, fitted_through);
+  if (!version.ok()) return version.status();
+  {
+    absl::MutexLock auto_lock(&auto_mu_);
+    auto_failed_at_.erase(profile);  // the next automatic one is due after N more again
+  }
+  metrics_->RecordCalibration(profile);
+  if (promote) metrics_->SetProfileVersion(profile, *version);
+  metrics_->SetCalibrationAge(profile, 0);
+  absl::StatusOr<v1::SystemProfile> stored = Load(profile, *version);
+  if (!stored.ok()) return stored.status();
+  *out.mutable_profile() = *stored;
+  out.set_stored(true);
+  return out;
+}
+
+}  // namespace paraplan::server

@@ -1,0 +1,50 @@
+// What the backend's translation units share (backend.cc, backend_measurements.cc,
+// backend_calibration.cc): the stored form of a profile and the checks a user-supplied
+// one passes, the GPU capacities that judge observed peaks, and paging through the
+// store. Internal to server/; thread-safe (pure functions).
+#ifndef PARAPLAN_SERVER_BACKEND_INTERNAL_H_
+#define PARAPLAN_SERVER_BACKEND_INTERNAL_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "absl/status/status.h"
+#include "paraplan/v1/types.pb.h"
+
+namespace paraplan::server {
+
+// What is stored: the profile without server-assigned fields.
+std::string Encode(v1::SystemProfile p);
+
+// A user-supplied profile checked with the estimator's rules (and its name and numbers).
+absl::Status ValidateUserProfile(const v1::SystemProfile& p);
+
+// GPU memory capacity of each version of a profile (GiB), to judge observed peaks.
+using Capacities = std::map<int, double>;
+inline double CapacityOf(const Capacities& caps, int version) {
+  auto it = caps.find(version);
+  return it == caps.end() ? 0 : it->second;
+}
+
+// Rows per store read where whole measurements (with bodies) are read in pages.
+inline constexpr int kRowsPerPage = 512;
+
+// Calls `each` on every row that `fetch(after_seq)` pages through (store *After reads
+// with `page` rows a page), oldest first; only one page is held at a time.
+template <typename Fetch, typename Each>
+absl::Status ForEachPaged(int page, Fetch fetch, Each each) {
+  for (int64_t after = 0;;) {
+    auto rows = fetch(after);
+    if (!rows.ok()) return rows.status();
+    for (const auto& r : *rows) {
+      each(r);
+      after = r.seq;
+    }
+    if (rows->size() < static_cast<size_t>(page)) return absl::OkStatus();
+  }
+}
+
+}  // namespace paraplan::server
+
+#endif  // PARAPLAN_SERVER_BACKEND_INTERNAL_H_
