@@ -281,37 +281,6 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
                  WorkerState* st) {
   const PlanRequest& req = *space.request;
   const PlanConstraints& k = req.constraints;
-  ModelShape ms;
-  ms.tensor_parallel = shape.tp;
-  ms.context_parallel = shape.cp;
-  ms.expert_parallel = shape.ep;
-  ms.micro_batch_size = shape.mbs;
-  ms.recompute = shape.recompute;
-  ms.sequence_parallel = shape.sp;
-  ms.flash_attention = shape.flash;
-  ms.cuda_graphs = k.cuda_graphs;
-  ms.tp_comm_overlap = k.tp_comm_overlap && shape.tp > 1;
-  ms.spatial_parallel = shape.spatial;
-  ms.filter_parallel = shape.filter;
-  ms.channel_parallel = shape.channel;
-  ms.spatial_layers = shape.spatial_layers;
-  ms.spatial_axes = shape.spatial_axes;
-  ms.tp_algorithm = k.tp_algorithm;
-  const size_t slot = space.Slot(gpus);
-  const SystemContext& sys = space.systems[slot];
-  absl::StatusOr<ModelCosts> model =
-      ComputeModelCosts(req.workload, ms, *space.hw, *space.colls[slot], Interrupt{req.deadline, req.cancelled});
-  if (!model.ok()) {
-    if (Expired(req)) {  // stopped by the deadline: the search is cut short, not failed
-      st->truncated = true;
-      return;
-    }
-    st->error = model.status();
-    return;
-  }
-  const int rest = gpus / shape.Inner();
-  const double capacity = space.hw->capacity_bytes() * (1.0 - k.memory_headroom_ratio);
-  std::vector<int> pps = Allowed(Divisors(rest, rest), k.pipeline_parallel, k.max_pipeline_parallel);
   ParallelConfig c;
   c.tensor_parallel = shape.tp;
   c.context_parallel = shape.cp;
@@ -331,6 +300,23 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
   c.dp_algorithm = k.dp_algorithm;
   c.tp_algorithm = k.tp_algorithm;
   c.placement = k.placement;
+  // The per-layer costs depend only on the shape's part of the configuration.
+  const ModelShape ms = ModelShape::Of(c);
+  const size_t slot = space.Slot(gpus);
+  const SystemContext& sys = space.systems[slot];
+  absl::StatusOr<ModelCosts> model =
+      ComputeModelCosts(req.workload, ms, *space.hw, *space.colls[slot], Interrupt{req.deadline, req.cancelled});
+  if (!model.ok()) {
+    if (Expired(req)) {  // stopped by the deadline: the search is cut short, not failed
+      st->truncated = true;
+      return;
+    }
+    st->error = model.status();
+    return;
+  }
+  const int rest = gpus / shape.Inner();
+  const double capacity = space.hw->capacity_bytes() * (1.0 - k.memory_headroom_ratio);
+  std::vector<int> pps = Allowed(Divisors(rest, rest), k.pipeline_parallel, k.max_pipeline_parallel);
   const std::vector<bool> overlap_grad = FlagValues(k.overlap_grad_reduce);
   for (int pp : pps) {
     if (Expired(req)) {
