@@ -10,12 +10,12 @@
 #include "client/csv.h"
 #include "client/format.h"
 #include "client/json_io.h"
+#include "report/units.h"
 
 namespace paraplan::cli {
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // One compared quantity: its table label and text, its CSV name and value.
 struct Metric {

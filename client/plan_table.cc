@@ -11,12 +11,12 @@
 #include "absl/strings/str_replace.h"
 #include "client/csv.h"
 #include "client/format.h"
+#include "report/units.h"
 
 namespace paraplan::cli {
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 int Deg(int v) { return v > 0 ? v : 1; }
 std::string YesNo(bool b) { return b ? "yes" : "no"; }

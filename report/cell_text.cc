@@ -3,11 +3,11 @@
 #include <cmath>
 
 #include "absl/strings/str_format.h"
+#include "report/units.h"
 
 namespace paraplan::cli {
 
 namespace {
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 }  // namespace
 
 std::string SecondsText(double s) {

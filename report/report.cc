@@ -12,12 +12,12 @@
 #include "report/cell_text.h"
 #include "report/html_escape.h"
 #include "report/svg_chart.h"
+#include "report/units.h"
 
 namespace paraplan::cli {
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 int Deg(int v) { return v > 0 ? v : 1; }
 

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "estimator/inputs/units.h"
 #include "estimator/inputs/validate.h"
 #include "estimator/iteration/estimate.h"
 #include "server/accuracy.h"
@@ -23,7 +24,6 @@ namespace paraplan::server {
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 }  // namespace
 

@@ -15,6 +15,7 @@
 #include "estimator/calibration/params.h"
 #include "estimator/calibration/samples.h"
 #include "estimator/calibration/select.h"
+#include "estimator/inputs/units.h"
 #include "estimator/inputs/validate.h"
 #include "estimator/iteration/estimate.h"
 #include "estimator/system/hardware.h"
@@ -44,7 +45,6 @@ absl::Status CheckFinite(const FitReport& r) {
   return absl::OkStatus();
 }
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // Measurements in one time fit: the solver evaluates every one for each parameter at
 // each iteration, so this bounds the fit's time; more are subsampled by shape.
 constexpr int kSampleBudget = 400;

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "estimator/inputs/layer_graph.h"
+#include "estimator/inputs/units.h"
 #include "estimator/inputs/validate.h"
 #include "estimator/iteration/assemble.h"
 #include "estimator/iteration/comm_schedule.h"
@@ -577,14 +578,13 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
   }
   if (out.plans.empty()) {
     if (shortfall_state != nullptr && std::isfinite(shortfall)) {
-      const double gib = 1024.0 * 1024.0 * 1024.0;
       out.infeasible_reason = absl::StrFormat(
           "no configuration fits in memory; the closest, %s on %d GPUs, needs %.1f GiB of %.1f GiB "
           "usable (%.1f GiB short)",
           shortfall_state->shortfall_config.ShortString(),
           static_cast<int>(shortfall_state->shortfall_config.NumGpus()),
-          shortfall_state->shortfall_total_bytes / gib, hw.capacity_bytes() * (1 - headroom) / gib,
-          shortfall / gib);
+          shortfall_state->shortfall_total_bytes / kGiB, hw.capacity_bytes() * (1 - headroom) / kGiB,
+          shortfall / kGiB);
     } else if (out.truncated) {
       out.infeasible_reason = "the deadline expired before any configuration was evaluated";
     } else {

@@ -3,10 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "estimator/inputs/units.h"
+
 namespace paraplan {
 
 namespace {
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 double Or(double v, double fallback) { return v > 0 ? v : fallback; }
 
 const NetworkCalibration* FindLevelCalibration(const Calibration& c, const std::string& name) {
