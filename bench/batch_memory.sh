@@ -17,6 +17,7 @@ port=$((20000 + RANDOM % 20000))
 pid=$!
 url="http://127.0.0.1:$((port + 1))"
 for _ in $(seq 50); do curl -sf -o /dev/null "$url/v1/version" && break; sleep 0.1; done
+kill -0 "$pid" 2>/dev/null || { echo "the server did not start:"; cat "$tmp/server.log"; exit 1; }
 python3 - "$tmp/batch.json" <<'EOF'
 import json, sys
 r = {"profile": "dgx-a100-80gb", "model": "gpt3-175b",

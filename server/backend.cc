@@ -100,6 +100,14 @@ absl::Status CheckFiniteNumbers(const google::protobuf::Message& m, const std::s
   return absl::OkStatus();
 }
 
+// Validates a user-supplied profile with the estimator's rules.
+absl::Status ValidateUserProfile(const v1::SystemProfile& p) {
+  if (absl::Status s = CheckName(p.name(), "profile.name"); !s.ok()) return s;
+  if (absl::Status s = CheckFiniteNumbers(p, "profile", "fit_report"); !s.ok()) return s;
+  absl::StatusOr<SystemProfile> sp = adapter::FromProto(p);
+  if (!sp.ok()) return sp.status();
+  return ValidateProfile(*sp);
+}
 
 }  // namespace
 
@@ -111,15 +119,6 @@ std::string Encode(v1::SystemProfile p) {
   p.clear_promoted();
   p.clear_is_default();
   return p.SerializeAsString();
-}
-
-// Validates a user-supplied profile with the estimator's rules.
-absl::Status ValidateUserProfile(const v1::SystemProfile& p) {
-  if (absl::Status s = CheckName(p.name(), "profile.name"); !s.ok()) return s;
-  if (absl::Status s = CheckFiniteNumbers(p, "profile", "fit_report"); !s.ok()) return s;
-  absl::StatusOr<SystemProfile> sp = adapter::FromProto(p);
-  if (!sp.ok()) return sp.status();
-  return ValidateProfile(*sp);
 }
 
 absl::StatusOr<std::pair<std::string, int>> ParseProfileRef(const std::string& ref, const char* field) {

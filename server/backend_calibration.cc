@@ -170,9 +170,6 @@ absl::StatusOr<v1::CalibrateResponse> Backend::Calibrate(const std::string& prof
   // Guarded promotion: the new version becomes the default only when its grouped
   // cross-validated error beats the current version's on the same measurements;
   // otherwise it is kept as a candidate (`PromoteProfile` can still promote it).
-  if (absl::Status s = ValidateUserProfile(next); !s.ok()) {  // never store what no estimate can use
-    return absl::FailedPreconditionError(absl::StrCat("calibrating profile \"", profile, "\": ", s.message()));
-  }
   const bool promote = result->report.promote;
   absl::StatusOr<int> version = store_->RecordCalibration(profile, Encode(next), base->version(),
                                                           result->report.num_measurements,

@@ -1,6 +1,5 @@
 // What the backend's translation units share (backend.cc, backend_measurements.cc,
-// backend_calibration.cc): the stored form of a profile and the checks a user-supplied
-// one passes, the GPU capacities that judge observed peaks, and paging through the
+// backend_calibration.cc): the stored form of a profile, the GPU capacities that judge observed peaks, and paging through the
 // store. Internal to server/; thread-safe (pure functions).
 #ifndef PARAPLAN_SERVER_BACKEND_INTERNAL_H_
 #define PARAPLAN_SERVER_BACKEND_INTERNAL_H_
@@ -16,9 +15,6 @@ namespace paraplan::server {
 
 // What is stored: the profile without server-assigned fields.
 std::string Encode(v1::SystemProfile p);
-
-// A user-supplied profile checked with the estimator's rules (and its name and numbers).
-absl::Status ValidateUserProfile(const v1::SystemProfile& p);
 
 // GPU memory capacity of each version of a profile (GiB), to judge observed peaks.
 using Capacities = std::map<int, double>;

@@ -20,6 +20,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "google/protobuf/field_mask.pb.h"
+#include "google/protobuf/util/field_mask_util.h"
 #include "google/protobuf/util/json_util.h"
 #include "paraplan/v1/network.grpc.pb.h"
 #include "paraplan/v1/services.grpc.pb.h"
@@ -70,9 +72,13 @@ absl::Status PrintJson(const google::protobuf::Message& m, std::string* out) {
   }
   // The message without the long field, then the field's elements spliced in where it
   // printed as "name":[] (once: nothing else at the top level has that key).
+  // Copied without it (copying the whole answer would double its memory).
+  google::protobuf::FieldMask others;
+  for (int i = 0; i < d->field_count(); ++i) {
+    if (d->field(i) != big) others.add_paths(d->field(i)->name());
+  }
   std::unique_ptr<google::protobuf::Message> rest(m.New());
-  rest->CopyFrom(m);
-  rest->GetReflection()->ClearField(rest.get(), big);
+  google::protobuf::util::FieldMaskUtil::MergeMessageTo(m, others, {}, rest.get());
   std::string head;
   if (absl::Status s = PrintJson(*rest, &head); !s.ok()) return s;
   const std::string empty = absl::StrCat("\"", big->name(), "\":[]");

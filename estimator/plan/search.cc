@@ -42,10 +42,7 @@ std::vector<int> Divisors(int64_t n, int64_t cap) {
 }
 
 // True once the request's deadline has passed or its caller cancelled it.
-bool Expired(const PlanRequest& r) {
-  return absl::Now() >= r.deadline ||
-         (r.cancelled != nullptr && r.cancelled->load(std::memory_order_relaxed));
-}
+bool Expired(const PlanRequest& r) { return Interrupt{r.deadline, r.cancelled}.Requested(); }
 
 // Keeps `values` that the constraint list allows (empty = all) and that are <= max (0 =
 // no cap).
