@@ -1,6 +1,7 @@
 #include "client/args.h"
 
 #include <cstdlib>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -30,12 +31,26 @@ std::set<std::string> ConfigOptions(std::set<std::string> more) {
   return more;
 }
 
+// Flags of one configuration that plan searches itself (estimate, compare, simulate).
+std::set<std::string> SingleConfigOptions(std::set<std::string> more) {
+  more = ConfigOptions(std::move(more));
+  for (const char* k : {"etp", "first-stage-layers", "last-stage-layers", "moe-dispatcher", "recompute-modules"}) {
+    more.insert(k);
+  }
+  return more;
+}
+
 constexpr char kConfigFlagsUsage[] =
     "     --tp N  --pp N  --dp N  --cp N  --ep N  --vpp N  --mbs N  --global-batch B  --zero 0-3\n"
     "     --recompute none|selective|full  --schedule 1f1b|gpipe|interleaved|zero-bubble\n"
     "     --sp on|off  --flash on|off  --overlap-grad-reduce on|off  --cuda-graphs  --tp-comm-overlap\n"
     "     --dp-algorithm / --tp-algorithm auto|ring|tree|halving-doubling|hierarchical|torus-2d|\n"
-    "       topo-halving-doubling  --placement packed|scattered\n";
+    "       topo-halving-doubling  --placement packed|scattered\n"
+    "     --recompute-modules core_attn,mlp,moe,moe_act,layernorm,mla_up_proj,shared_experts\n"
+    "       (with --recompute selective; default core_attn)\n"
+    "     MoE: --etp N (expert tensor parallelism; default --tp)  --moe-dispatcher alltoall|\n"
+    "       allgather|deepep  --moe-a2a-overlap  Pipeline: --first-stage-layers N\n"
+    "       --last-stage-layers N (decoder layers on the end stages; default an even split)\n";
 
 const std::vector<CommandSpec>& Commands() {
   static const auto* kCommands = new std::vector<CommandSpec>{
@@ -71,8 +86,8 @@ const std::vector<CommandSpec>& Commands() {
        "paraplan profiles fit-gemm NAME[@V] FILE.csv [--dry-run]\n"
        "  Fits matmul_efficiency (16-bit and FP8) and the small-GEMM tail to a GEMM sweep\n"
        "  (m,n,k,dtype,seconds: scripts/microbench/gemm_sweep.py) and writes the next version.\n"},
-      {"estimate", 0, 0, ConfigOptions({"profile", "workload", "model", "config", "gpus", "batch", "set"}),
-       {"cuda-graphs", "tp-comm-overlap"},
+      {"estimate", 0, 0, SingleConfigOptions({"profile", "workload", "model", "config", "gpus", "batch", "set"}),
+       {"cuda-graphs", "tp-comm-overlap", "moe-a2a-overlap"},
        absl::StrCat(
            "paraplan estimate --profile NAME (--workload FILE | --model PRESET) (--config FILE | CONFIG FLAGS)\n"
            "     [--gpus N] [--set PATH=VALUE ...]\n"
@@ -85,8 +100,8 @@ const std::vector<CommandSpec>& Commands() {
            "paraplan estimate --batch FILE.jsonl\n"
            "  One EstimateRequest JSON per line ({\"profile\", \"workload\" or \"model\", \"config\"});\n"
            "  prints one JSON line per request, in order: the Estimate, or {\"error\": {\"code\", \"message\"}}.\n")},
-      {"compare", 0, 0, ConfigOptions({"profile", "workload", "model", "config", "gpus", "objective", "set"}),
-       {"cuda-graphs", "tp-comm-overlap"},
+      {"compare", 0, 0, SingleConfigOptions({"profile", "workload", "model", "config", "gpus", "objective", "set"}),
+       {"cuda-graphs", "tp-comm-overlap", "moe-a2a-overlap"},
        absl::StrCat(
            "paraplan compare --profile NAME (--workload FILE | --model PRESET) (--config FILE | CONFIG FLAGS)\n"
            "     [--gpus N] [--objective time|cost|energy] [--set PATH=VALUE ...]\n"
@@ -138,8 +153,8 @@ const std::vector<CommandSpec>& Commands() {
        "paraplan accuracy --profile NAME [--label KEY] [--recent N]\n"
        "  Measured-vs-predicted error: overall, over the most recent N, and per value of label KEY.\n"},
       {"models", 0, 0, {}, {}, "paraplan models\n  The built-in model presets (for --model).\n"},
-      {"simulate", 0, 0, ConfigOptions({"profile", "workload", "model", "config", "gpus", "background"}),
-       {"cuda-graphs", "tp-comm-overlap"},
+      {"simulate", 0, 0, SingleConfigOptions({"profile", "workload", "model", "config", "gpus", "background"}),
+       {"cuda-graphs", "tp-comm-overlap", "moe-a2a-overlap"},
        absl::StrCat(
            "paraplan simulate --profile NAME (--workload FILE | --model PRESET) (--config FILE | CONFIG FLAGS)\n"
            "     [--background LOAD]\n"
@@ -190,7 +205,7 @@ constexpr char kGlobal[] =
 // Flags that take no value, whatever the command.
 bool IsBoolean(const std::string& key) {
   return key == "help" || key == "version" || key == "allow-offload" || key == "cuda-graphs" ||
-         key == "tp-comm-overlap" || key == "dry-run" || key == "new-version";
+         key == "tp-comm-overlap" || key == "moe-a2a-overlap" || key == "dry-run" || key == "new-version";
 }
 
 // The spec whose name the words start with ("profiles show" before "profiles"), or null.

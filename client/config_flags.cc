@@ -29,6 +29,19 @@ const IntFlag kIntFlags[] = {
     {"zero", &v1::ParallelConfig::set_zero_stage, &v1::PlanConstraints::mutable_zero_stage},
 };
 
+// Integer flags of a single configuration only (estimate, compare, simulate): plan
+// searches these itself.
+struct ConfigIntFlag {
+  const char* key;
+  void (v1::ParallelConfig::*set)(int32_t);
+  int min;
+};
+const ConfigIntFlag kConfigIntFlags[] = {
+    {"etp", &v1::ParallelConfig::set_expert_tensor_parallel, 1},
+    {"first-stage-layers", &v1::ParallelConfig::set_first_pipeline_stage_layers, 0},
+    {"last-stage-layers", &v1::ParallelConfig::set_last_pipeline_stage_layers, 0},
+};
+
 // on|off switches: the config field, and the constraint's three-way flag.
 struct OnOffFlag {
   const char* key;
@@ -129,8 +142,11 @@ bool HasConfigFlags(const Args& a) {
   for (const NetworkChoice& f : kNetworkChoices) {
     if (a.Has(f.key)) return true;
   }
-  return a.Has("recompute") || a.Has("schedule") || a.flags.count("cuda-graphs") > 0 ||
-         a.flags.count("tp-comm-overlap") > 0;
+  for (const ConfigIntFlag& f : kConfigIntFlags) {
+    if (a.Has(f.key)) return true;
+  }
+  return a.Has("recompute") || a.Has("schedule") || a.Has("moe-dispatcher") || a.Has("recompute-modules") || a.flags.count("cuda-graphs") > 0 ||
+         a.flags.count("tp-comm-overlap") > 0 || a.flags.count("moe-a2a-overlap") > 0;
 }
 
 absl::Status ApplyConfigFlags(const Args& a, v1::ParallelConfig* c) {
@@ -141,6 +157,26 @@ absl::Status ApplyConfigFlags(const Args& a, v1::ParallelConfig* c) {
     if (absl::Status s = Int(f.key, a.Get(f.key), f.key == std::string("zero") ? 0 : 1, &v); !s.ok()) return s;
     if (f.key == std::string("zero") && v > 3) return Bad("zero", absl::StrCat("\"", v, "\" is not a ZeRO stage 0-3"));
     (c->*f.set)(v);
+  }
+  for (const ConfigIntFlag& f : kConfigIntFlags) {
+    if (!a.Has(f.key)) continue;
+    if (absl::Status s = OneValue(a, f.key); !s.ok()) return s;
+    int32_t v = 0;
+    if (absl::Status s = Int(f.key, a.Get(f.key), f.min, &v); !s.ok()) return s;
+    (c->*f.set)(v);
+  }
+  if (a.Has("moe-dispatcher")) {
+    if (absl::Status s = OneValue(a, "moe-dispatcher"); !s.ok()) return s;
+    const auto* v = EnumValueFromText(*v1::MoeDispatcher_descriptor(), a.Get("moe-dispatcher"));
+    if (v == nullptr || v->number() == v1::MOE_DISPATCHER_UNSPECIFIED) {
+      return Bad("moe-dispatcher", absl::StrCat("\"", a.Get("moe-dispatcher"), "\" is not alltoall, allgather or deepep"));
+    }
+    c->set_moe_dispatcher(static_cast<v1::MoeDispatcher>(v->number()));
+  }
+  if (a.flags.count("moe-a2a-overlap")) c->set_moe_a2a_overlap(true);
+  if (a.Has("recompute-modules")) {  // names checked by the server (config.recompute_modules[i])
+    c->clear_recompute_modules();
+    for (const std::string& m : Items(a.Get("recompute-modules"))) c->add_recompute_modules(m);
   }
   if (a.Has("global-batch")) {
     int32_t v = 0;

@@ -83,6 +83,7 @@ absl::StatusOr<Plan> Resolve(const LaunchInput& in) {
   p.dp = Deg(c.data_parallel());
   p.cp = Deg(c.context_parallel());
   p.ep = Deg(c.expert_parallel());
+  p.etp = c.expert_tensor_parallel() > 0 ? c.expert_tensor_parallel() : p.tp;
   p.v = p.pp > 1 ? Deg(c.virtual_pipeline_stages()) : 1;
   p.mbs = Deg(c.micro_batch_size());
   p.gbs = std::max(1, c.global_batch_size());

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "client/launcher_plan.h"
 
 namespace paraplan::cli::launcher {
@@ -50,6 +51,13 @@ std::string Nemo(const Plan& p) {
   y.Add("virtual_pipeline_model_parallel_size", p.v > 1 ? absl::StrCat(p.v) : "null");
   y.Add("context_parallel_size", p.cp);
   y.Add("expert_model_parallel_size", p.ep);
+  if (p.moe()) y.Add("expert_tensor_parallel_size", p.etp);
+  if (p.stage_layers() && c.first_pipeline_stage_layers() > 0) {
+    y.Add("num_layers_in_first_pipeline_stage", c.first_pipeline_stage_layers());
+  }
+  if (p.stage_layers() && c.last_pipeline_stage_layers() > 0) {
+    y.Add("num_layers_in_last_pipeline_stage", c.last_pipeline_stage_layers());
+  }
   y.Add("sequence_parallel", Bool(c.sequence_parallel()));
   if (p.pp_inside_dp()) y.Add("use_tp_pp_dp_mapping", "true");
   if (c.tp_comm_overlap()) y.Add("ub_tp_comm_overlap", "true");
@@ -60,6 +68,9 @@ std::string Nemo(const Plan& p) {
   y.Add("activations_checkpoint_granularity", p.recompute == v1::RECOMPUTE_NONE ? "null" : RecomputeName(p.recompute));
   y.Add("activations_checkpoint_method", full ? "uniform" : "null");
   y.Add("activations_checkpoint_num_layers", full ? "1" : "null");
+  if (p.recompute == v1::RECOMPUTE_SELECTIVE && c.recompute_modules_size() > 0) {
+    y.Add("recompute_modules", absl::StrCat("[", absl::StrJoin(c.recompute_modules(), ", "), "]"));
+  }
   // megatron_gpt_config.yaml, model: architecture.
   y.Add("encoder_seq_length", t.seq_length());
   y.Add("max_position_embeddings", t.seq_length());
@@ -74,6 +85,11 @@ std::string Nemo(const Plan& p) {
   if (p.moe()) {
     y.Add("num_moe_experts", t.moe().num_experts());
     y.Add("moe_router_topk", std::max(1, t.moe().top_k()));
+    y.Add("moe_token_dispatcher_type", c.moe_dispatcher() == v1::MOE_DISPATCHER_ALLGATHER ? "allgather"
+                                       : c.moe_dispatcher() == v1::MOE_DISPATCHER_DEEPEP  ? "flex"
+                                                                                          : "alltoall");
+    if (c.moe_dispatcher() == v1::MOE_DISPATCHER_DEEPEP) y.Add("moe_enable_deepep", "true");
+    if (c.moe_a2a_overlap()) y.Add("overlap_moe_expert_parallel_comm", "true");
   }
   // megatron_gpt_config.yaml, model: Transformer Engine FP8 and CPU offloading.
   if (p.precision == v1::PRECISION_FP8) {

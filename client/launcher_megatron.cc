@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "client/launcher_plan.h"
 
 namespace paraplan::cli::launcher {
@@ -62,6 +63,14 @@ std::string Megatron(const Plan& p) {
   }
   f.Add("--context-parallel-size", p.cp);
   f.Add("--expert-model-parallel-size", p.ep);
+  if (p.moe()) f.Add("--expert-tensor-parallel-size", p.etp);
+  // Megatron-Core's uneven pipeline layout (arguments.py, _add_distributed_args).
+  if (p.stage_layers() && c.first_pipeline_stage_layers() > 0) {
+    f.Add("--decoder-first-pipeline-num-layers", c.first_pipeline_stage_layers());
+  }
+  if (p.stage_layers() && c.last_pipeline_stage_layers() > 0) {
+    f.Add("--decoder-last-pipeline-num-layers", c.last_pipeline_stage_layers());
+  }
   if (c.sequence_parallel()) f.Add("--sequence-parallel");
   if (c.tp_comm_overlap()) f.Add("--tp-comm-overlap");    // arguments.py, _add_distributed_args
   if (p.pp_inside_dp()) f.Add("--use-tp-pp-dp-mapping");  // order tp-cp-ep-pp-dp
@@ -74,6 +83,9 @@ std::string Megatron(const Plan& p) {
     f.Add("--recompute-num-layers", 1);
   } else if (p.recompute == v1::RECOMPUTE_SELECTIVE) {
     f.Add("--recompute-granularity", "selective");
+    if (c.recompute_modules_size() > 0) {
+      f.Add("--recompute-modules", absl::StrJoin(c.recompute_modules(), " "));
+    }
   }
   // Megatron-LM arguments.py, _add_distributed_args / _add_training_args: sharding and
   // overlap (ZeRO-1 is the distributed optimizer; ZeRO-3 is FSDP2).
@@ -103,6 +115,17 @@ std::string Megatron(const Plan& p) {
     f.Add("--moe-router-topk", std::max(1, m.top_k()));
     f.Add("--moe-ffn-hidden-size", m.expert_ffn_hidden_size() > 0 ? m.expert_ffn_hidden_size() : p.ffn);
     f.Add("--moe-layer-freq", std::max(1, m.moe_layer_interval()));
+    // _add_moe_args: the token dispatcher (DeepEP runs under the flex dispatcher) and the
+    // EP all-to-all overlapped with another micro-batch (combined 1F1B).
+    if (c.moe_dispatcher() == v1::MOE_DISPATCHER_ALLGATHER) {
+      f.Add("--moe-token-dispatcher-type", "allgather");
+    } else if (c.moe_dispatcher() == v1::MOE_DISPATCHER_DEEPEP) {
+      f.Add("--moe-token-dispatcher-type", "flex");
+      f.Add("--moe-enable-deepep");
+    } else {
+      f.Add("--moe-token-dispatcher-type", "alltoall");
+    }
+    if (c.moe_a2a_overlap()) f.Add("--overlap-moe-expert-parallel-comm");
   }
   // Megatron-LM arguments.py, _add_mixed_precision_args (--bf16, --fp16) and
   // _add_transformer_engine_args (--fp8-format); fp32 is the default.

@@ -22,6 +22,7 @@ struct Plan {
   const v1::TransformerSpec* t = nullptr;
   std::string model, profile;
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, v = 1, mbs = 1, gbs = 1, zero = 0;
+  int etp = 1;  // expert tensor parallelism, 0 resolved to tp
   int micro_batches = 1;  // per iteration and pipeline: gbs / (mbs * dp)
   int gpus = 1, per_node = 1, nodes = 1;
   int64_t ffn = 0;   // ffn_hidden_size, 0 resolved to 4 * hidden
@@ -44,8 +45,14 @@ struct Plan {
   bool foreign_schedule() const {
     return pp > 1 && (schedule == v1::SCHEDULE_GPIPE || schedule == v1::SCHEDULE_ZERO_BUBBLE);
   }
+  // The end stages' layer counts are given (uneven pipeline layout).
+  bool stage_layers() const {
+    return pp > 1 && (c->first_pipeline_stage_layers() > 0 || c->last_pipeline_stage_layers() > 0);
+  }
   // Layers per virtual stage when the layers divide evenly over pp * v stages, else 0.
-  int LayersPerVirtualStage() const { return t->num_layers() % (pp * v) == 0 ? t->num_layers() / (pp * v) : 0; }
+  int LayersPerVirtualStage() const {
+    return !stage_layers() && t->num_layers() % (pp * v) == 0 ? t->num_layers() / (pp * v) : 0;
+  }
 };
 
 const char* RecomputeName(v1::Recompute r);        // none | selective | full

@@ -1,9 +1,10 @@
 #include "server/adapter.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-
-#include <iterator>
 
 namespace paraplan::adapter {
 
@@ -68,6 +69,32 @@ absl::StatusOr<Recompute> FromProto(v1::Recompute r, absl::string_view field) {
     default:
       return BadEnum(field, r);
   }
+}
+
+absl::StatusOr<MoeDispatcher> FromProto(v1::MoeDispatcher d, absl::string_view field) {
+  switch (d) {
+    case v1::MOE_DISPATCHER_UNSPECIFIED:
+    case v1::MOE_DISPATCHER_ALLTOALL:
+      return MoeDispatcher::kAllToAll;
+    case v1::MOE_DISPATCHER_ALLGATHER:
+      return MoeDispatcher::kAllGather;
+    case v1::MOE_DISPATCHER_DEEPEP:
+      return MoeDispatcher::kDeepEp;
+    default:
+      return BadEnum(field, d);
+  }
+}
+
+v1::MoeDispatcher ToProto(MoeDispatcher d) {
+  switch (d) {
+    case MoeDispatcher::kAllToAll:
+      return v1::MOE_DISPATCHER_ALLTOALL;
+    case MoeDispatcher::kAllGather:
+      return v1::MOE_DISPATCHER_ALLGATHER;
+    case MoeDispatcher::kDeepEp:
+      return v1::MOE_DISPATCHER_DEEPEP;
+  }
+  return v1::MOE_DISPATCHER_UNSPECIFIED;
 }
 
 absl::StatusOr<PipelineSchedule> FromProto(v1::PipelineSchedule s, absl::string_view field) {
@@ -270,8 +297,26 @@ absl::StatusOr<ParallelConfig> FromProto(const v1::ParallelConfig& c) {
   out.pipeline_parallel = c.pipeline_parallel();
   out.context_parallel = c.context_parallel();
   out.expert_parallel = c.expert_parallel();
+  out.expert_tensor_parallel = c.expert_tensor_parallel();
+  absl::StatusOr<MoeDispatcher> dispatcher = FromProto(c.moe_dispatcher(), "config.moe_dispatcher");
+  if (!dispatcher.ok()) return dispatcher.status();
+  out.moe_dispatcher = *dispatcher;
+  out.moe_a2a_overlap = c.moe_a2a_overlap();
   out.sequence_parallel = c.sequence_parallel();
   out.virtual_pipeline_stages = c.virtual_pipeline_stages();
+  for (int i = 0; i < c.recompute_modules_size(); ++i) {
+    const std::string& name = c.recompute_modules(i);
+    const auto* end = std::end(kRecomputeModuleNames);
+    const auto* it = std::find(std::begin(kRecomputeModuleNames), end, name);
+    if (it == end) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "config.recompute_modules[", i, "]: \"", name.substr(0, 64),
+          "\" is not core_attn, mlp, moe, moe_act, layernorm, mla_up_proj or shared_experts"));
+    }
+    out.recompute_modules |= 1u << (it - std::begin(kRecomputeModuleNames));
+  }
+  out.first_pipeline_stage_layers = c.first_pipeline_stage_layers();
+  out.last_pipeline_stage_layers = c.last_pipeline_stage_layers();
   out.micro_batch_size = c.micro_batch_size();
   out.global_batch_size = c.global_batch_size();
   absl::StatusOr<Recompute> rc = FromProto(c.recompute(), "config.recompute");
@@ -527,8 +572,18 @@ v1::ParallelConfig ToProto(const ParallelConfig& c) {
   out.set_pipeline_parallel(c.pipeline_parallel);
   out.set_context_parallel(c.context_parallel);
   out.set_expert_parallel(c.expert_parallel);
+  if (c.expert_tensor_parallel > 0 && c.expert_tensor_parallel != c.tensor_parallel) {
+    out.set_expert_tensor_parallel(c.expert_tensor_parallel);
+  }
+  if (c.moe_dispatcher != MoeDispatcher::kAllToAll) out.set_moe_dispatcher(ToProto(c.moe_dispatcher));
+  out.set_moe_a2a_overlap(c.moe_a2a_overlap);
   out.set_sequence_parallel(c.sequence_parallel);
   out.set_virtual_pipeline_stages(c.virtual_pipeline_stages);
+  for (unsigned i = 0; i < std::size(kRecomputeModuleNames); ++i) {
+    if (c.recompute_modules & (1u << i)) out.add_recompute_modules(kRecomputeModuleNames[i]);
+  }
+  out.set_first_pipeline_stage_layers(c.first_pipeline_stage_layers);
+  out.set_last_pipeline_stage_layers(c.last_pipeline_stage_layers);
   out.set_micro_batch_size(c.micro_batch_size);
   out.set_global_batch_size(c.global_batch_size);
   out.set_recompute(ToProto(c.recompute));

@@ -24,8 +24,10 @@ std::vector<Workload> ModelPresets();
 std::vector<Workload> CnnPresets();
 std::optional<Workload> FindModelPreset(absl::string_view name);
 
-// dgx-a100-80gb, dgx-h100-80gb, abci-v100-16gb — uncalibrated (calibration zeroed, so
-// the physical defaults apply).
+// dgx-a100-80gb, dgx-h100-80gb, abci-v100-16gb, dgx-h200-141gb, dgx-b200-180gb,
+// dgx-b300-288gb, gb200-nvl72 (72-GPU NVLink domains of 4-GPU trays) and gb300-nvl72 —
+// uncalibrated (calibration zeroed, so the physical defaults apply) except the Hopper
+// profiles, which carry shares measured on an H100 (profiles.cc cites them).
 std::vector<SystemProfile> BuiltinProfiles();
 
 }  // namespace paraplan

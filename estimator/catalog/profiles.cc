@@ -1,5 +1,6 @@
 // Built-in system profiles from vendor specifications. Calibration is left zero, so
-// the physical defaults of hardware.h apply until measurements are ingested.
+// the physical defaults of hardware.h apply until measurements are ingested, except
+// where a microbenchmark of the same silicon is cited (dgx-h100-80gb, dgx-h200-141gb).
 #include "estimator/catalog/presets.h"
 
 namespace paraplan {
@@ -140,8 +141,238 @@ SystemProfile AbciV100() {
   return p;
 }
 
+// Hopper with HBM3e: the GH100 die of the H100 SXM5, same clocks and 700 W cap.
+SystemProfile DgxH200() {
+  SystemProfile p;
+  p.name = "dgx-h200-141gb";
+  p.description =
+      "NVIDIA DGX H200 SuperPOD: 8x H200-SXM-141GB per node, NVSwitch (NVLink 4), "
+      "8x NDR InfiniBand per node, fat tree";
+  p.gpus_per_node = 8;
+  p.num_nodes = 2048;  // 16,384 GPUs: the scale of dgx-h100-80gb, so the two compare
+  Accelerator& a = p.accelerator;
+  a.name = "H200-SXM-141GB";
+  // NVIDIA H200 datasheet (SXM): 1,979 TFLOP/s BF16/FP16 and 3,958 FP8 with sparsity, i.e.
+  // 989 and 1,979 dense (the H100 SXM's compute); 67 FP32; 141 GB HBM3e at 4.8 TB/s; 700 W.
+  a.peak_tflops_bf16 = 989;
+  a.peak_tflops_fp16 = 989;
+  a.peak_tflops_fp8 = 1979;
+  a.peak_tflops_fp32 = 67;
+  a.memory_gib = 141;
+  a.memory_bandwidth_gbytes_per_s = 4800;
+  a.busy_power_w = 700;
+  a.idle_power_w = 75;  // as dgx-h100-80gb: the same SXM board power class, not measured
+  a.sm_count = 132;     // the H100 SXM5's GH100 die: 132 SMs (H100 architecture whitepaper)
+  // Same die, clocks and 700 W cap as the H100 SXM5, so dgx-h100-80gb's measured shares
+  // carry over (sustained BF16 GEMMs 0.69 of peak, FP8 0.60, FlashAttention-2 0.33
+  // forward / 0.28 backward: docs/microbench/h100_sustained_gemm.txt,
+  // shared/data/h100_microbench). Not re-measured on an H200.
+  p.calibration.matmul_efficiency = 0.69;
+  p.calibration.matmul_efficiency_fp8 = 0.60;
+  p.calibration.attention_efficiency_fwd = 0.33;
+  p.calibration.attention_efficiency_bwd = 0.28;
+  // NVLink 4: 900 GB/s per GPU both directions = 450 GB/s each way, 8-GPU NVSwitch domain.
+  p.network_levels.push_back(Level("nvlink", 8, 450, 3, Topology::kSwitch, 1));
+  // DGX H200: 8x ConnectX-7, NDR InfiniBand 400 Gb/s per GPU = 50 GB/s each way.
+  p.network_levels.push_back(Level("infiniband", 0, 50, 5, Topology::kFatTree, 1));
+  p.host.memory_gib = 2048;       // DGX H200: 2 TB system memory
+  p.host.pcie_gbytes_per_s = 50;  // PCIe Gen5 x16: 64 GB/s raw
+  p.host.cpu_cores = 112;         // DGX H200: 2x Intel Xeon Platinum 8480C, 56 cores each
+  p.storage.read_gbytes_per_s = 25;  // 8x 3.84 TB NVMe U.2, as DGX H100
+  p.node_power_w = 4600;  // DGX H200 ~10.2 kW max minus 8 x 700 W GPUs
+  // AWS p5en.48xlarge (8x H200) on-demand $63.296/h, us-east-1 (instances.vantage.sh;
+  // dstack PR #4110, 2026) / 8. dgx-h100-80gb's $98.32/h p5 price predates AWS's June 2025
+  // cut (p5.48xlarge is $55.04/h now), so the two are not like for like.
+  p.price_per_gpu_hour_usd = 7.91;
+  return p;
+}
+
+// First Blackwell. The datasheets quote tensor throughput with 2:4 sparsity; the dense
+// peaks below are half of it. FP4 has no field yet: its dense peak is in a comment.
+// Calibration stays zero: no Blackwell measurement exists here, so hardware.h's physical
+// defaults apply (matmul 0.75 of peak, FP8 as BF16, memory-bound 0.70, network 0.80).
+SystemProfile DgxB200() {
+  SystemProfile p;
+  p.name = "dgx-b200-180gb";
+  p.description =
+      "NVIDIA DGX B200 SuperPOD: 8x B200 (180 GB) per node, NVSwitch (NVLink 5), "
+      "8x NDR InfiniBand per node, fat tree";
+  p.gpus_per_node = 8;
+  p.num_nodes = 2048;  // 16,384 GPUs: the scale of dgx-h100-80gb
+  Accelerator& a = p.accelerator;
+  a.name = "B200-SXM-180GB";
+  // NVIDIA HGX B200 datasheet, per GPU with sparsity: 4.5 PFLOP/s FP16/BF16, 9 FP8, 18 FP4
+  // (DGX B200: 72 PFLOP/s FP8 training, 144 FP4 inference for 8 GPUs); dense = half.
+  a.peak_tflops_bf16 = 2250;
+  a.peak_tflops_fp16 = 2250;
+  a.peak_tflops_fp8 = 4500;  // FP4 dense: 9,000 TFLOP/s (18 PFLOP/s sparse / 2)
+  a.peak_tflops_fp32 = 75;   // HGX B200 datasheet: 75 TFLOP/s FP32
+  // DGX B200 user guide: 1,440 GB for 8 GPUs (192 GB on the package, 180 GB usable).
+  a.memory_gib = 180;
+  // HGX B200 datasheet: 7.7 TB/s (the DGX B200 page's 64 TB/s / 8 rounds it to 8); the
+  // driver reports a 7,680-bit bus at 3,996 MHz DDR = 7.67 TB/s (pytorch/ao PR #4002).
+  a.memory_bandwidth_gbytes_per_s = 7700;
+  a.busy_power_w = 1000;  // HGX B200 datasheet: configurable up to 1,000 W
+  // nvidia-smi of idle B200s in P0 (0 % utilisation, memory allocated): 192-196 W
+  // (NVIDIA/TensorRT-LLM issue #10278, 2025).
+  a.idle_power_w = 190;
+  // 74 of 80 SMs enabled on each of the two dies (Chips and Cheese, "Nvidia's B200:
+  // Keeping the CUDA Juggernaut Rolling", 2025); a device query reports 148 (pytorch/ao
+  // PR #4002). NVIDIA's datasheets do not state it.
+  a.sm_count = 148;
+  // NVLink 5: 1.8 TB/s per GPU both directions = 900 GB/s each way; DGX B200: 2 NVSwitch
+  // chips, 14.4 TB/s aggregate for the 8-GPU domain.
+  p.network_levels.push_back(Level("nvlink", 8, 900, 3, Topology::kSwitch, 1));
+  // DGX B200: 8x ConnectX-7, NDR InfiniBand 400 Gb/s per GPU = 50 GB/s each way.
+  p.network_levels.push_back(Level("infiniband", 0, 50, 5, Topology::kFatTree, 1));
+  p.host.memory_gib = 2048;       // DGX B200 user guide: 2 TB (upgradable to 4 TB)
+  p.host.pcie_gbytes_per_s = 50;  // PCIe Gen5 x16: 64 GB/s raw
+  p.host.cpu_cores = 112;         // DGX B200: 2x Intel Xeon Platinum 8570, 56 cores each
+  p.storage.read_gbytes_per_s = 25;  // 8x 3.84 TB NVMe U.2 in RAID 0, as DGX H100
+  p.node_power_w = 6300;  // DGX B200 user guide: 14.3 kW max, minus 8 x 1,000 W GPUs
+  // AWS p6-b200.48xlarge on-demand $113.9328/h, us-east-1 (instances.vantage.sh) / 8.
+  p.price_per_gpu_hour_usd = 14.24;
+  return p;
+}
+
+// Blackwell Ultra: 12-high HBM3e stacks and 1.5x the FP4 of B200, but the same dense
+// BF16 and FP8 in the HGX/DGX part. Calibration zero, as for B200.
+SystemProfile DgxB300() {
+  SystemProfile p;
+  p.name = "dgx-b300-288gb";
+  p.description =
+      "NVIDIA DGX B300 SuperPOD: 8x B300 (Blackwell Ultra) per node, NVSwitch (NVLink 5), "
+      "8x ConnectX-8 800 Gb/s per node, fat tree";
+  p.gpus_per_node = 8;
+  p.num_nodes = 2048;  // 16,384 GPUs: the scale of dgx-h100-80gb
+  Accelerator& a = p.accelerator;
+  a.name = "B300-SXM6";
+  // DGX B300 datasheet, 8 GPUs: 144 PFLOP/s FP4 sparse | 108 dense, 72 FP8 (sparse); HGX
+  // B300: 4.5 PFLOP/s FP16/BF16 per GPU with sparsity. Dense per GPU: BF16 2.25 and FP8 4.5
+  // PFLOP/s, B200's own (only FP4 rose).
+  a.peak_tflops_bf16 = 2250;
+  a.peak_tflops_fp16 = 2250;
+  a.peak_tflops_fp8 = 4500;  // FP4 dense: 13,500 TFLOP/s (108 PFLOP/s / 8; ~14 per GPU)
+  a.peak_tflops_fp32 = 75;   // HGX B300 datasheet: 75 TFLOP/s FP32
+  // 288 GB of HBM3e on the package (8 x 12-high stacks; DGX B300: 2.3 TB for 8), of
+  // which the HGX B300 datasheet lists 270 GB usable (MLPerf: "B300-SXM-270GB").
+  a.memory_gib = 270;
+  a.memory_bandwidth_gbytes_per_s = 7700;  // HGX B300 datasheet: 7.7 TB/s
+  a.busy_power_w = 1100;                   // HGX B300 datasheet: configurable up to 1,100 W
+  a.idle_power_w = 190;                    // B200's idle draw carried over; not measured
+  // "Inside NVIDIA Blackwell Ultra" (NVIDIA technical blog, 2025): 160 SMs, 640 tensor
+  // cores in the full GPU; how many the shipping part enables is not stated there.
+  a.sm_count = 160;
+  // NVLink 5: 900 GB/s each way per GPU in the 8-GPU NVSwitch domain.
+  p.network_levels.push_back(Level("nvlink", 8, 900, 3, Topology::kSwitch, 1));
+  // DGX B300: 8x ConnectX-8 SuperNIC, 800 Gb/s per GPU = 100 GB/s each way.
+  p.network_levels.push_back(Level("infiniband", 0, 100, 5, Topology::kFatTree, 1));
+  p.host.memory_gib = 2048;  // DGX B300: 2 TB system memory (commonly listed; up to 4 TB)
+  // The Xeon 6 root ports are PCIe Gen5 (the GPUs hang off ConnectX-8's Gen6 switch).
+  p.host.pcie_gbytes_per_s = 50;
+  p.host.cpu_cores = 128;            // DGX B300: 2x Intel Xeon 6776P, 64 cores each
+  p.storage.read_gbytes_per_s = 25;  // local NVMe as in the other DGX profiles
+  p.node_power_w = 5700;  // DGX B300 14.5 kW (as quoted from NVIDIA's DGX docs) - 8 x 1,100 W
+  // Neither AWS (p6-b300) nor CoreWeave (contact sales) publishes an on-demand rate;
+  // Hyperstack's on-demand B300 list price, hyperstack.cloud/gpu-pricing (read 2026-08).
+  p.price_per_gpu_hour_usd = 7.40;
+  return p;
+}
+
+// GB200 NVL72: 18 compute trays (the "nodes": 2 Grace CPUs + 4 Blackwell GPUs each) and 9
+// NVLink switch trays make one 72-GPU NVLink domain per rack; between racks one NIC per
+// GPU on InfiniBand. The first network level spans 18 nodes, which collectives and
+// placement handle (domains are counted in GPUs). Per-GPU figures are the rack's / 72.
+SystemProfile Gb200Nvl72() {
+  SystemProfile p;
+  p.name = "gb200-nvl72";
+  p.description =
+      "NVIDIA GB200 NVL72 racks: 18 trays of 2 Grace + 4 Blackwell GPUs, one 72-GPU NVLink 5 "
+      "domain per rack, 1x ConnectX-7 400 Gb/s per GPU, InfiniBand fat tree between racks";
+  p.gpus_per_node = 4;
+  // 228 racks x 18 trays = 16,416 GPUs: the fewest whole racks that hold dgx-h100-80gb's
+  // 16,384.
+  p.num_nodes = 4104;
+  Accelerator& a = p.accelerator;
+  a.name = "B200 (GB200 NVL72)";
+  // GB200 NVL72 datasheet, per rack with sparsity: 1,440 PFLOP/s FP4, 720 FP8/FP6, 360
+  // FP16/BF16; / 72 / 2 = dense 10, 5 and 2.5 PFLOP/s per GPU (1,200 W parts, ~11 % above
+  // HGX B200; the Blackwell technical brief's dense rack table agrees). FP32 5,760 / 72.
+  a.peak_tflops_bf16 = 2500;
+  a.peak_tflops_fp16 = 2500;
+  a.peak_tflops_fp8 = 5000;  // FP4 dense: 10,000 TFLOP/s (1,440 PFLOP/s sparse / 72 / 2)
+  a.peak_tflops_fp32 = 80;
+  a.memory_gib = 186;                      // datasheet: up to 13.4 TB HBM3e / 72 = 186 GB
+  a.memory_bandwidth_gbytes_per_s = 8000;  // datasheet: 576 TB/s / 72
+  a.busy_power_w = 1200;  // GB200 per-GPU spec: configurable up to 1,200 W
+  a.idle_power_w = 190;   // B200's idle draw carried over; not measured
+  a.sm_count = 148;       // assumed as B200 (148); NVIDIA does not publish it for GB200
+  // NVLink 5 switch system: 900 GB/s each way per GPU to all 72 (130 TB/s = 72 x 1.8 TB/s).
+  p.network_levels.push_back(Level("nvlink", 72, 900, 3, Topology::kSwitch, 1));
+  // One ConnectX-7 per GPU, NDR InfiniBand 400 Gb/s = 50 GB/s each way.
+  p.network_levels.push_back(Level("infiniband", 0, 50, 5, Topology::kFatTree, 1));
+  // Per tray: 2 Grace CPUs with 480 GB LPDDR5X each (CoreWeave's 4-GPU GB200 instance:
+  // 960 GB RAM, 144 vCPUs) and 72 Arm Neoverse V2 cores each.
+  p.host.memory_gib = 960;
+  p.host.cpu_cores = 144;
+  // NVLink-C2C, 900 GB/s both directions per Grace, shared by its two GPUs: 225 GB/s each
+  // way per GPU when both move data at once (nominal; the even split is an assumption).
+  p.host.pcie_gbytes_per_s = 225;
+  p.storage.read_gbytes_per_s = 25;  // 8x 3.84 TB E1.S NVMe per tray (CoreWeave: 30.72 TB)
+  // ~120 kW per rack (commonly reported) minus 72 x 1,200 W GPUs, over 18 trays: Grace,
+  // NICs and DPUs, and each tray's share of the switch trays, pumps and power shelves.
+  p.node_power_w = 1870;
+  p.price_per_gpu_hour_usd = 10.50;  // CoreWeave GB200 NVL72 on-demand $42.00/h per 4 GPUs
+  return p;
+}
+
+// GB300 NVL72: the same rack with Blackwell Ultra GPUs at up to 1,400 W, ConnectX-8.
+SystemProfile Gb300Nvl72() {
+  SystemProfile p;
+  p.name = "gb300-nvl72";
+  p.description =
+      "NVIDIA GB300 NVL72 racks: 18 trays of 2 Grace + 4 Blackwell Ultra GPUs, one 72-GPU "
+      "NVLink 5 domain per rack, 1x ConnectX-8 800 Gb/s per GPU, fat tree between racks";
+  p.gpus_per_node = 4;
+  p.num_nodes = 4104;  // 228 racks, as gb200-nvl72
+  Accelerator& a = p.accelerator;
+  a.name = "B300 (GB300 NVL72)";
+  // GB300 NVL72 datasheet, per rack: FP4 1,440 PFLOP/s sparse | 1,080 dense; FP8/FP6 720
+  // and FP16/BF16 360 with sparsity. Dense per GPU: 15 PFLOP/s FP4 (NVIDIA's Blackwell
+  // Ultra blog: 15 dense NVFP4), 5 FP8, 2.5 BF16: GB200's BF16 and FP8.
+  a.peak_tflops_bf16 = 2500;
+  a.peak_tflops_fp16 = 2500;
+  a.peak_tflops_fp8 = 5000;  // FP4 dense: 15,000 TFLOP/s (1,080 PFLOP/s / 72)
+  a.peak_tflops_fp32 = 80;   // per-GPU tables: 80 (the rack's "6 PFLOP/s" / 72 = 83)
+  // 288 GB on the package (20.7 TB per rack, the 21 TB of early datasheets); the current
+  // datasheet lists 279 GB per GPU, "up to 20 TB" per rack.
+  a.memory_gib = 279;
+  a.memory_bandwidth_gbytes_per_s = 8000;  // datasheet: 576 TB/s / 72
+  a.busy_power_w = 1400;  // GB300 per-GPU spec: configurable up to 1,400 W
+  a.idle_power_w = 190;   // B200's idle draw carried over; not measured
+  a.sm_count = 160;       // as dgx-b300-288gb (NVIDIA's Blackwell Ultra blog: 160 SMs)
+  p.network_levels.push_back(Level("nvlink", 72, 900, 3, Topology::kSwitch, 1));
+  // 72 ConnectX-8 SuperNICs per rack, 800 Gb/s per GPU = 100 GB/s each way.
+  p.network_levels.push_back(Level("infiniband", 0, 100, 5, Topology::kFatTree, 1));
+  // Per tray: 2 Grace CPUs (datasheet: up to 17 TB LPDDR5X for 36, ~480 GB each).
+  p.host.memory_gib = 960;
+  p.host.cpu_cores = 144;
+  p.host.pcie_gbytes_per_s = 225;  // NVLink-C2C, as gb200-nvl72
+  p.storage.read_gbytes_per_s = 25;
+  // 132-140 kW per rack (Supermicro's range; Microsoft ~136 kW), ~135 kW minus 72 x
+  // 1,400 W GPUs, over 18 trays.
+  p.node_power_w = 1900;
+  // No on-demand GB300 rate found (CoreWeave lists GB300 NVL72 as "contact sales").
+  // Placeholder: gb200-nvl72's CoreWeave rate; set your own.
+  p.price_per_gpu_hour_usd = 10.50;
+  return p;
+}
+
 }  // namespace
 
-std::vector<SystemProfile> BuiltinProfiles() { return {DgxA100(), DgxH100(), AbciV100()}; }
+std::vector<SystemProfile> BuiltinProfiles() {
+  return {DgxA100(), DgxH100(), AbciV100(), DgxH200(), DgxB200(), DgxB300(), Gb200Nvl72(),
+          Gb300Nvl72()};
+}
 
 }  // namespace paraplan

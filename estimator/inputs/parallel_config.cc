@@ -1,5 +1,8 @@
 #include "estimator/inputs/parallel_config.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include "absl/strings/str_cat.h"
 
 namespace paraplan {
@@ -15,6 +18,7 @@ ParallelConfig ParallelConfig::Normalized() const {
   c.pipeline_parallel = AtLeastOne(c.pipeline_parallel);
   c.context_parallel = AtLeastOne(c.context_parallel);
   c.expert_parallel = AtLeastOne(c.expert_parallel);
+  if (c.expert_tensor_parallel <= 0) c.expert_tensor_parallel = c.tensor_parallel;
   c.virtual_pipeline_stages = AtLeastOne(c.virtual_pipeline_stages);
   c.micro_batch_size = AtLeastOne(c.micro_batch_size);
   c.spatial_parallel = AtLeastOne(c.spatial_parallel);
@@ -39,6 +43,52 @@ int64_t ParallelConfig::NumGpus() const {
          AtLeastOne(channel_parallel);
 }
 
+int64_t ParallelConfig::ExpertDataParallel() const {
+  const int64_t ranks = int64_t{tensor_parallel} * context_parallel * data_parallel;
+  const int64_t grid = int64_t{expert_parallel} * ExpertTensorParallel();
+  return grid > 0 && ranks >= grid ? ranks / grid : 1;
+}
+
+std::vector<int> ParallelConfig::PipelineChunkLayers(int num_layers) const {
+  const int pp = AtLeastOne(pipeline_parallel);
+  const int v = AtLeastOne(virtual_pipeline_stages);
+  const int chunks = pp * v;
+  std::vector<int> out(chunks);
+  const int first = pp > 1 ? first_pipeline_stage_layers : 0;
+  const int last = pp > 1 ? last_pipeline_stage_layers : 0;
+  if (first <= 0 && last <= 0) {
+    for (int k = 0; k < chunks; ++k) {
+      out[k] = static_cast<int>(int64_t{k + 1} * num_layers / chunks - int64_t{k} * num_layers / chunks);
+    }
+    return out;
+  }
+  // Stage totals: the given ends, the rest split evenly over the stages left to it.
+  std::vector<int> stage(pp);
+  const int fixed_first = first > 0 ? first : -1, fixed_last = last > 0 ? last : -1;
+  const int free_stages = pp - (fixed_first >= 0 ? 1 : 0) - (fixed_last >= 0 ? 1 : 0);
+  const int rest = num_layers - std::max(0, fixed_first) - std::max(0, fixed_last);
+  int free_index = 0;
+  for (int s = 0; s < pp; ++s) {
+    if (s == 0 && fixed_first >= 0) {
+      stage[s] = fixed_first;
+    } else if (s == pp - 1 && fixed_last >= 0) {
+      stage[s] = fixed_last;
+    } else {
+      const int64_t i = free_index++;
+      stage[s] = free_stages > 0 ? static_cast<int>((i + 1) * rest / free_stages - i * rest / free_stages) : 0;
+    }
+  }
+  for (int s = 0; s < pp; ++s) {
+    for (int j = 0; j < v; ++j) {
+      // Even split of the stage's layers; the short chunks first, or last on the last stage.
+      const int jj = s == pp - 1 && s > 0 ? v - 1 - j : j;
+      const int64_t n = stage[s];
+      out[int64_t{jj} * pp + s] = static_cast<int>((j + 1) * n / v - j * n / v);
+    }
+  }
+  return out;
+}
+
 int ParallelConfig::NumMicroBatches() const {
   const int64_t per_step = int64_t{AtLeastOne(data_parallel)} * AtLeastOne(micro_batch_size);
   return static_cast<int>(global_batch_size / per_step);
@@ -52,6 +102,26 @@ const char* RecomputeName(Recompute r) {
       return "selective";
     case Recompute::kFull:
       return "full";
+  }
+  return "?";
+}
+
+std::string RecomputeModulesText(unsigned modules) {
+  std::string s;
+  for (unsigned i = 0; i < std::size(kRecomputeModuleNames); ++i) {
+    if (modules & (1u << i)) absl::StrAppend(&s, s.empty() ? "" : ",", kRecomputeModuleNames[i]);
+  }
+  return s;
+}
+
+const char* DispatcherName(MoeDispatcher d) {
+  switch (d) {
+    case MoeDispatcher::kAllToAll:
+      return "alltoall";
+    case MoeDispatcher::kAllGather:
+      return "allgather";
+    case MoeDispatcher::kDeepEp:
+      return "deepep";
   }
   return "?";
 }
@@ -77,7 +147,15 @@ std::string ParallelConfig::ShortString() const {
                                data_parallel);
   if (context_parallel > 1) absl::StrAppend(&s, " CP", context_parallel);
   if (expert_parallel > 1) absl::StrAppend(&s, " EP", expert_parallel);
+  if (expert_tensor_parallel > 0 && expert_tensor_parallel != tensor_parallel) {
+    absl::StrAppend(&s, " ETP", expert_tensor_parallel);
+  }
+  if (moe_dispatcher != MoeDispatcher::kAllToAll) absl::StrAppend(&s, " ", DispatcherName(moe_dispatcher));
+  if (moe_a2a_overlap) absl::StrAppend(&s, " a2a-overlap");
   if (virtual_pipeline_stages > 1) absl::StrAppend(&s, " v", virtual_pipeline_stages);
+  if (first_pipeline_stage_layers > 0 || last_pipeline_stage_layers > 0) {
+    absl::StrAppend(&s, " stages=", first_pipeline_stage_layers, "/", last_pipeline_stage_layers);
+  }
   if (spatial_parallel > 1) {
     absl::StrAppend(&s, " SPATIAL", spatial_parallel);
     if (spatial_axes > 1) absl::StrAppend(&s, "x", spatial_axes, "axes");
@@ -86,6 +164,9 @@ std::string ParallelConfig::ShortString() const {
   if (filter_parallel > 1) absl::StrAppend(&s, " FILTER", filter_parallel);
   if (channel_parallel > 1) absl::StrAppend(&s, " CHANNEL", channel_parallel);
   absl::StrAppend(&s, " mbs", micro_batch_size, " ", RecomputeName(recompute));
+  if (recompute == Recompute::kSelective && recompute_modules != 0) {
+    absl::StrAppend(&s, "(", RecomputeModulesText(recompute_modules), ")");
+  }
   if (sequence_parallel) absl::StrAppend(&s, " sp");
   if (zero_stage > 0) absl::StrAppend(&s, " zero", zero_stage);
   if (flash_attention) absl::StrAppend(&s, " flash");

@@ -8,10 +8,27 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace paraplan {
 
 enum class Recompute { kNone, kSelective, kFull };
+// Megatron-Core's selective recompute modules (TransformerConfig.recompute_modules), as
+// bits of ParallelConfig::recompute_modules.
+enum RecomputeModule : unsigned {
+  kRecomputeCoreAttn = 1u << 0,
+  kRecomputeMlp = 1u << 1,
+  kRecomputeMoe = 1u << 2,
+  kRecomputeMoeAct = 1u << 3,
+  kRecomputeLayernorm = 1u << 4,
+  kRecomputeMlaUpProj = 1u << 5,
+  kRecomputeSharedExperts = 1u << 6,
+};
+// Megatron's name of each module bit, in bit order.
+inline constexpr const char* kRecomputeModuleNames[] = {"core_attn", "mlp",         "moe",           "moe_act",
+                                                        "layernorm", "mla_up_proj", "shared_experts"};
+// How tokens reach their experts (Megatron-Core's token dispatchers).
+enum class MoeDispatcher { kAllToAll, kAllGather, kDeepEp };
 enum class PipelineSchedule { kDefault, k1F1B, kGPipe, kInterleaved1F1B, kZeroBubble };
 // kTorus2D is the dimension-wise torus algorithm (2-D or 3-D); kTopoHalvingDoubling is
 // halving-doubling with its large-message steps kept inside the innermost domain
@@ -38,11 +55,26 @@ struct ParallelConfig {
   int pipeline_parallel = 1;
   int context_parallel = 1;
   int expert_parallel = 1;
+  // Tensor parallelism inside each expert (Megatron-Core expert_tensor_parallel_size);
+  // 0 = tensor_parallel. expert_parallel x expert_tensor_parallel divides
+  // tensor_parallel x context_parallel x data_parallel.
+  int expert_tensor_parallel = 0;
+  MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
+  // The EP all-to-all hidden behind another micro-batch's compute (Megatron-Core's
+  // combined 1F1B schedule).
+  bool moe_a2a_overlap = false;
   bool sequence_parallel = false;
   int virtual_pipeline_stages = 1;
+  // Layers on the first / last pipeline stage (over all its chunks); 0 = an even split
+  // of what the other stages leave.
+  int first_pipeline_stage_layers = 0;
+  int last_pipeline_stage_layers = 0;
   int micro_batch_size = 1;
   int global_batch_size = 1;
   Recompute recompute = Recompute::kNone;
+  // RecomputeModule bits re-run under kSelective; 0 = kRecomputeCoreAttn (Megatron's
+  // default).
+  unsigned recompute_modules = 0;
   int zero_stage = 0;
   PipelineSchedule pipeline_schedule = PipelineSchedule::kDefault;
   bool overlap_grad_reduce = false;
@@ -77,6 +109,18 @@ struct ParallelConfig {
     return int64_t{tensor_parallel} * context_parallel * spatial_parallel * filter_parallel *
            channel_parallel;
   }
+  // expert_tensor_parallel, or tensor_parallel where it is 0.
+  int ExpertTensorParallel() const { return expert_tensor_parallel > 0 ? expert_tensor_parallel : tensor_parallel; }
+  // Replicas of each expert shard: tp * cp * dp / (ep * etp), at least 1 (normalized).
+  int64_t ExpertDataParallel() const;
+  // Decoder layers of each model chunk, in chunk order (chunk k = virtual stage k / pp
+  // on pipeline stage k % pp), for `num_layers` layers. Without first / last stage
+  // counts: chunk k holds [k L / chunks, (k + 1) L / chunks). With them, the other
+  // stages share the rest as evenly as that allows, and within a stage its chunks do;
+  // the first stage's short chunk comes first (beside the embedding), the last stage's
+  // last (beside the loss), as Megatron-Core's account-for-embedding / loss split does.
+  // Counts may be negative when the stage counts exceed the layers (validation rejects).
+  std::vector<int> PipelineChunkLayers(int num_layers) const;
   // Micro-batches per iteration per pipeline: global / (dp * micro).
   int NumMicroBatches() const;
   // "TP8 PP8 DP16 CP1 ..." — compact human form for tables and logs.
@@ -84,6 +128,9 @@ struct ParallelConfig {
 };
 
 const char* RecomputeName(Recompute r);
+// "layernorm,moe_act": the module names of `modules`, comma-separated, in bit order.
+std::string RecomputeModulesText(unsigned modules);
+const char* DispatcherName(MoeDispatcher d);
 const char* ScheduleName(PipelineSchedule s);
 
 }  // namespace paraplan

@@ -307,6 +307,74 @@ absl::Status ValidateProfile(const SystemProfile& p) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// Megatron-Core's expert grid: expert_tensor_parallel x expert_parallel ranks fold over
+// the attention's tensor x context x data ranks (MoE parallel folding).
+absl::Status ValidateExpertGrid(const TransformerSpec& t, const ParallelConfig& c) {
+  const std::string p = "config.";
+  const int etp = c.ExpertTensorParallel();
+  if (etp != c.tensor_parallel && !t.is_moe()) {
+    return Bad(p + "expert_tensor_parallel", "needs a mixture-of-experts model (moe.num_experts > 1)");
+  }
+  if (!t.is_moe()) return absl::OkStatus();
+  const int64_t ranks = int64_t{c.tensor_parallel} * c.context_parallel * c.data_parallel;
+  const int64_t grid = int64_t{c.expert_parallel} * etp;
+  if (ranks % grid != 0) {
+    return Bad(p + "expert_parallel",
+               absl::StrCat("expert_parallel x expert_tensor_parallel = ", c.expert_parallel, " x ", etp,
+                            " does not divide tensor_parallel x context_parallel x data_parallel = ", ranks));
+  }
+  if (t.moe.expert_ffn_hidden_size % etp != 0) {
+    return Bad(p + "expert_tensor_parallel",
+               absl::StrCat(etp, " does not divide moe.expert_ffn_hidden_size ", t.moe.expert_ffn_hidden_size));
+  }
+  // Tokens leave the attention sharded by sequence over its TP ranks; experts sharded
+  // another way need that split (Megatron-Core requires sequence parallelism for it).
+  if (etp != c.tensor_parallel && c.tensor_parallel > 1 && !c.sequence_parallel) {
+    return Bad(p + "expert_tensor_parallel",
+               absl::StrCat(etp, " differs from tensor_parallel ", c.tensor_parallel,
+                            ": needs sequence_parallel (tokens reach the experts split by sequence)"));
+  }
+  return absl::OkStatus();
+}
+
+// Layers per pipeline chunk: every chunk needs one, except the first stage's first and
+// the last stage's last, which may hold only the embedding or the loss once the stage
+// counts are given.
+absl::Status ValidateStageLayout(const ParallelConfig& c, int64_t layers) {
+  const std::string p = "config.";
+  const int first = c.first_pipeline_stage_layers, last = c.last_pipeline_stage_layers;
+  const int64_t chunks = int64_t{c.pipeline_parallel} * c.virtual_pipeline_stages;
+  if (first == 0 && last == 0) {
+    if (chunks > layers) {
+      return Bad(p + "pipeline_parallel",
+                 absl::StrCat("pipeline_parallel x virtual_pipeline_stages = ", chunks, " exceeds the ", layers,
+                              " layers (each model chunk needs a layer; first_pipeline_stage_layers and "
+                              "last_pipeline_stage_layers let the end stages hold fewer)"));
+    }
+    return absl::OkStatus();
+  }
+  const std::string field = p + (first > 0 ? "first_pipeline_stage_layers" : "last_pipeline_stage_layers");
+  if (c.pipeline_parallel == 1) return Bad(field, "needs pipeline_parallel > 1");
+  if (int64_t{first} + last > layers) {
+    return Bad(field, absl::StrCat("first ", first, " + last ", last, " exceeds the ", layers, " layers"));
+  }
+  if (c.pipeline_parallel == 2 && first > 0 && last > 0 && first + last != layers) {
+    return Bad(field, absl::StrCat("with two stages first ", first, " + last ", last, " must equal the ", layers,
+                                   " layers"));
+  }
+  const int inner_stages = c.pipeline_parallel - (first > 0 ? 1 : 0) - (last > 0 ? 1 : 0);
+  const int64_t rest = layers - first - last;
+  if (rest < int64_t{inner_stages} * c.virtual_pipeline_stages) {
+    return Bad(field, absl::StrCat("leaves ", rest, " layers for ", inner_stages, " stages x ",
+                                   c.virtual_pipeline_stages, " chunks; each of their chunks needs a layer"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status ValidateConfig(const Workload& w, const ParallelConfig& raw) {
   const std::string p = "config.";
   for (auto [name, v] : {std::pair{"data_parallel", raw.data_parallel},
@@ -314,7 +382,10 @@ absl::Status ValidateConfig(const Workload& w, const ParallelConfig& raw) {
                          {"pipeline_parallel", raw.pipeline_parallel},
                          {"context_parallel", raw.context_parallel},
                          {"expert_parallel", raw.expert_parallel},
+                         {"expert_tensor_parallel", raw.expert_tensor_parallel},
                          {"virtual_pipeline_stages", raw.virtual_pipeline_stages},
+                         {"first_pipeline_stage_layers", raw.first_pipeline_stage_layers},
+                         {"last_pipeline_stage_layers", raw.last_pipeline_stage_layers},
                          {"micro_batch_size", raw.micro_batch_size},
                          {"spatial_parallel", raw.spatial_parallel},
                          {"filter_parallel", raw.filter_parallel},
@@ -324,6 +395,12 @@ absl::Status ValidateConfig(const Workload& w, const ParallelConfig& raw) {
     PARAPLAN_RETURN_IF_ERROR(NonNegative(p + name, v, kMaxDegree));
   }
   PARAPLAN_RETURN_IF_ERROR(Positive(p + "global_batch_size", raw.global_batch_size, int64_t{1} << 30));
+  if (raw.recompute_modules != 0 && raw.recompute != Recompute::kSelective) {
+    return Bad(p + "recompute_modules", "needs recompute RECOMPUTE_SELECTIVE");
+  }
+  if (raw.recompute_modules >= (1u << std::size(kRecomputeModuleNames))) {
+    return Bad(p + "recompute_modules", "names a module Megatron-Core does not have");
+  }
   if (raw.zero_stage < 0 || raw.zero_stage > 3) {
     return Bad(p + "zero_stage", absl::StrCat(raw.zero_stage, " must be 0, 1, 2 or 3"));
   }
@@ -370,14 +447,8 @@ absl::Status ValidateConfig(const Workload& w, const ParallelConfig& raw) {
       return Bad(p + "tensor_parallel",
                  absl::StrCat(c.tensor_parallel, " does not divide num_kv_heads ", t.num_kv_heads));
     }
-    // Stages need not hold equal layer counts (BLOOM-176B: 70 layers over 12 stages);
-    // every model chunk needs at least one layer.
-    const int64_t chunks = int64_t{c.pipeline_parallel} * c.virtual_pipeline_stages;
-    if (chunks > t.num_layers) {
-      return Bad(p + "pipeline_parallel",
-                 absl::StrCat("pipeline_parallel x virtual_pipeline_stages = ", chunks,
-                              " exceeds num_layers ", t.num_layers, " (each model chunk needs a layer)"));
-    }
+    // Stages need not hold equal layer counts (BLOOM-176B: 70 layers over 12 stages).
+    PARAPLAN_RETURN_IF_ERROR(ValidateStageLayout(c, t.num_layers));
     if (t.seq_length % c.context_parallel != 0) {
       return Bad(p + "context_parallel",
                  absl::StrCat(c.context_parallel, " does not divide seq_length ", t.seq_length));
@@ -388,22 +459,29 @@ absl::Status ValidateConfig(const Workload& w, const ParallelConfig& raw) {
         return Bad(p + "expert_parallel", absl::StrCat(c.expert_parallel, " does not divide num_experts ",
                                                        t.moe.num_experts));
       }
-      if ((int64_t{c.data_parallel} * c.context_parallel) % c.expert_parallel != 0) {
-        return Bad(p + "expert_parallel",
-                   absl::StrCat(c.expert_parallel, " does not divide data_parallel x context_parallel = ",
-                                int64_t{c.data_parallel} * c.context_parallel));
-      }
+    }
+    PARAPLAN_RETURN_IF_ERROR(ValidateExpertGrid(t, c));
+    if (!t.is_moe() && (c.recompute_modules & (kRecomputeMoe | kRecomputeMoeAct | kRecomputeSharedExperts))) {
+      return Bad(p + "recompute_modules", "moe, moe_act and shared_experts need a mixture-of-experts model");
+    }
+    if (!t.is_moe() && c.moe_dispatcher != MoeDispatcher::kAllToAll) {
+      return Bad(p + "moe_dispatcher", "needs a mixture-of-experts model (moe.num_experts > 1)");
+    }
+    if (c.moe_a2a_overlap && c.expert_parallel == 1) {
+      return Bad(p + "moe_a2a_overlap", "needs expert_parallel > 1 (there is no all-to-all to hide)");
     }
   } else {
-    if (c.tensor_parallel > 1 || c.context_parallel > 1 || c.expert_parallel > 1) {
+    if (c.tensor_parallel > 1 || c.context_parallel > 1 || c.expert_parallel > 1 || c.expert_tensor_parallel > 1) {
       return Bad(p + "tensor_parallel", "tensor, context and expert parallelism apply to transformers only; "
                                         "use spatial, filter or channel parallelism for layer graphs");
     }
-    const int64_t layers = static_cast<int64_t>(w.layer_graph.layers.size());
-    const int64_t chunks = int64_t{c.pipeline_parallel} * c.virtual_pipeline_stages;
-    if (chunks > layers) {
-      return Bad(p + "pipeline_parallel", absl::StrCat(chunks, " stages for ", layers, " layers"));
+    if (c.recompute_modules != 0) return Bad(p + "recompute_modules", "applies to transformers only");
+    if (c.moe_dispatcher != MoeDispatcher::kAllToAll || c.moe_a2a_overlap) {
+      return Bad(p + (c.moe_a2a_overlap ? "moe_a2a_overlap" : "moe_dispatcher"),
+                 "applies to mixture-of-experts transformers only");
     }
+    const int64_t layers = static_cast<int64_t>(w.layer_graph.layers.size());
+    PARAPLAN_RETURN_IF_ERROR(ValidateStageLayout(c, layers));
     if (c.spatial_layers < 0 || c.spatial_layers > layers) {
       return Bad(p + "spatial_layers", absl::StrCat(c.spatial_layers, " is outside 0..", layers, " (the layer count)"));
     }

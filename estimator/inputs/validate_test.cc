@@ -60,6 +60,67 @@ TEST(Validate, KvHeadsBoundTensorParallelism) {
   EXPECT_TRUE(ValidateConfig(Model("llama3-70b"), Config(8, 1, 1, 1, 8)).ok());
 }
 
+// Megatron-Core's MoE parallel folding (Qwen3-235B on 256 H100s, the model zoo's
+// TP 2 PP 8 DP 16 EP 32 run): experts fold over the tp x cp x dp ranks.
+TEST(Validate, FoldedExpertParallelism) {
+  const Workload w = Model("qwen3-235b-a22b");
+  ParallelConfig c = Config(2, 8, 16, 1, 2048);
+  c.virtual_pipeline_stages = 4;
+  c.first_pipeline_stage_layers = 11;
+  c.last_pipeline_stage_layers = 11;
+  c.sequence_parallel = true;
+  c.expert_parallel = 32;
+  c.expert_tensor_parallel = 1;
+  EXPECT_TRUE(ValidateConfig(w, c).ok()) << ValidateConfig(w, c);
+  // EP 32 x expert-TP 2 = 64 ranks do not fit in 32.
+  c.expert_tensor_parallel = 2;
+  ExpectInvalid(w, c, "config.expert_parallel");
+  // Experts split otherwise than the attention need its sequence split.
+  c.expert_tensor_parallel = 1;
+  c.sequence_parallel = false;
+  ExpectInvalid(w, c, "config.expert_tensor_parallel");
+  // Expert-TP on a dense model, and a dispatcher without experts, are refused.
+  ParallelConfig dense = Config(2, 1, 1, 1, 8);
+  dense.expert_tensor_parallel = 1;
+  ExpectInvalid(Model("llama3-8b"), dense, "config.expert_tensor_parallel");
+  dense = Config(1, 1, 1, 1, 8);
+  dense.moe_dispatcher = MoeDispatcher::kDeepEp;
+  ExpectInvalid(Model("llama3-8b"), dense, "config.moe_dispatcher");
+  ParallelConfig alone = Config(1, 1, 8, 1, 8);
+  alone.moe_a2a_overlap = true;
+  ExpectInvalid(w, alone, "config.moe_a2a_overlap");
+}
+
+// Uneven pipeline layouts: 94 layers over PP 32 x v 3 = 96 chunks needs the end stages'
+// counts (the first and last chunk hold only the embedding and the loss).
+TEST(Validate, StageLayerCounts) {
+  const Workload w = Model("qwen3-235b-a22b");
+  ParallelConfig c = Config(2, 32, 4, 1, 2048);
+  c.virtual_pipeline_stages = 3;
+  c.sequence_parallel = true;
+  c.expert_parallel = 8;
+  c.expert_tensor_parallel = 1;
+  ExpectInvalid(w, c, "config.pipeline_parallel");
+  c.first_pipeline_stage_layers = 2;
+  c.last_pipeline_stage_layers = 2;
+  EXPECT_TRUE(ValidateConfig(w, c).ok()) << ValidateConfig(w, c);
+  // 40 + 40 leaves 14 layers for 30 stages x 3 chunks.
+  c.first_pipeline_stage_layers = 40;
+  c.last_pipeline_stage_layers = 40;
+  ExpectInvalid(w, c, "config.first_pipeline_stage_layers");
+  c.first_pipeline_stage_layers = 60;
+  ExpectInvalid(w, c, "exceeds the 94 layers");
+  ParallelConfig two = Config(8, 2, 1, 1, 8);
+  two.first_pipeline_stage_layers = 30;
+  two.last_pipeline_stage_layers = 40;
+  ExpectInvalid(Model("llama3-70b"), two, "must equal the 80 layers");
+  two.first_pipeline_stage_layers = 40;
+  EXPECT_TRUE(ValidateConfig(Model("llama3-70b"), two).ok());
+  ParallelConfig one = Config(8, 1, 1, 1, 8);
+  one.last_pipeline_stage_layers = 3;
+  ExpectInvalid(Model("llama3-70b"), one, "config.last_pipeline_stage_layers");
+}
+
 TEST(Validate, WorkloadErrorsNameTheField) {
   Workload w = Model("llama3-8b");
   w.transformer.hidden_size = 0;

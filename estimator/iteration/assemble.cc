@@ -66,9 +66,12 @@ DpGroups PlaceDp(const ParallelConfig& c, const Collectives& coll) {
                                          : static_cast<int>(std::min<int64_t>(g.dense.size, g.dense.inner * cp));
     }
   }
-  const int ep = c.expert_parallel;
-  const int expert_dp = std::max(1, static_cast<int>(cp * c.data_parallel / ep));
-  g.expert = coll.Place(expert_dp, dp_stride * ep);
+  // Expert data parallelism sits outside the expert grid (etp x ep ranks, innermost);
+  // under tp-cp-ep-pp-dp a grid wider than a stage's tp x cp ranks steps over pp.
+  const int64_t grid = int64_t{c.ExpertTensorParallel()} * c.expert_parallel;
+  const int64_t expert_stride =
+      c.rank_order == RankOrder::kTpCpEpPpDp && grid >= tp * cp ? grid * c.pipeline_parallel : grid;
+  g.expert = coll.Place(static_cast<int>(c.ExpertDataParallel()), expert_stride);
   return g;
 }
 
@@ -82,7 +85,7 @@ void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
   const Hardware& hw = *sys.hw;
   const int m = std::max(1, c.NumMicroBatches());
   const double dpcp = double{1.0} * c.data_parallel * c.context_parallel * c.spatial_parallel;
-  const double expert_dp = std::max(1.0, dpcp / c.expert_parallel);
+  const double expert_dp = static_cast<double>(c.ExpertDataParallel());
   const double in_flight = InFlightMicroBatches(c, m);
 
   // Gradients that exist only from backward to the step (PyTorch, set_to_none) grow as
@@ -241,7 +244,7 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
 
   // Optimizer step: memory-bound over this GPU's shard of the parameters.
   const double dpcp = double{1.0} * c.data_parallel * c.context_parallel * c.spatial_parallel;
-  const double shard = c.zero_stage >= 1 ? dense / dpcp + ex / std::max(1.0, dpcp / c.expert_parallel)
+  const double shard = c.zero_stage >= 1 ? dense / dpcp + ex / static_cast<double>(c.ExpertDataParallel())
                                          : dense + ex;
   if (c.offload.optimizer) {
     // ZeRO-Offload (Ren et al. 2021): gradients to host, updated weights back, over PCIe.

@@ -81,10 +81,20 @@ std::vector<CollectiveUse> DescribeCollectives(const Workload& workload, const P
     b.Add("cp", K::kSendRecv, cp, kv, 3.0 * (c.context_parallel - 1) * layers * m, true);
     // MoE: dispatch and combine all-to-all forward and backward per MoE layer (GShard).
     if (spec.is_moe()) {
-      const GroupSpan ep = coll.Place(c.expert_parallel, int64_t{c.tensor_parallel} * c.context_parallel);
+      // The expert grid: expert-TP innermost, then EP (as transformer_costs.cc places it).
+      const int etp = c.ExpertTensorParallel();
+      const GroupSpan ep = coll.Place(c.expert_parallel, etp);
       const double r = c.sequence_parallel && t > 1 ? 1 / t : 1;
-      const double moe_layers = std::max(1.0, layers / std::max(1, spec.moe.moe_layer_interval));
-      b.Add("ep", K::kAllToAll, ep, T * spec.moe.top_k * h * r * p, 4 * moe_layers * m, false);
+      double moe_layers = 0;
+      for (int l = 0; l < spec.num_layers; ++l) moe_layers += spec.IsMoeLayer(l) ? 1 : 0;
+      moe_layers *= layers / spec.num_layers;  // this stage's share
+      const double sent = T * r * spec.moe.top_k * spec.moe.load_imbalance * h * p;
+      b.Add("ep", K::kAllToAll, ep, sent, 4 * moe_layers * m, false);
+      if (etp > 1) {
+        const GroupSpan etp_group = coll.Place(etp, 1);
+        b.Add("etp", K::kAllGather, etp_group, sent * etp, 2 * moe_layers * m, false);
+        b.Add("etp", K::kReduceScatter, etp_group, sent * etp, 2 * moe_layers * m, false);
+      }
     }
   }
   // Pipeline: one activation forward and one gradient backward per micro-batch and

@@ -50,10 +50,14 @@ std::string Bottleneck(const TimeBreakdown& t, const MemoryBreakdown& m) {
 
 void AddWarnings(const Workload& workload, const SystemProfile& profile, const ParallelConfig& c,
                  const Estimate& e, std::vector<std::string>* w) {
-  if (profile.gpus_per_node > 0 && c.tensor_parallel > profile.gpus_per_node) {
+  // The fast domain is the first network level's (an NVL72 rack's 72 GPUs span 18 trays).
+  const int domain = !profile.network_levels.empty() && profile.network_levels[0].domain_size > 0
+                         ? profile.network_levels[0].domain_size
+                         : profile.gpus_per_node;
+  if (domain > 0 && c.tensor_parallel > domain) {
     w->push_back(absl::StrFormat(
-        "tensor_parallel %d spans nodes (%d GPUs per node): TP traffic crosses the slower network",
-        c.tensor_parallel, profile.gpus_per_node));
+        "tensor_parallel %d spans %s domains (%d GPUs each): TP traffic crosses the slower network",
+        c.tensor_parallel, profile.network_levels.empty() ? "node" : profile.network_levels[0].name, domain));
   }
   const int m = c.NumMicroBatches();
   if (c.pipeline_parallel > 1 && m < c.pipeline_parallel) {
@@ -147,7 +151,8 @@ absl::StatusOr<Estimate> EstimateIteration(const Workload& workload, const Paral
   const Collectives coll(hw, JobLayout(c.NumGpus(), profile.gpus_per_node, profile.num_nodes, c.placement));
   absl::StatusOr<ModelCosts> model = ComputeModelCosts(workload, ModelShape::Of(c), hw, coll);
   if (!model.ok()) return model.status();
-  const StageCosts stages = ComputeStageCosts(*model, c.pipeline_parallel, c.virtual_pipeline_stages);
+  const StageCosts stages = ComputeStageCosts(*model, c.pipeline_parallel, c.virtual_pipeline_stages,
+                                                 c.first_pipeline_stage_layers, c.last_pipeline_stage_layers);
   const SystemContext sys = MakeSystemContext(profile, workload, hw, coll);
   CandidateResult r;
   Assemble(*model, stages, c, sys, &r);

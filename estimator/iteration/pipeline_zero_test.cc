@@ -1,5 +1,6 @@
 // Pipeline partitions, the zero-bubble schedule and sharded data parallelism, checked
 // against numbers computed by hand from their published formulas.
+#include <algorithm>
 #include <cmath>
 
 #include "estimator/iteration/assemble.h"
@@ -28,6 +29,37 @@ Workload Bloom() {
   w.transformer.seq_length = 2048;
   w.transformer.vocab_size = 250880;
   return w;
+}
+
+// Qwen3-235B's 94 layers over PP 32 x v 3 (the Megatron-MoE model zoo's run, with the
+// embedding and the loss each counted as a layer): 2 layers on the first and last
+// stages, 3 on every other; the first stage keeps the embedding's parameters beside its 2.
+TEST(Pipeline, NinetyFourLayersOverThirtyTwoStagesOfThree) {
+  const SystemProfile p = Profile("dgx-h100-80gb");
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives coll(hw);
+  ParallelConfig c = Config(2, 32, 4, 1, 2048);
+  c.virtual_pipeline_stages = 3;
+  c.first_pipeline_stage_layers = 2;
+  c.last_pipeline_stage_layers = 2;
+  c.sequence_parallel = true;
+  c.expert_parallel = 8;
+  c.expert_tensor_parallel = 1;
+  const Workload w = testing::Model("qwen3-235b-a22b");
+  absl::StatusOr<Estimate> e = EstimateIteration(w, c, p);
+  ASSERT_TRUE(e.ok()) << e.status();
+  absl::StatusOr<ModelCosts> m = ComputeModelCosts(w, ModelShape::Of(c.Normalized()), hw, coll);
+  ASSERT_TRUE(m.ok());
+  const StageCosts s = ComputeStageCosts(*m, 32, 3, 2, 2);
+  const BlockCosts& layer = m->layers[0];
+  // The pace: 3 layers, or 2 beside the embedding or the LM head (151,936 x 4,096).
+  EXPECT_NEAR(s.slowest_total_s,
+              std::max({3 * layer.TotalS(), 2 * layer.TotalS() + m->pre.TotalS(), 2 * layer.TotalS() + m->post.TotalS()}),
+              1e-12);
+  EXPECT_NEAR(s.first.params, 2 * layer.params + m->pre.params, 1);
+  EXPECT_NEAR(s.last.params, 2 * layer.params + m->post.params, 1);
+  // The first stage's first chunk is the embedding alone.
+  EXPECT_NEAR(s.first.chunk_activation_bytes_per_mb, m->pre.activation_bytes, 1);
 }
 
 TEST(Pipeline, SeventyLayersOverTwelveStages) {

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
+
+#include "estimator/inputs/parallel_config.h"
 
 namespace paraplan {
 
@@ -17,12 +20,28 @@ StageMemory MemoryOf(const BlockCosts& stage, const BlockCosts& chunk) {
 }
 }  // namespace
 
-StageCosts ComputeStageCosts(const ModelCosts& model, int pp, int v) {
+StageCosts ComputeStageCosts(const ModelCosts& model, int pp, int v, int first_layers, int last_layers) {
   StageCosts out;
   out.pp = pp;
   out.v = v;
   const int layers = static_cast<int>(model.layers.size());
   const int chunks = pp * v;
+  // First layer of each chunk, in chunk order (chunk k = virtual stage k / pp on stage
+  // k % pp); an even split unless the end stages' counts are given.
+  std::vector<int> begins;
+  if (first_layers > 0 || last_layers > 0) {
+    ParallelConfig layout;
+    layout.pipeline_parallel = pp;
+    layout.virtual_pipeline_stages = v;
+    layout.first_pipeline_stage_layers = first_layers;
+    layout.last_pipeline_stage_layers = last_layers;
+    const std::vector<int> counts = layout.PipelineChunkLayers(layers);
+    begins.resize(chunks + 1);
+    for (int k = 0; k < chunks; ++k) begins[k + 1] = std::clamp(begins[k] + std::max(0, counts[k]), 0, layers);
+  }
+  auto begin_of = [&](int chunk) {
+    return begins.empty() ? static_cast<int>(int64_t{chunk} * layers / chunks) : begins[chunk];
+  };
   double sum_total = 0;
   for (int stage = 0; stage < pp; ++stage) {
     BlockCosts s;
@@ -30,9 +49,8 @@ StageCosts ComputeStageCosts(const ModelCosts& model, int pp, int v) {
     int stage_layers = 0;
     for (int chunk = stage; chunk < chunks; chunk += pp) {
       BlockCosts c;
-      // Chunk k holds layers [k L / chunks, (k + 1) L / chunks): even when L divides.
-      const int begin = static_cast<int>(int64_t{chunk} * layers / chunks);
-      const int end = static_cast<int>(int64_t{chunk + 1} * layers / chunks);
+      const int begin = begin_of(chunk);
+      const int end = begin_of(chunk + 1);
       for (int l = begin; l < end; ++l) {
         c.Add(model.layers[l]);
       }

@@ -1,6 +1,7 @@
 // StageCosts: a model's per-layer costs partitioned over pipeline stages.
 //
-// Layers are split evenly into pp * v chunks; stage i holds chunks i, i + pp, ...
+// Layers are split evenly into pp * v chunks (or as the first / last stage counts say:
+// ParallelConfig::PipelineChunkLayers); stage i holds chunks i, i + pp, ...
 // (interleaved placement, Narayanan et al. SC'21). The embedding sits on the first
 // stage and the LM head on the last, so stages are uneven; the slowest stage sets the
 // steady-state pace and the first / last stages bound memory. Computed once per
@@ -33,7 +34,8 @@ struct StageCosts {
 
 // Layers are split as evenly as possible when pp * v does not divide them (BLOOM: 70
 // layers over 12 stages gives stages of 5 and 6 layers; the slowest sets the pace).
-StageCosts ComputeStageCosts(const ModelCosts& model, int pp, int v);
+// first_layers / last_layers: decoder layers on the first / last stage (0 = even).
+StageCosts ComputeStageCosts(const ModelCosts& model, int pp, int v, int first_layers = 0, int last_layers = 0);
 
 }  // namespace paraplan
 

@@ -4,6 +4,7 @@
 // algorithm each collective of an estimate reports.
 #include <cmath>
 
+#include "estimator/iteration/assemble.h"
 #include "estimator/iteration/comm_schedule.h"
 #include "estimator/iteration/estimate.h"
 #include "estimator/system/collectives.h"
@@ -22,6 +23,32 @@ constexpr double kGB = 1e9;
 // Leaves of 64 GPUs (8 nodes) at 10 GB/s a GPU under a 4:1 tapered spine, 64 nodes.
 SystemProfile Tapered() {
   return ExactCluster(64, {Level("leaf", 64, 10), Level("spine", 0, 10, Topology::kFatTree, 4)});
+}
+
+// The folded expert grid on 256 H100s (8 a node) at TP 4 PP 8 DP 8: with EP 8 and
+// expert-TP 1 an EP group is one node (ranks 0-7) and the experts' 4 replicas sit 8
+// ranks apart, one per node; with expert-TP = TP 4 the EP group strides 4 over 4 nodes
+// (2 members a node) and leaves one replica.
+TEST(Topology, FoldedExpertGroupsOn256Gpus) {
+  const SystemProfile p = testing::Profile("dgx-h100-80gb");
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives coll(hw);
+  ParallelConfig c = testing::Config(4, 8, 8, 1, 64);
+  c.expert_parallel = 8;
+  c.expert_tensor_parallel = 1;
+  const GroupSpan ep = coll.Place(c.expert_parallel, c.ExpertTensorParallel());
+  EXPECT_EQ(ep.level, 0);
+  DpGroups g = PlaceDataParallel(c, coll);
+  EXPECT_EQ(g.expert.size, 4);
+  EXPECT_EQ(g.expert.stride, 8);
+  EXPECT_EQ(g.expert.level, 1);
+  EXPECT_EQ(g.expert.inner, 1);
+  c.expert_tensor_parallel = 4;
+  const GroupSpan wide = coll.Place(c.expert_parallel, c.ExpertTensorParallel());
+  EXPECT_EQ(wide.level, 1);
+  EXPECT_EQ(wide.inner, 2);
+  g = PlaceDataParallel(c, coll);
+  EXPECT_EQ(g.expert.size, 1);
 }
 
 TEST(Topology, TaperBitesOnlyWhenTheJobFillsTheLeaf) {

@@ -85,7 +85,7 @@ struct Scored {
 // Total order: objective, then a deterministic tuple of the configuration.
 auto ConfigTuple(const ParallelConfig& c) {
   return std::make_tuple(c.NumGpus(), c.tensor_parallel, c.pipeline_parallel, c.context_parallel,
-                         c.expert_parallel, c.virtual_pipeline_stages, c.micro_batch_size,
+                         c.expert_parallel, c.ExpertTensorParallel(), c.virtual_pipeline_stages, c.micro_batch_size,
                          static_cast<int>(c.recompute), c.sequence_parallel, c.flash_attention,
                          c.zero_stage, static_cast<int>(c.pipeline_schedule), c.overlap_grad_reduce,
                          c.overlap_param_gather, c.offload.optimizer, c.offload.weights,
@@ -143,6 +143,7 @@ struct Shape {
   int tp, cp, ep, mbs;
   Recompute recompute;
   bool sp, flash;
+  int etp = 1;  // expert tensor parallelism: tp, or 1 (experts folded over the TP ranks)
   int spatial = 1, filter = 1, channel = 1;  // layer graphs (ParaDL)
   int spatial_layers = 0, spatial_axes = 1;
 
@@ -231,6 +232,14 @@ struct SearchSpace {
   std::vector<CnnSplit> cnn_splits = {{1, 1, 1}};  // layer graphs: CnnSplits()
 };
 
+// Expert tensor parallelism searched beside a TP degree: as TP (Megatron-Core's default)
+// and, with experts spread over ranks (ep > 1), 1 (each expert whole on a GPU: MoE
+// parallel folding's common choice).
+std::vector<int> ExpertTensorDegrees(int tp, int ep) {
+  if (tp > 1 && ep > 1) return {tp, 1};
+  return {tp};
+}
+
 // Enumerates the per-layer shapes for one GPU count. `micro_batches` are the allowed
 // micro-batch sizes (divisors of the global batch: the largest local batch, dp = 1).
 std::vector<Shape> EnumerateShapes(const SearchSpace& sp, int gpus, const std::vector<int>& micro_batches) {
@@ -251,19 +260,21 @@ std::vector<Shape> EnumerateShapes(const SearchSpace& sp, int gpus, const std::v
     if (gpus % (tp * split.spatial * split.filter * split.channel) != 0) continue;
     for (int cp : cps) {
       if ((gpus / tp) % cp != 0) continue;
-      for (int ep : eps) {
-        if ((gpus / tp / cp) % ep != 0 && ep > 1) continue;
+      for (int ep : eps)
+      for (int etp : ExpertTensorDegrees(tp, ep)) {
+        if (gpus % (int64_t{ep} * etp) != 0) continue;
         for (int mbs : micro_batches) {
           for (Recompute rc : recomputes) {
             if (!Permits(k.recompute, rc)) continue;
             if (!sp.transformer && rc == Recompute::kSelective) continue;
             for (bool seq : FlagValues(k.sequence_parallel)) {
               if (seq && tp == 1) continue;
+              if (etp != tp && !seq) continue;  // experts split otherwise than TP need SP
               for (bool flash : FlagValues(k.flash_attention)) {
                 if (!sp.transformer && flash) continue;
                 // With fused attention nothing s^2 is stored: selective == none.
                 if (flash && rc == Recompute::kSelective) continue;
-                shapes.push_back(Shape{tp, cp, ep, mbs, rc, seq, flash, split.spatial, split.filter,
+                shapes.push_back(Shape{tp, cp, ep, mbs, rc, seq, flash, etp, split.spatial, split.filter,
                                        split.channel, split.spatial_layers, split.spatial_axes});
               }
             }
@@ -283,6 +294,7 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
   c.tensor_parallel = shape.tp;
   c.context_parallel = shape.cp;
   c.expert_parallel = shape.ep;
+  c.expert_tensor_parallel = shape.etp;
   c.micro_batch_size = shape.mbs;
   c.recompute = shape.recompute;
   c.sequence_parallel = shape.sp;
@@ -328,7 +340,7 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
     const int dp = rest / pp;
     if (!Permits(k.data_parallel, dp)) continue;
     if (global_batch % (int64_t{dp} * shape.mbs) != 0) continue;
-    if (shape.ep > 1 && (int64_t{dp} * shape.cp) % shape.ep != 0) continue;
+    if ((int64_t{shape.tp} * shape.cp * dp) % (int64_t{shape.ep} * shape.etp) != 0) continue;
     const int m = global_batch / (dp * shape.mbs);
     std::vector<int> vs = {1};
     if (pp > 1 && space.transformer && even) {
@@ -605,7 +617,8 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
       const Collectives& coll = *space.colls[space.Slot(static_cast<int>(c.NumGpus()))];
       absl::StatusOr<ModelCosts> model = ComputeModelCosts(request.workload, ModelShape::Of(c), hw, coll, stop);
       if (!model.ok()) continue;
-      const StageCosts stages = ComputeStageCosts(*model, c.pipeline_parallel, c.virtual_pipeline_stages);
+      const StageCosts stages = ComputeStageCosts(*model, c.pipeline_parallel, c.virtual_pipeline_stages,
+                                                 c.first_pipeline_stage_layers, c.last_pipeline_stage_layers);
       e.collectives = DescribeCollectives(request.workload, c, profile, coll, *model, stages);
     }
   }

@@ -64,6 +64,11 @@ class Collectives {
   double ReduceScatter(double bytes, const GroupSpan& g) const { return AllGather(bytes, g); }
   // `bytes` is what each rank sends in total (split evenly over the group).
   double AllToAll(double bytes, const GroupSpan& g) const;
+  // An all-to-all where each token goes to `copies` destinations drawn evenly over the
+  // group, sent once per other domain of the group's outer level and forwarded inside
+  // the domain (DeepEP's normal kernels, DeepSeek-AI 2025: RDMA to the same local rank of
+  // each node touched, then NVLink). `bytes` counts every copy, as AllToAll's does.
+  double DedupAllToAll(double bytes, double copies, const GroupSpan& g) const;
   double SendRecv(double bytes, int level) const;
 
  private:

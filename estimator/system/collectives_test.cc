@@ -171,6 +171,26 @@ TEST(Collectives, InNetworkReductionSendsTheBufferOnce) {
   EXPECT_GT(without, gib / 80e9 * 1.5);
 }
 
+// DeepEP-style dispatch on 4 nodes of 8 (32 ranks), each token to 8 experts spread
+// evenly: a token reaches 3 (1 - (3/4)^8) = 2.70 other nodes on average, so 2.70 / 8 of
+// its copies cross the slow level where a plain all-to-all sends 24 / 32 of them; the
+// forwarding inside a node (100 GB/s) stays below the 10 GB/s crossing.
+TEST(Collectives, DedupAllToAllSendsOneCopyPerNode) {
+  const SystemProfile p = Simple();
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives c(hw);
+  const GroupSpan g = c.Place(32, 1);
+  ASSERT_EQ(g.level, 1);
+  ASSERT_EQ(g.inner, 8);
+  const double bytes = 8e9;
+  const double ratio = 3 * (1 - std::pow(0.75, 8)) / 8 / (24.0 / 32);
+  EXPECT_NEAR(c.DedupAllToAll(bytes, 8, g) / c.AllToAll(bytes, g), ratio, 1e-6);
+  // One copy a token, or a group inside one node: the plain all-to-all.
+  EXPECT_DOUBLE_EQ(c.DedupAllToAll(bytes, 1, g), c.AllToAll(bytes, g));
+  const GroupSpan node = c.Place(8, 1);
+  EXPECT_DOUBLE_EQ(c.DedupAllToAll(bytes, 8, node), c.AllToAll(bytes, node));
+}
+
 TEST(Collectives, SingleMemberGroupsCostNothing) {
   const Hardware hw(Simple(), Precision::kBf16);
   const Collectives c(hw);

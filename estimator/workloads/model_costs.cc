@@ -10,6 +10,9 @@ ModelShape ModelShape::Of(const ParallelConfig& c) {
   s.tensor_parallel = c.tensor_parallel;
   s.context_parallel = c.context_parallel;
   s.expert_parallel = c.expert_parallel;
+  s.expert_tensor_parallel = c.ExpertTensorParallel();
+  s.moe_dispatcher = c.moe_dispatcher;
+  s.moe_a2a_overlap = c.moe_a2a_overlap;
   s.spatial_parallel = c.spatial_parallel;
   s.filter_parallel = c.filter_parallel;
   s.channel_parallel = c.channel_parallel;
@@ -17,6 +20,7 @@ ModelShape ModelShape::Of(const ParallelConfig& c) {
   s.spatial_axes = c.spatial_axes;
   s.micro_batch_size = c.micro_batch_size;
   s.recompute = c.recompute;
+  s.recompute_modules = c.recompute == Recompute::kSelective ? c.recompute_modules : 0;
   s.sequence_parallel = c.sequence_parallel && c.tensor_parallel > 1;
   s.flash_attention = c.flash_attention;
   s.cuda_graphs = c.cuda_graphs;

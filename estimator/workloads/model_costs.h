@@ -27,6 +27,9 @@ struct ModelShape {
   int tensor_parallel = 1;
   int context_parallel = 1;
   int expert_parallel = 1;
+  int expert_tensor_parallel = 1;  // resolved (never 0)
+  MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
+  bool moe_a2a_overlap = false;
   int spatial_parallel = 1;
   int filter_parallel = 1;
   int channel_parallel = 1;
@@ -34,6 +37,7 @@ struct ModelShape {
   int spatial_axes = 1;
   int micro_batch_size = 1;
   Recompute recompute = Recompute::kNone;
+  unsigned recompute_modules = 0;  // RecomputeModule bits under kSelective; 0 = core_attn
   bool sequence_parallel = false;
   bool flash_attention = false;
   bool cuda_graphs = false;

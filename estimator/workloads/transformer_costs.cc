@@ -49,11 +49,24 @@ struct Part {
 // Engine) the input is cast to FP8 before the forward GEMM (read 2 B, write 1 B per
 // element, amax fused) and backward casts the output gradient and transposes both FP8
 // operands for the weight-gradient GEMM (NVIDIA Transformer Engine, "Using FP8").
+// Transformer Engine runs a grouped linear's GEMMs (one per local expert) as separate
+// cuBLAS calls over its compute streams (transformer_engine/common/util/multi_stream.h:
+// num_compute_streams = 4): at most that many share the GPU's SMs at once, each pays its
+// own tail, and a small expert's tiles leave SMs idle.
+constexpr double kGroupedGemmStreams = 4;
+
+double GroupedMatmulTime(const Hardware& hw, double m, double n, double k, double batch, double p) {
+  if (batch <= kGroupedGemmStreams) return hw.MatmulTime(m, n, k, batch, p);
+  const double rounds = std::floor(batch / kGroupedGemmStreams);
+  const double rest = batch - rounds * kGroupedGemmStreams;
+  return rounds * hw.MatmulTime(m, n, k, kGroupedGemmStreams, p) + (rest > 0 ? hw.MatmulTime(m, n, k, rest, p) : 0);
+}
+
 void Linear(const Hardware& hw, const Dims& x, double m, double n, double k, double batch,
             Part* part) {
-  const double fwd = hw.MatmulTime(m, n, k, batch, x.p);
-  const double dgrad = hw.MatmulTime(m, k, n, batch, x.p);
-  const double wgrad = hw.MatmulTime(k, n, m, batch, x.p);
+  const double fwd = GroupedMatmulTime(hw, m, n, k, batch, x.p);
+  const double dgrad = GroupedMatmulTime(hw, m, k, n, batch, x.p);
+  const double wgrad = GroupedMatmulTime(hw, k, n, m, batch, x.p);
   if (part->matmul_fwd_s == 0) {
     part->first_wgrad_s = wgrad;
     part->first_dgrad_s = dgrad;
@@ -189,19 +202,22 @@ Part AttentionBlock(const Dims& x, const Hardware& hw) {
   return part;
 }
 
-// Dense MLP of `tokens` tokens with hidden f (per GPU f / t).
-Part MlpBlock(const Dims& x, const Hardware& hw, double tokens, double f, double groups) {
+// MLP of `tokens` tokens with hidden f, sharded `shard` ways (per GPU f / shard), its
+// input stored at `input_share` of the hidden (1/t under SP for the dense MLP; experts
+// store the whole permuted rows their GEMMs read).
+Part MlpBlock(const Dims& x, const Hardware& hw, double tokens, double f, double groups, double shard,
+              double input_share) {
   Part part;
-  const double up = x.gated ? 2 * f / x.t : f / x.t;
+  const double up = x.gated ? 2 * f / shard : f / shard;
   // `groups` independent GEMMs (local experts, one after another) share the tokens.
   const double per_group = tokens / groups;
   Linear(hw, x, per_group, up, x.h, groups, &part);
-  Linear(hw, x, per_group, x.h, f / x.t, groups, &part);
-  const double inner = tokens * f / x.t;
+  Linear(hw, x, per_group, x.h, f / shard, groups, &part);
+  const double inner = tokens * f / shard;
   // Activation function: read input(s), write output.
   MemoryBound((x.gated ? 3 : 2) * inner * x.p, 1, &part);
   // Stored: MLP input, activation-function input(s), its output.
-  part.act_bytes = tokens * x.h * x.r * x.p + (x.gated ? 2 : 1) * inner * x.p + inner * x.p;
+  part.act_bytes = tokens * x.h * input_share * x.p + (x.gated ? 2 : 1) * inner * x.p + inner * x.p;
   return part;
 }
 
@@ -249,6 +265,104 @@ TpCollectives TpCosts(const Dims& x, const Collectives& coll, const GroupSpan& t
   return out;
 }
 
+// SMs the expert-parallel dispatch and combine kernels occupy while they run: DeepEP's
+// default (deep_ep Buffer.num_sms = 24, DeepSeek-AI DeepEP README, normal kernels).
+constexpr double kEpCommSms = 24;
+
+// What the MLP half of a layer offers the selective recompute modules beyond its Part.
+struct MlpExtras {
+  bool moe = false;
+  double act_out_bytes = 0;  // the experts' activation-function output (moe_act)
+  double act_fwd_bytes = 0;  // memory traffic of recomputing it
+  Part shared;               // shared experts (stored tensors beyond their input)
+};
+
+struct Recomputed {
+  double saved_bytes = 0;  // activations no longer kept to backward
+  double seconds = 0;      // forward work re-run in backward (incl. its communication)
+  double kernels = 0;      // kernels it launches
+  double regions = 0;      // checkpointed regions (host bookkeeping each)
+};
+
+// Megatron-Core's selective recompute (TransformerConfig.recompute_modules): each module
+// keeps only its input and re-runs its forward in backward. core_attn: the attention core
+// (Korthikanti et al. 2022 sec. 4.3; nothing stored to drop under flash attention);
+// layernorm: both norms' outputs (the QKV and MLP inputs); mlp: a dense MLP; moe: the
+// whole MoE block with its dispatch and combine; moe_act: the experts' activation
+// function output; shared_experts: the shared experts. mla_up_proj has nothing to act on
+// without MLA.
+Recomputed SelectiveRecompute(const Dims& x, const Hardware& hw, unsigned modules, const Part& core, const Part& mlp,
+                              const MlpExtras& extras, double ep_s) {
+  if (modules == 0) modules = kRecomputeCoreAttn;
+  Recomputed r;
+  const double bw = hw.hbm_bytes_per_s();
+  auto rerun = [&](const Part& p, double saved) {
+    r.saved_bytes += saved;
+    r.seconds += p.matmul_fwd_s + p.mem_fwd_bytes / bw;
+    r.kernels += p.kernels_fwd;
+    r.regions += 1;
+  };
+  const double e = x.T * x.h * x.r * x.p;  // one token-hidden tensor of this GPU
+  if ((modules & kRecomputeCoreAttn) && !x.flash) rerun(core, core.act_bytes);
+  if (modules & kRecomputeLayernorm) {
+    Part norms;
+    MemoryBound(2 * 2 * e, 2, &norms);
+    rerun(norms, 2 * e);
+  }
+  const bool whole_mlp = extras.moe ? (modules & kRecomputeMoe) : (modules & kRecomputeMlp);
+  if (whole_mlp) {
+    rerun(mlp, mlp.act_bytes - e);
+    r.seconds += ep_s / 2;  // the forward's dispatch and combine again
+    return r;
+  }
+  if (extras.moe && (modules & kRecomputeMoeAct)) {
+    Part act;
+    MemoryBound(extras.act_fwd_bytes, 1, &act);
+    rerun(act, extras.act_out_bytes);
+  }
+  if (extras.moe && (modules & kRecomputeSharedExperts) && extras.shared.kernels_fwd > 0) {
+    rerun(extras.shared, extras.shared.act_bytes);
+  }
+  return r;
+}
+
+// Moving one MoE layer's tokens to their experts and back, forward and backward.
+struct MoeDispatch {
+  double seconds = 0;
+  double calls_per_direction = 0;
+};
+
+// `sent_rows` token copies leave this GPU (its tokens x top_k x imbalance).
+// All-to-all (GShard; Megatron-Core MoEAlltoAllTokenDispatcher): dispatch and combine
+// each way; with expert-TP the received rows are all-gathered over it before the
+// experts and reduce-scattered after. DeepEP: the same all-to-alls, one copy per node
+// touched. All-gather (MoEAllGatherTokenDispatcher): every token of the expert grid is
+// gathered to every rank of it, the outputs reduce-scattered back, whatever top_k is.
+MoeDispatch Dispatch(const Dims& x, const Collectives& coll, const ModelShape& shape, double sent_rows,
+                     double top_k, const GroupSpan& ep, const GroupSpan& etp_group) {
+  MoeDispatch d;
+  const int etp = shape.expert_tensor_parallel;
+  const double bytes = sent_rows * x.h * x.p;
+  if (shape.moe_dispatcher == MoeDispatcher::kAllGather) {
+    const int grid = shape.expert_parallel * etp;
+    if (grid <= 1) return d;
+    const GroupSpan g = coll.Place(grid, 1);
+    const double gathered = x.T * x.r * x.h * x.p * grid;  // each rank's own tokens, once
+    d.seconds = 2 * (coll.AllGather(gathered, g) + coll.ReduceScatter(gathered, g));
+    d.calls_per_direction = 2;
+    return d;
+  }
+  const double a2a = shape.moe_dispatcher == MoeDispatcher::kDeepEp ? coll.DedupAllToAll(bytes, top_k, ep)
+                                                                    : coll.AllToAll(bytes, ep);
+  d.seconds = 4 * a2a;
+  d.calls_per_direction = shape.expert_parallel > 1 ? 2 : 0;
+  if (etp > 1) {
+    d.seconds += 2 * (coll.AllGather(bytes * etp, etp_group) + coll.ReduceScatter(bytes * etp, etp_group));
+    d.calls_per_direction += 2;
+  }
+  return d;
+}
+
 // Launches are asynchronous: the host enqueues kernels while the GPU runs earlier ones
 // (CUDA C++ Programming Guide, "Asynchronous Concurrent Execution"), so a phase takes
 // the longer of the two. Returns the host-bound time beyond the GPU's.
@@ -290,8 +404,10 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
 
   const GroupSpan tp = coll.Place(shape.tensor_parallel, 1);
   const GroupSpan cp = coll.Place(shape.context_parallel, shape.tensor_parallel);
-  const GroupSpan ep =
-      coll.Place(shape.expert_parallel, int64_t{shape.tensor_parallel} * shape.context_parallel);
+  // The expert grid: expert-TP innermost, expert parallelism next (Megatron-Core folding).
+  const int etp = shape.expert_tensor_parallel;
+  const GroupSpan etp_group = coll.Place(etp, 1);
+  const GroupSpan ep = coll.Place(shape.expert_parallel, etp);
   const double ovl = hw.overlap_efficiency();
   // Host time per kernel: eager launches, or ~nothing beyond the GPU gap under graphs.
   const double host_kernel_s = shape.cuda_graphs ? hw.kernel_gap_s() : hw.kernel_overhead_s();
@@ -301,7 +417,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
   const Part core = AttentionCore(x, hw);
   const Part attn = AttentionBlock(x, hw);
   const Part resid = MlpResidual(x);
-  const Part dense_mlp = MlpBlock(x, hw, x.T, x.f, 1);
+  const Part dense_mlp = MlpBlock(x, hw, x.T, x.f, 1, x.t, x.r);
 
   const TpCollectives tpc = TpCosts(x, coll, tp);
   // Context parallelism (ring attention): each rank passes its K/V block around the
@@ -318,9 +434,9 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
     cp_calls = 3 * (x.c - 1);
   }
 
-  // moe_kernels: router softmax / top-k, token permutation and un-permutation
-  // (Megatron-Core MoE token dispatcher), forward.
-  auto make_layer = [&](const Part& mlp, double ep_s, double moe_kernels) {
+  // moe_kernels: router softmax / top-k and the dispatcher's bookkeeping (Megatron-Core
+  // MoE token dispatcher), forward; ep_calls: expert-parallel collectives per direction.
+  auto make_layer = [&](const Part& mlp, const MlpExtras& extras, double ep_s, double moe_kernels, double ep_calls) {
     BlockCosts blk;
     const Part* parts[] = {&core, &attn, &resid, &mlp};
     double mem_fwd = 0, mem_bwd_extra = 0, matmul_fwd = 0, matmul_bwd = 0, kernels_fwd = moe_kernels,
@@ -376,7 +492,6 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
     }
     blk.cp_s = cp_exposed;
     blk.ep_s = ep_s;
-    const double ep_calls = ep_s > 0 ? 2 : 0;  // per direction
     const double act_full = core.act_bytes + attn.act_bytes + resid.act_bytes + mlp.act_bytes;
     const double launched_fwd = kernels_fwd + tp_calls_fwd + ep_calls + cp_calls / 3;
     const double launched_bwd = kernels_bwd + tp_calls_bwd + ep_calls + 2 * cp_calls / 3;
@@ -392,17 +507,14 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
       case Recompute::kNone:
         blk.activation_bytes = act_full;
         break;
-      case Recompute::kSelective:
-        // Korthikanti et al. 2022 sec. 4.3: re-run the attention core only.
-        if (!x.flash) {
-          blk.recompute_s = core.matmul_fwd_s + core.mem_fwd_bytes / hw.hbm_bytes_per_s();
-          blk.activation_bytes = act_full - core.act_bytes;
-          host_recompute = core.kernels_fwd * host_kernel_s + checkpoint_s;
-          blk.kernels += core.kernels_fwd;
-        } else {
-          blk.activation_bytes = act_full;
-        }
+      case Recompute::kSelective: {
+        const Recomputed r = SelectiveRecompute(x, hw, shape.recompute_modules, core, mlp, extras, ep_s);
+        blk.activation_bytes = act_full - r.saved_bytes;
+        blk.recompute_s = r.seconds;
+        host_recompute = r.kernels * host_kernel_s + r.regions * checkpoint_s;
+        blk.kernels += r.kernels;
         break;
+      }
       case Recompute::kFull:
         // Keep only the layer input; re-run the whole forward (with its collectives).
         blk.activation_bytes = x.T * x.h * x.r * x.p;
@@ -422,7 +534,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
       x.h * (x.a + 2 * x.g) * x.d / x.t + x.a * x.d * x.h / x.t + 2 * x.norm_params;
   const double dense_mlp_params = x.h * x.f * (x.gated ? 3 : 2) / x.t;
 
-  BlockCosts dense = make_layer(dense_mlp, 0, 0);
+  BlockCosts dense = make_layer(dense_mlp, MlpExtras{}, 0, 0, 0);
   dense.params = attn_params + dense_mlp_params;
   // Parameter tensors: two norms (scale, and bias for LayerNorm), four linears' weights
   // and biases (Megatron-LM's GPT layer).
@@ -436,31 +548,57 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
     const double k = spec.moe.top_k;
     const double fe = static_cast<double>(spec.moe.expert_ffn_hidden_size);
     const double local_experts = experts / shape.expert_parallel;
-    // Routing: each GPU's experts see tokens * top_k in all when balanced; the GPU of the
-    // busiest expert sees load_imbalance times that, and every other waits for it (its
-    // GEMMs, what it stores, what it receives in the all-to-all).
+    // Routing: each GPU dispatches its own tokens (T/t under SP, all T without) times
+    // top_k; its expert-TP group pools what the EP all-to-all brings them, so each GPU's
+    // experts see etp times its own share, with weights f/etp wide. Balanced, that is the
+    // same token-expert work per GPU whatever the folding. The GPU of the busiest expert
+    // sees load_imbalance times that, and every other waits for it (its GEMMs, what it
+    // stores, what it receives in the all-to-all).
     const double imbalance = spec.moe.load_imbalance;
-    const Part routed = MlpBlock(x, hw, x.T * k * imbalance, fe, local_experts);
+    const double sent_rows = x.T * x.r * k * imbalance;
+    const double rows = sent_rows * etp;
+    const Part routed = MlpBlock(x, hw, rows, fe, local_experts, etp, 1);
     Part mlp = routed;
-    // Router: T x h x E matmul.
+    // Router: T x h x E matmul; it keeps its input, the pre-MLP norm's output (this
+    // GPU's share under SP), which the shared experts read too.
     Linear(hw, x, x.T, experts, x.h, 1, &mlp);
+    mlp.act_bytes += x.T * x.r * x.h * x.p;
+    // Permute before dispatch and un-permute after combine (Megatron-Core moe_utils,
+    // fused): each reads and writes the rows; un-permute keeps the expert output for the
+    // routing probabilities' gradient.
+    MemoryBound(4 * sent_rows * x.h * x.p, 2, &mlp);
+    mlp.act_bytes += sent_rows * x.h * x.p;
     // Shared experts: one dense MLP over every token, as wide as all of them together
     // (Megatron-Core's SharedExpertMLP), sharded over TP like the dense MLP. Its input is
-    // the router's, already stored by the routed MLP's permutation; its TP collectives
-    // are taken to overlap the dispatch (moe_shared_expert_overlap).
+    // the router's, stored once; its TP collectives are taken to overlap the dispatch
+    // (moe_shared_expert_overlap).
     const double shared_f = spec.moe.num_shared_experts * static_cast<double>(spec.moe.shared_expert_ffn_hidden_size);
+    Part shared;
     if (shared_f > 0) {
-      Part shared = MlpBlock(x, hw, x.T, shared_f, 1);
+      shared = MlpBlock(x, hw, x.T, shared_f, 1, x.t, x.r);
       shared.act_bytes -= x.T * x.h * x.r * x.p;
       AddPart(shared, &mlp);
     }
-    // Dispatch + combine all-to-all forward, and again backward (GShard / Megatron-Core).
-    const double a2a = coll.AllToAll(x.T * k * imbalance * x.h * x.r * x.p, ep);
-    moe = make_layer(mlp, 4 * a2a, 8);
+    const MoeDispatch d = Dispatch(x, coll, shape, sent_rows, k, ep, etp_group);
+    MlpExtras extras;
+    extras.moe = true;
+    extras.act_out_bytes = rows * fe / etp * x.p;
+    extras.act_fwd_bytes = (x.gated ? 3 : 2) * rows * fe / etp * x.p;
+    extras.shared = shared;
+    moe = make_layer(mlp, extras, d.seconds, 6, d.calls_per_direction);
+    if (shape.moe_a2a_overlap) {
+      // Megatron-Core's combined 1F1B runs one micro-batch's dispatch and combine beside
+      // another's forward or backward compute, hidden as far as that lasts; meanwhile the
+      // communication kernels hold kEpCommSms of the GPU's SMs, and the compute beside
+      // them runs on the rest.
+      const double hidden = std::min(moe.ep_s, ovl * (moe.fwd_s + moe.bwd_s));
+      const double sm_share = hw.sm_count() > 0 ? std::min(1.0, kEpCommSms / hw.sm_count()) : 0;
+      moe.ep_s = moe.ep_s - hidden + hidden * sm_share;
+    }
     // Useful FLOPs are the balanced ones: the busiest GPU's excess is waiting, not work.
     moe.model_flops -= 3 * routed.flops_fwd * (1 - 1 / imbalance);
     const double mats = x.gated ? 3 : 2;
-    moe.expert_params = local_experts * x.h * fe * mats / x.t;
+    moe.expert_params = local_experts * x.h * fe * mats / etp;
     moe.params = attn_params + x.h * experts + x.h * shared_f * mats / x.t + moe.expert_params;
     // + router, experts' linears, the shared experts' two linears (weight and bias).
     moe.tensors = 2 * norm_tensors + 4 + 1 + 4 * local_experts + (shared_f > 0 ? 4 : 0);

@@ -86,6 +86,98 @@ TEST(TransformerCosts, ExpertParallelismShardsExperts) {
   EXPECT_EQ(a->layers[0].ep_s, 0);
 }
 
+// Qwen3-235B (h 4,096, 128 experts of FFN 1,536, top-8, SwiGLU) at TP 2 with SP, one
+// 4,096-token micro-batch: the model zoo's EP 32 x expert-TP 1 folding against
+// Megatron-Core's default EP 8 x expert-TP = TP 2 (both fill 32 ranks).
+TEST(TransformerCosts, FoldedExpertParallelism) {
+  const Workload w = Model("qwen3-235b-a22b");
+  ParallelConfig folded = testing::Config(2, 1, 16, 1, 16);
+  folded.sequence_parallel = true;
+  folded.expert_parallel = 32;
+  folded.expert_tensor_parallel = 1;
+  ParallelConfig sharded = folded;
+  sharded.expert_parallel = 8;
+  sharded.expert_tensor_parallel = 0;  // = TP 2
+  absl::StatusOr<ModelCosts> f = Costs(w, folded);
+  absl::StatusOr<ModelCosts> s = Costs(w, sharded);
+  ASSERT_TRUE(f.ok() && s.ok()) << f.status() << s.status();
+  const double h = 4096, fe = 1536, k = 8, tokens = 4096, p = 2;
+  // Expert weights per GPU: 128 / 32 = 4 whole experts (3 h fe each), or 128 / 8 = 16
+  // experts halved by expert-TP: twice as many.
+  EXPECT_DOUBLE_EQ(f->layers[0].expert_params, 4 * 3 * h * fe);
+  EXPECT_DOUBLE_EQ(s->layers[0].expert_params, 16 * 3 * h * fe / 2);
+  // Each GPU dispatches its 2,048 tokens (SP: 4,096 / 2) x 8 copies either way; the same
+  // balanced expert work lands on every GPU: 2,048 x 8 rows x 1,536 wide, or 4,096 x 8
+  // rows (the expert-TP pair pools them) x 768 wide — equal FLOPs.
+  EXPECT_NEAR(f->layers[0].model_flops / s->layers[0].model_flops, 1.0, 1e-12);
+  // Stored for the experts: the permuted rows (rows x h), the expert output un-permute
+  // keeps (the 16,384 rows sent, x h) and the SwiGLU's (2 + 1) x rows x fe / expert-TP.
+  const double sent = tokens / 2 * k;
+  const double folded_experts = (sent * h + sent * h + 3 * sent * fe) * p;
+  const double sharded_experts = (2 * sent * h + sent * h + 3 * 2 * sent * fe / 2) * p;
+  EXPECT_DOUBLE_EQ(s->layers[0].activation_bytes - f->layers[0].activation_bytes,
+                   sharded_experts - folded_experts);
+  // Expert-TP adds the all-gather / reduce-scatter of the pooled rows to the dispatch.
+  EXPECT_GT(s->layers[0].ep_s, 0);
+  EXPECT_GT(f->layers[0].ep_s, 0);
+}
+
+// Megatron-Core's recompute modules on a Qwen3-235B layer at TP 2 with SP, EP 32 x
+// expert-TP 1, one 4,096-token micro-batch, flash attention (nothing to drop for
+// core_attn): layernorm drops both norm outputs, 2 x 2,048 x 4,096 x 2 B; moe_act the
+// experts' SwiGLU output, 16,384 rows x 1,536 x 2 B; moe everything the MoE block kept
+// but its input (one 2,048 x 4,096 tensor), and re-runs its dispatch and combine.
+TEST(TransformerCosts, RecomputeModules) {
+  const Workload w = Model("qwen3-235b-a22b");
+  ParallelConfig c = testing::Config(2, 1, 16, 1, 16, Recompute::kSelective);
+  c.sequence_parallel = true;
+  c.flash_attention = true;
+  c.expert_parallel = 32;
+  c.expert_tensor_parallel = 1;
+  absl::StatusOr<ModelCosts> base = Costs(w, c);
+  c.recompute_modules = kRecomputeLayernorm;
+  absl::StatusOr<ModelCosts> norm = Costs(w, c);
+  c.recompute_modules = kRecomputeMoeAct;
+  absl::StatusOr<ModelCosts> act = Costs(w, c);
+  c.recompute_modules = kRecomputeMoe;
+  absl::StatusOr<ModelCosts> moe = Costs(w, c);
+  ASSERT_TRUE(base.ok() && norm.ok() && act.ok() && moe.ok());
+  const BlockCosts& b = base->layers[0];
+  EXPECT_EQ(b.recompute_s, 0);  // core_attn under flash attention: nothing to re-run
+  EXPECT_DOUBLE_EQ(b.activation_bytes - norm->layers[0].activation_bytes, 2.0 * 2048 * 4096 * 2);
+  EXPECT_DOUBLE_EQ(b.activation_bytes - act->layers[0].activation_bytes, 16384.0 * 1536 * 2);
+  EXPECT_GT(norm->layers[0].recompute_s, 0);
+  EXPECT_GT(act->layers[0].recompute_s, 0);
+  // moe keeps its input only: more saved than the other two together; its re-run costs
+  // a forward's expert-parallel communication besides the compute.
+  EXPECT_GT(b.activation_bytes - moe->layers[0].activation_bytes,
+            (b.activation_bytes - norm->layers[0].activation_bytes) +
+                (b.activation_bytes - act->layers[0].activation_bytes));
+  EXPECT_GT(moe->layers[0].recompute_s, b.ep_s / 2);
+}
+
+// The dispatchers and the all-to-all overlap on the same 8 x 8 grid.
+TEST(TransformerCosts, DispatchersAndOverlap) {
+  const Workload w = Model("qwen3-235b-a22b");
+  ParallelConfig c = testing::Config(1, 1, 64, 1, 64);
+  c.expert_parallel = 64;  // 8 nodes of 8: most copies leave the node
+  absl::StatusOr<ModelCosts> a2a = Costs(w, c);
+  c.moe_dispatcher = MoeDispatcher::kDeepEp;
+  absl::StatusOr<ModelCosts> deepep = Costs(w, c);
+  c.moe_dispatcher = MoeDispatcher::kAllGather;
+  absl::StatusOr<ModelCosts> gather = Costs(w, c);
+  c.moe_dispatcher = MoeDispatcher::kAllToAll;
+  c.moe_a2a_overlap = true;
+  absl::StatusOr<ModelCosts> hidden = Costs(w, c);
+  ASSERT_TRUE(a2a.ok() && deepep.ok() && gather.ok() && hidden.ok());
+  // DeepEP sends a token once per node it touches (at most 7 others of 8 for 8 copies).
+  EXPECT_LT(deepep->layers[0].ep_s, a2a->layers[0].ep_s);
+  // Gathering all 64 GPUs' tokens moves 64 / 8 times the all-to-all's copies.
+  EXPECT_GT(gather->layers[0].ep_s, a2a->layers[0].ep_s);
+  EXPECT_LT(hidden->layers[0].ep_s, a2a->layers[0].ep_s);
+  EXPECT_EQ(hidden->layers[0].fwd_s, a2a->layers[0].fwd_s);
+}
+
 // DeepSeek-style MoE fields on Mixtral's shape (h 4,096, expert FFN 14,336, top-2,
 // SwiGLU, 4,096 tokens a micro-batch, 2-byte elements, TP 1, SP off): the first dense
 // layers, shared experts and routing imbalance, against hand counts.
@@ -123,9 +215,10 @@ TEST(TransformerCosts, FirstDenseLayersSharedExpertsAndImbalance) {
   absl::StatusOr<ModelCosts> k = Costs(skewed, c);
   ASSERT_TRUE(k.ok()) << k.status();
   // The busiest expert's GPU stores twice the routed tokens' tensors: the permuted input
-  // (tokens x 2 x h) and the SwiGLU's (2 + 1) x tokens x 2 x fe.
+  // (tokens x 2 x h), the expert output un-permute keeps (tokens x 2 x h) and the
+  // SwiGLU's (2 + 1) x tokens x 2 x fe.
   EXPECT_DOUBLE_EQ(k->layers[0].activation_bytes - a->layers[0].activation_bytes,
-                   (tokens * 2 * h + 3 * tokens * 2 * fe) * p);
+                   (2 * tokens * 2 * h + 3 * tokens * 2 * fe) * p);
   EXPECT_GT(k->layers[0].fwd_s, a->layers[0].fwd_s);
   // Waiting is not work: the useful FLOPs are those of balanced routing.
   EXPECT_NEAR(k->layers[0].model_flops / a->layers[0].model_flops, 1.0, 1e-12);

@@ -102,6 +102,7 @@ TEST(Launcher, MegatronMoeFp8) {
             "    --pipeline-model-parallel-size 2 \\\n"
             "    --context-parallel-size 2 \\\n"
             "    --expert-model-parallel-size 4 \\\n"
+            "    --expert-tensor-parallel-size 2 \\\n"
             "    --sequence-parallel \\\n"
             "    --tp-comm-overlap \\\n"
             "    --micro-batch-size 2 \\\n"
@@ -127,6 +128,7 @@ TEST(Launcher, MegatronMoeFp8) {
             "    --moe-router-topk 2 \\\n"
             "    --moe-ffn-hidden-size 14336 \\\n"
             "    --moe-layer-freq 1 \\\n"
+            "    --moe-token-dispatcher-type alltoall \\\n"
             "    --bf16 \\\n"
             "    --fp8-format hybrid\n");
 }

@@ -5,11 +5,13 @@
 #include <chrono>
 #include <functional>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "estimator/catalog/presets.h"
 #include "gmock/gmock.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
@@ -82,7 +84,7 @@ TEST_F(ServerTest, BadInputsNameTheField) {
          r->mutable_config()->set_virtual_pipeline_stages(13);
          r->mutable_config()->set_pipeline_schedule(v1::SCHEDULE_INTERLEAVED_1F1B);
        },
-       grpc::StatusCode::INVALID_ARGUMENT, "exceeds num_layers"},
+       grpc::StatusCode::INVALID_ARGUMENT, "exceeds the 96 layers"},
       {[](v1::EstimateRequest* r) { r->mutable_config()->set_context_parallel(3); },
        grpc::StatusCode::INVALID_ARGUMENT, "config.context_parallel"},  // 3 does not divide seq 2048
       {[](v1::EstimateRequest* r) { r->mutable_config()->set_pipeline_schedule(static_cast<v1::PipelineSchedule>(-3)); },
@@ -403,19 +405,23 @@ TEST_F(ServerTest, ProfilesHaveImmutableVersions) {
     EXPECT_EQ(r.versions_size(), 2);
   }
   {
-    // Pagination: page size 2 over four profiles.
-    grpc::ClientContext ctx;
+    // Pagination: page size 2 over the built-in profiles and my-cluster, each once.
+    const size_t total = BuiltinProfiles().size() + 1;
     v1::ListProfilesRequest req;
     req.set_page_size(2);
-    v1::ListProfilesResponse r;
-    ASSERT_TRUE(profiles_->ListProfiles(&ctx, req, &r).ok());
-    EXPECT_EQ(r.profiles_size(), 2);
-    EXPECT_FALSE(r.next_page_token().empty());
-    grpc::ClientContext ctx2;
-    req.set_page_token(r.next_page_token());
-    ASSERT_TRUE(profiles_->ListProfiles(&ctx2, req, &r).ok());
-    EXPECT_EQ(r.profiles_size(), 2);
-    EXPECT_TRUE(r.next_page_token().empty());
+    std::set<std::string> seen;
+    size_t pages = 0;
+    do {
+      grpc::ClientContext ctx;
+      v1::ListProfilesResponse r;
+      ASSERT_TRUE(profiles_->ListProfiles(&ctx, req, &r).ok());
+      ++pages;
+      EXPECT_EQ(r.profiles_size(), r.next_page_token().empty() ? 2 - total % 2 : 2);
+      for (const v1::SystemProfile& p : r.profiles()) EXPECT_TRUE(seen.insert(p.name()).second) << p.name();
+      req.set_page_token(r.next_page_token());
+    } while (!req.page_token().empty() && pages <= total);
+    EXPECT_EQ(pages, (total + 1) / 2);
+    EXPECT_EQ(seen.size(), total);
   }
   {
     grpc::ClientContext ctx;

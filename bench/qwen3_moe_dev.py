@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""The Qwen3-235B-A22B Megatron-Core runs of ../shared/data, stated through the real CLI.
+
+usage: qwen3_moe_dev.py --cli PATH/TO/paraplan --server HOST:PORT [--file ROWS.jsonl] [--check]
+
+Turns each row (megatron_moe_qwen3_235b.jsonl: the Megatron-MoE model zoo's Qwen3 table)
+into an EstimateRequest as the run was launched: TP, PP, CP, folded EP and expert-TP,
+virtual stages with the embedding and the loss counted as pipeline layers
+(--account-for-embedding/loss-in-pipeline-split: first and last stage hold one layer
+fewer), sequence parallelism, the distributed optimizer (ZeRO 1) or FSDP (ZeRO 3),
+flash attention, the token dispatcher (DeepEP and HybridEP as MOE_DISPATCHER_DEEPEP) and
+the 1F1B all-to-all overlap. Sends them in one `paraplan estimate --batch` and prints,
+per row, predicted vs measured step time where the table gives one, predicted vs
+published model TFLOP/s per GPU otherwise (the FLOP conventions of Megatron's counter
+and paraplan's differ by a few per cent), the predicted memory and whether it fits.
+
+The recompute modules are sent by Megatron's names (`norm, act` = layernorm, moe_act;
+`layernorm moe` = layernorm, moe); a row whose note says activation offloading was
+required is sent with offload.activations. Not stated (the API has no field yet): MXFP8
+(sent as PRECISION_FP8 per-tensor), which modules were offloaded (expert_fc1, moe_act),
+partial CUDA graphs, dropless routing's real imbalance (sent force-balanced).
+
+--check: exit 1 unless every row is accepted and predicted to fit (the issue's bar:
+none rejected, none that ran predicted not to fit); a row whose recompute settings the
+table does not publish (sent as none) is reported but not counted.
+"""
+import argparse, json, os, statistics, subprocess, sys, tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROFILES = {'H100': 'dgx-h100-80gb', 'GB200': 'gb200-nvl72', 'GB300': 'gb300-nvl72'}
+DISPATCHERS = {'DeepEP': 'MOE_DISPATCHER_DEEPEP', 'HybridEP': 'MOE_DISPATCHER_DEEPEP', 'A2A': 'MOE_DISPATCHER_ALLTOALL'}
+
+
+def profile_of(gpu):
+    for key, name in PROFILES.items():
+        if key in gpu:
+            return name
+    raise SystemExit('no built-in profile for %r' % gpu)
+
+
+def workload_of(r):
+    m = r['model']
+    moe = m['moe']
+    precision = r['parallel']['precision']
+    return {
+        'name': m['name'],
+        'precision': 'PRECISION_FP8' if 'FP8' in precision else 'PRECISION_BF16',
+        'transformer': {
+            'num_layers': m['layers'], 'hidden_size': m['hidden'], 'num_attention_heads': m['heads'],
+            'num_kv_heads': m['kv_heads'], 'head_dim': m['head_dim'], 'ffn_hidden_size': m['ffn'],
+            'seq_length': m['seq_len'], 'vocab_size': m['vocab'], 'gated_mlp': m['gated_mlp'],
+            'normalization': 'NORMALIZATION_RMSNORM', 'dropout': 0.0,
+            'moe': {'num_experts': moe['num_experts'], 'top_k': moe['top_k'],
+                    'expert_ffn_hidden_size': moe['expert_ffn'], 'moe_layer_interval': 1},
+        },
+    }
+
+
+def config_of(r):
+    p = r['parallel']
+    layers = r['model']['layers']
+    pp, v = p['pp'], p.get('virtual_pipeline_stages') or 1
+    c = {
+        'tensor_parallel': p['tp'], 'pipeline_parallel': pp, 'data_parallel': p['dp'],
+        'context_parallel': p['cp'], 'expert_parallel': p['ep'], 'expert_tensor_parallel': p['etp'],
+        'sequence_parallel': p['tp'] > 1, 'micro_batch_size': p['micro_batch'],
+        'global_batch_size': p['global_batch'], 'flash_attention': True,
+        'zero_stage': 3 if p.get('fsdp') else 1, 'overlap_grad_reduce': True, 'overlap_param_gather': True,
+        'moe_dispatcher': DISPATCHERS[p['dispatcher']], 'moe_a2a_overlap': bool(p.get('ep_a2a_overlap')),
+    }
+    if v > 1:
+        c['virtual_pipeline_stages'] = v
+    rc = (p.get('recompute') or 'none').lower()
+    c['recompute'] = {'full': 'RECOMPUTE_FULL', 'selective': 'RECOMPUTE_SELECTIVE'}.get(rc, 'RECOMPUTE_NONE')
+    if rc == 'selective':
+        # The table's words for Megatron's --recompute-modules: 'norm, act' and 'layernorm moe'.
+        words = (p.get('recompute_detail') or '').replace(',', ' ').split()
+        names = {'norm': 'layernorm', 'layernorm': 'layernorm', 'act': 'moe_act', 'moe_act': 'moe_act', 'moe': 'moe'}
+        c['recompute_modules'] = [names[w] for w in words]
+    if 'activation offloading' in r.get('notes', ''):
+        c['offload'] = {'activations': True}
+    # Embedding and loss each take a layer's slot of the split (the zoo's yaml).
+    if pp > 1 and (layers + 2) % (pp * v) == 0:
+        slots = (layers + 2) // (pp * v)
+        c['first_pipeline_stage_layers'] = v * slots - 1
+        c['last_pipeline_stage_layers'] = v * slots - 1
+    return c
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--cli', required=True)
+    ap.add_argument('--server', default='127.0.0.1:50051')
+    ap.add_argument('--file', default=os.path.join(HERE, '..', '..', 'shared', 'data', 'megatron_moe_qwen3_235b.jsonl'))
+    ap.add_argument('--check', action='store_true')
+    a = ap.parse_args()
+    rows = [json.loads(l) for l in open(a.file) if l.strip()]
+    with tempfile.NamedTemporaryFile('w', suffix='.jsonl', delete=False) as f:
+        for r in rows:
+            f.write(json.dumps({'profile': profile_of(r['hardware']['gpu']), 'workload': workload_of(r),
+                                'config': config_of(r)}) + '\n')
+    res = subprocess.run([a.cli, '--server', a.server, '--output', 'json', 'estimate', '--batch', f.name],
+                         capture_output=True, text=True)
+    os.unlink(f.name)
+    outs = [json.loads(l) for l in res.stdout.splitlines() if l.strip()]
+    if len(outs) != len(rows):
+        print('estimate --batch: exit %d, %d answers for %d rows\n%s' % (res.returncode, len(outs), len(rows),
+                                                                       res.stderr[-500:]))
+        return 1
+    failed, time_apes = 0, []
+    print('%-58s %9s %9s %7s %9s %9s %7s %6s' % ('run', 'time', 'predicted', 'error', 'TFLOP/s', 'predicted',
+                                                 'error', 'GiB'))
+    for r, o in zip(rows, outs):
+        name = r['id'].replace('moezoo_qwen3_235b_', '')[:58]
+        if 'error' in o:
+            failed += 1
+            print('%-58s rejected: %s' % (name, o['error'].get('message', o['error'])[:100]))
+            continue
+        e = o.get('estimate', o)
+        t, tf = e.get('iteration_time_s') or e.get('iterationTimeS'), e.get('model_tflops_per_gpu') or e.get('modelTflopsPerGpu')
+        mem = e.get('memory', {})
+        total = (mem.get('total_bytes') or mem.get('totalBytes') or 0) / 2**30
+        fits = mem.get('fits', True)
+        mt, mtf = r['measured'].get('iteration_time_s'), r['measured'].get('tflops_per_gpu')
+        t_err = '%+6.1f%%' % (100 * (t / mt - 1)) if mt else '     -'
+        tf_err = '%+6.1f%%' % (100 * (tf / mtf - 1)) if mtf and tf else '     -'
+        if mt:
+            time_apes.append(abs(t / mt - 1))
+        unknown = not r['parallel'].get('recompute') and 'offloading' not in r.get('notes', '')
+        if not fits and not unknown:
+            failed += 1
+        print('%-58s %9s %9.2f %7s %9s %9.0f %7s %6.1f%s' % (name, '%.2f' % mt if mt else '-', t, t_err,
+                                                         '%.0f' % mtf if mtf else '-', tf or 0, tf_err, total,
+                                                         '' if fits else ' does not fit' +
+                                                         (' (recompute not published)' if unknown else '')))
+    if time_apes:
+        print('step time: MAPE %.1f%%, max %.1f%% over %d runs' % (100 * statistics.mean(time_apes),
+                                                                  100 * max(time_apes), len(time_apes)))
+    print('%d of %d rows rejected or predicted not to fit as published' % (failed, len(rows)))
+    return 1 if a.check and failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
