@@ -16,8 +16,8 @@ and paraplan's differ by a few per cent), the predicted memory and whether it fi
 
 The recompute modules are sent by Megatron's names (`norm, act` = layernorm, moe_act;
 `layernorm moe` = layernorm, moe); a row whose note says activation offloading was
-required is sent with offload.activations. Not stated (the API has no field yet): MXFP8
-(sent as PRECISION_FP8 per-tensor), which modules were offloaded (expert_fc1, moe_act),
+required is sent with offload.activations. MXFP8 is PRECISION_FP8 with QUANT_RECIPE_MXFP8. Not stated (the API has no field yet):
+which modules were offloaded (expert_fc1, moe_act),
 partial CUDA graphs, dropless routing's real imbalance (sent force-balanced).
 
 --check: exit 1 unless every row is accepted and predicted to fit (the issue's bar:
@@ -42,7 +42,7 @@ def workload_of(r):
     m = r['model']
     moe = m['moe']
     precision = r['parallel']['precision']
-    return {
+    w = {
         'name': m['name'],
         'precision': 'PRECISION_FP8' if 'FP8' in precision else 'PRECISION_BF16',
         'transformer': {
@@ -54,6 +54,9 @@ def workload_of(r):
                     'expert_ffn_hidden_size': moe['expert_ffn'], 'moe_layer_interval': 1},
         },
     }
+    if precision == 'MXFP8':
+        w['quant_recipe'] = 'QUANT_RECIPE_MXFP8'
+    return w
 
 
 def config_of(r):

@@ -120,6 +120,12 @@ int Cli::RpcFailed(const grpc::Status& s) {
   if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
     return Fail(kUnavailable, absl::StrCat("server unavailable at ", a_.server, ": ", s.error_message()));
   }
+  // The CLI never cancels its own calls: a cancelled call is one the server dropped as it
+  // shut down (accepted by the transport, never given to a handler) — unavailable too.
+  if (s.error_code() == grpc::StatusCode::CANCELLED) {
+    return Fail(kUnavailable, absl::StrCat("server at ", a_.server, " cancelled the call (shutting down?): ",
+                                           s.error_message()));
+  }
   // gRPC and absl share the status codes (and absl names them as gRPC does).
   const std::string name = absl::StatusCodeToString(static_cast<absl::StatusCode>(s.error_code()));
   std::fprintf(stderr, "error: %s: %s\n", name.c_str(), s.error_message().c_str());

@@ -181,9 +181,10 @@ std::string FormatProfile(const v1::SystemProfile& p) {
   const v1::Accelerator& a = p.accelerator();
   absl::StrAppend(&out, absl::StrFormat(
                             "nodes %d x %d GPUs = %d GPUs\naccelerator %s: %.0f TFLOP/s bf16, %.0f fp16, %.0f fp8, "
-                            "%.1f fp32; %.0f GiB at %.0f GB/s; %.0f W busy, %.0f W idle\n",
+                            "%.0f fp4, %.1f fp32; %.0f GiB at %.0f GB/s; %.0f W busy, %.0f W idle\n",
                             p.num_nodes(), p.gpus_per_node(), p.num_nodes() * p.gpus_per_node(), a.name(),
-                            a.peak_tflops_bf16(), a.peak_tflops_fp16(), a.peak_tflops_fp8(), a.peak_tflops_fp32(),
+                            a.peak_tflops_bf16(), a.peak_tflops_fp16(), a.peak_tflops_fp8(), a.peak_tflops_fp4(),
+                            a.peak_tflops_fp32(),
                             a.memory_gib(), a.memory_bandwidth_gbytes_per_s(), a.busy_power_w(), a.idle_power_w()));
   Table net({"network level", "domain GPUs", "GB/s per GPU", "latency us", "topology", "oversubscription"});
   for (int i = 0; i < p.network_levels_size(); ++i) {
@@ -289,7 +290,13 @@ double ParameterCount(const v1::Workload& w) {
   const double f = t.ffn_hidden_size() > 0 ? t.ffn_hidden_size() : 4 * h;
   const double head_dim = t.head_dim() > 0 ? static_cast<double>(t.head_dim()) : h / a;
   const double mats = t.gated_mlp() ? 3 : 2;
-  const double attention = 2 * h * a * head_dim + 2 * h * g * head_dim;  // q, o; k, v
+  double attention = 2 * h * a * head_dim + 2 * h * g * head_dim;  // q, o; k, v
+  if (t.mla().kv_lora_rank() > 0) {  // MLA: latents down, heads up, output (as MlaParams)
+    const v1::MlaSpec& m = t.mla();
+    const double ql = m.q_lora_rank(), kvl = m.kv_lora_rank(), dqk = m.qk_nope_head_dim() + m.qk_rope_head_dim();
+    attention = (ql > 0 ? h * ql + ql * a * dqk : h * a * dqk) + h * (kvl + m.qk_rope_head_dim()) +
+                kvl * a * (m.qk_nope_head_dim() + m.v_head_dim()) + a * m.v_head_dim() * h;
+  }
   const double dense_mlp = mats * h * f;
   double moe_mlp = dense_mlp;
   int moe_layers = 0;

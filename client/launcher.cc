@@ -38,6 +38,8 @@ const char* PrecisionName(v1::Precision p) {
       return "fp16";
     case v1::PRECISION_FP8:
       return "fp8";
+    case v1::PRECISION_FP4:
+      return "fp4";
     case v1::PRECISION_FP32:
       return "fp32";
     default:
@@ -98,6 +100,7 @@ absl::StatusOr<Plan> Resolve(const LaunchInput& in) {
   p.schedule = c.pipeline_schedule();
   if (p.schedule == v1::SCHEDULE_UNSPECIFIED) p.schedule = p.v > 1 ? v1::SCHEDULE_INTERLEAVED_1F1B : v1::SCHEDULE_1F1B;
   p.precision = in.workload.precision() == v1::PRECISION_UNSPECIFIED ? v1::PRECISION_BF16 : in.workload.precision();
+  p.recipe = in.workload.quant_recipe();
   return p;
 }
 

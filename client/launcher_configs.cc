@@ -95,7 +95,11 @@ std::string Nemo(const Plan& p) {
   if (p.precision == v1::PRECISION_FP8) {
     y.Add("fp8", "true");
     y.Add("fp8_hybrid", "true");
+    if (p.recipe == v1::QUANT_RECIPE_CURRENT_SCALING) y.Add("fp8_recipe", "tensorwise");
+    if (p.recipe == v1::QUANT_RECIPE_BLOCKWISE) y.Add("fp8_recipe", "blockwise");
+    if (p.recipe == v1::QUANT_RECIPE_MXFP8) y.Add("fp8_recipe", "mxfp8");
   }
+  if (p.precision == v1::PRECISION_FP4) notes.Add("NVFP4 is not emitted for this NeMo config; set it by hand");
   if (c.offload().weights() || c.offload().activations()) {
     y.Add("cpu_offloading", "true");
     y.Add("cpu_offloading_weights", Bool(c.offload().weights()));
@@ -182,6 +186,7 @@ std::string Torchtitan(const Plan& p) {
   absl::StrAppend(&s, "\n[activation_checkpoint]\nmode = \"", RecomputeName(p.recompute), "\"\n");
   if (p.recompute == v1::RECOMPUTE_SELECTIVE) absl::StrAppend(&s, "selective_ac_option = \"op\"\n");
   // job_config.py, Model.converters and class Float8.
+  if (p.precision == v1::PRECISION_FP4) notes.Add("torchtitan has no NVFP4 training; bfloat16 is emitted");
   if (p.precision == v1::PRECISION_FP8) {
     absl::StrAppend(&s, "\n[model]\nconverters = [\"float8\"]\n\n[float8]\nrecipe_name = \"tensorwise\"\n");
     if (fsdp) {

@@ -130,8 +130,22 @@ std::string Megatron(const Plan& p) {
   // Megatron-LM arguments.py, _add_mixed_precision_args (--bf16, --fp16) and
   // _add_transformer_engine_args (--fp8-format); fp32 is the default.
   if (p.precision == v1::PRECISION_FP16) f.Add("--fp16");
-  if (p.precision == v1::PRECISION_BF16 || p.precision == v1::PRECISION_FP8) f.Add("--bf16");
+  if (p.precision == v1::PRECISION_BF16 || p.precision == v1::PRECISION_FP8 || p.precision == v1::PRECISION_FP4) {
+    f.Add("--bf16");
+  }
   if (p.precision == v1::PRECISION_FP8) f.Add("--fp8-format", "hybrid");
+  // _add_transformer_engine_args: --fp8-recipe (tensorwise = current scaling) and the
+  // FP4 format and recipe.
+  if (p.precision == v1::PRECISION_FP8 && p.recipe != v1::QUANT_RECIPE_UNSPECIFIED) {
+    f.Add("--fp8-recipe", p.recipe == v1::QUANT_RECIPE_CURRENT_SCALING ? "tensorwise"
+                          : p.recipe == v1::QUANT_RECIPE_BLOCKWISE      ? "blockwise"
+                          : p.recipe == v1::QUANT_RECIPE_MXFP8          ? "mxfp8"
+                                                                        : "delayed");
+  }
+  if (p.precision == v1::PRECISION_FP4) {
+    f.Add("--fp4-format", "e2m1");
+    f.Add("--fp4-recipe", "nvfp4");
+  }
   return absl::StrCat(Header("Megatron-LM pretrain_gpt.py arguments", p), notes.text(), f.Render(Torchrun(p)));
 }
 
@@ -163,7 +177,10 @@ std::string DeepSpeed(const Plan& p) {
   }
   absl::StrAppend(&json, "  \"bf16\": {\"enabled\": ", Bool(bf16), "},\n  \"fp16\": {\"enabled\": ", Bool(fp16),
                   "}\n}\n");
-  if (p.precision == v1::PRECISION_FP8) notes.Add("DeepSpeed has no FP8 training setting; bf16 is emitted");
+  if (p.precision == v1::PRECISION_FP8 || p.precision == v1::PRECISION_FP4) {
+    notes.Add(absl::StrCat("DeepSpeed has no ", p.precision == v1::PRECISION_FP8 ? "FP8" : "FP4",
+                           " training setting; bf16 is emitted"));
+  }
   if (p.pp > 1 && p.zero > 1) notes.Add("DeepSpeed's pipeline engine supports ZeRO stages 0 and 1 only");
   if (p.pp > 1 && (p.v > 1 || p.foreign_schedule())) {
     notes.Add(absl::StrCat("DeepSpeed's pipeline engine has no ", ScheduleName(p.schedule), " schedule; it runs 1F1B"));

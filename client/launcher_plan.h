@@ -30,6 +30,7 @@ struct Plan {
   v1::Recompute recompute = v1::RECOMPUTE_NONE;
   v1::PipelineSchedule schedule = v1::SCHEDULE_1F1B;  // meaningless when pp == 1
   v1::Precision precision = v1::PRECISION_BF16;
+  v1::QuantRecipe recipe = v1::QUANT_RECIPE_UNSPECIFIED;
 
   bool gqa() const { return kv_heads != t->num_attention_heads(); }
   // A head dimension other than hidden / heads (Megatron's --kv-channels).

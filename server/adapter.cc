@@ -14,6 +14,11 @@ absl::Status BadEnum(absl::string_view field, int value) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", value, " is not a known value"));
 }
 
+// Proto values in the order of QuantRecipe's enumerators.
+constexpr v1::QuantRecipe kRecipes[] = {v1::QUANT_RECIPE_UNSPECIFIED,     v1::QUANT_RECIPE_DELAYED_SCALING,
+                                        v1::QUANT_RECIPE_CURRENT_SCALING, v1::QUANT_RECIPE_BLOCKWISE,
+                                        v1::QUANT_RECIPE_MXFP8,           v1::QUANT_RECIPE_NVFP4};
+
 // Proto values in the order of CollectiveAlgorithm's enumerators.
 constexpr v1::CollectiveAlgorithm kAlgorithms[] = {
     v1::ALGORITHM_UNSPECIFIED, v1::ALGORITHM_RING,     v1::ALGORITHM_TREE,
@@ -153,6 +158,8 @@ absl::StatusOr<Precision> FromProto(v1::Precision p) {
       return Precision::kFp8;
     case v1::PRECISION_FP32:
       return Precision::kFp32;
+    case v1::PRECISION_FP4:
+      return Precision::kFp4;
     default:
       return BadEnum("workload.precision", p);
   }
@@ -168,6 +175,8 @@ v1::Precision ToProto(Precision p) {
       return v1::PRECISION_FP8;
     case Precision::kFp32:
       return v1::PRECISION_FP32;
+    case Precision::kFp4:
+      return v1::PRECISION_FP4;
   }
   return v1::PRECISION_UNSPECIFIED;
 }
@@ -191,6 +200,9 @@ absl::StatusOr<Workload> FromProto(const v1::Workload& w) {
   absl::StatusOr<Precision> precision = FromProto(w.precision());
   if (!precision.ok()) return precision.status();
   out.precision = *precision;
+  const auto* recipe = std::find(std::begin(kRecipes), std::end(kRecipes), w.quant_recipe());
+  if (recipe == std::end(kRecipes)) return BadEnum("workload.quant_recipe", w.quant_recipe());
+  out.quant_recipe = static_cast<QuantRecipe>(recipe - std::begin(kRecipes));
   out.dataset.sample_bytes = w.dataset().sample_bytes();
   out.dataset.num_samples = w.dataset().num_samples();
   switch (w.dataset().location()) {
@@ -242,6 +254,13 @@ absl::StatusOr<Workload> FromProto(const v1::Workload& w) {
     s.num_attention_heads = t.num_attention_heads();
     s.num_kv_heads = t.num_kv_heads();
     s.head_dim = t.head_dim();
+    s.mla.q_lora_rank = t.mla().q_lora_rank();
+    s.mla.kv_lora_rank = t.mla().kv_lora_rank();
+    s.mla.qk_nope_head_dim = t.mla().qk_nope_head_dim();
+    s.mla.qk_rope_head_dim = t.mla().qk_rope_head_dim();
+    s.mla.v_head_dim = t.mla().v_head_dim();
+    s.sliding_window.tokens = t.sliding_window().tokens();
+    s.sliding_window.layer_interval = t.sliding_window().layer_interval();
     s.ffn_hidden_size = t.ffn_hidden_size();
     s.seq_length = t.seq_length();
     s.vocab_size = t.vocab_size();
@@ -366,7 +385,7 @@ absl::StatusOr<SystemProfile> FromProto(const v1::SystemProfile& p) {
   out.accelerator = {a.name(),       a.peak_tflops_bf16(), a.peak_tflops_fp16(),
                      a.peak_tflops_fp8(), a.peak_tflops_fp32(), a.memory_gib(),
                      a.memory_bandwidth_gbytes_per_s(), a.busy_power_w(), a.idle_power_w(),
-                     a.sm_count()};
+                     a.sm_count(),  a.peak_tflops_fp4()};
   for (int i = 0; i < p.network_levels_size(); ++i) {
     const v1::NetworkLevel& l = p.network_levels(i);
     NetworkLevel n;
@@ -505,6 +524,7 @@ v1::Workload ToProto(const Workload& w) {
   v1::Workload out;
   out.set_name(w.name);
   out.set_precision(ToProto(w.precision));
+  out.set_quant_recipe(kRecipes[static_cast<int>(w.quant_recipe)]);
   if (w.dataset.sample_bytes > 0 || w.dataset.num_samples > 0) {
     out.mutable_dataset()->set_sample_bytes(w.dataset.sample_bytes);
     out.mutable_dataset()->set_num_samples(w.dataset.num_samples);
@@ -526,6 +546,18 @@ v1::Workload ToProto(const Workload& w) {
     t->set_num_attention_heads(s.num_attention_heads);
     t->set_num_kv_heads(s.num_kv_heads);
     t->set_head_dim(s.head_dim);
+    if (s.mla.enabled()) {
+      v1::MlaSpec* m = t->mutable_mla();
+      m->set_q_lora_rank(s.mla.q_lora_rank);
+      m->set_kv_lora_rank(s.mla.kv_lora_rank);
+      m->set_qk_nope_head_dim(s.mla.qk_nope_head_dim);
+      m->set_qk_rope_head_dim(s.mla.qk_rope_head_dim);
+      m->set_v_head_dim(s.mla.v_head_dim);
+    }
+    if (s.sliding_window.tokens > 0) {
+      t->mutable_sliding_window()->set_tokens(s.sliding_window.tokens);
+      t->mutable_sliding_window()->set_layer_interval(s.sliding_window.layer_interval);
+    }
     t->set_ffn_hidden_size(s.ffn_hidden_size);
     t->set_seq_length(s.seq_length);
     t->set_vocab_size(s.vocab_size);
@@ -661,6 +693,7 @@ v1::SystemProfile ToProto(const SystemProfile& p) {
   a->set_busy_power_w(p.accelerator.busy_power_w);
   a->set_idle_power_w(p.accelerator.idle_power_w);
   a->set_sm_count(p.accelerator.sm_count);
+  a->set_peak_tflops_fp4(p.accelerator.peak_tflops_fp4);
   static const v1::Topology kTopologies[] = {v1::TOPOLOGY_SWITCH, v1::TOPOLOGY_FAT_TREE, v1::TOPOLOGY_TORUS_2D,
                                              v1::TOPOLOGY_RING, v1::TOPOLOGY_DRAGONFLY, v1::TOPOLOGY_TORUS_3D};
   for (const NetworkLevel& l : p.network_levels) {

@@ -21,6 +21,8 @@ const char* DtypeName(Precision p) {
   switch (p) {
     case Precision::kFp8:
       return "fp8";
+    case Precision::kFp4:
+      return "fp4";
     case Precision::kFp16:
       return "fp16";
     case Precision::kFp32:

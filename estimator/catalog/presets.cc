@@ -67,6 +67,39 @@ std::vector<Workload> ModelPresets() {
     q.transformer.moe.moe_layer_interval = 1;
     p.push_back(q);
   }
+  // Llama 3.1 405B is the model of "The Llama 3 Herd of Models" (Meta, 2024): as llama3-405b.
+  Workload llama31 = Transformer("llama3.1-405b", 126, 16384, 128, 8, 53248, 8192, 128256, true, false, 15.6e12);
+  p.push_back(llama31);
+  // DeepSeek-V3 technical report (DeepSeek-AI 2024, sec. 4.2) and its config.json: 61
+  // layers, the first 3 dense (FFN 18,432), then 256 routed experts of 2,048 (top-8) and
+  // one shared; MLA with 128 heads, query latent 1,536, key/value latent 512, head
+  // dimensions 128 + 64 (rope) and 128 (value); 14.8T tokens at 4,096. Its multi-token
+  // prediction module is not modelled. Kimi K2 (Moonshot AI 2025, config.json): the same
+  // architecture with 64 heads, 384 experts, one dense layer, 15.5T tokens.
+  for (const auto& [name, heads, experts, dense, vocab, tokens] :
+       {std::tuple{"deepseek-v3", 128, 256, 3, 129280, 14.8e12}, std::tuple{"kimi-k2", 64, 384, 1, 163840, 15.5e12}}) {
+    Workload d = Transformer(name, 61, 7168, heads, 0, 18432, 4096, vocab, true, false, tokens);
+    d.transformer.mla = {1536, 512, 128, 64, 128};
+    d.transformer.moe.num_experts = experts;
+    d.transformer.moe.top_k = 8;
+    d.transformer.moe.expert_ffn_hidden_size = 2048;
+    d.transformer.moe.moe_layer_interval = 1;
+    d.transformer.moe.num_shared_experts = 1;
+    d.transformer.moe.first_dense_layers = dense;
+    p.push_back(d);
+  }
+  // gpt-oss-120b (OpenAI 2025 model card and config.json): 36 layers, hidden 2,880, 64
+  // query heads of 64 over 8 K/V heads, 128 experts of 2,880 (top-4) in every layer,
+  // every other layer (from the first) over a 128-token sliding window; 4,096-token
+  // pre-training context. Training tokens unpublished.
+  Workload oss = Transformer("gpt-oss-120b", 36, 2880, 64, 8, 2880, 4096, 201088, true, false, 0);
+  oss.transformer.head_dim = 64;
+  oss.transformer.moe.num_experts = 128;
+  oss.transformer.moe.top_k = 4;
+  oss.transformer.moe.expert_ffn_hidden_size = 2880;
+  oss.transformer.moe.moe_layer_interval = 1;
+  oss.transformer.sliding_window = {128, 2};
+  p.push_back(oss);
   for (Workload& w : CnnPresets()) p.push_back(std::move(w));
   return p;
 }

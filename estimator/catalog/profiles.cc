@@ -188,7 +188,7 @@ SystemProfile DgxH200() {
 }
 
 // First Blackwell. The datasheets quote tensor throughput with 2:4 sparsity; the dense
-// peaks below are half of it. FP4 has no field yet: its dense peak is in a comment.
+// peaks below are half of it.
 // Calibration stays zero: no Blackwell measurement exists here, so hardware.h's physical
 // defaults apply (matmul 0.75 of peak, FP8 as BF16, memory-bound 0.70, network 0.80).
 SystemProfile DgxB200() {
@@ -205,7 +205,8 @@ SystemProfile DgxB200() {
   // (DGX B200: 72 PFLOP/s FP8 training, 144 FP4 inference for 8 GPUs); dense = half.
   a.peak_tflops_bf16 = 2250;
   a.peak_tflops_fp16 = 2250;
-  a.peak_tflops_fp8 = 4500;  // FP4 dense: 9,000 TFLOP/s (18 PFLOP/s sparse / 2)
+  a.peak_tflops_fp8 = 4500;
+  a.peak_tflops_fp4 = 9000;  // dense (18 PFLOP/s sparse / 2)
   a.peak_tflops_fp32 = 75;   // HGX B200 datasheet: 75 TFLOP/s FP32
   // DGX B200 user guide: 1,440 GB for 8 GPUs (192 GB on the package, 180 GB usable).
   a.memory_gib = 180;
@@ -252,7 +253,8 @@ SystemProfile DgxB300() {
   // PFLOP/s, B200's own (only FP4 rose).
   a.peak_tflops_bf16 = 2250;
   a.peak_tflops_fp16 = 2250;
-  a.peak_tflops_fp8 = 4500;  // FP4 dense: 13,500 TFLOP/s (108 PFLOP/s / 8; ~14 per GPU)
+  a.peak_tflops_fp8 = 4500;
+  a.peak_tflops_fp4 = 13500;  // dense (108 PFLOP/s / 8; ~14 per GPU)
   a.peak_tflops_fp32 = 75;   // HGX B300 datasheet: 75 TFLOP/s FP32
   // 288 GB of HBM3e on the package (8 x 12-high stacks; DGX B300: 2.3 TB for 8), of
   // which the HGX B300 datasheet lists 270 GB usable (MLPerf: "B300-SXM-270GB").
@@ -300,7 +302,8 @@ SystemProfile Gb200Nvl72() {
   // HGX B200; the Blackwell technical brief's dense rack table agrees). FP32 5,760 / 72.
   a.peak_tflops_bf16 = 2500;
   a.peak_tflops_fp16 = 2500;
-  a.peak_tflops_fp8 = 5000;  // FP4 dense: 10,000 TFLOP/s (1,440 PFLOP/s sparse / 72 / 2)
+  a.peak_tflops_fp8 = 5000;
+  a.peak_tflops_fp4 = 10000;  // dense (1,440 PFLOP/s sparse / 72 / 2)
   a.peak_tflops_fp32 = 80;
   a.memory_gib = 186;                      // datasheet: up to 13.4 TB HBM3e / 72 = 186 GB
   a.memory_bandwidth_gbytes_per_s = 8000;  // datasheet: 576 TB/s / 72
@@ -342,7 +345,8 @@ SystemProfile Gb300Nvl72() {
   // Ultra blog: 15 dense NVFP4), 5 FP8, 2.5 BF16: GB200's BF16 and FP8.
   a.peak_tflops_bf16 = 2500;
   a.peak_tflops_fp16 = 2500;
-  a.peak_tflops_fp8 = 5000;  // FP4 dense: 15,000 TFLOP/s (1,080 PFLOP/s / 72)
+  a.peak_tflops_fp8 = 5000;
+  a.peak_tflops_fp4 = 15000;  // dense (1,080 PFLOP/s / 72)
   a.peak_tflops_fp32 = 80;   // per-GPU tables: 80 (the rack's "6 PFLOP/s" / 72 = 83)
   // 288 GB on the package (20.7 TB per rack, the 21 TB of early datasheets); the current
   // datasheet lists 279 GB per GPU, "up to 20 TB" per rack.

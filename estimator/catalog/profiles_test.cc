@@ -92,12 +92,15 @@ TEST(BuiltinProfiles, BlackwellFp8IsTwiceBf16) {
 }
 
 TEST(BuiltinProfiles, BlackwellUltraKeepsB200Bf16AndFp8) {
-  // Blackwell Ultra raised FP4 (not modelled yet), not dense BF16 / FP8: the 8-GPU parts
-  // match B200, the NVL72 parts match GB200.
+  // Blackwell Ultra raised FP4 (13.5 of B200's 9 dense PFLOP/s), not dense BF16 / FP8:
+  // the 8-GPU parts match B200, the NVL72 parts match GB200.
   const Accelerator& b200 = Profile("dgx-b200-180gb").accelerator;
   const Accelerator& b300 = Profile("dgx-b300-288gb").accelerator;
   EXPECT_DOUBLE_EQ(b300.peak_tflops_bf16, b200.peak_tflops_bf16);
   EXPECT_DOUBLE_EQ(b300.peak_tflops_fp8, b200.peak_tflops_fp8);
+  EXPECT_DOUBLE_EQ(b300.PeakTflops(Precision::kFp4) / b200.PeakTflops(Precision::kFp4), 1.5);
+  // Hopper has no FP4 tensor cores.
+  EXPECT_EQ(Profile("dgx-h100-80gb").accelerator.peak_tflops_fp4, 0);
   const Accelerator& gb200 = Profile("gb200-nvl72").accelerator;
   const Accelerator& gb300 = Profile("gb300-nvl72").accelerator;
   EXPECT_DOUBLE_EQ(gb300.peak_tflops_bf16, gb200.peak_tflops_bf16);

@@ -16,6 +16,8 @@ double Accelerator::PeakTflops(Precision p) const {
       return peak_tflops_bf16 > 0 ? peak_tflops_bf16 : peak_tflops_fp16;
     case Precision::kFp32:
       return peak_tflops_fp32;
+    case Precision::kFp4:
+      return peak_tflops_fp4 > 0 ? peak_tflops_fp4 : PeakTflops(Precision::kFp8);
   }
   return 0;
 }

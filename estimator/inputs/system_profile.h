@@ -27,6 +27,7 @@ struct Accelerator {
   double busy_power_w = 0;
   double idle_power_w = 0;
   int sm_count = 0;  // streaming multiprocessors (datasheet); 0 = no wave quantisation
+  double peak_tflops_fp4 = 0;  // dense FP4 tensor rate; 0 = no FP4 tensor cores
 
   // Dense peak for a precision, TFLOP/s (FP8 falls back to FP16 when unset).
   double PeakTflops(Precision p) const;

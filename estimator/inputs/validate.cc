@@ -65,6 +65,37 @@ constexpr double kMinNetworkEfficiency = 0.001;
 constexpr double kMinRate = 1e-3;
 constexpr double kMaxRate = 1e7;
 
+// MLA: set by kv_lora_rank; every head dimension given (the rope part may be 0), one
+// K/V head per query head (no grouping), and no head_dim beside it.
+absl::Status ValidateMla(const TransformerSpec& t) {
+  const std::string p = "workload.transformer.mla.";
+  const MlaSpec& m = t.mla;
+  for (auto [name, v] : {std::pair{"q_lora_rank", m.q_lora_rank}, {"kv_lora_rank", m.kv_lora_rank},
+                         {"qk_nope_head_dim", m.qk_nope_head_dim}, {"qk_rope_head_dim", m.qk_rope_head_dim},
+                         {"v_head_dim", m.v_head_dim}}) {
+    PARAPLAN_RETURN_IF_ERROR(NonNegative(p + name, v, 1 << 16));
+  }
+  if (!m.enabled()) {
+    if (m.q_lora_rank > 0 || m.qk_nope_head_dim > 0 || m.qk_rope_head_dim > 0 || m.v_head_dim > 0) {
+      return Bad(p + "kv_lora_rank", "0: give the key/value latent rank to use MLA");
+    }
+    return absl::OkStatus();
+  }
+  if (m.qk_nope_head_dim + m.qk_rope_head_dim == 0) {
+    return Bad(p + "qk_nope_head_dim", "and qk_rope_head_dim are both 0: a query head needs a dimension");
+  }
+  if (m.v_head_dim == 0) return Bad(p + "v_head_dim", "0: a value head needs a dimension");
+  if (t.head_dim > 0) {
+    return Bad("workload.transformer.head_dim", "does not apply with mla (its head dimensions are mla's)");
+  }
+  if (t.num_kv_heads > 0 && t.num_kv_heads != t.num_attention_heads) {
+    return Bad("workload.transformer.num_kv_heads",
+               absl::StrCat(t.num_kv_heads, ": MLA has one key/value head per query head (",
+                            t.num_attention_heads, ")"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateTransformer(const TransformerSpec& t) {
   const std::string p = "workload.transformer.";
   PARAPLAN_RETURN_IF_ERROR(Positive(p + "num_layers", t.num_layers, 100000));
@@ -78,7 +109,7 @@ absl::Status ValidateTransformer(const TransformerSpec& t) {
     return Bad(p + "dropout", absl::StrCat(t.dropout, " is not a probability in [0, 1)"));
   }
   PARAPLAN_RETURN_IF_ERROR(NonNegative(p + "head_dim", t.head_dim, 1 << 16));
-  if (t.head_dim == 0 && t.hidden_size % t.num_attention_heads != 0) {
+  if (t.head_dim == 0 && !t.mla.enabled() && t.hidden_size % t.num_attention_heads != 0) {
     return Bad(p + "hidden_size", absl::StrCat(t.hidden_size, " is not divisible by num_attention_heads ",
                                                t.num_attention_heads, " (or give head_dim)"));
   }
@@ -86,6 +117,10 @@ absl::Status ValidateTransformer(const TransformerSpec& t) {
     return Bad(p + "num_kv_heads", absl::StrCat(t.num_kv_heads, " does not divide num_attention_heads ",
                                                 t.num_attention_heads));
   }
+  PARAPLAN_RETURN_IF_ERROR(ValidateMla(t));
+  PARAPLAN_RETURN_IF_ERROR(NonNegative(p + "sliding_window.tokens", t.sliding_window.tokens, 1 << 24));
+  PARAPLAN_RETURN_IF_ERROR(
+      NonNegative(p + "sliding_window.layer_interval", t.sliding_window.layer_interval, t.num_layers));
   const MoeSpec& m = t.moe;
   PARAPLAN_RETURN_IF_ERROR(NonNegative(p + "moe.num_experts", m.num_experts, 1 << 16));
   PARAPLAN_RETURN_IF_ERROR(NonNegative(p + "moe.top_k", m.top_k, 1 << 16));
@@ -158,7 +193,35 @@ absl::Status ValidateLayerGraph(const LayerGraphSpec& g) {
 
 }  // namespace
 
+namespace {
+
+absl::Status ValidateRecipe(const Workload& w) {
+  const QuantRecipe r = w.quant_recipe;
+  if (r == QuantRecipe::kDefault) return absl::OkStatus();
+  if (!LowPrecisionLinears(w.precision)) {
+    return Bad("workload.quant_recipe", "applies to PRECISION_FP8 and PRECISION_FP4 only");
+  }
+  if ((w.precision == Precision::kFp4) != (r == QuantRecipe::kNvfp4)) {
+    return Bad("workload.quant_recipe", w.precision == Precision::kFp4
+                                            ? "PRECISION_FP4 runs QUANT_RECIPE_NVFP4"
+                                            : "QUANT_RECIPE_NVFP4 needs PRECISION_FP4");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateWorkloadOnProfile(const Workload& w, const SystemProfile& p) {
+  if (w.precision == Precision::kFp4 && !(p.accelerator.peak_tflops_fp4 > 0)) {
+    return Bad("workload.precision", absl::StrCat("PRECISION_FP4 needs FP4 tensor cores; profile ",
+                                                  Abbreviated(p.name), " (", Abbreviated(p.accelerator.name),
+                                                  ") has no accelerator.peak_tflops_fp4"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateWorkload(const Workload& w) {
+  PARAPLAN_RETURN_IF_ERROR(ValidateRecipe(w));
   if (w.kind == Workload::Kind::kTransformer) {
     PARAPLAN_RETURN_IF_ERROR(ValidateTransformer(w.transformer));
   } else {
@@ -184,6 +247,7 @@ absl::Status ValidateProfile(const SystemProfile& p) {
   for (auto [name, v] : {std::pair{"peak_tflops_bf16", a.peak_tflops_bf16},
                          {"peak_tflops_fp16", a.peak_tflops_fp16},
                          {"peak_tflops_fp8", a.peak_tflops_fp8},
+                         {"peak_tflops_fp4", a.peak_tflops_fp4},
                          {"peak_tflops_fp32", a.peak_tflops_fp32}}) {
     PARAPLAN_RETURN_IF_ERROR(InRange(absl::StrCat("profile.accelerator.", name), v, kMinRate, kMaxRate, true));
   }

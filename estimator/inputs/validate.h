@@ -22,6 +22,8 @@ namespace paraplan {
 
 absl::Status ValidateWorkload(const Workload& workload);
 absl::Status ValidateProfile(const SystemProfile& profile);
+// What the workload asks of the profile's accelerator (FP4 needs FP4 tensor cores).
+absl::Status ValidateWorkloadOnProfile(const Workload& workload, const SystemProfile& profile);
 // Checks the configuration against the workload's shape (config is normalized first).
 // Safe on a workload that ValidateWorkload would refuse (it never indexes an empty shape).
 absl::Status ValidateConfig(const Workload& workload, const ParallelConfig& config);

@@ -158,6 +158,24 @@ TEST(Validate, WorkloadErrorsNameTheField) {
   w = Model("mixtral-8x7b");
   w.transformer.moe.top_k = 9;
   EXPECT_THAT(std::string(ValidateWorkload(w).message()), HasSubstr("workload.transformer.moe.top_k"));
+  // MLA: all its head dimensions, no grouped K/V heads, no head_dim beside it.
+  w = Model("deepseek-v3");
+  EXPECT_TRUE(ValidateWorkload(w).ok()) << ValidateWorkload(w);
+  w.transformer.mla.v_head_dim = 0;
+  EXPECT_THAT(std::string(ValidateWorkload(w).message()), HasSubstr("workload.transformer.mla.v_head_dim"));
+  w = Model("deepseek-v3");
+  w.transformer.num_kv_heads = 8;
+  EXPECT_THAT(std::string(ValidateWorkload(w).message()), HasSubstr("workload.transformer.num_kv_heads"));
+  w = Model("deepseek-v3");
+  w.transformer.head_dim = 128;
+  EXPECT_THAT(std::string(ValidateWorkload(w).message()), HasSubstr("workload.transformer.head_dim"));
+  w = Model("llama3-8b");
+  w.transformer.mla.qk_rope_head_dim = 64;  // MLA's dimensions without its latent
+  EXPECT_THAT(std::string(ValidateWorkload(w).message()), HasSubstr("workload.transformer.mla.kv_lora_rank"));
+  w = Model("gpt-oss-120b");
+  EXPECT_TRUE(ValidateWorkload(w).ok()) << ValidateWorkload(w);
+  w.transformer.sliding_window.tokens = -1;
+  EXPECT_THAT(std::string(ValidateWorkload(w).message()), HasSubstr("workload.transformer.sliding_window.tokens"));
   Workload g;
   g.kind = Workload::Kind::kLayerGraph;
   EXPECT_THAT(std::string(ValidateWorkload(g).message()), HasSubstr("workload.layer_graph.layers"));

@@ -7,11 +7,18 @@ double BytesPerElement(Precision p) {
     case Precision::kFp32:
       return 4;
     case Precision::kFp8:  // FP8 training keeps BF16 activations/weights (Transformer Engine)
+    case Precision::kFp4:
     case Precision::kBf16:
     case Precision::kFp16:
       return 2;
   }
   return 2;
+}
+
+QuantRecipe ResolvedRecipe(const Workload& w) {
+  if (!LowPrecisionLinears(w.precision)) return QuantRecipe::kDefault;
+  if (w.quant_recipe != QuantRecipe::kDefault) return w.quant_recipe;
+  return w.precision == Precision::kFp4 ? QuantRecipe::kNvfp4 : QuantRecipe::kDelayedScaling;
 }
 
 TransformerSpec TransformerSpec::Resolved() const {
@@ -22,6 +29,7 @@ TransformerSpec TransformerSpec::Resolved() const {
   if (r.ffn_hidden_size <= 0) {
     r.ffn_hidden_size = r.hidden_size > (int64_t{1} << 60) ? (int64_t{1} << 62) : 4 * r.hidden_size;
   }
+  if (r.sliding_window.layer_interval <= 0) r.sliding_window.layer_interval = 1;
   if (r.moe.num_experts > 1) {
     if (r.moe.top_k <= 0) r.moe.top_k = 1;
     if (r.moe.expert_ffn_hidden_size <= 0) r.moe.expert_ffn_hidden_size = r.ffn_hidden_size;
@@ -42,6 +50,12 @@ int TransformerSpec::NumMoeLayers() const {
   int n = 0;
   for (int i = 0; i < num_layers; ++i) n += IsMoeLayer(i) ? 1 : 0;
   return n;
+}
+
+bool TransformerSpec::IsWindowLayer(int i) const {
+  if (sliding_window.tokens <= 0 || sliding_window.tokens >= seq_length) return false;
+  const int interval = sliding_window.layer_interval > 0 ? sliding_window.layer_interval : 1;
+  return i % interval == 0;
 }
 
 }  // namespace paraplan

@@ -13,7 +13,19 @@
 
 namespace paraplan {
 
-enum class Precision { kBf16, kFp16, kFp8, kFp32 };
+// kFp8 / kFp4: the linear layers' GEMMs in that format (Transformer Engine), everything
+// else in BF16.
+enum class Precision { kBf16, kFp16, kFp8, kFp32, kFp4 };
+inline bool LowPrecisionLinears(Precision p) { return p == Precision::kFp8 || p == Precision::kFp4; }
+
+// How low-precision linears scale their tensors (Transformer Engine recipes):
+// delayed scaling (per tensor, amax history), current scaling (per tensor, this step's
+// amax), blockwise (1 x 128 activations, 128 x 128 weights: DeepSeek-V3), MXFP8 (1 x 32
+// blocks, E8M0 scales: Blackwell), NVFP4 (1 x 16 blocks of FP4 with E4M3 scales and a
+// per-tensor scale, 16 x 16 random Hadamard transforms on the weight-gradient GEMM's
+// inputs, stochastic rounding of gradients). kDefault: delayed scaling for FP8, NVFP4 for
+// FP4 (ResolvedRecipe).
+enum class QuantRecipe { kDefault, kDelayedScaling, kCurrentScaling, kBlockwise, kMxfp8, kNvfp4 };
 
 // The optimizer's state per parameter: Adam (two moments) or SGD with momentum (one).
 enum class Optimizer { kAdam, kSgdMomentum };
@@ -44,6 +56,27 @@ struct MoeSpec {
 // (--moe-router-force-load-balancing; Megatron-MoE model zoo): every expert gets the mean.
 inline constexpr double kDefaultLoadImbalance = 1.0;
 
+// DeepSeek's multi-head latent attention (DeepSeek-V2 sec. 2.1; Megatron-Core
+// MLASelfAttention): queries through a q_lora_rank bottleneck (0 = none), keys and values
+// through a shared kv_lora_rank latent; each head's query and key have a qk_nope_head_dim
+// part and a qk_rope_head_dim part (the rope key shared by all heads), its value
+// v_head_dim. Set when kv_lora_rank > 0.
+struct MlaSpec {
+  int64_t q_lora_rank = 0;
+  int64_t kv_lora_rank = 0;
+  int64_t qk_nope_head_dim = 0;
+  int64_t qk_rope_head_dim = 0;
+  int64_t v_head_dim = 0;
+  bool enabled() const { return kv_lora_rank > 0; }
+};
+
+// Every layer_interval-th layer (from the first; 0 = 1) attends over the last `tokens`
+// keys only (GPT-OSS: 128 tokens, every other layer). tokens = 0: full attention.
+struct SlidingWindow {
+  int64_t tokens = 0;
+  int layer_interval = 0;
+};
+
 enum class Normalization { kLayerNorm, kRmsNorm };
 
 // Megatron-LM's default hidden / attention dropout (arguments.py: --hidden-dropout 0.1,
@@ -66,6 +99,8 @@ struct TransformerSpec {
   // Channels per attention head (Megatron's kv_channels); 0 = hidden / heads. Q and the
   // output projection are heads x head_dim wide, K and V kv_heads x head_dim.
   int64_t head_dim = 0;
+  MlaSpec mla;
+  SlidingWindow sliding_window;
 
   // Defaults filled in (kv heads, ffn size, MoE fields).
   TransformerSpec Resolved() const;
@@ -75,6 +110,8 @@ struct TransformerSpec {
   bool IsMoeLayer(int i) const;
   // Number of MoE layers among num_layers.
   int NumMoeLayers() const;
+  // Whether layer i (from 0) attends over a sliding window shorter than the sequence.
+  bool IsWindowLayer(int i) const;
 };
 
 // One layer of a CNN layer graph. Shapes are per sample: channels, then the spatial
@@ -120,11 +157,16 @@ struct Workload {
   TransformerSpec transformer;
   LayerGraphSpec layer_graph;
   Precision precision = Precision::kBf16;
+  QuantRecipe quant_recipe = QuantRecipe::kDefault;  // FP8 / FP4 only
   Optimizer optimizer = Optimizer::kAdam;
   MixedPrecision mixed_precision = MixedPrecision::kMasterInOptimizer;
   DatasetSpec dataset;
   double training_tokens = 0;  // 0 = unknown
 };
+
+// The recipe the workload's linears run: kDefault resolved by precision, kDefault for
+// 16- and 32-bit precisions.
+QuantRecipe ResolvedRecipe(const Workload& w);
 
 }  // namespace paraplan
 

@@ -77,7 +77,13 @@ std::vector<CollectiveUse> DescribeCollectives(const Workload& workload, const P
     }
     // Ring attention: c - 1 K/V block passes forward, twice that backward (Liu et al. 2023).
     const GroupSpan cp = coll.Place(c.context_parallel, c.tensor_parallel);
-    const double kv = 2 * T * spec.num_kv_heads * (h / spec.num_attention_heads) / t * p;
+    // Each K/V head's channels (MLA: every query head's key and value, nope + rope + v).
+    const double kv_channels =
+        spec.mla.enabled()
+            ? double{1.0} * spec.num_attention_heads *
+                  (spec.mla.qk_nope_head_dim + spec.mla.qk_rope_head_dim + spec.mla.v_head_dim)
+            : 2.0 * spec.num_kv_heads * spec.head_dim;
+    const double kv = T * kv_channels / t * p;
     b.Add("cp", K::kSendRecv, cp, kv, 3.0 * (c.context_parallel - 1) * layers * m, true);
     // MoE: dispatch and combine all-to-all forward and backward per MoE layer (GShard).
     if (spec.is_moe()) {

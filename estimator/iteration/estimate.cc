@@ -115,7 +115,7 @@ Estimate ToEstimate(const Workload& workload, const SystemProfile& profile,
   e.model_tflops_per_gpu = model_flops_per_sample * samples / r.iteration_time_s / e.num_gpus / 1e12;
   // MFU is quoted against the 16-bit dense peak even for FP8 training (the convention of
   // Megatron-LM, torchtitan and the Llama 3 report), so FP8 and BF16 runs compare.
-  const Precision mfu_precision = workload.precision == Precision::kFp8 ? Precision::kBf16 : workload.precision;
+  const Precision mfu_precision = LowPrecisionLinears(workload.precision) ? Precision::kBf16 : workload.precision;
   const double peak = profile.accelerator.PeakTflops(mfu_precision);
   e.mfu = peak > 0 ? e.model_tflops_per_gpu / peak : 0;
   e.energy_per_iteration_j = r.energy_j;
@@ -145,6 +145,7 @@ absl::StatusOr<Estimate> EstimateIteration(const Workload& workload, const Paral
                                            const SystemProfile& profile) {
   if (absl::Status s = ValidateWorkload(workload); !s.ok()) return s;
   if (absl::Status s = ValidateProfile(profile); !s.ok()) return s;
+  if (absl::Status s = ValidateWorkloadOnProfile(workload, profile); !s.ok()) return s;
   if (absl::Status s = ValidateConfig(workload, config); !s.ok()) return s;
   const ParallelConfig c = config.Normalized();
   const Hardware hw(profile, workload.precision);

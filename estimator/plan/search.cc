@@ -447,6 +447,7 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
   const absl::Time start = absl::Now();
   if (absl::Status s = ValidateWorkload(request.workload); !s.ok()) return s;
   if (absl::Status s = ValidateProfile(profile); !s.ok()) return s;
+  if (absl::Status s = ValidateWorkloadOnProfile(request.workload, profile); !s.ok()) return s;
   if (request.gpus.empty()) return absl::InvalidArgumentError("gpus: give at least one GPU count");
   for (int g : request.gpus) {
     if (g <= 0) return absl::InvalidArgumentError(absl::StrCat("gpus: ", g, " must be positive"));

@@ -56,10 +56,11 @@ Calibration ResolvedCalibration(const SystemProfile& profile) {
 Hardware::Hardware(const SystemProfile& profile, Precision precision) {
   const Calibration cal = ResolvedCalibration(profile);
   peak_flops_per_s_ = profile.accelerator.PeakTflops(precision) * 1e12;
-  matmul_flops_per_s_ = peak_flops_per_s_ * (precision == Precision::kFp8 ? cal.matmul_efficiency_fp8
+  // matmul_efficiency_fp8: the share of the low-precision peak, FP8 or FP4.
+  matmul_flops_per_s_ = peak_flops_per_s_ * (LowPrecisionLinears(precision) ? cal.matmul_efficiency_fp8
                                                                           : cal.matmul_efficiency);
   // Only linear layers run in FP8 (Transformer Engine); everything else stays 16-bit.
-  const Precision other = precision == Precision::kFp8 ? Precision::kBf16 : precision;
+  const Precision other = LowPrecisionLinears(precision) ? Precision::kBf16 : precision;
   const double other_peak = profile.accelerator.PeakTflops(other) * 1e12;
   batched_matmul_flops_per_s_ = other_peak * cal.matmul_efficiency;
   attention_fwd_flops_per_s_ = other_peak * cal.attention_efficiency_fwd;

@@ -48,7 +48,8 @@ void BlockCosts::Add(const BlockCosts& o) {
   model_flops += o.model_flops;
 }
 
-void SetPrecisionBytes(Precision precision, Optimizer optimizer, MixedPrecision mixed, ModelCosts* costs) {
+void SetPrecisionBytes(Precision precision, QuantRecipe recipe, Optimizer optimizer, MixedPrecision mixed,
+                       ModelCosts* costs) {
   if (precision != Precision::kFp32 && mixed == MixedPrecision::kFp32Params) {
     // PyTorch autocast / FSDP MixedPrecision: fp32 parameters and gradients, Adam's two
     // fp32 moments (PyTorch AdamW state); gathers in the 16-bit param dtype, gradients
@@ -75,8 +76,12 @@ void SetPrecisionBytes(Precision precision, Optimizer optimizer, MixedPrecision 
     costs->optimizer_passes = 3;  // gradient norm, Adam, zeroing the gradients
   } else {
     // FP8 (Transformer Engine) keeps an FP8 copy of each linear weight and its transpose
-    // beside the 16-bit weight: 2 + 1 + 1 bytes.
-    costs->weight_bytes_per_param = precision == Precision::kFp8 ? 4 : 2;
+    // beside the 16-bit weight: 2 + 1 + 1 bytes; MXFP8 both orientations with a scale per
+    // 32 (2 + 2 x (1 + 1/32)); NVFP4 both in FP4 with a scale per 16 (2 + 2 x (1/2 + 1/16)).
+    costs->weight_bytes_per_param = recipe == QuantRecipe::kMxfp8   ? 2 + 2 * (1 + 1.0 / 32)
+                                    : recipe == QuantRecipe::kNvfp4 ? 2 + 2 * (0.5 + 1.0 / 16)
+                                    : LowPrecisionLinears(precision) ? 4
+                                                                     : 2;
     costs->grad_bytes_per_param = 4;              // fp32 main_grad (Megatron-LM)
     costs->optimizer_state_bytes_per_param = 12;  // fp32 master + m + v
     costs->grad_reduce_bytes_per_param = 4;       // gradients reduced in fp32 (Megatron-LM)
@@ -108,7 +113,10 @@ absl::StatusOr<ModelCosts> ComputeModelCosts(const Workload& workload, const Mod
   absl::StatusOr<ModelCosts> costs = workload.kind == Workload::Kind::kTransformer
                                          ? TransformerCosts(workload, shape, hw, coll)
                                          : LayerGraphCosts(workload, shape, hw, coll, stop);
-  if (costs.ok()) SetPrecisionBytes(workload.precision, workload.optimizer, workload.mixed_precision, &*costs);
+  if (costs.ok()) {
+    SetPrecisionBytes(workload.precision, ResolvedRecipe(workload), workload.optimizer, workload.mixed_precision,
+                      &*costs);
+  }
   return costs;
 }
 

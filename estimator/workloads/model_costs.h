@@ -120,7 +120,9 @@ absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const Model
 // fp32 main gradients, fp32 master weights + Adam moments = 18 bytes/param).
 // SGD with momentum keeps one fp32 moment instead of Adam's two. PyTorch autocast / FSDP
 // (MixedPrecision::kFp32Params): fp32 weights and gradients + Adam moments = 16.
-void SetPrecisionBytes(Precision precision, Optimizer optimizer, MixedPrecision mixed, ModelCosts* costs);
+// FP8 / FP4 linears keep quantised copies of the weights beside them (`recipe`, resolved).
+void SetPrecisionBytes(Precision precision, QuantRecipe recipe, Optimizer optimizer, MixedPrecision mixed,
+                       ModelCosts* costs);
 
 }  // namespace paraplan
 

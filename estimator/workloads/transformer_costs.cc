@@ -17,8 +17,14 @@ namespace {
 
 struct Dims {
   double b, s, c, t, T, h, a, g, d, f, V, p;
+  // Attention core widths: query/key and value channels per head, and the K/V heads
+  // (d, d, g; MLA: nope + rope, v_head_dim, a).
+  double dqk, dv, kv;
   double r;  // share of the token-hidden tensors this GPU holds (1/t with SP)
-  bool gated, flash, sp, fp8;
+  bool gated, flash, sp;
+  bool lowp;          // the linears run in FP8 / FP4 (Transformer Engine)
+  bool bf16_linears;  // a low-precision workload's layer kept in BF16 (its linears at that rate)
+  QuantRecipe recipe = QuantRecipe::kDefault;
   bool fp32_params;  // MixedPrecision::kFp32Params: each linear casts its fp32 weight
   bool dropout;    // dropout > 0: dropout kernels run and their masks are stored
   CollectiveAlgorithm tp_algorithm = CollectiveAlgorithm::kAuto;
@@ -55,18 +61,52 @@ struct Part {
 // own tail, and a small expert's tiles leave SMs idle.
 constexpr double kGroupedGemmStreams = 4;
 
-double GroupedMatmulTime(const Hardware& hw, double m, double n, double k, double batch, double p) {
-  if (batch <= kGroupedGemmStreams) return hw.MatmulTime(m, n, k, batch, p);
+// `bf16`: at the 16-bit rate in a low-precision workload (a layer recipes keep in BF16).
+double GroupedMatmulTime(const Hardware& hw, bool bf16, double m, double n, double k, double batch, double p) {
+  auto gemm = [&](double b) { return bf16 ? hw.BatchedMatmulTime(m, n, k, b, p) : hw.MatmulTime(m, n, k, b, p); };
+  if (batch <= kGroupedGemmStreams) return gemm(batch);
   const double rounds = std::floor(batch / kGroupedGemmStreams);
   const double rest = batch - rounds * kGroupedGemmStreams;
-  return rounds * hw.MatmulTime(m, n, k, kGroupedGemmStreams, p) + (rest > 0 ? hw.MatmulTime(m, n, k, rest, p) : 0);
+  return rounds * gemm(kGroupedGemmStreams) + (rest > 0 ? gemm(rest) : 0);
+}
+
+// Quantisation traffic of one linear (m x k input, n outputs) under a recipe, per GEMM of
+// the batch: bytes forward, bytes backward beyond twice the forward's, kernels each way.
+// From the recipes' definitions (Transformer Engine, "Using FP8 and FP4 with Transformer
+// Engine"): delayed scaling casts X (read 2, write 1) and in backward dY, and transposes
+// both FP8 operands for the weight gradient; current scaling first reads each tensor for
+// its amax; blockwise re-quantises the transposes from BF16 (its 1 x 128 blocks lie
+// along K); MXFP8 writes both orientations (1 + 1/32 bytes each) in one pass; NVFP4 adds
+// the per-tensor amax pass, writes FP4 (1/2 + 1/16 bytes) both ways, and runs the random
+// Hadamard transform over the weight-gradient inputs (read 2, write 2 again).
+struct CastTraffic {
+  double fwd_bytes = 0, bwd_bytes = 0, fwd_kernels = 0, bwd_kernels = 0;
+};
+CastTraffic Casts(QuantRecipe r, double m, double n, double k) {
+  switch (r) {
+    case QuantRecipe::kDefault:
+      return {};
+    case QuantRecipe::kDelayedScaling:
+      return {3 * m * k, 3 * m * n + 2 * m * n + 2 * m * k, 1, 2};
+    case QuantRecipe::kCurrentScaling:
+      return {5 * m * k, 5 * m * n + 2 * m * n + 2 * m * k, 2, 3};
+    case QuantRecipe::kBlockwise:
+      return {3 * m * k, 6 * m * n + 3 * m * k, 1, 3};
+    case QuantRecipe::kMxfp8:
+      return {(2 + 2 * (1 + 1.0 / 32)) * m * k, (2 + 2 * (1 + 1.0 / 32)) * m * n, 1, 1};
+    case QuantRecipe::kNvfp4: {
+      const double fp4 = 0.5 + 1.0 / 16;
+      return {(2 + 2 + 2 * fp4) * m * k + 4 * m * k, (2 + 2 + 2 * fp4) * m * n + 4 * m * n, 3, 3};
+    }
+  }
+  return {};
 }
 
 void Linear(const Hardware& hw, const Dims& x, double m, double n, double k, double batch,
             Part* part) {
-  const double fwd = GroupedMatmulTime(hw, m, n, k, batch, x.p);
-  const double dgrad = GroupedMatmulTime(hw, m, k, n, batch, x.p);
-  const double wgrad = GroupedMatmulTime(hw, k, n, m, batch, x.p);
+  const double fwd = GroupedMatmulTime(hw, x.bf16_linears, m, n, k, batch, x.p);
+  const double dgrad = GroupedMatmulTime(hw, x.bf16_linears, m, k, n, batch, x.p);
+  const double wgrad = GroupedMatmulTime(hw, x.bf16_linears, k, n, m, batch, x.p);
   if (part->matmul_fwd_s == 0) {
     part->first_wgrad_s = wgrad;
     part->first_dgrad_s = dgrad;
@@ -88,12 +128,12 @@ void Linear(const Hardware& hw, const Dims& x, double m, double n, double k, dou
     part->kernels_fwd += batch;
     part->kernels_bwd += batch;
   }
-  if (x.fp8) {
-    part->mem_fwd_bytes += 3 * m * k * batch;
-    part->kernels_fwd += batch;
-    // dY cast (read 2, write 1) + dY transpose (1 + 1) + X transpose (1 + 1).
-    part->mem_bwd_bytes += (3 * m * n + 2 * m * n + 2 * m * k) * batch;
-    part->kernels_bwd += 2 * batch;
+  if (x.lowp && !x.bf16_linears) {
+    const CastTraffic c = Casts(x.recipe, m, n, k);
+    part->mem_fwd_bytes += c.fwd_bytes * batch;
+    part->mem_bwd_bytes += c.bwd_bytes * batch;
+    part->kernels_fwd += c.fwd_kernels * batch;
+    part->kernels_bwd += c.bwd_kernels * batch;
   }
 }
 
@@ -124,18 +164,21 @@ bool FusedSoftmaxRuns(const Dims& x) {
 }
 
 // Attention core (scores, softmax, dropout, context).
-Part AttentionCore(const Dims& x, const Hardware& hw) {
+// `window`: keys a query attends to at most (0 = the whole causal prefix).
+Part AttentionCore(const Dims& x, const Hardware& hw, double window) {
   Part core;
   const double heads = x.a / x.t;
   const double q_len = x.s / x.c;  // queries per GPU; keys span the whole sequence
   const double scores = x.b * heads * q_len * x.s;
   if (x.flash) {
-    // FlashAttention-2 (Dao 2023): causal mask halves the work; backward recomputes the
-    // scores (2.5x forward matmul FLOPs); no s^2 tensor is stored. Its own efficiency
-    // curve, forward and backward (attention_efficiency_fwd / _bwd). Kernels: one
-    // forward; backward = dot(dO, O) preprocessing, the main kernel and the dQ
-    // conversion.
-    const double flops = 4 * x.b * heads * q_len * x.s * x.d * 0.5;
+    // FlashAttention-2 (Dao 2023): causal mask halves the work (s / 2 keys per query on
+    // average; a window of w keeps w - w^2 / 2s, its kernels skipping masked blocks);
+    // backward recomputes the scores (2.5x forward matmul FLOPs); no s^2 tensor is
+    // stored. Its own efficiency curve, forward and backward (attention_efficiency_fwd /
+    // _bwd). Kernels: one forward; backward = dot(dO, O) preprocessing, the main kernel
+    // and the dQ conversion.
+    const double keys = window > 0 && window < x.s ? window - window * window / (2 * x.s) : x.s / 2;
+    const double flops = 2 * x.b * heads * q_len * keys * (x.dqk + x.dv);
     core.matmul_fwd_s = flops / hw.attention_fwd_flops_per_s() + hw.kernel_gap_s();
     core.matmul_bwd_s = 2.5 * flops / hw.attention_bwd_flops_per_s() + 3 * hw.kernel_gap_s();
     core.flops_fwd = flops;
@@ -146,7 +189,7 @@ Part AttentionCore(const Dims& x, const Hardware& hw) {
   }
   // Q K^T and P V as batched GEMMs (16-bit even under FP8), each with data- and
   // weight-side gradients in backward.
-  for (const auto& [m, n, k] : {std::tuple{q_len, x.s, x.d}, std::tuple{q_len, x.d, x.s}}) {
+  for (const auto& [m, n, k] : {std::tuple{q_len, x.s, x.dqk}, std::tuple{q_len, x.dv, x.s}}) {
     core.matmul_fwd_s += hw.BatchedMatmulTime(m, n, k, x.b * heads, x.p);
     core.matmul_bwd_s += hw.BatchedMatmulTime(m, k, n, x.b * heads, x.p) +
                          hw.BatchedMatmulTime(k, n, m, x.b * heads, x.p);
@@ -234,6 +277,48 @@ void AddPart(const Part& from, Part* into) {
   into->flops_fwd += from.flops_fwd;
 }
 
+// Multi-head latent attention (DeepSeek-V2 sec. 2.1; Megatron-Core MLASelfAttention):
+// the down projections (the query latent, and the key/value latent with the rope key all
+// heads share) run whole on every TP rank over the tokens its group holds; the up
+// projections and the output projection are split by heads over TP, as QKV and the
+// output projection are. `up` receives the up projections alone (recompute module
+// mla_up_proj), with the Q, K and V they produce as its stored bytes.
+Part MlaBlock(const Dims& x, const Hardware& hw, const MlaSpec& m, Part* up) {
+  Part part;
+  const double heads = x.a / x.t, ql = static_cast<double>(m.q_lora_rank),
+               kvl = static_cast<double>(m.kv_lora_rank), rope = static_cast<double>(m.qk_rope_head_dim),
+               nope = static_cast<double>(m.qk_nope_head_dim);
+  if (ql > 0) Linear(hw, x, x.T, ql, x.h, 1, &part);
+  Linear(hw, x, x.T, kvl + rope, x.h, 1, &part);
+  Linear(hw, x, x.T, heads * x.dqk, ql > 0 ? ql : x.h, 1, up);
+  Linear(hw, x, x.T, heads * (nope + x.dv), kvl, 1, up);
+  up->act_bytes = x.T * heads * (2 * x.dqk + x.dv) * x.p;
+  AddPart(*up, &part);
+  Linear(hw, x, x.T, x.h, heads * x.dv, 1, &part);
+  const double e = x.T * x.h;
+  const double context = x.T * heads * x.dv;
+  const double mask = x.dropout ? e * x.r : 0;
+  // Input norm, the latents' norms, rope on the queries and the shared key, K assembled
+  // from its nope and rope parts, bias-dropout-add, the context's copy for the projection.
+  MemoryBound(2 * e * x.r * x.p + 2 * x.T * (ql + kvl) * x.p + 2 * x.T * (heads + 1) * rope * x.p +
+                  2 * x.T * heads * x.dqk * x.p + (3 * e * x.r * x.p + mask) + 2 * context * x.p,
+              (ql > 0 ? 2 : 1) + 1 + 2 + 1 + (x.dropout ? 3 : 2) + 1, &part);
+  part.kernels_bwd += x.norm_wgrad_kernels * (ql > 0 ? 3 : 2);
+  // Stored: norm input, down-projection input, each latent before and after its norm,
+  // Q, K, V, the projection's input, the dropout mask.
+  part.act_bytes = 2 * e * x.r * x.p + 2 * x.T * (ql + kvl) * x.p + up->act_bytes + context * x.p + mask;
+  return part;
+}
+
+// Parameters of one MLA block on one GPU: the down projections whole, the rest by heads.
+double MlaParams(const Dims& x, const MlaSpec& m) {
+  const double ql = static_cast<double>(m.q_lora_rank), kvl = static_cast<double>(m.kv_lora_rank);
+  const double q = ql > 0 ? x.h * ql + ql * x.a * x.dqk / x.t : x.h * x.a * x.dqk / x.t;
+  const double kv = x.h * (kvl + static_cast<double>(m.qk_rope_head_dim)) +
+                    kvl * x.a * (static_cast<double>(m.qk_nope_head_dim) + x.dv) / x.t;
+  return q + kv + x.a * x.dv * x.h / x.t + 2 * x.norm_params + ql + kvl;
+}
+
 // The residual half that surrounds the MLP: LayerNorm and bias-dropout-add.
 Part MlpResidual(const Dims& x) {
   Part part;
@@ -265,6 +350,10 @@ TpCollectives TpCosts(const Dims& x, const Collectives& coll, const GroupSpan& t
   return out;
 }
 
+// Share of the layers NVFP4 training keeps in BF16 (NVIDIA 2025, NVFP4 pre-training
+// recipe: "~15 % of the network").
+constexpr double kNvfp4HighPrecisionShare = 0.15;
+
 // SMs the expert-parallel dispatch and combine kernels occupy while they run: DeepEP's
 // default (deep_ep Buffer.num_sms = 24, DeepSeek-AI DeepEP README, normal kernels).
 constexpr double kEpCommSms = 24;
@@ -289,10 +378,10 @@ struct Recomputed {
 // (Korthikanti et al. 2022 sec. 4.3; nothing stored to drop under flash attention);
 // layernorm: both norms' outputs (the QKV and MLP inputs); mlp: a dense MLP; moe: the
 // whole MoE block with its dispatch and combine; moe_act: the experts' activation
-// function output; shared_experts: the shared experts. mla_up_proj has nothing to act on
-// without MLA.
-Recomputed SelectiveRecompute(const Dims& x, const Hardware& hw, unsigned modules, const Part& core, const Part& mlp,
-                              const MlpExtras& extras, double ep_s) {
+// function output; shared_experts: the shared experts; mla_up_proj: MLA's up
+// projections (the Q, K and V they make; nothing without MLA).
+Recomputed SelectiveRecompute(const Dims& x, const Hardware& hw, unsigned modules, const Part& core,
+                              const Part* mla_up, const Part& mlp, const MlpExtras& extras, double ep_s) {
   if (modules == 0) modules = kRecomputeCoreAttn;
   Recomputed r;
   const double bw = hw.hbm_bytes_per_s();
@@ -304,6 +393,7 @@ Recomputed SelectiveRecompute(const Dims& x, const Hardware& hw, unsigned module
   };
   const double e = x.T * x.h * x.r * x.p;  // one token-hidden tensor of this GPU
   if ((modules & kRecomputeCoreAttn) && !x.flash) rerun(core, core.act_bytes);
+  if ((modules & kRecomputeMlaUpProj) && mla_up != nullptr) rerun(*mla_up, mla_up->act_bytes);
   if (modules & kRecomputeLayernorm) {
     Part norms;
     MemoryBound(2 * 2 * e, 2, &norms);
@@ -385,6 +475,10 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
   x.a = spec.num_attention_heads;
   x.g = spec.num_kv_heads;
   x.d = static_cast<double>(spec.head_dim);  // resolved: hidden / heads unless given
+  const bool mla = spec.mla.enabled();
+  x.dqk = mla ? static_cast<double>(spec.mla.qk_nope_head_dim + spec.mla.qk_rope_head_dim) : x.d;
+  x.dv = mla ? static_cast<double>(spec.mla.v_head_dim) : x.d;
+  x.kv = mla ? x.a : x.g;
   x.f = static_cast<double>(spec.ffn_hidden_size);
   x.V = static_cast<double>(spec.vocab_size);
   x.p = BytesPerElement(workload.precision);
@@ -392,7 +486,9 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
   x.r = x.sp ? 1.0 / x.t : 1.0;
   x.gated = spec.gated_mlp;
   x.flash = shape.flash_attention;
-  x.fp8 = workload.precision == Precision::kFp8;
+  x.lowp = LowPrecisionLinears(workload.precision);
+  x.bf16_linears = false;
+  x.recipe = ResolvedRecipe(workload);
   x.fp32_params = workload.mixed_precision == MixedPrecision::kFp32Params && x.p < 4;
   x.dropout = spec.dropout > 0;
   x.tp_algorithm = shape.tp_algorithm;
@@ -414,10 +510,9 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
   // Host time of each checkpointed region (one per layer, full or selective) per micro-batch.
   const double checkpoint_s = shape.cuda_graphs ? 0.0 : hw.recompute_overhead_s();
 
-  const Part core = AttentionCore(x, hw);
-  const Part attn = AttentionBlock(x, hw);
-  const Part resid = MlpResidual(x);
-  const Part dense_mlp = MlpBlock(x, hw, x.T, x.f, 1, x.t, x.r);
+  const Part core_full = AttentionCore(x, hw, 0);
+  const bool windowed = spec.sliding_window.tokens > 0 && spec.sliding_window.tokens < spec.seq_length;
+  const Part core_window = windowed ? AttentionCore(x, hw, static_cast<double>(spec.sliding_window.tokens)) : core_full;
 
   const TpCollectives tpc = TpCosts(x, coll, tp);
   // Context parallelism (ring attention): each rank passes its K/V block around the
@@ -425,188 +520,229 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
   // attention core (Liu et al. 2023, Ring Attention).
   double cp_exposed = 0, cp_calls = 0;
   if (x.c > 1) {
-    const double kv_bytes = 2 * x.T * x.g * x.d / x.t * x.p;
+    const double kv_bytes = x.T * x.kv * (x.dqk + x.dv) / x.t * x.p;
     const double step = coll.SendRecv(kv_bytes, cp.level);
     const double fwd = (x.c - 1) * step;
     const double bwd = 2 * (x.c - 1) * step;
-    cp_exposed = std::max(0.0, fwd - ovl * core.matmul_fwd_s) +
-                 std::max(0.0, bwd - ovl * core.matmul_bwd_s);
+    cp_exposed = std::max(0.0, fwd - ovl * core_full.matmul_fwd_s) +
+                 std::max(0.0, bwd - ovl * core_full.matmul_bwd_s);
     cp_calls = 3 * (x.c - 1);
   }
 
-  // moe_kernels: router softmax / top-k and the dispatcher's bookkeeping (Megatron-Core
-  // MoE token dispatcher), forward; ep_calls: expert-parallel collectives per direction.
-  auto make_layer = [&](const Part& mlp, const MlpExtras& extras, double ep_s, double moe_kernels, double ep_calls) {
-    BlockCosts blk;
-    const Part* parts[] = {&core, &attn, &resid, &mlp};
-    double mem_fwd = 0, mem_bwd_extra = 0, matmul_fwd = 0, matmul_bwd = 0, kernels_fwd = moe_kernels,
-           kernels_bwd = 2 * moe_kernels, wgrad = 0;
-    for (const Part* q : parts) {
-      mem_fwd += q->mem_fwd_bytes;
-      mem_bwd_extra += q->mem_bwd_bytes;
-      matmul_fwd += q->matmul_fwd_s;
-      matmul_bwd += q->matmul_bwd_s;
-      kernels_fwd += q->kernels_fwd;
-      kernels_bwd += q->kernels_bwd;
-      wgrad += q->wgrad_s;
-    }
-    const double mem_fwd_s = mem_fwd / hw.hbm_bytes_per_s();
-    blk.fwd_s = matmul_fwd + mem_fwd_s;
-    // Backward of a memory-bound op reads the output gradient and the saved input and
-    // writes the input gradient: twice the forward traffic.
-    blk.bwd_s = matmul_bwd + 2 * mem_fwd_s + mem_bwd_extra / hw.hbm_bytes_per_s();
-    blk.wgrad_s = wgrad;
-    // Two sub-blocks (attention, MLP), each a column- then a row-parallel linear.
-    // Without SP: forward all-reduce after the row linear (blocking); backward
-    // all-reduce of the column linear's input gradient, overlapped with its weight-
-    // gradient GEMM (Megatron-LM async TP all-reduce).
-    // With SP: forward all-gather before the column linear and reduce-scatter after the
-    // row linear (blocking); backward all-gather of the output gradient (blocking),
-    // all-gather of the saved sharded input overlapped with the data-gradient GEMM, and
-    // reduce-scatter of the input gradient overlapped with the weight-gradient GEMM
-    // (Korthikanti et al. 2022, sec. 4.2.2).
-    // With tp_comm_overlap (Transformer Engine userbuffers) the forward collectives are
-    // split into chunks pipelined with the adjacent GEMM, hidden as far as it lasts.
-    const Part* subs[2] = {&attn, &mlp};
-    double tp_calls_fwd = 0, tp_calls_bwd = 0;
-    for (const Part* q : subs) {
-      const double w = q->first_wgrad_s, dg = q->first_dgrad_s, f = q->matmul_fwd_s;
-      auto fwd_exposed = [&](double comm) {
-        return shape.tp_comm_overlap ? std::max(0.0, comm - ovl * 0.5 * f) : comm;
-      };
-      if (x.t <= 1) break;
-      if (x.sp) {
-        blk.tp_fwd_s += fwd_exposed(tpc.all_gather_s) + fwd_exposed(tpc.reduce_scatter_s);
-        blk.tp_bwd_s += (shape.tp_comm_overlap ? std::max(0.0, tpc.all_gather_s - ovl * dg)
-                                               : tpc.all_gather_s) +
-                        std::max(0.0, tpc.all_gather_s - ovl * dg) +
-                        std::max(0.0, tpc.reduce_scatter_s - ovl * w);
-        tp_calls_fwd += 2;
-        tp_calls_bwd += 3;
-      } else {
-        blk.tp_fwd_s += fwd_exposed(tpc.all_reduce_s);
-        blk.tp_bwd_s += std::max(0.0, tpc.all_reduce_s - ovl * w);
-        tp_calls_fwd += 1;
-        tp_calls_bwd += 1;
-      }
-    }
-    blk.cp_s = cp_exposed;
-    blk.ep_s = ep_s;
-    const double act_full = core.act_bytes + attn.act_bytes + resid.act_bytes + mlp.act_bytes;
-    const double launched_fwd = kernels_fwd + tp_calls_fwd + ep_calls + cp_calls / 3;
-    const double launched_bwd = kernels_bwd + tp_calls_bwd + ep_calls + 2 * cp_calls / 3;
-    blk.kernels = launched_fwd + launched_bwd;
-    const double host_fwd = host_kernel_s * launched_fwd;
-    const double host_bwd = host_kernel_s * launched_bwd;
-    const double gpu_fwd = blk.fwd_s + blk.tp_fwd_s + ep_s / 2 + cp_exposed / 3;
-    const double gpu_bwd = blk.bwd_s + blk.tp_bwd_s + ep_s / 2 + 2 * cp_exposed / 3;
-    // A layer's recompute runs inside its backward (the checkpoint's backward re-runs the
-    // forward, then differentiates it), so the host launches both in one stretch.
-    double host_recompute = 0;
-    switch (shape.recompute) {
-      case Recompute::kNone:
-        blk.activation_bytes = act_full;
-        break;
-      case Recompute::kSelective: {
-        const Recomputed r = SelectiveRecompute(x, hw, shape.recompute_modules, core, mlp, extras, ep_s);
-        blk.activation_bytes = act_full - r.saved_bytes;
-        blk.recompute_s = r.seconds;
-        host_recompute = r.kernels * host_kernel_s + r.regions * checkpoint_s;
-        blk.kernels += r.kernels;
-        break;
-      }
-      case Recompute::kFull:
-        // Keep only the layer input; re-run the whole forward (with its collectives).
-        blk.activation_bytes = x.T * x.h * x.r * x.p;
-        blk.recompute_s = blk.fwd_s + blk.tp_fwd_s + ep_s / 2;
-        blk.transient_bytes = act_full;
-        host_recompute = host_fwd + checkpoint_s;
-        blk.kernels += launched_fwd;
-        break;
-    }
-    blk.host_s = HostExcess(1, host_fwd, gpu_fwd) +
-                 HostExcess(1, host_bwd + host_recompute, gpu_bwd + blk.recompute_s);
-    blk.model_flops = 3 * (core.flops_fwd * (x.flash ? 2 : 1) + attn.flops_fwd + mlp.flops_fwd);
-    return blk;
-  };
-
-  const double attn_params =
-      x.h * (x.a + 2 * x.g) * x.d / x.t + x.a * x.d * x.h / x.t + 2 * x.norm_params;
-  const double dense_mlp_params = x.h * x.f * (x.gated ? 3 : 2) / x.t;
-
-  BlockCosts dense = make_layer(dense_mlp, MlpExtras{}, 0, 0, 0);
-  dense.params = attn_params + dense_mlp_params;
-  // Parameter tensors: two norms (scale, and bias for LayerNorm), four linears' weights
-  // and biases (Megatron-LM's GPT layer).
   const double norm_tensors = rms ? 1 : 2;
-  dense.tensors = 2 * norm_tensors + 8;
+  // The layer kinds (dense or MoE, full or windowed attention) for one setting of the
+  // linears' precision.
+  struct LayerKinds {
+    BlockCosts dense, dense_window, moe, moe_window;
+  };
+  auto build_kinds = [&](const Dims& x) {
+    Part mla_up;
+    const Part attn = mla ? MlaBlock(x, hw, spec.mla, &mla_up) : AttentionBlock(x, hw);
+    const Part resid = MlpResidual(x);
+    const Part dense_mlp = MlpBlock(x, hw, x.T, x.f, 1, x.t, x.r);
+    // moe_kernels: router softmax / top-k and the dispatcher's bookkeeping (Megatron-Core
+    // MoE token dispatcher), forward; ep_calls: expert-parallel collectives per direction.
+    auto make_layer = [&](const Part& core, const Part& mlp, const MlpExtras& extras, double ep_s, double moe_kernels,
+                          double ep_calls) {
+      BlockCosts blk;
+      const Part* parts[] = {&core, &attn, &resid, &mlp};
+      double mem_fwd = 0, mem_bwd_extra = 0, matmul_fwd = 0, matmul_bwd = 0, kernels_fwd = moe_kernels,
+             kernels_bwd = 2 * moe_kernels, wgrad = 0;
+      for (const Part* q : parts) {
+        mem_fwd += q->mem_fwd_bytes;
+        mem_bwd_extra += q->mem_bwd_bytes;
+        matmul_fwd += q->matmul_fwd_s;
+        matmul_bwd += q->matmul_bwd_s;
+        kernels_fwd += q->kernels_fwd;
+        kernels_bwd += q->kernels_bwd;
+        wgrad += q->wgrad_s;
+      }
+      const double mem_fwd_s = mem_fwd / hw.hbm_bytes_per_s();
+      blk.fwd_s = matmul_fwd + mem_fwd_s;
+      // Backward of a memory-bound op reads the output gradient and the saved input and
+      // writes the input gradient: twice the forward traffic.
+      blk.bwd_s = matmul_bwd + 2 * mem_fwd_s + mem_bwd_extra / hw.hbm_bytes_per_s();
+      blk.wgrad_s = wgrad;
+      // Two sub-blocks (attention, MLP), each a column- then a row-parallel linear.
+      // Without SP: forward all-reduce after the row linear (blocking); backward
+      // all-reduce of the column linear's input gradient, overlapped with its weight-
+      // gradient GEMM (Megatron-LM async TP all-reduce).
+      // With SP: forward all-gather before the column linear and reduce-scatter after the
+      // row linear (blocking); backward all-gather of the output gradient (blocking),
+      // all-gather of the saved sharded input overlapped with the data-gradient GEMM, and
+      // reduce-scatter of the input gradient overlapped with the weight-gradient GEMM
+      // (Korthikanti et al. 2022, sec. 4.2.2).
+      // With tp_comm_overlap (Transformer Engine userbuffers) the forward collectives are
+      // split into chunks pipelined with the adjacent GEMM, hidden as far as it lasts.
+      const Part* subs[2] = {&attn, &mlp};
+      double tp_calls_fwd = 0, tp_calls_bwd = 0;
+      for (const Part* q : subs) {
+        const double w = q->first_wgrad_s, dg = q->first_dgrad_s, f = q->matmul_fwd_s;
+        auto fwd_exposed = [&](double comm) {
+          return shape.tp_comm_overlap ? std::max(0.0, comm - ovl * 0.5 * f) : comm;
+        };
+        if (x.t <= 1) break;
+        if (x.sp) {
+          blk.tp_fwd_s += fwd_exposed(tpc.all_gather_s) + fwd_exposed(tpc.reduce_scatter_s);
+          blk.tp_bwd_s += (shape.tp_comm_overlap ? std::max(0.0, tpc.all_gather_s - ovl * dg)
+                                                 : tpc.all_gather_s) +
+                          std::max(0.0, tpc.all_gather_s - ovl * dg) +
+                          std::max(0.0, tpc.reduce_scatter_s - ovl * w);
+          tp_calls_fwd += 2;
+          tp_calls_bwd += 3;
+        } else {
+          blk.tp_fwd_s += fwd_exposed(tpc.all_reduce_s);
+          blk.tp_bwd_s += std::max(0.0, tpc.all_reduce_s - ovl * w);
+          tp_calls_fwd += 1;
+          tp_calls_bwd += 1;
+        }
+      }
+      blk.cp_s = cp_exposed;
+      blk.ep_s = ep_s;
+      const double act_full = core.act_bytes + attn.act_bytes + resid.act_bytes + mlp.act_bytes;
+      const double launched_fwd = kernels_fwd + tp_calls_fwd + ep_calls + cp_calls / 3;
+      const double launched_bwd = kernels_bwd + tp_calls_bwd + ep_calls + 2 * cp_calls / 3;
+      blk.kernels = launched_fwd + launched_bwd;
+      const double host_fwd = host_kernel_s * launched_fwd;
+      const double host_bwd = host_kernel_s * launched_bwd;
+      const double gpu_fwd = blk.fwd_s + blk.tp_fwd_s + ep_s / 2 + cp_exposed / 3;
+      const double gpu_bwd = blk.bwd_s + blk.tp_bwd_s + ep_s / 2 + 2 * cp_exposed / 3;
+      // A layer's recompute runs inside its backward (the checkpoint's backward re-runs the
+      // forward, then differentiates it), so the host launches both in one stretch.
+      double host_recompute = 0;
+      switch (shape.recompute) {
+        case Recompute::kNone:
+          blk.activation_bytes = act_full;
+          break;
+        case Recompute::kSelective: {
+          const Recomputed r =
+              SelectiveRecompute(x, hw, shape.recompute_modules, core, mla ? &mla_up : nullptr, mlp, extras, ep_s);
+          blk.activation_bytes = act_full - r.saved_bytes;
+          blk.recompute_s = r.seconds;
+          host_recompute = r.kernels * host_kernel_s + r.regions * checkpoint_s;
+          blk.kernels += r.kernels;
+          break;
+        }
+        case Recompute::kFull:
+          // Keep only the layer input; re-run the whole forward (with its collectives).
+          blk.activation_bytes = x.T * x.h * x.r * x.p;
+          blk.recompute_s = blk.fwd_s + blk.tp_fwd_s + ep_s / 2;
+          blk.transient_bytes = act_full;
+          host_recompute = host_fwd + checkpoint_s;
+          blk.kernels += launched_fwd;
+          break;
+      }
+      blk.host_s = HostExcess(1, host_fwd, gpu_fwd) +
+                   HostExcess(1, host_bwd + host_recompute, gpu_bwd + blk.recompute_s);
+      blk.model_flops = 3 * (core.flops_fwd * (x.flash ? 2 : 1) + attn.flops_fwd + mlp.flops_fwd);
+      return blk;
+    };
 
-  BlockCosts moe;
-  const bool is_moe = spec.is_moe();
-  if (is_moe) {
-    const double experts = spec.moe.num_experts;
-    const double k = spec.moe.top_k;
-    const double fe = static_cast<double>(spec.moe.expert_ffn_hidden_size);
-    const double local_experts = experts / shape.expert_parallel;
-    // Routing: each GPU dispatches its own tokens (T/t under SP, all T without) times
-    // top_k; its expert-TP group pools what the EP all-to-all brings them, so each GPU's
-    // experts see etp times its own share, with weights f/etp wide. Balanced, that is the
-    // same token-expert work per GPU whatever the folding. The GPU of the busiest expert
-    // sees load_imbalance times that, and every other waits for it (its GEMMs, what it
-    // stores, what it receives in the all-to-all).
-    const double imbalance = spec.moe.load_imbalance;
-    const double sent_rows = x.T * x.r * k * imbalance;
-    const double rows = sent_rows * etp;
-    const Part routed = MlpBlock(x, hw, rows, fe, local_experts, etp, 1);
-    Part mlp = routed;
-    // Router: T x h x E matmul; it keeps its input, the pre-MLP norm's output (this
-    // GPU's share under SP), which the shared experts read too.
-    Linear(hw, x, x.T, experts, x.h, 1, &mlp);
-    mlp.act_bytes += x.T * x.r * x.h * x.p;
-    // Permute before dispatch and un-permute after combine (Megatron-Core moe_utils,
-    // fused): each reads and writes the rows; un-permute keeps the expert output for the
-    // routing probabilities' gradient.
-    MemoryBound(4 * sent_rows * x.h * x.p, 2, &mlp);
-    mlp.act_bytes += sent_rows * x.h * x.p;
-    // Shared experts: one dense MLP over every token, as wide as all of them together
-    // (Megatron-Core's SharedExpertMLP), sharded over TP like the dense MLP. Its input is
-    // the router's, stored once; its TP collectives are taken to overlap the dispatch
-    // (moe_shared_expert_overlap).
-    const double shared_f = spec.moe.num_shared_experts * static_cast<double>(spec.moe.shared_expert_ffn_hidden_size);
-    Part shared;
-    if (shared_f > 0) {
-      shared = MlpBlock(x, hw, x.T, shared_f, 1, x.t, x.r);
-      shared.act_bytes -= x.T * x.h * x.r * x.p;
-      AddPart(shared, &mlp);
+    const double attn_params = mla ? MlaParams(x, spec.mla)
+                                   : x.h * (x.a + 2 * x.g) * x.d / x.t + x.a * x.d * x.h / x.t + 2 * x.norm_params;
+    const double dense_mlp_params = x.h * x.f * (x.gated ? 3 : 2) / x.t;
+
+    // Parameter tensors: two norms (scale, and bias for LayerNorm), four linears' weights
+    // and biases (Megatron-LM's GPT layer); MLA adds a linear and a norm per latent.
+    const double attn_tensors = mla ? (spec.mla.q_lora_rank > 0 ? 4 : 2) : 0;
+    auto dense_layer = [&](const Part& core) {
+      BlockCosts b = make_layer(core, dense_mlp, MlpExtras{}, 0, 0, 0);
+      b.params = attn_params + dense_mlp_params;
+      b.tensors = 2 * norm_tensors + 8 + attn_tensors;
+      return b;
+    };
+    const BlockCosts dense = dense_layer(core_full);
+    const BlockCosts dense_window = windowed ? dense_layer(core_window) : dense;
+
+    BlockCosts moe, moe_window;
+    const bool is_moe = spec.is_moe();
+    if (is_moe) {
+      const double experts = spec.moe.num_experts;
+      const double k = spec.moe.top_k;
+      const double fe = static_cast<double>(spec.moe.expert_ffn_hidden_size);
+      const double local_experts = experts / shape.expert_parallel;
+      // Routing: each GPU dispatches its own tokens (T/t under SP, all T without) times
+      // top_k; its expert-TP group pools what the EP all-to-all brings them, so each GPU's
+      // experts see etp times its own share, with weights f/etp wide. Balanced, that is the
+      // same token-expert work per GPU whatever the folding. The GPU of the busiest expert
+      // sees load_imbalance times that, and every other waits for it (its GEMMs, what it
+      // stores, what it receives in the all-to-all).
+      const double imbalance = spec.moe.load_imbalance;
+      const double sent_rows = x.T * x.r * k * imbalance;
+      const double rows = sent_rows * etp;
+      const Part routed = MlpBlock(x, hw, rows, fe, local_experts, etp, 1);
+      Part mlp = routed;
+      // Router: T x h x E matmul; it keeps its input, the pre-MLP norm's output (this
+      // GPU's share under SP), which the shared experts read too.
+      Linear(hw, x, x.T, experts, x.h, 1, &mlp);
+      mlp.act_bytes += x.T * x.r * x.h * x.p;
+      // Permute before dispatch and un-permute after combine (Megatron-Core moe_utils,
+      // fused): each reads and writes the rows; un-permute keeps the expert output for the
+      // routing probabilities' gradient.
+      MemoryBound(4 * sent_rows * x.h * x.p, 2, &mlp);
+      mlp.act_bytes += sent_rows * x.h * x.p;
+      // Shared experts: one dense MLP over every token, as wide as all of them together
+      // (Megatron-Core's SharedExpertMLP), sharded over TP like the dense MLP. Its input is
+      // the router's, stored once; its TP collectives are taken to overlap the dispatch
+      // (moe_shared_expert_overlap).
+      const double shared_f = spec.moe.num_shared_experts * static_cast<double>(spec.moe.shared_expert_ffn_hidden_size);
+      Part shared;
+      if (shared_f > 0) {
+        shared = MlpBlock(x, hw, x.T, shared_f, 1, x.t, x.r);
+        shared.act_bytes -= x.T * x.h * x.r * x.p;
+        AddPart(shared, &mlp);
+      }
+      const MoeDispatch d = Dispatch(x, coll, shape, sent_rows, k, ep, etp_group);
+      MlpExtras extras;
+      extras.moe = true;
+      extras.act_out_bytes = rows * fe / etp * x.p;
+      extras.act_fwd_bytes = (x.gated ? 3 : 2) * rows * fe / etp * x.p;
+      extras.shared = shared;
+      auto moe_layer = [&](const Part& core) {
+        BlockCosts b = make_layer(core, mlp, extras, d.seconds, 6, d.calls_per_direction);
+        if (shape.moe_a2a_overlap) {
+          // Megatron-Core's combined 1F1B runs one micro-batch's dispatch and combine
+          // beside another's forward or backward compute, hidden as far as that lasts;
+          // meanwhile the communication kernels hold kEpCommSms of the GPU's SMs, and the
+          // compute beside them runs on the rest.
+          const double hidden = std::min(b.ep_s, ovl * (b.fwd_s + b.bwd_s));
+          const double sm_share = hw.sm_count() > 0 ? std::min(1.0, kEpCommSms / hw.sm_count()) : 0;
+          b.ep_s = b.ep_s - hidden + hidden * sm_share;
+        }
+        // Useful FLOPs are the balanced ones: the busiest GPU's excess is waiting, not work.
+        b.model_flops -= 3 * routed.flops_fwd * (1 - 1 / imbalance);
+        const double mats = x.gated ? 3 : 2;
+        b.expert_params = local_experts * x.h * fe * mats / etp;
+        b.params = attn_params + x.h * experts + x.h * shared_f * mats / x.t + b.expert_params;
+        // + router, experts' linears, the shared experts' two linears (weight and bias).
+        b.tensors = 2 * norm_tensors + 4 + attn_tensors + 1 + 4 * local_experts + (shared_f > 0 ? 4 : 0);
+        return b;
+      };
+      moe = moe_layer(core_full);
+      moe_window = windowed ? moe_layer(core_window) : moe;
     }
-    const MoeDispatch d = Dispatch(x, coll, shape, sent_rows, k, ep, etp_group);
-    MlpExtras extras;
-    extras.moe = true;
-    extras.act_out_bytes = rows * fe / etp * x.p;
-    extras.act_fwd_bytes = (x.gated ? 3 : 2) * rows * fe / etp * x.p;
-    extras.shared = shared;
-    moe = make_layer(mlp, extras, d.seconds, 6, d.calls_per_direction);
-    if (shape.moe_a2a_overlap) {
-      // Megatron-Core's combined 1F1B runs one micro-batch's dispatch and combine beside
-      // another's forward or backward compute, hidden as far as that lasts; meanwhile the
-      // communication kernels hold kEpCommSms of the GPU's SMs, and the compute beside
-      // them runs on the rest.
-      const double hidden = std::min(moe.ep_s, ovl * (moe.fwd_s + moe.bwd_s));
-      const double sm_share = hw.sm_count() > 0 ? std::min(1.0, kEpCommSms / hw.sm_count()) : 0;
-      moe.ep_s = moe.ep_s - hidden + hidden * sm_share;
-    }
-    // Useful FLOPs are the balanced ones: the busiest GPU's excess is waiting, not work.
-    moe.model_flops -= 3 * routed.flops_fwd * (1 - 1 / imbalance);
-    const double mats = x.gated ? 3 : 2;
-    moe.expert_params = local_experts * x.h * fe * mats / etp;
-    moe.params = attn_params + x.h * experts + x.h * shared_f * mats / x.t + moe.expert_params;
-    // + router, experts' linears, the shared experts' two linears (weight and bias).
-    moe.tensors = 2 * norm_tensors + 4 + 1 + 4 * local_experts + (shared_f > 0 ? 4 : 0);
+    return LayerKinds{dense, dense_window, moe, moe_window};
+  };
+  const LayerKinds kinds = build_kinds(x);
+  // NVFP4 keeps about 15 % of the linear layers in BF16, most at the end of the network
+  // (NVIDIA, "Pretraining Large Language Models with NVFP4", 2025, sec. 4): the last
+  // layers here.
+  const int high_precision_layers =
+      x.recipe == QuantRecipe::kNvfp4 ? static_cast<int>(std::ceil(kNvfp4HighPrecisionShare * spec.num_layers)) : 0;
+  LayerKinds high = kinds;
+  if (high_precision_layers > 0) {
+    Dims x16 = x;
+    x16.bf16_linears = true;
+    high = build_kinds(x16);
   }
 
   ModelCosts out;
   out.layers.reserve(spec.num_layers);
-  for (int i = 0; i < spec.num_layers; ++i) out.layers.push_back(spec.IsMoeLayer(i) ? moe : dense);
+  for (int i = 0; i < spec.num_layers; ++i) {
+    const LayerKinds& k = i >= spec.num_layers - high_precision_layers ? high : kinds;
+    const bool w = spec.IsWindowLayer(i);
+    out.layers.push_back(spec.IsMoeLayer(i) ? (w ? k.moe_window : k.moe) : (w ? k.dense_window : k.dense));
+  }
 
   // First stage: vocabulary-parallel embedding lookup; its output is all-reduced (or
   // reduce-scattered with SP) over TP. Kernels (Megatron-LM VocabParallelEmbedding):
@@ -631,7 +767,10 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
   {
     BlockCosts& post = out.post;
     Part head;
-    Linear(hw, x, x.T, x.V / x.t, x.h, 1, &head);
+    // Megatron's output layer is a plain ColumnParallelLinear: BF16 under FP8 / FP4.
+    Dims x16 = x;
+    x16.bf16_linears = x.lowp;
+    Linear(hw, x16, x.T, x.V / x.t, x.h, 1, &head);
     const double logits = x.T * x.V / x.t;
     const double e = x.T * x.h;
     // LN read+write. Cross-entropy bytes per logit, op by op (Megatron-LM

@@ -74,6 +74,63 @@ TEST(TransformerCosts, ParameterCountsOfPresets) {
   EXPECT_NEAR(TotalParams(*mixtral, 1) / 46.7e9, 1.0, 0.01);
 }
 
+// Total parameters of today's presets against their model cards: Qwen3-235B-A22B 235B
+// (Qwen3 Technical Report, Table 2), DeepSeek-V3 671B without its 14B multi-token
+// prediction module (DeepSeek-V3 report sec. 1), Kimi K2 1.04T (Moonshot AI model card),
+// gpt-oss-120b 116.8B (OpenAI model card, Table 1).
+TEST(TransformerCosts, ParameterCountsOfTodaysPresets) {
+  // Kimi K2's config counts 1.026T (embedding and head 2.3B, MLA 6.2B, one dense MLP,
+  // 60 x 385 experts 1,017B): 1.3 % under the report's figure, which this does not explain.
+  for (const auto& [name, total, tolerance] :
+       {std::tuple{"qwen3-235b-a22b", 235e9, 0.01}, {"deepseek-v3", 671e9, 0.01}, {"kimi-k2", 1.04e12, 0.015},
+        {"gpt-oss-120b", 116.8e9, 0.01}}) {
+    absl::StatusOr<ModelCosts> m = Costs(Model(name), testing::Config(1, 1, 1, 1, 1));
+    ASSERT_TRUE(m.ok()) << name << m.status();
+    EXPECT_NEAR(TotalParams(*m, 1) / total, 1.0, tolerance) << name;
+  }
+}
+
+// One DeepSeek-V3 MLA layer (h 7,168, 128 heads, query latent 1,536, key/value latent
+// 512, heads of 128 + 64 rope and 128 value), 4,096 tokens, TP 1, flash attention:
+// forward FLOPs and stored activations, against hand counts.
+TEST(TransformerCosts, MlaLayerFlopsAndActivations) {
+  const Workload w = Model("deepseek-v3");
+  ParallelConfig c = testing::Config(1, 1, 1, 1, 1);
+  c.flash_attention = true;
+  absl::StatusOr<ModelCosts> m = Costs(w, c);
+  ASSERT_TRUE(m.ok()) << m.status();
+  const double T = 4096, h = 7168, H = 128, ql = 1536, kvl = 512, dqk = 192, dv = 128, nope = 128, rope = 64;
+  const double linears = 2 * T * (h * ql + ql * H * dqk + h * (kvl + rope) + kvl * H * (nope + dv) + H * dv * h);
+  // Flash attention on the causal half, counted whole for the model FLOPs.
+  const double core = 2 * T * T * H * (dqk + dv);
+  const double mlp = 2 * T * 3 * h * 18432;  // the first three layers are dense
+  EXPECT_NEAR(m->layers[0].model_flops / (3 * (linears + core + mlp)), 1.0, 1e-9);
+  // Stored (2-byte elements, no dropout): the norm's input and output, each latent before
+  // and after its norm, Q and K (128 x 192 each), V and the context (128 x 128 each), the
+  // flash statistics (128 fp32 per token), the MLP's norm input, its input and the
+  // SwiGLU's three 18,432-wide tensors.
+  const double p = 2;
+  const double attention = (2 * T * h + 2 * T * (ql + kvl) + T * H * (2 * dqk + dv) + T * H * dv) * p + T * H * 4;
+  const double mlp_half = T * h * p + (T * h + 3 * T * 18432) * p;
+  EXPECT_DOUBLE_EQ(m->layers[0].activation_bytes, attention + mlp_half);
+}
+
+// gpt-oss-120b alternates a 128-token window with full attention (layer 0 windowed): a
+// windowed layer's attention core does 128 - 128^2 / 8,192 = 126 keys a query where the
+// full one does 2,048 (flash attention, 4,096 tokens).
+TEST(TransformerCosts, SlidingWindowLayers) {
+  const Workload w = Model("gpt-oss-120b");
+  ParallelConfig c = testing::Config(1, 1, 1, 1, 1);
+  c.flash_attention = true;
+  absl::StatusOr<ModelCosts> m = Costs(w, c);
+  ASSERT_TRUE(m.ok()) << m.status();
+  const double T = 4096, H = 64, d = 64;
+  const double full_core = 3 * 2 * 2 * T * 2048 * H * 2 * d;  // x3 fwd+bwd, x2 whole-square count
+  const double window_core = 3 * 2 * 2 * T * 126 * H * 2 * d;
+  EXPECT_NEAR(m->layers[1].model_flops - m->layers[0].model_flops, full_core - window_core, 1e-6 * full_core);
+  EXPECT_LT(m->layers[0].fwd_s, m->layers[1].fwd_s);
+}
+
 TEST(TransformerCosts, ExpertParallelismShardsExperts) {
   ParallelConfig one = testing::Config(1, 1, 8, 1, 8);
   ParallelConfig eight = one;

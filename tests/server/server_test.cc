@@ -24,6 +24,19 @@
 namespace paraplan::server {
 namespace {
 
+// GPT-3 175B as a workload (the preset's shape), for fields a preset cannot carry.
+v1::Workload Gpt3Workload() {
+  v1::Workload w;
+  w.set_name("gpt3-175b");
+  v1::TransformerSpec* t = w.mutable_transformer();
+  t->set_num_layers(96);
+  t->set_hidden_size(12288);
+  t->set_num_attention_heads(96);
+  t->set_seq_length(2048);
+  t->set_vocab_size(51200);
+  return w;
+}
+
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -63,6 +76,28 @@ TEST_F(ServerTest, BadInputsNameTheField) {
        grpc::StatusCode::INVALID_ARGUMENT, "config.recompute"},
       {[](v1::EstimateRequest* r) { r->mutable_config()->set_rank_order("dp-tp"); },
        grpc::StatusCode::INVALID_ARGUMENT, "config.rank_order"},
+      {[](v1::EstimateRequest* r) {
+         r->mutable_config()->set_recompute(v1::RECOMPUTE_SELECTIVE);
+         r->mutable_config()->add_recompute_modules("core_attn");
+         r->mutable_config()->add_recompute_modules("everything");
+       },
+       grpc::StatusCode::INVALID_ARGUMENT, "config.recompute_modules[1]: \"everything\" is not"},
+      {[](v1::EstimateRequest* r) { r->mutable_config()->set_moe_dispatcher(static_cast<v1::MoeDispatcher>(7)); },
+       grpc::StatusCode::INVALID_ARGUMENT, "config.moe_dispatcher"},
+      {[](v1::EstimateRequest* r) { r->mutable_config()->set_expert_tensor_parallel(2); },
+       grpc::StatusCode::INVALID_ARGUMENT, "config.expert_tensor_parallel"},  // GPT-3 has no experts
+      {[](v1::EstimateRequest* r) {  // the A100 has no FP4 tensor cores
+         r->clear_model();
+         *r->mutable_workload() = Gpt3Workload();
+         r->mutable_workload()->set_precision(v1::PRECISION_FP4);
+       },
+       grpc::StatusCode::INVALID_ARGUMENT, "workload.precision: PRECISION_FP4 needs FP4 tensor cores"},
+      {[](v1::EstimateRequest* r) {
+         r->clear_model();
+         *r->mutable_workload() = Gpt3Workload();
+         r->mutable_workload()->set_quant_recipe(v1::QUANT_RECIPE_MXFP8);
+       },
+       grpc::StatusCode::INVALID_ARGUMENT, "workload.quant_recipe"},
       {[](v1::EstimateRequest* r) { r->set_num_gpus(512); }, grpc::StatusCode::INVALID_ARGUMENT,
        "multiply to 1024 GPUs, not num_gpus 512"},
       {[](v1::EstimateRequest* r) { r->set_profile("nope"); }, grpc::StatusCode::NOT_FOUND, "nope"},

@@ -1,0 +1,95 @@
+// Low-precision linears by recipe (Transformer Engine's FP8 recipes and NVFP4): the
+// weight copies each keeps, the quantisation traffic ordering, the layers NVFP4 keeps in
+// BF16, and what the accelerator must offer — against hand counts and the BF16 model.
+#include <cmath>
+
+#include "estimator/inputs/validate.h"
+#include "estimator/iteration/estimate.h"
+#include "estimator/system/collectives.h"
+#include "estimator/system/hardware.h"
+#include "estimator/testing/test_util.h"
+#include "estimator/workloads/model_costs.h"
+#include "gtest/gtest.h"
+
+namespace paraplan {
+namespace {
+
+using testing::Model;
+using testing::Profile;
+
+absl::StatusOr<ModelCosts> Costs(const Workload& w, const SystemProfile& p) {
+  const Hardware hw(p, w.precision);
+  const Collectives coll(hw);
+  ParallelConfig c = testing::Config(1, 1, 1, 1, 1);
+  c.flash_attention = true;
+  return ComputeModelCosts(w, ModelShape::Of(c.Normalized()), hw, coll);
+}
+
+Workload Llama70b(Precision p, QuantRecipe r) {
+  Workload w = Model("llama3-70b");
+  w.precision = p;
+  w.quant_recipe = r;
+  return w;
+}
+
+// Weight bytes per parameter: the 16-bit weight and its quantised copies, both
+// orientations — FP8 2 + 1 + 1; MXFP8 2 + 2 x (1 + 1/32); NVFP4 2 + 2 x (1/2 + 1/16).
+TEST(QuantRecipe, WeightCopies) {
+  const SystemProfile gb200 = Profile("gb200-nvl72");
+  for (const auto& [p, r, bytes] : {std::tuple{Precision::kFp8, QuantRecipe::kDefault, 4.0},
+                                    {Precision::kFp8, QuantRecipe::kMxfp8, 4.0625},
+                                    {Precision::kFp4, QuantRecipe::kDefault, 3.125},
+                                    {Precision::kBf16, QuantRecipe::kDefault, 2.0}}) {
+    absl::StatusOr<ModelCosts> m = Costs(Llama70b(p, r), gb200);
+    ASSERT_TRUE(m.ok()) << m.status();
+    EXPECT_DOUBLE_EQ(m->weight_bytes_per_param, bytes) << static_cast<int>(r);
+  }
+}
+
+// Current scaling reads every tensor once more for its amax than delayed scaling does;
+// the GEMMs are the same, so only the memory-bound time grows.
+TEST(QuantRecipe, CurrentScalingAddsAnAmaxPass) {
+  const SystemProfile h100 = Profile("dgx-h100-80gb");
+  absl::StatusOr<ModelCosts> delayed = Costs(Llama70b(Precision::kFp8, QuantRecipe::kDelayedScaling), h100);
+  absl::StatusOr<ModelCosts> current = Costs(Llama70b(Precision::kFp8, QuantRecipe::kCurrentScaling), h100);
+  ASSERT_TRUE(delayed.ok() && current.ok());
+  EXPECT_GT(current->layers[0].fwd_s, delayed->layers[0].fwd_s);
+  EXPECT_DOUBLE_EQ(current->layers[0].model_flops, delayed->layers[0].model_flops);
+}
+
+// NVFP4 keeps ceil(0.15 x 80) = 12 layers in BF16, the last ones: those cost what the
+// BF16 model's layers cost; the first run faster than FP8's on the FP4 rate; the LM
+// head stays BF16 either way.
+TEST(QuantRecipe, Nvfp4KeepsTheLastLayersInBf16) {
+  const SystemProfile gb200 = Profile("gb200-nvl72");
+  absl::StatusOr<ModelCosts> fp4 = Costs(Llama70b(Precision::kFp4, QuantRecipe::kDefault), gb200);
+  absl::StatusOr<ModelCosts> fp8 = Costs(Llama70b(Precision::kFp8, QuantRecipe::kMxfp8), gb200);
+  absl::StatusOr<ModelCosts> bf16 = Costs(Llama70b(Precision::kBf16, QuantRecipe::kDefault), gb200);
+  ASSERT_TRUE(fp4.ok() && fp8.ok() && bf16.ok());
+  for (int i : {68, 79}) {
+    EXPECT_DOUBLE_EQ(fp4->layers[i].fwd_s, bf16->layers[i].fwd_s) << i;
+    EXPECT_DOUBLE_EQ(fp4->layers[i].bwd_s, bf16->layers[i].bwd_s) << i;
+  }
+  EXPECT_NE(fp4->layers[67].fwd_s, bf16->layers[67].fwd_s);
+  EXPECT_LT(fp4->layers[0].fwd_s + fp4->layers[0].bwd_s, fp8->layers[0].fwd_s + fp8->layers[0].bwd_s);
+  EXPECT_DOUBLE_EQ(fp4->post.fwd_s, bf16->post.fwd_s);
+}
+
+// FP4 needs FP4 tensor cores (Hopper has none); recipes match their precision.
+TEST(QuantRecipe, Validation) {
+  const Workload fp4 = Llama70b(Precision::kFp4, QuantRecipe::kDefault);
+  const absl::Status hopper = ValidateWorkloadOnProfile(fp4, Profile("dgx-h100-80gb"));
+  EXPECT_EQ(hopper.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(hopper.message()).find("workload.precision"), std::string::npos) << hopper;
+  EXPECT_TRUE(ValidateWorkloadOnProfile(fp4, Profile("gb200-nvl72")).ok());
+  absl::StatusOr<Estimate> e = EstimateIteration(fp4, testing::Config(8, 1, 1, 1, 8), Profile("dgx-h100-80gb"));
+  EXPECT_EQ(e.status().code(), absl::StatusCode::kInvalidArgument);
+  for (const auto& [p, r] : {std::pair{Precision::kFp8, QuantRecipe::kNvfp4}, {Precision::kFp4, QuantRecipe::kMxfp8},
+                             {Precision::kBf16, QuantRecipe::kMxfp8}}) {
+    const absl::Status s = ValidateWorkload(Llama70b(p, r));
+    EXPECT_NE(std::string(s.message()).find("workload.quant_recipe"), std::string::npos) << s;
+  }
+}
+
+}  // namespace
+}  // namespace paraplan
