@@ -247,8 +247,16 @@ std::vector<Shape> EnumerateShapes(const SearchSpace& sp, int gpus, const std::v
   std::vector<Shape> shapes;
   std::vector<int> tps = {1}, cps = {1}, eps = {1};
   if (sp.transformer) {
-    tps = Allowed(Divisors(std::gcd(sp.spec.num_attention_heads, sp.spec.num_kv_heads), gpus),
-                  k.tensor_parallel, k.max_tensor_parallel);
+    // Unless the request lists or caps the degrees, tensor parallelism stays inside the
+    // fastest network level's domain (an NVLink domain: 8 GPUs of a DGX, 72 of an NVL72):
+    // its per-layer collectives across a slower level lose to pipeline or expert
+    // parallelism there (Narayanan et al. SC'21, sec. 3.3, takeaway 1).
+    int tp_cap = k.max_tensor_parallel;
+    if (k.tensor_parallel.empty() && tp_cap == 0 && !sp.profile->network_levels.empty()) {
+      tp_cap = static_cast<int>(std::min<int64_t>(gpus, ResolvedDomainSize(*sp.profile, 0)));
+    }
+    tps = Allowed(Divisors(std::gcd(sp.spec.num_attention_heads, sp.spec.num_kv_heads), gpus), k.tensor_parallel,
+                  tp_cap);
     // Context parallelism keeps at least 128 tokens per rank.
     cps = Allowed(Divisors(sp.spec.seq_length, std::max<int64_t>(1, sp.spec.seq_length / 128)),
                   k.context_parallel, k.max_context_parallel);
@@ -326,6 +334,12 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
   }
   const int rest = gpus / shape.Inner();
   const double capacity = space.hw->capacity_bytes() * (1.0 - k.memory_headroom_ratio);
+  // Every stage holds a layer and keeps at least its activations for one micro-batch
+  // (offloading keeps the chunk it computes): a shape whose lightest layer alone exceeds
+  // the memory fits under no pipeline, ZeRO or offload setting.
+  double lightest = INFINITY;
+  for (const BlockCosts& l : model->layers) lightest = std::min(lightest, l.activation_bytes);
+  if (lightest > capacity) return;
   std::vector<int> pps = Allowed(Divisors(rest, rest), k.pipeline_parallel, k.max_pipeline_parallel);
   const std::vector<bool> overlap_grad = FlagValues(k.overlap_grad_reduce);
   for (int pp : pps) {
@@ -369,7 +383,10 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
           for (int si = 0; si < num_sched; ++si) {
             c.pipeline_schedule = sched[si];
             if (!Permits(k.pipeline_schedule, c.pipeline_schedule)) continue;
-            const int flag_combos = static_cast<int>(overlap_grad.size()) * (zero > 0 ? 2 : 1) * 2;
+            // GPipe has 1F1B's bubble and holds every micro-batch's activations: never
+            // better, searched only when asked for.
+            if (c.pipeline_schedule == PipelineSchedule::kGPipe && k.pipeline_schedule.empty()) continue;
+            const int flag_combos = static_cast<int>(overlap_grad.size()) * 2;
             st->enumerated += flag_combos;
             MemoryBreakdown mem;
             AssembleMemory(*model, stages, c, sys, &mem);
@@ -385,7 +402,9 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
             }
             for (bool og : overlap_grad) {
               c.overlap_grad_reduce = og;
-              for (int opg = 0; opg < (zero > 0 ? 2 : 1); ++opg) {
+              // Overlapping the parameter all-gather with the forward costs no memory and
+              // hides what it can: with sharded states it is always on.
+              for (int opg = zero > 0 ? 1 : 0; opg < (zero > 0 ? 2 : 1); ++opg) {
                 c.overlap_param_gather = opg;
                 for (int order = 0; order < 2; ++order) {
                   c.rank_order = order ? RankOrder::kTpCpEpPpDp : RankOrder::kTpCpEpDpPp;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -46,11 +47,31 @@ struct Point {
   bool zero_bubble_virtual = false;  // zero-bubble schedule with virtual stages
 };
 
+// The configuration the planner keeps in place of a dominated one it skips (GPipe: 1F1B's
+// bubble with every micro-batch in flight; the parameter all-gather not overlapped though
+// the states are sharded), or none when `c` is searched. The brute force checks that the
+// twin is at least as fast and no larger.
+std::optional<ParallelConfig> DominatingTwin(const ParallelConfig& raw) {
+  const ParallelConfig c = raw.Normalized();
+  if (c.pipeline_parallel > 1 && c.pipeline_schedule == PipelineSchedule::kGPipe) {
+    ParallelConfig t = c;
+    t.pipeline_schedule = PipelineSchedule::k1F1B;
+    return t;
+  }
+  if (c.zero_stage > 0 && c.data_parallel * c.context_parallel > 1 && !c.overlap_param_gather) {
+    ParallelConfig t = c;
+    t.overlap_param_gather = true;
+    return t;
+  }
+  return std::nullopt;
+}
+
 // The brute force: every configuration on `gpus` GPUs that the estimator accepts (every
 // degree, micro-batch size, virtual stage count, schedule, recompute, flag, ZeRO stage and
 // rank order), estimated one by one with EstimateIteration, no pruning, no reuse. Returns
 // those that fit, one per CanonicalKey (equivalent configurations must agree to the
-// bit), fastest first.
+// bit), fastest first — less the dominated ones (DominatingTwin), checked against their
+// twins instead.
 std::vector<Point> BruteForce(const Workload& w, const SystemProfile& p, int gpus, int gbs) {
   const int layers = w.transformer.num_layers;
   std::map<std::string, Point> fitting;
@@ -92,6 +113,14 @@ std::vector<Point> BruteForce(const Workload& w, const SystemProfile& p, int gpu
                     continue;
                   }
                   if (!e->memory.fits) continue;
+                  if (const std::optional<ParallelConfig> twin = DominatingTwin(c)) {
+                    absl::StatusOr<Estimate> t = EstimateIteration(w, *twin, p);
+                    EXPECT_TRUE(t.ok()) << t.status();
+                    if (!t.ok()) continue;
+                    EXPECT_LE(t->iteration_time_s, e->iteration_time_s) << c.ShortString();
+                    EXPECT_LE(t->memory.total_bytes, e->memory.total_bytes) << c.ShortString();
+                    continue;
+                  }
                   const std::string key = CanonicalKey(c);
                   const bool zb_virtual = c.Normalized().pipeline_schedule == PipelineSchedule::kZeroBubble &&
                                           c.virtual_pipeline_stages > 1;

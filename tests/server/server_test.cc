@@ -360,7 +360,7 @@ TEST_F(ServerTest, PlanRanksAndHonoursDeadline) {
     for (int i = 1; i < r.plans_size(); ++i) {
       EXPECT_LE(r.plans(i - 1).iteration_time_s(), r.plans(i).iteration_time_s());
     }
-    EXPECT_GT(r.candidates_evaluated(), 1000000);
+    EXPECT_GT(r.candidates_evaluated(), 100000);  // the whole space, less dominated settings
     EXPECT_FALSE(r.truncated());
     EXPECT_GT(r.pareto_size(), 0);
   }
