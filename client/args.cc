@@ -34,7 +34,8 @@ std::set<std::string> ConfigOptions(std::set<std::string> more) {
 // Flags of one configuration that plan searches itself (estimate, compare, simulate).
 std::set<std::string> SingleConfigOptions(std::set<std::string> more) {
   more = ConfigOptions(std::move(more));
-  for (const char* k : {"etp", "first-stage-layers", "last-stage-layers", "moe-dispatcher", "recompute-modules"}) {
+  for (const char* k : {"etp", "first-stage-layers", "last-stage-layers", "moe-dispatcher", "recompute-modules",
+                        "cpu-offload-layers"}) {
     more.insert(k);
   }
   return more;
@@ -50,7 +51,9 @@ constexpr char kConfigFlagsUsage[] =
     "       (with --recompute selective; default core_attn)\n"
     "     MoE: --etp N (expert tensor parallelism; default --tp)  --moe-dispatcher alltoall|\n"
     "       allgather|deepep  --moe-a2a-overlap  Pipeline: --first-stage-layers N\n"
-    "       --last-stage-layers N (decoder layers on the end stages; default an even split)\n";
+    "       --last-stage-layers N (decoder layers on the end stages; default an even split)\n"
+    "     Memory: --cpu-offload-layers N (per stage, weights and activations on the host)\n"
+    "       --fp8-param-gather (FP8 weights gathered by ZeRO, no BF16 copy)\n";
 
 const std::vector<CommandSpec>& Commands() {
   static const auto* kCommands = new std::vector<CommandSpec>{
@@ -86,8 +89,8 @@ const std::vector<CommandSpec>& Commands() {
        "paraplan profiles fit-gemm NAME[@V] FILE.csv [--dry-run]\n"
        "  Fits matmul_efficiency (16-bit and FP8) and the small-GEMM tail to a GEMM sweep\n"
        "  (m,n,k,dtype,seconds: scripts/microbench/gemm_sweep.py) and writes the next version.\n"},
-      {"estimate", 0, 0, SingleConfigOptions({"profile", "workload", "model", "config", "gpus", "batch", "set"}),
-       {"cuda-graphs", "tp-comm-overlap", "moe-a2a-overlap"},
+      {"estimate", 0, 0, SingleConfigOptions({"profile", "workload", "model", "config", "gpus", "batch", "set", "framework"}),
+       {"cuda-graphs", "tp-comm-overlap", "moe-a2a-overlap", "fp8-param-gather"},
        absl::StrCat(
            "paraplan estimate --profile NAME (--workload FILE | --model PRESET) (--config FILE | CONFIG FLAGS)\n"
            "     [--gpus N] [--set PATH=VALUE ...]\n"
@@ -96,12 +99,13 @@ const std::vector<CommandSpec>& Commands() {
            "  or these flags (plan's constraint names, one value each; with FILE they override\n"
            "  its fields):\n",
            kConfigFlagsUsage,
-           "  --gpus N checks that the degrees multiply to N.\n"
+           "  --gpus N checks that the degrees multiply to N. --framework NAME refuses what that\n"
+           "  framework cannot run (megatron, nemo, deepspeed, torchtitan, pytorch-fsdp).\n"
            "paraplan estimate --batch FILE.jsonl\n"
            "  One EstimateRequest JSON per line ({\"profile\", \"workload\" or \"model\", \"config\"});\n"
            "  prints one JSON line per request, in order: the Estimate, or {\"error\": {\"code\", \"message\"}}.\n")},
-      {"compare", 0, 0, SingleConfigOptions({"profile", "workload", "model", "config", "gpus", "objective", "set"}),
-       {"cuda-graphs", "tp-comm-overlap", "moe-a2a-overlap"},
+      {"compare", 0, 0, SingleConfigOptions({"profile", "workload", "model", "config", "gpus", "objective", "set", "framework"}),
+       {"cuda-graphs", "tp-comm-overlap", "moe-a2a-overlap", "fp8-param-gather"},
        absl::StrCat(
            "paraplan compare --profile NAME (--workload FILE | --model PRESET) (--config FILE | CONFIG FLAGS)\n"
            "     [--gpus N] [--objective time|cost|energy] [--set PATH=VALUE ...]\n"
@@ -114,7 +118,7 @@ const std::vector<CommandSpec>& Commands() {
        0,
        0,
        ConfigOptions({"profile", "workload", "model", "gpus", "top", "objective", "max-tp", "max-pp", "max-cp",
-                      "max-mbs", "headroom", "emit", "report", "set"}),
+                      "max-mbs", "headroom", "emit", "report", "set", "framework"}),
        {"allow-offload", "cuda-graphs", "tp-comm-overlap"},
        "paraplan plan --profile NAME (--workload FILE | --model PRESET) --gpus N[,N...] --global-batch B\n"
        "     [--top K] [--objective time|cost|energy] [--set PATH=VALUE ...]\n"
@@ -134,6 +138,7 @@ const std::vector<CommandSpec>& Commands() {
        "  overlapped with GEMMs, Transformer Engine userbuffers)  --dp-algorithm /\n"
        "  --tp-algorithm NAME (pin a collective algorithm; default: the cheapest per call)\n"
        "  --placement packed|scattered (where the scheduler puts the job's nodes)\n"
+       "  --framework megatron|nemo|deepspeed|torchtitan|pytorch-fsdp  only what it runs\n"
        "  --emit megatron|nemo|deepspeed|torchtitan  prints, instead of the table, the launcher\n"
        "     arguments of the best plan for that framework (exit 1 when no plan fits)\n"
        "  --report FILE.html  also writes a self-contained HTML report: ranked table, time and\n"
@@ -154,7 +159,7 @@ const std::vector<CommandSpec>& Commands() {
        "  Measured-vs-predicted error: overall, over the most recent N, and per value of label KEY.\n"},
       {"models", 0, 0, {}, {}, "paraplan models\n  The built-in model presets (for --model).\n"},
       {"simulate", 0, 0, SingleConfigOptions({"profile", "workload", "model", "config", "gpus", "background"}),
-       {"cuda-graphs", "tp-comm-overlap", "moe-a2a-overlap"},
+       {"cuda-graphs", "tp-comm-overlap", "moe-a2a-overlap", "fp8-param-gather"},
        absl::StrCat(
            "paraplan simulate --profile NAME (--workload FILE | --model PRESET) (--config FILE | CONFIG FLAGS)\n"
            "     [--background LOAD]\n"
@@ -205,7 +210,8 @@ constexpr char kGlobal[] =
 // Flags that take no value, whatever the command.
 bool IsBoolean(const std::string& key) {
   return key == "help" || key == "version" || key == "allow-offload" || key == "cuda-graphs" ||
-         key == "tp-comm-overlap" || key == "moe-a2a-overlap" || key == "dry-run" || key == "new-version";
+         key == "tp-comm-overlap" || key == "moe-a2a-overlap" || key == "fp8-param-gather" || key == "dry-run" ||
+         key == "new-version";
 }
 
 // The spec whose name the words start with ("profiles show" before "profiles"), or null.

@@ -487,6 +487,12 @@ bool Cli::LoadEstimateRequest(const char* command, v1::EstimateRequest* req) {
     req->set_model(model);
   }
   if (!LoadConfig(req->mutable_config())) return false;
+  v1::Framework framework;
+  if (absl::Status s = FrameworkFlag(a_, &framework); !s.ok()) {
+    UsageError(std::string(s.message()));
+    return false;
+  }
+  req->set_framework(framework);
   int gpus = 0;
   if (!Int("gpus", 1, &gpus)) return false;
   req->set_num_gpus(gpus);
@@ -535,6 +541,7 @@ int Cli::Compare() {
   plan.set_global_batch_size(c.given.config().global_batch_size());
   plan.set_top_k(1);
   plan.set_objective(c.objective);
+  plan.set_framework(est.framework());
   // What the framework offers applies to the best plan too.
   plan.mutable_constraints()->set_cuda_graphs(est.config().cuda_graphs());
   plan.mutable_constraints()->set_tp_comm_overlap(est.config().tp_comm_overlap());
@@ -654,6 +661,9 @@ int Cli::Plan() {
   if (absl::Status s = ApplyConstraintFlags(a_, req.mutable_constraints()); !s.ok()) {
     return UsageError(std::string(s.message()));
   }
+  v1::Framework framework;
+  if (absl::Status s = FrameworkFlag(a_, &framework); !s.ok()) return UsageError(std::string(s.message()));
+  req.set_framework(framework);
   std::vector<Override> sets;
   if (!ParseOverrides(&sets)) return failed_;
   if (!Connect()) return failed_;

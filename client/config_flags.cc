@@ -40,6 +40,7 @@ const ConfigIntFlag kConfigIntFlags[] = {
     {"etp", &v1::ParallelConfig::set_expert_tensor_parallel, 1},
     {"first-stage-layers", &v1::ParallelConfig::set_first_pipeline_stage_layers, 0},
     {"last-stage-layers", &v1::ParallelConfig::set_last_pipeline_stage_layers, 0},
+    {"cpu-offload-layers", &v1::ParallelConfig::set_cpu_offload_layers, 0},
 };
 
 // on|off switches: the config field, and the constraint's three-way flag.
@@ -132,6 +133,18 @@ absl::Status NetworkChoices(const Args& a, int values[3]) {
 
 }  // namespace
 
+absl::Status FrameworkFlag(const Args& a, v1::Framework* out) {
+  *out = v1::FRAMEWORK_UNSPECIFIED;
+  if (!a.Has("framework")) return absl::OkStatus();
+  const auto* v = EnumValueFromText(*v1::Framework_descriptor(), a.Get("framework"));
+  if (v == nullptr || v->number() == v1::FRAMEWORK_UNSPECIFIED) {
+    return Bad("framework", absl::StrCat("\"", a.Get("framework"),
+                                         "\" is not megatron, nemo, deepspeed, torchtitan or pytorch-fsdp"));
+  }
+  *out = static_cast<v1::Framework>(v->number());
+  return absl::OkStatus();
+}
+
 bool HasConfigFlags(const Args& a) {
   for (const IntFlag& f : kIntFlags) {
     if (a.Has(f.key)) return true;
@@ -146,7 +159,8 @@ bool HasConfigFlags(const Args& a) {
     if (a.Has(f.key)) return true;
   }
   return a.Has("recompute") || a.Has("schedule") || a.Has("moe-dispatcher") || a.Has("recompute-modules") || a.flags.count("cuda-graphs") > 0 ||
-         a.flags.count("tp-comm-overlap") > 0 || a.flags.count("moe-a2a-overlap") > 0;
+         a.flags.count("tp-comm-overlap") > 0 || a.flags.count("moe-a2a-overlap") > 0 ||
+         a.flags.count("fp8-param-gather") > 0;
 }
 
 absl::Status ApplyConfigFlags(const Args& a, v1::ParallelConfig* c) {
@@ -174,6 +188,7 @@ absl::Status ApplyConfigFlags(const Args& a, v1::ParallelConfig* c) {
     c->set_moe_dispatcher(static_cast<v1::MoeDispatcher>(v->number()));
   }
   if (a.flags.count("moe-a2a-overlap")) c->set_moe_a2a_overlap(true);
+  if (a.flags.count("fp8-param-gather")) c->set_fp8_param_gather(true);
   if (a.Has("recompute-modules")) {  // names checked by the server (config.recompute_modules[i])
     c->clear_recompute_modules();
     for (const std::string& m : Items(a.Get("recompute-modules"))) c->add_recompute_modules(m);

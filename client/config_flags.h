@@ -31,6 +31,9 @@ absl::Status ApplyConfigFlags(const Args& a, v1::ParallelConfig* c);
 
 absl::Status ApplyConstraintFlags(const Args& a, v1::PlanConstraints* k);
 
+// --framework megatron|nemo|deepspeed|torchtitan|pytorch-fsdp (unset: unspecified).
+absl::Status FrameworkFlag(const Args& a, v1::Framework* out);
+
 }  // namespace paraplan::cli
 
 #endif  // PARAPLAN_CLIENT_CONFIG_FLAGS_H_

@@ -107,6 +107,11 @@ std::string Megatron(const Plan& p) {
   if (c.offload().weights() || c.offload().activations()) {
     notes.Add("weight / activation offload is not emitted: set Megatron-LM's --cpu-offloading options by hand");
   }
+  if (c.cpu_offload_layers() > 0) {  // arguments.py, _add_training_args
+    f.Add("--cpu-offloading");
+    f.Add("--cpu-offloading-num-layers", c.cpu_offload_layers());
+  }
+  if (c.fp8_param_gather()) f.Add("--fp8-param-gather");
   if (c.cuda_graphs()) f.Add("--enable-cuda-graph");  // arguments.py, _add_training_args
   ModelShapeFlags(p, /*deepspeed=*/false, &f);
   if (p.moe()) {  // Megatron-LM arguments.py, _add_moe_args

@@ -76,6 +76,12 @@ absl::StatusOr<Recompute> FromProto(v1::Recompute r, absl::string_view field) {
   }
 }
 
+absl::StatusOr<Framework> FromProto(v1::Framework f, absl::string_view field) {
+  if (f < v1::FRAMEWORK_UNSPECIFIED || f > v1::FRAMEWORK_PYTORCH_FSDP) return BadEnum(field, f);
+  // The proto's values follow Framework's enumerators (kAny = unspecified).
+  return static_cast<Framework>(f);
+}
+
 absl::StatusOr<MoeDispatcher> FromProto(v1::MoeDispatcher d, absl::string_view field) {
   switch (d) {
     case v1::MOE_DISPATCHER_UNSPECIFIED:
@@ -334,6 +340,8 @@ absl::StatusOr<ParallelConfig> FromProto(const v1::ParallelConfig& c) {
     }
     out.recompute_modules |= 1u << (it - std::begin(kRecomputeModuleNames));
   }
+  out.cpu_offload_layers = c.cpu_offload_layers();
+  out.fp8_param_gather = c.fp8_param_gather();
   out.first_pipeline_stage_layers = c.first_pipeline_stage_layers();
   out.last_pipeline_stage_layers = c.last_pipeline_stage_layers();
   out.micro_batch_size = c.micro_batch_size();
@@ -465,6 +473,9 @@ absl::StatusOr<PlanRequest> FromProto(const v1::PlanRequest& r, const Workload& 
   out.gpus.assign(r.gpus().begin(), r.gpus().end());
   out.global_batch_size = r.global_batch_size();
   out.top_k = r.top_k() == 0 ? 10 : r.top_k();
+  absl::StatusOr<Framework> framework = FromProto(r.framework(), "framework");
+  if (!framework.ok()) return framework.status();
+  out.constraints.framework = *framework;
   switch (r.objective()) {
     case v1::OBJECTIVE_UNSPECIFIED:
     case v1::OBJECTIVE_TIME:
@@ -615,6 +626,8 @@ v1::ParallelConfig ToProto(const ParallelConfig& c) {
     if (c.recompute_modules & (1u << i)) out.add_recompute_modules(kRecomputeModuleNames[i]);
   }
   out.set_first_pipeline_stage_layers(c.first_pipeline_stage_layers);
+  out.set_cpu_offload_layers(c.cpu_offload_layers);
+  out.set_fp8_param_gather(c.fp8_param_gather);
   out.set_last_pipeline_stage_layers(c.last_pipeline_stage_layers);
   out.set_micro_batch_size(c.micro_batch_size);
   out.set_global_batch_size(c.global_batch_size);
@@ -828,5 +841,7 @@ v1::FitReport ToProto(const FitReport& r) {
   out.set_promotion_reason(r.promotion_reason);
   return out;
 }
+
+absl::StatusOr<Framework> FrameworkFromProto(v1::Framework f) { return FromProto(f, "framework"); }
 
 }  // namespace paraplan::adapter

@@ -20,6 +20,8 @@ absl::StatusOr<ParallelConfig> FromProto(const v1::ParallelConfig& c);
 absl::StatusOr<SystemProfile> FromProto(const v1::SystemProfile& p);
 // `workload` must already be converted; gpus/objective/constraints come from `r`.
 absl::StatusOr<PlanRequest> FromProto(const v1::PlanRequest& r, const Workload& workload);
+// INVALID_ARGUMENT naming "framework" for a value the API does not define.
+absl::StatusOr<Framework> FrameworkFromProto(v1::Framework f);
 
 v1::Workload ToProto(const Workload& w);
 v1::ParallelConfig ToProto(const ParallelConfig& c);

@@ -114,6 +114,24 @@ std::string RecomputeModulesText(unsigned modules) {
   return s;
 }
 
+const char* FrameworkName(Framework f) {
+  switch (f) {
+    case Framework::kAny:
+      return "FRAMEWORK_UNSPECIFIED";
+    case Framework::kMegatron:
+      return "FRAMEWORK_MEGATRON";
+    case Framework::kNemo:
+      return "FRAMEWORK_NEMO";
+    case Framework::kDeepSpeed:
+      return "FRAMEWORK_DEEPSPEED";
+    case Framework::kTorchtitan:
+      return "FRAMEWORK_TORCHTITAN";
+    case Framework::kPytorchFsdp:
+      return "FRAMEWORK_PYTORCH_FSDP";
+  }
+  return "?";
+}
+
 const char* DispatcherName(MoeDispatcher d) {
   switch (d) {
     case MoeDispatcher::kAllToAll:
@@ -178,6 +196,8 @@ std::string ParallelConfig::ShortString() const {
   if (offload.optimizer) absl::StrAppend(&s, " offload-opt");
   if (offload.weights) absl::StrAppend(&s, " offload-w");
   if (offload.activations) absl::StrAppend(&s, " offload-act");
+  if (cpu_offload_layers > 0) absl::StrAppend(&s, " cpu-offload", cpu_offload_layers);
+  if (fp8_param_gather) absl::StrAppend(&s, " fp8-param-gather");
   if (rank_order == RankOrder::kTpCpEpPpDp) absl::StrAppend(&s, " order=tp-cp-ep-pp-dp");
   return s;
 }

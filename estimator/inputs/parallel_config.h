@@ -27,6 +27,10 @@ enum RecomputeModule : unsigned {
 // Megatron's name of each module bit, in bit order.
 inline constexpr const char* kRecomputeModuleNames[] = {"core_attn", "mlp",         "moe",           "moe_act",
                                                         "layernorm", "mla_up_proj", "shared_experts"};
+// The training framework a configuration must run in (kAny: no restriction).
+enum class Framework { kAny, kMegatron, kNemo, kDeepSpeed, kTorchtitan, kPytorchFsdp };
+const char* FrameworkName(Framework f);
+
 // How tokens reach their experts (Megatron-Core's token dispatchers).
 enum class MoeDispatcher { kAllToAll, kAllGather, kDeepEp };
 enum class PipelineSchedule { kDefault, k1F1B, kGPipe, kInterleaved1F1B, kZeroBubble };
@@ -75,6 +79,11 @@ struct ParallelConfig {
   // RecomputeModule bits re-run under kSelective; 0 = kRecomputeCoreAttn (Megatron's
   // default).
   unsigned recompute_modules = 0;
+  // Layers per stage whose weights and activations live on the host (Megatron-Core
+  // cpu_offloading_num_layers), streamed over the host link beside the compute.
+  int cpu_offload_layers = 0;
+  // FP8 weights gathered by ZeRO, no 16-bit copy kept (Megatron fp8_param_gather).
+  bool fp8_param_gather = false;
   int zero_stage = 0;
   PipelineSchedule pipeline_schedule = PipelineSchedule::kDefault;
   bool overlap_grad_reduce = false;

@@ -450,6 +450,7 @@ absl::Status ValidateConfig(const Workload& w, const ParallelConfig& raw) {
                          {"virtual_pipeline_stages", raw.virtual_pipeline_stages},
                          {"first_pipeline_stage_layers", raw.first_pipeline_stage_layers},
                          {"last_pipeline_stage_layers", raw.last_pipeline_stage_layers},
+                         {"cpu_offload_layers", raw.cpu_offload_layers},
                          {"micro_batch_size", raw.micro_batch_size},
                          {"spatial_parallel", raw.spatial_parallel},
                          {"filter_parallel", raw.filter_parallel},
@@ -467,6 +468,9 @@ absl::Status ValidateConfig(const Workload& w, const ParallelConfig& raw) {
   }
   if (raw.zero_stage < 0 || raw.zero_stage > 3) {
     return Bad(p + "zero_stage", absl::StrCat(raw.zero_stage, " must be 0, 1, 2 or 3"));
+  }
+  if (raw.fp8_param_gather && (w.precision != Precision::kFp8 || raw.zero_stage < 1)) {
+    return Bad(p + "fp8_param_gather", "needs PRECISION_FP8 and zero_stage >= 1 (ZeRO gathers the FP8 weights)");
   }
   const ParallelConfig c = raw.Normalized();
   if (c.NumGpus() > (int64_t{1} << 24)) {
@@ -513,6 +517,11 @@ absl::Status ValidateConfig(const Workload& w, const ParallelConfig& raw) {
     }
     // Stages need not hold equal layer counts (BLOOM-176B: 70 layers over 12 stages).
     PARAPLAN_RETURN_IF_ERROR(ValidateStageLayout(c, t.num_layers));
+    if (c.cpu_offload_layers > 0 && c.cpu_offload_layers >= t.num_layers / c.pipeline_parallel) {
+      return Bad(p + "cpu_offload_layers",
+                 absl::StrCat(c.cpu_offload_layers, " leaves no layer on the GPU of a stage of ",
+                              t.num_layers / c.pipeline_parallel));
+    }
     if (t.seq_length % c.context_parallel != 0) {
       return Bad(p + "context_parallel",
                  absl::StrCat(c.context_parallel, " does not divide seq_length ", t.seq_length));
@@ -540,6 +549,7 @@ absl::Status ValidateConfig(const Workload& w, const ParallelConfig& raw) {
                                         "use spatial, filter or channel parallelism for layer graphs");
     }
     if (c.recompute_modules != 0) return Bad(p + "recompute_modules", "applies to transformers only");
+    if (c.cpu_offload_layers != 0) return Bad(p + "cpu_offload_layers", "applies to transformers only");
     if (c.moe_dispatcher != MoeDispatcher::kAllToAll || c.moe_a2a_overlap) {
       return Bad(p + (c.moe_a2a_overlap ? "moe_a2a_overlap" : "moe_dispatcher"),
                  "applies to mixture-of-experts transformers only");
@@ -579,6 +589,38 @@ absl::Status ValidateConfig(const Workload& w, const ParallelConfig& raw) {
     }
   }
   return absl::OkStatus();
+}
+
+FrameworkRefusal RefusedByFramework(Framework f, const ParallelConfig& c) {
+  if (f == Framework::kAny) return {};
+  const PipelineSchedule s = c.pipeline_schedule;
+  if (f == Framework::kMegatron || f == Framework::kNemo) {
+    if (c.zero_stage == 2) return {"zero_stage", "2 is not run: 1 is the distributed optimizer, 3 FSDP"};
+    if (c.pipeline_parallel > 1 && s != PipelineSchedule::k1F1B && s != PipelineSchedule::kInterleaved1F1B) {
+      return {"pipeline_schedule", "runs 1F1B or interleaved 1F1B only"};
+    }
+    return {};
+  }
+  if (f == Framework::kDeepSpeed) {
+    if (c.context_parallel > 1) return {"context_parallel", "has no ring attention"};
+    if (c.ExpertTensorParallel() != c.tensor_parallel) return {"expert_tensor_parallel", "experts follow TP"};
+    if (c.virtual_pipeline_stages > 1) return {"virtual_pipeline_stages", "no interleaved schedule"};
+    if (c.pipeline_parallel > 1 && c.zero_stage >= 2) return {"zero_stage", "2 and 3 do not run with pipeline stages"};
+    return {};
+  }
+  if (c.zero_stage == 1) return {"zero_stage", "1 is not run"};
+  if (f == Framework::kTorchtitan && c.zero_stage == 2) return {"zero_stage", "2 is not run: DDP or FSDP2"};
+  if (f == Framework::kPytorchFsdp &&
+      (c.tensor_parallel > 1 || c.pipeline_parallel > 1 || c.context_parallel > 1 || c.expert_parallel > 1)) {
+    return {"tensor_parallel", "runs data parallelism only"};
+  }
+  return {};
+}
+
+absl::Status ValidateFramework(Framework f, const ParallelConfig& raw) {
+  const FrameworkRefusal r = RefusedByFramework(f, raw.Normalized());
+  if (r.field == nullptr) return absl::OkStatus();
+  return Bad(absl::StrCat("config.", r.field), absl::StrCat(r.reason, " (", FrameworkName(f), ")"));
 }
 
 absl::Status ValidateMeasured(double iteration_time_s, double peak_memory_gib) {

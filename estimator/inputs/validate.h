@@ -27,6 +27,20 @@ absl::Status ValidateWorkloadOnProfile(const Workload& workload, const SystemPro
 // Checks the configuration against the workload's shape (config is normalized first).
 // Safe on a workload that ValidateWorkload would refuse (it never indexes an empty shape).
 absl::Status ValidateConfig(const Workload& workload, const ParallelConfig& config);
+// Whether `framework` runs the (normalized) configuration: INVALID_ARGUMENT naming the
+// field it cannot run otherwise. Megatron-LM and NeMo: ZeRO 0, 1 (distributed optimizer)
+// or 3 (FSDP), 1F1B or interleaved schedules. DeepSpeed (Megatron-DeepSpeed): no context
+// parallelism, no folded or expert-TP experts, no interleaving, no ZeRO 2/3 with
+// pipeline stages. torchtitan: DDP or FSDP2 (ZeRO 0 or 3). PyTorch FSDP: data
+// parallelism only (ZeRO 0, 2 or 3). kAny runs everything.
+absl::Status ValidateFramework(Framework framework, const ParallelConfig& config);
+// The same check, cheap enough for the search's inner loop: the refused field of a
+// normalized configuration and why (field null: it runs).
+struct FrameworkRefusal {
+  const char* field = nullptr;
+  const char* reason = nullptr;
+};
+FrameworkRefusal RefusedByFramework(Framework framework, const ParallelConfig& normalized);
 // As above, and the degrees must multiply to exactly `num_gpus`.
 absl::Status ValidateConfigForGpus(const Workload& workload, const ParallelConfig& config,
                                    int64_t num_gpus);

@@ -91,6 +91,26 @@ TEST(Validate, FoldedExpertParallelism) {
   ExpectInvalid(w, alone, "config.moe_a2a_overlap");
 }
 
+// What each framework runs (Megatron-LM: no ZeRO-2, 1F1B or interleaved; DeepSpeed: no
+// ring attention; PyTorch FSDP: data parallelism only).
+TEST(Validate, Frameworks) {
+  ParallelConfig c = Config(8, 4, 4, 1, 64);
+  c.zero_stage = 2;
+  EXPECT_TRUE(ValidateFramework(Framework::kAny, c).ok());
+  EXPECT_THAT(std::string(ValidateFramework(Framework::kMegatron, c).message()),
+              HasSubstr("config.zero_stage: 2 is not run"));
+  c.zero_stage = 1;
+  EXPECT_TRUE(ValidateFramework(Framework::kMegatron, c).ok());
+  c.pipeline_schedule = PipelineSchedule::kZeroBubble;
+  EXPECT_THAT(std::string(ValidateFramework(Framework::kNemo, c).message()), HasSubstr("config.pipeline_schedule"));
+  c.pipeline_schedule = PipelineSchedule::kDefault;
+  c.context_parallel = 2;
+  EXPECT_THAT(std::string(ValidateFramework(Framework::kDeepSpeed, c).message()), HasSubstr("config.context_parallel"));
+  EXPECT_THAT(std::string(ValidateFramework(Framework::kPytorchFsdp, c).message()),
+              HasSubstr("FRAMEWORK_PYTORCH_FSDP"));
+  EXPECT_TRUE(ValidateFramework(Framework::kPytorchFsdp, Config(1, 1, 64, 1, 64)).ok());
+}
+
 // Uneven pipeline layouts: 94 layers over PP 32 x v 3 = 96 chunks needs the end stages'
 // counts (the first and last chunk hold only the embedding and the loss).
 TEST(Validate, StageLayerCounts) {

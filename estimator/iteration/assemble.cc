@@ -130,6 +130,20 @@ void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
       mb.host_bytes += mb.activations_bytes - keep;
       mb.activations_bytes = keep;
     }
+    if (c.cpu_offload_layers > 0 && !model.layers.empty()) {
+      // Megatron-Core CPU offloading: the offloaded layers' weights and (every micro-batch
+      // in flight) activations live on the host; one layer's of each stays as the buffer
+      // the transfers fill.
+      const BlockCosts& layer = model.layers[model.layers.size() / 2];
+      const double n = c.cpu_offload_layers;
+      const double w = layer.params * model.weight_bytes_per_param / w_div_d;
+      const double moved_w = std::min(mb.weights_bytes, std::max(0.0, n - 1) * w);
+      const double moved_a =
+          std::min(mb.activations_bytes, std::max(0.0, n * layer.activation_bytes * flight - layer.activation_bytes));
+      mb.weights_bytes -= moved_w;
+      mb.activations_bytes -= moved_a;
+      mb.host_bytes += moved_w + moved_a;
+    }
     // Communication buffers: gathered TP activation (SP), pipeline send/recv, ZeRO-3
     // prefetch of two layers' full weights.
     mb.buffers_bytes = 4 * model.pp_send_bytes * c.tensor_parallel;
@@ -276,6 +290,15 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
   if (c.offload.activations) {
     const double a = stages.first.activation_bytes_per_mb;
     t.offload_s += m * std::max(0.0, 2 * a / hw.pcie_bytes_per_s() - ovl * step_compute);
+  }
+  if (c.cpu_offload_layers > 0 && !model.layers.empty()) {
+    // Each micro-batch: the offloaded layers' weights in for forward and for backward,
+    // their activations out and back, over the host link (PCIe, or NVLink-C2C on a
+    // Grace-Blackwell tray) beside the stage's compute.
+    const BlockCosts& layer = model.layers[model.layers.size() / 2];
+    const double bytes =
+        c.cpu_offload_layers * (2 * layer.params * model.weight_bytes_per_param + 2 * layer.activation_bytes);
+    t.offload_s += m * std::max(0.0, bytes / hw.pcie_bytes_per_s() - ovl * step_compute);
   }
 
   // Input pipeline (read + decode, input_pipeline.h): prefetched by loader workers; only

@@ -408,6 +408,7 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
                 c.overlap_param_gather = opg;
                 for (int order = 0; order < 2; ++order) {
                   c.rank_order = order ? RankOrder::kTpCpEpPpDp : RankOrder::kTpCpEpDpPp;
+                  if (RefusedByFramework(k.framework, c).field != nullptr) continue;
                   Scored s;
                   Assemble(*model, stages, c, sys, &s.result, &mem);
                   ++st->evaluated;

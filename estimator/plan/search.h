@@ -49,6 +49,8 @@ struct PlanConstraints {
   CollectiveAlgorithm dp_algorithm = CollectiveAlgorithm::kAuto;
   CollectiveAlgorithm tp_algorithm = CollectiveAlgorithm::kAuto;
   Placement placement = Placement::kPacked;
+  // Only configurations this framework runs (ValidateFramework).
+  Framework framework = Framework::kAny;
 };
 
 // The largest global batch Plan accepts (INVALID_ARGUMENT above): every micro-batch

@@ -142,6 +142,34 @@ std::vector<Point> BruteForce(const Workload& w, const SystemProfile& p, int gpu
   return out;
 }
 
+// A framework narrows the search to what it runs: PyTorch FSDP only data parallelism,
+// Megatron-LM no ZeRO-2 and no zero-bubble schedule.
+TEST(Search, FrameworkNarrowsTheSpace) {
+  const SystemProfile p = Profile("dgx-a100-80gb");
+  PlanRequest req;
+  req.workload = SmallModel();
+  req.gpus = {16};
+  req.global_batch_size = 64;
+  req.top_k = 50;
+  req.constraints.framework = Framework::kPytorchFsdp;
+  absl::StatusOr<PlanResult> fsdp = Plan(req, p);
+  ASSERT_TRUE(fsdp.ok()) << fsdp.status();
+  ASSERT_FALSE(fsdp->plans.empty());
+  for (const Estimate& e : fsdp->plans) {
+    EXPECT_EQ(e.config.tensor_parallel * e.config.pipeline_parallel * e.config.context_parallel, 1)
+        << e.config.ShortString();
+    EXPECT_NE(e.config.zero_stage, 1);
+  }
+  req.constraints.framework = Framework::kMegatron;
+  absl::StatusOr<PlanResult> megatron = Plan(req, p);
+  ASSERT_TRUE(megatron.ok()) << megatron.status();
+  for (const Estimate& e : megatron->plans) {
+    EXPECT_NE(e.config.zero_stage, 2) << e.config.ShortString();
+    EXPECT_NE(e.config.pipeline_schedule, PipelineSchedule::kZeroBubble) << e.config.ShortString();
+    EXPECT_TRUE(ValidateFramework(Framework::kMegatron, e.config).ok());
+  }
+}
+
 TEST(Search, BestPlanEqualsBruteForce) {
   const SystemProfile p = Profile("dgx-a100-80gb");
   Workload w = SmallModel();

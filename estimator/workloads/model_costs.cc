@@ -13,6 +13,7 @@ ModelShape ModelShape::Of(const ParallelConfig& c) {
   s.expert_tensor_parallel = c.ExpertTensorParallel();
   s.moe_dispatcher = c.moe_dispatcher;
   s.moe_a2a_overlap = c.moe_a2a_overlap;
+  s.fp8_param_gather = c.fp8_param_gather;
   s.spatial_parallel = c.spatial_parallel;
   s.filter_parallel = c.filter_parallel;
   s.channel_parallel = c.channel_parallel;
@@ -116,6 +117,11 @@ absl::StatusOr<ModelCosts> ComputeModelCosts(const Workload& workload, const Mod
   if (costs.ok()) {
     SetPrecisionBytes(workload.precision, ResolvedRecipe(workload), workload.optimizer, workload.mixed_precision,
                       &*costs);
+    if (shape.fp8_param_gather && workload.precision == Precision::kFp8) {
+      // The FP8 weights are the parameters ZeRO gathers (1 byte each); no 16-bit copy.
+      costs->weight_bytes_per_param -= 2;
+      costs->param_gather_bytes_per_param = 1;
+    }
   }
   return costs;
 }

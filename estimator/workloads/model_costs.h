@@ -30,6 +30,7 @@ struct ModelShape {
   int expert_tensor_parallel = 1;  // resolved (never 0)
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
   bool moe_a2a_overlap = false;
+  bool fp8_param_gather = false;
   int spatial_parallel = 1;
   int filter_parallel = 1;
   int channel_parallel = 1;

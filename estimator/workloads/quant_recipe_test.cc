@@ -75,6 +75,25 @@ TEST(QuantRecipe, Nvfp4KeepsTheLastLayersInBf16) {
   EXPECT_DOUBLE_EQ(fp4->post.fwd_s, bf16->post.fwd_s);
 }
 
+// fp8_param_gather: the FP8 weight and its transpose stay (1 + 1 bytes), the BF16 copy
+// goes, and ZeRO gathers one byte a parameter.
+TEST(QuantRecipe, Fp8ParamGather) {
+  const SystemProfile h100 = Profile("dgx-h100-80gb");
+  const Workload w = Llama70b(Precision::kFp8, QuantRecipe::kDefault);
+  const Hardware hw(h100, w.precision);
+  const Collectives coll(hw);
+  ParallelConfig c = testing::Config(8, 1, 8, 1, 8);
+  c.zero_stage = 1;
+  c.fp8_param_gather = true;
+  absl::StatusOr<ModelCosts> m = ComputeModelCosts(w, ModelShape::Of(c.Normalized()), hw, coll);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_DOUBLE_EQ(m->weight_bytes_per_param, 2);
+  EXPECT_DOUBLE_EQ(m->param_gather_bytes_per_param, 1);
+  EXPECT_TRUE(ValidateConfig(w, c).ok());
+  c.zero_stage = 0;
+  EXPECT_NE(std::string(ValidateConfig(w, c).message()).find("config.fp8_param_gather"), std::string::npos);
+}
+
 // FP4 needs FP4 tensor cores (Hopper has none); recipes match their precision.
 TEST(QuantRecipe, Validation) {
   const Workload fp4 = Llama70b(Precision::kFp4, QuantRecipe::kDefault);

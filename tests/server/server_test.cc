@@ -82,6 +82,10 @@ TEST_F(ServerTest, BadInputsNameTheField) {
          r->mutable_config()->add_recompute_modules("everything");
        },
        grpc::StatusCode::INVALID_ARGUMENT, "config.recompute_modules[1]: \"everything\" is not"},
+      {[](v1::EstimateRequest* r) { r->set_framework(v1::FRAMEWORK_PYTORCH_FSDP); },
+       grpc::StatusCode::INVALID_ARGUMENT, "config.tensor_parallel: runs data parallelism only"},
+      {[](v1::EstimateRequest* r) { r->set_framework(static_cast<v1::Framework>(9)); },
+       grpc::StatusCode::INVALID_ARGUMENT, "framework: 9 is not a known value"},
       {[](v1::EstimateRequest* r) { r->mutable_config()->set_moe_dispatcher(static_cast<v1::MoeDispatcher>(7)); },
        grpc::StatusCode::INVALID_ARGUMENT, "config.moe_dispatcher"},
       {[](v1::EstimateRequest* r) { r->mutable_config()->set_expert_tensor_parallel(2); },
