@@ -227,6 +227,10 @@ absl::StatusOr<Workload> FromProto(const v1::Workload& w) {
   }
   out.dataset.decode_core_ms_per_sample = w.dataset().decode_core_ms_per_sample();
   out.dataset.decode_offloaded = w.dataset().decode_offloaded();
+  if (w.dataset().format() < v1::DATASET_FORMAT_UNSPECIFIED || w.dataset().format() > v1::DATASET_FORMAT_RAW) {
+    return BadEnum("workload.dataset.format", w.dataset().format());
+  }
+  out.dataset.format = static_cast<DatasetFormat>(w.dataset().format());  // same order
   out.dataset.fraction = w.dataset().fraction() != 0 ? w.dataset().fraction() : 1;
   out.training_tokens = w.training_tokens();
   switch (w.optimizer()) {
@@ -393,7 +397,7 @@ absl::StatusOr<SystemProfile> FromProto(const v1::SystemProfile& p) {
   out.accelerator = {a.name(),       a.peak_tflops_bf16(), a.peak_tflops_fp16(),
                      a.peak_tflops_fp8(), a.peak_tflops_fp32(), a.memory_gib(),
                      a.memory_bandwidth_gbytes_per_s(), a.busy_power_w(), a.idle_power_w(),
-                     a.sm_count(),  a.peak_tflops_fp4()};
+                     a.sm_count(),  a.peak_tflops_fp4(), a.power_limit_w()};
   for (int i = 0; i < p.network_levels_size(); ++i) {
     const v1::NetworkLevel& l = p.network_levels(i);
     NetworkLevel n;
@@ -536,7 +540,7 @@ v1::Workload ToProto(const Workload& w) {
   out.set_name(w.name);
   out.set_precision(ToProto(w.precision));
   out.set_quant_recipe(kRecipes[static_cast<int>(w.quant_recipe)]);
-  if (w.dataset.sample_bytes > 0 || w.dataset.num_samples > 0) {
+  if (w.dataset.sample_bytes > 0 || w.dataset.num_samples > 0 || w.dataset.format != DatasetFormat::kUnspecified) {
     out.mutable_dataset()->set_sample_bytes(w.dataset.sample_bytes);
     out.mutable_dataset()->set_num_samples(w.dataset.num_samples);
     out.mutable_dataset()->set_location(w.dataset.location == DatasetLocation::kSharedFs ? v1::DATASET_SHARED_FS
@@ -544,6 +548,7 @@ v1::Workload ToProto(const Workload& w) {
                                                                                          : v1::DATASET_LOCAL);
     out.mutable_dataset()->set_decode_core_ms_per_sample(w.dataset.decode_core_ms_per_sample);
     out.mutable_dataset()->set_decode_offloaded(w.dataset.decode_offloaded);
+    out.mutable_dataset()->set_format(static_cast<v1::DatasetFormat>(w.dataset.format));
     out.mutable_dataset()->set_fraction(w.dataset.fraction);
   }
   out.set_training_tokens(w.training_tokens);
@@ -707,6 +712,7 @@ v1::SystemProfile ToProto(const SystemProfile& p) {
   a->set_idle_power_w(p.accelerator.idle_power_w);
   a->set_sm_count(p.accelerator.sm_count);
   a->set_peak_tflops_fp4(p.accelerator.peak_tflops_fp4);
+  a->set_power_limit_w(p.accelerator.power_limit_w);
   static const v1::Topology kTopologies[] = {v1::TOPOLOGY_SWITCH, v1::TOPOLOGY_FAT_TREE, v1::TOPOLOGY_TORUS_2D,
                                              v1::TOPOLOGY_RING, v1::TOPOLOGY_DRAGONFLY, v1::TOPOLOGY_TORUS_3D};
   for (const NetworkLevel& l : p.network_levels) {

@@ -22,6 +22,15 @@ double Accelerator::PeakTflops(Precision p) const {
   return 0;
 }
 
+double Accelerator::ClockScale() const {
+  if (!(power_limit_w > 0) || !(busy_power_w > 0) || power_limit_w >= busy_power_w) return 1;
+  return std::cbrt(power_limit_w / busy_power_w);
+}
+
+double Accelerator::BusyPowerW() const {
+  return power_limit_w > 0 && power_limit_w < busy_power_w ? power_limit_w : busy_power_w;
+}
+
 int64_t ResolvedDomainSize(const SystemProfile& profile, size_t i) {
   const int64_t cluster = std::max<int64_t>(1, profile.NumGpus());
   const NetworkLevel& l = profile.network_levels[i];

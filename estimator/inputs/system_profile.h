@@ -28,6 +28,14 @@ struct Accelerator {
   double idle_power_w = 0;
   int sm_count = 0;  // streaming multiprocessors (datasheet); 0 = no wave quantisation
   double peak_tflops_fp4 = 0;  // dense FP4 tensor rate; 0 = no FP4 tensor cores
+  // Board power cap; 0 = busy_power_w. ClockScale() and PowerW() follow it.
+  double power_limit_w = 0;
+
+  // Sustained clock under the cap relative to the rated one: (limit / busy)^(1/3) when
+  // the limit is below busy_power_w (dynamic power ~ f V^2 with V ~ f), else 1.
+  double ClockScale() const;
+  // Power drawn while busy: the lower of busy_power_w and the limit.
+  double BusyPowerW() const;
 
   // Dense peak for a precision, TFLOP/s (FP8 falls back to FP16 when unset).
   double PeakTflops(Precision p) const;

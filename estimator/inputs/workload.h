@@ -141,6 +141,8 @@ struct LayerGraphSpec {
 
 enum class DatasetLocation { kLocal, kSharedFs, kStaged };
 
+enum class DatasetFormat { kUnspecified, kTokens, kJpeg, kHdf5, kRaw };
+
 struct DatasetSpec {
   int64_t sample_bytes = 0;
   int64_t num_samples = 0;
@@ -148,6 +150,7 @@ struct DatasetSpec {
   double decode_core_ms_per_sample = 0;  // CPU decode + augmentation per sample; 0 = none
   bool decode_offloaded = false;         // GPU / DPU decoding
   double fraction = 1;                   // share of samples read per epoch, (0, 1]
+  DatasetFormat format = DatasetFormat::kUnspecified;  // JPEG: decoding matters
 };
 
 struct Workload {

@@ -21,7 +21,7 @@ SystemContext MakeSystemContext(const SystemProfile& profile, const Workload& wo
   SystemContext sys;
   sys.hw = &hw;
   sys.coll = &coll;
-  sys.busy_power_w = profile.accelerator.busy_power_w;
+  sys.busy_power_w = profile.accelerator.BusyPowerW();
   sys.idle_power_w = profile.accelerator.idle_power_w;
   sys.node_power_w = profile.node_power_w;
   sys.price_per_gpu_hour_usd = profile.price_per_gpu_hour_usd;
@@ -58,6 +58,10 @@ void AddWarnings(const Workload& workload, const SystemProfile& profile, const P
     w->push_back(absl::StrFormat(
         "tensor_parallel %d spans %s domains (%d GPUs each): TP traffic crosses the slower network",
         c.tensor_parallel, profile.network_levels.empty() ? "node" : profile.network_levels[0].name, domain));
+  }
+  const DatasetSpec& d = workload.dataset;
+  if (d.format == DatasetFormat::kJpeg && d.decode_core_ms_per_sample <= 0 && !d.decode_offloaded) {
+    w->push_back("dataset.format JPEG without decode_core_ms_per_sample: CPU decoding is not modelled");
   }
   const int m = c.NumMicroBatches();
   if (c.pipeline_parallel > 1 && m < c.pipeline_parallel) {

@@ -55,13 +55,14 @@ Calibration ResolvedCalibration(const SystemProfile& profile) {
 
 Hardware::Hardware(const SystemProfile& profile, Precision precision) {
   const Calibration cal = ResolvedCalibration(profile);
-  peak_flops_per_s_ = profile.accelerator.PeakTflops(precision) * 1e12;
+  const double clock = profile.accelerator.ClockScale();  // a power cap lowers the clocks
+  peak_flops_per_s_ = profile.accelerator.PeakTflops(precision) * 1e12 * clock;
   // matmul_efficiency_fp8: the share of the low-precision peak, FP8 or FP4.
   matmul_flops_per_s_ = peak_flops_per_s_ * (LowPrecisionLinears(precision) ? cal.matmul_efficiency_fp8
                                                                           : cal.matmul_efficiency);
   // Only linear layers run in FP8 (Transformer Engine); everything else stays 16-bit.
   const Precision other = LowPrecisionLinears(precision) ? Precision::kBf16 : precision;
-  const double other_peak = profile.accelerator.PeakTflops(other) * 1e12;
+  const double other_peak = profile.accelerator.PeakTflops(other) * 1e12 * clock;
   batched_matmul_flops_per_s_ = other_peak * cal.matmul_efficiency;
   attention_fwd_flops_per_s_ = other_peak * cal.attention_efficiency_fwd;
   attention_bwd_flops_per_s_ = other_peak * cal.attention_efficiency_bwd;

@@ -1,5 +1,7 @@
 #include "estimator/system/hardware.h"
 
+#include <cmath>
+
 #include "estimator/testing/test_util.h"
 #include "gtest/gtest.h"
 
@@ -96,6 +98,22 @@ TEST(Hardware, Fp8FallsBackWhenUnsupported) {
   const SystemProfile a100 = Profile("dgx-a100-80gb");
   EXPECT_EQ(a100.accelerator.PeakTflops(Precision::kFp8), 312);
   EXPECT_EQ(Profile("dgx-h100-80gb").accelerator.PeakTflops(Precision::kFp8), 1979);
+}
+
+// A power cap below the rated power lowers the sustained clock by the cube root of the
+// ratio (dynamic power ~ f V^2, V ~ f): an H100 held to 350 of its 700 W runs its GEMMs
+// at 0.794 of the rate; memory bandwidth holds; the board draws the cap while busy.
+TEST(Hardware, PowerLimitLowersTheClocks) {
+  SystemProfile p = Profile("dgx-h100-80gb");
+  const Hardware rated(p, Precision::kBf16);
+  p.accelerator.power_limit_w = 350;
+  const Hardware capped(p, Precision::kBf16);
+  EXPECT_NEAR(capped.peak_flops_per_s() / rated.peak_flops_per_s(), std::cbrt(0.5), 1e-12);
+  EXPECT_DOUBLE_EQ(capped.hbm_bytes_per_s(), rated.hbm_bytes_per_s());
+  EXPECT_DOUBLE_EQ(p.accelerator.BusyPowerW(), 350);
+  p.accelerator.power_limit_w = 900;  // above the rated power: no effect
+  EXPECT_DOUBLE_EQ(p.accelerator.ClockScale(), 1);
+  EXPECT_DOUBLE_EQ(p.accelerator.BusyPowerW(), 700);
 }
 
 }  // namespace
