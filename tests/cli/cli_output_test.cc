@@ -266,6 +266,37 @@ TEST(Launcher, MegatronZero2AndVirtualStagesThatDoNotDivide) {
   EXPECT_NE(out.find("10 GPUs (2 nodes x 8)"), std::string::npos) << out;
 }
 
+// A Qwen3-style MoE run as the Megatron-MoE model zoo launches it: experts folded over
+// the TP ranks (expert-TP 1), DeepEP, the 1F1B all-to-all overlap, layernorm and moe_act
+// recompute, end stages one layer short, MXFP8, CPU offload of a layer — each emitted as
+// the Megatron-LM argument that runs it.
+TEST(Launcher, MegatronMoeFoldingAndRecipes) {
+  LaunchInput in = MoeFp8();
+  v1::ParallelConfig& c = in.config;
+  c.set_expert_tensor_parallel(1);
+  c.set_moe_dispatcher(v1::MOE_DISPATCHER_DEEPEP);
+  c.set_moe_a2a_overlap(true);
+  c.set_recompute(v1::RECOMPUTE_SELECTIVE);
+  c.add_recompute_modules("layernorm");
+  c.add_recompute_modules("moe_act");
+  c.set_first_pipeline_stage_layers(15);
+  c.set_last_pipeline_stage_layers(15);
+  c.set_cpu_offload_layers(1);
+  c.set_zero_stage(1);
+  c.set_fp8_param_gather(true);
+  in.workload.set_quant_recipe(v1::QUANT_RECIPE_MXFP8);
+  const std::string out = Emit("megatron", in);
+  for (const char* arg : {"    --expert-tensor-parallel-size 1 \\\n", "    --moe-token-dispatcher-type flex \\\n",
+                          "    --moe-enable-deepep \\\n", "    --overlap-moe-expert-parallel-comm \\\n",
+                          "    --recompute-granularity selective \\\n",
+                          "    --recompute-modules layernorm moe_act \\\n",
+                          "    --decoder-first-pipeline-num-layers 15 \\\n",
+                          "    --decoder-last-pipeline-num-layers 15 \\\n", "    --cpu-offloading-num-layers 1 \\\n",
+                          "    --fp8-param-gather \\\n", "    --fp8-recipe mxfp8"}) {
+    EXPECT_NE(out.find(arg), std::string::npos) << arg << "\n" << out;
+  }
+}
+
 TEST(Launcher, UnknownFrameworkListsTheValidOnes) {
   absl::StatusOr<std::string> s = LauncherArguments("jax", MoeFp8());
   ASSERT_FALSE(s.ok());
