@@ -357,13 +357,24 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
     if ((int64_t{shape.tp} * shape.cp * dp) % (int64_t{shape.ep} * shape.etp) != 0) continue;
     const int m = global_batch / (dp * shape.mbs);
     std::vector<int> vs = {1};
+    // Layers that do not divide over the stages interleave as Megatron-Core lays them
+    // out with the embedding and the loss counted as layers (Qwen3-235B's 94 over 8 x 4):
+    // the end stages one layer short, every chunk (L + 2) / (pp v) slots.
+    int end_layers = 0;
     if (pp > 1 && space.transformer && even) {
       vs = Divisors(space.num_layers / pp, space.num_layers / pp);
+    } else if (pp > 2 && space.transformer && (space.num_layers + 2) % pp == 0) {
+      const int slots = (space.num_layers + 2) / pp;
+      vs = Divisors(slots, slots);
+      end_layers = slots - 1;
     }
     for (int v : vs) {
       if (!Permits(k.virtual_pipeline_stages, v)) continue;
       if (v > 1 && m % pp != 0) continue;  // interleaving needs m divisible by pp
-      const StageCosts stages = ComputeStageCosts(*model, pp, v);
+      const int ends = v > 1 ? end_layers : 0;  // v = 1 keeps the even split of uneven stages
+      c.first_pipeline_stage_layers = ends;
+      c.last_pipeline_stage_layers = ends;
+      const StageCosts stages = ComputeStageCosts(*model, pp, v, ends, ends);
       c.pipeline_parallel = pp;
       c.data_parallel = dp;
       c.virtual_pipeline_stages = v;

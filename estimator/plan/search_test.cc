@@ -266,7 +266,9 @@ TEST(Search, ConstraintsAreHonoured) {
 }
 
 // 6 layers over 4 stages do not divide: the planner proposes stages of 1 and 2 layers
-// (v = 1 only) and prices each plan as a direct estimate of its configuration does.
+// (v = 1), or Megatron's layout with the embedding and the loss counted as layers — 8
+// slots, 2 a stage, interleaved as v = 2 with one layer on each end stage — and prices
+// each plan as a direct estimate of its configuration does.
 TEST(Search, ProposesUnevenPipelineStages) {
   PlanRequest req;
   req.workload = SmallModel();
@@ -281,7 +283,13 @@ TEST(Search, ProposesUnevenPipelineStages) {
   ASSERT_FALSE(plan->plans.empty());
   for (const Estimate& e : plan->plans) {
     EXPECT_EQ(e.config.pipeline_parallel, 4);
-    EXPECT_EQ(e.config.virtual_pipeline_stages, 1);
+    if (e.config.virtual_pipeline_stages == 1) {
+      EXPECT_EQ(e.config.first_pipeline_stage_layers, 0);
+    } else {
+      EXPECT_EQ(e.config.virtual_pipeline_stages, 2);
+      EXPECT_EQ(e.config.first_pipeline_stage_layers, 1);
+      EXPECT_EQ(e.config.last_pipeline_stage_layers, 1);
+    }
     absl::StatusOr<Estimate> direct = EstimateIteration(req.workload, e.config, p);
     ASSERT_TRUE(direct.ok()) << direct.status();
     EXPECT_DOUBLE_EQ(direct->iteration_time_s, e.iteration_time_s);
