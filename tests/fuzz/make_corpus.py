@@ -172,6 +172,22 @@ def estimate_seeds():
     both(t, "EstimateRequest", "cnn_residual_cut", {"profile": "abci-v100-16gb", "workload": RESIDUAL,
          "config": {"data_parallel": 2, "spatial_parallel": 4, "spatial_layers": 3, "spatial_axes": 2,
                     "micro_batch_size": 8, "global_batch_size": 16, "recompute": "RECOMPUTE_FULL"}, "num_gpus": 8})
+    # Issue 22: MLA with folded experts, DeepEP and recompute modules on an NVL72 rack;
+    # a sliding-window MoE over uneven interleaved stages with a CPU-offloaded layer.
+    both(t, "EstimateRequest", "deepseek_folded",
+         {"profile": "gb200-nvl72", "model": "deepseek-v3", "num_gpus": 256, "framework": "FRAMEWORK_MEGATRON",
+          "config": {"tensor_parallel": 2, "pipeline_parallel": 8, "data_parallel": 16, "expert_parallel": 32,
+                     "expert_tensor_parallel": 1, "sequence_parallel": True, "micro_batch_size": 1,
+                     "global_batch_size": 256, "recompute": "RECOMPUTE_SELECTIVE",
+                     "recompute_modules": ["layernorm", "moe_act", "mla_up_proj"], "zero_stage": 1,
+                     "moe_dispatcher": "MOE_DISPATCHER_DEEPEP", "moe_a2a_overlap": True,
+                     "flash_attention": True}})
+    both(t, "EstimateRequest", "gpt_oss_stages",
+         {"profile": "gb300-nvl72", "model": "gpt-oss-120b", "num_gpus": 64,
+          "config": {"pipeline_parallel": 4, "virtual_pipeline_stages": 2, "data_parallel": 16,
+                     "expert_parallel": 16, "first_pipeline_stage_layers": 8, "last_pipeline_stage_layers": 8,
+                     "cpu_offload_layers": 1, "micro_batch_size": 1, "global_batch_size": 64,
+                     "pipeline_schedule": "SCHEDULE_INTERLEAVED_1F1B", "flash_attention": True}})
     # A 3-D volume split over three axes.
     both(t, "EstimateRequest", "cnn_3d_axes", {"profile": "abci-v100-16gb", "workload": VOLUME,
          "config": {"spatial_parallel": 8, "spatial_axes": 3, "micro_batch_size": 1, "global_batch_size": 1},
@@ -195,6 +211,8 @@ def plan_seeds():
     both(t, "PlanRequest", "moe_energy", {"profile": "dgx-h100-80gb", "workload": MOE, "gpus": [64],
                                           "global_batch_size": 512, "objective": "OBJECTIVE_ENERGY",
                                           "constraints": {"expert_parallel": [4, 8], "allow_offload": True}})
+    both(t, "PlanRequest", "qwen3_megatron", {"profile": "dgx-h100-80gb", "model": "qwen3-30b-a3b", "gpus": [64],
+                                              "global_batch_size": 256, "framework": "FRAMEWORK_MEGATRON"})
     both(t, "PlanRequest", "cnn", {"profile": "abci-v100-16gb", "workload": CNN, "gpus": [16],
                                    "global_batch_size": 32})
     m = jsonl("korthikanti22_iteration_times.jsonl")[0]
