@@ -94,6 +94,20 @@ TEST(QuantRecipe, Fp8ParamGather) {
   EXPECT_NE(std::string(ValidateConfig(w, c).message()).find("config.fp8_param_gather"), std::string::npos);
 }
 
+// Transformer Engine keeps a linear's input for backward as its FP8 copy: Llama 3 70B
+// (8,192 tokens, TP 1) stores the QKV, projection and MLP inputs (8,192 wide each) and
+// the down projection's input (28,672) in 1 byte instead of 2; the SwiGLU's inputs, the
+// norms' inputs, Q, K, V stay BF16.
+TEST(QuantRecipe, Fp8KeepsQuantisedLinearInputs) {
+  const SystemProfile h100 = Profile("dgx-h100-80gb");
+  absl::StatusOr<ModelCosts> fp8 = Costs(Llama70b(Precision::kFp8, QuantRecipe::kDefault), h100);
+  absl::StatusOr<ModelCosts> bf16 = Costs(Llama70b(Precision::kBf16, QuantRecipe::kDefault), h100);
+  ASSERT_TRUE(fp8.ok() && bf16.ok());
+  const double T = 8192;
+  EXPECT_DOUBLE_EQ(bf16->layers[0].activation_bytes - fp8->layers[0].activation_bytes,
+                   T * (3 * 8192 + 28672) * (2 - 1));
+}
+
 // FP4 needs FP4 tensor cores (Hopper has none); recipes match their precision.
 TEST(QuantRecipe, Validation) {
   const Workload fp4 = Llama70b(Precision::kFp4, QuantRecipe::kDefault);

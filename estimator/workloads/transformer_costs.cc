@@ -24,6 +24,10 @@ struct Dims {
   bool gated, flash, sp;
   bool lowp;          // the linears run in FP8 / FP4 (Transformer Engine)
   bool bf16_linears;  // a low-precision workload's layer kept in BF16 (its linears at that rate)
+  // Bytes per element of what a linear keeps of its input for backward: Transformer
+  // Engine saves the quantised copy under FP8 / FP4 (1; MXFP8 1 + 1/32; NVFP4 1/2 + 1/16),
+  // the 16-bit tensor otherwise (= p).
+  double pin = 2;
   QuantRecipe recipe = QuantRecipe::kDefault;
   bool fp32_params;  // MixedPrecision::kFp32Params: each linear casts its fp32 weight
   bool dropout;    // dropout > 0: dropout kernels run and their masks are stored
@@ -239,9 +243,10 @@ Part AttentionBlock(const Dims& x, const Hardware& hw) {
   MemoryBound(2 * e * x.r * x.p + (3 * e * x.r * x.p + mask) + 2 * context * x.p, x.dropout ? 5 : 4,
               &part);
   part.kernels_bwd += x.norm_wgrad_kernels;
-  // Stored: norm input, QKV input, Q and K, V, projection input, dropout mask.
-  part.act_bytes = e * x.r * x.p + e * x.r * x.p + x.T * (x.a + x.g) * x.d / x.t * x.p +
-                   x.T * x.g * x.d / x.t * x.p + context * x.p + mask;
+  // Stored: norm input, QKV input, Q and K, V, projection input, dropout mask (the two
+  // linear inputs quantised under FP8 / FP4: pin).
+  part.act_bytes = e * x.r * x.p + e * x.r * x.pin + x.T * (x.a + x.g) * x.d / x.t * x.p +
+                   x.T * x.g * x.d / x.t * x.p + context * x.pin + mask;
   return part;
 }
 
@@ -259,8 +264,9 @@ Part MlpBlock(const Dims& x, const Hardware& hw, double tokens, double f, double
   const double inner = tokens * f / shard;
   // Activation function: read input(s), write output.
   MemoryBound((x.gated ? 3 : 2) * inner * x.p, 1, &part);
-  // Stored: MLP input, activation-function input(s), its output.
-  part.act_bytes = tokens * x.h * input_share * x.p + (x.gated ? 2 : 1) * inner * x.p + inner * x.p;
+  // Stored: MLP input, activation-function input(s), its output (the two linear inputs
+  // quantised under FP8 / FP4: pin).
+  part.act_bytes = tokens * x.h * input_share * x.pin + (x.gated ? 2 : 1) * inner * x.p + inner * x.pin;
   return part;
 }
 
@@ -306,7 +312,8 @@ Part MlaBlock(const Dims& x, const Hardware& hw, const MlaSpec& m, Part* up) {
   part.kernels_bwd += x.norm_wgrad_kernels * (ql > 0 ? 3 : 2);
   // Stored: norm input, down-projection input, each latent before and after its norm,
   // Q, K, V, the projection's input, the dropout mask.
-  part.act_bytes = 2 * e * x.r * x.p + 2 * x.T * (ql + kvl) * x.p + up->act_bytes + context * x.p + mask;
+  part.act_bytes = e * x.r * x.p + e * x.r * x.pin + x.T * (ql + kvl) * (x.p + x.pin) + up->act_bytes +
+                   context * x.pin + mask;
   return part;
 }
 
@@ -489,6 +496,10 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
   x.lowp = LowPrecisionLinears(workload.precision);
   x.bf16_linears = false;
   x.recipe = ResolvedRecipe(workload);
+  x.pin = !x.lowp                               ? x.p
+          : x.recipe == QuantRecipe::kMxfp8     ? 1 + 1.0 / 32
+          : x.recipe == QuantRecipe::kNvfp4     ? 0.5 + 1.0 / 16
+                                                : 1;
   x.fp32_params = workload.mixed_precision == MixedPrecision::kFp32Params && x.p < 4;
   x.dropout = spec.dropout > 0;
   x.tp_algorithm = shape.tp_algorithm;
@@ -733,6 +744,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
   if (high_precision_layers > 0) {
     Dims x16 = x;
     x16.bf16_linears = true;
+    x16.pin = x.p;
     high = build_kinds(x16);
   }
 
