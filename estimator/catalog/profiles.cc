@@ -366,8 +366,10 @@ SystemProfile Gb300Nvl72() {
   // 132-140 kW per rack (Supermicro's range; Microsoft ~136 kW), ~135 kW minus 72 x
   // 1,400 W GPUs, over 18 trays.
   p.node_power_w = 1900;
-  // No on-demand GB300 rate found (CoreWeave lists GB300 NVL72 as "contact sales").
-  // Placeholder: gb200-nvl72's CoreWeave rate; set your own.
+  // No on-demand GB300 rate is published (CoreWeave lists GB300 NVL72 as "contact
+  // sales"): priced as gb200-nvl72 (CoreWeave $42/h per 4-GPU tray), a lower bound —
+  // cost rankings between the two racks compare speed only. Give the contract rate with
+  // `--set price_per_gpu_hour_usd=...` or a stored profile.
   p.price_per_gpu_hour_usd = 10.50;
   return p;
 }

@@ -21,6 +21,22 @@ QuantRecipe ResolvedRecipe(const Workload& w) {
   return w.precision == Precision::kFp4 ? QuantRecipe::kNvfp4 : QuantRecipe::kDelayedScaling;
 }
 
+double QuantisedBytesPerElement(QuantRecipe r) {
+  switch (r) {
+    case QuantRecipe::kDefault:
+      return 2;
+    case QuantRecipe::kDelayedScaling:
+    case QuantRecipe::kCurrentScaling:
+    case QuantRecipe::kBlockwise:
+      return 1;
+    case QuantRecipe::kMxfp8:
+      return 1 + 1.0 / 32;
+    case QuantRecipe::kNvfp4:
+      return 0.5 + 1.0 / 16;
+  }
+  return 2;
+}
+
 TransformerSpec TransformerSpec::Resolved() const {
   TransformerSpec r = *this;
   if (r.num_kv_heads <= 0) r.num_kv_heads = r.num_attention_heads;

@@ -171,6 +171,11 @@ struct Workload {
 // 16- and 32-bit precisions.
 QuantRecipe ResolvedRecipe(const Workload& w);
 
+// Bytes of one quantised element with its share of the scales: 1 for the per-tensor and
+// blockwise FP8 recipes, 1 + 1/32 for MXFP8 (an E8M0 scale per 32), 1/2 + 1/16 for NVFP4
+// (an E4M3 scale per 16); 2 (16-bit) for kDefault.
+double QuantisedBytesPerElement(QuantRecipe r);
+
 }  // namespace paraplan
 
 #endif  // PARAPLAN_ESTIMATOR_INPUTS_WORKLOAD_H_

@@ -91,9 +91,7 @@ std::vector<CollectiveUse> DescribeCollectives(const Workload& workload, const P
       const int etp = c.ExpertTensorParallel();
       const GroupSpan ep = coll.Place(c.expert_parallel, etp);
       const double r = c.sequence_parallel && t > 1 ? 1 / t : 1;
-      double moe_layers = 0;
-      for (int l = 0; l < spec.num_layers; ++l) moe_layers += spec.IsMoeLayer(l) ? 1 : 0;
-      moe_layers *= layers / spec.num_layers;  // this stage's share
+      const double moe_layers = double{1.0} * spec.NumMoeLayers() * layers / spec.num_layers;  // this stage's share
       const double sent = T * r * spec.moe.top_k * spec.moe.load_imbalance * h * p;
       b.Add("ep", K::kAllToAll, ep, sent, 4 * moe_layers * m, false);
       if (etp > 1) {

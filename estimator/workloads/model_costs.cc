@@ -76,13 +76,11 @@ void SetPrecisionBytes(Precision precision, QuantRecipe recipe, Optimizer optimi
     costs->optimizer_bytes_per_param = 4 + 8 + 8 + 8;
     costs->optimizer_passes = 3;  // gradient norm, Adam, zeroing the gradients
   } else {
-    // FP8 (Transformer Engine) keeps an FP8 copy of each linear weight and its transpose
-    // beside the 16-bit weight: 2 + 1 + 1 bytes; MXFP8 both orientations with a scale per
-    // 32 (2 + 2 x (1 + 1/32)); NVFP4 both in FP4 with a scale per 16 (2 + 2 x (1/2 + 1/16)).
-    costs->weight_bytes_per_param = recipe == QuantRecipe::kMxfp8   ? 2 + 2 * (1 + 1.0 / 32)
-                                    : recipe == QuantRecipe::kNvfp4 ? 2 + 2 * (0.5 + 1.0 / 16)
-                                    : LowPrecisionLinears(precision) ? 4
-                                                                     : 2;
+    // FP8 / FP4 (Transformer Engine) keep a quantised copy of each linear weight and of
+    // its transpose beside the 16-bit weight: 2 + 1 + 1 bytes for FP8, MXFP8
+    // 2 + 2 x (1 + 1/32), NVFP4 2 + 2 x (1/2 + 1/16).
+    costs->weight_bytes_per_param =
+        LowPrecisionLinears(precision) ? 2 + 2 * QuantisedBytesPerElement(recipe) : 2;
     costs->grad_bytes_per_param = 4;              // fp32 main_grad (Megatron-LM)
     costs->optimizer_state_bytes_per_param = 12;  // fp32 master + m + v
     costs->grad_reduce_bytes_per_param = 4;       // gradients reduced in fp32 (Megatron-LM)

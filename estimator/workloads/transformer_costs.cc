@@ -96,11 +96,14 @@ CastTraffic Casts(QuantRecipe r, double m, double n, double k) {
       return {5 * m * k, 5 * m * n + 2 * m * n + 2 * m * k, 2, 3};
     case QuantRecipe::kBlockwise:
       return {3 * m * k, 6 * m * n + 3 * m * k, 1, 3};
-    case QuantRecipe::kMxfp8:
-      return {(2 + 2 * (1 + 1.0 / 32)) * m * k, (2 + 2 * (1 + 1.0 / 32)) * m * n, 1, 1};
+    case QuantRecipe::kMxfp8: {
+      const double both = 2 + 2 * QuantisedBytesPerElement(r);  // read 16-bit, write two orientations
+      return {both * m * k, both * m * n, 1, 1};
+    }
     case QuantRecipe::kNvfp4: {
-      const double fp4 = 0.5 + 1.0 / 16;
-      return {(2 + 2 + 2 * fp4) * m * k + 4 * m * k, (2 + 2 + 2 * fp4) * m * n + 4 * m * n, 3, 3};
+      // amax pass (2), read 16-bit (2), both orientations, Hadamard pass (read 2, write 2).
+      const double bytes = 2 + 2 + 2 * QuantisedBytesPerElement(r) + 4;
+      return {bytes * m * k, bytes * m * n, 3, 3};
     }
   }
   return {};
@@ -496,10 +499,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
   x.lowp = LowPrecisionLinears(workload.precision);
   x.bf16_linears = false;
   x.recipe = ResolvedRecipe(workload);
-  x.pin = !x.lowp                               ? x.p
-          : x.recipe == QuantRecipe::kMxfp8     ? 1 + 1.0 / 32
-          : x.recipe == QuantRecipe::kNvfp4     ? 0.5 + 1.0 / 16
-                                                : 1;
+  x.pin = x.lowp ? QuantisedBytesPerElement(x.recipe) : x.p;
   x.fp32_params = workload.mixed_precision == MixedPrecision::kFp32Params && x.p < 4;
   x.dropout = spec.dropout > 0;
   x.tp_algorithm = shape.tp_algorithm;
