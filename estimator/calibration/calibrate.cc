@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,7 +16,9 @@
 #include "estimator/calibration/fit.h"
 #include "estimator/calibration/params.h"
 #include "estimator/calibration/samples.h"
+#include "estimator/calibration/regimes.h"
 #include "estimator/calibration/select.h"
+#include "estimator/inputs/calibration_regime.h"
 #include "estimator/inputs/units.h"
 #include "estimator/inputs/validate.h"
 #include "estimator/iteration/estimate.h"
@@ -48,28 +52,10 @@ absl::Status CheckFinite(const FitReport& r) {
 // Measurements in one time fit: the solver evaluates every one for each parameter at
 // each iteration, so this bounds the fit's time; more are subsampled by shape.
 constexpr int kSampleBudget = 400;
-constexpr int kMaxFolds = 5;
 // A fitted coordinate this close to a bound counts as at the bound (see AtBound).
 constexpr double kAtBoundTolerance = 0.01;
 
 std::string Percent(double ratio) { return absl::StrFormat("%.2f %%", 100 * ratio); }
-
-double Mape(absl::Span<const CalibrationSample> samples, const SystemProfile& profile) {
-  if (samples.empty()) return 0;
-  double sum = 0;
-  for (const CalibrationSample& s : samples) {
-    const double p = std::exp(LogPredictedTime(s, profile));
-    sum += std::isfinite(p) ? std::abs(p - s.measured_iteration_time_s) / s.measured_iteration_time_s : 1.0;
-  }
-  return sum / samples.size();
-}
-
-std::vector<const CalibrationSample*> Pointers(absl::Span<const CalibrationSample> samples,
-                                               const std::vector<int>& indices) {
-  std::vector<const CalibrationSample*> out;
-  for (int i : indices) out.push_back(&samples[i]);
-  return out;
-}
 
 // Within kAtBoundTolerance of a bound in the parameter's coordinate: 1 % relative for
 // a log coordinate, 1 % of a step (0.1 ms) for the additive overhead.
@@ -153,7 +139,7 @@ void AddMemoryChanges(const MemoryFit& fit, size_t num_peaks, const Calibration&
   out->push_back(fixed);
 }
 
-ParameterChange TimeChange(const CalibrationParam& p, const TimeFit& fit, size_t j,
+ParameterChange TimeChange(const CalibrationParam& p, const TimeFit& fit, const std::vector<bool>& fitted, size_t j,
                            const std::string& fitted_on, Calibration after) {
   ParameterChange c;
   c.name = p.name;
@@ -161,7 +147,7 @@ ParameterChange TimeChange(const CalibrationParam& p, const TimeFit& fit, size_t
   c.lower_bound = p.lower;
   c.upper_bound = p.upper;
   c.sensitivity_ratio = fit.selection.sensitivity[j];
-  c.fitted = fit.selection.free[j];
+  c.fitted = fitted[j];
   if (!c.fitted) {
     c.after = p.ref(after);
     c.reason = fit.selection.reason[j];
@@ -172,10 +158,10 @@ ParameterChange TimeChange(const CalibrationParam& p, const TimeFit& fit, size_t
     }
     return c;
   }
-  c.after = p.Value(fit.u[j]);
+  c.after = p.ref(after);
   // Delta method: d theta = theta du (log coordinate) or step du (linear).
   c.stddev = (p.additive ? p.step : c.after) * fit.stddev_u[j];
-  c.at_bound = AtBound(p, fit.u[j]);
+  c.at_bound = AtBound(p, p.Coordinate(c.after));
   c.reason = absl::StrFormat("fitted on %s: %.4g +- %.2g; moves predictions by %s per %s", fitted_on, c.after,
                              c.stddev, Percent(c.sensitivity_ratio), p.StepName());
   if (c.at_bound) {
@@ -195,6 +181,117 @@ ParameterChange TimeChange(const CalibrationParam& p, const TimeFit& fit, size_t
   return c;
 }
 
+// What calibration needs to know of a measurement's scale.
+struct Scale {
+  int64_t gpus = 0;
+  double parameters = 0;  // training FLOPs per token / 6
+  int level = 0;          // RegimeLevel
+};
+
+Strata StrataOf(absl::Span<const CalibrationSample> samples, const std::vector<Scale>& scale) {
+  std::vector<int> level;
+  for (const Scale& k : scale) level.push_back(k.level);
+  return MakeStrata(samples, level);
+}
+
+// The whole regime-aware fit on the measurements `indices` of `usable`.
+ScopedFit FitSubset(const SystemProfile& at, const std::vector<CalibrationParam>& params,
+                    const std::vector<CalibrationSample>& usable, const std::vector<Scale>& scale,
+                    const std::vector<int>& indices) {
+  std::vector<CalibrationSample> picked;
+  std::vector<Scale> picked_scale;
+  for (int i : indices) {
+    picked.push_back(usable[i]);
+    picked_scale.push_back(scale[i]);
+  }
+  return FitByRegime(at, params, picked, StrataOf(picked, picked_scale), kSampleBudget);
+}
+
+double Ape(const CalibrationSample& s, const SystemProfile& profile) {
+  const double p = std::exp(LogPredictedTime(s, profile));
+  return std::isfinite(p) ? std::abs(p - s.measured_iteration_time_s) / s.measured_iteration_time_s : 1.0;
+}
+
+double Mape(absl::Span<const CalibrationSample> samples, const SystemProfile& profile) {
+  double sum = 0;
+  for (const CalibrationSample& s : samples) sum += Ape(s, profile);
+  return samples.empty() ? 0 : sum / samples.size();
+}
+
+// Hold out the largest-scale configuration groups (GPU count, then model size) until
+// they hold kExtrapolationShare of the runs, fit on the rest, predict them.
+constexpr double kExtrapolationShare = 0.2;
+
+void CheckExtrapolation(const SystemProfile& at, const std::vector<CalibrationParam>& params,
+                        const std::vector<CalibrationSample>& usable, const std::vector<Scale>& scale,
+                        const SystemProfile& base, FitReport* r) {
+  std::map<std::string, std::pair<int64_t, double>> group_scale;  // group -> (GPUs, size)
+  for (size_t i = 0; i < usable.size(); ++i) {
+    auto& g = group_scale[ConfigGroup(usable[i])];
+    g = std::max(g, std::make_pair(scale[i].gpus, scale[i].parameters));
+  }
+  std::vector<std::pair<std::pair<int64_t, double>, std::string>> order;
+  for (const auto& [group, k] : group_scale) order.push_back({k, group});
+  std::sort(order.rbegin(), order.rend());
+  std::set<std::string> held;
+  size_t held_runs = 0;
+  std::map<std::string, int> runs;
+  for (const CalibrationSample& s : usable) ++runs[ConfigGroup(s)];
+  for (const auto& [k, group] : order) {
+    if (held_runs >= kExtrapolationShare * usable.size()) break;
+    held.insert(group);
+    held_runs += runs[group];
+  }
+  std::vector<int> train, test;
+  for (size_t i = 0; i < usable.size(); ++i) {
+    (held.count(ConfigGroup(usable[i])) ? test : train).push_back(static_cast<int>(i));
+  }
+  std::vector<CalibrationSample> rest;
+  for (int i : train) rest.push_back(usable[i]);
+  if (static_cast<int>(rest.size()) < kMinCalibrationMeasurements || CountGroups(rest) < kMinCalibrationGroups ||
+      test.empty()) {
+    r->extrapolation_method = "not enough smaller runs to hold the largest out";
+    return;
+  }
+  const ScopedFit fit = FitSubset(at, params, usable, scale, train);
+  double after = 0, before = 0;
+  int64_t max_gpus = 0;
+  for (int i : test) {
+    after += Ape(usable[i], fit.profile) / test.size();
+    before += Ape(usable[i], base) / test.size();
+    max_gpus = std::max(max_gpus, scale[i].gpus);
+  }
+  r->extrapolation_valid = true;
+  r->cv_extrapolation_mape_ratio = after;
+  r->extrapolation_base_mape_ratio = before;
+  r->extrapolation_method = absl::StrCat("the ", held.size(), " largest configuration groups (", test.size(),
+                                         " runs, up to ", max_gpus, " GPUs) held out, fitted on the other ",
+                                         train.size());
+}
+
+// Every regime the measurements cover gets an entry with what was measured there and
+// the cross-validated error on it (0 when no CV ran); narrowest first.
+void DescribeRegimes(const SystemProfile& base, const std::vector<Scale>& scale, const std::vector<double>& cv_ape,
+                     std::vector<RegimeCalibration>* regimes) {
+  std::map<int, RegimeCalibration> by_level;
+  for (const RegimeCalibration& e : *regimes) by_level[RegimeLevelOf(base, e.regime)] = e;
+  std::map<int, double> ape_sum;
+  for (size_t i = 0; i < scale.size(); ++i) {
+    RegimeCalibration& e = by_level[scale[i].level];
+    e.regime = RegimeName(base, scale[i].level);
+    ++e.num_measurements;
+    e.max_gpus = std::max(e.max_gpus, scale[i].gpus);
+    e.max_parameters = std::max(e.max_parameters, scale[i].parameters);
+    ape_sum[scale[i].level] += cv_ape[i];
+  }
+  regimes->clear();
+  for (auto& [level, e] : by_level) {
+    const bool cv = !cv_ape.empty() && cv_ape.front() >= 0;
+    e.cv_mape_ratio = cv && e.num_measurements > 0 ? ape_sum[level] / e.num_measurements : 0;
+    regimes->push_back(e);
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<CalibrationResult> CalibrateProfile(const SystemProfile& base,
@@ -202,12 +299,15 @@ absl::StatusOr<CalibrationResult> CalibrateProfile(const SystemProfile& base,
   if (absl::Status s = ValidateProfile(base); !s.ok()) return s;
   // Usable: finite positive time, not OOM, and the base profile can estimate it.
   std::vector<CalibrationSample> usable;
+  std::vector<Scale> scale;
   for (const CalibrationSample& s : all) {
     if (s.out_of_memory || !ValidateMeasured(s.measured_iteration_time_s, s.measured_peak_memory_gib).ok()) {
       continue;
     }
-    if (!std::isfinite(LogPredictedTime(s, base))) continue;
+    absl::StatusOr<Estimate> e = EstimateIteration(s.workload, s.config, base);
+    if (!e.ok() || !(e->iteration_time_s > 0) || !std::isfinite(e->iteration_time_s)) continue;
     usable.push_back(s);
+    scale.push_back({e->num_gpus, e->model_flops_per_token / 6, RegimeLevel(base, e->num_gpus)});
   }
   const int n = static_cast<int>(usable.size());
   const int groups = CountGroups(usable);
@@ -219,24 +319,30 @@ absl::StatusOr<CalibrationResult> CalibrateProfile(const SystemProfile& base,
         groups == 1 ? " configuration" : " configurations"));
   }
 
-  // Fitted values are written explicitly; the rest keep the base's own (0 = default).
-  const SystemProfile at = IndexedCalibration(base);
+  // Fitted values are written explicitly; the rest keep the base's own (0 = default). The
+  // base's regimes are refitted from the measurements, not carried over.
+  SystemProfile at = IndexedCalibration(base);
+  at.calibration.regimes.clear();
   const std::vector<CalibrationParam> params = CalibrationParams(base);
 
   CalibrationResult result;
   FitReport& r = result.report;
   const Subsample sub = StratifiedSubsample(usable, kSampleBudget);
-  const std::vector<const CalibrationSample*> fit_on = Pointers(usable, sub.indices);
   if (absl::Status s = stop.Check(kCalibrationWork); !s.ok()) return s;
-  const TimeFit fit = FitTimes(at, params, fit_on);
-  result.profile = fit.profile;
+  const ScopedFit scoped = FitByRegime(at, params, usable, StrataOf(usable, scale), kSampleBudget);
+  result.profile = scoped.profile;
+  r.scope = scoped.scope;
+  r.disagreements = scoped.disagreements;
   const std::string fitted_on = sub.indices.size() == usable.size()
                                     ? absl::StrCat(n, " measurements")
                                     : absl::StrCat(sub.indices.size(), " of ", n, " measurements");
   std::vector<ParameterChange> changes;
-  const Calibration after = ResolvedCalibration(result.profile);
+  // The values as they apply to the widest runs measured.
+  int64_t widest_gpus = 0;
+  for (const Scale& k : scale) widest_gpus = std::max(widest_gpus, k.gpus);
+  const Calibration after = ResolvedCalibration(result.profile, widest_gpus);
   for (size_t j = 0; j < params.size(); ++j)
-    changes.push_back(TimeChange(params[j], fit, j, fitted_on, after));
+    changes.push_back(TimeChange(params[j], scoped.pooled, scoped.fitted, j, fitted_on, after));
 
   // Memory: the model's memory before overhead does not depend on the time parameters.
   std::vector<PeakPoint> peaks;
@@ -263,24 +369,24 @@ absl::StatusOr<CalibrationResult> CalibrateProfile(const SystemProfile& base,
   r.mape_before_ratio = Mape(usable, base);
   r.mape_after_ratio = Mape(usable, result.profile);
 
-  // Grouped cross-validation: each fold repeats subsampling, selection and fit on its
-  // training groups only.
-  const Folds folds = GroupedFolds(usable, kMaxFolds);
+  // Grouped cross-validation: each fold repeats subsampling, strata, selection and fit
+  // on its training groups only.
+  const Folds folds = GroupedFolds(usable, kMaxCalibrationFolds);
   r.cv_folds = folds.num_folds;
   r.cv_method = folds.method;
   std::vector<int> folds_fitted(params.size(), 0);
   int memory_folds_fitted = 0;
+  std::vector<double> cv_ape(n, -1);  // per measurement, from the fold that held it out
   if (folds.num_folds >= 2) {
-    double sum = 0, memory_sum = 0;
+    double memory_sum = 0;
     int memory_tested = 0;
     for (int f = 0; f < folds.num_folds; ++f) {
       if (absl::Status s = stop.Check(kCalibrationWork); !s.ok()) return s;
-      std::vector<CalibrationSample> train, test;
-      for (int i = 0; i < n; ++i) (folds.fold_of[i] == f ? test : train).push_back(usable[i]);
-      const Subsample fold_sub = StratifiedSubsample(train, kSampleBudget);
-      const TimeFit fold_fit = FitTimes(at, params, Pointers(train, fold_sub.indices));
-      sum += Mape(test, fold_fit.profile) * test.size();
-      for (size_t j = 0; j < params.size(); ++j) folds_fitted[j] += fold_fit.selection.free[j] ? 1 : 0;
+      std::vector<int> train, test;
+      for (int i = 0; i < n; ++i) (folds.fold_of[i] == f ? test : train).push_back(i);
+      const ScopedFit fold_fit = FitSubset(at, params, usable, scale, train);
+      for (int i : test) cv_ape[i] = Ape(usable[i], fold_fit.profile);
+      for (size_t j = 0; j < params.size(); ++j) folds_fitted[j] += fold_fit.fitted[j] ? 1 : 0;
 
       std::vector<PeakPoint> fold_train;
       for (const PeakPoint& p : peaks) {
@@ -296,22 +402,36 @@ absl::StatusOr<CalibrationResult> CalibrateProfile(const SystemProfile& base,
       }
     }
     r.cv_valid = true;
+    double sum = 0;
+    for (double a : cv_ape) sum += a;
     r.cv_mape_ratio = sum / n;
     r.memory_cv_valid = memory_tested > 0;
     r.memory_cv_mape_ratio = memory_tested > 0 ? memory_sum / memory_tested : 0;
   }
+  if (absl::Status s = stop.Check(kCalibrationWork); !s.ok()) return s;
+  CheckExtrapolation(at, params, usable, scale, base, &r);
+  DescribeRegimes(base, scale, cv_ape, &result.profile.calibration.regimes);
   // `changes`: the time parameters in order, then the two memory parameters.
   for (size_t j = 0; j < params.size(); ++j) changes[j].cv_folds_fitted = folds_fitted[j];
   for (size_t j = params.size(); j < changes.size(); ++j) changes[j].cv_folds_fitted = memory_folds_fitted;
 
   r.current_mape_ratio = r.mape_before_ratio;
   const double needed = r.current_mape_ratio * (1 - kPromotionMargin);
-  r.promote = r.cv_valid && r.cv_mape_ratio < needed;
+  const bool extrapolates = !r.extrapolation_valid || r.cv_extrapolation_mape_ratio <= r.extrapolation_base_mape_ratio;
+  r.promote = r.cv_valid && r.cv_mape_ratio < needed && extrapolates;
+  const std::string extrapolation =
+      r.extrapolation_valid ? absl::StrCat("; largest runs held out ", Percent(r.cv_extrapolation_mape_ratio),
+                                           " vs current ", Percent(r.extrapolation_base_mape_ratio))
+                            : "";
   if (!r.cv_valid) {
     r.promotion_reason = "not promoted: the cross-validated error could not be computed";
   } else if (r.promote) {
     r.promotion_reason = absl::StrCat("promoted: cross-validated ", Percent(r.cv_mape_ratio), " vs current ",
-                                      Percent(r.current_mape_ratio));
+                                      Percent(r.current_mape_ratio), extrapolation);
+  } else if (r.cv_mape_ratio < needed) {
+    r.promotion_reason = absl::StrCat("not promoted: cross-validated ", Percent(r.cv_mape_ratio), " vs current ",
+                                      Percent(r.current_mape_ratio), ", but the largest runs held out get worse",
+                                      extrapolation);
   } else {
     r.promotion_reason =
         absl::StrCat("not promoted: cross-validated ", Percent(r.cv_mape_ratio), " vs current ",

@@ -67,6 +67,18 @@ struct ParameterChange {
   int cv_folds_fitted = 0;
 };
 
+// Two strata of runs (regimes, see regimes.h) that want different values of one
+// parameter: a term the model lacks at one scale, or a different machine.
+struct StratumDisagreement {
+  std::string parameter;
+  std::string narrow_regime;  // "nvlink" (runs within one domain of it), "gpu"
+  double narrow_value = 0;
+  double narrow_stddev = 0;
+  std::string wide_regime;
+  double wide_value = 0;
+  double wide_stddev = 0;
+};
+
 struct FitReport {
   // Usable measurements (timed, not out of memory, estimable with the base profile); the
   // MAPEs below are over all of them.
@@ -97,9 +109,23 @@ struct FitReport {
   bool memory_cv_valid = false;
   double memory_cv_mape_ratio = 0;
 
+  // Extrapolation check: the largest-scale configuration groups (by GPU count, then
+  // model size) held out, everything fitted on the rest, the held-out runs predicted.
+  // Valid when the rest still has enough runs to calibrate on.
+  bool extrapolation_valid = false;
+  double cv_extrapolation_mape_ratio = 0;  // calibrated on the rest
+  double extrapolation_base_mape_ratio = 0;  // the base profile on the same runs
+  std::string extrapolation_method;  // "held out 6 groups (240 runs) on 8 GPUs, models of 1.3e9 ..."
+
+  // Where the fitted values apply (regimes.h), in words, and the strata that disagree.
+  std::string scope;
+  std::vector<StratumDisagreement> disagreements;
+
   // Promotion decision for the caller (e.g. the server): the base profile's error on the
   // same measurements (= mape_before_ratio), and whether the cross-validated error beats
-  // it by the margin (kPromotionMargin relative). Never promoted without a valid CV.
+  // it by the margin (kPromotionMargin relative) and, when the extrapolation check is
+  // valid, the held-out large runs are predicted no worse than by the base profile.
+  // Never promoted without a valid CV.
   double current_mape_ratio = 0;
   bool promote = false;
   // "promoted: cross-validated 6.10 % vs current 8.70 %" /
@@ -119,6 +145,8 @@ inline constexpr int kMinCalibrationGroups = 3;
 // Relative improvement of the cross-validated error over the current one needed to
 // promote: cv < current * (1 - margin).
 inline constexpr double kPromotionMargin = 0.02;
+// Cross-validation folds (grouped by configuration) at most.
+inline constexpr int kMaxCalibrationFolds = 5;
 
 // INVALID_ARGUMENT for an invalid base profile; FAILED_PRECONDITION when the usable
 // measurements are fewer than kMinCalibrationMeasurements or span fewer than

@@ -5,18 +5,23 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "estimator/inputs/calibration_regime.h"
 #include "estimator/system/hardware.h"
 
 namespace paraplan {
 
 namespace {
 
+// The field a parameter's name designates (calibration_regime.h knows the names).
+std::function<double&(Calibration&)> Field(const std::string& name) {
+  return [name](Calibration& c) -> double& { return *CalibrationField(c, name); };
+}
+
 // A log-coordinate parameter with physical bounds [lower, upper].
-CalibrationParam Ratio(std::string name, std::function<double&(Calibration&)> ref, double lower, double upper,
-                       std::string acts_on = "") {
+CalibrationParam Ratio(std::string name, double lower, double upper, std::string acts_on = "") {
   CalibrationParam p;
+  p.ref = Field(name);
   p.name = std::move(name);
-  p.ref = std::move(ref);
   p.lower = lower;
   p.upper = upper;
   p.acts_on = std::move(acts_on);
@@ -56,39 +61,37 @@ SystemProfile IndexedCalibration(const SystemProfile& base) {
 }
 
 std::vector<CalibrationParam> CalibrationParams(const SystemProfile& base) {
-  using C = Calibration;
   std::vector<CalibrationParam> p;
   // Large 16-bit GEMMs reach 0.80 of the dense peak at best on an H100 (shared/data/
   // h100_microbench gemm.csv) and ~0.85 at boost clock on an A100 (hardware.h); below
   // 0.3 a "GEMM" is no longer compute-bound. 0.95 leaves room for a faster library.
   p.push_back(Ratio(
-      "matmul_efficiency", [](C& c) -> double& { return c.matmul_efficiency; }, 0.3, 0.95));
+      "matmul_efficiency", 0.3, 0.95));
   // FP8 GEMMs reach 0.69 of the FP8 peak at best on an H100 (gemm.csv); same range.
   p.push_back(Ratio(
-      "matmul_efficiency_fp8", [](C& c) -> double& { return c.matmul_efficiency_fp8; }, 0.3, 0.95,
+      "matmul_efficiency_fp8", 0.3, 0.95,
       "FP8 workloads"));
   // STREAM reaches ~0.9 of HBM peak; training's strided, reducing and RNG kernels less,
   // small tensors far less (h100_microbench membound.csv).
   p.push_back(Ratio(
-      "memory_bound_efficiency", [](C& c) -> double& { return c.memory_bound_efficiency; }, 0.3, 0.95));
+      "memory_bound_efficiency", 0.3, 0.95));
   // The small-GEMM half-efficiency size is a kernel's fixed tail expressed as work at
   // the default matmul rate: launch latency (3-5 us) plus a partial last wave, 1-30 us.
   const double peak = base.accelerator.PeakTflops(Precision::kBf16) * 1e12;
   const double rate_gflop_per_us = peak * CalibrationDefaults::kMatmulEfficiency * 1e-6 / 1e9;
   p.push_back(Ratio(
-      "matmul_half_efficiency_gflop", [](C& c) -> double& { return c.matmul_half_efficiency_gflop; },
-      1.0 * rate_gflop_per_us, 30.0 * rate_gflop_per_us,
+      "matmul_half_efficiency_gflop", 1.0 * rate_gflop_per_us, 30.0 * rate_gflop_per_us,
       "small GEMMs (small hidden sizes, high TP, short micro-batches)"));
   // Share of overlappable communication hidden behind compute: below 0.2 the overlap is
   // effectively off; 1 is perfect.
   p.push_back(Ratio(
-      "overlap_efficiency", [](C& c) -> double& { return c.overlap_efficiency; }, 0.2, 1.0,
+      "overlap_efficiency", 0.2, 1.0,
       "configurations that overlap communication with compute (TP, CP or overlapped DP)"));
   // Framework time per iteration (Python, logging, scheduler): 0 to 2 s.
   {
     CalibrationParam q;
     q.name = "iteration_overhead_s";
-    q.ref = [](C& c) -> double& { return c.iteration_overhead_s; };
+    q.ref = Field(q.name);
     q.lower = 0;
     q.upper = 2.0;
     q.additive = true;
@@ -99,26 +102,26 @@ std::vector<CalibrationParam> CalibrationParams(const SystemProfile& base) {
   // (h100_microbench launch.csv); a Megatron-style layer adds Python wrapping on top.
   // Below 2 us no eager framework launches; above 100 us the host is broken.
   p.push_back(Ratio(
-      "kernel_overhead_us", [](C& c) -> double& { return c.kernel_overhead_us; }, 2.0, 100.0,
+      "kernel_overhead_us", 2.0, 100.0,
       "eager-mode configurations whose kernels are shorter than their launch "
       "(small models, high TP, short micro-batches)"));
   // Host time per checkpointed region: ~500 us for a reentrant checkpoint on an H100 host
   // (step_overhead.py --checkpoint-out); 20 us-5 ms spans lighter and heavier stacks.
   p.push_back(Ratio(
-      "recompute_overhead_us", [](C& c) -> double& { return c.recompute_overhead_us; }, 20.0, 5000.0,
+      "recompute_overhead_us", 20.0, 5000.0,
       "host-bound configurations with activation recompute (small models, high TP)"));
   // Fixed cost of one collective call: nccl-tests show ~35 us on a DGX A100
   // (nccl_tests_a100); NCCL's own tuning model has 4-9 us base latency. 2-200 us.
   p.push_back(Ratio(
-      "collective_overhead_us", [](C& c) -> double& { return c.collective_overhead_us; }, 2.0, 200.0,
+      "collective_overhead_us", 2.0, 200.0,
       "configurations with collectives (TP, CP, EP, PP or DP > 1)"));
   // FlashAttention-2 reaches 0.35-0.73 of the 16-bit peak (Dao 2023, sec. 4.1;
   // h100_microbench attention.csv: 0.14-0.34 backward at short sequences).
   p.push_back(Ratio(
-      "attention_efficiency_fwd", [](C& c) -> double& { return c.attention_efficiency_fwd; }, 0.1, 0.9,
+      "attention_efficiency_fwd", 0.1, 0.9,
       "configurations with flash_attention"));
   p.push_back(Ratio(
-      "attention_efficiency_bwd", [](C& c) -> double& { return c.attention_efficiency_bwd; }, 0.1, 0.9,
+      "attention_efficiency_bwd", 0.1, 0.9,
       "configurations with flash_attention"));
   const Calibration resolved = ResolvedCalibration(base);
   for (size_t i = 0; i < base.network_levels.size(); ++i) {
@@ -132,7 +135,7 @@ std::vector<CalibrationParam> CalibrationParams(const SystemProfile& base) {
     // misconfigured, above 0.98 is beyond protocol overhead.
     p.push_back(Ratio(
         absl::StrCat("network.", level.name, ".efficiency"),
-        [i](C& c) -> double& { return c.network[i].efficiency; }, 0.3, 0.98, acts_on));
+        0.3, 0.98, acts_on));
     // Per-step latency: NCCL's tuning model puts a ring step at 0.4-5.7 us over NVLink
     // and 0.9-9.6 us over the network by protocol (src/graph/tuning.cc, hwLat); allow a
     // factor 5 either way around the profile's specification (not its calibration, so
@@ -141,7 +144,7 @@ std::vector<CalibrationParam> CalibrationParams(const SystemProfile& base) {
     if (spec_latency > 0) {
       p.push_back(Ratio(
           absl::StrCat("network.", level.name, ".latency_us"),
-          [i](C& c) -> double& { return c.network[i].latency_us; }, spec_latency / 5, spec_latency * 5,
+          spec_latency / 5, spec_latency * 5,
           acts_on));
     }
     // Other jobs' traffic on the network between nodes: 1 (alone) to 10x slower. Fitted
@@ -151,7 +154,7 @@ std::vector<CalibrationParam> CalibrationParams(const SystemProfile& base) {
     if (i > 0 && !resolved.network[i].bandwidth_curve.empty()) {
       p.push_back(Ratio(
           absl::StrCat("network.", level.name, ".congestion"),
-          [i](C& c) -> double& { return c.network[i].congestion; }, 1.0, 10.0, acts_on + " on a shared system"));
+          1.0, 10.0, acts_on + " on a shared system"));
     }
   }
   Calibration c = resolved;

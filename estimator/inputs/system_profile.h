@@ -85,6 +85,24 @@ struct NetworkCalibration {
   double congestion = 0;
 };
 
+// What calibration learnt about one regime of runs: the runs whose GPUs all fit in one
+// domain of a network level (regime = that level's name; "gpu" = one GPU). `values`
+// override the profile-wide calibration for configurations of this regime and any
+// narrower one without its own entry (calibration_regime.h); the figures describe the
+// measurements calibration saw there, for prediction intervals and the envelope.
+struct RegimeValue {
+  std::string parameter;  // a calibration parameter's name, as calibration reports it
+  double value = 0;
+};
+struct RegimeCalibration {
+  std::string regime;
+  std::vector<RegimeValue> values;
+  int num_measurements = 0;
+  double cv_mape_ratio = 0;  // cross-validated error of this version on them; 0 = unknown
+  int64_t max_gpus = 0;      // the widest run measured
+  double max_parameters = 0; // the largest model measured (parameters)
+};
+
 struct Calibration {
   double matmul_efficiency = 0;
   double matmul_efficiency_fp8 = 0;  // FP8 linears' share of the FP8 peak; 0 = matmul_efficiency
@@ -102,6 +120,7 @@ struct Calibration {
   double halo_exchange_latency_us = 0; // software latency of one halo exchange; 0 = default
   double memory_overhead_fraction = 0;
   double memory_overhead_gib = 0;
+  std::vector<RegimeCalibration> regimes;  // narrowest first; empty = never calibrated
 };
 
 struct HostSpec {

@@ -1,12 +1,17 @@
 #include "estimator/inputs/validate.h"
 
+#include "estimator/inputs/calibration_regime.h"
+
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <set>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "estimator/inputs/calibration_regime.h"
 #include "estimator/inputs/layer_graph.h"
 #include "estimator/inputs/status_macros.h"
 
@@ -238,6 +243,42 @@ absl::Status ValidateWorkload(const Workload& w) {
   return absl::OkStatus();
 }
 
+// Regime entries name a regime of this profile and known parameters; the values, put in
+// place, must pass the same checks as the profile-wide ones.
+absl::Status ValidateRegimes(const SystemProfile& p) {
+  const std::vector<RegimeCalibration>& regimes = p.calibration.regimes;
+  if (regimes.size() > 16) return Bad("profile.calibration.regimes", "more than 16 regimes");
+  std::set<std::string> seen;
+  for (size_t i = 0; i < regimes.size(); ++i) {
+    const RegimeCalibration& r = regimes[i];
+    const std::string f = absl::StrCat("profile.calibration.regimes[", i, "].");
+    if (RegimeLevelOf(p, r.regime) < -1) {
+      return Bad(f + "regime", absl::StrCat("\"", r.regime, "\" is neither \"", kSingleGpuRegime,
+                                           "\" nor a network level of the profile"));
+    }
+    if (!seen.insert(r.regime).second) return Bad(f + "regime", absl::StrCat("\"", r.regime, "\" given twice"));
+    PARAPLAN_RETURN_IF_ERROR(InRange(f + "num_measurements", r.num_measurements, 0, 1e9, false));
+    PARAPLAN_RETURN_IF_ERROR(InRange(f + "cv_mape_ratio", r.cv_mape_ratio, 0, 100, false));
+    PARAPLAN_RETURN_IF_ERROR(InRange(f + "max_gpus", static_cast<double>(r.max_gpus), 0, 1e9, false));
+    PARAPLAN_RETURN_IF_ERROR(InRange(f + "max_parameters", r.max_parameters, 0, 1e16, false));
+    if (r.values.size() > 64) return Bad(f + "values", "more than 64 values");
+    SystemProfile applied = p;
+    applied.calibration.regimes.clear();
+    for (size_t j = 0; j < r.values.size(); ++j) {
+      double* field = CalibrationField(applied.calibration, r.values[j].parameter);
+      if (field == nullptr) {
+        return Bad(absl::StrCat(f, "values[", j, "].parameter"),
+                   absl::StrCat("\"", r.values[j].parameter, "\" is not a calibration parameter"));
+      }
+      *field = r.values[j].value;
+    }
+    if (absl::Status s = ValidateProfile(applied); !s.ok()) {
+      return Bad(f + "values", absl::StrCat("put in place: ", s.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateProfile(const SystemProfile& p) {
   PARAPLAN_RETURN_IF_ERROR(Positive("profile.gpus_per_node", p.gpus_per_node, 1 << 16));
   PARAPLAN_RETURN_IF_ERROR(NonNegative("profile.accelerator.sm_count", p.accelerator.sm_count, 1 << 16));
@@ -352,6 +393,7 @@ absl::Status ValidateProfile(const SystemProfile& p) {
                               {"collective_overhead_us", c.collective_overhead_us, 1e6}}) {
     PARAPLAN_RETURN_IF_ERROR(InRange(absl::StrCat("profile.calibration.", name), v, 0, max, false));
   }
+  PARAPLAN_RETURN_IF_ERROR(ValidateRegimes(p));
   if (c.network.size() > 64) return Bad("profile.calibration.network", "more than 64 levels");
   for (size_t i = 0; i < c.network.size(); ++i) {
     const std::string f = absl::StrCat("profile.calibration.network[", i, "].");

@@ -113,6 +113,7 @@ Estimate ToEstimate(const Workload& workload, const SystemProfile& profile,
   e.time = r.time;
   e.memory = r.memory;
   e.num_gpus = static_cast<int>(config.NumGpus());
+  e.model_flops_per_token = tokens_per_sample > 0 ? model_flops_per_sample / tokens_per_sample : 0;
   const double samples = config.global_batch_size;
   e.samples_per_s = samples / r.iteration_time_s;
   e.tokens_per_s = e.samples_per_s * tokens_per_sample;
@@ -152,7 +153,7 @@ absl::StatusOr<Estimate> EstimateIteration(const Workload& workload, const Paral
   if (absl::Status s = ValidateWorkloadOnProfile(workload, profile); !s.ok()) return s;
   if (absl::Status s = ValidateConfig(workload, config); !s.ok()) return s;
   const ParallelConfig c = config.Normalized();
-  const Hardware hw(profile, workload.precision);
+  const Hardware hw(profile, workload.precision, c.NumGpus());
   const Collectives coll(hw, JobLayout(c.NumGpus(), profile.gpus_per_node, profile.num_nodes, c.placement));
   absl::StatusOr<ModelCosts> model = ComputeModelCosts(workload, ModelShape::Of(c), hw, coll);
   if (!model.ok()) return model.status();

@@ -83,6 +83,9 @@ struct Estimate {
   int num_gpus = 0;
   double memory_headroom_ratio = 0;
   std::vector<CollectiveUse> collectives;
+  // Training FLOPs per token (6 x parameters plus attention): the model's size for the
+  // calibration envelope.
+  double model_flops_per_token = 0;
 };
 
 }  // namespace paraplan

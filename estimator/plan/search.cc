@@ -217,10 +217,11 @@ struct WorkerState {
 struct SearchSpace {
   const PlanRequest* request;
   const SystemProfile* profile;
-  const Hardware* hw;
-  // Per GPU count (ascending, as `gpu_counts`): the job's layout changes how its
-  // collectives share the network.
+  // Per GPU count (ascending, as `gpu_counts`): the calibration of its regime
+  // (calibration_regime.h), and the job's layout, which changes how its collectives
+  // share the network.
   std::vector<int> gpu_counts;
+  std::vector<std::unique_ptr<Hardware>> hws;
   std::vector<std::unique_ptr<Collectives>> colls;
   std::vector<SystemContext> systems;
   size_t Slot(int gpus) const {
@@ -323,7 +324,7 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
   const size_t slot = space.Slot(gpus);
   const SystemContext& sys = space.systems[slot];
   absl::StatusOr<ModelCosts> model =
-      ComputeModelCosts(req.workload, ms, *space.hw, *space.colls[slot], Interrupt{req.deadline, req.cancelled});
+      ComputeModelCosts(req.workload, ms, *space.hws[slot], *space.colls[slot], Interrupt{req.deadline, req.cancelled});
   if (!model.ok()) {
     if (Expired(req)) {  // stopped by the deadline: the search is cut short, not failed
       st->truncated = true;
@@ -333,7 +334,7 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
     return;
   }
   const int rest = gpus / shape.Inner();
-  const double capacity = space.hw->capacity_bytes() * (1.0 - k.memory_headroom_ratio);
+  const double capacity = space.hws.front()->capacity_bytes() * (1.0 - k.memory_headroom_ratio);
   // Every stage holds a layer and keeps at least its activations for one micro-batch
   // (offloading keeps the chunk it computes): a shape whose lightest layer alone exceeds
   // the memory fits under no pipeline, ZeRO or offload setting.
@@ -498,11 +499,9 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
   if (!(headroom >= 0 && headroom < 1)) {
     return absl::InvalidArgumentError("constraints.memory_headroom_ratio: must be in [0, 1)");
   }
-  const Hardware hw(profile, request.workload.precision);
   SearchSpace space;
   space.request = &request;
   space.profile = &profile;
-  space.hw = &hw;
   space.transformer = request.workload.kind == Workload::Kind::kTransformer;
   if (space.transformer) {
     space.spec = request.workload.transformer.Resolved();
@@ -522,6 +521,8 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
   gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
   space.gpu_counts = gpus;
   for (int g : gpus) {
+    space.hws.push_back(std::make_unique<Hardware>(profile, request.workload.precision, g));
+    const Hardware& hw = *space.hws.back();
     space.colls.push_back(std::make_unique<Collectives>(
         hw, JobLayout(g, profile.gpus_per_node, profile.num_nodes, request.constraints.placement)));
     space.systems.push_back(MakeSystemContext(profile, request.workload, hw, *space.colls.back()));
@@ -624,7 +625,7 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
           "usable (%.1f GiB short)",
           shortfall_state->shortfall_config.ShortString(),
           static_cast<int>(shortfall_state->shortfall_config.NumGpus()),
-          shortfall_state->shortfall_total_bytes / kGiB, hw.capacity_bytes() * (1 - headroom) / kGiB,
+          shortfall_state->shortfall_total_bytes / kGiB, Hardware(profile, request.workload.precision).capacity_bytes() * (1 - headroom) / kGiB,
           shortfall / kGiB);
     } else if (out.truncated) {
       out.infeasible_reason = "the deadline expired before any configuration was evaluated";
@@ -646,12 +647,13 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
         continue;
       }
       const ParallelConfig c = e.config.Normalized();
-      const Collectives& coll = *space.colls[space.Slot(static_cast<int>(c.NumGpus()))];
-      absl::StatusOr<ModelCosts> model = ComputeModelCosts(request.workload, ModelShape::Of(c), hw, coll, stop);
+      const size_t slot = space.Slot(static_cast<int>(c.NumGpus()));
+      absl::StatusOr<ModelCosts> model =
+          ComputeModelCosts(request.workload, ModelShape::Of(c), *space.hws[slot], *space.colls[slot], stop);
       if (!model.ok()) continue;
       const StageCosts stages = ComputeStageCosts(*model, c.pipeline_parallel, c.virtual_pipeline_stages,
                                                  c.first_pipeline_stage_layers, c.last_pipeline_stage_layers);
-      e.collectives = DescribeCollectives(request.workload, c, profile, coll, *model, stages);
+      e.collectives = DescribeCollectives(request.workload, c, profile, *space.colls[slot], *model, stages);
     }
   }
   out.search_time_s = absl::ToDoubleSeconds(absl::Now() - start);

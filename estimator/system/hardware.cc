@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "estimator/inputs/calibration_regime.h"
 #include "estimator/inputs/units.h"
 
 namespace paraplan {
@@ -18,8 +19,11 @@ const NetworkCalibration* FindLevelCalibration(const Calibration& c, const std::
 }
 }  // namespace
 
-Calibration ResolvedCalibration(const SystemProfile& profile) {
-  const Calibration& c = profile.calibration;
+Calibration ResolvedCalibration(const SystemProfile& profile, int64_t num_gpus) {
+  // Regime overrides cost a copy; most profiles have none.
+  const bool scoped = num_gpus > 0 && !profile.calibration.regimes.empty();
+  const Calibration regime = scoped ? CalibrationFor(profile, num_gpus) : Calibration{};
+  const Calibration& c = scoped ? regime : profile.calibration;
   using D = CalibrationDefaults;
   Calibration r;
   r.matmul_efficiency = Or(c.matmul_efficiency, D::kMatmulEfficiency);
@@ -50,11 +54,12 @@ Calibration ResolvedCalibration(const SystemProfile& profile) {
       Or(c.halo_exchange_latency_us, c.halo_host_staged ? D::kHaloHostStagedLatencyUs : 0.0);
   r.memory_overhead_fraction = Or(c.memory_overhead_fraction, D::kMemoryOverheadFraction);
   r.memory_overhead_gib = Or(c.memory_overhead_gib, D::kMemoryOverheadGib);
+  r.regimes = profile.calibration.regimes;
   return r;
 }
 
-Hardware::Hardware(const SystemProfile& profile, Precision precision) {
-  const Calibration cal = ResolvedCalibration(profile);
+Hardware::Hardware(const SystemProfile& profile, Precision precision, int64_t num_gpus) {
+  const Calibration cal = ResolvedCalibration(profile, num_gpus);
   const double clock = profile.accelerator.ClockScale();  // a power cap lowers the clocks
   peak_flops_per_s_ = profile.accelerator.PeakTflops(precision) * 1e12 * clock;
   // matmul_efficiency_fp8: the share of the low-precision peak, FP8 or FP4.

@@ -100,7 +100,8 @@ struct NetworkRates {
 
 class Hardware {
  public:
-  Hardware(const SystemProfile& profile, Precision precision);
+  // num_gpus > 0: with the calibration of that configuration size's regime.
+  Hardware(const SystemProfile& profile, Precision precision, int64_t num_gpus = 0);
 
   // Effective dense matmul rate for large shapes, FLOP/s.
   double matmul_flops_per_s() const { return matmul_flops_per_s_; }
@@ -186,8 +187,9 @@ class Hardware {
 };
 
 // Resolved value of every calibration parameter (defaults substituted), by name, in a
-// fixed order; used by calibration reports and the CLI.
-Calibration ResolvedCalibration(const SystemProfile& profile);
+// fixed order; used by calibration reports and the CLI. With num_gpus > 0: as it applies
+// to a configuration of that many GPUs (its regime's overrides, calibration_regime.h).
+Calibration ResolvedCalibration(const SystemProfile& profile, int64_t num_gpus = 0);
 
 }  // namespace paraplan
 

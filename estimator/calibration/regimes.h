@@ -1,0 +1,61 @@
+// Calibration by regime: fit each regime's runs (one GPU, one node, across nodes; see
+// inputs/calibration_regime.h) and decide how far a fitted value reaches.
+//
+// Runs are grouped into strata by regime; a regime with too few runs or configurations
+// of its own (kMinCalibrationMeasurements / kMinCalibrationGroups) joins the next wider
+// one (the widest joins the one below). Then:
+//   - one stratum, and it is the profile's widest regime: the fit is profile-wide;
+//   - one stratum narrower than that: the fit applies to that regime and narrower ones
+//     only; wider configurations keep the base profile's values, since nothing measured
+//     says they share them (single-node GEMMs at 0.90 of peak do not make a 512-GPU job
+//     run so);
+//   - several strata that agree (the pooled fit predicts the widest stratum's runs no
+//     worse than the base profile): the pooled fit is profile-wide;
+//   - several that disagree: the widest stratum's own fit is profile-wide when it beats
+//     the base profile in grouped cross-validation on its runs (else the base values
+//     stay), and each narrower stratum keeps its own values; each parameter whose values
+//     differ by more than kDisagreementRatio and two standard deviations is reported (a
+//     missing term or a different machine, which the operator should know about).
+// Pure functions; thread-safe.
+#ifndef PARAPLAN_ESTIMATOR_CALIBRATION_REGIMES_H_
+#define PARAPLAN_ESTIMATOR_CALIBRATION_REGIMES_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "estimator/calibration/calibrate.h"
+#include "estimator/calibration/fit.h"
+#include "estimator/calibration/params.h"
+
+namespace paraplan {
+
+// Strata disagree on a parameter when their fitted values differ by more than this
+// (relative; for iteration_overhead_s, this many of its 10 ms steps x 0.1) and by more
+// than two combined standard deviations.
+inline constexpr double kDisagreementRatio = 0.05;
+
+struct Strata {
+  std::vector<int> level_of;  // per sample: its stratum, by the widest regime level in it
+  std::vector<int> levels;    // strata, narrowest first
+};
+// `level` per sample: RegimeLevel of its configuration.
+Strata MakeStrata(absl::Span<const CalibrationSample> samples, const std::vector<int>& level);
+
+struct ScopedFit {
+  SystemProfile profile;    // profile-wide values and the regimes' overrides (values only)
+  TimeFit pooled;           // the fit on every sample (the report's parameter table)
+  std::vector<bool> fitted; // per parameter: fitted in some stratum that is applied
+  std::vector<StratumDisagreement> disagreements;
+  std::string scope;        // in words: where the fitted values apply
+};
+
+// `at`: the base profile with an indexed calibration and no regimes (IndexedCalibration);
+// `samples` with their strata (`strata.level_of` indexes `samples`). `budget`: the most
+// measurements one time fit takes (stratified subsample above).
+ScopedFit FitByRegime(const SystemProfile& at, const std::vector<CalibrationParam>& params,
+                      absl::Span<const CalibrationSample> samples, const Strata& strata, int budget);
+
+}  // namespace paraplan
+
+#endif  // PARAPLAN_ESTIMATOR_CALIBRATION_REGIMES_H_
