@@ -44,6 +44,7 @@ std::vector<Metric> Metrics() {
   const Part parts[] = {{"compute", "compute_s", &v1::TimeBreakdown::compute_s},
                         {"recompute", "recompute_s", &v1::TimeBreakdown::recompute_s},
                         {"tensor-parallel comm", "tp_comm_s", &v1::TimeBreakdown::tp_comm_s},
+                        {"spatial comm (halos, cut)", "spatial_comm_s", &v1::TimeBreakdown::spatial_comm_s},
                         {"context-parallel comm", "cp_comm_s", &v1::TimeBreakdown::cp_comm_s},
                         {"expert-parallel comm", "ep_comm_s", &v1::TimeBreakdown::ep_comm_s},
                         {"pipeline comm", "pp_comm_s", &v1::TimeBreakdown::pp_comm_s},

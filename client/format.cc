@@ -137,11 +137,12 @@ std::string FormatEstimate(const v1::Estimate& e) {
   const v1::TimeBreakdown& t = e.time();
   const std::pair<const char*, double> parts[] = {
       {"compute", t.compute_s()},         {"recompute", t.recompute_s()},
-      {"tensor-parallel comm", t.tp_comm_s()}, {"context-parallel comm", t.cp_comm_s()},
-      {"expert-parallel comm", t.ep_comm_s()}, {"pipeline comm", t.pp_comm_s()},
-      {"pipeline bubble", t.pipeline_bubble_s()}, {"data-parallel comm", t.dp_comm_s()},
-      {"optimizer", t.optimizer_s()},     {"data loading", t.data_loading_s()},
-      {"overhead", t.overhead_s()},       {"offload", t.offload_s()}};
+      {"tensor-parallel comm", t.tp_comm_s()}, {"spatial comm (halos, cut)", t.spatial_comm_s()},
+      {"context-parallel comm", t.cp_comm_s()}, {"expert-parallel comm", t.ep_comm_s()},
+      {"pipeline comm", t.pp_comm_s()},   {"pipeline bubble", t.pipeline_bubble_s()},
+      {"data-parallel comm", t.dp_comm_s()}, {"optimizer", t.optimizer_s()},
+      {"data loading", t.data_loading_s()}, {"overhead", t.overhead_s()},
+      {"offload", t.offload_s()}};
   Table time({"time (exposed)", "seconds", "share"});
   for (const auto& [name, v] : parts) {
     if (v <= 0) continue;

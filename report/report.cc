@@ -143,10 +143,11 @@ std::string TimeChart(const v1::PlanResponse& r) {
   StackedBarChart ch;
   ch.title = "time breakdown per plan (exposed seconds per iteration)";
   ch.unit = "s";
-  ch.segments = {{"compute", "#4e79a7"},         {"recompute", "#a0cbe8"}, {"TP comm", "#f28e2b"},
-                 {"CP comm", "#ffbe7d"},         {"EP comm", "#8cd17d"},   {"PP comm", "#b6992d"},
-                 {"pipeline bubble", "#f1ce63"}, {"DP comm", "#e15759"},   {"optimizer", "#76b7b2"},
-                 {"data loading", "#59a14f"},    {"overhead", "#bab0ac"},  {"offload", "#d37295"}};
+  ch.segments = {{"compute", "#4e79a7"},         {"recompute", "#a0cbe8"},    {"TP comm", "#f28e2b"},
+                 {"spatial comm", "#b07aa1"},    {"CP comm", "#ffbe7d"},      {"EP comm", "#8cd17d"},
+                 {"PP comm", "#b6992d"},         {"pipeline bubble", "#f1ce63"}, {"DP comm", "#e15759"},
+                 {"optimizer", "#76b7b2"},       {"data loading", "#59a14f"}, {"overhead", "#bab0ac"},
+                 {"offload", "#d37295"}};
   int rank = 0;
   for (const v1::Estimate& e : r.plans()) {
     const v1::TimeBreakdown& t = e.time();
@@ -154,8 +155,9 @@ std::string TimeChart(const v1::PlanResponse& r) {
     ch.rows.push_back(
         {absl::StrCat(rank),
          PlanLabel(rank, e),
-         {t.compute_s(), t.recompute_s(), t.tp_comm_s(), t.cp_comm_s(), t.ep_comm_s(), t.pp_comm_s(),
-          t.pipeline_bubble_s(), t.dp_comm_s(), t.optimizer_s(), t.data_loading_s(), t.overhead_s(), t.offload_s()},
+         {t.compute_s(), t.recompute_s(), t.tp_comm_s(), t.spatial_comm_s(), t.cp_comm_s(), t.ep_comm_s(),
+          t.pp_comm_s(), t.pipeline_bubble_s(), t.dp_comm_s(), t.optimizer_s(), t.data_loading_s(), t.overhead_s(),
+          t.offload_s()},
          0});
   }
   return StackedBarsSvg(ch);

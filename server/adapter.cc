@@ -773,6 +773,7 @@ v1::Estimate ToProto(const Estimate& e) {
   t->set_compute_s(e.time.compute_s);
   t->set_recompute_s(e.time.recompute_s);
   t->set_tp_comm_s(e.time.tp_comm_s);
+  t->set_spatial_comm_s(e.time.spatial_comm_s);
   t->set_cp_comm_s(e.time.cp_comm_s);
   t->set_ep_comm_s(e.time.ep_comm_s);
   t->set_pp_comm_s(e.time.pp_comm_s);

@@ -24,6 +24,8 @@ std::vector<std::vector<int64_t>> DimensionGroups(int64_t job_gpus, int size, in
 
 namespace {
 
+// The schedule (comm_schedule.cc) lists no CNN collectives, so a layer graph's spatial
+// traffic (TimeBreakdown::spatial_comm_s) has no dimension here and is left unscaled.
 double ExposedComm(const TimeBreakdown& t, const std::string& dim) {
   if (dim == "tp") return t.tp_comm_s;
   if (dim == "cp") return t.cp_comm_s;

@@ -177,6 +177,7 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
   t.compute_s = m * (s.fwd_s + s.bwd_s);
   t.recompute_s = m * s.recompute_s;
   t.tp_comm_s = m * (s.tp_fwd_s + s.tp_bwd_s);
+  t.spatial_comm_s = m * (s.spatial_fwd_s + s.spatial_bwd_s);
   t.cp_comm_s = m * s.cp_s;
   t.ep_comm_s = m * s.ep_s;
   const double wgrad_share = stages.slowest_total_s > 0 ? s.wgrad_s / stages.slowest_total_s : 0;
@@ -185,8 +186,8 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
   // Pipeline point-to-point: one activation forward and one gradient backward per
   // micro-batch and chunk boundary, on the level that joins adjacent stages.
   // Traffic that leaves the node during the last micro-batch's backward (TP groups that
-  // span nodes, the backward pipeline sends): an overlapped DP reduction shares the
-  // node's NICs with it (see grad_sync).
+  // span nodes, with a CNN's spatial traffic beside them; the backward pipeline sends):
+  // an overlapped DP reduction shares the node's NICs with it (see grad_sync).
   double beside_dp = 0;
   if (c.pipeline_parallel > 1) {
     const int pp_level = coll.LevelOfStride(PipelineStride(c));
@@ -197,7 +198,7 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
   const int64_t tp_size = int64_t{c.tensor_parallel} * c.filter_parallel * c.channel_parallel;
   if (c.overlap_grad_reduce && tp_size > hw.gpus_per_node() &&
       coll.Place(static_cast<int>(tp_size), 1).level >= 1) {
-    beside_dp += s.tp_bwd_s;
+    beside_dp += s.tp_bwd_s + s.spatial_bwd_s;
   }
 
   // Data-parallel gradient reduction (and ZeRO parameter gathers).
@@ -205,7 +206,7 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
   const double dense = std::max(stages.first.params - stages.first.expert_params,
                                 stages.last.params - stages.last.expert_params);
   const double ex = std::max(stages.first.expert_params, stages.last.expert_params);
-  const double last_bwd = s.bwd_s + s.recompute_s + s.tp_bwd_s;
+  const double last_bwd = s.bwd_s + s.recompute_s + s.tp_bwd_s + s.spatial_bwd_s;
   double dp = 0;
   const double layers = std::max(1, stages.slowest_layers);
   // Two transfers sharing a link at once each get half of it (max-min fairness): an

@@ -36,11 +36,12 @@ std::string Bottleneck(const TimeBreakdown& t, const MemoryBreakdown& m) {
   if (!m.fits) return "memory";
   const std::pair<double, const char*> parts[] = {
       {t.compute_s, "compute"},          {t.recompute_s, "recompute"},
-      {t.tp_comm_s, "tp_comm"},          {t.cp_comm_s, "cp_comm"},
-      {t.ep_comm_s, "ep_comm"},          {t.pp_comm_s, "pp_comm"},
-      {t.pipeline_bubble_s, "pipeline_bubble"}, {t.dp_comm_s, "dp_comm"},
-      {t.optimizer_s, "optimizer"},      {t.data_loading_s, "io"},
-      {t.overhead_s, "overhead"},        {t.offload_s, "offload"}};
+      {t.tp_comm_s, "tp_comm"},          {t.spatial_comm_s, "spatial_comm"},
+      {t.cp_comm_s, "cp_comm"},          {t.ep_comm_s, "ep_comm"},
+      {t.pp_comm_s, "pp_comm"},          {t.pipeline_bubble_s, "pipeline_bubble"},
+      {t.dp_comm_s, "dp_comm"},          {t.optimizer_s, "optimizer"},
+      {t.data_loading_s, "io"},          {t.overhead_s, "overhead"},
+      {t.offload_s, "offload"}};
   const auto* best = &parts[0];
   for (const auto& p : parts) {
     if (p.first > best->first) best = &p;

@@ -332,7 +332,8 @@ TEST(Estimate, LayerGraphDataAndSpatialParallel) {
   // 3 steps of latency and 3/4 of the bytes: 204.6 us each way.
   const double fc_input = 32.0 * 128 * 56 * 56 * 2;
   const double gather = call + 3 * latency + 3.0 / 4 * fc_input / bw;
-  EXPECT_NEAR(s->time.tp_comm_s, halo + 2 * gather, 1e-12);  // one micro-batch
+  EXPECT_NEAR(s->time.spatial_comm_s, halo + 2 * gather, 1e-12);  // one micro-batch
+  EXPECT_EQ(s->time.tp_comm_s, 0);  // nothing split by filters or channels
   EXPECT_LT(s->memory.activations_bytes, d->memory.activations_bytes);
   ParallelConfig filter = Config(1, 1, 1, 32, 32);
   filter.filter_parallel = 4;

@@ -17,6 +17,7 @@ struct TimeBreakdown {
   double compute_s = 0;
   double recompute_s = 0;
   double tp_comm_s = 0;
+  double spatial_comm_s = 0;  // CNN halos, spatial batch-norm statistics, gathers at the cut
   double cp_comm_s = 0;
   double ep_comm_s = 0;
   double pp_comm_s = 0;

@@ -6,7 +6,9 @@
 
 #include "estimator/inputs/layer_graph.h"
 #include "estimator/inputs/validate.h"
+#include "estimator/iteration/assemble.h"
 #include "estimator/iteration/estimate.h"
+#include "estimator/iteration/stage_costs.h"
 #include "estimator/plan/search.h"
 #include "estimator/testing/test_util.h"
 #include "estimator/workloads/model_costs.h"
@@ -222,13 +224,97 @@ TEST(LayerGraph, SpatialCutKeepsLateLayersWhole) {
   const SystemProfile p = Profile("abci-v100-16gb");
   absl::StatusOr<Estimate> e = EstimateIteration(w, early, p);
   ASSERT_TRUE(e.ok()) << e.status();
-  EXPECT_GT(e->time.tp_comm_s, 0);  // halos and the redistribution at the cut
+  EXPECT_GT(e->time.spatial_comm_s, 0);  // halos and the redistribution at the cut
+  EXPECT_EQ(e->time.tp_comm_s, 0);       // no filter or channel split
   // Three axes of 2 instead of one of 8: smaller halo slabs.
   ParallelConfig cube = early;
   cube.spatial_axes = 3;
   absl::StatusOr<Estimate> c = EstimateIteration(w, cube, p);
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_NE(c->time.tp_comm_s, e->time.tp_comm_s);
+  EXPECT_NE(c->time.spatial_comm_s, e->time.spatial_comm_s);
+}
+
+// The breakdown's exposed parts, field by field: a part left out of TimeBreakdown::Sum
+// shows as a difference from the iteration time.
+double Parts(const TimeBreakdown& t) {
+  return t.compute_s + t.recompute_s + t.tp_comm_s + t.spatial_comm_s + t.cp_comm_s + t.ep_comm_s + t.pp_comm_s +
+         t.pipeline_bubble_s + t.dp_comm_s + t.optimizer_s + t.data_loading_s + t.overhead_s + t.offload_s;
+}
+
+// ResNet-50 split over rows 4 ways up to its global pool (a 1 x 1 output), 2 pipeline
+// stages: its halos, synchronised batch-norm statistics and the redistribution at the
+// cut are spatial communication, none of it tensor-parallel, and the breakdown sums to
+// the iteration (with and without full recompute). A filter split beside it books its
+// gathers as tp_comm_s.
+TEST(LayerGraph, SpatialCommIsItsOwnPartOfTheIteration) {
+  const Workload w = Model("resnet50");
+  const SystemProfile p = Profile("abci-v100-16gb");
+  ParallelConfig c = Config(1, 2, 2, 8, 64);
+  c.spatial_parallel = 4;
+  while (w.layer_graph.layers[c.spatial_layers].name != "avgpool") ++c.spatial_layers;
+  for (Recompute rc : {Recompute::kNone, Recompute::kFull}) {
+    c.recompute = rc;
+    absl::StatusOr<Estimate> e = EstimateIteration(w, c, p);
+    ASSERT_TRUE(e.ok()) << e.status();
+    EXPECT_GT(e->time.spatial_comm_s, 0);
+    EXPECT_EQ(e->time.tp_comm_s, 0);
+    EXPECT_NEAR(Parts(e->time), e->iteration_time_s, 1e-12 * e->iteration_time_s);
+  }
+  c.filter_parallel = 2;
+  absl::StatusOr<Estimate> f = EstimateIteration(w, c, p);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_GT(f->time.spatial_comm_s, 0);
+  EXPECT_GT(f->time.tp_comm_s, 0);
+  EXPECT_NEAR(Parts(f->time), f->iteration_time_s, 1e-12 * f->iteration_time_s);
+}
+
+// Booking spatial communication apart moves no time: per-layer costs with their spatial
+// part booked as tensor-parallel time (as before spatial_comm_s) give the same
+// iteration, bubble and data-parallel time. 2 pipeline stages of 2 layers, weights heavy
+// enough that the overlapped gradient reduction (ZeRO 0, 1, 2) outlasts the last
+// backward and the traffic beside it: a filter group of 8 spanning two 4-GPU nodes.
+TEST(LayerGraph, SpatialCommCostsWhatItCostAsTensorParallel) {
+  const Workload w = Model("cosmoflow");
+  const SystemProfile p = Profile("abci-v100-16gb");
+  const Hardware hw(p, w.precision);
+  const Collectives coll(hw);
+  const SystemContext sys = MakeSystemContext(p, w, hw, coll);
+  ModelCosts apart;
+  BlockCosts layer;
+  layer.fwd_s = 1e-3;
+  layer.bwd_s = 2e-3;
+  layer.tp_fwd_s = layer.tp_bwd_s = 1e-4;
+  layer.spatial_fwd_s = layer.spatial_bwd_s = 2e-3;
+  layer.params = 1e8;
+  apart.layers.assign(4, layer);
+  apart.pp_send_bytes = 1e6;
+  apart.weight_bytes_per_param = apart.grad_bytes_per_param = 4;
+  apart.grad_reduce_bytes_per_param = apart.param_gather_bytes_per_param = 4;
+  ModelCosts as_tp = apart;
+  for (BlockCosts& l : as_tp.layers) {
+    l.tp_fwd_s += l.spatial_fwd_s;
+    l.tp_bwd_s += l.spatial_bwd_s;
+    l.spatial_fwd_s = l.spatial_bwd_s = 0;
+  }
+  ParallelConfig c = Config(1, 2, 2, 8, 64);
+  c.spatial_parallel = 4;
+  c.spatial_layers = 9;
+  c.filter_parallel = 8;
+  c.overlap_grad_reduce = true;
+  for (int zero : {0, 1, 2}) {
+    c.zero_stage = zero;
+    const ParallelConfig n = c.Normalized();
+    ASSERT_TRUE(ValidateConfig(w, n).ok()) << ValidateConfig(w, n);
+    CandidateResult a, b;
+    Assemble(apart, ComputeStageCosts(apart, 2, 1), n, sys, &a);
+    Assemble(as_tp, ComputeStageCosts(as_tp, 2, 1), n, sys, &b);
+    const double near = 1e-12 * b.iteration_time_s;
+    EXPECT_NEAR(a.time.spatial_comm_s, 4 * 2 * 4e-3, near) << zero;  // 4 micro-batches
+    EXPECT_NEAR(a.time.tp_comm_s + a.time.spatial_comm_s, b.time.tp_comm_s, near) << zero;
+    EXPECT_NEAR(a.time.pipeline_bubble_s, b.time.pipeline_bubble_s, near) << zero;
+    EXPECT_NEAR(a.time.dp_comm_s, b.time.dp_comm_s, near) << zero;
+    EXPECT_NEAR(a.iteration_time_s, b.iteration_time_s, near) << zero;
+  }
 }
 
 // Measured layer times replace the modelled compute: AlexNet's 22 layers at 1 ms forward
@@ -283,8 +369,9 @@ TEST(LayerGraph, HaloAcrossNodesUsesTheNetwork) {
     c.spatial_parallel = sp;
     const ModelCosts m = Costs(w, c);
     const double per = sp == 4 ? 35e-6 + 3e-6 + bytes / (150e9 * 0.8) : 35e-6 + 5e-6 + bytes / (6.25e9 * 0.8);
-    EXPECT_NEAR(m.layers[0].tp_fwd_s, per, 1e-12) << sp;
-    EXPECT_NEAR(m.layers[0].tp_bwd_s, per, 1e-12) << sp;
+    EXPECT_NEAR(m.layers[0].spatial_fwd_s, per, 1e-12) << sp;
+    EXPECT_NEAR(m.layers[0].spatial_bwd_s, per, 1e-12) << sp;
+    EXPECT_EQ(m.layers[0].tp_fwd_s + m.layers[0].tp_bwd_s, 0) << sp;
   }
 }
 

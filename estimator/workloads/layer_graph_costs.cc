@@ -7,6 +7,9 @@
 // (Oyama et al. 2020, "The case for strong scaling in deep learning"): the tensor at the
 // cut is redistributed so each spatial rank takes micro_batch / spatial samples (or, when
 // they do not divide, every rank gathers the whole micro-batch and repeats the work).
+// What travels among the spatial ranks (halos, batch-norm statistics, the gathers of a
+// fully connected layer inside the split and at the cut) is spatial_fwd_s / _bwd_s; the
+// filter and channel collectives are tp_fwd_s / _bwd_s.
 #include <algorithm>
 #include <numeric>
 
@@ -144,8 +147,8 @@ absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const Model
       flops_per_sample += 3 * per_sample_flops;
       if (split && l.kind == "fc") {
         // A fully connected layer inside the spatial range needs the whole input.
-        blk.tp_fwd_s += coll.AllGather(in_elems * sp * p, spatial);
-        blk.tp_bwd_s += coll.ReduceScatter(in_elems * sp * p, spatial);
+        blk.spatial_fwd_s += coll.AllGather(in_elems * sp * p, spatial);
+        blk.spatial_bwd_s += coll.ReduceScatter(in_elems * sp * p, spatial);
       }
       if (fp > 1) {
         blk.tp_fwd_s += coll.AllGather(out_elems * p, filter);
@@ -172,8 +175,8 @@ absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const Model
       if (split) {
         // Statistics of the whole sample: sum and sum of squares over the spatial ranks,
         // forward; the two gradient reductions, backward (synchronised batch norm).
-        blk.tp_fwd_s += coll.AllReduce(2 * c_in * 4, spatial);
-        blk.tp_bwd_s += coll.AllReduce(2 * c_in * 4, spatial);
+        blk.spatial_fwd_s += coll.AllReduce(2 * c_in * 4, spatial);
+        blk.spatial_bwd_s += coll.AllReduce(2 * c_in * 4, spatial);
       }
     } else if (l.kind == "add" || l.kind == "concat") {
       // Residual add reads every input and writes the sum; concat copies its inputs.
@@ -197,8 +200,8 @@ absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const Model
       // One exchange per split axis, one after the other (corners travel with the
       // second): forward receives the input halo, backward returns its gradient rows.
       for (int e = 0; e < exchanges; ++e) {
-        blk.tp_fwd_s += HaloExchange(hw, coll, halo / exchanges, spatial_level);
-        blk.tp_bwd_s += HaloExchange(hw, coll, halo / exchanges, spatial_level);
+        blk.spatial_fwd_s += HaloExchange(hw, coll, halo / exchanges, spatial_level);
+        blk.spatial_bwd_s += HaloExchange(hw, coll, halo / exchanges, spatial_level);
       }
     }
     if (sp > 1 && i >= cut) {
@@ -209,8 +212,8 @@ absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const Model
         if (in >= cut || moved[in + 1]) continue;
         moved[in + 1] = true;
         const double bytes = local(in) * p;
-        blk.tp_fwd_s += redistribute ? coll.AllToAll(bytes, spatial) : coll.AllGather(bytes * sp, spatial);
-        blk.tp_bwd_s += redistribute ? coll.AllToAll(bytes, spatial) : coll.ReduceScatter(bytes * sp, spatial);
+        blk.spatial_fwd_s += redistribute ? coll.AllToAll(bytes, spatial) : coll.AllGather(bytes * sp, spatial);
+        blk.spatial_bwd_s += redistribute ? coll.AllToAll(bytes, spatial) : coll.ReduceScatter(bytes * sp, spatial);
       }
     }
     // What backward keeps: this layer's output when some layer needs it (a tensor is
@@ -220,7 +223,7 @@ absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const Model
     if (shape.recompute == Recompute::kFull) {
       // Re-run every forward in backward; keep only the inputs of weighted layers (the
       // checkpoints), never more than without recompute.
-      blk.recompute_s = blk.fwd_s + blk.tp_fwd_s;
+      blk.recompute_s = blk.fwd_s + blk.tp_fwd_s + blk.spatial_fwd_s;
       const double without = blk.activation_bytes;
       blk.activation_bytes = kept[i + 1] && checkpoint[i] ? out_elems * p : 0;
       if (i == 0 && kept[0]) blk.activation_bytes += local(-1) * p;

@@ -36,6 +36,8 @@ void BlockCosts::Add(const BlockCosts& o) {
   recompute_s += o.recompute_s;
   tp_fwd_s += o.tp_fwd_s;
   tp_bwd_s += o.tp_bwd_s;
+  spatial_fwd_s += o.spatial_fwd_s;
+  spatial_bwd_s += o.spatial_bwd_s;
   cp_s += o.cp_s;
   ep_s += o.ep_s;
   host_s += o.host_s;

@@ -52,8 +52,10 @@ struct BlockCosts {
   double fwd_s = 0;           // forward compute
   double bwd_s = 0;           // backward compute
   double recompute_s = 0;     // forward work re-done in backward (incl. its comm)
-  double tp_fwd_s = 0;        // exposed intra-layer (TP / spatial / filter / channel) comm
+  double tp_fwd_s = 0;        // exposed intra-layer (TP / filter / channel) comm
   double tp_bwd_s = 0;
+  double spatial_fwd_s = 0;   // exposed comm among spatial ranks (CNN halos, statistics, cut)
+  double spatial_bwd_s = 0;
   double cp_s = 0;            // exposed context-parallel comm, fwd + bwd
   double ep_s = 0;            // exposed expert-parallel all-to-all, fwd + bwd
   double host_s = 0;          // host-bound launch time beyond the GPU's, fwd + bwd + recompute
@@ -67,7 +69,7 @@ struct BlockCosts {
   double model_flops = 0;       // useful FLOPs (fwd + bwd, no recompute), this GPU
 
   double TotalS() const {
-    return fwd_s + bwd_s + recompute_s + tp_fwd_s + tp_bwd_s + cp_s + ep_s + host_s;
+    return fwd_s + bwd_s + recompute_s + tp_fwd_s + tp_bwd_s + spatial_fwd_s + spatial_bwd_s + cp_s + ep_s + host_s;
   }
   void Add(const BlockCosts& o);
 };

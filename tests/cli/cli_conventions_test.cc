@@ -582,6 +582,14 @@ TEST(Compare, SideBySideWithRatios) {
             "the best plan takes 0.800x the iteration time of the given configuration (20.0% less)\n");
 }
 
+// A CNN's spatial communication is its own row and CSV field.
+TEST(Compare, SpatialCommIsItsOwnRow) {
+  Comparison c = Compared();
+  c.given.mutable_time()->set_spatial_comm_s(0.25);
+  EXPECT_NE(FormatComparison(c).find("\n  spatial comm (halos, cut)   0.2500  "), std::string::npos) << FormatComparison(c);
+  EXPECT_NE(ComparisonCsv(c).find("spatial_comm_s,0.25,0,0\r\n"), std::string::npos) << ComparisonCsv(c);
+}
+
 TEST(Compare, ByCostAndWithoutAPlan) {
   Comparison c = Compared();
   c.objective = v1::OBJECTIVE_COST;

@@ -509,8 +509,15 @@ TEST_F(ServerTest, CnnLayerGraph) {
   ASSERT_EQ(r.code, 0) << Describe(r);
   const auto e = FromJson<v1::Estimate>(r.out);
   EXPECT_EQ(e.config().spatial_parallel(), 4);
-  EXPECT_GT(e.time().tp_comm_s(), 0) << "halo exchange";
+  EXPECT_GT(e.time().spatial_comm_s(), 0) << "halo exchange";
+  EXPECT_EQ(e.time().tp_comm_s(), 0) << "no filter or channel split";
   EXPECT_TRUE(e.memory().fits());
+  // The text names the spatial part and leaves out the empty tensor-parallel one.
+  r = P({"estimate", "--profile", "abci-v100-16gb", "--workload", g_paths.examples + "/cnn-small.json", "--config",
+         g_paths.examples + "/config-cnn-spatial.json"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "\nspatial comm (halos, cut)  ")) << Describe(r);
+  EXPECT_FALSE(Contains(r.out, "tensor-parallel comm")) << Describe(r);
 
   r = P({"--output", "json", "plan", "--profile", "abci-v100-16gb", "--workload", g_paths.examples + "/cnn-small.json",
          "--gpus", "16", "--global-batch", "16", "--top", "20"});

@@ -45,9 +45,9 @@ TEST_F(ServerTest, EstimateReturnsTheFullBreakdown) {
   ASSERT_TRUE(Estimate(Gpt3Estimate(), &r).ok());
   const v1::Estimate& e = r.estimate();
   const v1::TimeBreakdown& t = e.time();
-  const double sum = t.compute_s() + t.recompute_s() + t.tp_comm_s() + t.cp_comm_s() + t.ep_comm_s() + t.pp_comm_s() +
-                     t.pipeline_bubble_s() + t.dp_comm_s() + t.optimizer_s() + t.data_loading_s() + t.overhead_s() +
-                     t.offload_s();
+  const double sum = t.compute_s() + t.recompute_s() + t.tp_comm_s() + t.spatial_comm_s() + t.cp_comm_s() +
+                     t.ep_comm_s() + t.pp_comm_s() + t.pipeline_bubble_s() + t.dp_comm_s() + t.optimizer_s() +
+                     t.data_loading_s() + t.overhead_s() + t.offload_s();
   EXPECT_NEAR(sum, e.iteration_time_s(), 1e-9 * e.iteration_time_s());
   EXPECT_GT(e.iteration_time_s(), 0);
   EXPECT_TRUE(e.memory().fits());
