@@ -121,7 +121,7 @@ const std::vector<CommandSpec>& Commands() {
                       "max-mbs", "headroom", "emit", "report", "set", "framework"}),
        {"allow-offload", "cuda-graphs", "tp-comm-overlap"},
        "paraplan plan --profile NAME (--workload FILE | --model PRESET) --gpus N[,N...] --global-batch B\n"
-       "     [--top K] [--objective time|cost|energy] [--set PATH=VALUE ...]\n"
+       "     [--top K] [--objective time|time@pNN|cost|energy] [--set PATH=VALUE ...]\n"
        "  Searches every way to split the training and ranks what fits (exit 1 when nothing\n"
        "  fits). The table shows the columns in which the plans differ and lists what they\n"
        "  share; -o wide shows every column, -o csv prints them as CSV. With several GPU\n"

@@ -94,7 +94,8 @@ class Cli {
   bool LoadWorkload(v1::Workload* w, std::string* model);
   bool Int(const std::string& key, int min, int* out);
   bool LoadConfig(v1::ParallelConfig* c);
-  bool ObjectiveFlag(v1::Objective* out);
+  // --objective; `quantile` (plan) also takes time@pNN and is set to NN / 100.
+  bool ObjectiveFlag(v1::Objective* out, double* quantile = nullptr);
   bool ParseOverrides(std::vector<Override>* out);
   bool ApplyOverrides(const std::vector<Override>& sets, const std::string& profile, v1::SystemProfile* p);
   void PrintSetNote();
@@ -234,8 +235,18 @@ bool Cli::LoadConfig(v1::ParallelConfig* c) {
   return true;
 }
 
-bool Cli::ObjectiveFlag(v1::Objective* out) {
-  const std::string objective = a_.Get("objective", "time");
+bool Cli::ObjectiveFlag(v1::Objective* out, double* quantile) {
+  std::string objective = a_.Get("objective", "time");
+  // time@pNN: rank by the NN-th percentile of the predicted time (plan only).
+  if (absl::StartsWith(objective, "time@p") && quantile != nullptr) {
+    double percent = 0;
+    if (!absl::SimpleAtod(objective.substr(6), &percent) || !(percent > 0 && percent < 100)) {
+      UsageError("--objective time@pNN needs NN in (0, 100), e.g. time@p90");
+      return false;
+    }
+    *quantile = percent / 100;
+    objective = "time";
+  }
   if (objective == "time") {
     *out = v1::OBJECTIVE_TIME;
   } else if (objective == "cost") {
@@ -243,7 +254,8 @@ bool Cli::ObjectiveFlag(v1::Objective* out) {
   } else if (objective == "energy") {
     *out = v1::OBJECTIVE_ENERGY;
   } else {
-    UsageError("--objective must be time, cost or energy");
+    UsageError(quantile != nullptr ? "--objective must be time, time@pNN, cost or energy"
+                                   : "--objective must be time, cost or energy");
     return false;
   }
   return true;
@@ -656,8 +668,10 @@ int Cli::Plan() {
   if (!Int("top", 0, &value)) return failed_;
   req.set_top_k(value);
   v1::Objective objective;
-  if (!ObjectiveFlag(&objective)) return failed_;
+  double quantile = 0;
+  if (!ObjectiveFlag(&objective, &quantile)) return failed_;
   req.set_objective(objective);
+  req.set_objective_quantile(quantile);
   if (absl::Status s = ApplyConstraintFlags(a_, req.mutable_constraints()); !s.ok()) {
     return UsageError(std::string(s.message()));
   }

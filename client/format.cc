@@ -133,7 +133,15 @@ std::string Table::Render() const {
 std::string FormatEstimate(const v1::Estimate& e) {
   std::string out = absl::StrCat("profile      ", e.profile_name(), "@", e.profile_version(), ", ", e.num_gpus(),
                                  " GPUs\nconfig       ", ConfigSummary(e.config()), "\n");
-  absl::StrAppend(&out, "iteration    ", SecondsText(e.iteration_time_s()), "   bottleneck: ", e.bottleneck(), "\n\n");
+  absl::StrAppend(&out, "iteration    ", SecondsText(e.iteration_time_s()), "   bottleneck: ", e.bottleneck(), "\n");
+  if (e.interval().confidence() > 0) {
+    absl::StrAppend(&out, absl::StrFormat("interval     %s - %s (%.0f%%), %s\n", SecondsText(e.interval().low_s()),
+                                          SecondsText(e.interval().high_s()), 100 * e.interval().confidence(),
+                                          e.in_envelope() ? "inside the calibrated envelope"
+                                                          : "outside the calibrated envelope"));
+  }
+  for (const std::string& n : e.envelope_notes()) absl::StrAppend(&out, "             ", n, "\n");
+  absl::StrAppend(&out, "\n");
   const v1::TimeBreakdown& t = e.time();
   const std::pair<const char*, double> parts[] = {
       {"compute", t.compute_s()},         {"recompute", t.recompute_s()},
@@ -214,6 +222,15 @@ std::string FormatProfile(const v1::SystemProfile& p) {
     absl::StrAppend(&out, ", ", n.level(), ".efficiency ", val(n.efficiency()));
   }
   absl::StrAppend(&out, "\n");
+  for (const v1::RegimeCalibration& g : c.regimes()) {
+    std::vector<std::string> values;
+    for (const v1::RegimeValue& v : g.values()) values.push_back(absl::StrFormat("%s %.4g", v.parameter(), v.value()));
+    absl::StrAppend(&out, "regime ", g.regime(), ": ", g.num_measurements(), " measurements, up to ", g.max_gpus(),
+                    " GPUs and ", absl::StrFormat("%.3g", g.max_parameters()), " parameters, cross-validated ",
+                    g.cv_mape_ratio() > 0 ? absl::StrFormat("%.2f%%", 100 * g.cv_mape_ratio()) : "-",
+                    values.empty() ? "; profile-wide values" : absl::StrCat("; own values: ", absl::StrJoin(values, ", ")),
+                    "\n");
+  }
   if (p.has_fit_report()) {
     absl::StrAppend(&out, "calibrated from version ", p.fit_report().based_on_version(), ":\n",
                     FormatFitReport(p.fit_report()));
@@ -234,9 +251,21 @@ std::string FormatProfileList(const std::vector<v1::SystemProfile>& profiles) {
   return t.Render();
 }
 
+namespace {
+// "matmul_efficiency (nvlink 0.906, infiniband 0.75)" per disagreeing parameter, or "-".
+std::string Disagreeing(const v1::FitReport& f) {
+  std::vector<std::string> out;
+  for (const v1::StratumDisagreement& d : f.disagreements()) {
+    out.push_back(absl::StrFormat("%s (%s %.3g, %s %.3g)", d.parameter(), d.narrow_regime(), d.narrow_value(),
+                                  d.wide_regime(), d.wide_value()));
+  }
+  return out.empty() ? "-" : absl::StrJoin(out, "; ");
+}
+}  // namespace
+
 std::string FormatHistory(const v1::ListProfileVersionsResponse& r) {
   Table t({"version", "created (UTC)", "origin", "default", "promoted", "measurements", "MAPE before", "after",
-           "cross-validated", "fitted (+- one sigma)"});
+           "cross-validated", "largest held out", "disagree", "fitted (+- one sigma)"});
   for (const v1::SystemProfile& p : r.versions()) {
     const bool cal = p.has_fit_report();
     const v1::FitReport& f = p.fit_report();
@@ -253,7 +282,11 @@ std::string FormatHistory(const v1::ListProfileVersionsResponse& r) {
            p.is_default() ? "*" : "", p.promoted() ? "yes" : "no", cal ? absl::StrCat(f.num_measurements()) : "-",
            cal ? absl::StrFormat("%.2f%%", 100 * f.mape_before_ratio()) : "-",
            cal ? absl::StrFormat("%.2f%%", 100 * f.mape_after_ratio()) : "-",
-           cal && f.cv_valid() ? absl::StrFormat("%.2f%%", 100 * f.cv_mape_ratio()) : "-", fitted.empty() ? "-" : fitted});
+           cal && f.cv_valid() ? absl::StrFormat("%.2f%%", 100 * f.cv_mape_ratio()) : "-",
+           cal && f.extrapolation_valid() ? absl::StrFormat("%.2f%% (was %.2f%%)", 100 * f.cv_extrapolation_mape(),
+                                                            100 * f.extrapolation_base_mape())
+                                          : "-",
+           Disagreeing(f), fitted.empty() ? "-" : fitted});
   }
   return t.Render();
 }
@@ -378,6 +411,18 @@ std::string FormatFitReport(const v1::FitReport& r) {
   if (r.memory_cv_valid()) {
     absl::StrAppend(&out, absl::StrFormat("peak memory: %d measured, cross-validated %.2f%%\n",
                                           r.num_peak_measurements(), 100 * r.memory_cv_mape_ratio()));
+  }
+  if (r.extrapolation_valid()) {
+    absl::StrAppend(&out, absl::StrFormat("largest runs held out: %.2f%% calibrated vs %.2f%% before (%s)\n",
+                                          100 * r.cv_extrapolation_mape(), 100 * r.extrapolation_base_mape(),
+                                          r.extrapolation_method()));
+  }
+  if (!r.scope().empty()) absl::StrAppend(&out, "applies: ", r.scope(), "\n");
+  for (const v1::StratumDisagreement& d : r.disagreements()) {
+    absl::StrAppend(&out, absl::StrFormat("regimes disagree on %s: runs in %s want %.4g +- %.2g, runs across %s "
+                                          "%.4g +- %.2g (a cost the model lacks at one scale, or a different machine)\n",
+                                          d.parameter(), d.narrow_regime(), d.narrow_value(), d.narrow_stddev(),
+                                          d.wide_regime(), d.wide_value(), d.wide_stddev()));
   }
   if (!r.promotion_reason().empty()) absl::StrAppend(&out, r.promotion_reason(), "\n");
   Table t({"parameter", "before", "after", "+-", "range", "fitted", "why"});

@@ -468,6 +468,11 @@ absl::StatusOr<SystemProfile> FromProto(const v1::SystemProfile& p) {
   k.collective_overhead_us = c.collective_overhead_us();
   k.halo_host_staged = c.halo_host_staged();
   k.halo_exchange_latency_us = c.halo_exchange_latency_us();
+  for (const v1::RegimeCalibration& r : c.regimes()) {
+    RegimeCalibration g{r.regime(), {}, r.num_measurements(), r.cv_mape_ratio(), r.max_gpus(), r.max_parameters()};
+    for (const v1::RegimeValue& v : r.values()) g.values.push_back({v.parameter(), v.value()});
+    k.regimes.push_back(std::move(g));
+  }
   return out;
 }
 
@@ -494,6 +499,7 @@ absl::StatusOr<PlanRequest> FromProto(const v1::PlanRequest& r, const Workload& 
     default:
       return BadEnum("objective", r.objective());
   }
+  out.objective_quantile = r.objective_quantile();
   const v1::PlanConstraints& k = r.constraints();
   PlanConstraints& c = out.constraints;
   c.tensor_parallel.assign(k.tensor_parallel().begin(), k.tensor_parallel().end());
@@ -688,6 +694,19 @@ v1::Calibration ToProto(const Calibration& k) {
   c.set_attention_efficiency_bwd(k.attention_efficiency_bwd);
   c.set_collective_overhead_us(k.collective_overhead_us);
   c.set_halo_host_staged(k.halo_host_staged);
+  for (const RegimeCalibration& g : k.regimes) {
+    v1::RegimeCalibration* r = c.add_regimes();
+    r->set_regime(g.regime);
+    r->set_num_measurements(g.num_measurements);
+    r->set_cv_mape_ratio(g.cv_mape_ratio);
+    r->set_max_gpus(g.max_gpus);
+    r->set_max_parameters(g.max_parameters);
+    for (const RegimeValue& v : g.values) {
+      v1::RegimeValue* w = r->add_values();
+      w->set_parameter(v.parameter);
+      w->set_value(v.value);
+    }
+  }
   c.set_halo_exchange_latency_us(k.halo_exchange_latency_us);
   c.set_matmul_efficiency_fp8(k.matmul_efficiency_fp8);
   return c;
@@ -810,6 +829,11 @@ v1::Estimate ToProto(const Estimate& e) {
   out.set_profile_version(e.profile_version);
   out.set_num_gpus(e.num_gpus);
   out.set_memory_headroom_ratio(e.memory_headroom_ratio);
+  out.mutable_interval()->set_low_s(e.interval.low_s);
+  out.mutable_interval()->set_high_s(e.interval.high_s);
+  out.mutable_interval()->set_confidence(e.interval.confidence);
+  out.set_in_envelope(e.in_envelope);
+  for (const std::string& n : e.envelope_notes) out.add_envelope_notes(n);
   return out;
 }
 
@@ -846,6 +870,21 @@ v1::FitReport ToProto(const FitReport& r) {
   out.set_current_mape_ratio(r.current_mape_ratio);
   out.set_promote(r.promote);
   out.set_promotion_reason(r.promotion_reason);
+  out.set_extrapolation_valid(r.extrapolation_valid);
+  out.set_cv_extrapolation_mape(r.cv_extrapolation_mape_ratio);
+  out.set_extrapolation_base_mape(r.extrapolation_base_mape_ratio);
+  out.set_extrapolation_method(r.extrapolation_method);
+  out.set_scope(r.scope);
+  for (const StratumDisagreement& d : r.disagreements) {
+    v1::StratumDisagreement* x = out.add_disagreements();
+    x->set_parameter(d.parameter);
+    x->set_narrow_regime(d.narrow_regime);
+    x->set_narrow_value(d.narrow_value);
+    x->set_narrow_stddev(d.narrow_stddev);
+    x->set_wide_regime(d.wide_regime);
+    x->set_wide_value(d.wide_value);
+    x->set_wide_stddev(d.wide_stddev);
+  }
   return out;
 }
 

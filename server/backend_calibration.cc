@@ -182,6 +182,7 @@ absl::StatusOr<v1::CalibrateResponse> Backend::Calibrate(const std::string& prof
   metrics_->RecordCalibration(profile);
   if (promote) metrics_->SetProfileVersion(profile, *version);
   metrics_->SetCalibrationAge(profile, 0);
+  metrics_->SetCalibrationDisagreements(profile, static_cast<int>(result->report.disagreements.size()));
   absl::StatusOr<v1::SystemProfile> stored = Load(profile, *version);
   if (!stored.ok()) return stored.status();
   *out.mutable_profile() = *stored;

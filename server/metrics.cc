@@ -38,6 +38,10 @@ struct Metrics::Impl {
   prometheus::Family<prometheus::Gauge>& age = prometheus::BuildGauge()
       .Name("paraplan_calibration_age_seconds").Help("Seconds since the profile was last calibrated (or created)")
       .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& disagreements = prometheus::BuildGauge()
+      .Name("paraplan_calibration_disagreements")
+      .Help("Parameters whose regimes (one node, across nodes) wanted different values at the last calibration")
+      .Register(*registry);
 };
 
 Metrics::Metrics() : impl_(std::make_unique<Impl>()) {}
@@ -86,9 +90,14 @@ void Metrics::SetCalibrationAge(const std::string& profile, double seconds) {
   impl_->age.Add({{"profile", profile}}).Set(seconds);
 }
 
+void Metrics::SetCalibrationDisagreements(const std::string& profile, int count) {
+  impl_->disagreements.Add({{"profile", profile}}).Set(count);
+}
+
 void Metrics::ForgetProfile(const std::string& profile) {
   const prometheus::Labels labels = {{"profile", profile}};
-  for (prometheus::Family<prometheus::Gauge>* f : {&impl_->mape, &impl_->bias, &impl_->version, &impl_->age}) {
+  for (prometheus::Family<prometheus::Gauge>* f : {&impl_->mape, &impl_->bias, &impl_->version, &impl_->age,
+                                                    &impl_->disagreements}) {
     if (f->Has(labels)) f->Remove(&f->Add(labels));
   }
 }

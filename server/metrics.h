@@ -31,6 +31,8 @@ class Metrics {
   void RecordCalibration(const std::string& profile);
   void SetProfileVersion(const std::string& profile, int version);
   void SetCalibrationAge(const std::string& profile, double seconds);
+  // Parameters whose regimes disagreed at the profile's last calibration (FitReport).
+  void SetCalibrationDisagreements(const std::string& profile, int count);
   // Drops the per-profile gauges of a deleted profile (counters and histograms stay:
   // they only ever grow, as Prometheus expects).
   void ForgetProfile(const std::string& profile);

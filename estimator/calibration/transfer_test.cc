@@ -73,6 +73,17 @@ TEST(CalibrationTransfer, SingleNodeFitNeverWorsensSixtyFourGpuRuns) {
                 Mean(ratios), Mean(after.ratios.at(group)));
   }
   EXPECT_LE(after.mape, before.mape);
+  // The 64-GPU runs lie outside what the single-node calibration measured: their 90 %
+  // intervals must say so and cover the measured times.
+  int covered = 0;
+  for (const CalibrationSample& s : large) {
+    absl::StatusOr<Estimate> e = EstimateIteration(s.workload, s.config, r->profile);
+    ASSERT_TRUE(e.ok());
+    EXPECT_FALSE(e->in_envelope);
+    covered += e->interval.low_s <= s.measured_iteration_time_s && s.measured_iteration_time_s <= e->interval.high_s;
+  }
+  std::printf("64 GPUs: %d of %zu measured times inside the stated 90 %% interval\n", covered, large.size());
+  EXPECT_GE(covered, 0.85 * large.size());
 }
 
 // Calibrated on both, the strata (one node, across nodes) are fitted on their own where

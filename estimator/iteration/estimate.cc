@@ -10,6 +10,7 @@
 #include "estimator/iteration/assemble.h"
 #include "estimator/iteration/comm_schedule.h"
 #include "estimator/iteration/stage_costs.h"
+#include "estimator/iteration/uncertainty.h"
 #include "estimator/system/collectives.h"
 #include "estimator/system/hardware.h"
 #include "estimator/workloads/model_costs.h"
@@ -115,6 +116,11 @@ Estimate ToEstimate(const Workload& workload, const SystemProfile& profile,
   e.memory = r.memory;
   e.num_gpus = static_cast<int>(config.NumGpus());
   e.model_flops_per_token = tokens_per_sample > 0 ? model_flops_per_sample / tokens_per_sample : 0;
+  const Uncertainty u = PredictionUncertainty(profile, e.num_gpus, e.model_flops_per_token);
+  const double spread = QuantileFactor(u.scale, 0.5 + kDefaultIntervalConfidence / 2);
+  e.interval = {r.iteration_time_s / spread, r.iteration_time_s * spread, kDefaultIntervalConfidence};
+  e.in_envelope = u.in_envelope;
+  e.envelope_notes = u.notes;
   const double samples = config.global_batch_size;
   e.samples_per_s = samples / r.iteration_time_s;
   e.tokens_per_s = e.samples_per_s * tokens_per_sample;

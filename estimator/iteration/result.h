@@ -63,6 +63,13 @@ struct CollectiveUse {
   bool overlapped = false;      // runs beside compute
 };
 
+// The range the measured time is expected in, with `confidence` (uncertainty.h).
+struct PredictionInterval {
+  double low_s = 0;
+  double high_s = 0;
+  double confidence = 0;
+};
+
 struct Estimate {
   ParallelConfig config;
   double iteration_time_s = 0;
@@ -87,6 +94,11 @@ struct Estimate {
   // Training FLOPs per token (6 x parameters plus attention): the model's size for the
   // calibration envelope.
   double model_flops_per_token = 0;
+  PredictionInterval interval;
+  // Inside what the profile's calibration measured (regime, GPU count, model size);
+  // `envelope_notes` say why not.
+  bool in_envelope = false;
+  std::vector<std::string> envelope_notes;
 };
 
 }  // namespace paraplan

@@ -19,6 +19,7 @@
 #include "estimator/iteration/assemble.h"
 #include "estimator/iteration/comm_schedule.h"
 #include "estimator/iteration/stage_costs.h"
+#include "estimator/iteration/uncertainty.h"
 #include "estimator/system/collectives.h"
 #include "estimator/system/hardware.h"
 #include "estimator/workloads/model_costs.h"
@@ -333,6 +334,17 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
     st->error = model.status();
     return;
   }
+  // time@pNN: the quantile's multiplier of a predicted time, by the regime and envelope
+  // of this GPU count and model (iteration/uncertainty.h).
+  const double quantile_factor =
+      req.objective_quantile > 0
+          ? QuantileFactor(PredictionUncertainty(*space.profile, gpus,
+                                                 model->tokens_per_sample > 0
+                                                     ? model->model_flops_per_sample / model->tokens_per_sample
+                                                     : 0)
+                               .scale,
+                           req.objective_quantile)
+          : 1.0;
   const int rest = gpus / shape.Inner();
   const double capacity = space.hws.front()->capacity_bytes() * (1.0 - k.memory_headroom_ratio);
   // Every stage holds a layer and keeps at least its activations for one micro-batch
@@ -427,7 +439,7 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
                   ++st->feasible;
                   switch (req.objective) {
                     case Objective::kTime:
-                      s.key = s.result.iteration_time_s;
+                      s.key = s.result.iteration_time_s * quantile_factor;
                       break;
                     case Objective::kCost:
                       s.key = s.result.cost_usd;
@@ -494,6 +506,13 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
   }
   if (request.top_k < 0 || request.top_k > 1000) {
     return absl::InvalidArgumentError(absl::StrCat("top_k: ", request.top_k, " must be in 0..1000"));
+  }
+  const double q = request.objective_quantile;
+  if (!(q >= 0 && q < 1)) {
+    return absl::InvalidArgumentError(absl::StrCat("objective_quantile: ", q, " must be in [0, 1) (0.9 = time@p90)"));
+  }
+  if (q > 0 && request.objective != Objective::kTime) {
+    return absl::InvalidArgumentError("objective_quantile: applies to the time objective only");
   }
   const double headroom = request.constraints.memory_headroom_ratio;
   if (!(headroom >= 0 && headroom < 1)) {

@@ -63,6 +63,9 @@ struct PlanRequest {
   int global_batch_size = 0;
   int top_k = 10;
   Objective objective = Objective::kTime;
+  // With kTime: rank by this quantile of the predicted time (iteration/uncertainty.h);
+  // 0 = the prediction itself. INVALID_ARGUMENT outside [0, 1) or with another objective.
+  double objective_quantile = 0;
   PlanConstraints constraints;
   absl::Time deadline = absl::InfiniteFuture();
   const std::atomic<bool>* cancelled = nullptr;  // may be null

@@ -579,8 +579,38 @@ TEST_F(ServerTest, IngestAccuracyCalibratePublishedRuns) {
   ASSERT_EQ(r.code, 0) << Describe(r);
   EXPECT_TRUE(Contains(r.out, "cross-validated") && Contains(r.out, "dgx-a100-80gb@2 stored as a candidate"))
       << Describe(r);
+  // Every run crosses InfiniBand, the profile's widest regime: the fit is profile-wide,
+  // and the largest runs were held out and predicted from the rest.
+  EXPECT_TRUE(Contains(r.out, "applies: profile-wide")) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "largest runs held out: ")) << Describe(r);
   r = P({"profiles", "history", "dgx-a100-80gb"});
   EXPECT_TRUE(Contains(r.out, "calibration") && Contains(r.out, "builtin")) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "largest held out") && Contains(r.out, "(was ")) << Describe(r);
+  r = P({"profiles", "show", "dgx-a100-80gb@2"});
+  // Two of the nine runs fit in one node (too few to fit on their own: pooled with the rest).
+  EXPECT_TRUE(Contains(r.out, "regime nvlink: 2 measurements, up to 8 GPUs") &&
+              Contains(r.out, "regime infiniband: 7 measurements, up to 2240 GPUs"))
+      << Describe(r);
+  // Estimates carry their interval: wide on the built-in (never calibrated), and inside
+  // the envelope of @2 for a run like those measured.
+  const std::string config = Write("interval-config.json",
+                                   R"({"tensor_parallel": 8, "pipeline_parallel": 1, "data_parallel": 8,
+                                       "micro_batch_size": 1, "global_batch_size": 64,
+                                       "recompute": "RECOMPUTE_SELECTIVE", "sequence_parallel": true})");
+  r = P({"--output", "json", "estimate", "--profile", "dgx-a100-80gb@1", "--model", "megatron-22b", "--config", config});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  v1::Estimate builtin = FromJson<v1::Estimate>(r.out);
+  EXPECT_FALSE(builtin.in_envelope());
+  EXPECT_NEAR(builtin.interval().high_s() / builtin.iteration_time_s(), 1.3552, 2e-3) << r.out;
+  r = P({"--output", "json", "estimate", "--profile", "dgx-a100-80gb@2", "--model", "megatron-22b", "--config", config});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  v1::Estimate calibrated = FromJson<v1::Estimate>(r.out);
+  EXPECT_TRUE(calibrated.in_envelope()) << r.out;
+  EXPECT_LT(calibrated.interval().high_s() / calibrated.iteration_time_s(),
+            builtin.interval().high_s() / builtin.iteration_time_s());
+  EXPECT_GT(calibrated.interval().low_s(), 0);
+  r = P({"estimate", "--profile", "dgx-a100-80gb@1", "--model", "megatron-22b", "--config", config});
+  EXPECT_TRUE(Contains(r.out, "outside the calibrated envelope") && Contains(r.out, "not calibrated")) << Describe(r);
   r = P({"profiles", "promote", "dgx-a100-80gb@2"});
   ASSERT_EQ(r.code, 0) << Describe(r);
   EXPECT_TRUE(Contains(r.out, "dgx-a100-80gb@2 is now the default")) << Describe(r);
@@ -1206,7 +1236,7 @@ TEST(CliConventions, UsageErrorsAreShortAndSuggest) {
   EXPECT_EQ(r.err,
             "paraplan: unknown flag --gpu for `plan` (did you mean --gpus?)\n"
             "usage: paraplan plan --profile NAME (--workload FILE | --model PRESET) --gpus N[,N...] --global-batch B\n"
-            "            [--top K] [--objective time|cost|energy] [--set PATH=VALUE ...]\n"
+            "            [--top K] [--objective time|time@pNN|cost|energy] [--set PATH=VALUE ...]\n"
             "run `paraplan plan --help` for every flag and `paraplan --help` for exit codes\n");
   // A usage error found by the command itself is as short.
   const Result missing = RunCli({"estimate", "--profile", "p", "--model", "m", "--tp", "8"});

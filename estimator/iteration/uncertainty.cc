@@ -1,0 +1,64 @@
+#include "estimator/iteration/uncertainty.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "estimator/inputs/calibration_regime.h"
+
+namespace paraplan {
+
+namespace {
+
+double Scale(double mape) { return mape; }  // Laplace: b = E|X|
+
+}  // namespace
+
+Uncertainty PredictionUncertainty(const SystemProfile& profile, int64_t num_gpus, double model_flops_per_token) {
+  Uncertainty u;
+  const int level = RegimeLevel(profile, num_gpus);
+  const RegimeCalibration* r = NearestMeasuredRegime(profile, level);
+  if (r == nullptr) {
+    u.notes.push_back(absl::StrFormat(
+        "profile \"%s\" is not calibrated on measurements: the interval is the model's error on published runs "
+        "(%.1f %%)",
+        profile.name, 100 * kUncalibratedMapeRatio));
+    u.scale = Scale(kUncalibratedMapeRatio);
+    return u;
+  }
+  const int measured_level = RegimeLevelOf(profile, r->regime);
+  if (measured_level != level) {
+    u.notes.push_back(absl::StrCat("no measurement ", DescribeRegime(profile, level), "; the nearest measured are ",
+                                   DescribeRegime(profile, measured_level)));
+  }
+  if (num_gpus > r->max_gpus) {
+    u.notes.push_back(absl::StrCat(num_gpus, " GPUs, more than the ", r->max_gpus, " measured"));
+  }
+  const double parameters = model_flops_per_token / 6;
+  if (parameters > r->max_parameters * 1.01) {
+    u.notes.push_back(absl::StrFormat("a model of %.3g parameters, larger than the largest measured (%.3g)",
+                                      parameters, r->max_parameters));
+  }
+  u.in_envelope = u.notes.empty();
+  const double mape = r->cv_mape_ratio > 0 ? r->cv_mape_ratio : kUncalibratedMapeRatio;
+  u.scale = Scale(u.in_envelope ? mape : std::max(mape, kUncalibratedMapeRatio));
+  return u;
+}
+
+double NormalQuantile(double p) {
+  // Bisection on the normal CDF, 0.5 erfc(-z / sqrt 2): 60 halvings of [-40, 40].
+  double lo = -40, hi = 40;
+  for (int i = 0; i < 60; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (0.5 * std::erfc(-mid / std::sqrt(2.0)) < p ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+double QuantileFactor(double scale, double quantile) {
+  const double x = quantile >= 0.5 ? -std::log(2 * (1 - quantile)) : std::log(2 * quantile);
+  return std::exp(scale * x);
+}
+
+}  // namespace paraplan
