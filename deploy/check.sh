@@ -37,7 +37,8 @@ run() {  # run NAME CMD...: passes when CMD exits 0
 METRICS="paraplan_rpc_requests_total paraplan_rpc_duration_seconds paraplan_plan_candidates_evaluated_total
 paraplan_plan_candidates_total paraplan_prediction_error_ratio paraplan_prediction_mape_ratio
 paraplan_prediction_bias_ratio paraplan_memory_predictions_total paraplan_measurements_ingested_total
-paraplan_calibrations_total paraplan_profile_version paraplan_calibration_age_seconds"
+paraplan_calibrations_total paraplan_profile_version paraplan_calibration_age_seconds
+paraplan_calibration_disagreements"
 
 # ---------------------------------------------------------------- 1. dashboard
 if ! command -v python3 >/dev/null; then

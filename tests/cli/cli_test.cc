@@ -630,7 +630,8 @@ TEST_F(ServerTest, IngestAccuracyCalibratePublishedRuns) {
   char buf[4096];
   for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) metrics.append(buf, static_cast<size_t>(n));
   close(fd);
-  for (const char* name : {"paraplan_rpc_requests_total", "paraplan_prediction_mape_ratio", "paraplan_calibrations_total"}) {
+  for (const char* name : {"paraplan_rpc_requests_total", "paraplan_prediction_mape_ratio", "paraplan_calibrations_total",
+                           "paraplan_calibration_disagreements{profile=\"dgx-a100-80gb\"} 0"}) {
     EXPECT_TRUE(Contains(metrics, name)) << name;
   }
 }
