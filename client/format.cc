@@ -418,6 +418,7 @@ std::string FormatFitReport(const v1::FitReport& r) {
                                           r.extrapolation_method()));
   }
   if (!r.scope().empty()) absl::StrAppend(&out, "applies: ", r.scope(), "\n");
+  if (!r.model_gap().empty()) absl::StrAppend(&out, "model gap: ", r.model_gap(), "\n");
   for (const v1::StratumDisagreement& d : r.disagreements()) {
     absl::StrAppend(&out, absl::StrFormat("regimes disagree on %s: runs in %s want %.4g +- %.2g, runs across %s "
                                           "%.4g +- %.2g (a cost the model lacks at one scale, or a different machine)\n",

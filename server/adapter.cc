@@ -875,6 +875,7 @@ v1::FitReport ToProto(const FitReport& r) {
   out.set_extrapolation_base_mape(r.extrapolation_base_mape_ratio);
   out.set_extrapolation_method(r.extrapolation_method);
   out.set_scope(r.scope);
+  out.set_model_gap(r.model_gap);
   for (const StratumDisagreement& d : r.disagreements) {
     v1::StratumDisagreement* x = out.add_disagreements();
     x->set_parameter(d.parameter);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "estimator/calibration/fit.h"
 #include "estimator/calibration/params.h"
 #include "estimator/calibration/samples.h"
@@ -218,6 +220,36 @@ double Mape(absl::Span<const CalibrationSample> samples, const SystemProfile& pr
   return samples.empty() ? 0 : sum / samples.size();
 }
 
+// When the fit cannot lower the in-sample error by kPromotionMargin, no value of the
+// parameters explains these runs: name the configuration groups whose residuals stay
+// largest (at most kGapGroups), with their median predicted / measured.
+constexpr int kGapGroups = 3;
+
+std::string ModelGap(const std::vector<CalibrationSample>& usable, const SystemProfile& fitted, double before,
+                     double after) {
+  if (after < before * (1 - kPromotionMargin)) return "";
+  std::map<std::string, std::vector<double>> ratios;
+  for (const CalibrationSample& s : usable) {
+    const double p = std::exp(LogPredictedTime(s, fitted));
+    ratios[ConfigGroup(s)].push_back(std::isfinite(p) ? p / s.measured_iteration_time_s : 0);
+  }
+  std::vector<std::tuple<double, std::string, size_t, double>> groups;  // (MAPE, group, runs, median)
+  for (auto& [group, v] : ratios) {
+    double ape = 0;
+    for (double x : v) ape += std::abs(x - 1) / v.size();
+    std::sort(v.begin(), v.end());
+    groups.emplace_back(ape, group, v.size(), v[v.size() / 2]);
+  }
+  std::sort(groups.rbegin(), groups.rend());
+  std::vector<std::string> worst;
+  for (size_t i = 0; i < groups.size() && i < kGapGroups; ++i) {
+    const auto& [ape, group, runs, median] = groups[i];
+    worst.push_back(absl::StrFormat("%s (%d runs, median predicted/measured %.2f)", group, runs, median));
+  }
+  return absl::StrCat("the fit cannot lower the error (", Percent(before), " -> ", Percent(after),
+                      "): the model lacks a term for these runs; largest residuals: ", absl::StrJoin(worst, "; "));
+}
+
 // Hold out the largest-scale configuration groups (GPU count, then model size) until
 // they hold kExtrapolationShare of the runs, fit on the rest, predict them.
 constexpr double kExtrapolationShare = 0.2;
@@ -368,6 +400,7 @@ absl::StatusOr<CalibrationResult> CalibrateProfile(const SystemProfile& base,
   r.num_peak_measurements = static_cast<int>(peaks.size());
   r.mape_before_ratio = Mape(usable, base);
   r.mape_after_ratio = Mape(usable, result.profile);
+  r.model_gap = ModelGap(usable, result.profile, r.mape_before_ratio, r.mape_after_ratio);
 
   // Grouped cross-validation: each fold repeats subsampling, strata, selection and fit
   // on its training groups only.

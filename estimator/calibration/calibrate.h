@@ -117,6 +117,11 @@ struct FitReport {
   double extrapolation_base_mape_ratio = 0;  // the base profile on the same runs
   std::string extrapolation_method;  // "held out 6 groups (240 runs) on 8 GPUs, models of 1.3e9 ..."
 
+  // When the fit cannot lower the in-sample error by kPromotionMargin: that the model
+  // lacks a term for these runs, naming the configuration groups whose residuals stay
+  // largest ("" otherwise).
+  std::string model_gap;
+
   // Where the fitted values apply (regimes.h), in words, and the strata that disagree.
   std::string scope;
   std::vector<StratumDisagreement> disagreements;

@@ -166,6 +166,7 @@ TEST(Calibrate, RecoversPerturbedParameters) {
   EXPECT_NEAR(Ratio(r->report, "network.infiniband.efficiency"), truth.calibration.network[1].efficiency,
               0.2 * truth.calibration.network[1].efficiency);
   EXPECT_GT(r->report.mape_before_ratio, 0.1);
+  EXPECT_EQ(r->report.model_gap, "");  // the fit explains them
   EXPECT_LT(r->report.mape_after_ratio, 0.03);
   EXPECT_LT(r->report.cv_mape_ratio, 0.03);
   // The synthetic peaks follow the model's memory exactly.
@@ -330,6 +331,26 @@ TEST(Calibrate, NotPromotedWhenCrossValidationIsNoBetter) {
   EXPECT_FALSE(r->report.promote);
   EXPECT_EQ(r->report.promotion_reason.rfind("not promoted: cross-validated ", 0), 0u)
       << r->report.promotion_reason;
+}
+
+// Runs the specification predicts exactly, except one configuration that took three
+// times as long (a cost no parameter stands for): the fit cannot lower the error, and
+// the report names that configuration instead of storing a candidate in silence.
+TEST(Calibrate, NamesTheRunsTheModelLacksATermFor) {
+  const SystemProfile spec = Profile("dgx-a100-80gb");
+  std::vector<CalibrationSample> samples = SmallModels(spec, 0.0);
+  const std::string slow = ConfigGroup(samples.back());
+  for (CalibrationSample& s : samples) {
+    if (ConfigGroup(s) == slow) s.measured_iteration_time_s *= 3;
+  }
+  absl::StatusOr<CalibrationResult> r = CalibrateProfile(spec, samples);
+  ASSERT_TRUE(r.ok()) << r.status();
+  Print(r->report);
+  EXPECT_GE(r->report.mape_after_ratio, r->report.mape_before_ratio * (1 - kPromotionMargin));
+  EXPECT_EQ(r->report.model_gap.rfind("the fit cannot lower the error", 0), 0u) << r->report.model_gap;
+  const size_t at = r->report.model_gap.find("largest residuals: " + slow + " (");
+  EXPECT_NE(at, std::string::npos) << r->report.model_gap;
+  EXPECT_NE(r->report.model_gap.find("median predicted/measured 0.3"), std::string::npos) << r->report.model_gap;
 }
 
 std::vector<CalibrationSample> VTrainSamples() {
