@@ -240,8 +240,8 @@ bool Cli::ObjectiveFlag(v1::Objective* out, double* quantile) {
   // time@pNN: rank by the NN-th percentile of the predicted time (plan only).
   if (absl::StartsWith(objective, "time@p") && quantile != nullptr) {
     double percent = 0;
-    if (!absl::SimpleAtod(objective.substr(6), &percent) || !(percent > 0 && percent < 100)) {
-      UsageError("--objective time@pNN needs NN in (0, 100), e.g. time@p90");
+    if (!absl::SimpleAtod(objective.substr(6), &percent) || !(percent > 0 && percent <= 99.9)) {
+      UsageError("--objective time@pNN needs NN in (0, 99.9], e.g. time@p90");
       return false;
     }
     *quantile = percent / 100;

@@ -188,6 +188,7 @@ struct Scale {
   int64_t gpus = 0;
   double parameters = 0;  // training FLOPs per token / 6
   int level = 0;          // RegimeLevel
+  double base_ape = 0;    // the base profile's |predicted / measured - 1|
 };
 
 Strata StrataOf(absl::Span<const CalibrationSample> samples, const std::vector<Scale>& scale) {
@@ -197,16 +198,16 @@ Strata StrataOf(absl::Span<const CalibrationSample> samples, const std::vector<S
 }
 
 // The whole regime-aware fit on the measurements `indices` of `usable`.
-ScopedFit FitSubset(const SystemProfile& at, const std::vector<CalibrationParam>& params,
-                    const std::vector<CalibrationSample>& usable, const std::vector<Scale>& scale,
-                    const std::vector<int>& indices) {
+absl::StatusOr<ScopedFit> FitSubset(const SystemProfile& at, const std::vector<CalibrationParam>& params,
+                                    const std::vector<CalibrationSample>& usable, const std::vector<Scale>& scale,
+                                    const std::vector<int>& indices, const Interrupt& stop) {
   std::vector<CalibrationSample> picked;
   std::vector<Scale> picked_scale;
   for (int i : indices) {
     picked.push_back(usable[i]);
     picked_scale.push_back(scale[i]);
   }
-  return FitByRegime(at, params, picked, StrataOf(picked, picked_scale), kSampleBudget);
+  return FitByRegime(at, params, picked, StrataOf(picked, picked_scale), kSampleBudget, stop);
 }
 
 double Ape(const CalibrationSample& s, const SystemProfile& profile) {
@@ -254,9 +255,9 @@ std::string ModelGap(const std::vector<CalibrationSample>& usable, const SystemP
 // they hold kExtrapolationShare of the runs, fit on the rest, predict them.
 constexpr double kExtrapolationShare = 0.2;
 
-void CheckExtrapolation(const SystemProfile& at, const std::vector<CalibrationParam>& params,
-                        const std::vector<CalibrationSample>& usable, const std::vector<Scale>& scale,
-                        const SystemProfile& base, FitReport* r) {
+absl::Status CheckExtrapolation(const SystemProfile& at, const std::vector<CalibrationParam>& params,
+                                const std::vector<CalibrationSample>& usable, const std::vector<Scale>& scale,
+                                const Interrupt& stop, FitReport* r) {
   std::map<std::string, std::pair<int64_t, double>> group_scale;  // group -> (GPUs, size)
   for (size_t i = 0; i < usable.size(); ++i) {
     auto& g = group_scale[ConfigGroup(usable[i])];
@@ -283,14 +284,15 @@ void CheckExtrapolation(const SystemProfile& at, const std::vector<CalibrationPa
   if (static_cast<int>(rest.size()) < kMinCalibrationMeasurements || CountGroups(rest) < kMinCalibrationGroups ||
       test.empty()) {
     r->extrapolation_method = "not enough smaller runs to hold the largest out";
-    return;
+    return absl::OkStatus();
   }
-  const ScopedFit fit = FitSubset(at, params, usable, scale, train);
+  absl::StatusOr<ScopedFit> fit = FitSubset(at, params, usable, scale, train, stop);
+  if (!fit.ok()) return fit.status();
   double after = 0, before = 0;
   int64_t max_gpus = 0;
   for (int i : test) {
-    after += Ape(usable[i], fit.profile) / test.size();
-    before += Ape(usable[i], base) / test.size();
+    after += Ape(usable[i], fit->profile) / test.size();
+    before += scale[i].base_ape / test.size();
     max_gpus = std::max(max_gpus, scale[i].gpus);
   }
   r->extrapolation_valid = true;
@@ -299,6 +301,7 @@ void CheckExtrapolation(const SystemProfile& at, const std::vector<CalibrationPa
   r->extrapolation_method = absl::StrCat("the ", held.size(), " largest configuration groups (", test.size(),
                                          " runs, up to ", max_gpus, " GPUs) held out, fitted on the other ",
                                          train.size());
+  return absl::OkStatus();
 }
 
 // Every regime the measurements cover gets an entry with what was measured there and
@@ -339,7 +342,8 @@ absl::StatusOr<CalibrationResult> CalibrateProfile(const SystemProfile& base,
     absl::StatusOr<Estimate> e = EstimateIteration(s.workload, s.config, base);
     if (!e.ok() || !(e->iteration_time_s > 0) || !std::isfinite(e->iteration_time_s)) continue;
     usable.push_back(s);
-    scale.push_back({e->num_gpus, e->model_flops_per_token / 6, RegimeLevel(base, e->num_gpus)});
+    scale.push_back({e->num_gpus, e->model_flops_per_token / 6, RegimeLevel(base, e->num_gpus),
+                     std::abs(e->iteration_time_s / s.measured_iteration_time_s - 1)});
   }
   const int n = static_cast<int>(usable.size());
   const int groups = CountGroups(usable);
@@ -361,7 +365,9 @@ absl::StatusOr<CalibrationResult> CalibrateProfile(const SystemProfile& base,
   FitReport& r = result.report;
   const Subsample sub = StratifiedSubsample(usable, kSampleBudget);
   if (absl::Status s = stop.Check(kCalibrationWork); !s.ok()) return s;
-  const ScopedFit scoped = FitByRegime(at, params, usable, StrataOf(usable, scale), kSampleBudget);
+  absl::StatusOr<ScopedFit> fitted = FitByRegime(at, params, usable, StrataOf(usable, scale), kSampleBudget, stop);
+  if (!fitted.ok()) return fitted.status();
+  const ScopedFit& scoped = *fitted;
   result.profile = scoped.profile;
   r.scope = scoped.scope;
   r.disagreements = scoped.disagreements;
@@ -398,7 +404,7 @@ absl::StatusOr<CalibrationResult> CalibrateProfile(const SystemProfile& base,
   r.sampling_note = sub.note;
   r.num_groups = groups;
   r.num_peak_measurements = static_cast<int>(peaks.size());
-  r.mape_before_ratio = Mape(usable, base);
+  for (const Scale& k : scale) r.mape_before_ratio += k.base_ape / n;
   r.mape_after_ratio = Mape(usable, result.profile);
   r.model_gap = ModelGap(usable, result.profile, r.mape_before_ratio, r.mape_after_ratio);
 
@@ -417,7 +423,9 @@ absl::StatusOr<CalibrationResult> CalibrateProfile(const SystemProfile& base,
       if (absl::Status s = stop.Check(kCalibrationWork); !s.ok()) return s;
       std::vector<int> train, test;
       for (int i = 0; i < n; ++i) (folds.fold_of[i] == f ? test : train).push_back(i);
-      const ScopedFit fold_fit = FitSubset(at, params, usable, scale, train);
+      absl::StatusOr<ScopedFit> fold = FitSubset(at, params, usable, scale, train, stop);
+      if (!fold.ok()) return fold.status();
+      const ScopedFit& fold_fit = *fold;
       for (int i : test) cv_ape[i] = Ape(usable[i], fold_fit.profile);
       for (size_t j = 0; j < params.size(); ++j) folds_fitted[j] += fold_fit.fitted[j] ? 1 : 0;
 
@@ -442,7 +450,7 @@ absl::StatusOr<CalibrationResult> CalibrateProfile(const SystemProfile& base,
     r.memory_cv_mape_ratio = memory_tested > 0 ? memory_sum / memory_tested : 0;
   }
   if (absl::Status s = stop.Check(kCalibrationWork); !s.ok()) return s;
-  CheckExtrapolation(at, params, usable, scale, base, &r);
+  if (absl::Status s = CheckExtrapolation(at, params, usable, scale, stop, &r); !s.ok()) return s;
   DescribeRegimes(base, scale, cv_ape, &result.profile.calibration.regimes);
   // `changes`: the time parameters in order, then the two memory parameters.
   for (size_t j = 0; j < params.size(); ++j) changes[j].cv_folds_fitted = folds_fitted[j];

@@ -42,6 +42,8 @@ std::vector<RegimeValue> FittedValues(const std::vector<CalibrationParam>& param
   return out;
 }
 
+constexpr char kRegimeWork[] = "calibration";
+
 std::string Percent(double ratio) { return absl::StrFormat("%.2f %%", 100 * ratio); }
 
 double MapeOf(absl::Span<const CalibrationSample> samples, const std::vector<int>& members,
@@ -57,15 +59,16 @@ double MapeOf(absl::Span<const CalibrationSample> samples, const std::vector<int
 
 // Whether a fit on `members` alone beats `base_mape` (the base profile's error on them)
 // by kPromotionMargin in grouped cross-validation among them.
-bool OwnFitGeneralises(const SystemProfile& at, const std::vector<CalibrationParam>& params,
-                       absl::Span<const CalibrationSample> samples, const std::vector<int>& members, int budget,
-                       double base_mape) {
+absl::StatusOr<bool> OwnFitGeneralises(const SystemProfile& at, const std::vector<CalibrationParam>& params,
+                                       absl::Span<const CalibrationSample> samples, const std::vector<int>& members,
+                                       int budget, double base_mape, const Interrupt& stop) {
   std::vector<CalibrationSample> picked;
   for (int i : members) picked.push_back(samples[i]);
   const Folds folds = GroupedFolds(picked, kMaxCalibrationFolds);
   if (folds.num_folds < 2) return false;
   double sum = 0;
   for (int f = 0; f < folds.num_folds; ++f) {
+    if (absl::Status s = stop.Check(kRegimeWork); !s.ok()) return s;
     std::vector<int> train, test;
     for (size_t i = 0; i < picked.size(); ++i) (folds.fold_of[i] == f ? test : train).push_back(static_cast<int>(i));
     const TimeFit fit = FitOn(at, params, picked, train, budget);
@@ -108,8 +111,9 @@ Strata MakeStrata(absl::Span<const CalibrationSample> samples, const std::vector
   return out;
 }
 
-ScopedFit FitByRegime(const SystemProfile& at, const std::vector<CalibrationParam>& params,
-                      absl::Span<const CalibrationSample> samples, const Strata& strata, int budget) {
+absl::StatusOr<ScopedFit> FitByRegime(const SystemProfile& at, const std::vector<CalibrationParam>& params,
+                                      absl::Span<const CalibrationSample> samples, const Strata& strata, int budget,
+                                      const Interrupt& stop) {
   ScopedFit out;
   std::vector<int> all(samples.size());
   for (size_t i = 0; i < samples.size(); ++i) all[i] = static_cast<int>(i);
@@ -132,14 +136,11 @@ ScopedFit FitByRegime(const SystemProfile& at, const std::vector<CalibrationPara
     return out;
   }
 
-  // One fit per stratum, narrowest first.
   std::vector<std::vector<int>> members(strata.levels.size());
-  std::vector<TimeFit> fits;
   for (size_t k = 0; k < strata.levels.size(); ++k) {
     for (size_t i = 0; i < samples.size(); ++i) {
       if (strata.level_of[i] == strata.levels[k]) members[k].push_back(static_cast<int>(i));
     }
-    fits.push_back(FitOn(at, params, samples, members[k], budget));
   }
   // Agreement: the pooled values predict the widest stratum's runs no worse than the
   // base profile does (the narrow runs, usually the many, must not pull the wide ones).
@@ -152,13 +153,20 @@ ScopedFit FitByRegime(const SystemProfile& at, const std::vector<CalibrationPara
                              Percent(wide_base), " before)");
     return out;
   }
-  // They disagree. The widest stratum keeps its own fit where that beats the base
-  // profile out of sample on its runs, else the base values; narrower ones keep theirs.
-  const bool own = OwnFitGeneralises(at, params, samples, members.back(), budget, wide_base);
+  // They disagree: one fit per stratum, narrowest first. The widest stratum keeps its own
+  // fit where that beats the base profile out of sample on its runs, else the base
+  // values; narrower ones keep theirs.
+  std::vector<TimeFit> fits;
+  for (const std::vector<int>& m : members) {
+    if (absl::Status s = stop.Check(kRegimeWork); !s.ok()) return s;
+    fits.push_back(FitOn(at, params, samples, m, budget));
+  }
+  absl::StatusOr<bool> own = OwnFitGeneralises(at, params, samples, members.back(), budget, wide_base, stop);
+  if (!own.ok()) return own.status();
   const TimeFit& wide = fits.back();
-  out.profile = own ? wide.profile : at;
+  out.profile = *own ? wide.profile : at;
   out.fitted.assign(params.size(), false);
-  if (own) out.fitted = wide.selection.free;
+  if (*own) out.fitted = wide.selection.free;
   std::vector<std::string> names;
   for (size_t k = 0; k + 1 < fits.size(); ++k) {
     const std::string name = RegimeName(at, strata.levels[k]);
@@ -168,7 +176,7 @@ ScopedFit FitByRegime(const SystemProfile& at, const std::vector<CalibrationPara
       if (!fits[k].selection.free[j]) continue;
       out.fitted[j] = true;
       const CalibrationParam& q = params[j];
-      const bool wide_free = own && wide.selection.free[j];
+      const bool wide_free = *own && wide.selection.free[j];
       const double wide_u = wide_free ? wide.u[j] : 0.0;
       const double du = std::abs(fits[k].u[j] - wide_u);
       const double threshold = q.additive ? 10 * kDisagreementRatio : std::log1p(kDisagreementRatio);
@@ -188,7 +196,7 @@ ScopedFit FitByRegime(const SystemProfile& at, const std::vector<CalibrationPara
   out.scope = absl::StrCat("by regime, as the regimes disagree (runs ", DescribeRegime(at, widest), " ",
                            Percent(wide_pooled), " with the pooled fit vs ", Percent(wide_base),
                            " before): they keep ",
-                           own ? "their own fit (profile-wide)" : "the base values (their own fit does not beat them "
+                           *own ? "their own fit (profile-wide)" : "the base values (their own fit does not beat them "
                                                                   "out of sample)",
                            "; ", absl::StrJoin(names, ", "), " keep their own");
   return out;

@@ -23,10 +23,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "estimator/calibration/calibrate.h"
 #include "estimator/calibration/fit.h"
 #include "estimator/calibration/params.h"
+#include "estimator/inputs/interrupt.h"
 
 namespace paraplan {
 
@@ -52,9 +54,12 @@ struct ScopedFit {
 
 // `at`: the base profile with an indexed calibration and no regimes (IndexedCalibration);
 // `samples` with their strata (`strata.level_of` indexes `samples`). `budget`: the most
-// measurements one time fit takes (stratified subsample above).
-ScopedFit FitByRegime(const SystemProfile& at, const std::vector<CalibrationParam>& params,
-                      absl::Span<const CalibrationSample> samples, const Strata& strata, int budget);
+// measurements one time fit takes (stratified subsample above). The strata are fitted
+// on their own only when they disagree. CANCELLED / DEADLINE_EXCEEDED when `stop` asks
+// (checked between fits).
+absl::StatusOr<ScopedFit> FitByRegime(const SystemProfile& at, const std::vector<CalibrationParam>& params,
+                                      absl::Span<const CalibrationSample> samples, const Strata& strata, int budget,
+                                      const Interrupt& stop);
 
 }  // namespace paraplan
 

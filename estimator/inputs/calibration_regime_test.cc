@@ -73,6 +73,10 @@ TEST(CalibrationRegime, ValidationNamesTheField) {
   EXPECT_NE(s.message().find("\"warp_speed\" is not a calibration parameter"), std::string::npos) << s;
   p.calibration.regimes[0] = {"nvlink", {}, 1, NAN, 8, 0};
   EXPECT_FALSE(ValidateProfile(p).ok());
+  // An error of 1,100 % would make an interval's bound overflow at time@p99.9.
+  p.calibration.regimes[0] = {"nvlink", {}, 1, 11, 8, 0};
+  s = ValidateProfile(p);
+  EXPECT_NE(s.message().find("profile.calibration.regimes[0].cv_mape_ratio"), std::string::npos) << s;
 }
 
 }  // namespace

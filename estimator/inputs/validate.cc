@@ -243,6 +243,46 @@ absl::Status ValidateWorkload(const Workload& w) {
   return absl::OkStatus();
 }
 
+// The calibration's values (profile-wide, or with a regime's values in place).
+absl::Status ValidateCalibrationValues(const Calibration& c) {
+  // Shares of a peak: 0 (the default) or within [kMinEfficiency, 1].
+  for (auto [name, v] : {std::pair{"matmul_efficiency", c.matmul_efficiency},
+                         {"matmul_efficiency_fp8", c.matmul_efficiency_fp8},
+                         {"memory_bound_efficiency", c.memory_bound_efficiency},
+                         {"overlap_efficiency", c.overlap_efficiency},
+                         {"attention_efficiency_fwd", c.attention_efficiency_fwd},
+                         {"attention_efficiency_bwd", c.attention_efficiency_bwd}}) {
+    PARAPLAN_RETURN_IF_ERROR(InRange(absl::StrCat("profile.calibration.", name), v, kMinEfficiency, 1.0, true));
+  }
+  for (auto [name, v, max] : {std::tuple{"matmul_half_efficiency_gflop", c.matmul_half_efficiency_gflop, 1e6},
+                              {"iteration_overhead_s", c.iteration_overhead_s, 1e4},
+                              {"kernel_overhead_us", c.kernel_overhead_us, 1e6},
+                              {"recompute_overhead_us", c.recompute_overhead_us, 1e7},
+                              {"memory_overhead_fraction", c.memory_overhead_fraction, 1.0},
+                              {"memory_overhead_gib", c.memory_overhead_gib, 1e4},
+                              {"collective_overhead_us", c.collective_overhead_us, 1e6}}) {
+    PARAPLAN_RETURN_IF_ERROR(InRange(absl::StrCat("profile.calibration.", name), v, 0, max, false));
+  }
+  if (c.network.size() > 64) return Bad("profile.calibration.network", "more than 64 levels");
+  for (size_t i = 0; i < c.network.size(); ++i) {
+    const std::string f = absl::StrCat("profile.calibration.network[", i, "].");
+    PARAPLAN_RETURN_IF_ERROR(InRange(f + "efficiency", c.network[i].efficiency, kMinNetworkEfficiency, 1.0, true));
+    PARAPLAN_RETURN_IF_ERROR(InRange(f + "latency_us", c.network[i].latency_us, 0, 1e7, false));
+    PARAPLAN_RETURN_IF_ERROR(InRange(f + "congestion", c.network[i].congestion, 1, 100, true));
+    if (c.network[i].bandwidth_curve.size() > 1024) return Bad(f + "bandwidth_curve", "more than 1024 points");
+    double last = 0;
+    for (size_t j = 0; j < c.network[i].bandwidth_curve.size(); ++j) {
+      const BandwidthPoint& b = c.network[i].bandwidth_curve[j];
+      const std::string g = absl::StrCat(f, "bandwidth_curve[", j, "].");
+      PARAPLAN_RETURN_IF_ERROR(InRange(g + "bytes", b.bytes, 1, 1e18, false));
+      PARAPLAN_RETURN_IF_ERROR(InRange(g + "efficiency", b.efficiency, kMinNetworkEfficiency, 1.0, false));
+      if (b.bytes <= last) return Bad(g + "bytes", "sizes must ascend");
+      last = b.bytes;
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Regime entries name a regime of this profile and known parameters; the values, put in
 // place, must pass the same checks as the profile-wide ones.
 absl::Status ValidateRegimes(const SystemProfile& p) {
@@ -258,21 +298,20 @@ absl::Status ValidateRegimes(const SystemProfile& p) {
     }
     if (!seen.insert(r.regime).second) return Bad(f + "regime", absl::StrCat("\"", r.regime, "\" given twice"));
     PARAPLAN_RETURN_IF_ERROR(InRange(f + "num_measurements", r.num_measurements, 0, 1e9, false));
-    PARAPLAN_RETURN_IF_ERROR(InRange(f + "cv_mape_ratio", r.cv_mape_ratio, 0, 100, false));
+    PARAPLAN_RETURN_IF_ERROR(InRange(f + "cv_mape_ratio", r.cv_mape_ratio, 0, 10, false));
     PARAPLAN_RETURN_IF_ERROR(InRange(f + "max_gpus", static_cast<double>(r.max_gpus), 0, 1e9, false));
     PARAPLAN_RETURN_IF_ERROR(InRange(f + "max_parameters", r.max_parameters, 0, 1e16, false));
     if (r.values.size() > 64) return Bad(f + "values", "more than 64 values");
-    SystemProfile applied = p;
-    applied.calibration.regimes.clear();
+    Calibration applied = p.calibration;
     for (size_t j = 0; j < r.values.size(); ++j) {
-      double* field = CalibrationField(applied.calibration, r.values[j].parameter);
+      double* field = CalibrationField(applied, r.values[j].parameter);
       if (field == nullptr) {
         return Bad(absl::StrCat(f, "values[", j, "].parameter"),
                    absl::StrCat("\"", r.values[j].parameter, "\" is not a calibration parameter"));
       }
       *field = r.values[j].value;
     }
-    if (absl::Status s = ValidateProfile(applied); !s.ok()) {
+    if (absl::Status s = ValidateCalibrationValues(applied); !s.ok()) {
       return Bad(f + "values", absl::StrCat("put in place: ", s.message()));
     }
   }
@@ -374,43 +413,8 @@ absl::Status ValidateProfile(const SystemProfile& p) {
     PARAPLAN_RETURN_IF_ERROR(InRange(f + "backward_s_per_sample", t.backward_s_per_sample, 0, 1e4, false));
   }
   PARAPLAN_RETURN_IF_ERROR(InRange("profile.price_per_gpu_hour_usd", p.price_per_gpu_hour_usd, 0, 1e6, false));
-  const Calibration& c = p.calibration;
-  // Shares of a peak: 0 (the default) or within [kMinEfficiency, 1].
-  for (auto [name, v] : {std::pair{"matmul_efficiency", c.matmul_efficiency},
-                         {"matmul_efficiency_fp8", c.matmul_efficiency_fp8},
-                         {"memory_bound_efficiency", c.memory_bound_efficiency},
-                         {"overlap_efficiency", c.overlap_efficiency},
-                         {"attention_efficiency_fwd", c.attention_efficiency_fwd},
-                         {"attention_efficiency_bwd", c.attention_efficiency_bwd}}) {
-    PARAPLAN_RETURN_IF_ERROR(InRange(absl::StrCat("profile.calibration.", name), v, kMinEfficiency, 1.0, true));
-  }
-  for (auto [name, v, max] : {std::tuple{"matmul_half_efficiency_gflop", c.matmul_half_efficiency_gflop, 1e6},
-                              {"iteration_overhead_s", c.iteration_overhead_s, 1e4},
-                              {"kernel_overhead_us", c.kernel_overhead_us, 1e6},
-                              {"recompute_overhead_us", c.recompute_overhead_us, 1e7},
-                              {"memory_overhead_fraction", c.memory_overhead_fraction, 1.0},
-                              {"memory_overhead_gib", c.memory_overhead_gib, 1e4},
-                              {"collective_overhead_us", c.collective_overhead_us, 1e6}}) {
-    PARAPLAN_RETURN_IF_ERROR(InRange(absl::StrCat("profile.calibration.", name), v, 0, max, false));
-  }
+  PARAPLAN_RETURN_IF_ERROR(ValidateCalibrationValues(p.calibration));
   PARAPLAN_RETURN_IF_ERROR(ValidateRegimes(p));
-  if (c.network.size() > 64) return Bad("profile.calibration.network", "more than 64 levels");
-  for (size_t i = 0; i < c.network.size(); ++i) {
-    const std::string f = absl::StrCat("profile.calibration.network[", i, "].");
-    PARAPLAN_RETURN_IF_ERROR(InRange(f + "efficiency", c.network[i].efficiency, kMinNetworkEfficiency, 1.0, true));
-    PARAPLAN_RETURN_IF_ERROR(InRange(f + "latency_us", c.network[i].latency_us, 0, 1e7, false));
-    PARAPLAN_RETURN_IF_ERROR(InRange(f + "congestion", c.network[i].congestion, 1, 100, true));
-    if (c.network[i].bandwidth_curve.size() > 1024) return Bad(f + "bandwidth_curve", "more than 1024 points");
-    double last = 0;
-    for (size_t j = 0; j < c.network[i].bandwidth_curve.size(); ++j) {
-      const BandwidthPoint& b = c.network[i].bandwidth_curve[j];
-      const std::string g = absl::StrCat(f, "bandwidth_curve[", j, "].");
-      PARAPLAN_RETURN_IF_ERROR(InRange(g + "bytes", b.bytes, 1, 1e18, false));
-      PARAPLAN_RETURN_IF_ERROR(InRange(g + "efficiency", b.efficiency, kMinNetworkEfficiency, 1.0, false));
-      if (b.bytes <= last) return Bad(g + "bytes", "sizes must ascend");
-      last = b.bytes;
-    }
-  }
   return absl::OkStatus();
 }
 

@@ -508,8 +508,10 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
     return absl::InvalidArgumentError(absl::StrCat("top_k: ", request.top_k, " must be in 0..1000"));
   }
   const double q = request.objective_quantile;
-  if (!(q >= 0 && q < 1)) {
-    return absl::InvalidArgumentError(absl::StrCat("objective_quantile: ", q, " must be in [0, 1) (0.9 = time@p90)"));
+  // Bounded so that exp(quantile x scale) stays finite (scale <= 10, ValidateProfile).
+  if (!(q >= 0 && q <= kMaxObjectiveQuantile)) {
+    return absl::InvalidArgumentError(absl::StrCat("objective_quantile: ", q, " must be in [0, ",
+                                                   kMaxObjectiveQuantile, "] (0.9 = time@p90)"));
   }
   if (q > 0 && request.objective != Objective::kTime) {
     return absl::InvalidArgumentError("objective_quantile: applies to the time objective only");
@@ -644,7 +646,7 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
           "usable (%.1f GiB short)",
           shortfall_state->shortfall_config.ShortString(),
           static_cast<int>(shortfall_state->shortfall_config.NumGpus()),
-          shortfall_state->shortfall_total_bytes / kGiB, Hardware(profile, request.workload.precision).capacity_bytes() * (1 - headroom) / kGiB,
+          shortfall_state->shortfall_total_bytes / kGiB, space.hws.front()->capacity_bytes() * (1 - headroom) / kGiB,
           shortfall / kGiB);
     } else if (out.truncated) {
       out.infeasible_reason = "the deadline expired before any configuration was evaluated";

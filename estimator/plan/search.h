@@ -56,6 +56,8 @@ struct PlanConstraints {
 // The largest global batch Plan accepts (INVALID_ARGUMENT above): every micro-batch
 // size searched is a divisor of it.
 inline constexpr int kMaxPlanGlobalBatchSize = 1 << 24;
+// The highest quantile a plan may be ranked by (time@p99.9).
+inline constexpr double kMaxObjectiveQuantile = 0.999;
 
 struct PlanRequest {
   Workload workload;
@@ -64,7 +66,8 @@ struct PlanRequest {
   int top_k = 10;
   Objective objective = Objective::kTime;
   // With kTime: rank by this quantile of the predicted time (iteration/uncertainty.h);
-  // 0 = the prediction itself. INVALID_ARGUMENT outside [0, 1) or with another objective.
+  // 0 = the prediction itself. INVALID_ARGUMENT outside [0, kMaxObjectiveQuantile] or
+  // with another objective.
   double objective_quantile = 0;
   PlanConstraints constraints;
   absl::Time deadline = absl::InfiniteFuture();
