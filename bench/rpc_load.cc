@@ -1,7 +1,7 @@
 // RPC load generator: drives a running paraplan-server with concurrent calls for a
 // bounded time and prints throughput and latency percentiles.
 //
-//   rpc_load --server 127.0.0.1:50051 --rpc estimate|plan|soak --threads 4 --seconds 10
+//   rpc_load --server 127.0.0.1:50051 --rpc estimate|plan|soak|writers --threads 4 --seconds 10
 //            [--server-pid PID] [--mix ESTIMATE,PLAN,INGEST]
 //
 // Estimate: GPT-3 175B, TP8 PP8 DP16 on dgx-a100-80gb. Plan: GPT-3 175B on 1,024 GPUs,
@@ -11,6 +11,10 @@
 // as it would in service. It reports p50/p99 and errors per RPC kind, the measurements
 // this run stored (soak) and, with --server-pid, the server's resident memory (VmRSS) at
 // the start, every 10 s and at the end; it exits 1 if any call failed.
+// Writers (issue 21, "writes that do not stall"): on a copy of dgx-a100-80gb made for the
+// run, 4 threads ingest 10 measurements a call, 2 calibrate it and 2 update it, while one
+// probe thread estimates on dgx-a100-80gb; --threads is ignored. The bars: no ingest over
+// 1 s, estimate p99 under 10 ms (both printed; exit 1 when missed).
 // RESOURCE_EXHAUSTED (the server's write rate limit or plan concurrency limit) is counted
 // apart as `throttled`, not as an error: it says the load exceeds a configured limit. Loopback only; every loop is bounded by --seconds.
 #include <grpcpp/grpcpp.h>
@@ -60,7 +64,8 @@ bool Parse(int argc, char** argv, Options* o) {
     else if (k == "--mix") { if (!ParseMix(v, o->mix)) return false; }
     else return false;
   }
-  return (argc % 2 == 1) && (o->rpc == "estimate" || o->rpc == "plan" || o->rpc == "soak");
+  return (argc % 2 == 1) &&
+         (o->rpc == "estimate" || o->rpc == "plan" || o->rpc == "soak" || o->rpc == "writers");
 }
 
 // The server's resident set in MiB from /proc/PID/status (VmRSS), or -1.
@@ -74,8 +79,8 @@ double RssMib(long pid) {
   return -1;
 }
 
-enum Kind { kEstimate, kPlan, kIngest, kKinds };
-const char* const kKindNames[kKinds] = {"estimate", "plan", "ingest"};
+enum Kind { kEstimate, kPlan, kIngest, kCalibrate, kUpdate, kKinds };
+const char* const kKindNames[kKinds] = {"estimate", "plan", "ingest", "calibrate", "update"};
 
 // Latencies (ms) of successful calls and failures, for one thread and one kind.
 struct Tally {
@@ -88,10 +93,10 @@ double Percentile(const std::vector<double>& sorted, double p) {
   return sorted.empty() ? 0.0 : sorted[std::min(sorted.size() - 1, size_t(p * sorted.size()))];
 }
 
-paraplan::v1::Measurement SoakMeasurement(const std::string& id) {
+paraplan::v1::Measurement SoakMeasurement(const std::string& id, const std::string& profile) {
   paraplan::v1::Measurement m;
   m.set_id(id);
-  m.set_profile("dgx-a100-80gb");
+  m.set_profile(profile);
   paraplan::v1::Workload* w = m.mutable_workload();
   w->set_name("GPT-22B");
   w->set_precision(paraplan::v1::PRECISION_FP16);
@@ -111,13 +116,16 @@ paraplan::v1::Measurement SoakMeasurement(const std::string& id) {
   return m;
 }
 
+// The writers' role of thread t (8 threads): 4 ingest, 2 calibrate, 2 update.
+Kind WriterRole(int t) { return t < 4 ? kIngest : t < 6 ? kCalibrate : kUpdate; }
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Options opt;
   if (!Parse(argc, argv, &opt)) {
     std::fprintf(stderr,
-                 "usage: rpc_load [--server HOST:PORT] [--rpc estimate|plan|soak] [--threads N] [--seconds S]\n"
+                 "usage: rpc_load [--server HOST:PORT] [--rpc estimate|plan|soak|writers] [--threads N] [--seconds S]\n"
                  "                [--server-pid PID] [--mix ESTIMATE,PLAN,INGEST]\n");
     return 2;
   }
@@ -149,6 +157,33 @@ int main(int argc, char** argv) {
   constexpr int kMeasurementsPerIngest = 10;
   Kind fixed = opt.rpc == "plan" ? kPlan : kEstimate;
   const bool soak = opt.rpc == "soak";
+  const bool writers = opt.rpc == "writers";
+  std::string ingest_profile = "dgx-a100-80gb";
+  auto profiles = paraplan::v1::Profiles::NewStub(channel);
+  paraplan::v1::SystemProfile writers_profile;
+  if (writers) {
+    // A profile of the run's own, so calibrations and updates leave the built-in alone.
+    grpc::ClientContext get_ctx;
+    paraplan::v1::GetProfileRequest get;
+    get.set_name("dgx-a100-80gb");
+    grpc::Status s = profiles->GetProfile(&get_ctx, get, &writers_profile);
+    if (s.ok()) {
+      writers_profile.set_name("writers-" + run_id.substr(0, run_id.find('-')));
+      writers_profile.set_version(0);
+      grpc::ClientContext create_ctx;
+      paraplan::v1::UpdateProfileRequest create;
+      *create.mutable_profile() = writers_profile;
+      create.set_create_if_missing(true);
+      paraplan::v1::SystemProfile created;
+      s = profiles->UpdateProfile(&create_ctx, create, &created);
+    }
+    if (!s.ok()) {
+      std::fprintf(stderr, "could not make the writers' profile: %d %s\n", s.error_code(), s.error_message().c_str());
+      return 1;
+    }
+    ingest_profile = writers_profile.name();
+    opt.threads = 9;  // 8 writers and the estimate probe
+  }
 
   std::atomic<bool> first_error{true};
   std::vector<std::vector<Tally>> tallies(opt.threads, std::vector<Tally>(kKinds));
@@ -161,7 +196,7 @@ int main(int argc, char** argv) {
       std::discrete_distribution<int> pick({double(opt.mix[0]), double(opt.mix[1]), double(opt.mix[2])});
       long ingest_seq = 0;
       while (std::chrono::steady_clock::now() < end) {
-        const Kind kind = soak ? static_cast<Kind>(pick(rng)) : fixed;
+        const Kind kind = soak ? static_cast<Kind>(pick(rng)) : writers ? (t < 8 ? WriterRole(t) : kEstimate) : fixed;
         grpc::ClientContext ctx;
         ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
         const auto start = std::chrono::steady_clock::now();
@@ -172,11 +207,27 @@ int main(int argc, char** argv) {
         } else if (kind == kPlan) {
           paraplan::v1::PlanResponse r;
           s = planner->Plan(&ctx, plan, &r);
+        } else if (kind == kCalibrate) {
+          paraplan::v1::CalibrateRequest req;
+          req.set_profile(ingest_profile);
+          paraplan::v1::CalibrateResponse r;
+          s = measurements->Calibrate(&ctx, req, &r);
+          // Too few measurements yet, or another calibration of it running: not a stall.
+          if (s.error_code() == grpc::StatusCode::FAILED_PRECONDITION ||
+              s.error_code() == grpc::StatusCode::ABORTED) {
+            s = grpc::Status::OK;
+          }
+        } else if (kind == kUpdate) {
+          paraplan::v1::UpdateProfileRequest req;
+          *req.mutable_profile() = writers_profile;
+          req.mutable_profile()->set_description("writers run, update " + std::to_string(ingest_seq++));
+          paraplan::v1::SystemProfile r;
+          s = profiles->UpdateProfile(&ctx, req, &r);
         } else {
           paraplan::v1::IngestMeasurementsRequest req;
           for (int k = 0; k < kMeasurementsPerIngest; ++k) {
-            *req.add_measurements() =
-                SoakMeasurement("soak-" + run_id + "-" + std::to_string(t) + "-" + std::to_string(ingest_seq++));
+            *req.add_measurements() = SoakMeasurement(
+                "soak-" + run_id + "-" + std::to_string(t) + "-" + std::to_string(ingest_seq++), ingest_profile);
           }
           paraplan::v1::IngestMeasurementsResponse r;
           s = measurements->IngestMeasurements(&ctx, req, &r);
@@ -244,6 +295,25 @@ int main(int argc, char** argv) {
     std::printf("server_pid=%ld rss_mib_start=%.1f rss_mib_end=%.1f rss_mib_max=%.1f rss_mib_every_10s=%s\n",
                 opt.server_pid, rss.front(), rss.back(), *std::max_element(rss.begin(), rss.end()),
                 series.str().c_str());
+  }
+  if (writers) {
+    std::vector<double> ingest, estimate;
+    for (const auto& per_thread : tallies) {
+      ingest.insert(ingest.end(), per_thread[kIngest].ms.begin(), per_thread[kIngest].ms.end());
+      estimate.insert(estimate.end(), per_thread[kEstimate].ms.begin(), per_thread[kEstimate].ms.end());
+    }
+    std::sort(estimate.begin(), estimate.end());
+    const double ingest_max = ingest.empty() ? 0 : *std::max_element(ingest.begin(), ingest.end());
+    const double estimate_p99 = Percentile(estimate, 0.99);
+    const bool met = ingest_max <= 1000 && estimate_p99 < 10 && total_errors == 0 && !estimate.empty();
+    std::printf("writers: ingest_max_ms=%.1f (bar 1000) estimate_p99_ms=%.2f (bar 10) %s\n", ingest_max, estimate_p99,
+                met ? "met" : "MISSED");
+    grpc::ClientContext del_ctx;
+    paraplan::v1::DeleteProfileRequest del;
+    del.set_name(ingest_profile);
+    paraplan::v1::DeleteProfileResponse deleted;
+    profiles->DeleteProfile(&del_ctx, del, &deleted);
+    return met ? 0 : 1;
   }
   if (soak) return total_errors > 0 ? 1 : 0;
   return total_errors > 0 && total_ok == 0 ? 1 : 0;

@@ -13,6 +13,7 @@
 #include "absl/cleanup/cleanup.h"
 #include "estimator/calibration/calibrate.h"
 #include "server/adapter.h"
+#include "server/background_priority.h"
 #include "server/backend.h"
 #include "server/backend_internal.h"
 #include "server/log.h"
@@ -46,6 +47,7 @@ bool Backend::ScheduleAutoCalibration(const std::string& profile) {
 }
 
 void Backend::AutoCalibrationLoop() {
+  LowerThisThreadsPriority();  // this thread only ever fits
   for (;;) {
     std::string profile;
     {
@@ -151,7 +153,9 @@ absl::StatusOr<v1::CalibrateResponse> Backend::Calibrate(const std::string& prof
         samples.push_back({*w, *c, m.iteration_time_s(), m.peak_memory_gib(), m.out_of_memory()});
       });
   if (!read.ok()) return read;
-  absl::StatusOr<CalibrationResult> result = CalibrateProfile(*sp, samples, stop);
+  // The fit at background priority: estimates and ingests beside it keep the CPU.
+  absl::StatusOr<CalibrationResult> result =
+      RunAtBackgroundPriority([&] { return CalibrateProfile(*sp, samples, stop); });
   if (!result.ok()) return result.status();
   v1::SystemProfile next = *base;
   *next.mutable_calibration() = adapter::ToProto(result->profile.calibration);

@@ -6,6 +6,7 @@
 #include <optional>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
@@ -94,18 +95,31 @@ ProfileRow ReadProfile(Statement& s) {
 // higher version.
 #define PARAPLAN_DEFAULT_ORDER(t) \
   t ".promoted_at_ms IS NULL, " t ".promoted_at_ms DESC, " t ".version DESC"
-// The default version of the name of the profile_versions row aliased `v`.
-#define PARAPLAN_DEFAULT_VERSION_OF_V                                             \
-  "(SELECT d.version FROM profile_versions d WHERE d.name = v.name ORDER BY " \
+// The default version of the profiles row aliased `p` (once per name).
+#define PARAPLAN_DEFAULT_VERSION_OF_P                                             \
+  "(SELECT d.version FROM profile_versions d WHERE d.name = p.name ORDER BY " \
   PARAPLAN_DEFAULT_ORDER("d") " LIMIT 1)"
 
-// Columns read by ReadProfile, from profile_versions aliased `v`.
+// The default version of the name bound as ?1: not correlated with the outer row, so
+// SQLite evaluates it once per statement. (A subquery correlated with each row of the
+// name's versions made every read of a profile quadratic in its version count: 250
+// versions, written by a few minutes of updates, turned a profile read into ~60,000 row
+// visits and stalled every other store call behind it.)
+#define PARAPLAN_DEFAULT_VERSION_OF_NAME_1 \
+  "(SELECT d.version FROM profile_versions d WHERE d.name = ?1 ORDER BY " PARAPLAN_DEFAULT_ORDER("d") " LIMIT 1)"
+// Columns read by ReadProfile, from profile_versions aliased `v`, for rows of the name
+// bound as ?1.
 constexpr const char* kProfileColumns =
     "v.name, v.version, v.created_at_ms, v.origin, v.body, v.promoted_at_ms IS NOT NULL, "
-    "COALESCE(v.promoted_at_ms, 0), v.version = " PARAPLAN_DEFAULT_VERSION_OF_V;
-constexpr const char* kDefaultOrder = PARAPLAN_DEFAULT_ORDER("v");
-constexpr const char* kDefaultVersionOfV = PARAPLAN_DEFAULT_VERSION_OF_V;
-#undef PARAPLAN_DEFAULT_VERSION_OF_V
+    "COALESCE(v.promoted_at_ms, 0), v.version = " PARAPLAN_DEFAULT_VERSION_OF_NAME_1;
+// The same for rows already known to be their name's default.
+constexpr const char* kDefaultProfileColumns =
+    "v.name, v.version, v.created_at_ms, v.origin, v.body, v.promoted_at_ms IS NOT NULL, "
+    "COALESCE(v.promoted_at_ms, 0), 1";
+constexpr const char* kDefaultVersionOfName1 = PARAPLAN_DEFAULT_VERSION_OF_NAME_1;
+constexpr const char* kDefaultVersionOfP = PARAPLAN_DEFAULT_VERSION_OF_P;
+#undef PARAPLAN_DEFAULT_VERSION_OF_NAME_1
+#undef PARAPLAN_DEFAULT_VERSION_OF_P
 #undef PARAPLAN_DEFAULT_ORDER
 constexpr const char* kMeasurementColumns =
     "id, profile_name, profile_version, iteration_time_s, predicted_iteration_time_s, "
@@ -181,15 +195,23 @@ auto AllRows(Statement& s, Read read) -> absl::StatusOr<std::vector<decltype(rea
 struct SqliteStore::Impl {
   Database db;
   absl::Mutex mu;
+  // Reads run on a connection of their own where the database is a file (WAL): a read
+  // sees the last commit and never waits for a writer's transaction. In memory (tests)
+  // they share the writer's connection.
+  Database reader;
+  absl::Mutex read_mu;
+  bool has_reader = false;
 
   // The first (ratio, seq) row of a ratio query: ?1 profile, ?2 through_seq, then ?3 ?4
   // = `key` or ?3 = `offset` when key is null. Caller holds mu.
-  absl::StatusOr<std::optional<RatioKey>> RatioQuery(const char* sql, absl::string_view profile_name,
-                                                     int64_t through_seq, const RatioKey* key, int64_t offset = 0);
+  static absl::StatusOr<std::optional<RatioKey>> RatioQuery(Database& on, const char* sql,
+                                                            absl::string_view profile_name, int64_t through_seq,
+                                                            const RatioKey* key, int64_t offset = 0);
 
   // Latest version of `name`, 0 when the profile does not exist. Caller holds mu.
-  absl::StatusOr<int> LatestVersion(absl::string_view name) {
-    absl::StatusOr<Statement> s = db.Prepare("SELECT MAX(version) FROM profile_versions WHERE name = ?");
+  absl::StatusOr<int> LatestVersion(absl::string_view name) { return LatestVersionOn(db, name); }
+  static absl::StatusOr<int> LatestVersionOn(Database& on, absl::string_view name) {
+    absl::StatusOr<Statement> s = on.Prepare("SELECT MAX(version) FROM profile_versions WHERE name = ?");
     if (!s.ok()) return s.status();
     s->BindText(1, name);
     absl::StatusOr<bool> row = s->Step();
@@ -253,6 +275,24 @@ struct SqliteStore::Impl {
   }
 };
 
+namespace {
+
+// One read: the reader connection and its lock where there is one, else the writer's.
+// (A template so that it needs no access to the private SqliteStore::Impl's name.)
+template <typename Impl>
+class ReadLock {
+ public:
+  explicit ReadLock(Impl& impl)
+      : lock_(impl.has_reader ? &impl.read_mu : &impl.mu), db_(impl.has_reader ? impl.reader : impl.db) {}
+  Database& db() { return db_; }
+
+ private:
+  absl::MutexLock lock_;
+  Database& db_;
+};
+
+}  // namespace
+
 SqliteStore::SqliteStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 SqliteStore::~SqliteStore() = default;
 
@@ -272,6 +312,10 @@ absl::StatusOr<std::unique_ptr<Store>> SqliteStore::Open(const std::string& path
     if (absl::Status s = impl->db.ExecScript(kMigrations[v]); !s.ok()) return s;
     if (absl::Status s = impl->db.ExecScript(absl::StrCat("PRAGMA user_version = ", v + 1)); !s.ok()) return s;
     if (absl::Status s = tx.Commit(); !s.ok()) return s;
+  }
+  if (!path.empty() && path != ":memory:" && !absl::StartsWith(path, "file:")) {
+    if (absl::Status s = impl->reader.Open(path); !s.ok()) return s;
+    impl->has_reader = true;
   }
   return std::unique_ptr<Store>(new SqliteStore(std::move(impl)));
 }
@@ -304,12 +348,12 @@ absl::StatusOr<int> SqliteStore::CreateProfile(absl::string_view name, absl::str
 }
 
 absl::StatusOr<ProfileRow> SqliteStore::GetProfile(absl::string_view name, int version) {
-  absl::MutexLock lock(&impl_->mu);
-  absl::StatusOr<Statement> s = impl_->db.Prepare(
-      version > 0
-          ? absl::StrCat("SELECT ", kProfileColumns, " FROM profile_versions v WHERE v.name = ? AND v.version = ?")
-          : absl::StrCat("SELECT ", kProfileColumns, " FROM profile_versions v WHERE v.name = ? ORDER BY ",
-                         kDefaultOrder, " LIMIT 1"));
+  ReadLock read(*impl_);
+  absl::StatusOr<Statement> s = read.db().Prepare(
+      version > 0 ? absl::StrCat("SELECT ", kProfileColumns,
+                                 " FROM profile_versions v WHERE v.name = ?1 AND v.version = ?2")
+                  : absl::StrCat("SELECT ", kDefaultProfileColumns, " FROM profile_versions v WHERE v.name = ?1 ",
+                                 "AND v.version = ", kDefaultVersionOfName1));
   if (!s.ok()) return s.status();
   s->BindText(1, name);
   if (version > 0) s->BindInt(2, version);
@@ -317,7 +361,7 @@ absl::StatusOr<ProfileRow> SqliteStore::GetProfile(absl::string_view name, int v
   if (!row.ok()) return row.status();
   if (!*row) {
     if (version > 0) {
-      absl::StatusOr<int> latest = impl_->LatestVersion(name);
+      absl::StatusOr<int> latest = Impl::LatestVersionOn(read.db(), name);
       if (latest.ok() && *latest > 0) {
         return VersionNotFound(name, version, *latest);
       }
@@ -328,10 +372,10 @@ absl::StatusOr<ProfileRow> SqliteStore::GetProfile(absl::string_view name, int v
 }
 
 absl::StatusOr<std::vector<ProfileRow>> SqliteStore::ListLatestProfiles(absl::string_view after_name, int limit) {
-  absl::MutexLock lock(&impl_->mu);
-  absl::StatusOr<Statement> s = impl_->db.Prepare(absl::StrCat(
-      "SELECT ", kProfileColumns, " FROM profile_versions v WHERE v.name > ? AND v.version = ",
-      kDefaultVersionOfV, " ORDER BY v.name LIMIT ?"));
+  ReadLock read(*impl_);
+  absl::StatusOr<Statement> s = read.db().Prepare(absl::StrCat(
+      "SELECT ", kDefaultProfileColumns, " FROM profiles p JOIN profile_versions v ON v.name = p.name ",
+      "AND v.version = ", kDefaultVersionOfP, " WHERE p.name > ? ORDER BY p.name LIMIT ?"));
   if (!s.ok()) return s.status();
   s->BindText(1, after_name);
   s->BindInt(2, limit);
@@ -339,9 +383,9 @@ absl::StatusOr<std::vector<ProfileRow>> SqliteStore::ListLatestProfiles(absl::st
 }
 
 absl::StatusOr<std::vector<ProfileRow>> SqliteStore::ListProfileVersions(absl::string_view name) {
-  absl::MutexLock lock(&impl_->mu);
-  absl::StatusOr<Statement> s = impl_->db.Prepare(
-      absl::StrCat("SELECT ", kProfileColumns, " FROM profile_versions v WHERE v.name = ? ORDER BY v.version"));
+  ReadLock read(*impl_);
+  absl::StatusOr<Statement> s = read.db().Prepare(
+      absl::StrCat("SELECT ", kProfileColumns, " FROM profile_versions v WHERE v.name = ?1 ORDER BY v.version"));
   if (!s.ok()) return s.status();
   s->BindText(1, name);
   absl::StatusOr<std::vector<ProfileRow>> out = AllRows(*s, ReadProfile);
@@ -444,15 +488,15 @@ absl::StatusOr<std::vector<absl::Status>> SqliteStore::InsertMeasurements(const 
 }
 
 absl::StatusOr<bool> SqliteStore::HasMeasurement(absl::string_view id) {
-  absl::MutexLock lock(&impl_->mu);
-  absl::StatusOr<int64_t> n = impl_->db.QueryInt("SELECT COUNT(*) FROM measurements WHERE id = ?", {id});
+  ReadLock read(*impl_);
+  absl::StatusOr<int64_t> n = read.db().QueryInt("SELECT COUNT(*) FROM measurements WHERE id = ?", {id});
   if (!n.ok()) return n.status();
   return *n > 0;
 }
 
 absl::StatusOr<std::vector<MeasurementRow>> SqliteStore::ListMeasurements(absl::string_view profile_name, int limit) {
-  absl::MutexLock lock(&impl_->mu);
-  absl::StatusOr<Statement> s = impl_->db.Prepare(absl::StrCat(
+  ReadLock read(*impl_);
+  absl::StatusOr<Statement> s = read.db().Prepare(absl::StrCat(
       "SELECT ", kMeasurementColumns, " FROM measurements WHERE profile_name = ? ORDER BY seq LIMIT ?"));
   if (!s.ok()) return s.status();
   s->BindText(1, profile_name);
@@ -461,8 +505,8 @@ absl::StatusOr<std::vector<MeasurementRow>> SqliteStore::ListMeasurements(absl::
 }
 
 absl::StatusOr<std::vector<MeasurementRow>> SqliteStore::RecentMeasurements(absl::string_view profile_name, int n) {
-  absl::MutexLock lock(&impl_->mu);
-  absl::StatusOr<Statement> s = impl_->db.Prepare(absl::StrCat(
+  ReadLock read(*impl_);
+  absl::StatusOr<Statement> s = read.db().Prepare(absl::StrCat(
       "SELECT * FROM (SELECT ", kMeasurementColumns,
       " FROM measurements WHERE profile_name = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq"));
   if (!s.ok()) return s.status();
@@ -473,8 +517,8 @@ absl::StatusOr<std::vector<MeasurementRow>> SqliteStore::RecentMeasurements(absl
 
 absl::StatusOr<std::vector<MeasurementRow>> SqliteStore::MeasurementsAfter(absl::string_view profile_name,
                                                                      int64_t after_seq, int limit) {
-  absl::MutexLock lock(&impl_->mu);
-  absl::StatusOr<Statement> s = impl_->db.Prepare(absl::StrCat(
+  ReadLock read(*impl_);
+  absl::StatusOr<Statement> s = read.db().Prepare(absl::StrCat(
       "SELECT ", kMeasurementColumns, " FROM measurements WHERE profile_name = ? AND seq > ? ORDER BY seq LIMIT ?"));
   if (!s.ok()) return s.status();
   s->BindText(1, profile_name);
@@ -485,8 +529,8 @@ absl::StatusOr<std::vector<MeasurementRow>> SqliteStore::MeasurementsAfter(absl:
 
 absl::StatusOr<std::vector<MeasurementSummary>> SqliteStore::MeasurementSummariesAfter(absl::string_view profile_name,
                                                                                  int64_t after_seq, int limit) {
-  absl::MutexLock lock(&impl_->mu);
-  absl::StatusOr<Statement> s = impl_->db.Prepare(absl::StrCat(
+  ReadLock read(*impl_);
+  absl::StatusOr<Statement> s = read.db().Prepare(absl::StrCat(
       "SELECT ", kSummaryColumns, " FROM measurements WHERE profile_name = ? AND seq > ? ORDER BY seq LIMIT ?"));
   if (!s.ok()) return s.status();
   s->BindText(1, profile_name);
@@ -495,10 +539,10 @@ absl::StatusOr<std::vector<MeasurementSummary>> SqliteStore::MeasurementSummarie
   return AllRows(*s, ReadSummary);
 }
 
-absl::StatusOr<std::optional<RatioKey>> SqliteStore::Impl::RatioQuery(const char* sql, absl::string_view profile_name,
-                                                                int64_t through_seq, const RatioKey* key,
-                                                                int64_t offset) {
-  absl::StatusOr<Statement> s = db.Prepare(sql);
+absl::StatusOr<std::optional<RatioKey>> SqliteStore::Impl::RatioQuery(Database& on, const char* sql,
+                                                                absl::string_view profile_name, int64_t through_seq,
+                                                                const RatioKey* key, int64_t offset) {
+  absl::StatusOr<Statement> s = on.Prepare(sql);
   if (!s.ok()) return s.status();
   s->BindText(1, profile_name);
   s->BindInt(2, through_seq);
@@ -517,30 +561,30 @@ absl::StatusOr<std::optional<RatioKey>> SqliteStore::Impl::RatioQuery(const char
 absl::StatusOr<std::optional<RatioKey>> SqliteStore::RatioAtRank(absl::string_view profile_name, int64_t rank,
                                                            int64_t through_seq) {
   if (rank < 0) return std::optional<RatioKey>();
-  absl::MutexLock lock(&impl_->mu);
-  return impl_->RatioQuery(kRatioAtRank, profile_name, through_seq, nullptr, rank);
+  ReadLock read(*impl_);
+  return Impl::RatioQuery(read.db(), kRatioAtRank, profile_name, through_seq, nullptr, rank);
 }
 
 absl::StatusOr<std::optional<RatioKey>> SqliteStore::NextRatio(absl::string_view profile_name, const RatioKey& key,
                                                          int64_t through_seq) {
-  absl::MutexLock lock(&impl_->mu);
-  absl::StatusOr<std::optional<RatioKey>> same = impl_->RatioQuery(kNextSameRatio, profile_name, through_seq, &key);
+  ReadLock read(*impl_);
+  absl::StatusOr<std::optional<RatioKey>> same = Impl::RatioQuery(read.db(), kNextSameRatio, profile_name, through_seq, &key);
   if (!same.ok() || same->has_value()) return same;
-  return impl_->RatioQuery(kNextRatio, profile_name, through_seq, &key);
+  return Impl::RatioQuery(read.db(), kNextRatio, profile_name, through_seq, &key);
 }
 
 absl::StatusOr<std::optional<RatioKey>> SqliteStore::PreviousRatio(absl::string_view profile_name, const RatioKey& key,
                                                              int64_t through_seq) {
-  absl::MutexLock lock(&impl_->mu);
+  ReadLock read(*impl_);
   absl::StatusOr<std::optional<RatioKey>> same =
-      impl_->RatioQuery(kPreviousSameRatio, profile_name, through_seq, &key);
+      Impl::RatioQuery(read.db(), kPreviousSameRatio, profile_name, through_seq, &key);
   if (!same.ok() || same->has_value()) return same;
-  return impl_->RatioQuery(kPreviousRatio, profile_name, through_seq, &key);
+  return Impl::RatioQuery(read.db(), kPreviousRatio, profile_name, through_seq, &key);
 }
 
 absl::StatusOr<int> SqliteStore::CountMeasurementsSinceCalibration(absl::string_view profile_name) {
-  absl::MutexLock lock(&impl_->mu);
-  absl::StatusOr<int64_t> n = impl_->db.QueryInt(
+  ReadLock read(*impl_);
+  absl::StatusOr<int64_t> n = read.db().QueryInt(
       "SELECT COUNT(*) FROM measurements WHERE profile_name = ?1 AND seq > "
       "COALESCE((SELECT MAX(last_measurement_seq) FROM calibration_runs WHERE profile_name = ?1), 0)",
       {profile_name});
@@ -579,8 +623,8 @@ absl::StatusOr<int> SqliteStore::RecordCalibration(absl::string_view name, absl:
 }
 
 absl::StatusOr<std::optional<CalibrationRunRow>> SqliteStore::LastCalibration(absl::string_view name) {
-  absl::MutexLock lock(&impl_->mu);
-  absl::StatusOr<Statement> s = impl_->db.Prepare(
+  ReadLock read(*impl_);
+  absl::StatusOr<Statement> s = read.db().Prepare(
       "SELECT profile_name, from_version, to_version, created_at_ms, num_measurements, report "
       "FROM calibration_runs WHERE profile_name = ? ORDER BY id DESC LIMIT 1");
   if (!s.ok()) return s.status();
