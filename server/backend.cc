@@ -270,6 +270,7 @@ absl::StatusOr<v1::Estimate> Backend::Estimate(const v1::EstimateRequest& req) {
   absl::StatusOr<Framework> framework = adapter::FrameworkFromProto(req.framework());
   if (!framework.ok()) return framework.status();
   if (absl::Status s = ValidateFramework(*framework, *c); !s.ok()) return s;
+  c->framework = *framework;  // its implementation's costs, where frameworks differ
   if (req.num_gpus() < 0) return absl::InvalidArgumentError("num_gpus: must not be negative");
   if (req.num_gpus() > 0) {
     if (absl::Status s = ValidateConfigForGpus(*w, *c, req.num_gpus()); !s.ok()) return s;

@@ -150,6 +150,7 @@ absl::StatusOr<v1::CalibrateResponse> Backend::Calibrate(const std::string& prof
         absl::StatusOr<Workload> w = adapter::FromProto(m.workload());
         absl::StatusOr<ParallelConfig> c = adapter::FromProto(m.config());
         if (!w.ok() || !c.ok()) return;
+        if (absl::StatusOr<Framework> f = adapter::FrameworkFromProto(m.framework()); f.ok()) c->framework = *f;
         samples.push_back({*w, *c, m.iteration_time_s(), m.peak_memory_gib(), m.out_of_memory()});
       });
   if (!read.ok()) return read;

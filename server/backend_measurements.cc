@@ -108,7 +108,12 @@ absl::StatusOr<v1::IngestMeasurementsResponse> Backend::Ingest(const v1::IngestM
                                                   : absl::InvalidArgumentError("workload: missing (give workload or model)");
     absl::StatusOr<ParallelConfig> c = adapter::FromProto(m.config());
     absl::StatusOr<SystemProfile> p = adapter::FromProto(*pp);
-    absl::Status bad = !w.ok() ? w.status() : !c.ok() ? c.status() : p.status();
+    absl::StatusOr<Framework> framework = adapter::FrameworkFromProto(m.framework());
+    if (c.ok() && framework.ok()) c->framework = *framework;  // what ran it, where frameworks differ
+    absl::Status bad = !w.ok()           ? w.status()
+                       : !c.ok()         ? c.status()
+                       : !framework.ok() ? framework.status()
+                                         : p.status();
     absl::StatusOr<paraplan::Estimate> e = bad.ok() ? EstimateIteration(*w, *c, *p) : bad;
     if (!e.ok()) {
       reject(r, e.status().message(), profile);

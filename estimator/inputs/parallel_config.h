@@ -105,6 +105,10 @@ struct ParallelConfig {
   bool tp_comm_overlap = false;
   CollectiveAlgorithm dp_algorithm = CollectiveAlgorithm::kAuto;
   RankOrder rank_order = RankOrder::kTpCpEpDpPp;
+  // The framework whose implementation the costs follow where frameworks differ (set from
+  // the request's framework; kAny = the generic form, e.g. ZeRO-3 as FSDP's per-layer
+  // gathers). Not a searched dimension.
+  Framework framework = Framework::kAny;
   // Algorithm of the tensor-parallel all-reduces (kAuto = the cheapest applicable).
   CollectiveAlgorithm tp_algorithm = CollectiveAlgorithm::kAuto;
   Placement placement = Placement::kPacked;

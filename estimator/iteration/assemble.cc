@@ -45,6 +45,13 @@ double BubbleStages(const ParallelConfig& c, double wgrad_share) {
 
 
 
+// DeepSpeed ZeRO-3's defaults (deepspeed/runtime/zero/config.py, DeepSpeedZeroConfig):
+// stage3_param_persistence_threshold, stage3_max_live_parameters, reduce_bucket_size, in
+// parameter elements.
+constexpr double kDeepSpeedPersistenceThreshold = 1e5;
+constexpr double kDeepSpeedMaxLiveParameters = 1e9;
+constexpr double kDeepSpeedReduceBucket = 5e8;
+
 // Inlined into Assemble (the search's inner loop); PlaceDataParallel exports it.
 DpGroups PlaceDp(const ParallelConfig& c, const Collectives& coll) {
   // Context (and spatial) ranks sit just inside DP, hold the same weights and reduce
@@ -78,6 +85,24 @@ DpGroups PlaceDp(const ParallelConfig& c, const Collectives& coll) {
 }  // namespace
 
 DpGroups PlaceDataParallel(const ParallelConfig& c, const Collectives& coll) { return PlaceDp(c, coll); }
+
+Zero3Calls Zero3Collectives(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& c,
+                            double params) {
+  const double layers = std::max(1, stages.slowest_layers);
+  const double gather = params * model.param_gather_bytes_per_param / layers;
+  const double grad = params * model.grad_reduce_bytes_per_param / layers;
+  if (c.framework != Framework::kDeepSpeed) return {1, gather, 1, grad, true};
+  const double n = std::max(1.0, stages.slowest.weight_tensors / layers);
+  const double tensor_params = params / layers / n;
+  Zero3Calls z;
+  z.gathers = tensor_params < kDeepSpeedPersistenceThreshold ? 0 : n;
+  z.gather_bytes = gather / n;
+  const double bucket = std::min(params, kDeepSpeedReduceBucket);
+  z.reduces = bucket > 0 ? std::ceil(params / bucket) / layers : 0;
+  z.reduce_bytes = bucket * model.grad_reduce_bytes_per_param;
+  z.prefetch = tensor_params < kDeepSpeedMaxLiveParameters;
+  return z;
+}
 
 
 void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
@@ -147,7 +172,11 @@ void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
     // Communication buffers: gathered TP activation (SP), pipeline send/recv, ZeRO-3
     // prefetch of two layers' full weights.
     mb.buffers_bytes = 4 * model.pp_send_bytes * c.tensor_parallel;
-    if (c.zero_stage >= 3 && !model.layers.empty()) {
+    if (c.zero_stage >= 3 && !model.layers.empty() && c.framework == Framework::kDeepSpeed) {
+      // DeepSpeed holds the module's tensors and those it prefetched: two weight tensors.
+      const BlockCosts& l = model.layers[0];
+      mb.buffers_bytes += 2 * l.params / std::max(1.0, l.weight_tensors) * compute_weight_bytes;
+    } else if (c.zero_stage >= 3 && !model.layers.empty()) {
       mb.buffers_bytes += 2 * model.layers[0].params * compute_weight_bytes;
     } else if (model.fp32_params) {
       mb.buffers_bytes += (dense + ex) * compute_weight_bytes;  // torch.autocast's cache
@@ -239,16 +268,30 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
       const double rs = coll.ReduceScatter(grad_bytes, g);
       return m * (c.overlap_grad_reduce ? std::max(0.0, rs - ovl * last_bwd) + contention(g, rs) : rs) + ag_exposed;
     }
+    const double fwd_layer = s.fwd_s / layers;
+    const double bwd_layer = (s.bwd_s + s.recompute_s) / layers;
+    const bool prefetch = c.overlap_param_gather || c.overlap_grad_reduce;
+    const Zero3Calls z = Zero3Collectives(model, stages, c, params);
+    if (c.framework == Framework::kDeepSpeed) {
+      // DeepSpeed ZeRO-3 (Zero3Collectives): tensor by tensor, each gather hidden behind
+      // the module before it where it is prefetched; the gradient buckets leave under
+      // overlap_comm beside the backward.
+      const double ag = coll.AllGather(z.gather_bytes, g);
+      const double rs_layer = z.reduces * coll.ReduceScatter(z.reduce_bytes, g);
+      const bool ahead = prefetch && z.prefetch;
+      const double n = std::max(1.0, z.gathers);
+      const double fwd = ahead ? z.gathers * std::max(0.0, ag - ovl * fwd_layer / n) : z.gathers * ag;
+      const double bwd_ag = ahead ? z.gathers * std::max(0.0, ag - ovl * bwd_layer / n) : z.gathers * ag;
+      const double bwd_rs = c.overlap_grad_reduce ? std::max(0.0, rs_layer - ovl * bwd_layer) : rs_layer;
+      return m * layers * (fwd + bwd_ag + bwd_rs);
+    }
     // ZeRO-3 / FSDP: per layer and micro-batch, all-gather its weights before forward and
     // again before backward, reduce-scatter its gradients after backward (Zhao et al.
     // 2023, PyTorch FSDP, sec. 3.3). Prefetching one layer ahead hides a layer's
     // collectives behind the neighbouring layer's compute and no further; each call pays
     // its latency, which dominates at thousands of ranks.
-    const double ag_layer = coll.AllGather(gather_bytes / layers, g);
-    const double rs_layer = coll.ReduceScatter(grad_bytes / layers, g);
-    const double fwd_layer = s.fwd_s / layers;
-    const double bwd_layer = (s.bwd_s + s.recompute_s) / layers;
-    const bool prefetch = c.overlap_param_gather || c.overlap_grad_reduce;
+    const double ag_layer = coll.AllGather(z.gather_bytes, g);
+    const double rs_layer = coll.ReduceScatter(z.reduce_bytes, g);
     const double fwd = prefetch ? std::max(0.0, ag_layer - ovl * fwd_layer) : ag_layer;
     const double bwd = prefetch ? std::max(0.0, ag_layer + rs_layer - ovl * bwd_layer) : ag_layer + rs_layer;
     return m * layers * (fwd + bwd);

@@ -126,10 +126,12 @@ std::vector<CollectiveUse> DescribeCollectives(const Workload& workload, const P
         b.Add("dp", K::kReduceScatter, g, grad, c.zero_stage == 1 ? 1 : m, ovl);
         b.Add("dp", K::kAllGather, g, gather, 1, c.overlap_param_gather);
         break;
-      default:
-        b.Add("dp", K::kAllGather, g, gather / layers, 2 * layers * m, c.overlap_param_gather || ovl);
-        b.Add("dp", K::kReduceScatter, g, grad / layers, layers * m, c.overlap_param_gather || ovl);
+      default: {
+        const Zero3Calls z = Zero3Collectives(model, stages, c, params);
+        b.Add("dp", K::kAllGather, g, z.gather_bytes, 2 * z.gathers * layers * m, c.overlap_param_gather || ovl);
+        b.Add("dp", K::kReduceScatter, g, z.reduce_bytes, z.reduces * layers * m, c.overlap_param_gather || ovl);
         break;
+      }
     }
   }
   return std::move(b.out);

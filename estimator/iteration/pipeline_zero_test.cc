@@ -169,6 +169,37 @@ TEST(ShardedDataParallel, Zero3GathersEveryLayerEveryMicroBatch) {
   EXPECT_NEAR(e->time.dp_comm_s, 2 * 32 * (ag + ag + rs), 1e-9);
 }
 
+// DeepSpeed ZeRO-3 without prefetch: one all-gather per weight tensor and pass (Llama 3
+// 8B: 4 a layer, 32 layers, the word and position embeddings and the untied head: 131),
+// and the gradients in reduce buckets of 5e8 elements (17 for its 8.03 B parameters);
+// every micro-batch. Its live set is two tensors' weights, not two layers'.
+TEST(ShardedDataParallel, DeepSpeedZero3GathersTensorByTensor) {
+  const SystemProfile p = SimpleNet();
+  const Workload w = testing::Model("llama3-8b");
+  ParallelConfig c = Config(1, 1, 64, 1, 128);  // m = 2
+  c.zero_stage = 3;
+  c.framework = Framework::kDeepSpeed;
+  absl::StatusOr<Estimate> e = EstimateIteration(w, c, p);
+  ASSERT_TRUE(e.ok()) << e.status();
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives coll(hw);
+  absl::StatusOr<ModelCosts> m = ComputeModelCosts(w, ModelShape::Of(c.Normalized()), hw, coll);
+  const StageCosts s = ComputeStageCosts(*m, 1, 1);
+  const double params = s.first.params;
+  ASSERT_NEAR(params, 8.03e9, 0.01e9);
+  const double tensors = 32 * 4 + 2 + 1;
+  const double ag = 20e-6 + 63.0 / 64 * params * 2 / tensors / 80e9;
+  const double rs = 20e-6 + 63.0 / 64 * 5e8 * 4 / 80e9;
+  EXPECT_NEAR(e->time.dp_comm_s, 2 * (2 * tensors * ag + 17 * rs), 1e-9);
+
+  // The same run under FSDP gathers a layer at a time, and holds two layers.
+  c.framework = Framework::kAny;
+  absl::StatusOr<Estimate> fsdp = EstimateIteration(w, c, p);
+  ASSERT_TRUE(fsdp.ok());
+  const double layer_bytes = m->layers[0].params * 2;
+  EXPECT_NEAR(fsdp->memory.buffers_bytes - e->memory.buffers_bytes, 2 * layer_bytes - 2 * layer_bytes / 4, 1e3);
+}
+
 // ZeRO-2 keeps only a gradient shard: a reduce-scatter every micro-batch; ZeRO-1 (the
 // distributed optimizer) reduce-scatters once per iteration.
 TEST(ShardedDataParallel, Zero2ReducesEveryMicroBatch) {

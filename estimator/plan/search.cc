@@ -301,6 +301,7 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
   const PlanRequest& req = *space.request;
   const PlanConstraints& k = req.constraints;
   ParallelConfig c;
+  c.framework = k.framework;
   c.tensor_parallel = shape.tp;
   c.context_parallel = shape.cp;
   c.expert_parallel = shape.ep;

@@ -132,6 +132,7 @@ absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const Model
                      (fp * cp);
       }
       blk.tensors = l.bias ? 2 : 1;
+      blk.weight_tensors = 1;
       if (l.kind == "conv") {
         // Forward, data gradient and weight gradient each move the input (or its
         // gradient), the filters and the output (or its gradient) once.

@@ -47,6 +47,7 @@ void BlockCosts::Add(const BlockCosts& o) {
   transient_bytes = transient_bytes > o.transient_bytes ? transient_bytes : o.transient_bytes;
   params += o.params;
   tensors += o.tensors;
+  weight_tensors += o.weight_tensors;
   expert_params += o.expert_params;
   model_flops += o.model_flops;
 }

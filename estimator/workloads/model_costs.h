@@ -65,6 +65,7 @@ struct BlockCosts {
   double transient_bytes = 0;   // extra working memory while its backward runs
   double params = 0;            // parameters held (after TP/EP sharding)
   double tensors = 0;           // parameter tensors held (the optimizer launches per tensor list)
+  double weight_tensors = 0;    // of which weight matrices (what DeepSpeed ZeRO-3 gathers one by one)
   double expert_params = 0;     // of which replicated only over the expert-DP group
   double model_flops = 0;       // useful FLOPs (fwd + bwd, no recompute), this GPU
 

@@ -660,6 +660,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
       BlockCosts b = make_layer(core, dense_mlp, MlpExtras{}, 0, 0, 0);
       b.params = attn_params + dense_mlp_params;
       b.tensors = 2 * norm_tensors + 8 + attn_tensors;
+      b.weight_tensors = 4 + attn_tensors / 2;
       return b;
     };
     const BlockCosts dense = dense_layer(core_full);
@@ -727,6 +728,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
         b.params = attn_params + x.h * experts + x.h * shared_f * mats / x.t + b.expert_params;
         // + router, experts' linears, the shared experts' two linears (weight and bias).
         b.tensors = 2 * norm_tensors + 4 + attn_tensors + 1 + 4 * local_experts + (shared_f > 0 ? 4 : 0);
+        b.weight_tensors = 2 + attn_tensors / 2 + 1 + 2 * local_experts + (shared_f > 0 ? 2 : 0);
         return b;
       };
       moe = moe_layer(core_full);
@@ -771,6 +773,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
     pre.activation_bytes = x.dropout ? e * x.r : 0;  // dropout mask
     pre.params = x.V * x.h / x.t;
     pre.tensors = 2;  // word and position embeddings
+    pre.weight_tensors = 2;
   }
   // Last stage: final LayerNorm, LM head (vocabulary-parallel), fused cross-entropy.
   // Kernels (Megatron-LM vocab_parallel_cross_entropy): LayerNorm, logits GEMM, max,
@@ -813,6 +816,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
     post.params = spec.tied_embeddings ? 0 : x.V * x.h / x.t;
     post.params += x.norm_params;
     post.tensors = norm_tensors + (spec.tied_embeddings ? 0 : 1);
+    post.weight_tensors = spec.tied_embeddings ? 0 : 1;
     post.model_flops = 3 * head.flops_fwd;
   }
 
