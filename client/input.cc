@@ -73,7 +73,7 @@ absl::Status ParseJsonText(absl::string_view file, absl::string_view text, googl
 }
 
 absl::Status ParseJsonLine(absl::string_view file, int line, absl::string_view text, google::protobuf::Message* m) {
-  return Parse(file, line, text, /*ignore_unknown=*/true, m);
+  return Parse(file, line, text, /*ignore_unknown=*/false, m);
 }
 
 std::vector<NumberedLine> NonBlankLines(absl::string_view text) {

@@ -36,7 +36,9 @@ absl::Status ParseJsonText(absl::string_view file, absl::string_view text, googl
 // How a path is named in messages: "<stdin>" for "-", else the path.
 std::string DisplayName(const std::string& path);
 
-// Parses line `line` (1-based) of JSON-lines file `file`, ignoring unknown fields.
+// Parses line `line` (1-based) of JSON-lines file `file`. An unknown field is an error
+// naming it, as in a whole file: a misspelt or newer field must not be answered as if
+// it were absent (free-form notes belong in a Measurement's `labels`).
 absl::Status ParseJsonLine(absl::string_view file, int line, absl::string_view text, google::protobuf::Message* m);
 
 // The lines of a JSON-lines text with their 1-based numbers, blank lines left out.

@@ -17,8 +17,8 @@ absl::Status LoadJsonFile(const std::string& path, google::protobuf::Message* m)
 }
 
 absl::Status LoadJsonLine(absl::string_view file, int line, absl::string_view text, google::protobuf::Message* m) {
-  // A line is parsed leniently (unknown fields are notes), but an enum value that means
-  // nothing would be dropped without a word: refuse it, naming the line.
+  // An enum value that means nothing: refused here with the values it may take (protobuf's
+  // own message names neither), naming the line.
   std::optional<std::string> bad;
   if (!JsonSyntaxErrorPosition(text)) bad = UnmappableEnumValue(text, m->GetDescriptor());
   if (bad) {

@@ -2,7 +2,8 @@
 // command reads and prints goes through here.
 //
 // Contract: LoadJsonFile and LoadJsonLine parse as ParseJsonFile / ParseJsonLine do
-// (strict whole file; JSON lines ignoring unknown fields; "-" is standard input; errors
+// (strictly, whole files and JSON lines alike: an unknown field is refused by name; "-"
+// is standard input; errors
 // INVALID_ARGUMENT naming the file and line), after NormalizeEnumNames
 // (json_enums.h): enum values may be written "selective", "bf16", "interleaved_1f1b";
 // a JSON line with an enum value that names none is refused (protobuf would drop it).

@@ -180,17 +180,7 @@ absl::StatusOr<std::vector<v1::CodesignWorkload>> ReadCodesignWorkloads(const st
     absl::string_view t = absl::StripAsciiWhitespace(line);
     if (t.empty() || t.front() == '#') continue;
     v1::CodesignWorkload w;
-    if (absl::Status s = LoadJsonLine(path, line_no, t, &w); !s.ok()) return s;
-    // Strictly too: a misspelt key ("global_batch") would otherwise be dropped without a
-    // word. The line is parsed at its own line number (the newlines before it).
-    v1::CodesignWorkload strict;
-    if (absl::Status s = ParseJsonText(DisplayName(path),
-                                       absl::StrCat(std::string(static_cast<size_t>(line_no - 1), '\n'),
-                                                    NormalizeEnumNames(t, strict.GetDescriptor())),
-                                       &strict);
-        !s.ok()) {
-      return s;
-    }
+    if (absl::Status s = LoadJsonLine(DisplayName(path), line_no, t, &w); !s.ok()) return s;
     if (w.global_batch_size() <= 0) {
       return absl::InvalidArgumentError(absl::StrCat(DisplayName(path), ":", line_no,
                                                      ": global_batch_size: give the workload's global batch (a "

@@ -441,16 +441,26 @@ TEST_F(ServerTest, EstimateTableAndJson) {
 }
 
 TEST_F(ServerTest, EstimateBatchAnswersEveryLineInOrder) {
-  const std::string good = absl::StrCat(R"({"profile": "dgx-a100-80gb", "model": "gpt3-175b", "note": "ignored", "config": )",
+  const std::string good = absl::StrCat(R"({"profile": "dgx-a100-80gb", "model": "gpt3-175b", "config": )",
                                         kGpt3Config, "}");
   std::string bad = good;
   bad.replace(bad.find("\"pipeline_parallel\": 8"), 22, "\"pipeline_parallel\": 5");
-  const std::string path = Write("batch.jsonl", absl::StrCat(absl::StrReplaceAll(good, {{"\n", " "}}), "\n\n",
-                                                              absl::StrReplaceAll(bad, {{"\n", " "}}), "\n{not json\n"));
+  // A misspelt field is an error naming it, not an answer as if it were absent.
+  std::string typo = good;
+  typo.replace(typo.find("\"pipeline_parallel\": 8"), 22, "\"pipeline_paralel\": 8");
+  const std::string path =
+      Write("batch.jsonl", absl::StrCat(absl::StrReplaceAll(good, {{"\n", " "}}), "\n\n",
+                                        absl::StrReplaceAll(bad, {{"\n", " "}}), "\n{not json\n",
+                                        absl::StrReplaceAll(typo, {{"\n", " "}}), "\n"));
   const Result r = P({"estimate", "--batch", path});
   ASSERT_EQ(r.code, 0) << Describe(r);
   const std::vector<std::string> lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
-  ASSERT_EQ(lines.size(), 3u) << Describe(r);
+  ASSERT_EQ(lines.size(), 4u) << Describe(r);
+  const auto unknown = FromJson<v1::EstimateResult>(lines[3]);
+  EXPECT_EQ(unknown.error().code(), 3) << lines[3];
+  EXPECT_TRUE(Contains(unknown.error().message(), "batch.jsonl:5") &&
+              Contains(unknown.error().message(), "pipeline_paralel"))
+      << "names the line and the field\n" << lines[3];
   EXPECT_GT(FromJson<v1::Estimate>(lines[0]).iteration_time_s(), 0) << lines[0];
   EXPECT_TRUE(Contains(lines[1], "\"error\"")) << lines[1];
   EXPECT_EQ(FromJson<v1::EstimateResult>(lines[1]).error().code(), 3) << lines[1];
@@ -533,23 +543,29 @@ TEST_F(ServerTest, CnnLayerGraph) {
 
 TEST_F(ServerTest, IngestReportsEveryLine) {
   const std::string m = absl::StrCat(
-      R"({"id": "cli-test-1", "profile": "dgx-h100-80gb", "note": "unknown fields are ignored", )",
+      R"({"id": "cli-test-1", "profile": "dgx-h100-80gb", )",
       R"("workload": {"name": "gpt3", "transformer": {"num_layers": 96, "hidden_size": 12288, )",
       R"("num_attention_heads": 96, "seq_length": 2048, "vocab_size": 51200}}, "config": )",
       absl::StrReplaceAll(kGpt3Config, {{"\n", " "}}), R"(, "iteration_time_s": 9.5, "labels": {"job": "a"}})");
-  const std::string path = Write("measurements.jsonl", absl::StrCat(m, "\n{broken\n"));
+  // A field this version does not know (a typo, or a newer client's) is refused by name,
+  // never answered as if it were absent; free-form notes go in labels.
+  const std::string unknown = absl::StrReplaceAll(m, {{R"("id": "cli-test-1")", R"("id": "cli-test-2", "note": "x")"}});
+  const std::string path = Write("measurements.jsonl", absl::StrCat(m, "\n{broken\n", unknown, "\n"));
   Result r = P({"ingest", path});
   ASSERT_EQ(r.code, 1) << "a line is rejected\n" << Describe(r);
   EXPECT_TRUE(Contains(r.out, "cli-test-1") && Contains(r.out, "accepted")) << Describe(r);
   EXPECT_TRUE(Contains(r.out, "measurements.jsonl:2")) << "the bad line is named\n" << Describe(r);
-  EXPECT_TRUE(Contains(r.out, "1 accepted, 0 duplicate, 1 rejected")) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "measurements.jsonl:3") && Contains(r.out, "note")) << "the unknown field is named\n"
+                                                                                   << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "1 accepted, 0 duplicate, 2 rejected")) << Describe(r);
 
   r = P({"--output", "json", "ingest", path});
   ASSERT_EQ(r.code, 1) << Describe(r);
   const auto again = FromJson<v1::IngestMeasurementsResponse>(r.out);
-  ASSERT_EQ(again.results_size(), 2);
+  ASSERT_EQ(again.results_size(), 3);
   EXPECT_EQ(again.results(0).status(), v1::IngestResult::STATUS_DUPLICATE);
   EXPECT_EQ(again.results(1).status(), v1::IngestResult::STATUS_REJECTED);
+  EXPECT_EQ(again.results(2).status(), v1::IngestResult::STATUS_REJECTED);
   EXPECT_EQ(again.duplicates(), 1);
 
   r = P({"--output", "json", "accuracy", "--profile", "dgx-h100-80gb", "--label", "job"});
