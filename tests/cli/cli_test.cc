@@ -319,6 +319,11 @@ TEST(CliServer, NothingListeningExits69) {
   r = RunCli({"--timeout", "1", "profiles", "list"}, {{"PARAPLAN_SERVER", dead}});
   EXPECT_EQ(r.code, 69) << Describe(r);
   EXPECT_TRUE(Contains(r.err, dead)) << Describe(r);
+  // With the default timeout, a refused connection is reported as such once it has been
+  // refused for a second, not after the 10 s a slow server is given.
+  r = RunCli({"--server", dead, "models"});
+  EXPECT_EQ(r.code, 69) << Describe(r);
+  EXPECT_TRUE(Contains(r.err, "connection refused or unreachable")) << Describe(r);
 }
 
 // ---------------------------------------------------------------------------------------
