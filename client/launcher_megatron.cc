@@ -17,10 +17,32 @@ std::string Torchrun(const Plan& p) {
 }
 
 // The transformer's shape. Names: Megatron-LM megatron/training/arguments.py
-// (_add_network_size_args); Megatron-DeepSpeed megatron/arguments.py, which names the KV
-// heads --num-key-value-heads.
-void ModelShapeFlags(const Plan& p, bool deepspeed, CommandLine* f) {
+// (_add_network_size_args and the TransformerConfig flags; the test checks them against
+// tests/launchers/megatron_lm_flags.txt); Megatron-DeepSpeed megatron/arguments.py, which
+// names the KV heads --num-key-value-heads, RMSNorm "rmsnorm" and rotary embeddings
+// --use-rotary-position-embeddings. Megatron's defaults are GPT's (LayerNorm, learned
+// absolute positions, biases, dropout 0.1): a model that differs says so.
+void ModelShapeFlags(const Plan& p, bool deepspeed, CommandLine* f, Notes* notes) {
   const v1::TransformerSpec& t = *p.t;
+  if (t.normalization() == v1::NORMALIZATION_RMSNORM) {
+    f->Add("--normalization", deepspeed ? "rmsnorm" : "RMSNorm");
+    // The workload states no position embedding or bias: RMSNorm models (Llama, Mixtral,
+    // Qwen, DeepSeek) use rotary embeddings and linears without bias.
+    if (deepspeed) {
+      f->Add("--use-rotary-position-embeddings");
+    } else {
+      f->Add("--position-embedding-type", "rope");
+    }
+    f->Add("--disable-bias-linear");
+    notes->Add("rotary position embeddings and linears without bias, as RMSNorm models (Llama, Mixtral, Qwen, "
+               "DeepSeek) have them: the workload does not state either; check the model's own (rope base, "
+               "QK norm, attention bias)");
+  }
+  if (t.has_dropout()) {
+    const std::string d = absl::StrCat(t.dropout());
+    f->Add("--attention-dropout", d);
+    f->Add("--hidden-dropout", d);
+  }
   f->Add("--num-layers", t.num_layers());
   f->Add("--hidden-size", t.hidden_size());
   f->Add("--ffn-hidden-size", p.ffn);
@@ -88,7 +110,7 @@ std::string Megatron(const Plan& p) {
     }
   }
   // Megatron-LM arguments.py, _add_distributed_args / _add_training_args: sharding and
-  // overlap (ZeRO-1 is the distributed optimizer; ZeRO-3 is FSDP2).
+  // overlap (ZeRO-1 is the distributed optimizer; ZeRO-3 is Megatron-FSDP).
   if (p.zero == 1 || p.zero == 2) f.Add("--use-distributed-optimizer");
   if (p.zero == 2) {
     notes.Add(
@@ -96,24 +118,36 @@ std::string Megatron(const Plan& p) {
         "(more memory than planned)");
   }
   if (p.zero == 3) {
-    f.Add("--use-torch-fsdp2");
-    notes.Add(absl::StrCat("ZeRO-3 maps to PyTorch FSDP2 (--use-torch-fsdp2), experimental in Megatron-LM",
-                           p.pp > 1 ? " and not working with pipeline parallelism" : ""));
+    // Megatron-FSDP (validate_args: the fsdp_dtensor checkpoint format, the distributed
+    // optimizer; the Megatron-FSDP user guide's required flags). PyTorch FSDP2
+    // (--use-torch-fsdp2) would refuse expert and pipeline parallelism.
+    f.Add("--use-megatron-fsdp");
+    f.Add("--data-parallel-sharding-strategy", "optim_grads_params");
+    f.Add("--use-distributed-optimizer");
+    f.Add("--no-gradient-accumulation-fusion");
+    f.Add("--ckpt-format", "fsdp_dtensor");
+    notes.Add("Megatron-FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or above 1 (validate_args refuses 1)");
   }
   if (c.overlap_grad_reduce()) f.Add("--overlap-grad-reduce");
-  // The parameter all-gather of the distributed optimizer (FSDP2 prefetches by itself).
-  if (c.overlap_param_gather() && (p.zero == 1 || p.zero == 2)) f.Add("--overlap-param-gather");
+  // The parameter all-gather, overlapped: validate_args allows it with the distributed
+  // optimizer or Megatron-FSDP, and only beside --overlap-grad-reduce.
+  if (c.overlap_param_gather() && c.overlap_grad_reduce() && p.zero >= 1) f.Add("--overlap-param-gather");
   if (c.offload().optimizer()) f.Add("--optimizer-cpu-offload");  // arguments.py, _add_training_args
   if (c.offload().weights() || c.offload().activations()) {
     notes.Add("weight / activation offload is not emitted: set Megatron-LM's --cpu-offloading options by hand");
   }
-  if (c.cpu_offload_layers() > 0) {  // arguments.py, _add_training_args
-    f.Add("--cpu-offloading");
+  if (c.cpu_offload_layers() > 0) {
+    // TransformerConfig's flag; validate_args turns cpu_offloading on from it (the
+    // --cpu-offloading flag itself is not on the command line), and TransformerConfig
+    // refuses it beside pipeline parallelism or recomputation.
     f.Add("--cpu-offloading-num-layers", c.cpu_offload_layers());
+    if (p.pp > 1 || p.recompute != v1::RECOMPUTE_NONE) {
+      notes.Add("Megatron-LM refuses CPU offloading with pipeline parallelism or recomputation");
+    }
   }
   if (c.fp8_param_gather()) f.Add("--fp8-param-gather");
   if (c.cuda_graphs()) f.Add("--enable-cuda-graph");  // arguments.py, _add_training_args
-  ModelShapeFlags(p, /*deepspeed=*/false, &f);
+  ModelShapeFlags(p, /*deepspeed=*/false, &f, &notes);
   if (p.moe()) {  // Megatron-LM arguments.py, _add_moe_args
     const v1::MoeSpec& m = p.t->moe();
     f.Add("--num-experts", m.num_experts());
@@ -212,7 +246,7 @@ std::string DeepSpeed(const Plan& p) {
   if (p.ep > 1) notes.Add("expert parallelism is not emitted (Megatron-DeepSpeed configures MoE per model)");
   f.Add("--micro-batch-size", p.mbs);
   f.Add("--global-batch-size", p.gbs);
-  ModelShapeFlags(p, /*deepspeed=*/true, &f);
+  ModelShapeFlags(p, /*deepspeed=*/true, &f, &notes);
   // Megatron-DeepSpeed examples_deepspeed/pretrain_llama2_distributed.sh: recomputation.
   if (p.recompute == v1::RECOMPUTE_FULL) {
     f.Add("--deepspeed-activation-checkpointing");

@@ -646,6 +646,13 @@ FrameworkRefusal RefusedByFramework(Framework f, const ParallelConfig& c) {
     if (c.pipeline_parallel > 1 && s != PipelineSchedule::k1F1B && s != PipelineSchedule::kInterleaved1F1B) {
       return {"pipeline_schedule", "runs 1F1B or interleaved 1F1B only"};
     }
+    // Megatron-Core's TransformerConfig refuses CPU offloading beside either.
+    if (c.cpu_offload_layers > 0 && c.pipeline_parallel > 1) {
+      return {"cpu_offload_layers", "CPU offloading does not run with pipeline parallelism"};
+    }
+    if (c.cpu_offload_layers > 0 && c.recompute != Recompute::kNone) {
+      return {"cpu_offload_layers", "CPU offloading does not run with recomputation"};
+    }
     return {};
   }
   if (f == Framework::kDeepSpeed) {

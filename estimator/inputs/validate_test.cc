@@ -109,6 +109,17 @@ TEST(Validate, Frameworks) {
   EXPECT_THAT(std::string(ValidateFramework(Framework::kPytorchFsdp, c).message()),
               HasSubstr("FRAMEWORK_PYTORCH_FSDP"));
   EXPECT_TRUE(ValidateFramework(Framework::kPytorchFsdp, Config(1, 1, 64, 1, 64)).ok());
+  // Megatron-Core refuses CPU offloading beside pipeline stages or recomputation
+  // (TransformerConfig.__post_init__).
+  ParallelConfig offload = Config(8, 4, 4, 1, 64);
+  offload.cpu_offload_layers = 2;
+  EXPECT_THAT(std::string(ValidateFramework(Framework::kMegatron, offload).message()),
+              HasSubstr("config.cpu_offload_layers: CPU offloading does not run with pipeline parallelism"));
+  offload.pipeline_parallel = 1;
+  EXPECT_TRUE(ValidateFramework(Framework::kMegatron, offload).ok());
+  offload.recompute = Recompute::kSelective;
+  EXPECT_THAT(std::string(ValidateFramework(Framework::kNemo, offload).message()), HasSubstr("recomputation"));
+  EXPECT_TRUE(ValidateFramework(Framework::kAny, offload).ok());
 }
 
 // Uneven pipeline layouts: 94 layers over PP 32 x v 3 = 96 chunks needs the end stages'

@@ -1,9 +1,14 @@
 // Unit tests of the CLI's plain-C++ outputs: launcher arguments (client/launcher*.cc),
 // the report page (report/report.cc) and its SVG charts and escaping. Inputs are built
 // by hand; expected texts are written out in full.
+#include <fstream>
+#include <set>
+#include <sstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
 #include "client/launcher.h"
 #include "gtest/gtest.h"
 #include "report/html_escape.h"
@@ -95,8 +100,7 @@ TEST(Launcher, MegatronMoeFp8) {
             "# Megatron-LM pretrain_gpt.py arguments for moe-test on lab@3: 64 GPUs (8 nodes x 8)\n"
             "# plan: TP2 PP2 DP8 CP2 EP4, schedule 1f1b, micro-batch 2, global batch 256, recompute full, sequence "
             "parallel, ZeRO-3, fp8\n"
-            "# note: ZeRO-3 maps to PyTorch FSDP2 (--use-torch-fsdp2), experimental in Megatron-LM and not working "
-            "with pipeline parallelism\n"
+            "# note: Megatron-FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or above 1 (validate_args refuses 1)\n"
             "torchrun --nproc_per_node 8 --nnodes 8 pretrain_gpt.py \\\n"
             "    --tensor-model-parallel-size 2 \\\n"
             "    --pipeline-model-parallel-size 2 \\\n"
@@ -110,8 +114,13 @@ TEST(Launcher, MegatronMoeFp8) {
             "    --recompute-granularity full \\\n"
             "    --recompute-method uniform \\\n"
             "    --recompute-num-layers 1 \\\n"
-            "    --use-torch-fsdp2 \\\n"
+            "    --use-megatron-fsdp \\\n"
+            "    --data-parallel-sharding-strategy optim_grads_params \\\n"
+            "    --use-distributed-optimizer \\\n"
+            "    --no-gradient-accumulation-fusion \\\n"
+            "    --ckpt-format fsdp_dtensor \\\n"
             "    --overlap-grad-reduce \\\n"
+            "    --overlap-param-gather \\\n"
             "    --optimizer-cpu-offload \\\n"
             "    --enable-cuda-graph \\\n"
             "    --num-layers 32 \\\n"
@@ -295,6 +304,90 @@ TEST(Launcher, MegatronMoeFoldingAndRecipes) {
                           "    --fp8-param-gather \\\n", "    --fp8-recipe mxfp8"}) {
     EXPECT_NE(out.find(arg), std::string::npos) << arg << "\n" << out;
   }
+}
+
+// Megatron-LM's flags at the commit tests/launchers/megatron_lm_flags.txt names.
+std::set<std::string> MegatronFlags() {
+  std::ifstream in(PARAPLAN_MEGATRON_FLAGS);
+  std::set<std::string> flags;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line[0] != '#') flags.insert(line);
+  }
+  return flags;
+}
+
+// The flags of the torchrun command line an emitted text ends with.
+std::vector<std::string> EmittedFlags(const std::string& text) {
+  std::vector<std::string> out;
+  const size_t run = text.find("torchrun ");
+  for (absl::string_view word :
+       absl::StrSplit(text.substr(run == std::string::npos ? 0 : run), absl::ByAnyChar(" \n"), absl::SkipEmpty())) {
+    if (absl::StartsWith(word, "--") && word != "--nproc_per_node" && word != "--nnodes") out.emplace_back(word);
+  }
+  return out;
+}
+
+// A Llama-like dense model (RMSNorm, SwiGLU, GQA, no dropout) under ZeRO-3 with CPU
+// offload of layers, and a folded MoE: every flag paraplan emits is one Megatron-LM's
+// parser defines (the extracted list, NVIDIA/Megatron-LM at a pinned commit), and the
+// model's shape is stated.
+LaunchInput LlamaZero3() {
+  LaunchInput in;
+  v1::TransformerSpec* t = in.workload.mutable_transformer();
+  in.workload.set_name("llama-test");
+  t->set_num_layers(80);
+  t->set_hidden_size(8192);
+  t->set_num_attention_heads(64);
+  t->set_num_kv_heads(8);
+  t->set_ffn_hidden_size(28672);
+  t->set_seq_length(8192);
+  t->set_vocab_size(128256);
+  t->set_gated_mlp(true);
+  t->set_normalization(v1::NORMALIZATION_RMSNORM);
+  t->set_dropout(0);
+  in.workload.set_precision(v1::PRECISION_BF16);
+  v1::ParallelConfig& c = in.config;
+  c.set_tensor_parallel(8);
+  c.set_data_parallel(16);
+  c.set_micro_batch_size(1);
+  c.set_global_batch_size(128);
+  c.set_zero_stage(3);
+  c.set_sequence_parallel(true);
+  c.set_overlap_grad_reduce(true);
+  c.set_overlap_param_gather(true);
+  c.set_cpu_offload_layers(2);
+  in.num_gpus = 128;
+  in.gpus_per_node = 8;
+  return in;
+}
+
+TEST(Launcher, MegatronEmitsOnlyMegatronLmFlags) {
+  const std::set<std::string> known = MegatronFlags();
+  ASSERT_GT(known.size(), 500u) << "read " << PARAPLAN_MEGATRON_FLAGS;
+  LaunchInput folded = MoeFp8();
+  folded.config.set_expert_tensor_parallel(1);
+  folded.config.set_moe_dispatcher(v1::MOE_DISPATCHER_DEEPEP);
+  folded.config.set_moe_a2a_overlap(true);
+  folded.config.set_zero_stage(1);
+  for (const LaunchInput& in : {MoeFp8(), DenseFp16(), LlamaZero3(), folded}) {
+    const std::string text = Emit("megatron", in);
+    for (const std::string& flag : EmittedFlags(text)) {
+      EXPECT_TRUE(known.contains(flag)) << flag << " is not a Megatron-LM flag\n" << text;
+    }
+  }
+  const std::string llama = Emit("megatron", LlamaZero3());
+  for (const char* shape : {"--normalization RMSNorm", "--position-embedding-type rope", "--disable-bias-linear",
+                            "--swiglu", "--group-query-attention", "--num-query-groups 8", "--attention-dropout 0",
+                            "--hidden-dropout 0", "--untie-embeddings-and-output-weights"}) {
+    EXPECT_NE(llama.find(shape), std::string::npos) << shape << "\n" << llama;
+  }
+  // ZeRO-3 as Megatron-FSDP with what validate_args requires of it.
+  for (const char* fsdp : {"--use-megatron-fsdp", "--data-parallel-sharding-strategy optim_grads_params",
+                           "--use-distributed-optimizer", "--no-gradient-accumulation-fusion",
+                           "--ckpt-format fsdp_dtensor", "--overlap-param-gather", "--cpu-offloading-num-layers 2"}) {
+    EXPECT_NE(llama.find(fsdp), std::string::npos) << fsdp << "\n" << llama;
+  }
+  EXPECT_EQ(llama.find("--use-torch-fsdp2"), std::string::npos) << llama;
 }
 
 TEST(Launcher, UnknownFrameworkListsTheValidOnes) {
