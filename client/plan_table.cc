@@ -236,6 +236,28 @@ std::string PerGpuCount(const std::vector<GpuCountBest>& counts, v1::Objective o
 
 }  // namespace
 
+// The configurations folded into the rows (same time and memory as the row): one line
+// per alternative, naming the rows it applies to, or "every plan".
+std::string EquivalentsText(const v1::PlanResponse& r) {
+  std::vector<std::pair<std::string, std::vector<int>>> groups;  // in order of first row
+  for (int i = 0; i < r.plans_size(); ++i) {
+    for (const std::string& q : r.plans(i).equivalents()) {
+      auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == q; });
+      if (it == groups.end()) it = groups.insert(groups.end(), {q, {}});
+      it->second.push_back(i + 1);
+    }
+  }
+  std::string out;
+  for (const auto& [what, rows] : groups) {
+    const bool every = static_cast<int>(rows.size()) == r.plans_size() && rows.size() > 1;
+    std::vector<std::string> names;
+    for (int row : rows) names.push_back(absl::StrCat("#", row));
+    absl::StrAppend(&out, "equally fast and large with ", what, ": ", every ? "every plan" : absl::StrJoin(names, ", "),
+                    "\n");
+  }
+  return out;
+}
+
 std::string PlanProfile(const v1::PlanResponse& r) {
   if (r.plans_size() == 0 || r.plans(0).profile_name().empty()) return "";
   return absl::StrCat(r.plans(0).profile_name(), "@", r.plans(0).profile_version());
@@ -305,6 +327,7 @@ std::string FormatPlanTable(const v1::PlanResponse& r, const PlanTableOptions& o
     }
     absl::StrAppend(&out, t.Render());
     if (!shared.empty()) absl::StrAppend(&out, "in every plan: ", absl::StrJoin(shared, ", "), "\n");
+    absl::StrAppend(&out, EquivalentsText(r));
   }
   absl::StrAppend(&out, absl::StrFormat(
                             "\n%d candidates enumerated, %d feasible, %d evaluated in %.3f s%s; %d plans on the Pareto "

@@ -834,6 +834,7 @@ v1::Estimate ToProto(const Estimate& e) {
   out.mutable_interval()->set_confidence(e.interval.confidence);
   out.set_in_envelope(e.in_envelope);
   for (const std::string& n : e.envelope_notes) out.add_envelope_notes(n);
+  for (const std::string& q : e.equivalents) out.add_equivalents(q);
   return out;
 }
 

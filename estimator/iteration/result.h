@@ -99,6 +99,9 @@ struct Estimate {
   // `envelope_notes` say why not.
   bool in_envelope = false;
   std::vector<std::string> envelope_notes;
+  // Plans only: the configurations folded into this one (same time and memory, differing
+  // only in rank order or overlap switches), each as what differs.
+  std::vector<std::string> equivalents;
 };
 
 }  // namespace paraplan

@@ -6,6 +6,7 @@
 #include <memory>
 #include <numeric>
 #include <cstdint>
+#include <string>
 #include <thread>
 #include <tuple>
 #include <utility>
@@ -13,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "estimator/inputs/layer_graph.h"
 #include "estimator/inputs/units.h"
 #include "estimator/inputs/validate.h"
@@ -94,9 +96,45 @@ auto ConfigTuple(const ParallelConfig& c) {
                          c.filter_parallel, c.channel_parallel);
 }
 
+// Among equal objectives, what a practitioner would pick: overlap on, then the default
+// rank order (tp-cp-ep-dp-pp).
+auto Preference(const ParallelConfig& c) {
+  return std::make_tuple(!c.overlap_grad_reduce, !c.overlap_param_gather, static_cast<int>(c.rank_order));
+}
+
 bool Better(const Scored& a, const Scored& b) {
   if (a.key != b.key) return a.key < b.key;
+  if (Preference(a.config) != Preference(b.config)) return Preference(a.config) < Preference(b.config);
   return ConfigTuple(a.config) < ConfigTuple(b.config);
+}
+
+// The settings in which `b` differs from `a` when that is all that differs and they
+// predict the same time and memory (rank order and overlap switches can be without
+// effect: no data parallelism to overlap, groups placed alike), e.g. "rank order
+// tp-cp-ep-pp-dp"; empty otherwise.
+std::string FoldableDifference(const Scored& a, const Scored& b) {
+  ParallelConfig y = b.config;
+  y.rank_order = a.config.rank_order;
+  y.overlap_grad_reduce = a.config.overlap_grad_reduce;
+  y.overlap_param_gather = a.config.overlap_param_gather;
+  if (ConfigTuple(y) != ConfigTuple(a.config)) return "";
+  auto same = [](double u, double v) { return std::abs(u - v) <= 1e-9 * std::max(std::abs(u), std::abs(v)); };
+  if (!same(a.result.iteration_time_s, b.result.iteration_time_s) ||
+      !same(a.result.memory.total_bytes, b.result.memory.total_bytes)) {
+    return "";
+  }
+  std::vector<std::string> what;
+  if (b.config.rank_order != a.config.rank_order) {
+    what.push_back(b.config.rank_order == RankOrder::kTpCpEpPpDp ? "rank order tp-cp-ep-pp-dp"
+                                                                 : "rank order tp-cp-ep-dp-pp");
+  }
+  if (b.config.overlap_grad_reduce != a.config.overlap_grad_reduce) {
+    what.push_back(b.config.overlap_grad_reduce ? "overlap grad reduce on" : "overlap grad reduce off");
+  }
+  if (b.config.overlap_param_gather != a.config.overlap_param_gather) {
+    what.push_back(b.config.overlap_param_gather ? "overlap param gather on" : "overlap param gather off");
+  }
+  return absl::StrJoin(what, ", ");
 }
 
 // A bounded "best k" set: a max-heap on Better, so the worst kept is at the front and a
@@ -211,7 +249,10 @@ struct WorkerState {
   double shortfall_total_bytes = 0;
   absl::Status error;
   explicit WorkerState(size_t k)
-      : top(k), pool{TopK(kPoolSize), TopK(kPoolSize), TopK(kPoolSize), TopK(kPoolSize)} {}
+      : top(k * kFoldSlack), pool{TopK(kPoolSize), TopK(kPoolSize), TopK(kPoolSize), TopK(kPoolSize)} {}
+  // Candidates kept per plan asked for: a configuration comes in up to 8 variants of rank
+  // order and overlap switches that may predict alike and fold into one row.
+  static constexpr size_t kFoldSlack = 8;
   static constexpr size_t kPoolSize = 128;
 };
 
@@ -606,10 +647,24 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
     }
   }
   std::sort(best.begin(), best.end(), Better);
-  if (best.size() > k) best.resize(k);
+  // Configurations that differ only in settings without effect fold into the first (the
+  // practitioner's choice, by Better), so the k rows differ in time or memory.
+  std::vector<std::pair<const Scored*, std::vector<std::string>>> rows;
   for (const Scored& s : best) {
-    out.plans.push_back(ToEstimate(request.workload, profile, s.config, s.tokens_per_sample,
-                                   s.model_flops_per_sample, s.result));
+    bool folded = false;
+    for (auto& [kept, equivalents] : rows) {
+      if (std::string d = FoldableDifference(*kept, s); !d.empty()) {
+        equivalents.push_back(std::move(d));
+        folded = true;
+        break;
+      }
+    }
+    if (!folded && rows.size() < k) rows.push_back({&s, {}});
+  }
+  for (auto& [s, equivalents] : rows) {
+    out.plans.push_back(ToEstimate(request.workload, profile, s->config, s->tokens_per_sample,
+                                   s->model_flops_per_sample, s->result));
+    out.plans.back().equivalents = std::move(equivalents);
   }
   // Pareto front over the best candidates of each objective (deduplicated).
   std::sort(candidates.begin(), candidates.end(),
