@@ -66,11 +66,18 @@ DpGroups PlaceDp(const ParallelConfig& c, const Collectives& coll) {
       g.dense = coll.Place(static_cast<int>(cp * c.data_parallel), tp);
     } else {
       // tp-cp-ep-pp-dp: the cp ranks are contiguous (stride tp) and the dp ranks sit
-      // outside pp; the joint group crosses dp's level and keeps every cp rank of a
-      // member inside its domain.
+      // outside pp. The joint group crosses the wider of the two groups' levels; a domain
+      // below that level holds the cp ranks of a member that fall in it (all of them when
+      // the cp group stays inside one) times the dp members it holds. (With one pipeline
+      // stage this is the tp-cp-ep-dp-pp placement, and prices alike.)
+      const GroupSpan cp_group = coll.Place(static_cast<int>(cp), tp);
+      const GroupSpan dp_group = g.dense;
       g.dense.size = static_cast<int>(cp * c.data_parallel);
+      g.dense.level = std::max(cp_group.level, dp_group.level);
+      const int64_t per_cp = cp_group.level < g.dense.level ? cp : cp_group.inner;
+      const int64_t per_dp = dp_group.level < g.dense.level ? c.data_parallel : dp_group.inner;
       g.dense.inner = g.dense.level == 0 ? g.dense.size
-                                         : static_cast<int>(std::min<int64_t>(g.dense.size, g.dense.inner * cp));
+                                         : static_cast<int>(std::min<int64_t>(g.dense.size, per_cp * per_dp));
     }
   }
   // Expert data parallelism sits outside the expert grid (etp x ep ranks, innermost);

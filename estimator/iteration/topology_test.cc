@@ -51,6 +51,35 @@ TEST(Topology, FoldedExpertGroupsOn256Gpus) {
   EXPECT_EQ(g.expert.size, 1);
 }
 
+// TP 4 x CP 4 x DP 4 on nodes of 8, one pipeline stage: the cp x dp gradient group is 16
+// ranks 4 apart whichever rank order names it, two to a node (a member's 4 cp ranks span
+// two nodes), and the data-parallel time is the same.
+TEST(Topology, ContextRanksAcrossNodesPlaceAlikeInBothRankOrders) {
+  const SystemProfile p = testing::Profile("dgx-h100-80gb");
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives coll(hw);
+  ParallelConfig c = testing::Config(4, 1, 4, 1, 128);
+  c.context_parallel = 4;
+  c.zero_stage = 3;
+  c.sequence_parallel = true;
+  c.flash_attention = true;
+  for (RankOrder order : {RankOrder::kTpCpEpDpPp, RankOrder::kTpCpEpPpDp}) {
+    c.rank_order = order;
+    const DpGroups g = PlaceDataParallel(c.Normalized(), coll);
+    EXPECT_EQ(g.dense.size, 16);
+    EXPECT_EQ(g.dense.level, 1);
+    EXPECT_EQ(g.dense.inner, 2) << static_cast<int>(order);
+  }
+  const Workload w = testing::Model("llama3-70b");
+  c.rank_order = RankOrder::kTpCpEpDpPp;
+  absl::StatusOr<Estimate> a = EstimateIteration(w, c, p);
+  c.rank_order = RankOrder::kTpCpEpPpDp;
+  absl::StatusOr<Estimate> b = EstimateIteration(w, c, p);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_DOUBLE_EQ(a->time.dp_comm_s, b->time.dp_comm_s);
+  EXPECT_DOUBLE_EQ(a->iteration_time_s, b->iteration_time_s);
+}
+
 TEST(Topology, TaperBitesOnlyWhenTheJobFillsTheLeaf) {
   const SystemProfile p = Tapered();
   const Hardware hw(p, Precision::kBf16);
