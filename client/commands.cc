@@ -86,6 +86,7 @@ class Cli {
   int Codesign();
 
   bool Connect(double max_wait_s = 10);
+  bool IsTransformer(const v1::EstimateRequest& req);
   std::unique_ptr<grpc::ClientContext> Context() const;
   int RpcFailed(const grpc::Status& s);
   int Fail(int code, const std::string& message);
@@ -536,12 +537,25 @@ bool Cli::LoadEstimateRequest(const char* command, v1::EstimateRequest* req) {
   return true;
 }
 
+// Whether the request's workload is a transformer: its own, or the preset's as the
+// server lists it (a CNN preset is not; an unknown preset is left to the server).
+bool Cli::IsTransformer(const v1::EstimateRequest& req) {
+  if (req.has_workload()) return req.workload().has_transformer();
+  v1::ListModelsResponse models;
+  if (!v1::Planner::NewStub(channel_)->ListModels(Context().get(), v1::ListModelsRequest(), &models).ok()) return false;
+  for (const v1::Workload& w : models.models()) {
+    if (w.name() == req.model()) return w.has_transformer();
+  }
+  return false;
+}
+
 int Cli::Estimate() {
   v1::EstimateRequest req;
   if (!LoadEstimateRequest("estimate", &req)) return failed_;
   std::vector<Override> sets;
   if (!ParseOverrides(&sets)) return failed_;
   if (!Connect()) return failed_;
+  ApplyPlanDefaults(a_, IsTransformer(req), req.mutable_config());
   // --set: the profile as changed travels with this request only.
   if (!sets.empty() && !ApplyOverrides(sets, req.profile(), req.mutable_profile_override())) return failed_;
   v1::EstimateResponse r;
@@ -559,6 +573,7 @@ int Cli::Compare() {
   std::vector<Override> sets;
   if (!ParseOverrides(&sets)) return failed_;
   if (!Connect()) return failed_;
+  ApplyPlanDefaults(a_, IsTransformer(est), est.mutable_config());
   if (!sets.empty() && !ApplyOverrides(sets, est.profile(), est.mutable_profile_override())) return failed_;
   auto stub = v1::Planner::NewStub(channel_);
   v1::EstimateResponse given;

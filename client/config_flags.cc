@@ -292,4 +292,12 @@ absl::Status ApplyConstraintFlags(const Args& a, v1::PlanConstraints* k) {
   return absl::OkStatus();
 }
 
+void ApplyPlanDefaults(const Args& a, bool transformer, v1::ParallelConfig* c) {
+  if (a.Has("config")) return;
+  if (transformer && !a.Has("flash")) c->set_flash_attention(true);
+  if (!a.Has("sp") && c->tensor_parallel() > 1) c->set_sequence_parallel(true);
+  if (!a.Has("overlap-grad-reduce")) c->set_overlap_grad_reduce(true);
+  if (c->zero_stage() >= 1) c->set_overlap_param_gather(true);
+}
+
 }  // namespace paraplan::cli

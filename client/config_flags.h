@@ -29,6 +29,14 @@ bool HasConfigFlags(const Args& a);
 
 absl::Status ApplyConfigFlags(const Args& a, v1::ParallelConfig* c);
 
+// estimate and compare without --config: the settings a flag leaves unsaid take the
+// plan's choices, so that a plan's own degrees estimate as the plan did — flash attention
+// on (a transformer), sequence parallelism with TP > 1, the gradient reduction overlapped,
+// the ZeRO parameter gather overlapped. A flag given (--flash off, --sp off,
+// --overlap-grad-reduce off) stands. A --config file is taken as written (the API's
+// defaults: absent = off).
+void ApplyPlanDefaults(const Args& a, bool transformer, v1::ParallelConfig* c);
+
 absl::Status ApplyConstraintFlags(const Args& a, v1::PlanConstraints* k);
 
 // --framework megatron|nemo|deepspeed|torchtitan|pytorch-fsdp (unset: unspecified).

@@ -251,6 +251,37 @@ TEST(ConfigFlags, SetTheConfigAndOverrideAFile) {
   EXPECT_FALSE(HasConfigFlags(WithOptions({{"global-batch", "8"}})));
 }
 
+// estimate / compare by flags take the plan's choices where a flag says nothing (flash
+// for a transformer, SP with TP, overlap), keep what a flag says, and leave a --config
+// file as written.
+TEST(ConfigFlags, UnsaidSettingsAreThePlans) {
+  v1::ParallelConfig c;
+  Args a = WithOptions({{"tp", "8"}, {"zero", "1"}, {"global-batch", "8"}});
+  ASSERT_TRUE(ApplyConfigFlags(a, &c).ok());
+  ApplyPlanDefaults(a, /*transformer=*/true, &c);
+  EXPECT_TRUE(c.flash_attention() && c.sequence_parallel() && c.overlap_grad_reduce() && c.overlap_param_gather())
+      << c.DebugString();
+
+  v1::ParallelConfig said;
+  a = WithOptions({{"tp", "8"}, {"flash", "off"}, {"sp", "off"}, {"overlap-grad-reduce", "off"}, {"global-batch", "8"}});
+  ASSERT_TRUE(ApplyConfigFlags(a, &said).ok());
+  ApplyPlanDefaults(a, /*transformer=*/true, &said);
+  EXPECT_FALSE(said.flash_attention() || said.sequence_parallel() || said.overlap_grad_reduce() ||
+               said.overlap_param_gather())
+      << said.DebugString();
+
+  v1::ParallelConfig cnn;  // no attention to flash; TP 1: no SP
+  a = WithOptions({{"dp", "8"}, {"global-batch", "8"}});
+  ASSERT_TRUE(ApplyConfigFlags(a, &cnn).ok());
+  ApplyPlanDefaults(a, /*transformer=*/false, &cnn);
+  EXPECT_FALSE(cnn.flash_attention() || cnn.sequence_parallel()) << cnn.DebugString();
+
+  v1::ParallelConfig file;
+  file.set_tensor_parallel(8);
+  ApplyPlanDefaults(WithOptions({{"config", "c.json"}}), /*transformer=*/true, &file);
+  EXPECT_FALSE(file.flash_attention() || file.sequence_parallel() || file.overlap_grad_reduce()) << file.DebugString();
+}
+
 TEST(ConfigFlags, ErrorsNameTheFlag) {
   v1::ParallelConfig c;
   EXPECT_EQ(ApplyConfigFlags(WithOptions({{"tp", "8,16"}}), &c).message(),

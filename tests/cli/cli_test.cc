@@ -1461,12 +1461,23 @@ TEST_F(ServerTest, EstimateTakesTheConfigurationAsFlags) {
   Result r = P({"-o", "json", "estimate", "--profile", "dgx-a100-80gb@1", "--model", "gpt3-175b", "--config", config});
   ASSERT_EQ(r.code, 0) << Describe(r);
   const auto from_file = FromJson<v1::Estimate>(r.out);
+  // The file says nothing of flash or overlap (off, the API's default); the flags say so.
   r = P({"-o", "json", "estimate", "--profile", "dgx-a100-80gb@1", "--model", "gpt3-175b", "--tp", "8", "--pp", "8",
-         "--dp", "16", "--mbs", "1", "--global-batch", "1536", "--recompute", "selective", "--sp", "on", "--vpp", "3"});
+         "--dp", "16", "--mbs", "1", "--global-batch", "1536", "--recompute", "selective", "--sp", "on", "--vpp", "3",
+         "--flash", "off", "--overlap-grad-reduce", "off"});
   ASSERT_EQ(r.code, 0) << Describe(r);
   const auto from_flags = FromJson<v1::Estimate>(r.out);
   EXPECT_EQ(from_flags.config().DebugString(), from_file.config().DebugString());
   EXPECT_EQ(from_flags.iteration_time_s(), from_file.iteration_time_s());
+  // Where a flag says nothing, the plan's choice: flash on, the reduction overlapped.
+  r = P({"-o", "json", "estimate", "--profile", "dgx-a100-80gb@1", "--model", "gpt3-175b", "--tp", "8", "--pp", "8",
+         "--dp", "16", "--mbs", "1", "--global-batch", "1536", "--recompute", "selective", "--vpp", "3"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  const auto unsaid = FromJson<v1::Estimate>(r.out);
+  EXPECT_TRUE(unsaid.config().flash_attention() && unsaid.config().overlap_grad_reduce() &&
+              unsaid.config().sequence_parallel())
+      << unsaid.config().DebugString();
+  EXPECT_LT(unsaid.iteration_time_s(), from_file.iteration_time_s());
   // Flags override the file's fields.
   r = P({"-o", "json", "estimate", "--profile", "dgx-a100-80gb@1", "--model", "gpt3-175b", "--config", config, "--dp",
          "8", "--recompute", "full", "--zero", "1", "--gpus", "512"});
@@ -1670,7 +1681,7 @@ TEST_F(ServerTest, SetOverridesAProfileForOneOutput) {
 TEST_F(ServerTest, SetChangesTheProfileOfOneEstimatePlanAndCompare) {
   const std::vector<std::string> estimate = {"-o", "json", "estimate", "--profile", "dgx-a100-80gb@1", "--model",
                                              "gpt3-175b", "--gpus", "1024", "--global-batch", "1536", "--tp", "8",
-                                             "--pp", "8", "--dp", "16"};
+                                             "--pp", "8", "--dp", "16", "--overlap-grad-reduce", "off"};
   Result r = P({"-o", "json", "profiles", "history", "dgx-a100-80gb"});
   ASSERT_EQ(r.code, 0) << Describe(r);
   const int versions = FromJson<v1::ListProfileVersionsResponse>(r.out).versions_size();
