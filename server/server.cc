@@ -154,7 +154,9 @@ absl::Status CheckProfileSize(const v1::SystemProfile& p, const Limits& lim, con
 
 // A request body that does not parse never reaches a handler: gRPC answers INTERNAL
 // with an empty message. This interceptor turns that into INVALID_ARGUMENT naming the
-// method, counted and logged like any other refused call.
+// method, counted and logged like any other refused call. Unary calls only: on a stream
+// (health Watch, reflection) a receive with no message is the client's end of the
+// stream, not a bad body, and the stream must end as its handler says.
 class UnparsedRequestInterceptor final : public grpc::experimental::Interceptor {
  public:
   UnparsedRequestInterceptor(grpc::experimental::ServerRpcInfo* info, const RpcEnv& env) : info_(info), env_(env) {}
@@ -186,6 +188,7 @@ class UnparsedRequestFactory final : public grpc::experimental::ServerIntercepto
  public:
   explicit UnparsedRequestFactory(RpcEnv env) : env_(env) {}
   grpc::experimental::Interceptor* CreateServerInterceptor(grpc::experimental::ServerRpcInfo* info) override {
+    if (info->type() != grpc::experimental::ServerRpcInfo::Type::UNARY) return nullptr;
     return new UnparsedRequestInterceptor(info, env_);
   }
 
