@@ -26,6 +26,7 @@
 #include "paraplan/v1/network.grpc.pb.h"
 #include "paraplan/v1/services.grpc.pb.h"
 #include "report/report.h"
+#include "server/rich_status.h"
 
 namespace paraplan::server {
 namespace {
@@ -392,7 +393,11 @@ int HttpStatusOf(absl::StatusCode code) {
 }
 
 std::string JsonError(absl::StatusCode code, absl::string_view message) {
-  std::string out = absl::StrCat(R"({"error":{"code":")", absl::StatusCodeToString(code), R"(","message":")");
+  // The field an INVALID_ARGUMENT names, as the gRPC answer's BadRequest detail has it
+  // (rich_status.h; a path of letters, digits, '_', '.', '[', ']': nothing to escape).
+  const std::string field = code == absl::StatusCode::kInvalidArgument ? FieldOf(message) : "";
+  std::string out = absl::StrCat(R"({"error":{"code":")", absl::StatusCodeToString(code), "\",",
+                                 field.empty() ? "" : absl::StrCat(R"("field":")", field, "\","), R"("message":")");
   while (!message.empty()) {
     const size_t n = Utf8Length(message);
     if (n == 0) {

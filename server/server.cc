@@ -27,6 +27,7 @@
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/rate_limit.h"
+#include "server/rich_status.h"
 #include "store/store.h"
 
 namespace paraplan::server {
@@ -36,11 +37,6 @@ namespace {
 const char* const kServices[] = {"paraplan.v1.Planner", "paraplan.v1.Profiles", "paraplan.v1.Measurements",
                                  "paraplan.v1.Network"};
 
-// absl and gRPC share the canonical code numbering.
-grpc::Status ToGrpc(const absl::Status& s) {
-  if (s.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
-}
 
 // The caller's address: the gRPC peer, or for a call that the HTTP/JSON API forwards
 // through the in-process channel (http_api.h), "http:" and the HTTP client's address.

@@ -17,7 +17,9 @@
 #include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
 #include "gtest/gtest.h"
 #include "paraplan/v1/services.grpc.pb.h"
+#include "google/rpc/error_details.pb.h"
 #include "server/metrics.h"
+#include "server/rich_status.h"
 #include "server/server.h"
 #include "tests/server/fixture.h"
 
@@ -131,6 +133,7 @@ TEST_F(ServerTest, BadInputsNameTheField) {
       {[](v1::EstimateRequest* r) { r->mutable_config()->set_dp_algorithm(static_cast<v1::CollectiveAlgorithm>(99)); },
        grpc::StatusCode::INVALID_ARGUMENT, "config.dp_algorithm"},
   };
+  int with_details = 0;
   for (const Case& c : cases) {
     v1::EstimateRequest req = Gpt3Estimate();
     c.mutate(&req);
@@ -138,7 +141,37 @@ TEST_F(ServerTest, BadInputsNameTheField) {
     grpc::Status s = Estimate(req, &r);
     EXPECT_EQ(s.error_code(), c.code) << c.field << ": " << s.error_message();
     EXPECT_THAT(s.error_message(), HasSubstr(c.field));
+    // google.rpc details: a BadRequest naming the field the message starts with.
+    const std::string field = FieldOf(s.error_message());
+    if (c.code != grpc::StatusCode::INVALID_ARGUMENT || field.empty()) continue;
+    google::rpc::Status rich;
+    ASSERT_TRUE(rich.ParseFromString(s.error_details())) << c.field;
+    ASSERT_EQ(rich.details_size(), 1) << c.field;
+    google::rpc::BadRequest bad;
+    ASSERT_TRUE(rich.details(0).UnpackTo(&bad)) << c.field;
+    ASSERT_EQ(bad.field_violations_size(), 1);
+    EXPECT_EQ(bad.field_violations(0).field(), field);
+    EXPECT_EQ(absl::StrCat(field, ": ", bad.field_violations(0).description()), s.error_message());
+    EXPECT_EQ(rich.code(), grpc::StatusCode::INVALID_ARGUMENT);
+    ++with_details;
   }
+  EXPECT_GE(with_details, 20);
+}
+
+TEST(RichStatus, FieldOfTheMessage) {
+  EXPECT_EQ(FieldOf("config.tensor_parallel: 7 does not divide"), "config.tensor_parallel");
+  EXPECT_EQ(FieldOf("measurements[2].id: must be 1 to 200 characters"), "measurements[2].id");
+  EXPECT_EQ(FieldOf("workload: missing (give workload or model)"), "workload");
+  EXPECT_EQ(FieldOf("the parallel degrees multiply to 1024 GPUs, not num_gpus 512"), "");
+  EXPECT_EQ(FieldOf("profile \"nope\" not found: x"), "");
+  EXPECT_EQ(FieldOf(": nothing"), "");
+  // RESOURCE_EXHAUSTED says when to come back; other codes carry no details.
+  google::rpc::Status rich;
+  ASSERT_TRUE(rich.ParseFromString(ToGrpc(absl::ResourceExhaustedError("write budget spent")).error_details()));
+  google::rpc::RetryInfo retry;
+  ASSERT_TRUE(rich.details_size() == 1 && rich.details(0).UnpackTo(&retry));
+  EXPECT_EQ(retry.retry_delay().seconds(), 1);
+  EXPECT_TRUE(ToGrpc(absl::NotFoundError("x: y")).error_details().empty());
 }
 
 TEST_F(ServerTest, BadWorkloadFieldsAreNamed) {
