@@ -5,8 +5,74 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
 
 namespace paraplan::server {
+
+namespace {
+
+// One metric in the text format: HELP, TYPE and the sample.
+void AppendMetric(std::string* out, const char* name, const char* type, const char* help, double value) {
+  char line[256];
+  std::snprintf(line, sizeof line, "# HELP %s %s\n# TYPE %s %s\n%s %.12g\n", name, help, name, type, name, value);
+  *out += line;
+}
+
+// The process_* metrics of Prometheus' client libraries, from /proc (Linux; proc(5)):
+// /proc/self/stat fields 14-15 (utime, stime, clock ticks), 22 (starttime, ticks after
+// boot), 23 (vsize, bytes) and 24 (rss, pages); /proc/stat's btime; /proc/self/fd; the
+// RLIMIT_NOFILE soft limit. Nothing where /proc cannot be read.
+std::string ProcessMetricsText() {
+  std::ifstream stat_file("/proc/self/stat");
+  std::string stat((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
+  const size_t paren = stat.rfind(')');  // the command name may hold spaces
+  if (paren == std::string::npos) return "";
+  std::istringstream fields(stat.substr(paren + 2));
+  std::vector<std::string> f((std::istream_iterator<std::string>(fields)), std::istream_iterator<std::string>());
+  if (f.size() < 22) return "";  // f[0] is field 3 (state)
+  const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
+  const double page = static_cast<double>(sysconf(_SC_PAGESIZE));
+  double boot = 0;
+  std::ifstream proc_stat("/proc/stat");
+  for (std::string key; proc_stat >> key;) {
+    if (key == "btime") {
+      proc_stat >> boot;
+      break;
+    }
+  }
+  std::string out;
+  AppendMetric(&out, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.",
+               (std::stod(f[11]) + std::stod(f[12])) / ticks);
+  AppendMetric(&out, "process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.",
+               boot + std::stod(f[19]) / ticks);
+  AppendMetric(&out, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.", std::stod(f[20]));
+  AppendMetric(&out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
+               std::stod(f[21]) * page);
+  std::error_code ec;
+  double fds = 0;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/fd", ec); !ec && it != std::filesystem::end(it);
+       it.increment(ec)) {
+    ++fds;
+  }
+  AppendMetric(&out, "process_open_fds", "gauge", "Number of open file descriptors.", fds);
+  struct rlimit limit {};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0) {
+    AppendMetric(&out, "process_max_fds", "gauge", "Maximum number of open file descriptors.",
+                 static_cast<double>(limit.rlim_cur));
+  }
+  return out;
+}
+
+}  // namespace
 
 struct Metrics::Impl {
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
@@ -34,7 +100,11 @@ struct Metrics::Impl {
   prometheus::Family<prometheus::Counter>& calibrations = prometheus::BuildCounter()
       .Name("paraplan_calibrations_total").Help("Calibrations run").Register(*registry);
   prometheus::Family<prometheus::Gauge>& version = prometheus::BuildGauge()
-      .Name("paraplan_profile_version").Help("Newest version of each profile").Register(*registry);
+      .Name("paraplan_profile_version")
+      .Help("Default version of each profile: the promoted one that requests naming no version use")
+      .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& build = prometheus::BuildGauge()
+      .Name("paraplan_build_info").Help("The paraplan build answering here (always 1)").Register(*registry);
   prometheus::Family<prometheus::Gauge>& age = prometheus::BuildGauge()
       .Name("paraplan_calibration_age_seconds").Help("Seconds since the profile was last calibrated (or created)")
       .Register(*registry);
@@ -102,8 +172,12 @@ void Metrics::ForgetProfile(const std::string& profile) {
   }
 }
 
+void Metrics::SetBuildInfo(const std::string& version, const std::string& api, const std::string& fingerprint) {
+  impl_->build.Add({{"version", version}, {"api", api}, {"fingerprint", fingerprint}}).Set(1);
+}
+
 std::string Metrics::Text() const {
-  return prometheus::TextSerializer().Serialize(impl_->registry->Collect());
+  return prometheus::TextSerializer().Serialize(impl_->registry->Collect()) + ProcessMetricsText();
 }
 
 }  // namespace paraplan::server

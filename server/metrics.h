@@ -36,7 +36,12 @@ class Metrics {
   // Drops the per-profile gauges of a deleted profile (counters and histograms stay:
   // they only ever grow, as Prometheus expects).
   void ForgetProfile(const std::string& profile);
-  // The exposition text (what /metrics serves).
+  // paraplan_build_info{version, api, fingerprint} 1: which build and API answer here.
+  void SetBuildInfo(const std::string& version, const std::string& api, const std::string& fingerprint);
+  // The exposition text (what /metrics serves): the families above, then the standard
+  // process_* metrics of this process read from /proc at the scrape (CPU seconds,
+  // resident and virtual memory, open file descriptors and their limit, start time),
+  // named as Prometheus' client libraries name them.
   std::string Text() const;
 
  private:

@@ -668,6 +668,7 @@ absl::StatusOr<std::unique_ptr<RunningServer>> StartServer(const ServerOptions& 
   if (!store.ok()) return store.status();
   r->store_ = std::move(*store);
   r->metrics_ = std::make_unique<Metrics>();
+  r->metrics_->SetBuildInfo(kVersion, kApiVersion, ApiFingerprint());
   if (!options.metrics_listen.empty()) {
     r->http_ = std::make_unique<HttpServer>();
     AddHttpRoutes(*r->http_, r.get());

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <string>
 
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/server/fixture.h"
@@ -85,6 +87,29 @@ TEST_F(MetricsTest, EndpointServesRpcCountsAndAccuracyThatAgreesWithGetAccuracy)
   after = HttpGet(port, "/metrics");
   EXPECT_EQ(SampleValue(after, "paraplan_profile_version" + p), 2);
   EXPECT_LT(SampleValue(after, "paraplan_calibration_age_seconds" + p), 60);
+}
+
+// The build and the process, as Prometheus' conventions name them: paraplan_build_info
+// with the version and API fingerprint GetVersion answers, and process_* read from /proc
+// (this test's own process: the server runs in it).
+TEST_F(MetricsTest, BuildInfoAndProcessMetrics) {
+  grpc::ClientContext ctx;
+  v1::GetVersionResponse version;
+  ASSERT_TRUE(planner_->GetVersion(&ctx, v1::GetVersionRequest(), &version).ok());
+  const std::string http = HttpGet(server_->metrics_port(), "/metrics");
+  EXPECT_EQ(SampleValue(http, absl::StrCat("paraplan_build_info{api=\"", version.api_version(), "\",fingerprint=\"",
+                                           version.api_fingerprint(), "\",version=\"", version.server_version(),
+                                           "\"}")),
+            1)
+      << http;
+  EXPECT_THAT(http, HasSubstr("# TYPE process_cpu_seconds_total counter"));
+  EXPECT_GT(SampleValue(http, "process_resident_memory_bytes"), 1 << 20);
+  EXPECT_GT(SampleValue(http, "process_open_fds"), 2);
+  EXPECT_GE(SampleValue(http, "process_max_fds"), SampleValue(http, "process_open_fds"));
+  const double started = SampleValue(http, "process_start_time_seconds");
+  const double now = absl::ToUnixSeconds(absl::Now());
+  EXPECT_LE(started, now + 1);
+  EXPECT_GT(started, now - 24 * 3600);  // this process, not the epoch or the boot
 }
 
 }  // namespace
