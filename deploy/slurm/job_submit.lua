@@ -33,8 +33,13 @@ Configuration (slurmctld's environment, or edit the defaults below):
   PARAPLAN_URL         the HTTP/JSON API, default http://127.0.0.1:8080
   PARAPLAN_TOKEN_FILE  a file holding a bearer token (reader role) when the server has
                        --tokens-file; default none
-  PARAPLAN_TIMEOUT_S   the most a submission waits for a plan, default 2 (the server
-                       answers its best so far by then)
+  PARAPLAN_TIMEOUT_S   the most a submission waits for a plan, default 0.7 (the server
+                       answers its best so far by then; curl gives up 0.2 s later)
+  PARAPLAN_BREAKER_S   after a call that got no answer (or a 5xx), the next submissions
+                       skip paraplan for this many seconds, default 60: a hung or dead
+                       server costs slurmctld one timeout per window, not one per job
+  PARAPLAN_BREAKER_FILE where that window is kept, so that it outlives a reload of this
+                       script, default /tmp/paraplan_job_submit.breaker
   PARAPLAN_CURL        the curl binary, default curl
 
 Works with Lua 5.1 (what Debian's Slurm embeds) to 5.4. slurm_job_modify leaves jobs
@@ -43,7 +48,9 @@ as they are: a plan is made once, at submission.
 
 local URL = os.getenv("PARAPLAN_URL") or "http://127.0.0.1:8080"
 local TOKEN_FILE = os.getenv("PARAPLAN_TOKEN_FILE") or ""
-local TIMEOUT_S = tonumber(os.getenv("PARAPLAN_TIMEOUT_S") or "") or 2
+local TIMEOUT_S = tonumber(os.getenv("PARAPLAN_TIMEOUT_S") or "") or 0.7
+local BREAKER_S = tonumber(os.getenv("PARAPLAN_BREAKER_S") or "") or 60
+local BREAKER_FILE = os.getenv("PARAPLAN_BREAKER_FILE") or "/tmp/paraplan_job_submit.breaker"
 local CURL = os.getenv("PARAPLAN_CURL") or "curl"
 
 -- Slurm's "unset" numbers (NO_VAL, NO_VAL16, NO_VAL64 and friends).
@@ -317,7 +324,7 @@ local function http_post(path, body)
   end
   -- The whole call, connection included, within the timeout plus a little for transfer.
   local cmd = string.format("%s -sS -X POST --max-time %s -H @%s --data-binary @%s -o %s -w '%%{http_code}' '%s%s' 2>&1",
-                            CURL, encode_number(TIMEOUT_S + 1), header_file, body_file, out_file, URL, path)
+                            CURL, encode_number(TIMEOUT_S + 0.2), header_file, body_file, out_file, URL, path)
   local p = io.popen(cmd, "r")
   if not p then
     cleanup()
@@ -332,6 +339,23 @@ local function http_post(path, body)
     return nil, "no answer from " .. URL .. ": " .. (said:gsub("%s*%d*$", ""):sub(1, 200))
   end
   return status, response
+end
+
+---------------------------------------------------------------- circuit breaker
+
+-- The epoch second until which submissions skip paraplan, from BREAKER_FILE (0 = closed).
+local function breaker_open_until()
+  return tonumber((read_file(BREAKER_FILE) or ""):match("^%s*(%d+)")) or 0
+end
+
+-- A call that got no answer, or a server error, opens the breaker for BREAKER_S; an
+-- answer closes it.
+local function breaker_record(server_failed)
+  if server_failed then
+    write_file(BREAKER_FILE, tostring(os.time() + BREAKER_S) .. "\n")
+  elseif breaker_open_until() ~= 0 then
+    os.remove(BREAKER_FILE)
+  end
 end
 
 ---------------------------------------------------------------------- the plan
@@ -389,7 +413,13 @@ end
 local function plan_job(job_desc, req)
   local gpus = req.gpus or job_gpus(job_desc)
   if not gpus then return nil, "the job asks for no GPUs (use --gpus, --gres=gpu:N or gpus= in the comment)" end
+  local until_s = breaker_open_until()
+  if until_s > os.time() then
+    return nil, string.format("paraplan at %s did not answer a recent call; not asked again for %d s", URL,
+                              until_s - os.time())
+  end
   local status, body = http_post("/v1/plan", plan_request(req, gpus))
+  breaker_record(not status or status >= 500)
   if not status then return nil, body end
   local ok, resp = pcall(json.decode, body)
   if not ok or type(resp) ~= "table" then return nil, "HTTP " .. status .. ": not JSON: " .. tostring(resp) end

@@ -9,6 +9,8 @@ script started (PARAPLAN_URL).
                 comment (line 1) and the environment the job got (KEY=VALUE lines).
     MODE down:  nothing listens at PARAPLAN_URL; every job still gets slurm.SUCCESS.
     MODE hang:  the server accepts and never answers; the same, within the timeout.
+    MODE hang5: five submissions against that server: the first waits out the timeout
+                and opens the circuit breaker, the other four do not call paraplan.
 Prints "ok - ..." / "not ok - ..." lines; exits 1 if any check failed.
 --]]
 
@@ -161,6 +163,18 @@ if mode == "live" then
         "no GPUs: no plan, SUCCESS", last(user_logs))
 
   check(slurm_job_modify(job({}), {}, {}, 1000) == slurm.SUCCESS, "slurm_job_modify: SUCCESS")
+elseif mode == "hang5" then
+  for i = 1, 5 do
+    local j = job({ comment = OPT_IN, tres_per_node = "gres/gpu:8", min_nodes = 2 })
+    local rc = submit(j)
+    check(rc == slurm.SUCCESS and j.admin_comment == nil, "hang5: submission " .. i .. ": slurm.SUCCESS, nothing attached")
+    local said = last(user_logs)
+    if i == 1 then
+      check(said:find("no answer") ~= nil, "hang5: the first waits out the timeout", said)
+    else
+      check(said:find("not asked again") ~= nil, "hang5: submission " .. i .. " skips paraplan (breaker open)", said)
+    end
+  end
 else
   -- The server is down or hangs: fail open.
   local j = job({ comment = OPT_IN, tres_per_node = "gres/gpu:8", min_nodes = 2 })
