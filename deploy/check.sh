@@ -146,12 +146,13 @@ else:
     if not spec.get("volumeClaimTemplates"):
         errors.append("kubernetes: no PVC template")
 svc = [d for d in docs.get("kubernetes/paraplan.yaml", []) if d["kind"] == "Service" and d["metadata"]["name"] == "paraplan"]
-if not svc or {p["port"] for p in svc[0]["spec"]["ports"]} != {50051, 9464}:
-    errors.append("kubernetes: Service paraplan must expose 50051 and 9464")
+if not svc or {p["port"] for p in svc[0]["spec"]["ports"]} != {50051, 9464, 8080}:
+    errors.append("kubernetes: Service paraplan must expose 50051, 9464 and 8080 (the HTTP/JSON API)")
 # The PostgreSQL manifest is the alternative to paraplan.yaml: the same Service, image and
 # labels, so that clients, the ServiceMonitor and the dashboards see no difference.
 pg = {d["kind"]: d for d in docs.get("kubernetes/paraplan-postgres.yaml", [])}
-pg_svc = pg.get("Service")
+pg_svc = next((d for d in docs.get("kubernetes/paraplan-postgres.yaml", [])
+               if d["kind"] == "Service" and d["metadata"]["name"] == "paraplan"), None)
 if not pg_svc or not svc or pg_svc["metadata"]["name"] != "paraplan" or \
         {(p["name"], p["port"]) for p in pg_svc["spec"]["ports"]} != {(p["name"], p["port"]) for p in svc[0]["spec"]["ports"]}:
     errors.append("kubernetes: paraplan-postgres.yaml must define Service paraplan with the ports of paraplan.yaml")
@@ -164,6 +165,20 @@ if sts and pg.get("Deployment"):
         errors.append("kubernetes: both manifests must label their pods alike (ServiceMonitor, dashboards)")
 elif not pg.get("Deployment"):
     errors.append("kubernetes: paraplan-postgres.yaml has no Deployment")
+# Calls, not connections, spread over the replicas: a headless Service for gRPC clients.
+if not any(d["kind"] == "Service" and d["spec"].get("clusterIP") == "None" and
+           any(p["port"] == 50051 for p in d["spec"]["ports"])
+           for d in docs.get("kubernetes/paraplan-postgres.yaml", [])):
+    errors.append("kubernetes: paraplan-postgres.yaml needs a headless gRPC Service for client-side balancing")
+# Releases, not moving tags.
+for path in ("compose.yaml", "kubernetes/paraplan.yaml", "kubernetes/paraplan-postgres.yaml"):
+    for d in docs.get(path, []):
+        text = str(d)
+        if "paraplan:latest" in text:
+            errors.append(f"{path}: pin the image (paraplan:latest)")
+compose_ports = " ".join(docs["compose.yaml"][0]["services"]["paraplan"].get("ports", []))
+if ":8080" not in compose_ports:
+    errors.append("compose: the HTTP/JSON API port 8080 is not published")
 if errors:
     print("\n".join(errors)); sys.exit(1)
 EOF
@@ -195,12 +210,13 @@ run "Dockerfile: entrypoint, ports, volume, user, healthcheck" bash -c '
   grep -q "^FROM debian:12 AS build" $f &&
   grep -q "^FROM debian:12-slim" $f &&
   grep -q -- "-DBUILD_TESTING=OFF" $f &&
-  grep -q "^EXPOSE 50051 9464" $f &&
+  grep -q "^EXPOSE 50051 9464 8080" $f &&
+  ! grep -q "libprometheus-cpp-pull" $f &&
   grep -q "^VOLUME \[\"/var/lib/paraplan\"\]" $f &&
   grep -q "^USER 10001" $f &&
   grep -q "CMD \[\"paraplan\", \"--server\", \"127.0.0.1:50051\".*\"health\"\]" $f &&
   grep -q "ENTRYPOINT \[\"paraplan-server\", \"--listen\", \"0.0.0.0:50051\", \"--db\", \"/var/lib/paraplan/paraplan.db\"" $f &&
-  grep -q "\"--metrics-listen\", \"0.0.0.0:9464\"\]" $f'
+  grep -q "\"--metrics-listen\", \"0.0.0.0:9464\", \"--http-listen\", \"0.0.0.0:8080\"\]" $f'
 if command -v hadolint >/dev/null; then
   run "hadolint Dockerfile" hadolint Dockerfile
 fi

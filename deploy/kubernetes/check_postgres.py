@@ -20,7 +20,7 @@ kinds = {d["kind"]: d for d in docs}
 errors = []
 dep = kinds.get("Deployment")
 pdb = kinds.get("PodDisruptionBudget")
-svc = kinds.get("Service")
+svc = next((d for d in docs if d["kind"] == "Service" and d["metadata"]["name"] == "paraplan"), None)
 if not dep:
     errors.append("no Deployment")
 else:
@@ -61,8 +61,8 @@ else:
                 errors.append("PodDisruptionBudget allows every replica down")
         elif pdb["spec"].get("minAvailable", 0) < 1:
             errors.append("PodDisruptionBudget keeps no replica")
-if not svc or {p["port"] for p in svc["spec"]["ports"]} != {50051, 9464}:
-    errors.append("Service paraplan must expose 50051 and 9464")
+if not svc or {p["port"] for p in svc["spec"]["ports"]} != {50051, 9464, 8080}:
+    errors.append("Service paraplan must expose 50051, 9464 and 8080 (the HTTP/JSON API)")
 if errors:
     print("\n".join(errors))
     sys.exit(1)
