@@ -94,6 +94,11 @@ if command -v promtool >/dev/null; then
 else
   skip "promtool not installed (apt-get install prometheus): Prometheus config/rule checks"
 fi
+if command -v amtool >/dev/null; then
+  run "amtool check-config prometheus/alertmanager.yml" amtool check-config prometheus/alertmanager.yml
+else
+  skip "amtool not installed (apt-get install prometheus-alertmanager): Alertmanager config check"
+fi
 
 # ---------------------------------------------------------------- 3. YAML
 if command -v python3 >/dev/null && python3 -c 'import yaml' 2>/dev/null; then
@@ -112,9 +117,14 @@ for path in ["compose.yaml", "kubernetes/paraplan.yaml", "kubernetes/paraplan-po
         errors.append(f"{path}: {e}")
 c = docs.get("compose.yaml", [{}])[0]
 services = c.get("services", {})
-for s in ("paraplan", "prometheus", "grafana"):
+for s in ("paraplan", "prometheus", "alertmanager", "grafana"):
     if s not in services:
         errors.append(f"compose: no service {s}")
+prom = yaml.safe_load(open("prometheus/prometheus.yml"))
+targets = [t for a in prom.get("alerting", {}).get("alertmanagers", []) for sc in a.get("static_configs", [])
+           for t in sc.get("targets", [])]
+if "alertmanager:9093" not in targets:
+    errors.append("prometheus.yml: alerts are not sent to the compose Alertmanager (alertmanager:9093)")
 b = services.get("paraplan", {}).get("build", {})
 if not os.path.isfile(os.path.join(b.get("context", "."), b.get("dockerfile", "Dockerfile"))):
     errors.append("compose: paraplan build context/dockerfile do not resolve to deploy/Dockerfile")
