@@ -87,6 +87,10 @@ std::string Style() {
          ".pair{display:flex;flex-wrap:wrap;gap:12px 28px}.pair figure{margin:0}\n"
          "figcaption{font-size:13px;color:#444;margin-bottom:2px}\n"
          "ul.warnings{font-size:12px;margin:4px 0;padding-left:20px}\n"
+         // The wide table scrolls inside its own box; the page itself never gets wider than
+         // the window (an 800 px laptop split, a phone).
+         ".scroll{overflow-x:auto;max-width:100%}\n"
+         "@media (max-width:900px){body{margin:10px 12px}h1{font-size:18px}.pair{gap:10px}}\n"
          "</style>\n";
 }
 
@@ -104,6 +108,8 @@ std::string Script() {
          "    e.addEventListener('mouseenter', function () { mark(id, true); });\n"
          "    e.addEventListener('mouseleave', function () { mark(id, false); });\n"
          "  });\n"
+         "  var root = document.documentElement;\n"
+         "  document.body.setAttribute('data-overflows', root.scrollWidth > root.clientWidth ? '1' : '0');\n"
          "  document.body.setAttribute('data-ready', '1');\n"
          "})();\n"
          "</script>\n";
@@ -111,7 +117,7 @@ std::string Script() {
 
 std::string PlansTable(const v1::PlanResponse& r, const EnergyUnit& eu) {
   std::string out =
-      "<table id=\"plans\"><thead><tr><th>#</th><th>GPUs</th><th>TP</th><th>PP</th><th>DP</th><th>CP</th><th>EP</th>"
+      "<div class=\"scroll\"><table id=\"plans\"><thead><tr><th>#</th><th>GPUs</th><th>TP</th><th>PP</th><th>DP</th><th>CP</th><th>EP</th>"
       "<th>v</th><th>mbs</th><th class=\"l\">recompute</th><th class=\"l\">SP</th><th>ZeRO</th>"
       "<th class=\"l\">schedule</th><th class=\"l\">options</th><th>iteration</th><th>tokens/s</th><th>MFU %</th>"
       "<th>GiB / cap.</th><th>$ / iter.</th>";
@@ -136,7 +142,7 @@ std::string PlansTable(const v1::PlanResponse& r, const EnergyUnit& eu) {
                     absl::StrFormat("%.4g", e.energy_per_iteration_j() / eu.joules), "</td><td>",
                     E(Duration(e.time_to_train_s())), "</td><td class=\"l\">", E(e.bottleneck()), "</td></tr>\n");
   }
-  return absl::StrCat(out, "</tbody></table>\n");
+  return absl::StrCat(out, "</tbody></table></div>\n");
 }
 
 std::string TimeChart(const v1::PlanResponse& r) {

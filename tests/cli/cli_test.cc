@@ -1093,6 +1093,16 @@ std::string CheckInChromium(const std::string& chromium, const std::string& html
     EXPECT_FALSE(Contains(log, "Uncaught")) << log;
     EXPECT_FALSE(Contains(log, ":CONSOLE")) << "no console output at all\n" << log;
   }
+  // An 800 px window: the page reflows (the table scrolls in its own box), nothing makes
+  // the page wider than the window.
+  std::vector<std::string> narrow = common;
+  narrow.insert(narrow.end(), {"--window-size=800,1000", "--dump-dom", "file://" + html});
+  const std::string narrow_path = g_tmp + "/chromium-narrow.html", narrow_err = g_tmp + "/chromium-narrow.err";
+  EXPECT_EQ(WaitFor(Spawn(narrow, narrow_path, narrow_err), std::chrono::seconds(120)), 0) << Slurp(narrow_err);
+  const std::string narrow_dom = Slurp(narrow_path);
+  EXPECT_TRUE(Contains(narrow_dom, "data-overflows=\"0\"")) << "wider than an 800 px window\n"
+                                                            << narrow_dom.substr(0, 600);
+  EXPECT_TRUE(Contains(dom, "data-overflows=\"0\""));
   return image;
 }
 
