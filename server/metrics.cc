@@ -103,6 +103,16 @@ struct Metrics::Impl {
       .Name("paraplan_profile_version")
       .Help("Default version of each profile: the promoted one that requests naming no version use")
       .Register(*registry);
+  prometheus::Family<prometheus::Counter>& grpc_started = prometheus::BuildCounter()
+      .Name("grpc_server_started_total").Help("Total number of RPCs started on the server.").Register(*registry);
+  prometheus::Family<prometheus::Counter>& grpc_handled = prometheus::BuildCounter()
+      .Name("grpc_server_handled_total")
+      .Help("Total number of RPCs completed on the server, regardless of success or failure.")
+      .Register(*registry);
+  prometheus::Family<prometheus::Histogram>& grpc_handling = prometheus::BuildHistogram()
+      .Name("grpc_server_handling_seconds")
+      .Help("Histogram of response latency (seconds) of gRPC that had been application-level handled by the server.")
+      .Register(*registry);
   prometheus::Family<prometheus::Gauge>& build = prometheus::BuildGauge()
       .Name("paraplan_build_info").Help("The paraplan build answering here (always 1)").Register(*registry);
   prometheus::Family<prometheus::Gauge>& age = prometheus::BuildGauge()
@@ -117,11 +127,18 @@ struct Metrics::Impl {
 Metrics::Metrics() : impl_(std::make_unique<Impl>()) {}
 Metrics::~Metrics() = default;
 
-void Metrics::RecordRpc(const std::string& method, const std::string& code, double seconds) {
+void Metrics::RecordRpc(const std::string& service, const std::string& method, const std::string& code,
+                        double seconds) {
   static const prometheus::Histogram::BucketBoundaries kBuckets = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
                                                                    0.05,   0.1,   0.25,   0.5,   1,    2.5, 10};
   impl_->requests.Add({{"method", method}, {"code", code}}).Increment();
   impl_->duration.Add({{"method", method}}, kBuckets).Observe(seconds);
+  const prometheus::Labels call = {{"grpc_type", "unary"}, {"grpc_service", service}, {"grpc_method", method}};
+  impl_->grpc_started.Add(call).Increment();
+  prometheus::Labels handled = call;
+  handled.emplace("grpc_code", code);
+  impl_->grpc_handled.Add(handled).Increment();
+  impl_->grpc_handling.Add(call, kBuckets).Observe(seconds);
 }
 
 void Metrics::RecordPlan(double enumerated, double feasible, double evaluated) {

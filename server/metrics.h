@@ -22,7 +22,13 @@ class Metrics {
   Metrics(const Metrics&) = delete;
   Metrics& operator=(const Metrics&) = delete;
 
-  void RecordRpc(const std::string& method, const std::string& code, double seconds);
+  // One finished unary RPC of `service` (full name, "paraplan.v1.Planner"): counted as
+  // paraplan_rpc_requests_total / _duration_seconds (method = short name, as the shipped
+  // dashboards use it) and under the gRPC ecosystem's names (go-grpc-prometheus,
+  // java-grpc-prometheus): grpc_server_started_total, grpc_server_handled_total and
+  // grpc_server_handling_seconds, labelled grpc_type="unary", grpc_service, grpc_method,
+  // grpc_code.
+  void RecordRpc(const std::string& service, const std::string& method, const std::string& code, double seconds);
   void RecordPlan(double enumerated, double feasible, double evaluated);
   void RecordIngest(const std::string& profile, const std::string& result);
   void ObservePredictionError(const std::string& profile, double abs_relative_error);

@@ -102,7 +102,7 @@ class Rpc {
   grpc::Status Done(const absl::Status& s) {
     const double seconds = absl::ToDoubleSeconds(absl::Now() - start_);
     const std::string code = absl::StatusCodeToString(s.code());
-    env_.metrics->RecordRpc(method_, code, seconds);
+    env_.metrics->RecordRpc(absl::StrCat("paraplan.v1.", service_), method_, code, seconds);
     const LogLevel level = IsServerFault(s.code()) ? LogLevel::kError : LogLevel::kInfo;
     if (level >= env_.min_level) {
       // "rpc=Plan code=OK" first: tests/cli and log queries match on it.
@@ -166,7 +166,10 @@ class UnparsedRequestInterceptor final : public grpc::experimental::Interceptor 
       const std::string message = absl::StrCat("request body is not a valid message for ", method);
       m->ModifySendStatus(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message));
       const std::string short_name = method.substr(method.rfind('/') + 1);
-      env_.metrics->RecordRpc(short_name, "INVALID_ARGUMENT", 0);
+      // "/paraplan.v1.Planner/Estimate": the service between the slashes.
+      const size_t slash = method.rfind('/');
+      const std::string service = slash != std::string::npos && slash > 1 ? method.substr(1, slash - 1) : "";
+      env_.metrics->RecordRpc(service, short_name, "INVALID_ARGUMENT", 0);
       if (LogLevel::kInfo >= env_.min_level) {
         WriteLogLine(LogLevel::kInfo, absl::StrCat("rpc=", short_name, " code=INVALID_ARGUMENT msg=", LogQuote(message)));
       }

@@ -52,6 +52,17 @@ TEST_F(MetricsTest, EndpointServesRpcCountsAndAccuracyThatAgreesWithGetAccuracy)
   EXPECT_EQ(SampleValue(http, "paraplan_rpc_requests_total{code=\"OK\",method=\"GetAccuracy\"}"), 1);
   EXPECT_EQ(SampleValue(http, "paraplan_rpc_requests_total{code=\"OK\",method=\"IngestMeasurements\"}"), 2);
   EXPECT_EQ(SampleValue(http, "paraplan_rpc_duration_seconds_count{method=\"Plan\"}"), 1);
+  // The same calls under the gRPC ecosystem's names.
+  EXPECT_EQ(SampleValue(http, "grpc_server_handled_total{grpc_code=\"OK\",grpc_method=\"IngestMeasurements\","
+                              "grpc_service=\"paraplan.v1.Measurements\",grpc_type=\"unary\"}"),
+            2)
+      << http;
+  EXPECT_EQ(SampleValue(http, "grpc_server_started_total{grpc_method=\"Plan\",grpc_service=\"paraplan.v1.Planner\","
+                              "grpc_type=\"unary\"}"),
+            1);
+  EXPECT_EQ(SampleValue(http, "grpc_server_handling_seconds_count{grpc_method=\"Plan\","
+                              "grpc_service=\"paraplan.v1.Planner\",grpc_type=\"unary\"}"),
+            1);
   EXPECT_THAT(http, HasSubstr("paraplan_rpc_duration_seconds_bucket{method=\"Plan\",le=\"0.0005\"}"));
   EXPECT_GT(SampleValue(http, "paraplan_plan_candidates_evaluated_total"), 0);
   EXPECT_GT(SampleValue(http, "paraplan_plan_candidates_total{kind=\"enumerated\"}"), 0);
