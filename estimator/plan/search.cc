@@ -14,7 +14,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "estimator/inputs/layer_graph.h"
 #include "estimator/inputs/units.h"
 #include "estimator/inputs/validate.h"
@@ -22,6 +21,7 @@
 #include "estimator/iteration/comm_schedule.h"
 #include "estimator/iteration/stage_costs.h"
 #include "estimator/iteration/uncertainty.h"
+#include "estimator/plan/ranking.h"
 #include "estimator/system/collectives.h"
 #include "estimator/system/hardware.h"
 #include "estimator/workloads/model_costs.h"
@@ -76,107 +76,6 @@ std::vector<bool> FlagValues(Flag f) {
   return {false, true};
 }
 
-// One evaluated candidate: enough to rank it and to rebuild its Estimate.
-struct Scored {
-  double key = 0;  // objective value; lower is better
-  ParallelConfig config;
-  CandidateResult result;
-  double model_flops_per_sample = 0;
-  double tokens_per_sample = 0;
-};
-
-// Total order: objective, then a deterministic tuple of the configuration.
-auto ConfigTuple(const ParallelConfig& c) {
-  return std::make_tuple(c.NumGpus(), c.tensor_parallel, c.pipeline_parallel, c.context_parallel,
-                         c.expert_parallel, c.ExpertTensorParallel(), c.virtual_pipeline_stages, c.micro_batch_size,
-                         static_cast<int>(c.recompute), c.sequence_parallel, c.flash_attention,
-                         c.zero_stage, static_cast<int>(c.pipeline_schedule), c.overlap_grad_reduce,
-                         c.overlap_param_gather, c.offload.optimizer, c.offload.weights,
-                         c.offload.activations, static_cast<int>(c.rank_order), c.spatial_parallel,
-                         c.filter_parallel, c.channel_parallel);
-}
-
-// Among equal objectives, what a practitioner would pick: overlap on, then the default
-// rank order (tp-cp-ep-dp-pp).
-auto Preference(const ParallelConfig& c) {
-  return std::make_tuple(!c.overlap_grad_reduce, !c.overlap_param_gather, static_cast<int>(c.rank_order));
-}
-
-bool Better(const Scored& a, const Scored& b) {
-  if (a.key != b.key) return a.key < b.key;
-  if (Preference(a.config) != Preference(b.config)) return Preference(a.config) < Preference(b.config);
-  return ConfigTuple(a.config) < ConfigTuple(b.config);
-}
-
-// The settings in which `b` differs from `a` when that is all that differs and they
-// predict the same time and memory (rank order and overlap switches can be without
-// effect: no data parallelism to overlap, groups placed alike), e.g. "rank order
-// tp-cp-ep-pp-dp"; empty otherwise.
-std::string FoldableDifference(const Scored& a, const Scored& b) {
-  ParallelConfig y = b.config;
-  y.rank_order = a.config.rank_order;
-  y.overlap_grad_reduce = a.config.overlap_grad_reduce;
-  y.overlap_param_gather = a.config.overlap_param_gather;
-  if (ConfigTuple(y) != ConfigTuple(a.config)) return "";
-  auto same = [](double u, double v) { return std::abs(u - v) <= 1e-9 * std::max(std::abs(u), std::abs(v)); };
-  if (!same(a.result.iteration_time_s, b.result.iteration_time_s) ||
-      !same(a.result.memory.total_bytes, b.result.memory.total_bytes)) {
-    return "";
-  }
-  std::vector<std::string> what;
-  if (b.config.rank_order != a.config.rank_order) {
-    what.push_back(b.config.rank_order == RankOrder::kTpCpEpPpDp ? "rank order tp-cp-ep-pp-dp"
-                                                                 : "rank order tp-cp-ep-dp-pp");
-  }
-  if (b.config.overlap_grad_reduce != a.config.overlap_grad_reduce) {
-    what.push_back(b.config.overlap_grad_reduce ? "overlap grad reduce on" : "overlap grad reduce off");
-  }
-  if (b.config.overlap_param_gather != a.config.overlap_param_gather) {
-    what.push_back(b.config.overlap_param_gather ? "overlap param gather on" : "overlap param gather off");
-  }
-  return absl::StrJoin(what, ", ");
-}
-
-// A bounded "best k" set: a max-heap on Better, so the worst kept is at the front and a
-// candidate that cannot enter is rejected in O(1).
-class TopK {
- public:
-  explicit TopK(size_t k) : k_(k) { items_.reserve(k + 1); }
-  bool WouldAccept(double key) const {
-    return items_.size() < k_ || key <= items_.front().key;
-  }
-  void Offer(const Scored& s) {
-    if (k_ == 0) return;
-    if (items_.size() < k_) {
-      items_.push_back(s);
-      std::push_heap(items_.begin(), items_.end(), Better);
-    } else if (Better(s, items_.front())) {
-      std::pop_heap(items_.begin(), items_.end(), Better);
-      items_.back() = s;
-      std::push_heap(items_.begin(), items_.end(), Better);
-    }
-  }
-  std::vector<Scored>& items() { return items_; }
-
- private:
-  size_t k_;
-  std::vector<Scored> items_;
-};
-
-// Objectives of the Pareto front: time, cost, energy, and memory headroom (maximised).
-constexpr int kObjectives = 4;
-double ObjectiveValue(const CandidateResult& r, int objective) {
-  switch (objective) {
-    case 0:
-      return r.iteration_time_s;
-    case 1:
-      return r.cost_usd;
-    case 2:
-      return r.energy_j;
-    default:
-      return r.memory.capacity_bytes > 0 ? r.memory.total_bytes / r.memory.capacity_bytes : 1;
-  }
-}
 
 struct Shape {
   int tp, cp, ep, mbs;
@@ -517,16 +416,6 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
   }
 }
 
-bool Dominates(const CandidateResult& a, const CandidateResult& b) {
-  bool strictly = false;
-  for (int o = 0; o < kObjectives; ++o) {
-    const double x = ObjectiveValue(a, o), y = ObjectiveValue(b, o);
-    if (x > y) return false;
-    if (x < y) strictly = true;
-  }
-  return strictly;
-}
-
 }  // namespace
 
 absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile& profile) {
@@ -646,52 +535,12 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
       shortfall_state = &st;
     }
   }
-  std::sort(best.begin(), best.end(), Better);
-  // Configurations that differ only in settings without effect fold into the first (the
-  // practitioner's choice, by Better), so the k rows differ in time or memory.
-  std::vector<std::pair<const Scored*, std::vector<std::string>>> rows;
-  for (const Scored& s : best) {
-    bool folded = false;
-    for (auto& [kept, equivalents] : rows) {
-      if (std::string d = FoldableDifference(*kept, s); !d.empty()) {
-        equivalents.push_back(std::move(d));
-        folded = true;
-        break;
-      }
-    }
-    if (!folded && rows.size() < k) rows.push_back({&s, {}});
+  for (FoldedRow& row : FoldEquivalents(std::move(best), k)) {
+    out.plans.push_back(ToEstimate(request.workload, profile, row.scored.config, row.scored.tokens_per_sample,
+                                   row.scored.model_flops_per_sample, row.scored.result));
+    out.plans.back().equivalents = std::move(row.equivalents);
   }
-  for (auto& [s, equivalents] : rows) {
-    out.plans.push_back(ToEstimate(request.workload, profile, s->config, s->tokens_per_sample,
-                                   s->model_flops_per_sample, s->result));
-    out.plans.back().equivalents = std::move(equivalents);
-  }
-  // Pareto front over the best candidates of each objective (deduplicated).
-  std::sort(candidates.begin(), candidates.end(),
-            [](const Scored& a, const Scored& b) { return ConfigTuple(a.config) < ConfigTuple(b.config); });
-  candidates.erase(std::unique(candidates.begin(), candidates.end(),
-                               [](const Scored& a, const Scored& b) {
-                                 return ConfigTuple(a.config) == ConfigTuple(b.config);
-                               }),
-                   candidates.end());
-  std::vector<const Scored*> front;
-  for (const Scored& a : candidates) {
-    bool dominated = false;
-    for (const Scored& b : candidates) {
-      if (&a != &b && Dominates(b.result, a.result)) {
-        dominated = true;
-        break;
-      }
-    }
-    if (!dominated) front.push_back(&a);
-  }
-  std::sort(front.begin(), front.end(), [](const Scored* a, const Scored* b) {
-    if (a->result.iteration_time_s != b->result.iteration_time_s) {
-      return a->result.iteration_time_s < b->result.iteration_time_s;
-    }
-    return ConfigTuple(a->config) < ConfigTuple(b->config);
-  });
-  for (const Scored* s : front) {
+  for (const Scored* s : ParetoFront(candidates)) {
     out.pareto.push_back(ToEstimate(request.workload, profile, s->config, s->tokens_per_sample,
                                     s->model_flops_per_sample, s->result));
   }
