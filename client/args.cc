@@ -158,11 +158,11 @@ const std::vector<CommandSpec>& Commands() {
        "paraplan accuracy --profile NAME [--label KEY] [--recent N]\n"
        "  Measured-vs-predicted error: overall, over the most recent N, and per value of label KEY.\n"},
       {"models", 0, 0, {}, {}, "paraplan models\n  The built-in model presets (for --model).\n"},
-      {"simulate", 0, 0, SingleConfigOptions({"profile", "workload", "model", "config", "gpus", "background"}),
+      {"simulate", 0, 0, SingleConfigOptions({"profile", "workload", "model", "config", "gpus", "background", "set"}),
        {"cuda-graphs", "tp-comm-overlap", "moe-a2a-overlap", "fp8-param-gather"},
        absl::StrCat(
            "paraplan simulate --profile NAME (--workload FILE | --model PRESET) (--config FILE | CONFIG FLAGS)\n"
-           "     [--background LOAD]\n"
+           "     [--background LOAD] [--set PATH=VALUE ...]\n"
            "  Replays the configuration's collectives (every group of each dimension at once) as\n"
            "  flows on a SimGrid model of the profile's network and prints, per collective, the\n"
            "  analytic time beside the simulated one (alone, and the overlapped DP reduction\n"
@@ -170,14 +170,15 @@ const std::vector<CommandSpec>& Commands() {
            "  --background LOAD  share (0-1) of the GPUs outside the job that stream across the\n"
            "     network meanwhile (other jobs). Configuration flags as for estimate:\n",
            kConfigFlagsUsage)},
-      {"codesign", 0, 0, {"profiles", "model", "workloads", "gpus", "global-batch", "objective"}, {},
+      {"codesign", 0, 0, {"profiles", "model", "workloads", "gpus", "global-batch", "objective", "set"}, {},
        "paraplan codesign --profiles A,B,... (--model PRESET --global-batch B | --workloads FILE.jsonl)\n"
-       "     --gpus N [--objective time|cost|energy]\n"
+       "     --gpus N [--objective time|cost|energy] [--set PATH=VALUE ...]\n"
        "  For each candidate network design (a stored profile) and each workload, the best\n"
        "  plan on N GPUs; per design the weighted sums of one iteration's time, energy and cost\n"
        "  over the workloads, ranked by the objective (exit 1 when no design fits them all).\n"
        "  FILE.jsonl: one workload a line, {\"model\": \"llama3-8b\" | \"workload\": {...},\n"
        "  \"weight\": 2, \"global_batch_size\": 512, \"name\": \"...\"} (weight = iterations in the mix).\n"
+       "  --set changes every design alike for this request (a what-if), as for estimate.\n"
        "  -o wide adds the whole configuration, samples/s, MFU, bottleneck and time to train;\n"
        "  -o csv prints one record per design and workload with the design's totals.\n",
        true},

@@ -972,7 +972,10 @@ int Cli::Simulate() {
     }
     req.set_background_load(load);
   }
+  std::vector<Override> sets;
+  if (!ParseOverrides(&sets)) return failed_;
   if (!Connect()) return failed_;
+  if (!sets.empty() && !ApplyOverrides(sets, req.profile(), req.mutable_profile_override())) return failed_;
   v1::SimulateResponse r;
   grpc::Status s = v1::Network::NewStub(channel_)->Simulate(Context().get(), req, &r);
   return s.ok() ? Print(r, FormatSimulate(r)) : RpcFailed(s);
@@ -1004,7 +1007,13 @@ int Cli::Codesign() {
     if (!ws.ok()) return BadInput(ws.status());
     for (v1::CodesignWorkload& w : *ws) *req.add_workloads() = std::move(w);
   }
+  std::vector<Override> sets;
+  if (!ParseOverrides(&sets)) return failed_;
   if (!Connect()) return failed_;
+  // --set: every design as changed alike, for this request only.
+  for (int i = 0; i < req.designs_size() && !sets.empty(); ++i) {
+    if (!ApplyOverrides(sets, req.designs(i), req.add_design_overrides())) return failed_;
+  }
   v1::CodesignResponse r;
   grpc::Status s = v1::Network::NewStub(channel_)->Codesign(Context().get(), req, &r);
   if (!s.ok()) return RpcFailed(s);

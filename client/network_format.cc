@@ -167,6 +167,9 @@ std::string FormatCodesign(const v1::CodesignResponse& r, TableStyle style) {
                     r.best_by_cost(), "\n");
   }
   if (r.truncated()) absl::StrAppend(&out, "warning: a search hit the deadline; its plan may not be the best\n");
+  for (const v1::CodesignDesign& d : r.designs()) {
+    for (const std::string& w : d.warnings()) absl::StrAppend(&out, "warning: ", w, "\n");
+  }
   return out;
 }
 

@@ -42,10 +42,12 @@ absl::StatusOr<v1::SimulateResponse> Backend::Simulate(const v1::SimulateRequest
   absl::StatusOr<ParallelConfig> c = adapter::FromProto(req.config());
   if (!c.ok()) return c.status();
   std::string warning;
-  absl::StatusOr<SystemProfile> p = RequestProfile(req.profile(), nullptr, &warning);
+  absl::StatusOr<SystemProfile> p =
+      RequestProfile(req.profile(), req.has_profile_override() ? &req.profile_override() : nullptr, &warning);
   if (!p.ok()) return p.status();
   absl::StatusOr<paraplan::Estimate> e = EstimateIteration(*w, *c, *p);
   if (!e.ok()) return e.status();
+  if (!warning.empty()) e->warnings.push_back(warning);
   const int64_t job = c->Normalized().NumGpus();
   if (job > max_gpus) {
     return absl::InvalidArgumentError(
@@ -117,15 +119,22 @@ absl::StatusOr<v1::CodesignResponse> Backend::Codesign(const v1::CodesignRequest
   }
   if (req.designs_size() > 64) return absl::InvalidArgumentError("designs: at most 64 profiles");
   if (req.workloads_size() > 64) return absl::InvalidArgumentError("workloads: at most 64 workloads");
+  if (req.design_overrides_size() != 0 && req.design_overrides_size() != req.designs_size()) {
+    return absl::InvalidArgumentError(absl::StrCat("design_overrides: give none or one per design (",
+                                                   req.designs_size(), "), not ", req.design_overrides_size()));
+  }
+  std::vector<std::string> design_warnings;  // in request order
   for (int i = 0; i < req.designs_size(); ++i) {
     std::string warning;
-    absl::StatusOr<SystemProfile> p = RequestProfile(req.designs(i), nullptr, &warning);
+    absl::StatusOr<SystemProfile> p = RequestProfile(
+        req.designs(i), req.design_overrides_size() > 0 ? &req.design_overrides(i) : nullptr, &warning);
     if (!p.ok()) return In(absl::StrCat("designs[", i, "]"), p.status());
     if (r.gpus > p->NumGpus()) {
       return absl::InvalidArgumentError(absl::StrCat("gpus: ", r.gpus, " exceeds the ", p->NumGpus(), " GPUs of designs[",
                                                      i, "] (", p->name, ")"));
     }
     r.designs.push_back(std::move(*p));
+    design_warnings.push_back(std::move(warning));
   }
   for (int i = 0; i < req.workloads_size(); ++i) {
     const v1::CodesignWorkload& cw = req.workloads(i);
@@ -155,8 +164,10 @@ absl::StatusOr<v1::CodesignResponse> Backend::Codesign(const v1::CodesignRequest
   absl::StatusOr<CodesignResult> res = paraplan::Codesign(r);
   if (!res.ok()) return res.status();
   v1::CodesignResponse out;
-  for (const CodesignDesign& d : res->designs) {
+  for (size_t i = 0; i < res->designs.size(); ++i) {
+    const CodesignDesign& d = res->designs[i];
     v1::CodesignDesign* q = out.add_designs();
+    if (i < design_warnings.size() && !design_warnings[i].empty()) q->add_warnings(design_warnings[i]);
     q->set_profile(d.profile);
     q->set_profile_version(d.profile_version);
     q->set_fits_all(d.fits_all);

@@ -1837,6 +1837,17 @@ TEST_F(ServerTest, SimulateReplaysTheCollectivesBesideTheEstimate) {
   EXPECT_NEAR(s.simulated_iteration_time_s() / s.analytic_iteration_time_s(), 1.0, 0.10);
   EXPECT_DOUBLE_EQ(s.analytic_iteration_time_s(), s.analytic().iteration_time_s());
 
+  // --set: the simulation of the same job on a what-if profile (InfiniBand at twice the
+  // rate): the data-parallel all-reduce across nodes takes less, the warning says so.
+  std::vector<std::string> fast = args;
+  fast.insert(fast.end(), {"--set", "network.infiniband.bandwidth_gbytes_per_s=50"});
+  r = P(fast);
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  const auto f = FromJson<v1::SimulateResponse>(r.out);
+  EXPECT_LT(f.analytic().time().dp_comm_s() + f.analytic_iteration_time_s(),
+            s.analytic().time().dp_comm_s() + s.analytic_iteration_time_s());
+  EXPECT_TRUE(Contains(absl::StrJoin(f.analytic().warnings(), "\n"), "profile_override")) << r.out;
+
   r = P({"simulate", "--profile", "dgx-a100-80gb", "--model", "megatron-22b", "--tp", "8", "--dp", "4",
          "--global-batch", "16", "--background", "2"});
   EXPECT_EQ(r.code, 2) << Describe(r);
@@ -1864,6 +1875,18 @@ TEST_F(ServerTest, CodesignRanksDesignsForAWorkloadMix) {
                 "--gpus", "64"});
   ASSERT_EQ(r.code, 0) << Describe(r);
   EXPECT_TRUE(Contains(r.out, "best by time: cd-fast@1")) << Describe(r);
+  // --set changes every design alike: with both at 25 GB/s they tie on time (the slow
+  // one no longer loses), and each says it was changed.
+  r = P({"--output", "json", "codesign", "--profiles", "cd-slow,cd-fast", "--model", "megatron-22b",
+         "--global-batch", "128", "--gpus", "64", "--set", "network.infiniband.bandwidth_gbytes_per_s=25"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  const auto same = FromJson<v1::CodesignResponse>(r.out);
+  ASSERT_EQ(same.designs_size(), 2);
+  EXPECT_DOUBLE_EQ(same.designs(0).weighted_time_s(), same.designs(1).weighted_time_s()) << r.out;
+  for (const v1::CodesignDesign& d : same.designs()) {
+    ASSERT_EQ(d.warnings_size(), 1) << r.out;
+    EXPECT_TRUE(Contains(d.warnings(0), "profile_override")) << d.warnings(0);
+  }
   r = P({"--output", "csv", "codesign", "--profiles", "cd-slow,cd-fast", "--model", "megatron-22b", "--global-batch",
          "128", "--gpus", "64"});
   ASSERT_EQ(r.code, 0) << Describe(r);

@@ -177,6 +177,14 @@ TEST_F(NetworkTest, CodesignBadRequestsNameTheField) {
        grpc::StatusCode::INVALID_ARGUMENT, "gpus: 65 exceeds the 64 GPUs of designs[0]"},
       {"unknown objective", [](v1::CodesignRequest* r) { r->set_objective(static_cast<v1::Objective>(99)); },
        grpc::StatusCode::INVALID_ARGUMENT, "objective"},
+      {"one override for two designs", [](v1::CodesignRequest* r) { r->add_design_overrides(); },
+       grpc::StatusCode::INVALID_ARGUMENT, "design_overrides: give none or one per design (2), not 1"},
+      {"an override that is not a whole profile",  // the CLI sends the stored one, changed
+       [](v1::CodesignRequest* r) {
+         r->add_design_overrides()->set_name("net-slow");
+         r->add_design_overrides()->set_name("net-fast");
+       },
+       grpc::StatusCode::INVALID_ARGUMENT, "designs[0]: profile_override."},
   };
   for (const Case& c : cases) {
     v1::CodesignRequest req = TwoDesigns();
