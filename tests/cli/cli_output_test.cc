@@ -390,6 +390,60 @@ TEST(Launcher, MegatronEmitsOnlyMegatronLmFlags) {
   EXPECT_EQ(llama.find("--use-torch-fsdp2"), std::string::npos) << llama;
 }
 
+// Megatron-DeepSpeed's flags and DeepSpeed's config keys at the commits
+// tests/launchers/deepspeed_names.txt names: "flag --x" and "key x" lines.
+std::set<std::string> DeepSpeedNames(const std::string& kind) {
+  std::ifstream in(PARAPLAN_DEEPSPEED_NAMES);
+  std::set<std::string> names;
+  for (std::string line; std::getline(in, line);) {
+    if (absl::StartsWith(line, kind + " ")) names.insert(line.substr(kind.size() + 1));
+  }
+  return names;
+}
+
+// Every flag of the emitted Megatron-DeepSpeed command line is one its parser (or
+// DeepSpeed's add_config_arguments) defines, and every key of the emitted ds_config.json
+// is one DeepSpeed reads; the model's shape is stated in DeepSpeed's names.
+TEST(Launcher, DeepSpeedEmitsOnlyNamesDeepSpeedDefines) {
+  const std::set<std::string> flags = DeepSpeedNames("flag"), keys = DeepSpeedNames("key");
+  ASSERT_GT(flags.size(), 200u) << "read " << PARAPLAN_DEEPSPEED_NAMES;
+  ASSERT_GT(keys.size(), 100u);
+  LaunchInput llama = LlamaZero3();
+  llama.config.set_cpu_offload_layers(0);
+  llama.config.set_zero_stage(1);
+  LaunchInput offload = MoeFp8();
+  offload.config.set_pipeline_parallel(1);
+  offload.config.mutable_offload()->set_weights(true);
+  for (const LaunchInput& in : {MoeFp8(), DenseFp16(), llama, offload}) {
+    const std::string text = Emit("deepspeed", in);
+    for (const std::string& flag : EmittedFlags(text)) {
+      const std::string name = flag.substr(0, flag.find('='));  // --zero-stage=1
+      EXPECT_TRUE(flags.contains(name)) << name << " is not a Megatron-DeepSpeed flag\n" << text;
+    }
+    const size_t from = text.find("<<'EOF'\n"), to = text.find("\nEOF\n");
+    ASSERT_TRUE(from != std::string::npos && to != std::string::npos) << text;
+    const std::string config = text.substr(from, to - from);
+    int seen = 0;
+    for (size_t at = config.find('"'); at != std::string::npos; at = config.find('"', at + 1)) {
+      const size_t end = config.find('"', at + 1);
+      if (end == std::string::npos) break;
+      if (config.compare(end + 1, 1, ":") == 0) {
+        const std::string key = config.substr(at + 1, end - at - 1);
+        EXPECT_TRUE(keys.contains(key)) << key << " is not a DeepSpeed config key\n" << config;
+        ++seen;
+      }
+      at = end;
+    }
+    EXPECT_GE(seen, 8) << config;
+  }
+  const std::string text = Emit("deepspeed", llama);
+  for (const char* shape : {"--normalization rmsnorm", "--use-rotary-position-embeddings", "--disable-bias-linear",
+                            "--swiglu", "--num-key-value-heads 8", "--attention-dropout 0", "--hidden-dropout 0",
+                            "--untie-embeddings-and-output-weights"}) {
+    EXPECT_NE(text.find(shape), std::string::npos) << shape << "\n" << text;
+  }
+}
+
 TEST(Launcher, UnknownFrameworkListsTheValidOnes) {
   absl::StatusOr<std::string> s = LauncherArguments("jax", MoeFp8());
   ASSERT_FALSE(s.ok());
