@@ -1,4 +1,4 @@
-// The configuration-file launchers: NeMo's YAML (megatron_gpt_config.yaml overrides) and
+// The launchers beside Megatron-LM's: NeMo 1.x (Hydra overrides of megatron_gpt_config.yaml) and
 // torchtitan's TOML job config.
 #include <algorithm>
 #include <string>
@@ -11,20 +11,40 @@ namespace paraplan::cli::launcher {
 
 namespace {
 
-// YAML "key: value" lines, two spaces per level.
-class Yaml {
+// NeMo 1.x's megatron_gpt_pretraining.py is a Hydra app: overrides on its command line,
+// "section.key=value", and "+section.key=value" for a key its base config
+// (examples/nlp/language_modeling/conf/megatron_gpt_config.yaml) does not have — Hydra's
+// struct mode refuses those without the +. kNotInBaseConfig lists the keys emitted here
+// that the base config at NVIDIA/NeMo 8cfedd7 lacks; the launcher test checks the list
+// against that file (tests/launchers/nemo_gpt_config_keys.txt).
+constexpr const char* kNotInBaseConfig[] = {
+    "model.context_parallel_size",        "model.expert_tensor_parallel_size",
+    "model.num_layers_in_first_pipeline_stage", "model.num_layers_in_last_pipeline_stage",
+    "model.use_tp_pp_dp_mapping",         "model.recompute_modules",
+    "model.num_moe_experts",              "model.moe_router_topk",
+    "model.moe_token_dispatcher_type",    "model.moe_enable_deepep",
+    "model.overlap_moe_expert_parallel_comm", "model.fp8_recipe",
+    "model.optim.overlap_grad_sync",      "model.optim.overlap_param_sync",
+};
+
+class Hydra {
  public:
-  void Section(const std::string& key, int level = 0) {
-    absl::StrAppend(&out_, std::string(2 * level, ' '), key, ":\n");
-  }
+  // The prefix of the keys that follow ("trainer", "model", "model.optim").
+  void Section(const std::string& prefix) { prefix_ = prefix; }
   template <typename T>
-  void Add(const std::string& key, const T& value, int level = 1) {
-    absl::StrAppend(&out_, std::string(2 * level, ' '), key, ": ", value, "\n");
+  void Add(const std::string& key, const T& value) {
+    const std::string path = absl::StrCat(prefix_, ".", key);
+    const bool added = std::find_if(std::begin(kNotInBaseConfig), std::end(kNotInBaseConfig),
+                                    [&](const char* k) { return path == k; }) != std::end(kNotInBaseConfig);
+    std::string arg = absl::StrCat(added ? "+" : "", path, "=", value);
+    if (arg.find('[') != std::string::npos) arg = absl::StrCat("'", arg, "'");  // a list: no shell globbing
+    line_.Add(std::move(arg));
   }
-  const std::string& text() const { return out_; }
+  std::string Render(const std::string& program) const { return line_.Render(program); }
 
  private:
-  std::string out_;
+  std::string prefix_;
+  CommandLine line_;
 };
 
 }  // namespace
@@ -33,7 +53,7 @@ std::string Nemo(const Plan& p) {
   const v1::ParallelConfig& c = *p.c;
   const v1::TransformerSpec& t = *p.t;
   Notes notes;
-  Yaml y;
+  Hydra y;
   // NeMo examples/nlp/language_modeling/conf/megatron_gpt_config.yaml, trainer: (PyTorch
   // Lightning Trainer arguments; precision in Lightning's names).
   y.Section("trainer");
@@ -69,7 +89,7 @@ std::string Nemo(const Plan& p) {
   y.Add("activations_checkpoint_method", full ? "uniform" : "null");
   y.Add("activations_checkpoint_num_layers", full ? "1" : "null");
   if (p.recompute == v1::RECOMPUTE_SELECTIVE && c.recompute_modules_size() > 0) {
-    y.Add("recompute_modules", absl::StrCat("[", absl::StrJoin(c.recompute_modules(), ", "), "]"));
+    y.Add("recompute_modules", absl::StrCat("[", absl::StrJoin(c.recompute_modules(), ","), "]"));
   }
   // megatron_gpt_config.yaml, model: architecture.
   y.Add("encoder_seq_length", t.seq_length());
@@ -114,12 +134,13 @@ std::string Nemo(const Plan& p) {
     y.Add("fsdp_sharding_strategy", "full");
     if (p.pp > 1) notes.Add("NeMo's FSDP does not combine with pipeline parallelism");
   } else if (p.zero > 0) {
-    y.Section("optim", 1);
-    y.Add("name", "distributed_fused_adam", 2);
-    y.Add("overlap_grad_sync", Bool(c.overlap_grad_reduce()), 2);
-    y.Add("overlap_param_sync", Bool(c.overlap_param_gather()), 2);
+    y.Section("model.optim");
+    y.Add("name", "distributed_fused_adam");
+    y.Add("overlap_grad_sync", Bool(c.overlap_grad_reduce()));
+    y.Add("overlap_param_sync", Bool(c.overlap_param_gather()));
   }
-  return absl::StrCat(Header("NeMo megatron_gpt_config.yaml overrides", p), notes.text(), y.text());
+  return absl::StrCat(Header("NeMo megatron_gpt_pretraining.py (Hydra overrides of megatron_gpt_config.yaml)", p),
+                      notes.text(), y.Render("python examples/nlp/language_modeling/megatron_gpt_pretraining.py"));
 }
 
 std::string Torchtitan(const Plan& p) {

@@ -181,40 +181,37 @@ TEST(Launcher, TorchtitanMoeFp8) {
 
 TEST(Launcher, NemoDenseFp16) {
   EXPECT_EQ(Emit("nemo", DenseFp16()),
-            "# NeMo megatron_gpt_config.yaml overrides for dense-test: 12 GPUs (2 nodes x 8)\n"
-            "# plan: TP2 PP2 DP3 CP1 EP1, schedule gpipe, micro-batch 4, global batch 96, recompute none, ZeRO-2, "
-            "fp16\n"
+            "# NeMo megatron_gpt_pretraining.py (Hydra overrides of megatron_gpt_config.yaml) for dense-test: 12 GPUs (2 nodes x 8)\n"
+            "# plan: TP2 PP2 DP3 CP1 EP1, schedule gpipe, micro-batch 4, global batch 96, recompute none, ZeRO-2, fp16\n"
             "# note: NeMo has no gpipe schedule; it runs 1F1B\n"
-            "trainer:\n"
-            "  devices: 8\n"
-            "  num_nodes: 2\n"
-            "  precision: 16-mixed\n"
-            "model:\n"
-            "  micro_batch_size: 4\n"
-            "  global_batch_size: 96\n"
-            "  tensor_model_parallel_size: 2\n"
-            "  pipeline_model_parallel_size: 2\n"
-            "  virtual_pipeline_model_parallel_size: null\n"
-            "  context_parallel_size: 1\n"
-            "  expert_model_parallel_size: 1\n"
-            "  sequence_parallel: false\n"
-            "  activations_checkpoint_granularity: null\n"
-            "  activations_checkpoint_method: null\n"
-            "  activations_checkpoint_num_layers: null\n"
-            "  encoder_seq_length: 2048\n"
-            "  max_position_embeddings: 2048\n"
-            "  num_layers: 24\n"
-            "  hidden_size: 2048\n"
-            "  ffn_hidden_size: 8192\n"
-            "  num_attention_heads: 16\n"
-            "  share_embeddings_and_output_weights: true\n"
-            "  cpu_offloading: true\n"
-            "  cpu_offloading_weights: true\n"
-            "  cpu_offloading_activations: true\n"
-            "  optim:\n"
-            "    name: distributed_fused_adam\n"
-            "    overlap_grad_sync: false\n"
-            "    overlap_param_sync: false\n");
+            "python examples/nlp/language_modeling/megatron_gpt_pretraining.py \\\n"
+            "    trainer.devices=8 \\\n"
+            "    trainer.num_nodes=2 \\\n"
+            "    trainer.precision=16-mixed \\\n"
+            "    model.micro_batch_size=4 \\\n"
+            "    model.global_batch_size=96 \\\n"
+            "    model.tensor_model_parallel_size=2 \\\n"
+            "    model.pipeline_model_parallel_size=2 \\\n"
+            "    model.virtual_pipeline_model_parallel_size=null \\\n"
+            "    +model.context_parallel_size=1 \\\n"
+            "    model.expert_model_parallel_size=1 \\\n"
+            "    model.sequence_parallel=false \\\n"
+            "    model.activations_checkpoint_granularity=null \\\n"
+            "    model.activations_checkpoint_method=null \\\n"
+            "    model.activations_checkpoint_num_layers=null \\\n"
+            "    model.encoder_seq_length=2048 \\\n"
+            "    model.max_position_embeddings=2048 \\\n"
+            "    model.num_layers=24 \\\n"
+            "    model.hidden_size=2048 \\\n"
+            "    model.ffn_hidden_size=8192 \\\n"
+            "    model.num_attention_heads=16 \\\n"
+            "    model.share_embeddings_and_output_weights=true \\\n"
+            "    model.cpu_offloading=true \\\n"
+            "    model.cpu_offloading_weights=true \\\n"
+            "    model.cpu_offloading_activations=true \\\n"
+            "    model.optim.name=distributed_fused_adam \\\n"
+            "    +model.optim.overlap_grad_sync=false \\\n"
+            "    +model.optim.overlap_param_sync=false\n");
 }
 
 TEST(Launcher, DeepSpeedDenseFp16) {
@@ -442,6 +439,51 @@ TEST(Launcher, DeepSpeedEmitsOnlyNamesDeepSpeedDefines) {
                             "--untie-embeddings-and-output-weights"}) {
     EXPECT_NE(text.find(shape), std::string::npos) << shape << "\n" << text;
   }
+}
+
+// NeMo's base config keys at the commit tests/launchers/nemo_gpt_config_keys.txt names.
+std::set<std::string> NemoKeys() {
+  std::ifstream in(PARAPLAN_NEMO_KEYS);
+  std::set<std::string> keys;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line[0] != '#') keys.insert(line);
+  }
+  return keys;
+}
+
+// Every override of the emitted NeMo command line names a key of megatron_gpt_config.yaml
+// (path=value) or, with +, one it does not have — what Hydra's struct mode requires.
+TEST(Launcher, NemoOverridesAddOnlyKeysTheBaseConfigLacks) {
+  const std::set<std::string> base = NemoKeys();
+  ASSERT_GT(base.size(), 150u) << "read " << PARAPLAN_NEMO_KEYS;
+  LaunchInput folded = MoeFp8();
+  folded.config.set_expert_tensor_parallel(1);
+  folded.config.set_moe_dispatcher(v1::MOE_DISPATCHER_DEEPEP);
+  folded.config.set_moe_a2a_overlap(true);
+  folded.config.set_zero_stage(1);
+  folded.config.set_recompute(v1::RECOMPUTE_SELECTIVE);
+  folded.config.add_recompute_modules("core_attn");
+  folded.config.add_recompute_modules("moe_act");
+  folded.workload.set_quant_recipe(v1::QUANT_RECIPE_CURRENT_SCALING);
+  int added = 0;
+  for (const LaunchInput& in : {MoeFp8(), DenseFp16(), LlamaZero3(), folded}) {
+    const std::string text = Emit("nemo", in);
+    const size_t run = text.find("\npython ");
+    ASSERT_NE(run, std::string::npos) << text;
+    for (absl::string_view word : absl::StrSplit(text.substr(run), absl::ByAnyChar(" \n"), absl::SkipEmpty())) {
+      if (word == "\\" || word == "python" || absl::EndsWith(word, "megatron_gpt_pretraining.py")) continue;
+      std::string arg(word);
+      if (arg.size() > 1 && arg.front() == '\'') arg = arg.substr(1, arg.size() - 2);
+      const size_t eq = arg.find('=');
+      ASSERT_NE(eq, std::string::npos) << arg << "\n" << text;
+      const bool plus = arg[0] == '+';
+      const std::string path = arg.substr(plus ? 1 : 0, eq - (plus ? 1 : 0));
+      EXPECT_EQ(base.contains(path), !plus) << arg << (plus ? ": the base config has it" : ": needs +") << "\n"
+                                            << text;
+      added += plus;
+    }
+  }
+  EXPECT_GT(added, 5);
 }
 
 TEST(Launcher, UnknownFrameworkListsTheValidOnes) {

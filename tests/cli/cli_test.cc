@@ -745,35 +745,34 @@ TEST_F(ServerTest, PlanEmitMegatron) {
 TEST_F(ServerTest, PlanEmitNemo) {
   const Result r = P(Gpt3PinnedPlan("nemo"));
   ASSERT_EQ(r.code, 0) << Describe(r);
-  EXPECT_EQ(r.out, absl::StrCat("# NeMo megatron_gpt_config.yaml overrides for gpt3-175b on dgx-a100-80gb@1: ",
+  EXPECT_EQ(r.out, absl::StrCat("# NeMo megatron_gpt_pretraining.py (Hydra overrides of megatron_gpt_config.yaml) "
+                                "for gpt3-175b on dgx-a100-80gb@1: ",
                                 kGpt3Header,
-                                "trainer:\n"
-                                "  devices: 8\n"
-                                "  num_nodes: 128\n"
-                                "  precision: bf16-mixed\n"
-                                "model:\n"
-                                "  micro_batch_size: 1\n"
-                                "  global_batch_size: 1536\n"
-                                "  tensor_model_parallel_size: 8\n"
-                                "  pipeline_model_parallel_size: 8\n"
-                                "  virtual_pipeline_model_parallel_size: 3\n"
-                                "  context_parallel_size: 1\n"
-                                "  expert_model_parallel_size: 1\n"
-                                "  sequence_parallel: true\n"
-                                "  activations_checkpoint_granularity: selective\n"
-                                "  activations_checkpoint_method: null\n"
-                                "  activations_checkpoint_num_layers: null\n"
-                                "  encoder_seq_length: 2048\n"
-                                "  max_position_embeddings: 2048\n"
-                                "  num_layers: 96\n"
-                                "  hidden_size: 12288\n"
-                                "  ffn_hidden_size: 49152\n"
-                                "  num_attention_heads: 96\n"
-                                "  share_embeddings_and_output_weights: true\n"
-                                "  optim:\n"
-                                "    name: distributed_fused_adam\n"
-                                "    overlap_grad_sync: true\n"
-                                "    overlap_param_sync: true\n"));
+                                "python examples/nlp/language_modeling/megatron_gpt_pretraining.py \\\n"
+                                "    trainer.devices=8 \\\n"
+                                "    trainer.num_nodes=128 \\\n"
+                                "    trainer.precision=bf16-mixed \\\n"
+                                "    model.micro_batch_size=1 \\\n"
+                                "    model.global_batch_size=1536 \\\n"
+                                "    model.tensor_model_parallel_size=8 \\\n"
+                                "    model.pipeline_model_parallel_size=8 \\\n"
+                                "    model.virtual_pipeline_model_parallel_size=3 \\\n"
+                                "    +model.context_parallel_size=1 \\\n"
+                                "    model.expert_model_parallel_size=1 \\\n"
+                                "    model.sequence_parallel=true \\\n"
+                                "    model.activations_checkpoint_granularity=selective \\\n"
+                                "    model.activations_checkpoint_method=null \\\n"
+                                "    model.activations_checkpoint_num_layers=null \\\n"
+                                "    model.encoder_seq_length=2048 \\\n"
+                                "    model.max_position_embeddings=2048 \\\n"
+                                "    model.num_layers=96 \\\n"
+                                "    model.hidden_size=12288 \\\n"
+                                "    model.ffn_hidden_size=49152 \\\n"
+                                "    model.num_attention_heads=96 \\\n"
+                                "    model.share_embeddings_and_output_weights=true \\\n"
+                                "    model.optim.name=distributed_fused_adam \\\n"
+                                "    +model.optim.overlap_grad_sync=true \\\n"
+                                "    +model.optim.overlap_param_sync=true\n"));
 }
 
 TEST_F(ServerTest, PlanEmitDeepSpeed) {
