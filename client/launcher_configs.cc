@@ -1,5 +1,5 @@
 // The launchers beside Megatron-LM's: NeMo 1.x (Hydra overrides of megatron_gpt_config.yaml) and
-// torchtitan's TOML job config.
+// torchtitan's command line (overrides of a config function).
 #include <algorithm>
 #include <string>
 
@@ -143,22 +143,36 @@ std::string Nemo(const Plan& p) {
                       notes.text(), y.Render("python examples/nlp/language_modeling/megatron_gpt_pretraining.py"));
 }
 
+// torchtitan configures a run with a Python function returning its Trainer.Config
+// (torchtitan_recipes/, torchtitan/config/README.md at pytorch/torchtitan b5bcd76); the
+// "--section.option" flags still override it: ParallelismConfig, TrainingConfig and
+// CompileConfig of torchtitan/config/configs.py, and activation checkpointing as a tyro
+// subcommand (activation-checkpoint:none|selective|full; torchtitan/distributed/
+// activation_checkpoint.py). Float8 is a model converter set in the config function,
+// not on the command line. The launcher test checks the flags against those files.
 std::string Torchtitan(const Plan& p) {
   const v1::ParallelConfig& c = *p.c;
   Notes notes;
+  CommandLine f;
   const bool fsdp = p.zero == 3;
-  // torchtitan torchtitan/config/job_config.py, class Parallelism.
-  std::string s = "[parallelism]\n";
-  absl::StrAppend(&s, "data_parallel_replicate_degree = ", fsdp ? 1 : p.dp, "\n");
-  absl::StrAppend(&s, "data_parallel_shard_degree = ", fsdp ? p.dp : 1, "\n");
+  const int64_t seq = p.t->seq_length();
+  f.Add("--module", "YOUR_MODULE");
+  f.Add("--config", "YOUR_CONFIG");
+  notes.Add(absl::StrCat("--module / --config: the module and config function that build ", p.model,
+                         " (e.g. in torchtitan_recipes/); the flags below override its parallelism and batch"));
+  f.Add("--parallelism.data_parallel_replicate_degree", fsdp ? 1 : p.dp);
+  f.Add("--parallelism.data_parallel_shard_degree", fsdp ? p.dp : 1);
   if (p.zero == 1 || p.zero == 2) {
     notes.Add(
         absl::StrCat("torchtitan has no ZeRO-", p.zero,
                      ": data parallelism is replicated (DDP), optimizer states unsharded (more memory than planned)"));
   }
-  absl::StrAppend(&s, "tensor_parallel_degree = ", p.tp, "\n");
-  if (c.tp_comm_overlap()) absl::StrAppend(&s, "enable_async_tensor_parallel = true\n");
-  absl::StrAppend(&s, "pipeline_parallel_degree = ", p.pp, "\n");
+  f.Add("--parallelism.tensor_parallel_degree", p.tp);
+  // tyro's booleans: --section.flag for true, --section.no-flag for false.
+  if (p.tp > 1) {
+    f.Add(c.sequence_parallel() ? "--parallelism.enable_sequence_parallel" : "--parallelism.no-enable_sequence_parallel");
+  }
+  f.Add("--parallelism.pipeline_parallel_degree", p.pp);
   if (p.pp > 1) {
     // Schedule names of torch.distributed.pipelining (get_schedule_class).
     const char* schedule = "1F1B";
@@ -168,53 +182,49 @@ std::string Torchtitan(const Plan& p) {
       schedule = "ZBVZeroBubble";
       notes.Add("torchtitan's zero-bubble schedule (ZBVZeroBubble) runs two stages per rank");
     }
-    absl::StrAppend(&s, "pipeline_parallel_schedule = \"", schedule, "\"\n");
+    f.Add("--parallelism.pipeline_parallel_schedule", schedule);
     if (p.v > 1 && p.LayersPerVirtualStage() > 0) {
-      absl::StrAppend(&s, "pipeline_parallel_layers_per_stage = ", p.LayersPerVirtualStage(), "\n");
+      f.Add("--parallelism.pipeline_parallel_layers_per_stage", p.LayersPerVirtualStage());
     }
-    absl::StrAppend(&s, "pipeline_parallel_microbatch_size = ", p.mbs, "\n");
+    f.Add("--parallelism.num_pp_microbatches", p.micro_batches);
   }
-  absl::StrAppend(&s, "context_parallel_degree = ", p.cp, "\n");
-  if (p.ep > 1) absl::StrAppend(&s, "expert_parallel_degree = ", p.ep, "\n");
+  f.Add("--parallelism.context_parallel_degree", p.cp);
+  if (p.ep > 1) f.Add("--parallelism.expert_parallel_degree", p.ep);
   if (p.pp_inside_dp()) {
     notes.Add(
         "torchtitan places pipeline stages outermost (tp-cp-dp-pp); the planned order tp-cp-ep-pp-dp is not "
         "available");
   }
-  if (!c.sequence_parallel() && p.tp > 1) {
-    notes.Add("torchtitan's tensor parallelism is always sequence parallel (less activation memory than planned)");
-  }
-
-  // job_config.py, class Training. With pipelining a local batch is split into
-  // micro-batches; without, a step takes one micro-batch and torchtitan accumulates
-  // gradients up to the global batch.
-  absl::StrAppend(&s, "\n[training]\nlocal_batch_size = ", p.pp > 1 ? p.gbs / p.dp : p.mbs, "\n");
-  absl::StrAppend(&s, "global_batch_size = ", p.gbs, "\n");
-  absl::StrAppend(&s, "seq_len = ", p.t->seq_length(), "\n");
-  absl::StrAppend(&s, "mixed_precision_param = \"", p.precision == v1::PRECISION_FP32 ? "float32" : "bfloat16", "\"\n");
+  // TrainingConfig: batches in tokens. A micro-batch per data-parallel rank is mbs
+  // sequences; the step is the global batch (gradient accumulation fills the rest).
+  f.Add("--training.num_tokens_per_microbatch_per_dp_rank", p.mbs * seq);
+  f.Add("--training.num_tokens_per_train_step", p.gbs * seq);
+  f.Add("--training.max_context_length", seq);
+  f.Add("--training.mixed_precision_param", p.precision == v1::PRECISION_FP32 ? "float32" : "bfloat16");
   if (p.precision == v1::PRECISION_FP16) notes.Add("torchtitan has no fp16 mixed precision; bfloat16 is emitted");
-  if (c.tp_comm_overlap()) absl::StrAppend(&s, "compile = true\n");  // async TP takes effect only compiled
   if (p.offload_any()) {
     if (fsdp) {
-      absl::StrAppend(&s, "enable_cpu_offload = true\n");
+      f.Add("--training.enable_cpu_offload");
     } else {
       notes.Add("torchtitan offloads to the CPU only with FSDP (ZeRO-3); not emitted");
     }
   }
-  if (c.cuda_graphs()) notes.Add("CUDA graphs are not emitted; torchtitan has no setting for them");
-
-  // job_config.py, class ActivationCheckpoint ("op": per-operator selective recompute).
-  absl::StrAppend(&s, "\n[activation_checkpoint]\nmode = \"", RecomputeName(p.recompute), "\"\n");
-  if (p.recompute == v1::RECOMPUTE_SELECTIVE) absl::StrAppend(&s, "selective_ac_option = \"op\"\n");
-  // job_config.py, Model.converters and class Float8.
+  if (c.cuda_graphs()) notes.Add("CUDA graphs are not emitted here; see the config function's options");
+  // CompileConfig: async TP takes effect only compiled.
+  if (c.tp_comm_overlap()) {
+    f.Add("--compile.enable");
+    f.Add("--compile.enable_async_tensor_parallel");
+  }
   if (p.precision == v1::PRECISION_FP4) notes.Add("torchtitan has no NVFP4 training; bfloat16 is emitted");
   if (p.precision == v1::PRECISION_FP8) {
-    absl::StrAppend(&s, "\n[model]\nconverters = [\"float8\"]\n\n[float8]\nrecipe_name = \"tensorwise\"\n");
-    if (fsdp) {
-      absl::StrAppend(&s, "enable_fsdp_float8_all_gather = true\nprecompute_float8_dynamic_scale_for_fsdp = true\n");
-    }
+    notes.Add(absl::StrCat("FP8: add the float8 converter (tensorwise) to the model in the config function",
+                           fsdp ? ", with FSDP float8 all-gather" : "", "; it has no command-line flag"));
   }
-  return absl::StrCat(Header("torchtitan job config (TOML)", p), notes.text(), s);
+  // The activation-checkpointing subcommand, last (tyro reads what follows as its own).
+  f.Add(absl::StrCat("activation-checkpoint:", RecomputeName(p.recompute)));
+  return absl::StrCat(Header("torchtitan command line (overrides of a config function)", p), notes.text(),
+                      f.Render(absl::StrCat("torchrun --nproc_per_node ", p.per_node, " --nnodes ", p.nodes,
+                                            " -m torchtitan.train")));
 }
 
 }  // namespace paraplan::cli::launcher

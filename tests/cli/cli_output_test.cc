@@ -144,39 +144,31 @@ TEST(Launcher, MegatronMoeFp8) {
 
 TEST(Launcher, TorchtitanMoeFp8) {
   EXPECT_EQ(Emit("torchtitan", MoeFp8()),
-            "# torchtitan job config (TOML) for moe-test on lab@3: 64 GPUs (8 nodes x 8)\n"
-            "# plan: TP2 PP2 DP8 CP2 EP4, schedule 1f1b, micro-batch 2, global batch 256, recompute full, sequence "
-            "parallel, ZeRO-3, fp8\n"
-            "# note: CUDA graphs are not emitted; torchtitan has no setting for them\n"
-            "[parallelism]\n"
-            "data_parallel_replicate_degree = 1\n"
-            "data_parallel_shard_degree = 8\n"
-            "tensor_parallel_degree = 2\n"
-            "enable_async_tensor_parallel = true\n"
-            "pipeline_parallel_degree = 2\n"
-            "pipeline_parallel_schedule = \"1F1B\"\n"
-            "pipeline_parallel_microbatch_size = 2\n"
-            "context_parallel_degree = 2\n"
-            "expert_parallel_degree = 4\n"
-            "\n"
-            "[training]\n"
-            "local_batch_size = 32\n"
-            "global_batch_size = 256\n"
-            "seq_len = 4096\n"
-            "mixed_precision_param = \"bfloat16\"\n"
-            "compile = true\n"
-            "enable_cpu_offload = true\n"
-            "\n"
-            "[activation_checkpoint]\n"
-            "mode = \"full\"\n"
-            "\n"
-            "[model]\n"
-            "converters = [\"float8\"]\n"
-            "\n"
-            "[float8]\n"
-            "recipe_name = \"tensorwise\"\n"
-            "enable_fsdp_float8_all_gather = true\n"
-            "precompute_float8_dynamic_scale_for_fsdp = true\n");
+            "# torchtitan command line (overrides of a config function) for moe-test on lab@3: 64 GPUs (8 nodes x 8)\n"
+            "# plan: TP2 PP2 DP8 CP2 EP4, schedule 1f1b, micro-batch 2, global batch 256, recompute full, sequence parallel, ZeRO-3, fp8\n"
+            "# note: --module / --config: the module and config function that build moe-test (e.g. in torchtitan_recipes/); the flags below override its parallelism and batch\n"
+            "# note: CUDA graphs are not emitted here; see the config function's options\n"
+            "# note: FP8: add the float8 converter (tensorwise) to the model in the config function, with FSDP float8 all-gather; it has no command-line flag\n"
+            "torchrun --nproc_per_node 8 --nnodes 8 -m torchtitan.train \\\n"
+            "    --module YOUR_MODULE \\\n"
+            "    --config YOUR_CONFIG \\\n"
+            "    --parallelism.data_parallel_replicate_degree 1 \\\n"
+            "    --parallelism.data_parallel_shard_degree 8 \\\n"
+            "    --parallelism.tensor_parallel_degree 2 \\\n"
+            "    --parallelism.enable_sequence_parallel \\\n"
+            "    --parallelism.pipeline_parallel_degree 2 \\\n"
+            "    --parallelism.pipeline_parallel_schedule 1F1B \\\n"
+            "    --parallelism.num_pp_microbatches 16 \\\n"
+            "    --parallelism.context_parallel_degree 2 \\\n"
+            "    --parallelism.expert_parallel_degree 4 \\\n"
+            "    --training.num_tokens_per_microbatch_per_dp_rank 8192 \\\n"
+            "    --training.num_tokens_per_train_step 1048576 \\\n"
+            "    --training.max_context_length 4096 \\\n"
+            "    --training.mixed_precision_param bfloat16 \\\n"
+            "    --training.enable_cpu_offload \\\n"
+            "    --compile.enable \\\n"
+            "    --compile.enable_async_tensor_parallel \\\n"
+            "    activation-checkpoint:full\n");
 }
 
 TEST(Launcher, NemoDenseFp16) {
@@ -484,6 +476,35 @@ TEST(Launcher, NemoOverridesAddOnlyKeysTheBaseConfigLacks) {
     }
   }
   EXPECT_GT(added, 5);
+}
+
+// torchtitan's command-line overrides at the commit tests/launchers/torchtitan_flags.txt
+// names: every flag (and the activation-checkpoint subcommand) paraplan emits is one.
+TEST(Launcher, TorchtitanEmitsOnlyItsCommandLineOverrides) {
+  std::ifstream in(PARAPLAN_TORCHTITAN_FLAGS);
+  std::set<std::string> known;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line[0] != '#') known.insert(line);
+  }
+  ASSERT_GT(known.size(), 30u) << "read " << PARAPLAN_TORCHTITAN_FLAGS;
+  LaunchInput dense = DenseFp16();
+  dense.config.set_pipeline_schedule(v1::SCHEDULE_INTERLEAVED_1F1B);
+  dense.config.set_virtual_pipeline_stages(2);
+  for (const LaunchInput& input : {MoeFp8(), dense, LlamaZero3()}) {
+    const std::string text = Emit("torchtitan", input);
+    const size_t run = text.find("-m torchtitan.train");
+    ASSERT_NE(run, std::string::npos) << text;
+    int checked = 0;
+    for (absl::string_view word :
+         absl::StrSplit(text.substr(run + 19), absl::ByAnyChar(" \n"), absl::SkipEmpty())) {
+      if (absl::StartsWith(word, "--") || absl::StartsWith(word, "activation-checkpoint:")) {
+        EXPECT_TRUE(known.contains(std::string(word))) << word << " is not a torchtitan override\n" << text;
+        ++checked;
+      }
+    }
+    EXPECT_GT(checked, 8) << text;
+    EXPECT_TRUE(absl::StrContains(text, "activation-checkpoint:")) << text;
+  }
 }
 
 TEST(Launcher, UnknownFrameworkListsTheValidOnes) {

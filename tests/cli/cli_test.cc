@@ -821,28 +821,28 @@ TEST_F(ServerTest, PlanEmitDeepSpeed) {
 TEST_F(ServerTest, PlanEmitTorchtitan) {
   const Result r = P(Gpt3PinnedPlan("torchtitan"));
   ASSERT_EQ(r.code, 0) << Describe(r);
-  EXPECT_EQ(r.out, absl::StrCat("# torchtitan job config (TOML) for gpt3-175b on dgx-a100-80gb@1: ", kGpt3Header,
-                                "# note: torchtitan has no ZeRO-1: data parallelism is replicated (DDP), optimizer "
-                                "states unsharded (more memory than planned)\n"
-                                "[parallelism]\n"
-                                "data_parallel_replicate_degree = 16\n"
-                                "data_parallel_shard_degree = 1\n"
-                                "tensor_parallel_degree = 8\n"
-                                "pipeline_parallel_degree = 8\n"
-                                "pipeline_parallel_schedule = \"Interleaved1F1B\"\n"
-                                "pipeline_parallel_layers_per_stage = 4\n"
-                                "pipeline_parallel_microbatch_size = 1\n"
-                                "context_parallel_degree = 1\n"
-                                "\n"
-                                "[training]\n"
-                                "local_batch_size = 96\n"
-                                "global_batch_size = 1536\n"
-                                "seq_len = 2048\n"
-                                "mixed_precision_param = \"bfloat16\"\n"
-                                "\n"
-                                "[activation_checkpoint]\n"
-                                "mode = \"selective\"\n"
-                                "selective_ac_option = \"op\"\n"));
+  EXPECT_EQ(r.out, absl::StrCat("# torchtitan command line (overrides of a config function) for gpt3-175b on "
+                                "dgx-a100-80gb@1: ",
+                                kGpt3Header,
+                                "# note: --module / --config: the module and config function that build gpt3-175b (e.g. in torchtitan_recipes/); the flags below override its parallelism and batch\n"
+                                "# note: torchtitan has no ZeRO-1: data parallelism is replicated (DDP), optimizer states unsharded (more memory than planned)\n"
+                                "torchrun --nproc_per_node 8 --nnodes 128 -m torchtitan.train \\\n"
+                                "    --module YOUR_MODULE \\\n"
+                                "    --config YOUR_CONFIG \\\n"
+                                "    --parallelism.data_parallel_replicate_degree 16 \\\n"
+                                "    --parallelism.data_parallel_shard_degree 1 \\\n"
+                                "    --parallelism.tensor_parallel_degree 8 \\\n"
+                                "    --parallelism.enable_sequence_parallel \\\n"
+                                "    --parallelism.pipeline_parallel_degree 8 \\\n"
+                                "    --parallelism.pipeline_parallel_schedule Interleaved1F1B \\\n"
+                                "    --parallelism.pipeline_parallel_layers_per_stage 4 \\\n"
+                                "    --parallelism.num_pp_microbatches 96 \\\n"
+                                "    --parallelism.context_parallel_degree 1 \\\n"
+                                "    --training.num_tokens_per_microbatch_per_dp_rank 2048 \\\n"
+                                "    --training.num_tokens_per_train_step 3145728 \\\n"
+                                "    --training.max_context_length 2048 \\\n"
+                                "    --training.mixed_precision_param bfloat16 \\\n"
+                                "    activation-checkpoint:selective\n"));
 }
 
 // A small plan of a GQA / SwiGLU model: full recompute, ZeRO-3, TP overlap, and the rank
@@ -906,28 +906,27 @@ TEST_F(ServerTest, PlanEmitLlamaFullRecomputeZero3) {
   args.insert(args.end(), {"--emit", "torchtitan"});
   r = P(args);
   ASSERT_EQ(r.code, 0) << Describe(r);
-  EXPECT_EQ(r.out, absl::StrCat("# torchtitan job config (TOML) ", header,
-                                "# note: torchtitan places pipeline stages outermost (tp-cp-dp-pp); the planned order "
-                                "tp-cp-ep-pp-dp is not available\n"
-                                "[parallelism]\n"
-                                "data_parallel_replicate_degree = 1\n"
-                                "data_parallel_shard_degree = 4\n"
-                                "tensor_parallel_degree = 2\n"
-                                "enable_async_tensor_parallel = true\n"
-                                "pipeline_parallel_degree = 2\n"
-                                "pipeline_parallel_schedule = \"1F1B\"\n"
-                                "pipeline_parallel_microbatch_size = 1\n"
-                                "context_parallel_degree = 1\n"
-                                "\n"
-                                "[training]\n"
-                                "local_batch_size = 16\n"
-                                "global_batch_size = 64\n"
-                                "seq_len = 8192\n"
-                                "mixed_precision_param = \"bfloat16\"\n"
-                                "compile = true\n"
-                                "\n"
-                                "[activation_checkpoint]\n"
-                                "mode = \"full\"\n"));
+  EXPECT_EQ(r.out, absl::StrCat("# torchtitan command line (overrides of a config function) ", header,
+                                "# note: --module / --config: the module and config function that build llama3-8b (e.g. in torchtitan_recipes/); the flags below override its parallelism and batch\n"
+                                "# note: torchtitan places pipeline stages outermost (tp-cp-dp-pp); the planned order tp-cp-ep-pp-dp is not available\n"
+                                "torchrun --nproc_per_node 8 --nnodes 2 -m torchtitan.train \\\n"
+                                "    --module YOUR_MODULE \\\n"
+                                "    --config YOUR_CONFIG \\\n"
+                                "    --parallelism.data_parallel_replicate_degree 1 \\\n"
+                                "    --parallelism.data_parallel_shard_degree 4 \\\n"
+                                "    --parallelism.tensor_parallel_degree 2 \\\n"
+                                "    --parallelism.enable_sequence_parallel \\\n"
+                                "    --parallelism.pipeline_parallel_degree 2 \\\n"
+                                "    --parallelism.pipeline_parallel_schedule 1F1B \\\n"
+                                "    --parallelism.num_pp_microbatches 16 \\\n"
+                                "    --parallelism.context_parallel_degree 1 \\\n"
+                                "    --training.num_tokens_per_microbatch_per_dp_rank 8192 \\\n"
+                                "    --training.num_tokens_per_train_step 524288 \\\n"
+                                "    --training.max_context_length 8192 \\\n"
+                                "    --training.mixed_precision_param bfloat16 \\\n"
+                                "    --compile.enable \\\n"
+                                "    --compile.enable_async_tensor_parallel \\\n"
+                                "    activation-checkpoint:full\n"));
 }
 
 TEST_F(ServerTest, PlanEmitErrors) {
