@@ -377,7 +377,9 @@ void HttpServer::Loop() {
         Close(conns[i].fd);
       } else {
         Job timeout;
-        timeout.response = {408, kTextPlain, "request not complete in time\n"};
+        timeout.response = {408, kTextPlain,
+                            conns[i].head_end == 0 ? "request line and headers not complete in time\n"
+                                                   : "request body not complete in time\n"};
         Answer(conns[i], std::move(timeout));
       }
       std::swap(conns[i], conns.back());
@@ -449,7 +451,8 @@ void HttpServer::Accept(std::vector<Conn>& conns, absl::Time& accept_paused_unti
     Conn c;
     c.fd = fd;
     c.peer = peer;
-    c.deadline = absl::Now() + options_.request_timeout;
+    c.accepted = absl::Now();
+    c.deadline = c.accepted + std::min(options_.header_timeout, options_.request_timeout);
     conns.push_back(std::move(c));
   }
 }
@@ -530,6 +533,7 @@ bool HttpServer::Read(Conn& c) {
     }
     c.head_end = end;
     c.content_length = length;
+    c.deadline = c.accepted + options_.request_timeout;
     if (c.in.size() < end + length) {
       const std::optional<absl::string_view> expect = c.job.request.Header("expect");
       if (expect.has_value() && absl::EqualsIgnoreCase(*expect, "100-continue")) {

@@ -36,7 +36,8 @@
 //   413  Content-Length over max_body_bytes
 //   501  Transfer-Encoding (request bodies need Content-Length)
 //   505  an HTTP version other than 1.0 / 1.1
-//   408  request not complete within request_timeout of the connection's accept
+//   408  request line and headers not complete within header_timeout of the
+//        connection's accept, or the whole request not within request_timeout
 //   503  max_connections already open, or max_connections_per_client from the same
 //        address (answered best-effort, then closed)
 //
@@ -109,6 +110,10 @@ struct HttpServerOptions {
   int max_connections_per_client = 16;
   size_t max_header_bytes = 8 * 1024;                 // request line + headers
   size_t max_body_bytes = 1024 * 1024;                // Content-Length limit
+  // Accept to the end of the headers. A head is one packet from any client that means
+  // it; a slowloris client trickling header bytes is dropped after this, not after
+  // request_timeout, which is sized for a large body.
+  absl::Duration header_timeout = absl::Seconds(2);
   absl::Duration request_timeout = absl::Seconds(5);  // accept to last body byte
   absl::Duration write_timeout = absl::Seconds(5);    // to send one response
 };
@@ -154,7 +159,8 @@ class HttpServer {
   struct Conn {
     int fd = -1;
     std::string peer;  // HttpRequest::peer
-    absl::Time deadline;
+    absl::Time accepted;
+    absl::Time deadline;  // header_timeout until the head is parsed, then request_timeout
     bool draining = false;
     std::string in;
     size_t scanned = 0;   // bytes of `in` searched for the end of the head

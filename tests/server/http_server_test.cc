@@ -285,6 +285,34 @@ TEST_F(HttpServerTest, SlowClientsTimeOutWithoutHoldingAWorker) {
   EXPECT_LT(absl::Now() - start, absl::Seconds(3));
 }
 
+// A head that trickles in is dropped at header_timeout; a body may take until
+// request_timeout, counted from the same accept.
+TEST_F(HttpServerTest, HeadersHaveTheirOwnShorterTimeout) {
+  HttpServerOptions o;
+  o.header_timeout = absl::Milliseconds(300);
+  o.request_timeout = absl::Seconds(5);
+  Start(o);
+  const absl::Time start = absl::Now();
+  const int slow_head = Connect(port_);
+  SendAll(slow_head, "POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Le");
+  const int slow_body = Connect(port_);
+  SendAll(slow_body, "POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 4\r\n\r\nab");
+  const std::string dropped = ReadAll(slow_head);
+  const absl::Duration dropped_after = absl::Now() - start;
+  EXPECT_EQ(StatusOf(dropped), 408) << dropped;
+  EXPECT_EQ(BodyOf(dropped), "request line and headers not complete in time\n");
+  EXPECT_GE(dropped_after, absl::Milliseconds(250));
+  EXPECT_LT(dropped_after, absl::Seconds(2)) << "waited for request_timeout, not header_timeout";
+  close(slow_head);
+  // Past header_timeout, the connection whose head was complete is still being read.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  SendAll(slow_body, "cd");
+  const std::string echoed = ReadAll(slow_body);
+  EXPECT_EQ(StatusOf(echoed), 200) << echoed;
+  EXPECT_EQ(BodyOf(echoed), "abcd");
+  close(slow_body);
+}
+
 TEST_F(HttpServerTest, ConnectionsOverTheCapAreRefused) {
   HttpServerOptions o;
   o.max_connections = 3;
@@ -308,7 +336,7 @@ TEST_F(HttpServerTest, ConnectionsOverTheCapAreRefused) {
 // address leave the others answered at once.
 TEST_F(HttpServerTest, OneClientCannotHoldThePort) {
   HttpServerOptions o;
-  o.request_timeout = absl::Seconds(30);  // the idle connections outlive the test
+  o.header_timeout = o.request_timeout = absl::Seconds(30);  // the idle connections outlive the test
   Start(o);
   std::vector<int> idle;
   for (int i = 0; i < 300; ++i) {
@@ -319,7 +347,9 @@ TEST_F(HttpServerTest, OneClientCannotHoldThePort) {
   std::this_thread::sleep_for(std::chrono::milliseconds(100));  // all accepted or refused
   const std::string same = Exchange(port_, Get("/hello"));
   EXPECT_THAT(StatusOf(same), AnyOf(0, 503)) << same;
-  if (StatusOf(same) == 503) EXPECT_EQ(BodyOf(same), "too many connections from your address\n");
+  if (StatusOf(same) == 503) {
+    EXPECT_EQ(BodyOf(same), "too many connections from your address\n");
+  }
   const std::string other = Exchange(port_, Get("/hello"), absl::Seconds(5), "127.0.0.2");
   EXPECT_EQ(StatusOf(other), 200) << other;
   for (const int fd : idle) close(fd);
