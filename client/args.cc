@@ -119,7 +119,7 @@ const std::vector<CommandSpec>& Commands() {
        0,
        ConfigOptions({"profile", "workload", "model", "gpus", "top", "objective", "max-tp", "max-pp", "max-cp",
                       "max-mbs", "headroom", "emit", "report", "set", "framework"}),
-       {"allow-offload", "cuda-graphs", "tp-comm-overlap"},
+       {"allow-offload", "cuda-graphs", "tp-comm-overlap", "what-if"},
        "paraplan plan --profile NAME (--workload FILE | --model PRESET) --gpus N[,N...] --global-batch B\n"
        "     [--top K] [--objective time|time@pNN|cost|energy] [--set PATH=VALUE ...]\n"
        "  Searches every way to split the training and ranks what fits (exit 1 when nothing\n"
@@ -142,7 +142,10 @@ const std::vector<CommandSpec>& Commands() {
        "  --emit megatron|nemo|deepspeed|torchtitan  prints, instead of the table, the launcher\n"
        "     arguments of the best plan for that framework (exit 1 when no plan fits)\n"
        "  --report FILE.html  also writes a self-contained HTML report: ranked table, time and\n"
-       "     memory breakdowns, Pareto front, profile version and its measured accuracy\n",
+       "     memory breakdowns, Pareto front, profile version and its measured accuracy\n"
+       "  --what-if  with --set and one GPU count: the best plan on the stored profile (today)\n"
+       "     beside the best plan with --set (what-if), as compare prints them; JSON:\n"
+       "     {\"today\": Estimate, \"what_if\": Estimate or null}\n",
        true},
       {"ingest", 1, 1, {}, {},
        "paraplan ingest FILE.jsonl\n"
@@ -212,7 +215,7 @@ constexpr char kGlobal[] =
 bool IsBoolean(const std::string& key) {
   return key == "help" || key == "version" || key == "allow-offload" || key == "cuda-graphs" ||
          key == "tp-comm-overlap" || key == "moe-a2a-overlap" || key == "fp8-param-gather" || key == "dry-run" ||
-         key == "new-version";
+         key == "new-version" || key == "what-if";
 }
 
 // The spec whose name the words start with ("profiles show" before "profiles"), or null.

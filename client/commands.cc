@@ -70,6 +70,8 @@ class Cli {
   int Estimate();
   int EstimateBatch();
   int Compare();
+  int PlanWhatIf(v1::PlanRequest req, const std::vector<Override>& sets);
+  int PrintComparison(const Comparison& c);
   bool LoadEstimateRequest(const char* command, v1::EstimateRequest* req);
   int Plan();
   int PlanOutputs(const v1::PlanRequest& req, const v1::PlanResponse& r);
@@ -605,6 +607,11 @@ int Cli::Compare() {
   } else {
     c.no_plan_reason = best.infeasible_reason();
   }
+  return PrintComparison(c);
+}
+
+// A comparison on stdout in the --output asked for; exit 1 without its second side.
+int Cli::PrintComparison(const Comparison& c) {
   if (a_.output == "json") {
     std::fputs(ComparisonJson(c, /*pretty=*/true).c_str(), stdout);
   } else if (a_.output == "csv") {
@@ -686,6 +693,10 @@ int Cli::Plan() {
     return UsageError(absl::StrCat("--emit: unknown framework \"", a_.Get("emit"), "\"; valid: ", LauncherList()));
   }
   if (a_.Has("report") && a_.Get("report").empty()) return UsageError("--report needs a file name");
+  const bool what_if = a_.flags.count("what-if") > 0;
+  if (what_if && (a_.Has("emit") || a_.Has("report") || a_.sets.empty())) {
+    return UsageError("--what-if needs --set and takes neither --emit nor --report");
+  }
   v1::PlanRequest req;
   req.set_profile(a_.Get("profile"));
   std::string model;
@@ -718,15 +729,48 @@ int Cli::Plan() {
   v1::Framework framework;
   if (absl::Status s = FrameworkFlag(a_, &framework); !s.ok()) return UsageError(std::string(s.message()));
   req.set_framework(framework);
+  if (what_if && req.gpus_size() != 1) return UsageError("--what-if: one GPU count in --gpus");
   std::vector<Override> sets;
   if (!ParseOverrides(&sets)) return failed_;
   if (!Connect()) return failed_;
+  if (what_if) return PlanWhatIf(req, sets);
   if (!sets.empty() && !ApplyOverrides(sets, req.profile(), req.mutable_profile_override())) return failed_;
   v1::PlanResponse r;
   grpc::Status s = v1::Planner::NewStub(channel_)->Plan(Context().get(), req, &r);
   if (!s.ok()) return RpcFailed(s);
   if (a_.Has("report") || a_.Has("emit")) return PlanOutputs(req, r);
   return PrintPlan(req, r);
+}
+
+// plan --what-if: the best plan on the stored profile beside the best plan on the profile
+// as --set changes it, both on the version that answered the first.
+int Cli::PlanWhatIf(v1::PlanRequest req, const std::vector<Override>& sets) {
+  req.set_top_k(1);
+  auto stub = v1::Planner::NewStub(channel_);
+  v1::PlanResponse today;
+  grpc::Status s = stub->Plan(Context().get(), req, &today);
+  if (!s.ok()) return RpcFailed(s);
+  if (today.plans_size() == 0) {
+    return Fail(kError, absl::StrCat("--what-if: no plan fits the stored profile (",
+                                     today.infeasible_reason().empty() ? "nothing fits" : today.infeasible_reason(),
+                                     "); plan with --set alone shows the what-if's plans"));
+  }
+  Comparison c;
+  c.given = today.plans(0);
+  c.objective = req.objective();
+  c.given_side = {"today", "the best plan today"};
+  c.best_side = {"what-if", "the best plan with --set"};
+  req.set_profile(absl::StrCat(c.given.profile_name(), "@", c.given.profile_version()));
+  if (!ApplyOverrides(sets, req.profile(), req.mutable_profile_override())) return failed_;
+  v1::PlanResponse changed;
+  s = stub->Plan(Context().get(), req, &changed);
+  if (!s.ok()) return RpcFailed(s);
+  if (changed.plans_size() > 0) {
+    c.best = changed.plans(0);
+  } else {
+    c.no_plan_reason = changed.infeasible_reason();
+  }
+  return PrintComparison(c);
 }
 
 // The plan on stdout in the --output asked for; exit 1 when no plan fits. The table

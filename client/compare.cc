@@ -1,6 +1,7 @@
 #include "client/compare.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <vector>
 
@@ -110,16 +111,20 @@ std::string Verdict(const Comparison& c) {
     what = "energy per iteration";
   }
   if (!(gv > 0)) return "";
+  const std::string& given = c.given_side.noun;
+  const std::string& best = c.best_side.noun;
   if (!g.memory().fits()) {
-    return absl::StrFormat("the given configuration does not fit in GPU memory; the best plan does, at %.3fx its %s\n",
-                           bv / gv, what);
+    return absl::StrFormat("%s does not fit in GPU memory; %s does, at %.3fx its %s\n", given, best, bv / gv, what);
   }
-  if (bv >= gv * (1 - 5e-4)) {
-    return absl::StrFormat("the given configuration is as good as the best plan found (%s ratio %.3f)\n", what, bv / gv);
+  if (std::abs(bv - gv) <= gv * 5e-4) {
+    return absl::StrFormat("%s is as good as %s (%s ratio %.3f)\n", given, best, what, bv / gv);
   }
-  return absl::StrFormat("the best plan takes %.3fx the %s of the given configuration (%.1f%% less)\n", bv / gv,
-                         what, 100 * (1 - bv / gv));
+  return absl::StrFormat("%s takes %.3fx the %s of %s (%.1f%% %s)\n", best, bv / gv, what, given,
+                         100 * std::abs(1 - bv / gv), bv < gv ? "less" : "more");
 }
+
+// A side's label as a CSV column or JSON key.
+std::string Key(const Comparison::Side& s) { return absl::StrReplaceAll(s.label, {{"-", "_"}}); }
 
 // Rows of cells: the first column left-aligned, the others right-aligned (numbers and
 // the few words among them alike), no trailing spaces.
@@ -151,11 +156,14 @@ std::string FormatComparison(const Comparison& c) {
   std::string out = absl::StrCat("profile ", g.profile_name(), "@", g.profile_version(), ", ", g.num_gpus(),
                                  " GPUs, global batch ", g.config().global_batch_size(), ", best by ",
                                  ObjectiveText(c.objective), "\n");
-  absl::StrAppend(&out, "given  ", ConfigSummary(g.config()), "\n");
-  if (c.best) absl::StrAppend(&out, "best   ", ConfigSummary(c.best->config()), "\n");
+  const std::string& gl = c.given_side.label;
+  const std::string& bl = c.best_side.label;
+  const size_t pad = std::max(gl.size(), bl.size()) + 2;
+  absl::StrAppend(&out, gl, std::string(pad - gl.size(), ' '), ConfigSummary(g.config()), "\n");
+  if (c.best) absl::StrAppend(&out, bl, std::string(pad - bl.size(), ' '), ConfigSummary(c.best->config()), "\n");
   absl::StrAppend(&out, "\n");
-  std::vector<std::vector<std::string>> t = {{"", "given"}};
-  if (c.best) t[0].insert(t[0].end(), {"best", "best/given"});
+  std::vector<std::vector<std::string>> t = {{"", gl}};
+  if (c.best) t[0].insert(t[0].end(), {bl, absl::StrCat(bl, "/", gl)});
   for (const Metric& m : Metrics()) {
     const double gv = m.value(g);
     const double bv = c.best ? m.value(*c.best) : 0;
@@ -177,7 +185,8 @@ std::string FormatComparison(const Comparison& c) {
 }
 
 std::string ComparisonCsv(const Comparison& c) {
-  std::string out = CsvRecord({"metric", "given", "best", "best_over_given"});
+  std::string out = CsvRecord(
+      {"metric", Key(c.given_side), Key(c.best_side), absl::StrCat(Key(c.best_side), "_over_", Key(c.given_side))});
   auto num = [](double v) { return absl::StrFormat("%.9g", v); };
   out += CsvRecord({"profile", absl::StrCat(c.given.profile_name(), "@", c.given.profile_version()),
                     c.best ? absl::StrCat(c.best->profile_name(), "@", c.best->profile_version()) : "", ""});
@@ -204,8 +213,9 @@ std::string ComparisonJson(const Comparison& c, bool pretty) {
     while (!s.empty() && s.back() == '\n') s.pop_back();
     return s;
   };
-  if (!pretty) return absl::StrCat("{\"given\":", trim(given), ",\"best\":", trim(best), "}");
-  return absl::StrCat("{\n \"given\": ", Indent(trim(given)), ",\n \"best\": ", Indent(trim(best)), "\n}\n");
+  const std::string g = Key(c.given_side), b = Key(c.best_side);
+  if (!pretty) return absl::StrCat("{\"", g, "\":", trim(given), ",\"", b, "\":", trim(best), "}");
+  return absl::StrCat("{\n \"", g, "\": ", Indent(trim(given)), ",\n \"", b, "\": ", Indent(trim(best)), "\n}\n");
 }
 
 }  // namespace paraplan::cli

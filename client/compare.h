@@ -14,6 +14,9 @@
 //   units (seconds, GiB, USD, joules).
 // - ComparisonJson: {"given": Estimate, "best": Estimate or null}, each printed as
 //   PrintJson prints it (json_io.h), indented when `pretty`.
+// - The two sides are named by `labels` (table and CSV headers, JSON keys with '-' as
+//   '_') and described by their nouns in the closing line: `compare` keeps the defaults;
+//   `plan --what-if` sets the best plan today beside the best plan with --set.
 #ifndef PARAPLAN_CLIENT_COMPARE_H_
 #define PARAPLAN_CLIENT_COMPARE_H_
 
@@ -29,6 +32,12 @@ struct Comparison {
   std::optional<v1::Estimate> best;
   std::string no_plan_reason;  // when !best
   v1::Objective objective = v1::OBJECTIVE_TIME;
+  struct Side {
+    std::string label;  // "given"
+    std::string noun;   // "the given configuration"
+  };
+  Side given_side = {"given", "the given configuration"};
+  Side best_side = {"best", "the best plan"};
 };
 
 std::string FormatComparison(const Comparison& c);

@@ -31,6 +31,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -155,6 +156,19 @@ T FromJson(const std::string& text) {
   const auto s = google::protobuf::util::JsonStringToMessage(text, &m);
   EXPECT_TRUE(s.ok()) << s.message() << "\n" << text.substr(0, 1000);
   return m;
+}
+
+// The two sides of a comparison's pretty JSON, {\n "A": Estimate,\n "B": Estimate\n},
+// cut at the second key (each side is printed as PrintJson prints an Estimate).
+std::pair<v1::Estimate, v1::Estimate> ComparisonSides(const std::string& out, const std::string& a,
+                                                      const std::string& b) {
+  const std::string first = absl::StrCat("{\n \"", a, "\": "), second = absl::StrCat(",\n \"", b, "\": ");
+  const size_t at = out.find(second);
+  EXPECT_EQ(out.rfind(first, 0), 0u) << out.substr(0, 200);
+  EXPECT_NE(at, std::string::npos) << out.substr(0, 200);
+  if (out.rfind(first, 0) != 0 || at == std::string::npos || !absl::EndsWith(out, "\n}\n")) return {};
+  return {FromJson<v1::Estimate>(out.substr(first.size(), at - first.size())),
+          FromJson<v1::Estimate>(out.substr(at + second.size(), out.size() - at - second.size() - 3))};
 }
 
 // A paraplan-server on free loopback ports with its own SQLite file.
@@ -1507,6 +1521,65 @@ TEST_F(ServerTest, EstimateTakesTheConfigurationAsFlags) {
             "paraplan: --tp: \"8,16\" is a list; give one value (lists are for plan)");
 }
 
+// plan --what-if: the best plan today beside the best plan with --set, each what plan
+// alone answers. Half the GPU memory only shrinks what fits, so the what-if cannot be
+// faster, and GPT-3's 1024-GPU best plan (72.6 GiB) no longer fits.
+TEST_F(ServerTest, PlanWhatIfSetsTodayBesideTheChangedProfile) {
+  const std::vector<std::string> plan = {"plan", "--profile", "dgx-a100-80gb@1", "--model", "gpt3-175b",
+                                         "--gpus", "1024", "--global-batch", "1536"};
+  const std::vector<std::string> set = {"--set", "accelerator.memory_gib=40"};
+  auto with = [&](std::vector<std::string> front, std::vector<std::string> back) {
+    front.insert(front.end(), plan.begin(), plan.end());
+    front.insert(front.end(), back.begin(), back.end());
+    return front;
+  };
+  const auto today = FromJson<v1::PlanResponse>(P(with({"-o", "json"}, {"--top", "1"})).out);
+  std::vector<std::string> changed_args = set;
+  changed_args.insert(changed_args.end(), {"--top", "1"});
+  const auto changed = FromJson<v1::PlanResponse>(P(with({"-o", "json"}, changed_args)).out);
+  ASSERT_EQ(today.plans_size(), 1);
+  ASSERT_EQ(changed.plans_size(), 1);
+  std::vector<std::string> what_if = set;
+  what_if.push_back("--what-if");
+  Result r = P(with({"-o", "json"}, what_if));
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  const auto [t, w] = ComparisonSides(r.out, "today", "what_if");
+  EXPECT_EQ(t.iteration_time_s(), today.plans(0).iteration_time_s());
+  EXPECT_EQ(w.iteration_time_s(), changed.plans(0).iteration_time_s());
+  EXPECT_GT(t.memory().total_bytes(), 40.0 * (1 << 30)) << "today's best plan needs more than 40 GiB";
+  EXPECT_LE(w.memory().total_bytes(), 40.0 * (1 << 30));
+  EXPECT_GT(w.iteration_time_s(), t.iteration_time_s());
+
+  // The table: both plans, the ratio column named by the sides, the verdict, the --set note.
+  r = P(with({}, what_if));
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(r.out.rfind("profile dgx-a100-80gb@1, 1024 GPUs, global batch 1536, best by time\ntoday    TP", 0), 0u)
+      << r.out;
+  const double ratio = w.iteration_time_s() / t.iteration_time_s();
+  for (const std::string& row :
+       {std::string("\nwhat-if  TP"), std::string("what-if/today"),
+        absl::StrFormat("the best plan with --set takes %.3fx the iteration time of the best plan today (%.1f%% more)\n",
+                        ratio, 100 * (ratio - 1)),
+        std::string("with --set (not saved): accelerator.memory_gib=40\n")}) {
+    EXPECT_TRUE(Contains(r.out, row)) << row << "\n" << r.out;
+  }
+  r = P(with({"-o", "csv"}, what_if));
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(r.out.rfind("metric,today,what_if,what_if_over_today\r\n", 0), 0u) << r.out;
+
+  // Usage: --set, one GPU count, no --emit.
+  for (const std::vector<std::string>& bad :
+       {with({}, {"--what-if"}), with({}, {"--what-if", "--set", "accelerator.memory_gib=40", "--emit", "megatron"})}) {
+    r = P(bad);
+    EXPECT_EQ(r.code, 2) << Describe(r);
+    EXPECT_TRUE(Contains(r.err, "--what-if needs --set")) << Describe(r);
+  }
+  r = P({"plan", "--profile", "dgx-a100-80gb", "--model", "gpt3-175b", "--gpus", "512,1024", "--global-batch", "1536",
+         "--set", "accelerator.memory_gib=40", "--what-if"});
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  EXPECT_TRUE(Contains(r.err, "--what-if: one GPU count in --gpus")) << Describe(r);
+}
+
 TEST_F(ServerTest, CompareGivenAgainstBest) {
   const std::vector<std::string> given = {"--profile", "dgx-a100-80gb@1", "--model", "gpt3-175b", "--tp", "8", "--pp",
                                           "8", "--dp", "16", "--mbs", "1", "--global-batch", "1536", "--recompute",
@@ -1515,12 +1588,7 @@ TEST_F(ServerTest, CompareGivenAgainstBest) {
   args.insert(args.end(), given.begin(), given.end());
   Result r = P(args);
   ASSERT_EQ(r.code, 0) << Describe(r);
-  // {"given": Estimate, "best": Estimate}
-  const size_t best_at = r.out.find("\n \"best\": ");
-  ASSERT_EQ(r.out.rfind("{\n \"given\": {", 0), 0u) << r.out.substr(0, 200);
-  ASSERT_NE(best_at, std::string::npos);
-  const auto g = FromJson<v1::Estimate>(r.out.substr(12, best_at - 12 - 1));
-  const auto b = FromJson<v1::Estimate>(r.out.substr(best_at + 10, r.out.size() - best_at - 10 - 3));
+  const auto [g, b] = ComparisonSides(r.out, "given", "best");
   std::vector<std::string> est = {"-o", "json", "estimate"};
   est.insert(est.end(), given.begin(), given.end());
   const auto alone = FromJson<v1::Estimate>(P(est).out);
