@@ -145,7 +145,7 @@ const std::vector<CommandSpec>& Commands() {
        "     memory breakdowns, Pareto front, profile version and its measured accuracy\n"
        "  --what-if  with --set and one GPU count: the best plan on the stored profile (today)\n"
        "     beside the best plan with --set (what-if), as compare prints them; JSON:\n"
-       "     {\"today\": Estimate, \"what_if\": Estimate or null}\n",
+       "     {\"today\": Estimate, \"what_if\": Estimate or null}; --report draws the two\n",
        true},
       {"ingest", 1, 1, {}, {},
        "paraplan ingest FILE.jsonl\n"

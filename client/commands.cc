@@ -76,7 +76,9 @@ class Cli {
   int Plan();
   int PlanOutputs(const v1::PlanRequest& req, const v1::PlanResponse& r);
   int PrintPlan(const v1::PlanRequest& req, const v1::PlanResponse& r);
-  int WriteReport(const v1::PlanRequest& req, const v1::PlanResponse& r, const v1::SystemProfile& profile);
+  // plan_labels / what_if: a what-if page (ReportInput).
+  int WriteReport(const v1::PlanRequest& req, const v1::PlanResponse& r, const v1::SystemProfile& profile,
+                  std::vector<std::string> plan_labels = {}, std::string what_if = "");
   bool PlanWorkload(const v1::PlanRequest& req, v1::Workload* w);
   int Ingest();
   int Calibrate();
@@ -694,8 +696,8 @@ int Cli::Plan() {
   }
   if (a_.Has("report") && a_.Get("report").empty()) return UsageError("--report needs a file name");
   const bool what_if = a_.flags.count("what-if") > 0;
-  if (what_if && (a_.Has("emit") || a_.Has("report") || a_.sets.empty())) {
-    return UsageError("--what-if needs --set and takes neither --emit nor --report");
+  if (what_if && (a_.Has("emit") || a_.sets.empty())) {
+    return UsageError("--what-if needs --set and does not take --emit");
   }
   v1::PlanRequest req;
   req.set_profile(a_.Get("profile"));
@@ -769,6 +771,21 @@ int Cli::PlanWhatIf(v1::PlanRequest req, const std::vector<Override>& sets) {
     c.best = changed.plans(0);
   } else {
     c.no_plan_reason = changed.infeasible_reason();
+  }
+  if (a_.Has("report")) {
+    v1::PlanResponse both;
+    *both.add_plans() = c.given;
+    if (c.best) *both.add_plans() = *c.best;
+    both.set_infeasible_reason(c.no_plan_reason);
+    v1::GetProfileRequest get;
+    get.set_name(req.profile());
+    v1::SystemProfile stored;
+    if (!v1::Profiles::NewStub(channel_)->GetProfile(Context().get(), get, &stored).ok()) stored.set_name(req.profile());
+    req.clear_profile_override();
+    if (const int code = WriteReport(req, both, stored, {c.given_side.label, c.best_side.label}, SetList(sets).substr(1));
+        code != kOk) {
+      return code;
+    }
   }
   return PrintComparison(c);
 }
@@ -882,8 +899,11 @@ int Cli::PlanOutputs(const v1::PlanRequest& req, const v1::PlanResponse& r) {
 // Writes --report FILE: the plan, the profile (version 0 = only its reference is known)
 // and the profile's measured accuracy, which is left out, with the reason, when it
 // cannot be read.
-int Cli::WriteReport(const v1::PlanRequest& req, const v1::PlanResponse& r, const v1::SystemProfile& profile) {
+int Cli::WriteReport(const v1::PlanRequest& req, const v1::PlanResponse& r, const v1::SystemProfile& profile,
+                     std::vector<std::string> plan_labels, std::string what_if) {
   ReportInput in = PlanReportInput(req, r, profile);
+  in.plan_labels = std::move(plan_labels);
+  in.what_if = std::move(what_if);
   v1::GetAccuracyRequest acc_req;
   acc_req.set_profile(in.profile.substr(0, in.profile.find('@')));
   v1::AccuracyReport acc;

@@ -23,10 +23,10 @@ int Deg(int v) { return v > 0 ? v : 1; }
 
 std::string E(const std::string& s) { return HtmlEscape(s); }
 
-// "#1 TP8 PP8 DP16 CP2 v6" (degrees above 1 beyond TP/PP/DP).
-std::string PlanLabel(int rank, const v1::Estimate& e) {
+// "#1 TP8 PP8 DP16 CP2 v6" (degrees above 1 beyond TP/PP/DP) for the plan named "#1".
+std::string PlanLabel(const std::string& name, const v1::Estimate& e) {
   const v1::ParallelConfig& c = e.config();
-  std::string s = absl::StrCat("#", rank, " TP", Deg(c.tensor_parallel()), " PP", Deg(c.pipeline_parallel()), " DP",
+  std::string s = absl::StrCat(name, " TP", Deg(c.tensor_parallel()), " PP", Deg(c.pipeline_parallel()), " DP",
                                Deg(c.data_parallel()));
   if (Deg(c.context_parallel()) > 1) absl::StrAppend(&s, " CP", c.context_parallel());
   if (Deg(c.expert_parallel()) > 1) absl::StrAppend(&s, " EP", c.expert_parallel());
@@ -35,6 +35,14 @@ std::string PlanLabel(int rank, const v1::Estimate& e) {
   if (Deg(c.channel_parallel()) > 1) absl::StrAppend(&s, " channel", c.channel_parallel());
   if (Deg(c.virtual_pipeline_stages()) > 1) absl::StrAppend(&s, " v", c.virtual_pipeline_stages());
   return s;
+}
+
+std::string PlanLabel(int rank, const v1::Estimate& e) { return PlanLabel(absl::StrCat("#", rank), e); }
+
+// What names the plan of `rank` (1-based): "#1", or its label on a what-if page.
+std::string PlanName(const ReportInput& in, int rank) {
+  const size_t i = static_cast<size_t>(rank - 1);
+  return i < in.plan_labels.size() ? in.plan_labels[i] : absl::StrCat("#", rank);
 }
 
 // The switches of a configuration that the degree columns do not show.
@@ -115,7 +123,8 @@ std::string Script() {
          "</script>\n";
 }
 
-std::string PlansTable(const v1::PlanResponse& r, const EnergyUnit& eu) {
+std::string PlansTable(const ReportInput& in, const EnergyUnit& eu) {
+  const v1::PlanResponse& r = in.response;
   std::string out =
       "<div class=\"scroll\"><table id=\"plans\"><thead><tr><th>#</th><th>GPUs</th><th>TP</th><th>PP</th><th>DP</th><th>CP</th><th>EP</th>"
       "<th>v</th><th>mbs</th><th class=\"l\">recompute</th><th class=\"l\">SP</th><th>ZeRO</th>"
@@ -128,7 +137,9 @@ std::string PlansTable(const v1::PlanResponse& r, const EnergyUnit& eu) {
   for (const v1::Estimate& e : r.plans()) {
     const v1::ParallelConfig& c = e.config();
     ++rank;
-    absl::StrAppend(&out, "<tr data-plan=\"", rank, "\"><td>", rank, "</td><td>", e.num_gpus(), "</td><td>",
+    const std::string name = PlanName(in, rank);
+    absl::StrAppend(&out, "<tr data-plan=\"", rank, "\"><td>", E(name.front() == '#' ? name.substr(1) : name),
+                    "</td><td>", e.num_gpus(), "</td><td>",
                     Deg(c.tensor_parallel()), "</td><td>", Deg(c.pipeline_parallel()), "</td><td>",
                     Deg(c.data_parallel()), "</td><td>", Deg(c.context_parallel()), "</td><td>",
                     Deg(c.expert_parallel()), "</td><td>", Deg(c.virtual_pipeline_stages()), "</td><td>",
@@ -145,7 +156,8 @@ std::string PlansTable(const v1::PlanResponse& r, const EnergyUnit& eu) {
   return absl::StrCat(out, "</tbody></table></div>\n");
 }
 
-std::string TimeChart(const v1::PlanResponse& r) {
+std::string TimeChart(const ReportInput& in) {
+  const v1::PlanResponse& r = in.response;
   StackedBarChart ch;
   ch.title = "time breakdown per plan (exposed seconds per iteration)";
   ch.unit = "s";
@@ -160,7 +172,7 @@ std::string TimeChart(const v1::PlanResponse& r) {
     ++rank;
     ch.rows.push_back(
         {absl::StrCat(rank),
-         PlanLabel(rank, e),
+         PlanLabel(PlanName(in, rank), e),
          {t.compute_s(), t.recompute_s(), t.tp_comm_s(), t.spatial_comm_s(), t.cp_comm_s(), t.ep_comm_s(),
           t.pp_comm_s(), t.pipeline_bubble_s(), t.dp_comm_s(), t.optimizer_s(), t.data_loading_s(), t.overhead_s(),
           t.offload_s()},
@@ -169,7 +181,8 @@ std::string TimeChart(const v1::PlanResponse& r) {
   return StackedBarsSvg(ch);
 }
 
-std::string MemoryChart(const v1::PlanResponse& r) {
+std::string MemoryChart(const ReportInput& in) {
+  const v1::PlanResponse& r = in.response;
   StackedBarChart ch;
   ch.title = "memory breakdown per plan (GiB per GPU) against the GPU capacity";
   ch.unit = "GiB";
@@ -181,7 +194,7 @@ std::string MemoryChart(const v1::PlanResponse& r) {
     const v1::MemoryBreakdown& m = e.memory();
     ++rank;
     ch.rows.push_back({absl::StrCat(rank),
-                       PlanLabel(rank, e),
+                       PlanLabel(PlanName(in, rank), e),
                        {m.weights_bytes() / kGiB, m.gradients_bytes() / kGiB, m.optimizer_bytes() / kGiB,
                         m.activations_bytes() / kGiB, m.buffers_bytes() / kGiB, m.overhead_bytes() / kGiB},
                        m.capacity_bytes() / kGiB});
@@ -243,13 +256,15 @@ std::string ParetoChart(const v1::PlanResponse& r, bool energy, const EnergyUnit
   return ScatterSvg(ch);
 }
 
-std::string Warnings(const v1::PlanResponse& r) {
+std::string Warnings(const ReportInput& in) {
+  const v1::PlanResponse& r = in.response;
   std::string out;
   int rank = 0;
   for (const v1::Estimate& e : r.plans()) {
     ++rank;
     for (const std::string& w : e.warnings()) {
-      absl::StrAppend(&out, "<li data-plan=\"", rank, "\">", E(PlanLabel(rank, e)), ": ", E(w), "</li>\n");
+      absl::StrAppend(&out, "<li data-plan=\"", rank, "\">", E(PlanLabel(PlanName(in, rank), e)), ": ", E(w),
+                      "</li>\n");
     }
   }
   return out.empty() ? "" : absl::StrCat("<h2>Warnings</h2>\n<ul class=\"warnings\">\n", out, "</ul>\n");
@@ -266,6 +281,28 @@ std::string UncertaintyText(const ReportInput& in) {
   return absl::StrFormat("uncertainty \u00b1%.1f %% (MAPE over %d measurement%s)", 100 * s.mape_ratio(), s.count(),
                          s.count() == 1 ? "" : "s");
 }
+
+namespace {
+
+// The rest of a what-if page after its header `out`: the two plans side by side in the
+// table and both charts, and the warnings (which name the fields --set changed).
+std::string WhatIfBody(const ReportInput& in, const EnergyUnit& eu, std::string out) {
+  const v1::PlanResponse& r = in.response;
+  absl::StrAppend(&out, "<p class=\"muted\">", E(in.generated_at.empty() ? "" : absl::StrCat("generated ", in.generated_at)),
+                  "</p>\n</header>\n<h2>What if: <span id=\"what-if\">", E(in.what_if),
+                  "</span></h2>\n<p>The best plan on the stored profile (", E(PlanName(in, 1)),
+                  ") beside the best plan on the profile so changed (", E(PlanName(in, 2)),
+                  "), for this page only: nothing is saved.</p>\n");
+  if (r.plans_size() < 2) {
+    absl::StrAppend(&out, "<p id=\"infeasible\">With the change no plan fits: ",
+                    E(r.infeasible_reason().empty() ? "nothing fits" : r.infeasible_reason()), "</p>\n");
+  }
+  absl::StrAppend(&out, PlansTable(in, eu), "<h2>Where the time goes</h2>\n", TimeChart(in), "\n",
+                  "<h2>Memory per GPU</h2>\n", MemoryChart(in), "\n", Warnings(in), Script(), "</body>\n</html>\n");
+  return out;
+}
+
+}  // namespace
 
 ReportInput PlanReportInput(const v1::PlanRequest& request, const v1::PlanResponse& response,
                             const v1::SystemProfile& profile) {
@@ -323,6 +360,7 @@ std::string PlanReportHtml(const ReportInput& in) {
     }
   }
   absl::StrAppend(&out, "<p class=\"uncertainty\" id=\"accuracy\">Profile accuracy: ", accuracy, "</p>\n");
+  if (!in.what_if.empty()) return WhatIfBody(in, eu, std::move(out));
   absl::StrAppend(
       &out, "<p class=\"muted\">",
       E(absl::StrFormat("%d candidates enumerated, %d feasible, %d evaluated in %.3f s%s; %d plans on the "
@@ -336,15 +374,15 @@ std::string PlanReportHtml(const ReportInput& in) {
                     "</body>\n</html>\n");
     return out;
   }
-  absl::StrAppend(&out, "<h2>Ranked plans</h2>\n", PlansTable(r, eu));
+  absl::StrAppend(&out, "<h2>Ranked plans</h2>\n", PlansTable(in, eu));
   absl::StrAppend(&out,
                   "<h2>Where the time goes</h2>\n<p class=\"muted\">Exposed time per iteration of the slowest "
                   "pipeline stage; the parts add up to the iteration time.</p>\n",
-                  TimeChart(r), "\n");
+                  TimeChart(in), "\n");
   absl::StrAppend(&out,
                   "<h2>Memory per GPU</h2>\n<p class=\"muted\">Peak memory of the fullest GPU against its "
                   "capacity (dashed line).</p>\n",
-                  MemoryChart(r), "\n");
+                  MemoryChart(in), "\n");
   absl::StrAppend(&out,
                   "<h2>Pareto front</h2>\n<p class=\"muted\">Plans no other plan beats on time, cost, energy and "
                   "memory headroom together (dots; the dashed line joins those best in each 2-D view); rings "
@@ -352,7 +390,7 @@ std::string PlanReportHtml(const ReportInput& in) {
                   "</figcaption>",
                   ParetoChart(r, false, eu), "</figure>\n<figure><figcaption>time vs energy</figcaption>",
                   ParetoChart(r, true, eu), "</figure>\n</div>\n");
-  absl::StrAppend(&out, Warnings(r), Script(), "</body>\n</html>\n");
+  absl::StrAppend(&out, Warnings(in), Script(), "</body>\n</html>\n");
   return out;
 }
 

@@ -11,6 +11,7 @@
 // unknown); the search summary; the ranked table of plans; per plan a stacked bar of
 // its exposed time breakdown and one of its memory breakdown against the GPU capacity;
 // the Pareto front as time-vs-cost and time-vs-energy scatters; each plan's warnings.
+// A what-if page (ReportInput::what_if) shows two plans by name instead.
 // When no plan fits it says so with the server's reason. Every string taken from the
 // input is HTML-escaped.
 #ifndef PARAPLAN_REPORT_REPORT_H_
@@ -19,6 +20,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "paraplan/v1/services.pb.h"
 
@@ -33,6 +35,13 @@ struct ReportInput {
   std::optional<v1::AccuracyReport> accuracy;  // absent when it could not be read
   std::string accuracy_error;                  // why it could not be read
   std::string generated_at;                    // UTC timestamp text ("" = leave out)
+  // A what-if page (`plan --set … --what-if --report`): `response` holds the best plan
+  // on the stored profile, then the best with `what_if` (the changes, one line) applied,
+  // or only the first with the reason in infeasible_reason. Plans are named by
+  // `plan_labels` ("today", "what-if") instead of ranks, and the page has no Pareto
+  // front or search summary. Empty `what_if`: a ranked report.
+  std::string what_if;
+  std::vector<std::string> plan_labels;
 };
 
 std::string PlanReportHtml(const ReportInput& in);

@@ -673,5 +673,29 @@ TEST(Report, NoPlanSaysWhy) {
   EXPECT_EQ(html.find("<svg"), std::string::npos);
 }
 
+// A what-if page: the two plans by name in the table, both charts and the warnings; no
+// Pareto front, no rank numbers; the change escaped in its heading.
+TEST(Report, WhatIfNamesTheTwoPlans) {
+  ReportInput in = Report();
+  in.response.clear_pareto();
+  in.plan_labels = {"today", "what-if"};
+  in.what_if = "accelerator.memory_gib=40 <b>";
+  const std::string html = PlanReportHtml(in);
+  EXPECT_NE(html.find("What if: <span id=\"what-if\">accelerator.memory_gib=40 &lt;b&gt;</span>"), std::string::npos);
+  EXPECT_NE(html.find("<tr data-plan=\"1\"><td>today</td><td>8</td>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<tr data-plan=\"2\"><td>what-if</td><td>8</td>"), std::string::npos) << html;
+  EXPECT_NE(html.find("what-if TP4 PP1 DP2: &lt;script&gt;"), std::string::npos) << "the warning names the side";
+  EXPECT_EQ(Count(html, "<svg "), 2) << "time and memory, no Pareto front";
+  EXPECT_EQ(html.find("#1"), std::string::npos);
+  EXPECT_EQ(html.find("infeasible"), std::string::npos);
+  // The change fits nothing: today alone and the reason.
+  in.response.mutable_plans()->RemoveLast();
+  in.response.set_infeasible_reason("nothing fits in 8 GiB");
+  const std::string alone = PlanReportHtml(in);
+  EXPECT_NE(alone.find("<p id=\"infeasible\">With the change no plan fits: nothing fits in 8 GiB</p>"),
+            std::string::npos);
+  EXPECT_EQ(Count(alone, "<tr data-plan="), 1);
+}
+
 }  // namespace
 }  // namespace paraplan::cli

@@ -1566,13 +1566,27 @@ TEST_F(ServerTest, PlanWhatIfSetsTodayBesideTheChangedProfile) {
   r = P(with({"-o", "csv"}, what_if));
   ASSERT_EQ(r.code, 0) << Describe(r);
   EXPECT_EQ(r.out.rfind("metric,today,what_if,what_if_over_today\r\n", 0), 0u) << r.out;
+  // The report: both plans by name, on the stored version, the change in the heading.
+  std::vector<std::string> report = what_if;
+  report.insert(report.end(), {"--report", g_tmp + "/what-if.html"});
+  r = P(with({}, report));
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  const std::string html = Slurp(g_tmp + "/what-if.html");
+  for (const std::string& part :
+       {std::string("<span id=\"profile\">dgx-a100-80gb@1</span>"),
+        std::string("What if: <span id=\"what-if\">accelerator.memory_gib=40</span>"),
+        std::string("<tr data-plan=\"1\"><td>today</td><td>1024</td>"),
+        std::string("<tr data-plan=\"2\"><td>what-if</td><td>1024</td>"),
+        std::string("accelerator.memory_gib 80 -&gt; 40")}) {
+    EXPECT_TRUE(Contains(html, part)) << part;
+  }
 
   // Usage: --set, one GPU count, no --emit.
   for (const std::vector<std::string>& bad :
        {with({}, {"--what-if"}), with({}, {"--what-if", "--set", "accelerator.memory_gib=40", "--emit", "megatron"})}) {
     r = P(bad);
     EXPECT_EQ(r.code, 2) << Describe(r);
-    EXPECT_TRUE(Contains(r.err, "--what-if needs --set")) << Describe(r);
+    EXPECT_TRUE(Contains(r.err, "--what-if needs --set and does not take --emit")) << Describe(r);
   }
   r = P({"plan", "--profile", "dgx-a100-80gb", "--model", "gpt3-175b", "--gpus", "512,1024", "--global-batch", "1536",
          "--set", "accelerator.memory_gib=40", "--what-if"});
