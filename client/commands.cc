@@ -103,7 +103,8 @@ class Cli {
   // --objective; `quantile` (plan) also takes time@pNN and is set to NN / 100.
   bool ObjectiveFlag(v1::Objective* out, double* quantile = nullptr);
   bool ParseOverrides(std::vector<Override>* out);
-  bool ApplyOverrides(const std::vector<Override>& sets, const std::string& profile, v1::SystemProfile* p);
+  bool ApplyOverrides(const std::vector<Override>& sets, const std::string& profile, v1::SystemProfile* p,
+                      v1::SystemProfile* stored = nullptr);
   void PrintSetNote();
   std::string ResolvedProfile(const std::string& reference);
 
@@ -306,8 +307,9 @@ bool Cli::ParseOverrides(std::vector<Override>* out) {
 }
 
 // The profile `reference` as the server has it, changed by `sets` (a path it does not
-// have is a usage error).
-bool Cli::ApplyOverrides(const std::vector<Override>& sets, const std::string& reference, v1::SystemProfile* p) {
+// have is a usage error); `stored`, when given, receives the profile as read.
+bool Cli::ApplyOverrides(const std::vector<Override>& sets, const std::string& reference, v1::SystemProfile* p,
+                         v1::SystemProfile* stored) {
   v1::GetProfileRequest get;
   get.set_name(reference);
   const grpc::Status s = v1::Profiles::NewStub(channel_)->GetProfile(Context().get(), get, p);
@@ -315,6 +317,7 @@ bool Cli::ApplyOverrides(const std::vector<Override>& sets, const std::string& r
     RpcFailed(s);
     return false;
   }
+  if (stored != nullptr) *stored = *p;
   for (const Override& o : sets) {
     if (absl::Status applied = ApplyOverride(o, p); !applied.ok()) {
       UsageError(std::string(applied.message()));
@@ -763,7 +766,8 @@ int Cli::PlanWhatIf(v1::PlanRequest req, const std::vector<Override>& sets) {
   c.given_side = {"today", "the best plan today"};
   c.best_side = {"what-if", "the best plan with --set"};
   req.set_profile(absl::StrCat(c.given.profile_name(), "@", c.given.profile_version()));
-  if (!ApplyOverrides(sets, req.profile(), req.mutable_profile_override())) return failed_;
+  v1::SystemProfile stored;  // as read, for the report
+  if (!ApplyOverrides(sets, req.profile(), req.mutable_profile_override(), &stored)) return failed_;
   v1::PlanResponse changed;
   s = stub->Plan(Context().get(), req, &changed);
   if (!s.ok()) return RpcFailed(s);
@@ -777,10 +781,6 @@ int Cli::PlanWhatIf(v1::PlanRequest req, const std::vector<Override>& sets) {
     *both.add_plans() = c.given;
     if (c.best) *both.add_plans() = *c.best;
     both.set_infeasible_reason(c.no_plan_reason);
-    v1::GetProfileRequest get;
-    get.set_name(req.profile());
-    v1::SystemProfile stored;
-    if (!v1::Profiles::NewStub(channel_)->GetProfile(Context().get(), get, &stored).ok()) stored.set_name(req.profile());
     req.clear_profile_override();
     if (const int code = WriteReport(req, both, stored, {c.given_side.label, c.best_side.label}, SetList(sets).substr(1));
         code != kOk) {

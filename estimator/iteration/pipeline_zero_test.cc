@@ -147,6 +147,20 @@ SystemProfile SimpleNet() {
   return p;
 }
 
+// The model's costs under `c` in bf16.
+ModelCosts Bf16Costs(const Workload& w, const ParallelConfig& c, const SystemProfile& p) {
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives coll(hw);
+  absl::StatusOr<ModelCosts> m = ComputeModelCosts(w, ModelShape::Of(c.Normalized()), hw, coll);
+  EXPECT_TRUE(m.ok()) << m.status();
+  return m.ok() ? *std::move(m) : ModelCosts();
+}
+
+// The dense parameters of `c`'s one pipeline stage (layers + embedding + head).
+double OneStageParams(const Workload& w, const ParallelConfig& c, const SystemProfile& p) {
+  return ComputeStageCosts(Bf16Costs(w, c, p), 1, 1).first.params;
+}
+
 // ZeRO-3 / FSDP without prefetch: every micro-batch gathers each layer's weights before
 // its forward and again before its backward and reduce-scatters its gradients.
 TEST(ShardedDataParallel, Zero3GathersEveryLayerEveryMicroBatch) {
@@ -156,12 +170,8 @@ TEST(ShardedDataParallel, Zero3GathersEveryLayerEveryMicroBatch) {
   c.zero_stage = 3;
   absl::StatusOr<Estimate> e = EstimateIteration(w, c, p);
   ASSERT_TRUE(e.ok()) << e.status();
-  const Hardware hw(p, Precision::kBf16);
-  const Collectives coll(hw);
-  absl::StatusOr<ModelCosts> m = ComputeModelCosts(w, ModelShape::Of(c.Normalized()), hw, coll);
-  const StageCosts s = ComputeStageCosts(*m, 1, 1);
   // Dense parameters of the one stage (layers + embedding + head), spread over 32 layers.
-  const double per_layer = s.first.params / 32;
+  const double per_layer = OneStageParams(w, c, p) / 32;
   // DP 64 over 8 nodes of 8: a ring at 8 x 10 GB/s per node, capped by NVLink 100 GB/s.
   const double bw = 80e9;
   const double ag = 20e-6 + 63.0 / 64 * per_layer * 2 / bw;  // 2-byte weights
@@ -181,11 +191,7 @@ TEST(ShardedDataParallel, DeepSpeedZero3GathersTensorByTensor) {
   c.framework = Framework::kDeepSpeed;
   absl::StatusOr<Estimate> e = EstimateIteration(w, c, p);
   ASSERT_TRUE(e.ok()) << e.status();
-  const Hardware hw(p, Precision::kBf16);
-  const Collectives coll(hw);
-  absl::StatusOr<ModelCosts> m = ComputeModelCosts(w, ModelShape::Of(c.Normalized()), hw, coll);
-  const StageCosts s = ComputeStageCosts(*m, 1, 1);
-  const double params = s.first.params;
+  const double params = OneStageParams(w, c, p);
   ASSERT_NEAR(params, 8.03e9, 0.01e9);
   const double tensors = 32 * 4 + 2 + 1;
   const double ag = 20e-6 + 63.0 / 64 * params * 2 / tensors / 80e9;
@@ -196,7 +202,7 @@ TEST(ShardedDataParallel, DeepSpeedZero3GathersTensorByTensor) {
   c.framework = Framework::kAny;
   absl::StatusOr<Estimate> fsdp = EstimateIteration(w, c, p);
   ASSERT_TRUE(fsdp.ok());
-  const double layer_bytes = m->layers[0].params * 2;
+  const double layer_bytes = Bf16Costs(w, c, p).layers[0].params * 2;
   EXPECT_NEAR(fsdp->memory.buffers_bytes - e->memory.buffers_bytes, 2 * layer_bytes - 2 * layer_bytes / 4, 1e3);
 }
 
@@ -211,11 +217,7 @@ TEST(ShardedDataParallel, Zero2ReducesEveryMicroBatch) {
   c.zero_stage = 2;
   absl::StatusOr<Estimate> z2 = EstimateIteration(w, c, p);
   ASSERT_TRUE(z1.ok() && z2.ok());
-  const Hardware hw(p, Precision::kBf16);
-  const Collectives coll(hw);
-  absl::StatusOr<ModelCosts> m = ComputeModelCosts(w, ModelShape::Of(c.Normalized()), hw, coll);
-  const StageCosts s = ComputeStageCosts(*m, 1, 1);
-  const double params = s.first.params;
+  const double params = OneStageParams(w, c, p);
   const double rs = 20e-6 + 63.0 / 64 * params * 4 / 80e9;
   const double ag = 20e-6 + 63.0 / 64 * params * 2 / 80e9;
   EXPECT_NEAR(z1->time.dp_comm_s, rs + ag, 1e-9);
