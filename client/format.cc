@@ -222,6 +222,12 @@ std::string FormatProfile(const v1::SystemProfile& p) {
     absl::StrAppend(&out, ", ", n.level(), ".efficiency ", val(n.efficiency()));
   }
   absl::StrAppend(&out, "\n");
+  absl::StrAppend(&out, "input and CNN implementation: jpeg_decode_mpixels_per_core_s ",
+                  val(c.jpeg_decode_mpixels_per_core_s()), ", hdf5_read_gbytes_per_core_s ",
+                  val(c.hdf5_read_gbytes_per_core_s()), ", shared_fs_files_per_s ", val(c.shared_fs_files_per_s()),
+                  ", halo_host_staged ", c.halo_host_staged() ? "yes" : "no", ", host_staging_efficiency ",
+                  val(c.host_staging_efficiency()), ", halo_exchange_latency_us ", val(c.halo_exchange_latency_us()),
+                  "\n");
   for (const v1::RegimeCalibration& g : c.regimes()) {
     std::vector<std::string> values;
     for (const v1::RegimeValue& v : g.values()) values.push_back(absl::StrFormat("%s %.4g", v.parameter(), v.value()));

@@ -468,6 +468,10 @@ absl::StatusOr<SystemProfile> FromProto(const v1::SystemProfile& p) {
   k.collective_overhead_us = c.collective_overhead_us();
   k.halo_host_staged = c.halo_host_staged();
   k.halo_exchange_latency_us = c.halo_exchange_latency_us();
+  k.host_staging_efficiency = c.host_staging_efficiency();
+  k.jpeg_decode_mpixels_per_core_s = c.jpeg_decode_mpixels_per_core_s();
+  k.hdf5_read_gbytes_per_core_s = c.hdf5_read_gbytes_per_core_s();
+  k.shared_fs_files_per_s = c.shared_fs_files_per_s();
   for (const v1::RegimeCalibration& r : c.regimes()) {
     RegimeCalibration g{r.regime(), {}, r.num_measurements(), r.cv_mape_ratio(), r.max_gpus(), r.max_parameters()};
     for (const v1::RegimeValue& v : r.values()) g.values.push_back({v.parameter(), v.value()});
@@ -708,6 +712,10 @@ v1::Calibration ToProto(const Calibration& k) {
     }
   }
   c.set_halo_exchange_latency_us(k.halo_exchange_latency_us);
+  c.set_host_staging_efficiency(k.host_staging_efficiency);
+  c.set_jpeg_decode_mpixels_per_core_s(k.jpeg_decode_mpixels_per_core_s);
+  c.set_hdf5_read_gbytes_per_core_s(k.hdf5_read_gbytes_per_core_s);
+  c.set_shared_fs_files_per_s(k.shared_fs_files_per_s);
   c.set_matmul_efficiency_fp8(k.matmul_efficiency_fp8);
   return c;
 }

@@ -123,6 +123,26 @@ std::vector<CalibrationParam> CalibrationParams(const SystemProfile& base) {
   p.push_back(Ratio(
       "attention_efficiency_bwd", 0.1, 0.9,
       "configurations with flash_attention"));
+  // Host-staged CNN tensors: pinned copies reach the PCIe rate (1); pageable, strided
+  // buffers through MPI's host path far less; below 0.01 the path is broken.
+  p.push_back(Ratio(
+      "host_staging_efficiency", 0.01, 1.0,
+      "CNN configurations with spatial, filter or channel parallelism whose implementation stages tensors "
+      "through host memory"));
+  // JPEG decode + augmentation on one core: libjpeg-turbo's 100-200 Mpixel/s at best;
+  // a Python loader with PIL and numpy augmentation down to ~1.
+  p.push_back(Ratio(
+      "jpeg_decode_mpixels_per_core_s", 1.0, 400.0,
+      "input-bound measurements of JPEG datasets (many samples per node, few cores)"));
+  // HDF5 read + unpack on one core: ~0.05 (gzip level 9, Python copies) to memcpy's ~10 GB/s.
+  p.push_back(Ratio(
+      "hdf5_read_gbytes_per_core_s", 0.02, 10.0,
+      "input-bound measurements of HDF5 datasets (large samples)"));
+  // File opens of a shared file system, all clients: from a loaded small system (10^2/s)
+  // to the IO500's largest metadata rates (~10^7/s).
+  p.push_back(Ratio(
+      "shared_fs_files_per_s", 100.0, 1e7,
+      "measurements reading many small files from a shared file system"));
   const Calibration resolved = ResolvedCalibration(base);
   for (size_t i = 0; i < base.network_levels.size(); ++i) {
     const NetworkLevel& level = base.network_levels[i];

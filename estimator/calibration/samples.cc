@@ -55,7 +55,10 @@ std::string ModelKey(const CalibrationSample& s) {
 
 std::string ConfigGroup(const CalibrationSample& s) {
   const ParallelConfig c = s.config.Normalized();
-  return absl::StrCat(ModelKey(s), " tp", c.tensor_parallel, " pp", c.pipeline_parallel);
+  // A CNN's model-parallel splits (spatial, filter, channel) shape its run as TP and PP
+  // shape a transformer's.
+  return absl::StrCat(ModelKey(s), " tp", c.tensor_parallel, " pp", c.pipeline_parallel, " sp", c.spatial_parallel,
+                      " fp", c.filter_parallel, " cp", c.channel_parallel);
 }
 
 int CountGroups(absl::Span<const CalibrationSample> samples) {
@@ -153,12 +156,13 @@ Subsample StratifiedSubsample(absl::Span<const CalibrationSample> samples, int b
 }
 
 Folds GroupedFolds(absl::Span<const CalibrationSample> samples, int max_folds) {
-  // Groups in (TP, PP, model) order.
-  using Key = std::tuple<int, int, std::string>;
+  // Groups in (TP, PP, a CNN's spatial x filter x channel split, model) order.
+  using Key = std::tuple<int, int, int64_t, std::string>;
   std::map<Key, std::vector<int>> groups;
   for (size_t i = 0; i < samples.size(); ++i) {
     const ParallelConfig c = samples[i].config.Normalized();
-    groups[{c.tensor_parallel, c.pipeline_parallel, ModelKey(samples[i])}].push_back(static_cast<int>(i));
+    const int64_t split = int64_t{c.spatial_parallel} * 1000000 + int64_t{c.filter_parallel} * 1000 + c.channel_parallel;
+    groups[{c.tensor_parallel, c.pipeline_parallel, split, ModelKey(samples[i])}].push_back(static_cast<int>(i));
   }
   Folds f;
   f.num_groups = static_cast<int>(groups.size());

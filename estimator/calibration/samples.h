@@ -16,7 +16,8 @@ namespace paraplan {
 
 // The model a measurement trains, by name and size ("GPT-h1024-l24 h1024 l24 s1024").
 std::string ModelKey(const CalibrationSample& s);
-// Configuration group: model x TP x PP. Runs of one group differ only in data
+// Configuration group: model x TP x PP (x spatial x filter x channel for a CNN). Runs
+// of one group differ only in data
 // parallelism and batch sizes, so they are near-identical for the fit and must never
 // straddle a cross-validation split.
 std::string ConfigGroup(const CalibrationSample& s);

@@ -136,6 +136,11 @@ SystemProfile AbciV100() {
   // The shared GPFS / Lustre areas (3x DDN SFA14KX, 22 PB) publish no bandwidth: set
   // storage.shared_fs_gbytes_per_s for the file system a job reads from.
   p.storage.read_gbytes_per_s = 2.5;
+  // The CNN stack measured on this cluster (ChainerMN with ParaDL's spatial, filter and
+  // channel functions, Kahira et al. HPDC'21) moves halos, gathers and a spatial group's
+  // samples through host memory by MPI (chainermn's send / recv / allgather, its
+  // multi-node iterator).
+  p.calibration.halo_host_staged = true;
   p.node_power_w = 600;  // 2x Xeon Gold 6148 (2 x 150 W) + memory, NICs, fans
   p.price_per_gpu_hour_usd = 3.06;  // AWS p3.8xlarge (4x V100 16GB) $12.24/h / 4
   return p;

@@ -50,6 +50,10 @@ double* CalibrationField(Calibration& c, absl::string_view parameter) {
       {"collective_overhead_us", &Calibration::collective_overhead_us},
       {"memory_overhead_fraction", &Calibration::memory_overhead_fraction},
       {"memory_overhead_gib", &Calibration::memory_overhead_gib},
+      {"host_staging_efficiency", &Calibration::host_staging_efficiency},
+      {"jpeg_decode_mpixels_per_core_s", &Calibration::jpeg_decode_mpixels_per_core_s},
+      {"hdf5_read_gbytes_per_core_s", &Calibration::hdf5_read_gbytes_per_core_s},
+      {"shared_fs_files_per_s", &Calibration::shared_fs_files_per_s},
   };
   for (const auto& [name, field] : kScalars) {
     if (parameter == name) return &(c.*field);

@@ -118,6 +118,13 @@ struct Calibration {
   double collective_overhead_us = 0;   // fixed cost of one collective call (launch, rendezvous)
   bool halo_host_staged = false;       // CNN halos copied through host memory + MPI
   double halo_exchange_latency_us = 0; // software latency of one halo exchange; 0 = default
+  // Share of the PCIe rate a host-staged transfer of a CNN's model-parallel tensors
+  // (halos, gathers, broadcast samples) reaches; 0 = default (hardware.h).
+  double host_staging_efficiency = 0;
+  // Input pipeline (input_pipeline.h); 0 = default (hardware.h).
+  double jpeg_decode_mpixels_per_core_s = 0;  // JPEG decode + crop / flip / normalise, one core
+  double hdf5_read_gbytes_per_core_s = 0;     // HDF5 sample read and unpack, one core
+  double shared_fs_files_per_s = 0;           // files the shared file system opens per second, all clients
   double memory_overhead_fraction = 0;
   double memory_overhead_gib = 0;
   std::vector<RegimeCalibration> regimes;  // narrowest first; empty = never calibrated

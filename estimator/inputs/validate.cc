@@ -251,7 +251,8 @@ absl::Status ValidateCalibrationValues(const Calibration& c) {
                          {"memory_bound_efficiency", c.memory_bound_efficiency},
                          {"overlap_efficiency", c.overlap_efficiency},
                          {"attention_efficiency_fwd", c.attention_efficiency_fwd},
-                         {"attention_efficiency_bwd", c.attention_efficiency_bwd}}) {
+                         {"attention_efficiency_bwd", c.attention_efficiency_bwd},
+                         {"host_staging_efficiency", c.host_staging_efficiency}}) {
     PARAPLAN_RETURN_IF_ERROR(InRange(absl::StrCat("profile.calibration.", name), v, kMinEfficiency, 1.0, true));
   }
   for (auto [name, v, max] : {std::tuple{"matmul_half_efficiency_gflop", c.matmul_half_efficiency_gflop, 1e6},
@@ -260,7 +261,10 @@ absl::Status ValidateCalibrationValues(const Calibration& c) {
                               {"recompute_overhead_us", c.recompute_overhead_us, 1e7},
                               {"memory_overhead_fraction", c.memory_overhead_fraction, 1.0},
                               {"memory_overhead_gib", c.memory_overhead_gib, 1e4},
-                              {"collective_overhead_us", c.collective_overhead_us, 1e6}}) {
+                              {"collective_overhead_us", c.collective_overhead_us, 1e6},
+                              {"jpeg_decode_mpixels_per_core_s", c.jpeg_decode_mpixels_per_core_s, 1e6},
+                              {"hdf5_read_gbytes_per_core_s", c.hdf5_read_gbytes_per_core_s, 1e4},
+                              {"shared_fs_files_per_s", c.shared_fs_files_per_s, 1e12}}) {
     PARAPLAN_RETURN_IF_ERROR(InRange(absl::StrCat("profile.calibration.", name), v, 0, max, false));
   }
   if (c.network.size() > 64) return Bad("profile.calibration.network", "more than 64 levels");

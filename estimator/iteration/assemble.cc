@@ -200,6 +200,27 @@ void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
   *out = best;
 }
 
+namespace {
+
+// A spatial group's root hands every micro-batch's decoded samples to the group's other
+// ranks before forward, outside the loaders' prefetch: through host memory by MPI where
+// the implementation stages its tensors there (ChainerMN's multi-node iterator pickles
+// the batch; ParaDL), else a device broadcast (a pipelined broadcast moves the batch
+// over each link once, as an all-gather of that size does).
+double SampleBroadcast(const ParallelConfig& c, const SystemContext& sys, int m) {
+  const int sp = c.spatial_parallel;
+  if (sp <= 1 || sys.input.tensor_bytes <= 0) return 0;
+  const Hardware& hw = *sys.hw;
+  const double bytes = c.micro_batch_size * sys.input.tensor_bytes;
+  if (hw.halo_host_staged() && hw.host_staging_bytes_per_s() > 0) {
+    return m * (sp - 1) * bytes / hw.host_staging_bytes_per_s();
+  }
+  const GroupSpan g = sys.coll->Place(sp, int64_t{c.filter_parallel} * c.channel_parallel);
+  return m * sys.coll->AllGather(bytes, g);
+}
+
+}  // namespace
+
 void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& c,
               const SystemContext& sys, CandidateResult* out, const MemoryBreakdown* memory) {
   const Hardware& hw = *sys.hw;
@@ -353,19 +374,22 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
   }
 
   // Input pipeline (read + decode, input_pipeline.h): prefetched by loader workers; only
-  // what exceeds compute is exposed. A node serves the replicas on it: each replica reads
-  // its global_batch / dp samples once (the ranks of one replica share them), and a
-  // replica larger than a node reads on one node.
+  // what exceeds compute is exposed. A node serves the replicas on it: each replica's
+  // first rank loads its global_batch / dp samples once on its share of the node's cores
+  // (the ranks of one replica share them: Megatron's broadcast_data, ChainerMN's
+  // multi-node iterator), and a replica larger than a node loads on one node.
   if (sys.input.sample_bytes > 0 || sys.input.decode_s_per_sample > 0) {
     const double replica_gpus = static_cast<double>(c.NumGpus()) / c.data_parallel;
     const double replicas_per_node = std::max(1.0, hw.gpus_per_node() / replica_gpus);
     const double node_samples = double(c.global_batch_size) / c.data_parallel * replicas_per_node;
     const double job_nodes = std::ceil(static_cast<double>(c.NumGpus()) / hw.gpus_per_node());
-    const InputTime in = InputPipelineTime(sys.input, node_samples, job_nodes);
+    const double core_share = std::min(1.0, replicas_per_node / hw.gpus_per_node());
+    const InputTime in = InputPipelineTime(sys.input, node_samples, job_nodes, core_share);
     const double busy = t.compute_s + t.recompute_s;
     t.data_loading_s = std::max(0.0, in.steady_s - busy);
     out->first_epoch_extra_s = std::max(0.0, in.first_epoch_s - busy) - t.data_loading_s;
   }
+  t.data_loading_s += SampleBroadcast(c, sys, m);
   // Framework overhead: per iteration, plus host-bound kernel launch time (the stage's
   // launches beyond its GPU time, every micro-batch, and the optimizer step's).
   t.overhead_s = hw.iteration_overhead_s() + m * s.host_s + optimizer_host_s;

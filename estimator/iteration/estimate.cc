@@ -27,7 +27,7 @@ SystemContext MakeSystemContext(const SystemProfile& profile, const Workload& wo
   sys.node_power_w = profile.node_power_w;
   sys.price_per_gpu_hour_usd = profile.price_per_gpu_hour_usd;
   sys.sample_bytes = static_cast<double>(workload.dataset.sample_bytes);
-  sys.input = InputSystem::Of(profile, workload.dataset);
+  sys.input = InputSystem::Of(profile, workload, hw);
   return sys;
 }
 
@@ -62,8 +62,11 @@ void AddWarnings(const Workload& workload, const SystemProfile& profile, const P
         c.tensor_parallel, profile.network_levels.empty() ? "node" : profile.network_levels[0].name, domain));
   }
   const DatasetSpec& d = workload.dataset;
-  if (d.format == DatasetFormat::kJpeg && d.decode_core_ms_per_sample <= 0 && !d.decode_offloaded) {
-    w->push_back("dataset.format JPEG without decode_core_ms_per_sample: CPU decoding is not modelled");
+  if (workload.kind == Workload::Kind::kLayerGraph && d.sample_bytes > 0 && d.format == DatasetFormat::kUnspecified &&
+      d.decode_core_ms_per_sample <= 0 && !d.decode_offloaded) {
+    w->push_back(ResolvedFormat(workload) == DatasetFormat::kJpeg
+                     ? "dataset.format not given: samples smaller than their tensor are decoded as JPEG"
+                     : "dataset.format not given: samples are read as HDF5 arrays");
   }
   const int m = c.NumMicroBatches();
   if (c.pipeline_parallel > 1 && m < c.pipeline_parallel) {

@@ -52,6 +52,10 @@ Calibration ResolvedCalibration(const SystemProfile& profile, int64_t num_gpus) 
   r.halo_host_staged = c.halo_host_staged;
   r.halo_exchange_latency_us =
       Or(c.halo_exchange_latency_us, c.halo_host_staged ? D::kHaloHostStagedLatencyUs : 0.0);
+  r.host_staging_efficiency = Or(c.host_staging_efficiency, D::kHostStagingEfficiency);
+  r.jpeg_decode_mpixels_per_core_s = Or(c.jpeg_decode_mpixels_per_core_s, D::kJpegDecodeMpixelsPerCoreS);
+  r.hdf5_read_gbytes_per_core_s = Or(c.hdf5_read_gbytes_per_core_s, D::kHdf5ReadGbytesPerCoreS);
+  r.shared_fs_files_per_s = Or(c.shared_fs_files_per_s, D::kSharedFsFilesPerS);
   r.memory_overhead_fraction = Or(c.memory_overhead_fraction, D::kMemoryOverheadFraction);
   r.memory_overhead_gib = Or(c.memory_overhead_gib, D::kMemoryOverheadGib);
   r.regimes = profile.calibration.regimes;
@@ -87,6 +91,10 @@ Hardware::Hardware(const SystemProfile& profile, Precision precision, int64_t nu
     measured_layers_[t.workload + '\0' + t.layer] = {t.forward_s_per_sample, t.backward_s_per_sample};
   }
   halo_latency_s_ = cal.halo_exchange_latency_us * 1e-6;
+  host_staging_bytes_per_s_ = pcie_bytes_per_s_ * cal.host_staging_efficiency;
+  jpeg_pixels_per_core_s_ = cal.jpeg_decode_mpixels_per_core_s * 1e6;
+  hdf5_bytes_per_core_s_ = cal.hdf5_read_gbytes_per_core_s * 1e9;
+  shared_fs_files_per_s_ = cal.shared_fs_files_per_s;
   overlap_efficiency_ = std::clamp(cal.overlap_efficiency, 0.0, 1.0);
   iteration_overhead_s_ = cal.iteration_overhead_s;
   kernel_overhead_s_ = cal.kernel_overhead_us * 1e-6;

@@ -78,6 +78,20 @@ struct CalibrationDefaults {
   // small buffer (~8 us each: NVIDIA, "How to Optimize Data Transfers in CUDA C/C++")
   // and an MPI message (~2 us on InfiniBand: OSU latency benchmark).
   static constexpr double kHaloHostStagedLatencyUs = 18.0;
+  // A host-staged transfer of pageable, strided CNN tensors (a halo, a chainermn gather)
+  // reaches about half the pinned PCIe rate: pageable copies go through a driver bounce
+  // buffer (Harris, NVIDIA "How to Optimize Data Transfers in CUDA C/C++": ~3 vs ~6 GB/s).
+  static constexpr double kHostStagingEfficiency = 0.5;
+  // libjpeg-turbo's SIMD decoder: ~100-200 Mpixel/s per x86 core (libjpeg-turbo.org,
+  // "Performance"); crop, flip and float normalisation on top: the low end.
+  static constexpr double kJpegDecodeMpixelsPerCoreS = 100.0;
+  // HDF5 samples are commonly deflate-compressed: zlib inflates ~0.4 GB/s per core
+  // (lzbench, zlib level 6 decompression).
+  static constexpr double kHdf5ReadGbytesPerCoreS = 0.4;
+  // Opens a parallel file system's metadata service serves per second, all clients:
+  // IO500 mdtest read / stat rates of production GPFS and Lustre deployments run
+  // 10^4-10^6 per second; a shared system under other jobs' load sits at the low end.
+  static constexpr double kSharedFsFilesPerS = 20000.0;
 };
 
 struct NetworkRates {
@@ -113,6 +127,13 @@ class Hardware {
   // nullptr when none is stored.
   const std::pair<double, double>* MeasuredLayer(const std::string& workload, const std::string& layer) const;
   double halo_latency_s() const { return halo_latency_s_; }
+  // Rate of a host-staged CNN tensor transfer (PCIe x host_staging_efficiency), bytes/s.
+  double host_staging_bytes_per_s() const { return host_staging_bytes_per_s_; }
+  // Input pipeline rates: JPEG pixels and HDF5 bytes one host core decodes per second;
+  // files the shared file system opens per second for all clients.
+  double jpeg_pixels_per_core_s() const { return jpeg_pixels_per_core_s_; }
+  double hdf5_bytes_per_core_s() const { return hdf5_bytes_per_core_s_; }
+  double shared_fs_files_per_s() const { return shared_fs_files_per_s_; }
   double overlap_efficiency() const { return overlap_efficiency_; }
   double iteration_overhead_s() const { return iteration_overhead_s_; }
   // Host time per kernel in eager mode (see CalibrationDefaults::kKernelOverheadUs).
@@ -173,6 +194,10 @@ class Hardware {
   bool halo_host_staged_ = false;
   std::unordered_map<std::string, std::pair<double, double>> measured_layers_;  // "workload\0layer"
   double halo_latency_s_ = 0;
+  double host_staging_bytes_per_s_ = 0;
+  double jpeg_pixels_per_core_s_ = 0;
+  double hdf5_bytes_per_core_s_ = 0;
+  double shared_fs_files_per_s_ = 0;
   double overlap_efficiency_ = 0;
   double iteration_overhead_s_ = 0;
   double kernel_overhead_s_ = 0;

@@ -1,29 +1,43 @@
 // The input pipeline of one training iteration on one node: reading the node's samples
 // (from node-local storage, or from the shared parallel file system whose aggregate
-// bandwidth all the job's nodes share, each capped by its own client link) and decoding
-// and augmenting them on the node's CPU cores. Loader workers read and decode at once
-// and prefetch ahead of the GPUs (PyTorch DataLoader's prefetch_factor, NVIDIA DALI), so
-// a node's input time is the slower of the two, and only what exceeds compute is
-// exposed. Pure; thread-safe.
+// bandwidth and file opens all the job's nodes share, each capped by its own client
+// link) and decoding and augmenting them on host cores. Loader workers read and decode
+// at once and prefetch ahead of the GPUs (PyTorch DataLoader's prefetch_factor, NVIDIA
+// DALI, Chainer's MultithreadIterator), so a node's input time is the slowest of the
+// three, and only what exceeds compute is exposed.
+//
+// Decoding by format (dataset.format; unspecified: tokens for a transformer; for a layer
+// graph JPEG when a stored sample is smaller than its tensor at one byte per element,
+// a compressed image, else HDF5, the usual container of scientific arrays): JPEG costs
+// the input's pixels at the profile's per-core decode rate, HDF5 its bytes at the per-core
+// read rate, tokens and raw tensors nothing. A sample is decoded by one core, and opened
+// as a file of its own (tokens excepted: a few large files). Pure; thread-safe.
 #ifndef PARAPLAN_ESTIMATOR_SYSTEM_INPUT_PIPELINE_H_
 #define PARAPLAN_ESTIMATOR_SYSTEM_INPUT_PIPELINE_H_
 
 #include "estimator/inputs/system_profile.h"
 #include "estimator/inputs/workload.h"
+#include "estimator/system/hardware.h"
 
 namespace paraplan {
 
+// The format a workload's samples are decoded as (see above).
+DatasetFormat ResolvedFormat(const Workload& workload);
+
 // What the input pipeline needs of the system and the dataset, prepared once.
 struct InputSystem {
-  double sample_bytes = 0;
+  double sample_bytes = 0;             // stored
+  double tensor_bytes = 0;             // decoded, as the loader hands it over (float32)
   DatasetLocation location = DatasetLocation::kLocal;
   double local_bytes_per_s = 0;        // per node; 0 = not modelled
   double shared_bytes_per_s = 0;       // aggregate; 0 = no shared file system given
   double shared_node_bytes_per_s = 0;  // per node; 0 = no client limit
-  double decode_s_per_sample = 0;      // one core; 0 when offloaded or not modelled
+  double shared_files_per_s = 0;       // file opens, aggregate; 0 = not limited
+  double decode_s_per_sample = 0;      // one core; 0 when offloaded or nothing to decode
   int cpu_cores = 0;                   // per node
 
-  static InputSystem Of(const SystemProfile& profile, const DatasetSpec& dataset);
+  // `hw` carries the calibrated decode and file-system rates of the configuration's regime.
+  static InputSystem Of(const SystemProfile& profile, const Workload& workload, const Hardware& hw);
 };
 
 struct InputTime {
@@ -31,8 +45,10 @@ struct InputTime {
   double first_epoch_s = 0;  // the same while the first epoch runs (staged datasets)
 };
 
-// `node_samples` samples are read and decoded on each of `nodes` nodes per iteration.
-InputTime InputPipelineTime(const InputSystem& in, double node_samples, double nodes);
+// `node_samples` samples are read and decoded on each of `nodes` nodes per iteration by
+// loaders on `core_share` of the node's cores (the share of the node's processes that
+// load: a spatial group's root loads for the whole group).
+InputTime InputPipelineTime(const InputSystem& in, double node_samples, double nodes, double core_share = 1);
 
 }  // namespace paraplan
 

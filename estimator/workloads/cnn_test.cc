@@ -21,8 +21,15 @@ using testing::Config;
 using testing::Model;
 using testing::Profile;
 
+// ABCI with the exchanges on the device path (NCCL), not its ChainerMN stack's host path.
+SystemProfile DevicePathAbci() {
+  SystemProfile p = Profile("abci-v100-16gb");
+  p.calibration.halo_host_staged = false;
+  return p;
+}
+
 ModelCosts Costs(const Workload& w, const ParallelConfig& c) {
-  static const SystemProfile p = Profile("abci-v100-16gb");
+  static const SystemProfile p = DevicePathAbci();
   const Hardware hw(p, w.precision);
   const Collectives coll(hw);
   absl::StatusOr<ModelCosts> m = ComputeModelCosts(w, ModelShape::Of(c.Normalized()), hw, coll);

@@ -45,8 +45,18 @@ double KernelProduct(const LayerSpec& l) {
 double HaloExchange(const Hardware& hw, const Collectives& coll, double bytes, int level) {
   if (bytes <= 0) return 0;
   double t = coll.SendRecv(bytes, level) + hw.halo_latency_s();
-  if (hw.halo_host_staged() && hw.pcie_bytes_per_s() > 0) t += 2 * bytes / hw.pcie_bytes_per_s();
+  if (hw.halo_host_staged() && hw.host_staging_bytes_per_s() > 0) t += 2 * bytes / hw.host_staging_bytes_per_s();
   return t;
+}
+
+// A collective of model-parallel tensors (a filter / channel split's gathers and
+// reductions, the gathers at and inside the spatial cut): as NCCL runs it on the device
+// path, or staged through host memory by MPI where the implementation does so (ParaDL's
+// chainermn functions): the same network time plus `pcie_bytes` copied out and back in
+// at the staging rate.
+double Staged(const Hardware& hw, double network_s, double pcie_bytes) {
+  if (!hw.halo_host_staged() || hw.host_staging_bytes_per_s() <= 0) return network_s;
+  return network_s + pcie_bytes / hw.host_staging_bytes_per_s();
 }
 
 }  // namespace
@@ -148,16 +158,16 @@ absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const Model
       flops_per_sample += 3 * per_sample_flops;
       if (split && l.kind == "fc") {
         // A fully connected layer inside the spatial range needs the whole input.
-        blk.spatial_fwd_s += coll.AllGather(in_elems * sp * p, spatial);
-        blk.spatial_bwd_s += coll.ReduceScatter(in_elems * sp * p, spatial);
+        blk.spatial_fwd_s += Staged(hw, coll.AllGather(in_elems * sp * p, spatial), (1 + sp) * in_elems * p);
+        blk.spatial_bwd_s += Staged(hw, coll.ReduceScatter(in_elems * sp * p, spatial), (1 + sp) * in_elems * p);
       }
       if (fp > 1) {
-        blk.tp_fwd_s += coll.AllGather(out_elems * p, filter);
-        blk.tp_bwd_s += coll.AllReduce(in_elems * p, filter);
+        blk.tp_fwd_s += Staged(hw, coll.AllGather(out_elems * p, filter), (1 + 1 / fp) * out_elems * p);
+        blk.tp_bwd_s += Staged(hw, coll.AllReduce(in_elems * p, filter), 2 * in_elems * p);
       }
       if (cp > 1) {
-        blk.tp_fwd_s += coll.AllReduce(out_elems * p, channel);
-        blk.tp_bwd_s += coll.AllGather(in_elems * p, channel);
+        blk.tp_fwd_s += Staged(hw, coll.AllReduce(out_elems * p, channel), 2 * out_elems * p);
+        blk.tp_bwd_s += Staged(hw, coll.AllGather(in_elems * p, channel), (1 + 1 / cp) * in_elems * p);
       }
     } else if (l.kind == "pool" || l.kind == "relu" || l.kind == "activation" || l.kind == "softmax" ||
                l.kind == "dropout") {
@@ -213,8 +223,11 @@ absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const Model
         if (in >= cut || moved[in + 1]) continue;
         moved[in + 1] = true;
         const double bytes = local(in) * p;
-        blk.spatial_fwd_s += redistribute ? coll.AllToAll(bytes, spatial) : coll.AllGather(bytes * sp, spatial);
-        blk.spatial_bwd_s += redistribute ? coll.AllToAll(bytes, spatial) : coll.ReduceScatter(bytes * sp, spatial);
+        const double pcie = redistribute ? 2 * bytes : (1 + sp) * bytes;
+        blk.spatial_fwd_s +=
+            Staged(hw, redistribute ? coll.AllToAll(bytes, spatial) : coll.AllGather(bytes * sp, spatial), pcie);
+        blk.spatial_bwd_s +=
+            Staged(hw, redistribute ? coll.AllToAll(bytes, spatial) : coll.ReduceScatter(bytes * sp, spatial), pcie);
       }
     }
     // What backward keeps: this layer's output when some layer needs it (a tensor is
