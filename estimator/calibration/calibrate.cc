@@ -223,12 +223,14 @@ double Mape(absl::Span<const CalibrationSample> samples, const SystemProfile& pr
 
 // When the fit cannot lower the in-sample error by kPromotionMargin, no value of the
 // parameters explains these runs: name the configuration groups whose residuals stay
-// largest (at most kGapGroups), with their median predicted / measured.
+// largest (at most kGapGroups), with their median predicted / measured. When it can, but
+// groups stay more than kGapFactor off either way, those lack a term: name them too.
 constexpr int kGapGroups = 3;
+constexpr double kGapFactor = 2.0;
 
 std::string ModelGap(const std::vector<CalibrationSample>& usable, const SystemProfile& fitted, double before,
                      double after) {
-  if (after < before * (1 - kPromotionMargin)) return "";
+  const bool lowered = after < before * (1 - kPromotionMargin);
   std::map<std::string, std::vector<double>> ratios;
   for (const CalibrationSample& s : usable) {
     const double p = std::exp(LogPredictedTime(s, fitted));
@@ -243,9 +245,16 @@ std::string ModelGap(const std::vector<CalibrationSample>& usable, const SystemP
   }
   std::sort(groups.rbegin(), groups.rend());
   std::vector<std::string> worst;
-  for (size_t i = 0; i < groups.size() && i < kGapGroups; ++i) {
+  for (size_t i = 0; i < groups.size() && worst.size() < kGapGroups; ++i) {
     const auto& [ape, group, runs, median] = groups[i];
+    if (lowered && median > 1 / kGapFactor && median < kGapFactor) continue;
     worst.push_back(absl::StrFormat("%s (%d runs, median predicted/measured %.2f)", group, runs, median));
+  }
+  if (lowered) {
+    if (worst.empty()) return "";
+    return absl::StrCat("after the fit (", Percent(before), " -> ", Percent(after),
+                        ") these configuration groups stay more than 2x off: the model lacks a term for them: ",
+                        absl::StrJoin(worst, "; "));
   }
   return absl::StrCat("the fit cannot lower the error (", Percent(before), " -> ", Percent(after),
                       "): the model lacks a term for these runs; largest residuals: ", absl::StrJoin(worst, "; "));
