@@ -139,7 +139,7 @@ std::vector<CalibrationParam> CalibrationParams(const SystemProfile& base) {
       "hdf5_read_gbytes_per_core_s", 0.02, 10.0,
       "input-bound measurements of HDF5 datasets (large samples)"));
   // File opens of a shared file system, all clients: from a loaded small system (10^2/s)
-  // to the IO500's largest metadata rates (~10^7/s).
+  // to the IO500's largest metadata rates (~10^7/s). Unlimited by default (hardware.h).
   p.push_back(Ratio(
       "shared_fs_files_per_s", 100.0, 1e7,
       "measurements reading many small files from a shared file system"));
@@ -181,6 +181,8 @@ std::vector<CalibrationParam> CalibrationParams(const SystemProfile& base) {
   for (CalibrationParam& q : p) {
     q.before = q.ref(c);
     q.start = std::clamp(q.before, q.lower, q.upper);
+    // Unlimited (0) has no coordinate: the search starts from the physical prior.
+    if (q.name == "shared_fs_files_per_s" && q.before <= 0) q.start = CalibrationDefaults::kSharedFsFilesPriorPerS;
   }
   return p;
 }

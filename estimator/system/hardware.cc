@@ -55,7 +55,7 @@ Calibration ResolvedCalibration(const SystemProfile& profile, int64_t num_gpus) 
   r.host_staging_efficiency = Or(c.host_staging_efficiency, D::kHostStagingEfficiency);
   r.jpeg_decode_mpixels_per_core_s = Or(c.jpeg_decode_mpixels_per_core_s, D::kJpegDecodeMpixelsPerCoreS);
   r.hdf5_read_gbytes_per_core_s = Or(c.hdf5_read_gbytes_per_core_s, D::kHdf5ReadGbytesPerCoreS);
-  r.shared_fs_files_per_s = Or(c.shared_fs_files_per_s, D::kSharedFsFilesPerS);
+  r.shared_fs_files_per_s = c.shared_fs_files_per_s;  // 0 = unlimited
   r.memory_overhead_fraction = Or(c.memory_overhead_fraction, D::kMemoryOverheadFraction);
   r.memory_overhead_gib = Or(c.memory_overhead_gib, D::kMemoryOverheadGib);
   r.regimes = profile.calibration.regimes;
