@@ -73,6 +73,10 @@ def config_of(r):
     }
     if v > 1:
         c['virtual_pipeline_stages'] = v
+    # The zoo's launcher adds --tp-comm-overlap to every BF16 run (sbatch_benchmarking.sh,
+    # `if [[ ${PR} == "bf16" ]]`); Megatron ignores it at TP 1.
+    if p['precision'] == 'BF16' and p['tp'] > 1:
+        c['tp_comm_overlap'] = True
     rc = (p.get('recompute') or 'none').lower()
     c['recompute'] = {'full': 'RECOMPUTE_FULL', 'selective': 'RECOMPUTE_SELECTIVE'}.get(rc, 'RECOMPUTE_NONE')
     if rc == 'selective':

@@ -219,6 +219,71 @@ double SampleBroadcast(const ParallelConfig& c, const SystemContext& sys, int m)
   return m * sys.coll->AllGather(bytes, g);
 }
 
+// Offloaded weights, activations and CPU-offloaded layers (ZeRO-Infinity-style and
+// Megatron's cpu_offload_layers): their PCIe / C2C traffic each micro-batch beyond what
+// the stage's compute hides.
+double LayerOffload(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& c, const Hardware& hw,
+                    int m) {
+  const BlockCosts& s = stages.slowest;
+  const double ovl = hw.overlap_efficiency();
+  double offload_s = 0;
+  const double step_compute = s.fwd_s + s.bwd_s + s.recompute_s;
+  if (c.offload.weights) {
+    const double w = stages.first.params * model.weight_bytes_per_param;
+    offload_s += m * std::max(0.0, 2 * w / hw.pcie_bytes_per_s() - ovl * step_compute);
+  }
+  if (c.offload.activations) {
+    const double a = stages.first.activation_bytes_per_mb;
+    offload_s += m * std::max(0.0, 2 * a / hw.pcie_bytes_per_s() - ovl * step_compute);
+  }
+  if (c.cpu_offload_layers > 0 && !model.layers.empty()) {
+    // Each micro-batch: the offloaded layers' weights in for forward and for backward,
+    // their activations out and back, over the host link (PCIe, or NVLink-C2C on a
+    // Grace-Blackwell tray) beside the stage's compute.
+    const BlockCosts& layer = model.layers[model.layers.size() / 2];
+    const double bytes =
+        c.cpu_offload_layers * (2 * layer.params * model.weight_bytes_per_param + 2 * layer.activation_bytes);
+    offload_s += m * std::max(0.0, bytes / hw.pcie_bytes_per_s() - ovl * step_compute);
+  }
+  return offload_s;
+}
+
+// Input pipeline (read + decode, input_pipeline.h): prefetched by loader workers; only
+// what exceeds compute is exposed. A node serves the replicas on it: each replica's
+// first rank loads its global_batch / dp samples once on its share of the node's cores
+// (the ranks of one replica share them: Megatron's broadcast_data, ChainerMN's
+// multi-node iterator), and a replica larger than a node loads on one node. Then the
+// spatial root's hand-over. Needs out->time's compute and recompute.
+void InputLoading(const ParallelConfig& c, const SystemContext& sys, int m, CandidateResult* out) {
+  const Hardware& hw = *sys.hw;
+  TimeBreakdown& t = out->time;
+  if (sys.input.sample_bytes > 0 || sys.input.decode_s_per_sample > 0) {
+    const double replica_gpus = static_cast<double>(c.NumGpus()) / c.data_parallel;
+    const double replicas_per_node = std::max(1.0, hw.gpus_per_node() / replica_gpus);
+    const double node_samples = double(c.global_batch_size) / c.data_parallel * replicas_per_node;
+    const double job_nodes = std::ceil(static_cast<double>(c.NumGpus()) / hw.gpus_per_node());
+    const double core_share = std::min(1.0, replicas_per_node / hw.gpus_per_node());
+    const InputTime in = InputPipelineTime(sys.input, node_samples, job_nodes, core_share);
+    const double busy = t.compute_s + t.recompute_s;
+    t.data_loading_s = std::max(0.0, in.steady_s - busy);
+    out->first_epoch_extra_s = std::max(0.0, in.first_epoch_s - busy) - t.data_loading_s;
+  }
+  t.data_loading_s += SampleBroadcast(c, sys, m);
+}
+
+// Busy time, energy (GPUs busy / idle, the nodes' other power all along) and cost of an
+// assembled iteration.
+void Tally(const ParallelConfig& c, const SystemContext& sys, CandidateResult* out) {
+  const TimeBreakdown& t = out->time;
+  out->busy_s = t.compute_s + t.recompute_s + t.optimizer_s;
+  const double gpus = static_cast<double>(c.NumGpus());
+  const double nodes = std::ceil(gpus / sys.hw->gpus_per_node());
+  const double idle_s = std::max(0.0, out->iteration_time_s - out->busy_s);
+  out->energy_j = gpus * (sys.busy_power_w * out->busy_s + sys.idle_power_w * idle_s) +
+                  nodes * sys.node_power_w * out->iteration_time_s;
+  out->cost_usd = gpus * out->iteration_time_s / 3600.0 * sys.price_per_gpu_hour_usd;
+}
+
 }  // namespace
 
 void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& c,
@@ -354,54 +419,15 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
   } else {
     AssembleMemory(model, stages, c, sys, &mem);
   }
-  const double step_compute = s.fwd_s + s.bwd_s + s.recompute_s;
-  if (c.offload.weights) {
-    const double w = stages.first.params * model.weight_bytes_per_param;
-    t.offload_s += m * std::max(0.0, 2 * w / hw.pcie_bytes_per_s() - ovl * step_compute);
-  }
-  if (c.offload.activations) {
-    const double a = stages.first.activation_bytes_per_mb;
-    t.offload_s += m * std::max(0.0, 2 * a / hw.pcie_bytes_per_s() - ovl * step_compute);
-  }
-  if (c.cpu_offload_layers > 0 && !model.layers.empty()) {
-    // Each micro-batch: the offloaded layers' weights in for forward and for backward,
-    // their activations out and back, over the host link (PCIe, or NVLink-C2C on a
-    // Grace-Blackwell tray) beside the stage's compute.
-    const BlockCosts& layer = model.layers[model.layers.size() / 2];
-    const double bytes =
-        c.cpu_offload_layers * (2 * layer.params * model.weight_bytes_per_param + 2 * layer.activation_bytes);
-    t.offload_s += m * std::max(0.0, bytes / hw.pcie_bytes_per_s() - ovl * step_compute);
-  }
+  t.offload_s += LayerOffload(model, stages, c, hw, m);
 
-  // Input pipeline (read + decode, input_pipeline.h): prefetched by loader workers; only
-  // what exceeds compute is exposed. A node serves the replicas on it: each replica's
-  // first rank loads its global_batch / dp samples once on its share of the node's cores
-  // (the ranks of one replica share them: Megatron's broadcast_data, ChainerMN's
-  // multi-node iterator), and a replica larger than a node loads on one node.
-  if (sys.input.sample_bytes > 0 || sys.input.decode_s_per_sample > 0) {
-    const double replica_gpus = static_cast<double>(c.NumGpus()) / c.data_parallel;
-    const double replicas_per_node = std::max(1.0, hw.gpus_per_node() / replica_gpus);
-    const double node_samples = double(c.global_batch_size) / c.data_parallel * replicas_per_node;
-    const double job_nodes = std::ceil(static_cast<double>(c.NumGpus()) / hw.gpus_per_node());
-    const double core_share = std::min(1.0, replicas_per_node / hw.gpus_per_node());
-    const InputTime in = InputPipelineTime(sys.input, node_samples, job_nodes, core_share);
-    const double busy = t.compute_s + t.recompute_s;
-    t.data_loading_s = std::max(0.0, in.steady_s - busy);
-    out->first_epoch_extra_s = std::max(0.0, in.first_epoch_s - busy) - t.data_loading_s;
-  }
-  t.data_loading_s += SampleBroadcast(c, sys, m);
+  InputLoading(c, sys, m, out);
   // Framework overhead: per iteration, plus host-bound kernel launch time (the stage's
   // launches beyond its GPU time, every micro-batch, and the optimizer step's).
   t.overhead_s = hw.iteration_overhead_s() + m * s.host_s + optimizer_host_s;
 
   out->iteration_time_s = t.Sum();
-  out->busy_s = t.compute_s + t.recompute_s + t.optimizer_s;
-  const double gpus = static_cast<double>(c.NumGpus());
-  const double nodes = std::ceil(gpus / hw.gpus_per_node());
-  const double idle_s = std::max(0.0, out->iteration_time_s - out->busy_s);
-  out->energy_j = gpus * (sys.busy_power_w * out->busy_s + sys.idle_power_w * idle_s) +
-                  nodes * sys.node_power_w * out->iteration_time_s;
-  out->cost_usd = gpus * out->iteration_time_s / 3600.0 * sys.price_per_gpu_hour_usd;
+  Tally(c, sys, out);
 }
 
 }  // namespace paraplan
