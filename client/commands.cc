@@ -1,12 +1,8 @@
 #include "client/commands.h"
 
-#include <grpcpp/grpcpp.h>
-
 #include <time.h>
 
 #include <algorithm>
-#include <chrono>
-#include <optional>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -30,10 +26,8 @@
 #include "client/network_format.h"
 #include "client/overrides.h"
 #include "client/plan_table.h"
+#include "client/server_link.h"
 #include "client/version.h"
-#include "grpc/health/v1/health.grpc.pb.h"
-#include "paraplan/v1/network.grpc.pb.h"
-#include "paraplan/v1/services.grpc.pb.h"
 #include "report/report.h"
 
 namespace paraplan::cli {
@@ -60,7 +54,8 @@ std::string SetNote(const std::vector<Override>& sets) {
 // reported on stderr once, where it happens, and its code kept in failed_.
 class Cli {
  public:
-  explicit Cli(const Args& a) : a_(a) {}
+  explicit Cli(const Args& a)
+      : a_(a), link_(LinkOptions{a.server, a.timeout_s, a.token, a.tls_ca, a.tls_cert, a.tls_key}) {}
   int Run();
 
  private:
@@ -91,8 +86,7 @@ class Cli {
 
   bool Connect(double max_wait_s = 10);
   bool IsTransformer(const v1::EstimateRequest& req);
-  std::unique_ptr<grpc::ClientContext> Context() const;
-  int RpcFailed(const grpc::Status& s);
+  int RpcFailed(const absl::Status& s);
   int Fail(int code, const std::string& message);
   int UsageError(const std::string& message);
   int BadInput(const absl::Status& s) { return Fail(kBadInput, std::string(s.message())); }
@@ -109,7 +103,7 @@ class Cli {
   std::string ResolvedProfile(const std::string& reference);
 
   const Args& a_;
-  std::shared_ptr<grpc::Channel> channel_;
+  ServerLink link_;
   std::vector<Override> sets_;  // --set, once parsed
   int failed_ = 0;
 };
@@ -124,20 +118,20 @@ int Cli::UsageError(const std::string& message) {
   return Fail(kUsage, absl::StrCat(message, "\n", absl::StripTrailingAsciiWhitespace(a_.short_usage)));
 }
 
-int Cli::RpcFailed(const grpc::Status& s) {
-  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
-    return Fail(kUnavailable, absl::StrCat("server unavailable at ", a_.server, ": ", s.error_message()));
+int Cli::RpcFailed(const absl::Status& s) {
+  if (s.code() == absl::StatusCode::kUnavailable) {
+    return Fail(kUnavailable, absl::StrCat("server unavailable at ", a_.server, ": ", s.message()));
   }
   // The CLI never cancels its own calls: a cancelled call is one the server dropped as it
   // shut down (accepted by the transport, never given to a handler) — unavailable too.
-  if (s.error_code() == grpc::StatusCode::CANCELLED) {
+  if (s.code() == absl::StatusCode::kCancelled) {
     return Fail(kUnavailable, absl::StrCat("server at ", a_.server, " cancelled the call (shutting down?): ",
-                                           s.error_message()));
+                                           s.message()));
   }
   // gRPC and absl share the status codes (and absl names them as gRPC does).
-  const std::string name = absl::StatusCodeToString(static_cast<absl::StatusCode>(s.error_code()));
-  std::fprintf(stderr, "error: %s: %s\n", name.c_str(), s.error_message().c_str());
-  if (!sets_.empty() && absl::StartsWith(s.error_message(), "profile_override")) {
+  const std::string name = absl::StatusCodeToString(s.code());
+  std::fprintf(stderr, "error: %s: %s\n", name.c_str(), std::string(s.message()).c_str());
+  if (!sets_.empty() && absl::StartsWith(s.message(), "profile_override")) {
     std::fprintf(stderr, "paraplan: (the profile as changed by --set%s)\n", SetList(sets_).c_str());
   }
   failed_ = kError;
@@ -145,64 +139,14 @@ int Cli::RpcFailed(const grpc::Status& s) {
 }
 
 bool Cli::Connect(double max_wait_s) {
-  std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
-  if (!a_.tls_ca.empty() || !a_.tls_cert.empty()) {
-    grpc::SslCredentialsOptions ssl;
-    for (const auto& [path, out] : {std::pair{&a_.tls_ca, &ssl.pem_root_certs},
-                                    std::pair{&a_.tls_cert, &ssl.pem_cert_chain},
-                                    std::pair{&a_.tls_key, &ssl.pem_private_key}}) {
-      if (path->empty()) continue;
-      absl::StatusOr<std::string> pem = ReadFile(*path);
-      if (!pem.ok()) {
-        BadInput(pem.status());
-        return false;
-      }
-      *out = *pem;
-    }
-    creds = grpc::SslCredentials(ssl);
+  const absl::Status s = link_.Connect(max_wait_s);
+  if (s.ok()) return true;
+  if (s.code() == absl::StatusCode::kUnavailable) {
+    Fail(kUnavailable, std::string(s.message()));
+  } else {
+    BadInput(s);  // a TLS file that cannot be read
   }
-  // Reconnect every 100 ms instead of gRPC's backoff from 1 s, so that a refused
-  // connection is retried (a server still starting) and then reported within a second.
-  grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 200);
-  channel_ = grpc::CreateCustomChannel(a_.server, creds, args);
-  // Connecting gets at most 10 s of the deadline: a server that is down should be
-  // reported quickly even when a long search is allowed. A connection refused (or a name
-  // that does not resolve) for a whole second is reported then, not after the 10 s: the
-  // 10 s are for a server that is slow to answer.
-  const double wait_s = std::min(a_.timeout_s, max_wait_s);
-  const auto start = std::chrono::steady_clock::now();
-  const auto deadline = start + std::chrono::milliseconds(static_cast<int64_t>(wait_s * 1000));
-  std::optional<std::chrono::steady_clock::time_point> failing_since;
-  for (;;) {
-    const grpc_connectivity_state state = channel_->GetState(/*try_to_connect=*/true);
-    if (state == GRPC_CHANNEL_READY) return true;
-    const auto now = std::chrono::steady_clock::now();
-    if (state == GRPC_CHANNEL_TRANSIENT_FAILURE) {
-      if (!failing_since) failing_since = now;
-      if (now - *failing_since >= std::chrono::seconds(1)) {
-        Fail(kUnavailable, absl::StrFormat("server unavailable at %s (connection refused or unreachable)", a_.server));
-        return false;
-      }
-    } else {
-      failing_since.reset();
-    }
-    if (now >= deadline) break;
-    const auto step = std::min<std::chrono::steady_clock::duration>(deadline - now, std::chrono::milliseconds(100));
-    channel_->WaitForStateChange(state, std::chrono::system_clock::now() + step);
-  }
-  Fail(kUnavailable, absl::StrFormat("server unavailable at %s (no connection within %g s)", a_.server, wait_s));
   return false;
-}
-
-std::unique_ptr<grpc::ClientContext> Cli::Context() const {
-  auto ctx = std::make_unique<grpc::ClientContext>();
-  if (!a_.token.empty()) ctx->AddMetadata("authorization", absl::StrCat("Bearer ", a_.token));
-  ctx->set_deadline(std::chrono::system_clock::now() +
-                    std::chrono::milliseconds(static_cast<int64_t>(a_.timeout_s * 1000)));
-  return ctx;
 }
 
 int Cli::Print(const google::protobuf::Message& m, const std::string& table) {
@@ -312,7 +256,7 @@ bool Cli::ApplyOverrides(const std::vector<Override>& sets, const std::string& r
                          v1::SystemProfile* stored) {
   v1::GetProfileRequest get;
   get.set_name(reference);
-  const grpc::Status s = v1::Profiles::NewStub(channel_)->GetProfile(Context().get(), get, p);
+  const absl::Status s = link_.GetProfile(get, p);
   if (!s.ok()) {
     RpcFailed(s);
     return false;
@@ -338,7 +282,7 @@ std::string Cli::ResolvedProfile(const std::string& reference) {
   v1::GetProfileRequest get;
   get.set_name(reference);
   v1::SystemProfile p;
-  if (!v1::Profiles::NewStub(channel_)->GetProfile(Context().get(), get, &p).ok()) return reference;
+  if (!link_.GetProfile(get, &p).ok()) return reference;
   return absl::StrCat(p.name(), "@", p.version());
 }
 
@@ -371,17 +315,16 @@ int Cli::PutLayerTimes() {
   absl::StatusOr<std::vector<v1::LayerTiming>> rows = ParseLayerTimes(*text);
   if (!rows.ok()) return BadInput(absl::InvalidArgumentError(absl::StrCat(a_.words[3], ": ", rows.status().message())));
   if (!Connect()) return failed_;
-  auto stub = v1::Profiles::NewStub(channel_);
   v1::GetProfileRequest get;
   get.set_name(a_.words[2]);
   v1::SystemProfile p;
-  grpc::Status s = stub->GetProfile(Context().get(), get, &p);
+  absl::Status s = link_.GetProfile(get, &p);
   if (!s.ok()) return RpcFailed(s);
   const int replaced = MergeLayerTimes(*rows, &p);
   v1::UpdateProfileRequest req;
   *req.mutable_profile() = p;
   v1::SystemProfile out;
-  s = stub->UpdateProfile(Context().get(), req, &out);
+  s = link_.UpdateProfile(req, &out);
   if (!s.ok()) return RpcFailed(s);
   return Print(out, absl::StrCat(out.name(), "@", out.version(), ": ", rows->size(), " layer times (", replaced,
                                  " replaced), ", out.layer_timings_size(), " stored\n"));
@@ -406,7 +349,6 @@ int Cli::FitMicrobench() {
   int ranks = 0;
   if (!Int("ranks", 1, &ranks)) return failed_;
   if (!Connect()) return failed_;
-  auto stub = v1::Profiles::NewStub(channel_);
   if (network) {
     v1::FitNetworkRequest req;
     req.set_profile(profile);
@@ -416,7 +358,7 @@ int Cli::FitMicrobench() {
     req.set_ranks(ranks);
     req.set_dry_run(dry);
     v1::FitNetworkResponse r;
-    grpc::Status s = stub->FitNetwork(Context().get(), req, &r);
+    absl::Status s = link_.FitNetwork(req, &r);
     return s.ok() ? Print(r, FormatFitNetwork(r)) : RpcFailed(s);
   }
   v1::FitGemmRequest req;
@@ -424,7 +366,7 @@ int Cli::FitMicrobench() {
   *req.mutable_csv() = std::move(files[0]);
   req.set_dry_run(dry);
   v1::FitGemmResponse r;
-  grpc::Status s = stub->FitGemm(Context().get(), req, &r);
+  absl::Status s = link_.FitGemm(req, &r);
   return s.ok() ? Print(r, FormatFitGemm(r)) : RpcFailed(s);
 }
 
@@ -441,7 +383,6 @@ int Cli::Profiles() {
   std::vector<Override> sets;
   if (!ParseOverrides(&sets)) return failed_;
   if (!Connect()) return failed_;
-  auto stub = v1::Profiles::NewStub(channel_);
   if (sub == "list") {
     v1::ListProfilesResponse all;
     std::string token;
@@ -450,7 +391,7 @@ int Cli::Profiles() {
       req.set_page_size(200);
       req.set_page_token(token);
       v1::ListProfilesResponse resp;
-      grpc::Status s = stub->ListProfiles(Context().get(), req, &resp);
+      absl::Status s = link_.ListProfiles(req, &resp);
       if (!s.ok()) return RpcFailed(s);
       for (const auto& p : resp.profiles()) *all.add_profiles() = p;
       token = resp.next_page_token();
@@ -467,21 +408,21 @@ int Cli::Profiles() {
     }
     v1::GetProfileRequest req;
     req.set_name(arg);
-    grpc::Status s = stub->GetProfile(Context().get(), req, &p);
+    absl::Status s = link_.GetProfile(req, &p);
     return s.ok() ? Print(p, FormatProfile(p)) : RpcFailed(s);
   }
   if (sub == "history") {
     v1::ListProfileVersionsRequest req;
     req.set_name(arg);
     v1::ListProfileVersionsResponse r;
-    grpc::Status s = stub->ListProfileVersions(Context().get(), req, &r);
+    absl::Status s = link_.ListProfileVersions(req, &r);
     return s.ok() ? Print(r, FormatHistory(r)) : RpcFailed(s);
   }
   if (sub == "promote") {
     v1::PromoteProfileRequest req;
     req.set_name(arg);
     v1::SystemProfile p;
-    grpc::Status s = stub->PromoteProfile(Context().get(), req, &p);
+    absl::Status s = link_.PromoteProfile(req, &p);
     return s.ok() ? Print(p, absl::StrCat(p.name(), "@", p.version(), " is now the default version of ", p.name(),
                                           "\n"))
                   : RpcFailed(s);
@@ -493,7 +434,7 @@ int Cli::Profiles() {
     history.set_name(put.name());
     v1::ListProfileVersionsResponse versions;
     if (!put.name().empty() && a_.flags.count("new-version") == 0 &&
-        stub->ListProfileVersions(Context().get(), history, &versions).ok()) {
+        link_.ListProfileVersions(history, &versions).ok()) {
       for (const v1::SystemProfile& v : versions.versions()) {
         if (v.origin() != "builtin") continue;
         return UsageError(absl::StrCat(
@@ -507,13 +448,13 @@ int Cli::Profiles() {
     *req.mutable_profile() = put;
     req.set_create_if_missing(true);
     v1::SystemProfile p;
-    grpc::Status s = stub->UpdateProfile(Context().get(), req, &p);
+    absl::Status s = link_.UpdateProfile(req, &p);
     return s.ok() ? Print(p, absl::StrCat(p.name(), "@", p.version(), "\n")) : RpcFailed(s);
   }
   v1::DeleteProfileRequest req;
   req.set_name(arg);
   v1::DeleteProfileResponse r;
-  grpc::Status s = stub->DeleteProfile(Context().get(), req, &r);
+  absl::Status s = link_.DeleteProfile(req, &r);
   return s.ok() ? Print(r, absl::StrCat("deleted ", arg, " (", r.versions_deleted(), " versions)\n")) : RpcFailed(s);
 }
 
@@ -549,7 +490,7 @@ bool Cli::LoadEstimateRequest(const char* command, v1::EstimateRequest* req) {
 bool Cli::IsTransformer(const v1::EstimateRequest& req) {
   if (req.has_workload()) return req.workload().has_transformer();
   v1::ListModelsResponse models;
-  if (!v1::Planner::NewStub(channel_)->ListModels(Context().get(), v1::ListModelsRequest(), &models).ok()) return false;
+  if (!link_.ListModels(&models).ok()) return false;
   for (const v1::Workload& w : models.models()) {
     if (w.name() == req.model()) return w.has_transformer();
   }
@@ -566,7 +507,7 @@ int Cli::Estimate() {
   // --set: the profile as changed travels with this request only.
   if (!sets.empty() && !ApplyOverrides(sets, req.profile(), req.mutable_profile_override())) return failed_;
   v1::EstimateResponse r;
-  grpc::Status s = v1::Planner::NewStub(channel_)->Estimate(Context().get(), req, &r);
+  absl::Status s = link_.Estimate(req, &r);
   return s.ok() ? Print(r.estimate(), FormatEstimate(r.estimate())) : RpcFailed(s);
 }
 
@@ -582,9 +523,8 @@ int Cli::Compare() {
   if (!Connect()) return failed_;
   ApplyPlanDefaults(a_, IsTransformer(est), est.mutable_config());
   if (!sets.empty() && !ApplyOverrides(sets, est.profile(), est.mutable_profile_override())) return failed_;
-  auto stub = v1::Planner::NewStub(channel_);
   v1::EstimateResponse given;
-  grpc::Status s = stub->Estimate(Context().get(), est, &given);
+  absl::Status s = link_.Estimate(est, &given);
   if (!s.ok()) return RpcFailed(s);
   c.given = given.estimate();
 
@@ -605,7 +545,7 @@ int Cli::Compare() {
   plan.mutable_constraints()->set_cuda_graphs(est.config().cuda_graphs());
   plan.mutable_constraints()->set_tp_comm_overlap(est.config().tp_comm_overlap());
   v1::PlanResponse best;
-  s = stub->Plan(Context().get(), plan, &best);
+  s = link_.Plan(plan, &best);
   if (!s.ok()) return RpcFailed(s);
   if (best.plans_size() > 0) {
     c.best = best.plans(0);
@@ -661,13 +601,12 @@ int Cli::EstimateBatch() {
   }
   if (!sent.empty()) {
     if (!Connect()) return failed_;
-    auto stub = v1::Planner::NewStub(channel_);
     for (size_t start = 0; start < sent.size(); start += kChunk) {
       const size_t end = std::min(sent.size(), start + kChunk);
       v1::EstimateBatchRequest chunk;
       for (size_t k = start; k < end; ++k) *chunk.add_requests() = all.requests(static_cast<int>(k));
       v1::EstimateBatchResponse resp;
-      grpc::Status s = stub->EstimateBatch(Context().get(), chunk, &resp);
+      absl::Status s = link_.EstimateBatch(chunk, &resp);
       if (!s.ok()) return RpcFailed(s);
       for (size_t k = start; k < end; ++k) {
         const int j = static_cast<int>(k - start);
@@ -741,7 +680,7 @@ int Cli::Plan() {
   if (what_if) return PlanWhatIf(req, sets);
   if (!sets.empty() && !ApplyOverrides(sets, req.profile(), req.mutable_profile_override())) return failed_;
   v1::PlanResponse r;
-  grpc::Status s = v1::Planner::NewStub(channel_)->Plan(Context().get(), req, &r);
+  absl::Status s = link_.Plan(req, &r);
   if (!s.ok()) return RpcFailed(s);
   if (a_.Has("report") || a_.Has("emit")) return PlanOutputs(req, r);
   return PrintPlan(req, r);
@@ -751,9 +690,8 @@ int Cli::Plan() {
 // as --set changes it, both on the version that answered the first.
 int Cli::PlanWhatIf(v1::PlanRequest req, const std::vector<Override>& sets) {
   req.set_top_k(1);
-  auto stub = v1::Planner::NewStub(channel_);
   v1::PlanResponse today;
-  grpc::Status s = stub->Plan(Context().get(), req, &today);
+  absl::Status s = link_.Plan(req, &today);
   if (!s.ok()) return RpcFailed(s);
   if (today.plans_size() == 0) {
     return Fail(kError, absl::StrCat("--what-if: no plan fits the stored profile (",
@@ -769,7 +707,7 @@ int Cli::PlanWhatIf(v1::PlanRequest req, const std::vector<Override>& sets) {
   v1::SystemProfile stored;  // as read, for the report
   if (!ApplyOverrides(sets, req.profile(), req.mutable_profile_override(), &stored)) return failed_;
   v1::PlanResponse changed;
-  s = stub->Plan(Context().get(), req, &changed);
+  s = link_.Plan(req, &changed);
   if (!s.ok()) return RpcFailed(s);
   if (changed.plans_size() > 0) {
     c.best = changed.plans(0);
@@ -805,7 +743,6 @@ int Cli::PrintPlan(const v1::PlanRequest& req, const v1::PlanResponse& r) {
     o.profile = none ? ResolvedProfile(req.profile()) : PlanProfile(r);
     if (req.gpus_size() > 1 && o.style != TableStyle::kCsv) {
       o.per_gpu_count = BestPerGpuCount(r, {req.gpus().begin(), req.gpus().end()});
-      auto stub = v1::Planner::NewStub(channel_);
       for (GpuCountBest& g : o.per_gpu_count) {
         if (g.best) continue;
         if (none) {
@@ -817,9 +754,9 @@ int Cli::PrintPlan(const v1::PlanRequest& req, const v1::PlanResponse& r) {
         one.add_gpus(g.gpus);
         one.set_top_k(1);
         v1::PlanResponse best;
-        const grpc::Status s = stub->Plan(Context().get(), one, &best);
+        const absl::Status s = link_.Plan(one, &best);
         if (!s.ok()) {
-          g.no_plan_reason = absl::StrCat("the search failed: ", s.error_message());
+          g.no_plan_reason = absl::StrCat("the search failed: ", s.message());
         } else if (best.plans_size() > 0) {
           g.best = best.plans(0);
         } else {
@@ -844,7 +781,7 @@ bool Cli::PlanWorkload(const v1::PlanRequest& req, v1::Workload* w) {
     return true;
   }
   v1::ListModelsResponse models;
-  grpc::Status s = v1::Planner::NewStub(channel_)->ListModels(Context().get(), v1::ListModelsRequest(), &models);
+  absl::Status s = link_.ListModels(&models);
   if (!s.ok()) {
     RpcFailed(s);
     return false;
@@ -870,9 +807,7 @@ int Cli::PlanOutputs(const v1::PlanRequest& req, const v1::PlanResponse& r) {
   get.set_name(profile_ref);
   v1::SystemProfile profile = req.profile_override();
   // With --set the plans were made on the profile sent, not the stored one.
-  const grpc::Status got = req.has_profile_override()
-                               ? grpc::Status::OK
-                               : v1::Profiles::NewStub(channel_)->GetProfile(Context().get(), get, &profile);
+  const absl::Status got = req.has_profile_override() ? absl::OkStatus() : link_.GetProfile(get, &profile);
   if (a_.Has("report")) {
     // The page names the profile as the plans do even if its details cannot be read.
     if (!got.ok()) profile.set_name(profile_ref);
@@ -907,12 +842,11 @@ int Cli::WriteReport(const v1::PlanRequest& req, const v1::PlanResponse& r, cons
   v1::GetAccuracyRequest acc_req;
   acc_req.set_profile(in.profile.substr(0, in.profile.find('@')));
   v1::AccuracyReport acc;
-  const grpc::Status s = v1::Measurements::NewStub(channel_)->GetAccuracy(Context().get(), acc_req, &acc);
+  const absl::Status s = link_.GetAccuracy(acc_req, &acc);
   if (s.ok()) {
     in.accuracy = acc;
   } else {
-    in.accuracy_error = absl::StrCat(absl::StatusCodeToString(static_cast<absl::StatusCode>(s.error_code())), ": ",
-                                     s.error_message());
+    in.accuracy_error = absl::StrCat(absl::StatusCodeToString(s.code()), ": ", s.message());
   }
   in.generated_at = UtcTimestamp(std::time(nullptr));
   const std::string path = a_.Get("report");
@@ -954,13 +888,12 @@ int Cli::Ingest() {
     return Fail(kBadInput, absl::StrCat(path, ": no line could be parsed as a Measurement"));
   }
   if (!Connect()) return failed_;
-  auto stub = v1::Measurements::NewStub(channel_);
   for (size_t start = 0; start < sent.size(); start += kChunk) {
     const size_t end = std::min(sent.size(), start + kChunk);
     v1::IngestMeasurementsRequest chunk;
     for (size_t k = start; k < end; ++k) *chunk.add_measurements() = all.measurements(static_cast<int>(k));
     v1::IngestMeasurementsResponse resp;
-    grpc::Status s = stub->IngestMeasurements(Context().get(), chunk, &resp);
+    absl::Status s = link_.IngestMeasurements(chunk, &resp);
     if (!s.ok()) return RpcFailed(s);
     for (size_t k = start; k < end; ++k) {
       const int j = static_cast<int>(k - start);
@@ -991,7 +924,7 @@ int Cli::Calibrate() {
   req.set_profile(a_.Get("profile"));
   req.set_dry_run(a_.flags.count("dry-run") > 0);
   v1::CalibrateResponse r;
-  grpc::Status s = v1::Measurements::NewStub(channel_)->Calibrate(Context().get(), req, &r);
+  absl::Status s = link_.Calibrate(req, &r);
   if (!s.ok()) return RpcFailed(s);
   std::string head;
   if (!r.stored()) {
@@ -1017,7 +950,7 @@ int Cli::Accuracy() {
   req.set_recent(recent);
   if (!Connect()) return failed_;
   v1::AccuracyReport r;
-  grpc::Status s = v1::Measurements::NewStub(channel_)->GetAccuracy(Context().get(), req, &r);
+  absl::Status s = link_.GetAccuracy(req, &r);
   return s.ok() ? Print(r, FormatAccuracy(r)) : RpcFailed(s);
 }
 
@@ -1041,7 +974,7 @@ int Cli::Simulate() {
   if (!Connect()) return failed_;
   if (!sets.empty() && !ApplyOverrides(sets, req.profile(), req.mutable_profile_override())) return failed_;
   v1::SimulateResponse r;
-  grpc::Status s = v1::Network::NewStub(channel_)->Simulate(Context().get(), req, &r);
+  absl::Status s = link_.Simulate(req, &r);
   return s.ok() ? Print(r, FormatSimulate(r)) : RpcFailed(s);
 }
 
@@ -1079,7 +1012,7 @@ int Cli::Codesign() {
     if (!ApplyOverrides(sets, req.designs(i), req.add_design_overrides())) return failed_;
   }
   v1::CodesignResponse r;
-  grpc::Status s = v1::Network::NewStub(channel_)->Codesign(Context().get(), req, &r);
+  absl::Status s = link_.Codesign(req, &r);
   if (!s.ok()) return RpcFailed(s);
   const TableStyle style =
       a_.output == "csv" ? TableStyle::kCsv : a_.output == "wide" ? TableStyle::kWide : TableStyle::kCompact;
@@ -1090,7 +1023,7 @@ int Cli::Codesign() {
 int Cli::Models() {
   if (!Connect()) return failed_;
   v1::ListModelsResponse r;
-  grpc::Status s = v1::Planner::NewStub(channel_)->ListModels(Context().get(), v1::ListModelsRequest(), &r);
+  absl::Status s = link_.ListModels(&r);
   return s.ok() ? Print(r, FormatModels(r)) : RpcFailed(s);
 }
 
@@ -1099,7 +1032,7 @@ int Cli::Health() {
   grpc::health::v1::HealthCheckRequest req;
   req.set_service(a_.words.size() > 1 ? a_.words[1] : "");
   grpc::health::v1::HealthCheckResponse r;
-  grpc::Status s = grpc::health::v1::Health::NewStub(channel_)->Check(Context().get(), req, &r);
+  absl::Status s = link_.Check(req, &r);
   if (!s.ok()) return RpcFailed(s);
   Print(r, grpc::health::v1::HealthCheckResponse::ServingStatus_Name(r.status()) + "\n");
   return r.status() == grpc::health::v1::HealthCheckResponse::SERVING ? kOk : kUnavailable;
@@ -1115,11 +1048,12 @@ int Cli::Version() {
     return kOk;
   }
   v1::GetVersionResponse v;
-  const grpc::Status s =
-      v1::Planner::NewStub(channel_)->GetVersion(Context().get(), v1::GetVersionRequest(), &v);
+  const absl::Status s =
+      link_.GetVersion(&v);
   if (!s.ok()) {
-    const std::string code = absl::StatusCodeToString(static_cast<absl::StatusCode>(s.error_code()));
-    std::printf("server %s: version unknown (%s: %s)\n", a_.server.c_str(), code.c_str(), s.error_message().c_str());
+    const std::string code = absl::StatusCodeToString(s.code());
+    std::printf("server %s: version unknown (%s: %s)\n", a_.server.c_str(), code.c_str(),
+                std::string(s.message()).c_str());
     return kOk;
   }
   std::printf("server %s: paraplan-server %s (API %s, %s; gRPC %s, protobuf %s)\n", a_.server.c_str(),
