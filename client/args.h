@@ -9,7 +9,7 @@
 // then the short usage of the command concerned (its synopsis and where to find the
 // rest). `-o` is --output; `--set` may be repeated; `--version` stands alone. Whether a value
 // is well formed (a number, a list of numbers) and which options a command requires
-// are checked by the command itself (commands.cc), which then prints `Args::usage`.
+// are checked by the command itself (cli.h), which then prints `Args::usage`.
 // The default server is $PARAPLAN_SERVER when set, else 127.0.0.1:50051.
 #ifndef PARAPLAN_CLIENT_ARGS_H_
 #define PARAPLAN_CLIENT_ARGS_H_
