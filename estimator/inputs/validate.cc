@@ -555,8 +555,11 @@ absl::Status ValidateConfig(const Workload& w, const ParallelConfig& raw) {
   }
   if (w.kind == Workload::Kind::kTransformer) {
     const TransformerSpec t = w.transformer.Resolved();
-    if (c.spatial_parallel > 1 || c.filter_parallel > 1 || c.channel_parallel > 1) {
-      return Bad(p + "spatial_parallel", "spatial, filter and channel parallelism apply to layer graphs (CNNs) only");
+    for (auto [name, degree] : {std::pair{"spatial_parallel", c.spatial_parallel},
+                                {"filter_parallel", c.filter_parallel}, {"channel_parallel", c.channel_parallel}}) {
+      if (degree > 1) {
+        return Bad(p + name, "spatial, filter and channel parallelism apply to layer graphs (CNNs) only");
+      }
     }
     if (t.num_attention_heads % c.tensor_parallel != 0) {
       return Bad(p + "tensor_parallel", absl::StrCat(c.tensor_parallel, " does not divide num_attention_heads ",

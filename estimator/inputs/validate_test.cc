@@ -37,6 +37,14 @@ TEST(Validate, ConfigErrorsNameTheField) {
   ParallelConfig ep = Config(1, 1, 1, 1, 8);
   ep.expert_parallel = 2;
   ExpectInvalid(w, ep, "config.expert_parallel");
+  // A CNN split on a transformer names the degree that was set (bench/rpc_fuzz.py
+  // --mutator fields found filter_parallel reported as spatial_parallel).
+  ParallelConfig filter = Config(1, 1, 1, 1, 8);
+  filter.filter_parallel = 2;
+  ExpectInvalid(w, filter, "config.filter_parallel");
+  ParallelConfig channel = Config(1, 1, 1, 1, 8);
+  channel.channel_parallel = 2;
+  ExpectInvalid(w, channel, "config.channel_parallel");
   ParallelConfig zero = Config(1, 1, 1, 1, 8);
   zero.zero_stage = 4;
   ExpectInvalid(w, zero, "config.zero_stage");
