@@ -204,9 +204,10 @@ std::string FormatProfile(const v1::SystemProfile& p) {
              TopologyText(l), absl::StrFormat("%.1f", std::max(1.0, l.oversubscription()))});
   }
   absl::StrAppend(&out, net.Render());
-  absl::StrAppend(&out, absl::StrFormat("host %.0f GiB, PCIe %.0f GB/s; storage %.1f GB/s per node; node power %.0f "
-                                        "W; $%.2f per GPU-hour\n",
-                                        p.host().memory_gib(), p.host().pcie_gbytes_per_s(),
+  const std::string cpus = p.host().cpu_power_w() > 0 ? absl::StrFormat(" (%.0f W)", p.host().cpu_power_w()) : "";
+  absl::StrAppend(&out, absl::StrFormat("host %.0f GiB, PCIe %.0f GB/s, %d CPU cores%s; storage %.1f GB/s per node; node "
+                                        "power %.0f W; $%.2f per GPU-hour\n",
+                                        p.host().memory_gib(), p.host().pcie_gbytes_per_s(), p.host().cpu_cores(), cpus,
                                         p.storage().read_gbytes_per_s(), p.node_power_w(), p.price_per_gpu_hour_usd()));
   const v1::Calibration& c = p.calibration();
   auto val = [](double v) { return v > 0 ? absl::StrFormat("%.4g", v) : std::string("default"); };
@@ -224,7 +225,8 @@ std::string FormatProfile(const v1::SystemProfile& p) {
   absl::StrAppend(&out, "\n");
   absl::StrAppend(&out, "input and CNN implementation: jpeg_decode_mpixels_per_core_s ",
                   val(c.jpeg_decode_mpixels_per_core_s()), ", hdf5_read_gbytes_per_core_s ",
-                  val(c.hdf5_read_gbytes_per_core_s()), ", shared_fs_files_per_s ", val(c.shared_fs_files_per_s()),
+                  val(c.hdf5_read_gbytes_per_core_s()), ", shared_fs_files_per_s ",
+                  c.shared_fs_files_per_s() > 0 ? absl::StrFormat("%.4g", c.shared_fs_files_per_s()) : "unlimited",
                   ", halo_host_staged ", c.halo_host_staged() ? "yes" : "no", ", host_staging_efficiency ",
                   val(c.host_staging_efficiency()), ", halo_exchange_latency_us ", val(c.halo_exchange_latency_us()),
                   "\n");

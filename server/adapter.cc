@@ -437,7 +437,7 @@ absl::StatusOr<SystemProfile> FromProto(const v1::SystemProfile& p) {
     }
     out.network_levels.push_back(n);
   }
-  out.host = {p.host().memory_gib(), p.host().pcie_gbytes_per_s(), p.host().cpu_cores()};
+  out.host = {p.host().memory_gib(), p.host().pcie_gbytes_per_s(), p.host().cpu_cores(), p.host().cpu_power_w()};
   out.storage.read_gbytes_per_s = p.storage().read_gbytes_per_s();
   out.storage.shared_fs_gbytes_per_s = p.storage().shared_fs_gbytes_per_s();
   out.storage.shared_fs_node_gbytes_per_s = p.storage().shared_fs_node_gbytes_per_s();
@@ -763,6 +763,7 @@ v1::SystemProfile ToProto(const SystemProfile& p) {
   out.mutable_storage()->set_shared_fs_gbytes_per_s(p.storage.shared_fs_gbytes_per_s);
   out.mutable_storage()->set_shared_fs_node_gbytes_per_s(p.storage.shared_fs_node_gbytes_per_s);
   out.mutable_host()->set_cpu_cores(p.host.cpu_cores);
+  out.mutable_host()->set_cpu_power_w(p.host.cpu_power_w);
   out.set_node_power_w(p.node_power_w);
   out.set_price_per_gpu_hour_usd(p.price_per_gpu_hour_usd);
   for (const LayerTiming& t : p.layer_timings) {

@@ -130,6 +130,7 @@ SystemProfile AbciV100() {
   p.host.memory_gib = 384;        // ABCI node (A): 384 GiB DDR4
   p.host.pcie_gbytes_per_s = 12;  // PCIe Gen3 x16: 16 GB/s raw
   p.host.cpu_cores = 40;          // ABCI node (A): 2x Intel Xeon Gold 6148, 20 cores each
+  p.host.cpu_power_w = 300;       // Intel Xeon Gold 6148: 150 W TDP (ark.intel.com), two sockets
   // Node-local Intel SSD DC P4600 1.6 TB (ABCI user guide, compute node table); AIST's
   // fio sequential read on a compute node: 2,546 MB/s, one stream, 4 MiB direct reads
   // (github.com/aistabci/abci2.0benchmark, localssd/vnode/00-seqread.txt, 2021).

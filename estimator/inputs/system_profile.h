@@ -134,6 +134,10 @@ struct HostSpec {
   double memory_gib = 0;
   double pcie_gbytes_per_s = 0;
   int cpu_cores = 0;  // per node; 0 = unknown (no decode cost)
+  // The CPUs' rated power, all sockets, part of node_power_w; 0 = not stated (the node's
+  // power is charged flat). Given, the CPUs draw it in proportion to the loaders' work
+  // above an idle floor (assemble.cc).
+  double cpu_power_w = 0;
 };
 
 struct StorageSpec {

@@ -407,6 +407,11 @@ absl::Status ValidateProfile(const SystemProfile& p) {
     return Bad("profile.host.cpu_cores", absl::StrCat(p.host.cpu_cores, " is outside [0, 1048576]"));
   }
   PARAPLAN_RETURN_IF_ERROR(InRange("profile.node_power_w", p.node_power_w, 0, 1e7, false));
+  PARAPLAN_RETURN_IF_ERROR(InRange("profile.host.cpu_power_w", p.host.cpu_power_w, 0, 1e7, false));
+  if (p.host.cpu_power_w > p.node_power_w) {
+    return Bad("profile.host.cpu_power_w", absl::StrCat(p.host.cpu_power_w, " exceeds node_power_w ", p.node_power_w,
+                                                        " (the node's power beside its GPUs includes its CPUs)"));
+  }
   if (p.layer_timings.size() > 100000) return Bad("profile.layer_timings", "more than 100000 layers");
   for (size_t i = 0; i < p.layer_timings.size(); ++i) {
     const LayerTiming& t = p.layer_timings[i];

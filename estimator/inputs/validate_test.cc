@@ -235,6 +235,12 @@ TEST(Validate, ProfileErrorsNameTheField) {
   p = testing::Profile("dgx-a100-80gb");
   p.network_levels.clear();
   EXPECT_THAT(std::string(ValidateProfile(p).message()), HasSubstr("profile.network_levels"));
+  p = testing::Profile("abci-v100-16gb");
+  p.host.cpu_power_w = 601;  // more than the node's 600 W beside its GPUs
+  EXPECT_THAT(std::string(ValidateProfile(p).message()), HasSubstr("profile.host.cpu_power_w: 601 exceeds node_power_w"));
+  p.calibration.host_staging_efficiency = 2;
+  p.host.cpu_power_w = 300;
+  EXPECT_THAT(std::string(ValidateProfile(p).message()), HasSubstr("profile.calibration.host_staging_efficiency"));
 }
 
 // Regression: a layer without output_shape, checked with a config before (or without)

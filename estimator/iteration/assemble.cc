@@ -264,6 +264,7 @@ void InputLoading(const ParallelConfig& c, const SystemContext& sys, int m, Cand
     const double job_nodes = std::ceil(static_cast<double>(c.NumGpus()) / hw.gpus_per_node());
     const double core_share = std::min(1.0, replicas_per_node / hw.gpus_per_node());
     const InputTime in = InputPipelineTime(sys.input, node_samples, job_nodes, core_share);
+    out->input_core_s = node_samples * sys.input.decode_s_per_sample;
     const double busy = t.compute_s + t.recompute_s;
     t.data_loading_s = std::max(0.0, in.steady_s - busy);
     out->first_epoch_extra_s = std::max(0.0, in.first_epoch_s - busy) - t.data_loading_s;
@@ -271,8 +272,21 @@ void InputLoading(const ParallelConfig& c, const SystemContext& sys, int m, Cand
   t.data_loading_s += SampleBroadcast(c, sys, m);
 }
 
-// Busy time, energy (GPUs busy / idle, the nodes' other power all along) and cost of an
-// assembled iteration.
+// Idle CPU packages draw about a quarter of their full-load power: SPECpower_ssj2008
+// results of two-socket Xeon Scalable servers put active idle at 20-30 % of full load.
+constexpr double kCpuIdleShare = 0.25;
+
+// The nodes' power beside their GPUs: flat, or with its CPUs' share following the input
+// pipeline's work (decode core-seconds over the node's cores and the iteration).
+double NodePowerW(const SystemContext& sys, const CandidateResult& r) {
+  const int cores = sys.input.cpu_cores;
+  if (sys.cpu_power_w <= 0 || cores <= 0 || r.iteration_time_s <= 0) return sys.node_power_w;
+  const double busy = std::min(1.0, r.input_core_s / (cores * r.iteration_time_s));
+  return sys.node_power_w - sys.cpu_power_w * (1 - kCpuIdleShare) * (1 - busy);
+}
+
+// Busy time, energy (GPUs busy / idle, the nodes' other power all along, their CPUs as
+// busy as the input pipeline keeps them) and cost of an assembled iteration.
 void Tally(const ParallelConfig& c, const SystemContext& sys, CandidateResult* out) {
   const TimeBreakdown& t = out->time;
   out->busy_s = t.compute_s + t.recompute_s + t.optimizer_s;
@@ -280,7 +294,7 @@ void Tally(const ParallelConfig& c, const SystemContext& sys, CandidateResult* o
   const double nodes = std::ceil(gpus / sys.hw->gpus_per_node());
   const double idle_s = std::max(0.0, out->iteration_time_s - out->busy_s);
   out->energy_j = gpus * (sys.busy_power_w * out->busy_s + sys.idle_power_w * idle_s) +
-                  nodes * sys.node_power_w * out->iteration_time_s;
+                  nodes * NodePowerW(sys, *out) * out->iteration_time_s;
   out->cost_usd = gpus * out->iteration_time_s / 3600.0 * sys.price_per_gpu_hour_usd;
 }
 

@@ -24,6 +24,7 @@ struct CandidateResult {
   double energy_j = 0;
   double cost_usd = 0;
   double first_epoch_extra_s = 0;  // per iteration while the first epoch reads the shared FS
+  double input_core_s = 0;         // host core-seconds of decoding per node and iteration
 };
 
 // Data-parallel gradient groups: where a configuration's ranks that reduce gradients
@@ -65,6 +66,7 @@ struct SystemContext {
   double busy_power_w = 0;
   double idle_power_w = 0;
   double node_power_w = 0;
+  double cpu_power_w = 0;  // part of node_power_w; 0 = node power flat
   double price_per_gpu_hour_usd = 0;
   double sample_bytes = 0;
   InputSystem input;

@@ -25,6 +25,7 @@ SystemContext MakeSystemContext(const SystemProfile& profile, const Workload& wo
   sys.busy_power_w = profile.accelerator.BusyPowerW();
   sys.idle_power_w = profile.accelerator.idle_power_w;
   sys.node_power_w = profile.node_power_w;
+  sys.cpu_power_w = profile.host.cpu_power_w;
   sys.price_per_gpu_hour_usd = profile.price_per_gpu_hour_usd;
   sys.sample_bytes = static_cast<double>(workload.dataset.sample_bytes);
   sys.input = InputSystem::Of(profile, workload, hw);

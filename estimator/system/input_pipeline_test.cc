@@ -3,6 +3,8 @@
 // and an input-bound plan that names `io` as its bottleneck.
 #include "estimator/system/input_pipeline.h"
 
+#include <algorithm>
+
 #include "estimator/iteration/estimate.h"
 #include "estimator/testing/test_util.h"
 #include "gtest/gtest.h"
@@ -119,6 +121,34 @@ TEST(InputPipeline, InputBoundPlanNamesIo) {
   ASSERT_TRUE(e.ok());
   EXPECT_EQ(e->time.data_loading_s, 0);
   EXPECT_NE(e->bottleneck, "io");
+}
+
+// The node's CPUs draw power as the loaders keep them busy (host.cpu_power_w, here
+// abci-v100-16gb's 300 W of 600 W beside the GPUs; idle at a quarter of it). GPUs set to
+// draw 100 W busy or idle, so that a step's energy is 4 x 100 W x T plus the node's:
+// decoding 128 samples of 100 ms is 12.8 core-seconds over 40 cores and T, and the node
+// draws 600 - 300 x 0.75 x (1 - 12.8 / (40 T)); offloaded, 600 - 225 = 375 W.
+TEST(InputPipeline, CpuPowerFollowsTheLoaders) {
+  Workload w = Model("resnet50");
+  w.dataset.decode_core_ms_per_sample = 100;
+  SystemProfile p = Profile("abci-v100-16gb");
+  p.accelerator.busy_power_w = 100;
+  p.accelerator.idle_power_w = 100;
+  absl::StatusOr<Estimate> e = EstimateIteration(w, Config(1, 1, 4, 32, 128), p);
+  ASSERT_TRUE(e.ok()) << e.status();
+  double t = e->iteration_time_s;
+  const double busy = std::min(1.0, 12.8 / (40 * t));
+  EXPECT_NEAR(e->energy_per_iteration_j, 4 * 100 * t + (600 - 300 * 0.75 * (1 - busy)) * t, 1e-9);
+  w.dataset.decode_offloaded = true;
+  e = EstimateIteration(w, Config(1, 1, 4, 32, 128), p);
+  ASSERT_TRUE(e.ok());
+  t = e->iteration_time_s;
+  EXPECT_NEAR(e->energy_per_iteration_j, 4 * 100 * t + 375 * t, 1e-9);
+  // Not stated: the node's 600 W all along, as before.
+  p.host.cpu_power_w = 0;
+  e = EstimateIteration(w, Config(1, 1, 4, 32, 128), p);
+  ASSERT_TRUE(e.ok());
+  EXPECT_NEAR(e->energy_per_iteration_j, (4 * 100 + 600) * e->iteration_time_s, 1e-9);
 }
 
 // CosmoFlow staged to local SSDs: the first epoch reads 4 x 16.8 MB a step from a shared
