@@ -23,8 +23,10 @@ std::string Percent(double ratio) { return absl::StrFormat("%.2f %%", 100 * rati
 }  // namespace
 
 double LogPredictedTime(const CalibrationSample& s, const SystemProfile& profile) {
-  absl::StatusOr<Estimate> e = EstimateIteration(s.workload, s.config, profile);
-  return e.ok() && e->iteration_time_s > 0 ? std::log(e->iteration_time_s) : NAN;
+  // Calibration's samples passed EstimateIteration on the base profile; the profiles
+  // here differ only in calibration values within their ranges.
+  absl::StatusOr<double> t = IterationTimeOfValidated(s.workload, s.config, profile);
+  return t.ok() && *t > 0 ? std::log(*t) : NAN;
 }
 
 SystemProfile WithParams(const SystemProfile& at, const std::vector<CalibrationParam>& params,

@@ -157,6 +157,31 @@ Estimate ToEstimate(const Workload& workload, const SystemProfile& profile,
   return e;
 }
 
+namespace {
+
+// One configuration on valid inputs: its costs, stages and assembled result.
+struct Assembled {
+  ModelCosts model;
+  StageCosts stages;
+  CandidateResult result;
+};
+
+absl::StatusOr<Assembled> AssembleValidated(const Workload& workload, const ParallelConfig& c,
+                                            const SystemProfile& profile, const Hardware& hw,
+                                            const Collectives& coll) {
+  absl::StatusOr<ModelCosts> model = ComputeModelCosts(workload, ModelShape::Of(c), hw, coll);
+  if (!model.ok()) return model.status();
+  Assembled a;
+  a.model = *std::move(model);
+  a.stages = ComputeStageCosts(a.model, c.pipeline_parallel, c.virtual_pipeline_stages, c.first_pipeline_stage_layers,
+                               c.last_pipeline_stage_layers);
+  const SystemContext sys = MakeSystemContext(profile, workload, hw, coll);
+  Assemble(a.model, a.stages, c, sys, &a.result);
+  return a;
+}
+
+}  // namespace
+
 absl::StatusOr<Estimate> EstimateIteration(const Workload& workload, const ParallelConfig& config,
                                            const SystemProfile& profile) {
   if (absl::Status s = ValidateWorkload(workload); !s.ok()) return s;
@@ -166,16 +191,21 @@ absl::StatusOr<Estimate> EstimateIteration(const Workload& workload, const Paral
   const ParallelConfig c = config.Normalized();
   const Hardware hw(profile, workload.precision, c.NumGpus());
   const Collectives coll(hw, JobLayout(c.NumGpus(), profile.gpus_per_node, profile.num_nodes, c.placement));
-  absl::StatusOr<ModelCosts> model = ComputeModelCosts(workload, ModelShape::Of(c), hw, coll);
-  if (!model.ok()) return model.status();
-  const StageCosts stages = ComputeStageCosts(*model, c.pipeline_parallel, c.virtual_pipeline_stages,
-                                                 c.first_pipeline_stage_layers, c.last_pipeline_stage_layers);
-  const SystemContext sys = MakeSystemContext(profile, workload, hw, coll);
-  CandidateResult r;
-  Assemble(*model, stages, c, sys, &r);
-  Estimate e = ToEstimate(workload, profile, c, model->tokens_per_sample, model->model_flops_per_sample, r);
-  e.collectives = DescribeCollectives(workload, c, profile, coll, *model, stages);
+  absl::StatusOr<Assembled> a = AssembleValidated(workload, c, profile, hw, coll);
+  if (!a.ok()) return a.status();
+  Estimate e = ToEstimate(workload, profile, c, a->model.tokens_per_sample, a->model.model_flops_per_sample, a->result);
+  e.collectives = DescribeCollectives(workload, c, profile, coll, a->model, a->stages);
   return e;
+}
+
+absl::StatusOr<double> IterationTimeOfValidated(const Workload& workload, const ParallelConfig& config,
+                                                const SystemProfile& profile) {
+  const ParallelConfig c = config.Normalized();
+  const Hardware hw(profile, workload.precision, c.NumGpus());
+  const Collectives coll(hw, JobLayout(c.NumGpus(), profile.gpus_per_node, profile.num_nodes, c.placement));
+  absl::StatusOr<Assembled> a = AssembleValidated(workload, c, profile, hw, coll);
+  if (!a.ok()) return a.status();
+  return a->result.iteration_time_s;
 }
 
 }  // namespace paraplan

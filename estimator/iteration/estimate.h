@@ -20,6 +20,13 @@ absl::StatusOr<Estimate> EstimateIteration(const Workload& workload,
                                            const ParallelConfig& config,
                                            const SystemProfile& profile);
 
+// The iteration time alone, for inputs EstimateIteration has already accepted (or that
+// differ from accepted ones only in calibration values within their ranges): no
+// validation, no collective listing, no warnings. Calibration's many evaluations of
+// stored measurements use it. Errors only where the costs cannot be computed.
+absl::StatusOr<double> IterationTimeOfValidated(const Workload& workload, const ParallelConfig& config,
+                                                const SystemProfile& profile);
+
 }  // namespace paraplan
 
 #endif  // PARAPLAN_ESTIMATOR_ITERATION_ESTIMATE_H_
