@@ -470,11 +470,8 @@ double HostExcess(double kernels, double host_per_kernel_s, double gpu_s) {
   return std::max(0.0, kernels * host_per_kernel_s - gpu_s);
 }
 
-}  // namespace
-
-absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const ModelShape& shape,
-                                            const Hardware& hw, const Collectives& coll) {
-  const TransformerSpec spec = workload.transformer.Resolved();
+// The dimensions every sub-block of a layer reads, for one configuration's shape.
+Dims LayerDims(const Workload& workload, const TransformerSpec& spec, const ModelShape& shape) {
   Dims x;
   x.b = shape.micro_batch_size;
   x.s = static_cast<double>(spec.seq_length);
@@ -508,7 +505,215 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
   // Sennrich 2019); their gradients take one reduction kernel each.
   x.norm_params = rms ? x.h : 2 * x.h;
   x.norm_wgrad_kernels = rms ? 1 : 2;
+  return x;
+}
 
+// Context parallelism (ring attention): each rank passes its K/V block around the
+// ring, c - 1 steps forward and twice that backward (dK, dV); overlapped with the
+// attention core (Liu et al. 2023, Ring Attention). Exposed seconds and calls a layer.
+struct CpCosts {
+  double exposed_s = 0, calls = 0;
+};
+CpCosts ContextParallel(const Dims& x, const Collectives& coll, const GroupSpan& cp, const Part& core, double ovl) {
+  CpCosts out;
+  if (x.c <= 1) return out;
+  const double kv_bytes = x.T * x.kv * (x.dqk + x.dv) / x.t * x.p;
+  const double step = coll.SendRecv(kv_bytes, cp.level);
+  const double fwd = (x.c - 1) * step;
+  const double bwd = 2 * (x.c - 1) * step;
+  out.exposed_s = std::max(0.0, fwd - ovl * core.matmul_fwd_s) + std::max(0.0, bwd - ovl * core.matmul_bwd_s);
+  out.calls = 3 * (x.c - 1);
+  return out;
+}
+
+// What every layer of one configuration shares: the system, the TP collectives, context
+// parallelism's exposed time, and the host's time per kernel and per checkpoint.
+struct LayerContext {
+  const Hardware& hw;
+  const ModelShape& shape;
+  const TpCollectives& tpc;
+  CpCosts cp;
+  double ovl = 0;
+  double host_kernel_s = 0;  // eager launches, or ~nothing beyond the GPU gap under graphs
+  double checkpoint_s = 0;   // each checkpointed region (one per layer) per micro-batch
+};
+
+// One layer from its sub-blocks: the attention core, the attention's linears, the
+// residual path and the MLP (dense or MoE, `extras`); `mla_up` the MLA up-projections
+// (nullptr without MLA), `ep_s` the expert-parallel time, `moe_kernels` the router's and
+// dispatcher's kernels forward, `ep_calls` the EP collectives per direction.
+BlockCosts AssembleLayer(const LayerContext& L, const Dims& x, const Part& core, const Part& attn, const Part& resid,
+                         const Part& mlp, const Part* mla_up, const MlpExtras& extras, double ep_s, double moe_kernels,
+                         double ep_calls) {
+  BlockCosts blk;
+  const Part* parts[] = {&core, &attn, &resid, &mlp};
+  double mem_fwd = 0, mem_bwd_extra = 0, matmul_fwd = 0, matmul_bwd = 0, kernels_fwd = moe_kernels,
+         kernels_bwd = 2 * moe_kernels, wgrad = 0;
+  for (const Part* q : parts) {
+    mem_fwd += q->mem_fwd_bytes;
+    mem_bwd_extra += q->mem_bwd_bytes;
+    matmul_fwd += q->matmul_fwd_s;
+    matmul_bwd += q->matmul_bwd_s;
+    kernels_fwd += q->kernels_fwd;
+    kernels_bwd += q->kernels_bwd;
+    wgrad += q->wgrad_s;
+  }
+  const double mem_fwd_s = mem_fwd / L.hw.hbm_bytes_per_s();
+  blk.fwd_s = matmul_fwd + mem_fwd_s;
+  // Backward of a memory-bound op reads the output gradient and the saved input and
+  // writes the input gradient: twice the forward traffic.
+  blk.bwd_s = matmul_bwd + 2 * mem_fwd_s + mem_bwd_extra / L.hw.hbm_bytes_per_s();
+  blk.wgrad_s = wgrad;
+  // Two sub-blocks (attention, MLP), each a column- then a row-parallel linear.
+  // Without SP: forward all-reduce after the row linear (blocking); backward
+  // all-reduce of the column linear's input gradient, overlapped with its weight-
+  // gradient GEMM (Megatron-LM async TP all-reduce).
+  // With SP: forward all-gather before the column linear and reduce-scatter after the
+  // row linear (blocking); backward all-gather of the output gradient (blocking),
+  // all-gather of the saved sharded input overlapped with the data-gradient GEMM, and
+  // reduce-scatter of the input gradient overlapped with the weight-gradient GEMM
+  // (Korthikanti et al. 2022, sec. 4.2.2).
+  // With tp_comm_overlap (Transformer Engine userbuffers) the forward collectives are
+  // split into chunks pipelined with the adjacent GEMM, hidden as far as it lasts.
+  const Part* subs[2] = {&attn, &mlp};
+  double tp_calls_fwd = 0, tp_calls_bwd = 0;
+  for (const Part* q : subs) {
+    const double w = q->first_wgrad_s, dg = q->first_dgrad_s, f = q->matmul_fwd_s;
+    auto fwd_exposed = [&](double comm) {
+      return L.shape.tp_comm_overlap ? std::max(0.0, comm - L.ovl * 0.5 * f) : comm;
+    };
+    if (x.t <= 1) break;
+    if (x.sp) {
+      blk.tp_fwd_s += fwd_exposed(L.tpc.all_gather_s) + fwd_exposed(L.tpc.reduce_scatter_s);
+      blk.tp_bwd_s += (L.shape.tp_comm_overlap ? std::max(0.0, L.tpc.all_gather_s - L.ovl * dg)
+                                             : L.tpc.all_gather_s) +
+                      std::max(0.0, L.tpc.all_gather_s - L.ovl * dg) +
+                      std::max(0.0, L.tpc.reduce_scatter_s - L.ovl * w);
+      tp_calls_fwd += 2;
+      tp_calls_bwd += 3;
+    } else {
+      blk.tp_fwd_s += fwd_exposed(L.tpc.all_reduce_s);
+      blk.tp_bwd_s += std::max(0.0, L.tpc.all_reduce_s - L.ovl * w);
+      tp_calls_fwd += 1;
+      tp_calls_bwd += 1;
+    }
+  }
+  blk.cp_s = L.cp.exposed_s;
+  blk.ep_s = ep_s;
+  const double act_full = core.act_bytes + attn.act_bytes + resid.act_bytes + mlp.act_bytes;
+  const double launched_fwd = kernels_fwd + tp_calls_fwd + ep_calls + L.cp.calls / 3;
+  const double launched_bwd = kernels_bwd + tp_calls_bwd + ep_calls + 2 * L.cp.calls / 3;
+  blk.kernels = launched_fwd + launched_bwd;
+  const double host_fwd = L.host_kernel_s * launched_fwd;
+  const double host_bwd = L.host_kernel_s * launched_bwd;
+  const double gpu_fwd = blk.fwd_s + blk.tp_fwd_s + ep_s / 2 + L.cp.exposed_s / 3;
+  const double gpu_bwd = blk.bwd_s + blk.tp_bwd_s + ep_s / 2 + 2 * L.cp.exposed_s / 3;
+  // A layer's recompute runs inside its backward (the checkpoint's backward re-runs the
+  // forward, then differentiates it), so the host launches both in one stretch.
+  double host_recompute = 0;
+  switch (L.shape.recompute) {
+    case Recompute::kNone:
+      blk.activation_bytes = act_full;
+      break;
+    case Recompute::kSelective: {
+      const Recomputed r =
+          SelectiveRecompute(x, L.hw, L.shape.recompute_modules, core, mla_up, mlp, extras, ep_s);
+      blk.activation_bytes = act_full - r.saved_bytes;
+      blk.recompute_s = r.seconds;
+      host_recompute = r.kernels * L.host_kernel_s + r.regions * L.checkpoint_s;
+      blk.kernels += r.kernels;
+      break;
+    }
+    case Recompute::kFull:
+      // Keep only the layer input; re-run the whole forward (with its collectives).
+      blk.activation_bytes = x.T * x.h * x.r * x.p;
+      blk.recompute_s = blk.fwd_s + blk.tp_fwd_s + ep_s / 2;
+      blk.transient_bytes = act_full;
+      host_recompute = host_fwd + L.checkpoint_s;
+      blk.kernels += launched_fwd;
+      break;
+  }
+  blk.host_s = HostExcess(1, host_fwd, gpu_fwd) +
+               HostExcess(1, host_bwd + host_recompute, gpu_bwd + blk.recompute_s);
+  blk.model_flops = 3 * (core.flops_fwd * (x.flash ? 2 : 1) + attn.flops_fwd + mlp.flops_fwd);
+  return blk;
+}
+
+  // First stage: vocabulary-parallel embedding lookup; its output is all-reduced (or
+  // reduce-scattered with SP) over TP. Kernels (Megatron-LM VocabParallelEmbedding):
+  // mask, lookup, position embedding and add, dropout forward; the embedding backward
+  // (sort + segmented reduction) twice over.
+BlockCosts EmbeddingCosts(const Dims& x, const Hardware& hw, const Collectives& coll, const GroupSpan& tp,
+                          double host_kernel_s) {
+  BlockCosts pre;
+  const double e = x.T * x.h;
+  pre.fwd_s = hw.MemoryTime(2 * e * x.p) + (x.dropout ? hw.MemoryTime(3 * e * x.r * x.p) : 0);
+  pre.bwd_s = 2 * pre.fwd_s;
+  pre.tp_fwd_s = x.t > 1 ? (x.sp ? coll.ReduceScatter(e * x.p, tp) : coll.AllReduce(e * x.p, tp, x.tp_algorithm)) : 0;
+  pre.host_s = HostExcess(x.dropout ? 5 : 4, host_kernel_s, pre.fwd_s + pre.tp_fwd_s) +
+               HostExcess(10, host_kernel_s, pre.bwd_s);
+  pre.activation_bytes = x.dropout ? e * x.r : 0;  // dropout mask
+  pre.params = x.V * x.h / x.t;
+  pre.tensors = 2;  // word and position embeddings
+  pre.weight_tensors = 2;
+  return pre;
+}
+
+  // Last stage: final LayerNorm, LM head (vocabulary-parallel), fused cross-entropy.
+  // Kernels (Megatron-LM vocab_parallel_cross_entropy): LayerNorm, logits GEMM, max,
+  // subtract, target mask / gather, exp, sum, log, mean (+ 3 all-reduces with TP);
+  // backward: softmax minus one-hot, scale, GEMMs, LayerNorm backward.
+BlockCosts HeadCosts(const Dims& x, const TransformerSpec& spec, const Hardware& hw, const Collectives& coll,
+                     const GroupSpan& tp, double host_kernel_s) {
+  BlockCosts post;
+  Part head;
+  // Megatron's output layer is a plain ColumnParallelLinear: BF16 under FP8 / FP4.
+  Dims x16 = x;
+  x16.bf16_linears = x.lowp;
+  Linear(hw, x16, x.T, x.V / x.t, x.h, 1, &head);
+  const double logits = x.T * x.V / x.t;
+  const double e = x.T * x.h;
+  // LN read+write. Cross-entropy bytes per logit, op by op (Megatron-LM
+  // _VocabParallelCrossEntropy on output.float()): upcast p + 4, max 4, subtract in
+  // place 8, exp 8, sum 4, divide in place 8 forward; backward multiply in place 8 and
+  // the upcast's backward 4 + p. Measured on an H100 (scripts/microbench/cross_entropy.py,
+  // docs/microbench/h100_cross_entropy.csv): 59 bytes per logit at the device-copy rate,
+  // 47 at the memory-bound rate. PyTorch's F.cross_entropy on upcast logits takes 40 and
+  // under autocast (bf16 in, fp32 math) about 25: frameworks differ, this is Megatron's.
+  const double mem_fwd = 2 * e * x.r * x.p + logits * (x.p + 36);
+  post.fwd_s = head.matmul_fwd_s + hw.MemoryTime(mem_fwd);
+  post.bwd_s = head.matmul_bwd_s + hw.MemoryTime(logits * (12 + x.p) + 4 * e * x.r * x.p);
+  double calls = 0;
+  if (x.t > 1) {
+    const double bytes = e * x.p;
+    post.tp_fwd_s = (x.sp ? coll.AllGather(bytes, tp) : 0) + 3 * coll.AllReduce(x.T * 4, tp, x.tp_algorithm);
+    post.tp_bwd_s = x.sp ? coll.ReduceScatter(bytes, tp) : coll.AllReduce(bytes, tp, x.tp_algorithm);
+    calls = 4;
+  }
+  post.host_s = HostExcess(10 + calls, host_kernel_s, post.fwd_s + post.tp_fwd_s) +
+                HostExcess(8 + head.kernels_bwd, host_kernel_s, post.bwd_s + post.tp_bwd_s);
+  post.wgrad_s = head.wgrad_s;
+  post.activation_bytes = e * x.r * x.p + e * x.p + logits * 4;
+  // While the loss runs, the 16-bit logits and their fp32 copy live beside the fp32
+  // softmax it keeps (Megatron-LM vocab_parallel_cross_entropy: logits.float(), then
+  // the max-subtracted tensor exponentiated in place): p + 4 bytes per logit on top.
+  post.transient_bytes = logits * (x.p + 4);
+  post.params = spec.tied_embeddings ? 0 : x.V * x.h / x.t;
+  post.params += x.norm_params;
+  post.tensors = x.norm_wgrad_kernels + (spec.tied_embeddings ? 0 : 1);
+  post.weight_tensors = spec.tied_embeddings ? 0 : 1;
+  post.model_flops = 3 * head.flops_fwd;
+  return post;
+}
+
+}  // namespace
+
+absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const ModelShape& shape,
+                                            const Hardware& hw, const Collectives& coll) {
+  const TransformerSpec spec = workload.transformer.Resolved();
+  const Dims x = LayerDims(workload, spec, shape);
+  const bool rms = spec.normalization == Normalization::kRmsNorm;
+  const bool mla = spec.mla.enabled();
   const GroupSpan tp = coll.Place(shape.tensor_parallel, 1);
   const GroupSpan cp = coll.Place(shape.context_parallel, shape.tensor_parallel);
   // The expert grid: expert-TP innermost, expert parallelism next (Megatron-Core folding).
@@ -516,30 +721,15 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
   const GroupSpan etp_group = coll.Place(etp, 1);
   const GroupSpan ep = coll.Place(shape.expert_parallel, etp);
   const double ovl = hw.overlap_efficiency();
-  // Host time per kernel: eager launches, or ~nothing beyond the GPU gap under graphs.
   const double host_kernel_s = shape.cuda_graphs ? hw.kernel_gap_s() : hw.kernel_overhead_s();
-  // Host time of each checkpointed region (one per layer, full or selective) per micro-batch.
-  const double checkpoint_s = shape.cuda_graphs ? 0.0 : hw.recompute_overhead_s();
 
   const Part core_full = AttentionCore(x, hw, 0);
   const bool windowed = spec.sliding_window.tokens > 0 && spec.sliding_window.tokens < spec.seq_length;
   const Part core_window = windowed ? AttentionCore(x, hw, static_cast<double>(spec.sliding_window.tokens)) : core_full;
 
   const TpCollectives tpc = TpCosts(x, coll, tp);
-  // Context parallelism (ring attention): each rank passes its K/V block around the
-  // ring, c - 1 steps forward and twice that backward (dK, dV); overlapped with the
-  // attention core (Liu et al. 2023, Ring Attention).
-  double cp_exposed = 0, cp_calls = 0;
-  if (x.c > 1) {
-    const double kv_bytes = x.T * x.kv * (x.dqk + x.dv) / x.t * x.p;
-    const double step = coll.SendRecv(kv_bytes, cp.level);
-    const double fwd = (x.c - 1) * step;
-    const double bwd = 2 * (x.c - 1) * step;
-    cp_exposed = std::max(0.0, fwd - ovl * core_full.matmul_fwd_s) +
-                 std::max(0.0, bwd - ovl * core_full.matmul_bwd_s);
-    cp_calls = 3 * (x.c - 1);
-  }
-
+  const LayerContext ctx{hw, shape, tpc, ContextParallel(x, coll, cp, core_full, ovl), ovl, host_kernel_s,
+                         shape.cuda_graphs ? 0.0 : hw.recompute_overhead_s()};
   const double norm_tensors = rms ? 1 : 2;
   // The layer kinds (dense or MoE, full or windowed attention) for one setting of the
   // linears' precision.
@@ -555,98 +745,8 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
     // MoE token dispatcher), forward; ep_calls: expert-parallel collectives per direction.
     auto make_layer = [&](const Part& core, const Part& mlp, const MlpExtras& extras, double ep_s, double moe_kernels,
                           double ep_calls) {
-      BlockCosts blk;
-      const Part* parts[] = {&core, &attn, &resid, &mlp};
-      double mem_fwd = 0, mem_bwd_extra = 0, matmul_fwd = 0, matmul_bwd = 0, kernels_fwd = moe_kernels,
-             kernels_bwd = 2 * moe_kernels, wgrad = 0;
-      for (const Part* q : parts) {
-        mem_fwd += q->mem_fwd_bytes;
-        mem_bwd_extra += q->mem_bwd_bytes;
-        matmul_fwd += q->matmul_fwd_s;
-        matmul_bwd += q->matmul_bwd_s;
-        kernels_fwd += q->kernels_fwd;
-        kernels_bwd += q->kernels_bwd;
-        wgrad += q->wgrad_s;
-      }
-      const double mem_fwd_s = mem_fwd / hw.hbm_bytes_per_s();
-      blk.fwd_s = matmul_fwd + mem_fwd_s;
-      // Backward of a memory-bound op reads the output gradient and the saved input and
-      // writes the input gradient: twice the forward traffic.
-      blk.bwd_s = matmul_bwd + 2 * mem_fwd_s + mem_bwd_extra / hw.hbm_bytes_per_s();
-      blk.wgrad_s = wgrad;
-      // Two sub-blocks (attention, MLP), each a column- then a row-parallel linear.
-      // Without SP: forward all-reduce after the row linear (blocking); backward
-      // all-reduce of the column linear's input gradient, overlapped with its weight-
-      // gradient GEMM (Megatron-LM async TP all-reduce).
-      // With SP: forward all-gather before the column linear and reduce-scatter after the
-      // row linear (blocking); backward all-gather of the output gradient (blocking),
-      // all-gather of the saved sharded input overlapped with the data-gradient GEMM, and
-      // reduce-scatter of the input gradient overlapped with the weight-gradient GEMM
-      // (Korthikanti et al. 2022, sec. 4.2.2).
-      // With tp_comm_overlap (Transformer Engine userbuffers) the forward collectives are
-      // split into chunks pipelined with the adjacent GEMM, hidden as far as it lasts.
-      const Part* subs[2] = {&attn, &mlp};
-      double tp_calls_fwd = 0, tp_calls_bwd = 0;
-      for (const Part* q : subs) {
-        const double w = q->first_wgrad_s, dg = q->first_dgrad_s, f = q->matmul_fwd_s;
-        auto fwd_exposed = [&](double comm) {
-          return shape.tp_comm_overlap ? std::max(0.0, comm - ovl * 0.5 * f) : comm;
-        };
-        if (x.t <= 1) break;
-        if (x.sp) {
-          blk.tp_fwd_s += fwd_exposed(tpc.all_gather_s) + fwd_exposed(tpc.reduce_scatter_s);
-          blk.tp_bwd_s += (shape.tp_comm_overlap ? std::max(0.0, tpc.all_gather_s - ovl * dg)
-                                                 : tpc.all_gather_s) +
-                          std::max(0.0, tpc.all_gather_s - ovl * dg) +
-                          std::max(0.0, tpc.reduce_scatter_s - ovl * w);
-          tp_calls_fwd += 2;
-          tp_calls_bwd += 3;
-        } else {
-          blk.tp_fwd_s += fwd_exposed(tpc.all_reduce_s);
-          blk.tp_bwd_s += std::max(0.0, tpc.all_reduce_s - ovl * w);
-          tp_calls_fwd += 1;
-          tp_calls_bwd += 1;
-        }
-      }
-      blk.cp_s = cp_exposed;
-      blk.ep_s = ep_s;
-      const double act_full = core.act_bytes + attn.act_bytes + resid.act_bytes + mlp.act_bytes;
-      const double launched_fwd = kernels_fwd + tp_calls_fwd + ep_calls + cp_calls / 3;
-      const double launched_bwd = kernels_bwd + tp_calls_bwd + ep_calls + 2 * cp_calls / 3;
-      blk.kernels = launched_fwd + launched_bwd;
-      const double host_fwd = host_kernel_s * launched_fwd;
-      const double host_bwd = host_kernel_s * launched_bwd;
-      const double gpu_fwd = blk.fwd_s + blk.tp_fwd_s + ep_s / 2 + cp_exposed / 3;
-      const double gpu_bwd = blk.bwd_s + blk.tp_bwd_s + ep_s / 2 + 2 * cp_exposed / 3;
-      // A layer's recompute runs inside its backward (the checkpoint's backward re-runs the
-      // forward, then differentiates it), so the host launches both in one stretch.
-      double host_recompute = 0;
-      switch (shape.recompute) {
-        case Recompute::kNone:
-          blk.activation_bytes = act_full;
-          break;
-        case Recompute::kSelective: {
-          const Recomputed r =
-              SelectiveRecompute(x, hw, shape.recompute_modules, core, mla ? &mla_up : nullptr, mlp, extras, ep_s);
-          blk.activation_bytes = act_full - r.saved_bytes;
-          blk.recompute_s = r.seconds;
-          host_recompute = r.kernels * host_kernel_s + r.regions * checkpoint_s;
-          blk.kernels += r.kernels;
-          break;
-        }
-        case Recompute::kFull:
-          // Keep only the layer input; re-run the whole forward (with its collectives).
-          blk.activation_bytes = x.T * x.h * x.r * x.p;
-          blk.recompute_s = blk.fwd_s + blk.tp_fwd_s + ep_s / 2;
-          blk.transient_bytes = act_full;
-          host_recompute = host_fwd + checkpoint_s;
-          blk.kernels += launched_fwd;
-          break;
-      }
-      blk.host_s = HostExcess(1, host_fwd, gpu_fwd) +
-                   HostExcess(1, host_bwd + host_recompute, gpu_bwd + blk.recompute_s);
-      blk.model_flops = 3 * (core.flops_fwd * (x.flash ? 2 : 1) + attn.flops_fwd + mlp.flops_fwd);
-      return blk;
+      return AssembleLayer(ctx, x, core, attn, resid, mlp, mla ? &mla_up : nullptr, extras, ep_s, moe_kernels,
+                           ep_calls);
     };
 
     const double attn_params = mla ? MlaParams(x, spec.mla)
@@ -758,67 +858,8 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
     out.layers.push_back(spec.IsMoeLayer(i) ? (w ? k.moe_window : k.moe) : (w ? k.dense_window : k.dense));
   }
 
-  // First stage: vocabulary-parallel embedding lookup; its output is all-reduced (or
-  // reduce-scattered with SP) over TP. Kernels (Megatron-LM VocabParallelEmbedding):
-  // mask, lookup, position embedding and add, dropout forward; the embedding backward
-  // (sort + segmented reduction) twice over.
-  {
-    BlockCosts& pre = out.pre;
-    const double e = x.T * x.h;
-    pre.fwd_s = hw.MemoryTime(2 * e * x.p) + (x.dropout ? hw.MemoryTime(3 * e * x.r * x.p) : 0);
-    pre.bwd_s = 2 * pre.fwd_s;
-    pre.tp_fwd_s = x.t > 1 ? (x.sp ? coll.ReduceScatter(e * x.p, tp) : coll.AllReduce(e * x.p, tp, x.tp_algorithm)) : 0;
-    pre.host_s = HostExcess(x.dropout ? 5 : 4, host_kernel_s, pre.fwd_s + pre.tp_fwd_s) +
-                 HostExcess(10, host_kernel_s, pre.bwd_s);
-    pre.activation_bytes = x.dropout ? e * x.r : 0;  // dropout mask
-    pre.params = x.V * x.h / x.t;
-    pre.tensors = 2;  // word and position embeddings
-    pre.weight_tensors = 2;
-  }
-  // Last stage: final LayerNorm, LM head (vocabulary-parallel), fused cross-entropy.
-  // Kernels (Megatron-LM vocab_parallel_cross_entropy): LayerNorm, logits GEMM, max,
-  // subtract, target mask / gather, exp, sum, log, mean (+ 3 all-reduces with TP);
-  // backward: softmax minus one-hot, scale, GEMMs, LayerNorm backward.
-  {
-    BlockCosts& post = out.post;
-    Part head;
-    // Megatron's output layer is a plain ColumnParallelLinear: BF16 under FP8 / FP4.
-    Dims x16 = x;
-    x16.bf16_linears = x.lowp;
-    Linear(hw, x16, x.T, x.V / x.t, x.h, 1, &head);
-    const double logits = x.T * x.V / x.t;
-    const double e = x.T * x.h;
-    // LN read+write. Cross-entropy bytes per logit, op by op (Megatron-LM
-    // _VocabParallelCrossEntropy on output.float()): upcast p + 4, max 4, subtract in
-    // place 8, exp 8, sum 4, divide in place 8 forward; backward multiply in place 8 and
-    // the upcast's backward 4 + p. Measured on an H100 (scripts/microbench/cross_entropy.py,
-    // docs/microbench/h100_cross_entropy.csv): 59 bytes per logit at the device-copy rate,
-    // 47 at the memory-bound rate. PyTorch's F.cross_entropy on upcast logits takes 40 and
-    // under autocast (bf16 in, fp32 math) about 25: frameworks differ, this is Megatron's.
-    const double mem_fwd = 2 * e * x.r * x.p + logits * (x.p + 36);
-    post.fwd_s = head.matmul_fwd_s + hw.MemoryTime(mem_fwd);
-    post.bwd_s = head.matmul_bwd_s + hw.MemoryTime(logits * (12 + x.p) + 4 * e * x.r * x.p);
-    double calls = 0;
-    if (x.t > 1) {
-      const double bytes = e * x.p;
-      post.tp_fwd_s = (x.sp ? coll.AllGather(bytes, tp) : 0) + 3 * coll.AllReduce(x.T * 4, tp, x.tp_algorithm);
-      post.tp_bwd_s = x.sp ? coll.ReduceScatter(bytes, tp) : coll.AllReduce(bytes, tp, x.tp_algorithm);
-      calls = 4;
-    }
-    post.host_s = HostExcess(10 + calls, host_kernel_s, post.fwd_s + post.tp_fwd_s) +
-                  HostExcess(8 + head.kernels_bwd, host_kernel_s, post.bwd_s + post.tp_bwd_s);
-    post.wgrad_s = head.wgrad_s;
-    post.activation_bytes = e * x.r * x.p + e * x.p + logits * 4;
-    // While the loss runs, the 16-bit logits and their fp32 copy live beside the fp32
-    // softmax it keeps (Megatron-LM vocab_parallel_cross_entropy: logits.float(), then
-    // the max-subtracted tensor exponentiated in place): p + 4 bytes per logit on top.
-    post.transient_bytes = logits * (x.p + 4);
-    post.params = spec.tied_embeddings ? 0 : x.V * x.h / x.t;
-    post.params += x.norm_params;
-    post.tensors = norm_tensors + (spec.tied_embeddings ? 0 : 1);
-    post.weight_tensors = spec.tied_embeddings ? 0 : 1;
-    post.model_flops = 3 * head.flops_fwd;
-  }
+  out.pre = EmbeddingCosts(x, hw, coll, tp, host_kernel_s);
+  out.post = HeadCosts(x, spec, hw, coll, tp, host_kernel_s);
 
   // Megatron-LM scatter-gather: each TP rank sends 1/t of the boundary activation.
   out.pp_send_bytes = x.T * x.h * x.p / x.t;
