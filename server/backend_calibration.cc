@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/cleanup/cleanup.h"
 #include "estimator/calibration/calibrate.h"
+#include "estimator/calibration/samples.h"
 #include "server/adapter.h"
 #include "server/background_priority.h"
 #include "server/backend.h"
@@ -132,10 +133,11 @@ absl::StatusOr<v1::CalibrateResponse> Backend::Calibrate(const std::string& prof
   if (!base.ok()) return base.status();
   absl::StatusOr<SystemProfile> sp = adapter::FromProto(*base);
   if (!sp.ok()) return sp.status();
-  // The fit needs every measurement; they are read in pages, and only the samples kept.
-  // Measurements stored while the fit runs are not in it: they still count toward the
-  // next automatic calibration.
-  std::vector<CalibrationSample> samples;
+  // The measurements are read in pages and kept within a bound (BoundedSamples: the most
+  // recent few of each configuration, of a uniform choice of configurations), so memory
+  // does not grow with the store; the fit subsamples further. Measurements stored while
+  // the fit runs are not in it: they count toward the next automatic calibration.
+  BoundedSamples kept(kCalibrationSamplesPerConfiguration, kCalibrationConfigurations);
   int64_t fitted_through = 0;
   absl::Status read = ForEachPaged(
       kRowsPerPage,
@@ -151,9 +153,10 @@ absl::StatusOr<v1::CalibrateResponse> Backend::Calibrate(const std::string& prof
         absl::StatusOr<ParallelConfig> c = adapter::FromProto(m.config());
         if (!w.ok() || !c.ok()) return;
         if (absl::StatusOr<Framework> f = adapter::FrameworkFromProto(m.framework()); f.ok()) c->framework = *f;
-        samples.push_back({*w, *c, m.iteration_time_s(), m.peak_memory_gib(), m.out_of_memory()});
+        kept.Add({*std::move(w), *c, m.iteration_time_s(), m.peak_memory_gib(), m.out_of_memory()});
       });
   if (!read.ok()) return read;
+  const std::vector<CalibrationSample> samples = kept.Take();
   // The fit at background priority: estimates and ingests beside it keep the CPU.
   absl::StatusOr<CalibrationResult> result =
       RunAtBackgroundPriority([&] { return CalibrateProfile(*sp, samples, stop); });

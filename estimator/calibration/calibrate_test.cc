@@ -371,6 +371,40 @@ TEST(Calibrate, NamesWhatStaysOffAfterAFitThatHelps) {
       << r->report.model_gap;
 }
 
+// BoundedSamples keeps the most recent few of each configuration and a bounded, uniform,
+// order-independent choice of configurations, however many measurements arrive.
+TEST(BoundedSamples, RecentOfEachOfABoundedChoiceOfConfigurations) {
+  const SystemProfile spec = Profile("dgx-a100-80gb");
+  CalibrationSample one = SmallModels(spec, 0.0).front();
+  BoundedSamples repeats(4, 1024);
+  for (int i = 1; i <= 10; ++i) {
+    one.measured_iteration_time_s = i;
+    repeats.Add(one);
+  }
+  std::vector<CalibrationSample> kept = repeats.Take();
+  ASSERT_EQ(kept.size(), 4u);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(kept[i].measured_iteration_time_s, 7 + i);  // the last four, in order
+
+  // 5,000 configurations (global batch sizes) into room for 1,024: the kept set halves
+  // as it overflows, so between 512 and 1,024 stay, the same ones whichever comes first.
+  auto configurations = [&](bool reverse) {
+    BoundedSamples b(4, 1024);
+    for (int i = 0; i < 5000; ++i) {
+      CalibrationSample s = one;
+      s.config.global_batch_size = s.config.micro_batch_size * s.config.data_parallel * (1 + (reverse ? 4999 - i : i));
+      b.Add(s);
+    }
+    EXPECT_EQ(b.added(), 5000);
+    std::set<int64_t> batches;
+    for (const CalibrationSample& s : b.Take()) batches.insert(s.config.global_batch_size);
+    return batches;
+  };
+  const std::set<int64_t> forward = configurations(false);
+  EXPECT_GE(forward.size(), 512u);
+  EXPECT_LE(forward.size(), 1024u);
+  EXPECT_EQ(forward, configurations(true));
+}
+
 std::vector<CalibrationSample> VTrainSamples() {
   std::vector<CalibrationSample> out;
   for (const testing::Row& row : testing::Load("vtrain_a100_single_node.jsonl")) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <string>
@@ -59,6 +60,63 @@ std::string ConfigGroup(const CalibrationSample& s) {
   // shape a transformer's.
   return absl::StrCat(ModelKey(s), " tp", c.tensor_parallel, " pp", c.pipeline_parallel, " sp", c.spatial_parallel,
                       " fp", c.filter_parallel, " cp", c.channel_parallel);
+}
+
+namespace {
+
+// A configuration's identity for BoundedSamples: its group, every degree, the batch
+// sizes, recompute and ZeRO.
+std::string ConfigurationKey(const CalibrationSample& s) {
+  const ParallelConfig c = s.config.Normalized();
+  return absl::StrCat(ConfigGroup(s), " dp", c.data_parallel, " cp", c.context_parallel, " ep", c.expert_parallel,
+                      " etp", c.expert_tensor_parallel, " v", c.virtual_pipeline_stages, " mb", c.micro_batch_size,
+                      " gb", c.global_batch_size, " rc", static_cast<int>(c.recompute), " z", c.zero_stage, " sq",
+                      c.sequence_parallel, " fw", static_cast<int>(c.framework));
+}
+
+}  // namespace
+
+BoundedSamples::BoundedSamples(int per_configuration, int max_configurations)
+    : per_configuration_(std::max(1, per_configuration)), max_configurations_(std::max(1, max_configurations)) {}
+
+void BoundedSamples::Add(CalibrationSample s) {
+  ++added_;
+  std::string key = ConfigurationKey(s);
+  auto it = kept_.find(key);
+  if (it == kept_.end()) {
+    const uint64_t hash = std::hash<std::string>()(key) * 0x9E3779B97F4A7C15ull;  // spread the bits
+    if (!Admitted(hash)) return;
+    it = kept_.emplace(std::move(key), Kept{hash, {}, 0}).first;
+    while (static_cast<int>(kept_.size()) > max_configurations_ && level_ < 63) {
+      ++level_;
+      for (auto k = kept_.begin(); k != kept_.end();) k = Admitted(k->second.hash) ? std::next(k) : kept_.erase(k);
+    }
+    it = kept_.find(ConfigurationKey(s));
+    if (it == kept_.end()) return;  // its own configuration fell out
+  }
+  Kept& k = it->second;
+  if (static_cast<int>(k.recent.size()) < per_configuration_) {
+    k.recent.push_back(std::move(s));
+  } else {
+    k.recent[k.next] = std::move(s);
+    k.next = (k.next + 1) % k.recent.size();
+  }
+}
+
+int64_t BoundedSamples::kept() const {
+  int64_t n = 0;
+  for (const auto& [key, k] : kept_) n += static_cast<int64_t>(k.recent.size());
+  return n;
+}
+
+std::vector<CalibrationSample> BoundedSamples::Take() {
+  std::vector<CalibrationSample> out;
+  out.reserve(static_cast<size_t>(kept()));
+  for (auto& [key, k] : kept_) {
+    for (size_t i = 0; i < k.recent.size(); ++i) out.push_back(std::move(k.recent[(k.next + i) % k.recent.size()]));
+  }
+  kept_.clear();
+  return out;
 }
 
 int CountGroups(absl::Span<const CalibrationSample> samples) {

@@ -6,6 +6,8 @@
 #ifndef PARAPLAN_ESTIMATOR_CALIBRATION_SAMPLES_H_
 #define PARAPLAN_ESTIMATOR_CALIBRATION_SAMPLES_H_
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,37 @@ std::string ModelKey(const CalibrationSample& s);
 // straddle a cross-validation split.
 std::string ConfigGroup(const CalibrationSample& s);
 int CountGroups(absl::Span<const CalibrationSample> samples);
+
+// The measurements a calibration reads, kept within a bound however many the store
+// holds: the `per_configuration` most recent of each configuration (model, every degree,
+// batch sizes, recompute, ZeRO; repeats of one configuration are near-identical for the
+// fit), of at most `max_configurations` configurations, chosen uniformly by a hash of
+// the configuration (a configuration is kept iff its hash's top `level` bits are zero;
+// the level rises and halves the kept set whenever it outgrows the bound), so the
+// choice does not depend on the order they arrive in. Samples are added oldest first.
+class BoundedSamples {
+ public:
+  BoundedSamples(int per_configuration, int max_configurations);
+  void Add(CalibrationSample s);
+  // The kept samples, each configuration's in arrival order; ends this object's use.
+  std::vector<CalibrationSample> Take();
+  int64_t added() const { return added_; }
+  int64_t kept() const;
+
+ private:
+  struct Kept {
+    uint64_t hash = 0;
+    std::vector<CalibrationSample> recent;  // a ring of per_configuration_
+    size_t next = 0;                        // where the next replaces, once full
+  };
+  bool Admitted(uint64_t hash) const { return level_ == 0 || (hash >> (64 - level_)) == 0; }
+
+  int per_configuration_;
+  int max_configurations_;
+  int level_ = 0;
+  int64_t added_ = 0;
+  std::map<std::string, Kept> kept_;
+};
 
 struct Subsample {
   std::vector<int> indices;  // ascending
