@@ -122,6 +122,7 @@ absl::StatusOr<std::string> LauncherArguments(absl::string_view framework, const
   absl::StatusOr<launcher::Plan> p = launcher::Resolve(in);
   if (!p.ok()) return p.status();
   if (framework == "megatron") return launcher::Megatron(*p);
+  if (framework == "megatron-bridge") return launcher::MegatronBridge(*p);
   if (framework == "nemo") return launcher::Nemo(*p);
   if (framework == "deepspeed") return launcher::DeepSpeed(*p);
   return launcher::Torchtitan(*p);

@@ -4,6 +4,8 @@
 // Contract: LauncherArguments is a pure function of its input (no I/O, no RPC) and
 // returns text for one of kLaunchers:
 //   megatron    a torchrun command line for Megatron-LM's pretrain_gpt.py
+//   megatron-bridge  a torchrun command line for Megatron-Bridge's run_recipe.py with the
+//               plan as KEY=VALUE overrides of the recipe's ConfigContainer
 //   nemo        the YAML overrides (trainer: / model:) of NeMo's megatron_gpt_config.yaml
 //   deepspeed   a shell script: ds_config.json (here-document) and the deepspeed launch of
 //               Megatron-DeepSpeed's pretrain_gpt.py with its TP/PP flags
@@ -26,11 +28,11 @@
 
 namespace paraplan::cli {
 
-inline constexpr const char* kLaunchers[] = {"megatron", "nemo", "deepspeed", "torchtitan"};
+inline constexpr const char* kLaunchers[] = {"megatron", "megatron-bridge", "nemo", "deepspeed", "torchtitan"};
 
 // Whether `name` is one of kLaunchers.
 bool IsLauncher(absl::string_view name);
-// "megatron, nemo, deepspeed, torchtitan".
+// "megatron, megatron-bridge, nemo, deepspeed, torchtitan".
 std::string LauncherList();
 
 struct LaunchInput {

@@ -91,11 +91,12 @@ class CommandLine {
   std::vector<std::string> args_;
 };
 
-// The emitters (launcher_megatron.cc, launcher_configs.cc).
+// The emitters (launcher_megatron.cc, launcher_configs.cc, launcher_bridge.cc).
 std::string Megatron(const Plan& p);
 std::string DeepSpeed(const Plan& p);
 std::string Nemo(const Plan& p);
 std::string Torchtitan(const Plan& p);
+std::string MegatronBridge(const Plan& p);  // launcher_bridge.cc
 
 }  // namespace paraplan::cli::launcher
 

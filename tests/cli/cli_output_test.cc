@@ -434,8 +434,21 @@ TEST(Launcher, DeepSpeedEmitsOnlyNamesDeepSpeedDefines) {
 }
 
 // NeMo's base config keys at the commit tests/launchers/nemo_gpt_config_keys.txt names.
-std::set<std::string> NemoKeys() {
-  std::ifstream in(PARAPLAN_NEMO_KEYS);
+// MoeFp8 with folded experts (expert-TP 1), DeepEP, the all-to-all overlap, the
+// distributed optimizer and selective recompute (modules added by each test).
+LaunchInput FoldedMoe() {
+  LaunchInput folded = MoeFp8();
+  folded.config.set_expert_tensor_parallel(1);
+  folded.config.set_moe_dispatcher(v1::MOE_DISPATCHER_DEEPEP);
+  folded.config.set_moe_a2a_overlap(true);
+  folded.config.set_zero_stage(1);
+  folded.config.set_recompute(v1::RECOMPUTE_SELECTIVE);
+  return folded;
+}
+
+// The non-comment lines of a list under tests/launchers.
+std::set<std::string> ReadList(const char* path) {
+  std::ifstream in(path);
   std::set<std::string> keys;
   for (std::string line; std::getline(in, line);) {
     if (!line.empty() && line[0] != '#') keys.insert(line);
@@ -443,17 +456,14 @@ std::set<std::string> NemoKeys() {
   return keys;
 }
 
+std::set<std::string> NemoKeys() { return ReadList(PARAPLAN_NEMO_KEYS); }
+
 // Every override of the emitted NeMo command line names a key of megatron_gpt_config.yaml
 // (path=value) or, with +, one it does not have — what Hydra's struct mode requires.
 TEST(Launcher, NemoOverridesAddOnlyKeysTheBaseConfigLacks) {
   const std::set<std::string> base = NemoKeys();
   ASSERT_GT(base.size(), 150u) << "read " << PARAPLAN_NEMO_KEYS;
-  LaunchInput folded = MoeFp8();
-  folded.config.set_expert_tensor_parallel(1);
-  folded.config.set_moe_dispatcher(v1::MOE_DISPATCHER_DEEPEP);
-  folded.config.set_moe_a2a_overlap(true);
-  folded.config.set_zero_stage(1);
-  folded.config.set_recompute(v1::RECOMPUTE_SELECTIVE);
+  LaunchInput folded = FoldedMoe();
   folded.config.add_recompute_modules("core_attn");
   folded.config.add_recompute_modules("moe_act");
   folded.workload.set_quant_recipe(v1::QUANT_RECIPE_CURRENT_SCALING);
@@ -481,11 +491,7 @@ TEST(Launcher, NemoOverridesAddOnlyKeysTheBaseConfigLacks) {
 // torchtitan's command-line overrides at the commit tests/launchers/torchtitan_flags.txt
 // names: every flag (and the activation-checkpoint subcommand) paraplan emits is one.
 TEST(Launcher, TorchtitanEmitsOnlyItsCommandLineOverrides) {
-  std::ifstream in(PARAPLAN_TORCHTITAN_FLAGS);
-  std::set<std::string> known;
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty() && line[0] != '#') known.insert(line);
-  }
+  const std::set<std::string> known = ReadList(PARAPLAN_TORCHTITAN_FLAGS);
   ASSERT_GT(known.size(), 30u) << "read " << PARAPLAN_TORCHTITAN_FLAGS;
   LaunchInput dense = DenseFp16();
   dense.config.set_pipeline_schedule(v1::SCHEDULE_INTERLEAVED_1F1B);
@@ -507,11 +513,58 @@ TEST(Launcher, TorchtitanEmitsOnlyItsCommandLineOverrides) {
   }
 }
 
+// Megatron-Bridge's ConfigContainer keys and run_recipe.py's options at the commits
+// tests/launchers/megatron_bridge_keys.txt names: every KEY=VALUE and flag paraplan emits
+// is one, and the model's shape, parallelism and batch sizes are all stated.
+TEST(Launcher, MegatronBridgeEmitsOnlyConfigContainerKeys) {
+  const std::set<std::string> known = ReadList(PARAPLAN_BRIDGE_KEYS);
+  ASSERT_GT(known.size(), 400u) << "read " << PARAPLAN_BRIDGE_KEYS;
+  LaunchInput folded = FoldedMoe();
+  folded.config.add_recompute_modules("moe_act");
+  folded.config.set_cpu_offload_layers(2);
+  folded.workload.set_quant_recipe(v1::QUANT_RECIPE_MXFP8);
+  for (const LaunchInput& input : {MoeFp8(), DenseFp16(), LlamaZero3(), folded}) {
+    const std::string text = Emit("megatron-bridge", input);
+    const size_t run = text.find("scripts/training/run_recipe.py");
+    ASSERT_NE(run, std::string::npos) << text;
+    std::set<std::string> keys;
+    std::vector<std::string> words = absl::StrSplit(text.substr(run + 30), absl::ByAnyChar(" \n"), absl::SkipEmpty());
+    for (size_t i = 0; i < words.size(); ++i) {
+      std::string w = words[i];
+      if (w == "\\") continue;
+      if (absl::StartsWith(w, "--")) {
+        EXPECT_TRUE(known.contains(w)) << w << " is not a run_recipe.py option\n" << text;
+        ++i;  // its value
+        continue;
+      }
+      if (w.size() > 1 && w.front() == '\'') w = w.substr(1, w.size() - 2);
+      const size_t eq = w.find('=');
+      ASSERT_NE(eq, std::string::npos) << w << "\n" << text;
+      keys.insert(w.substr(0, eq));
+      EXPECT_TRUE(known.contains(w.substr(0, eq))) << w << " is not a ConfigContainer key\n" << text;
+    }
+    for (const char* k : {"model.tensor_model_parallel_size", "model.pipeline_model_parallel_size",
+                          "model.context_parallel_size", "model.num_layers", "model.hidden_size",
+                          "model.ffn_hidden_size", "model.num_attention_heads", "model.num_query_groups",
+                          "model.seq_length", "model.vocab_size", "train.global_batch_size", "train.micro_batch_size"}) {
+      EXPECT_TRUE(keys.contains(k)) << k << " not stated\n" << text;
+    }
+  }
+  // ZeRO-3 as Megatron-FSDP; FP8 with its recipe; folded experts and DeepEP.
+  EXPECT_TRUE(absl::StrContains(Emit("megatron-bridge", LlamaZero3()), "ddp.data_parallel_sharding_strategy=optim_grads_params"));
+  const std::string moe = Emit("megatron-bridge", folded);
+  EXPECT_TRUE(absl::StrContains(moe, "model.fp8_recipe=mxfp8")) << moe;
+  EXPECT_TRUE(absl::StrContains(moe, "model.expert_tensor_parallel_size=1")) << moe;
+  EXPECT_TRUE(absl::StrContains(moe, "model.moe_flex_dispatcher_backend=deepep")) << moe;
+  EXPECT_TRUE(absl::StrContains(moe, "'model.recompute_modules=[moe_act]'")) << moe;
+}
+
 TEST(Launcher, UnknownFrameworkListsTheValidOnes) {
   absl::StatusOr<std::string> s = LauncherArguments("jax", MoeFp8());
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(s.status().message(), "--emit: unknown framework \"jax\"; valid: megatron, nemo, deepspeed, torchtitan");
+  EXPECT_EQ(s.status().message(),
+            "--emit: unknown framework \"jax\"; valid: megatron, megatron-bridge, nemo, deepspeed, torchtitan");
   EXPECT_TRUE(IsLauncher("nemo"));
   EXPECT_FALSE(IsLauncher("Nemo"));
 }

@@ -948,7 +948,8 @@ TEST_F(ServerTest, PlanEmitErrors) {
   Result r = RunCli({"--server", absl::StrCat("127.0.0.1:", FreePort()), "plan", "--profile", "dgx-a100-80gb",
                      "--model", "gpt3-175b", "--gpus", "8", "--global-batch", "8", "--emit", "jax"});
   EXPECT_EQ(r.code, 2) << Describe(r);
-  EXPECT_TRUE(Contains(r.err, "--emit: unknown framework \"jax\"; valid: megatron, nemo, deepspeed, torchtitan"))
+  EXPECT_TRUE(Contains(r.err,
+                       "--emit: unknown framework \"jax\"; valid: megatron, megatron-bridge, nemo, deepspeed, torchtitan"))
       << Describe(r);
   // No plan fits: exit 1, the reason, nothing on stdout.
   r = P({"plan", "--profile", "abci-v100-16gb", "--model", "gpt3-175b", "--gpus", "8", "--global-batch", "8", "--emit",

@@ -841,7 +841,11 @@ TEST_F(ServerTest, AutomaticCalibrationRunsInTheBackgroundOncePerProfile) {
         *x = m;
         x->set_id(absl::StrCat(tag, "-", c, "-", m.id()));
         x->set_profile("busy");
-        x->set_iteration_time_s(m.iteration_time_s() * (1 + 0.002 * c));
+        // Each copy a configuration of its own (c + 1 times the batch, and the time), so
+        // that a calibration keeps them all (it keeps a few of each configuration) and
+        // its fit lasts long beside an ingest.
+        x->mutable_config()->set_global_batch_size(m.config().global_batch_size() * (1 + c));
+        x->set_iteration_time_s(m.iteration_time_s() * (1 + c) * (1 + 0.002 * c));
       }
     }
     const absl::Time start = absl::Now();

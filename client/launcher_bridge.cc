@@ -1,0 +1,200 @@
+// --emit megatron-bridge: Megatron-Bridge's recipe runner (NVIDIA-NeMo/Megatron-Bridge,
+// scripts/training/run_recipe.py, the README "Training entry points" at 067f987) with the
+// plan as trailing KEY=VALUE overrides of the recipe's ConfigContainer: model.* (the
+// GPT provider, Megatron-Core's TransformerConfig fields), train.*, ddp.*, dist.*,
+// checkpoint.*, comm_overlap.*, mixed_precision. The recipe (model family, tokenizer,
+// data) stays the user's; the model's shape is stated so the recipe cannot train another.
+// The launcher test checks every key against those dataclasses at that commit
+// (tests/launchers/megatron_bridge_keys.txt).
+#include <algorithm>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "client/launcher_plan.h"
+
+namespace paraplan::cli::launcher {
+
+namespace {
+
+// "KEY=VALUE" a line; lists quoted against shell globbing.
+class Overrides {
+ public:
+  template <typename T>
+  void Add(const std::string& key, const T& value) {
+    std::string arg = absl::StrCat(key, "=", value);
+    if (arg.find('[') != std::string::npos) arg = absl::StrCat("'", arg, "'");
+    line_.Add(std::move(arg));
+  }
+  template <typename T>
+  void Flag(const std::string& flag, const T& value) {
+    line_.Add(flag, value);
+  }
+  std::string Render(const std::string& program) const { return line_.Render(program); }
+
+ private:
+  CommandLine line_;
+};
+
+const char* Dispatcher(v1::MoeDispatcher d) {
+  return d == v1::MOE_DISPATCHER_ALLGATHER ? "allgather" : d == v1::MOE_DISPATCHER_DEEPEP ? "flex" : "alltoall";
+}
+
+const char* Fp8Recipe(v1::QuantRecipe r) {
+  switch (r) {
+    case v1::QUANT_RECIPE_CURRENT_SCALING:
+      return "tensorwise";
+    case v1::QUANT_RECIPE_BLOCKWISE:
+      return "blockwise";
+    case v1::QUANT_RECIPE_MXFP8:
+      return "mxfp8";
+    default:
+      return "delayed";
+  }
+}
+
+void Parallelism(const Plan& p, Notes* notes, Overrides* o) {
+  const v1::ParallelConfig& c = *p.c;
+  o->Add("model.tensor_model_parallel_size", p.tp);
+  o->Add("model.pipeline_model_parallel_size", p.pp);
+  o->Add("model.virtual_pipeline_model_parallel_size", p.v > 1 ? absl::StrCat(p.v) : "null");
+  o->Add("model.context_parallel_size", p.cp);
+  o->Add("model.expert_model_parallel_size", p.ep);
+  if (p.moe()) o->Add("model.expert_tensor_parallel_size", p.etp);
+  o->Add("model.sequence_parallel", Bool(c.sequence_parallel()));
+  if (p.stage_layers() && c.first_pipeline_stage_layers() > 0) {
+    o->Add("model.num_layers_in_first_pipeline_stage", c.first_pipeline_stage_layers());
+  }
+  if (p.stage_layers() && c.last_pipeline_stage_layers() > 0) {
+    o->Add("model.num_layers_in_last_pipeline_stage", c.last_pipeline_stage_layers());
+  }
+  if (c.tp_comm_overlap()) o->Add("comm_overlap.tp_comm_overlap", "true");
+  if (p.foreign_schedule()) {
+    notes->Add(absl::StrCat("Megatron-Core has no ", ScheduleName(p.schedule), " schedule; it runs 1F1B"));
+  }
+  if (p.pp_inside_dp()) notes->Add("rank order tp-cp-ep-pp-dp is not a ConfigContainer setting; Megatron-Core's is tp-cp-ep-dp-pp");
+  o->Add("train.micro_batch_size", p.mbs);
+  o->Add("train.global_batch_size", p.gbs);
+  // Megatron-Core's TransformerConfig recompute_granularity / method / num_layers / modules.
+  if (p.recompute == v1::RECOMPUTE_NONE) {
+    o->Add("model.recompute_granularity", "null");
+  } else {
+    o->Add("model.recompute_granularity", RecomputeName(p.recompute));
+    if (p.recompute == v1::RECOMPUTE_FULL) {
+      o->Add("model.recompute_method", "uniform");
+      o->Add("model.recompute_num_layers", 1);
+    } else if (c.recompute_modules_size() > 0) {
+      o->Add("model.recompute_modules", absl::StrCat("[", absl::StrJoin(c.recompute_modules(), ","), "]"));
+    }
+  }
+  if (c.cpu_offload_layers() > 0) {
+    o->Add("model.cpu_offloading", "true");
+    o->Add("model.cpu_offloading_num_layers", c.cpu_offload_layers());
+  }
+  if (c.offload().optimizer() || c.offload().weights() || c.offload().activations()) {
+    notes->Add("ZeRO-style offload is not emitted (Megatron-Core offloads whole layers: cpu_offloading_num_layers)");
+  }
+  if (c.cuda_graphs()) o->Add("model.cuda_graph_impl", "transformer_engine");
+}
+
+void Shape(const Plan& p, Notes* notes, Overrides* o) {
+  const v1::TransformerSpec& t = *p.t;
+  o->Add("model.num_layers", t.num_layers());
+  o->Add("model.hidden_size", t.hidden_size());
+  o->Add("model.ffn_hidden_size", p.ffn);
+  o->Add("model.num_attention_heads", t.num_attention_heads());
+  o->Add("model.num_query_groups", p.kv_heads);
+  if (p.own_head_dim()) o->Add("model.kv_channels", t.head_dim());
+  o->Add("model.seq_length", t.seq_length());
+  o->Add("model.vocab_size", t.vocab_size());
+  if (t.normalization() == v1::NORMALIZATION_RMSNORM) {
+    o->Add("model.normalization", "RMSNorm");
+    o->Add("model.position_embedding_type", "rope");
+    o->Add("model.add_bias_linear", "false");
+    notes->Add("RMSNorm models are emitted with rotary embeddings and no linear biases (the workload states neither)");
+  }
+  o->Add("model.gated_linear_unit", Bool(t.gated_mlp()));
+  o->Add("model.hidden_dropout", t.dropout());
+  o->Add("model.attention_dropout", t.dropout());
+  o->Add("model.share_embeddings_and_output_weights", Bool(t.tied_embeddings()));
+  if (t.has_mla()) notes->Add("MLA needs an MLA model provider (its q/kv LoRA ranks); choose such a recipe");
+  if (p.moe()) {
+    const v1::MoeSpec& m = t.moe();
+    o->Add("model.num_moe_experts", m.num_experts());
+    o->Add("model.moe_router_topk", std::max(1, m.top_k()));
+    if (m.expert_ffn_hidden_size() > 0) o->Add("model.moe_ffn_hidden_size", m.expert_ffn_hidden_size());
+    if (m.num_shared_experts() > 0) {
+      const int64_t each = m.shared_expert_ffn_hidden_size() > 0 ? m.shared_expert_ffn_hidden_size()
+                                                                   : m.expert_ffn_hidden_size();
+      o->Add("model.moe_shared_expert_intermediate_size", int64_t{m.num_shared_experts()} * each);
+    }
+    if (m.first_dense_layers() > 0) {
+      notes->Add(absl::StrCat("the first ", m.first_dense_layers(), " dense layers go in model.moe_layer_freq (a list)"));
+    }
+    o->Add("model.moe_token_dispatcher_type", Dispatcher(p.c->moe_dispatcher()));
+    if (p.c->moe_dispatcher() == v1::MOE_DISPATCHER_DEEPEP) o->Add("model.moe_flex_dispatcher_backend", "deepep");
+    if (p.c->moe_a2a_overlap()) o->Add("model.overlap_moe_expert_parallel_comm", "true");
+  }
+}
+
+void Precision(const Plan& p, Notes* notes, Overrides* o) {
+  switch (p.precision) {
+    case v1::PRECISION_FP16:
+      o->Add("mixed_precision", "fp16_mixed");
+      break;
+    case v1::PRECISION_FP32:
+      notes->Add("fp32 training: no mixed_precision recipe is set");
+      break;
+    default:
+      o->Add("mixed_precision", "bf16_mixed");
+  }
+  if (p.precision == v1::PRECISION_FP8) {
+    o->Add("model.fp8", "hybrid");
+    o->Add("model.fp8_recipe", Fp8Recipe(p.recipe));
+    if (p.c->fp8_param_gather()) o->Add("model.fp8_param", "true");
+  }
+  if (p.precision == v1::PRECISION_FP4) {
+    o->Add("model.fp4", "e2m1");
+    o->Add("model.fp4_recipe", "nvfp4");
+  }
+}
+
+void DataParallel(const Plan& p, Notes* notes, Overrides* o) {
+  const v1::ParallelConfig& c = *p.c;
+  if (p.zero == 3) {
+    // Megatron-FSDP (the bridge's ConfigContainer validates FSDP from dist and ddp).
+    o->Add("dist.use_megatron_fsdp", "true");
+    o->Add("ddp.use_megatron_fsdp", "true");
+    o->Add("ddp.data_parallel_sharding_strategy", "optim_grads_params");
+    o->Add("checkpoint.ckpt_format", "fsdp_dtensor");
+    if (p.pp > 1 || p.moe()) notes->Add("Megatron-FSDP here does not combine with pipeline or expert parallelism");
+  }
+  const bool distributed = p.zero >= 1;
+  o->Add("ddp.use_distributed_optimizer", Bool(distributed));
+  o->Add("optimizer.use_distributed_optimizer", Bool(distributed));
+  if (p.zero == 2) notes->Add("ZeRO-2 runs as the distributed optimizer (ZeRO-1): Megatron-Core has no stage 2");
+  o->Add("ddp.overlap_grad_reduce", Bool(c.overlap_grad_reduce()));
+  if (c.overlap_grad_reduce()) o->Add("ddp.overlap_param_gather", Bool(c.overlap_param_gather() && distributed));
+}
+
+}  // namespace
+
+std::string MegatronBridge(const Plan& p) {
+  Notes notes;
+  Overrides o;
+  o.Flag("--recipe", "YOUR_RECIPE");
+  o.Flag("--mode", "pretrain");
+  o.Flag("--seq_length", p.t->seq_length());
+  notes.Add("YOUR_RECIPE: a Megatron-Bridge pretrain recipe for this model family (tokenizer, data); the overrides "
+            "below set the planned shape and parallelism on it");
+  Parallelism(p, &notes, &o);
+  Shape(p, &notes, &o);
+  Precision(p, &notes, &o);
+  DataParallel(p, &notes, &o);
+  const std::string program = absl::StrCat("torchrun --nproc-per-node ", p.per_node, " --nnodes ", p.nodes,
+                                           " scripts/training/run_recipe.py");
+  return absl::StrCat(Header("Megatron-Bridge run_recipe.py (ConfigContainer overrides)", p), notes.text(),
+                      o.Render(program));
+}
+
+}  // namespace paraplan::cli::launcher
