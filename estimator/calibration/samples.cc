@@ -91,8 +91,7 @@ void BoundedSamples::Add(CalibrationSample s) {
       ++level_;
       for (auto k = kept_.begin(); k != kept_.end();) k = Admitted(k->second.hash) ? std::next(k) : kept_.erase(k);
     }
-    it = kept_.find(ConfigurationKey(s));
-    if (it == kept_.end()) return;  // its own configuration fell out
+    if (!Admitted(hash)) return;  // its own configuration fell out with the rest (`it` erased)
   }
   Kept& k = it->second;
   if (static_cast<int>(k.recent.size()) < per_configuration_) {
