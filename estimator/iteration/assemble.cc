@@ -97,7 +97,7 @@ Zero3Calls Zero3Collectives(const ModelCosts& model, const StageCosts& stages, c
                             double params) {
   const double layers = std::max(1, stages.slowest_layers);
   const double gather = params * model.param_gather_bytes_per_param / layers;
-  const double grad = params * model.grad_reduce_bytes_per_param / layers;
+  const double grad = params * GradientBytesOf(model, c).reduced / layers;
   if (c.framework != Framework::kDeepSpeed) return {1, gather, 1, grad, true};
   const double n = std::max(1.0, stages.slowest.weight_tensors / layers);
   const double tensor_params = params / layers / n;
@@ -106,7 +106,7 @@ Zero3Calls Zero3Collectives(const ModelCosts& model, const StageCosts& stages, c
   z.gather_bytes = gather / n;
   const double bucket = std::min(params, kDeepSpeedReduceBucket);
   z.reduces = bucket > 0 ? std::ceil(params / bucket) / layers : 0;
-  z.reduce_bytes = bucket * model.grad_reduce_bytes_per_param;
+  z.reduce_bytes = bucket * GradientBytesOf(model, c).reduced;
   z.prefetch = tensor_params < kDeepSpeedMaxLiveParameters;
   return z;
 }
@@ -140,7 +140,7 @@ void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
     const double w_div_d = c.zero_stage >= 3 ? dpcp : 1, w_div_e = c.zero_stage >= 3 ? expert_dp : 1;
     MemoryBreakdown mb;
     mb.weights_bytes = (dense / w_div_d + ex / w_div_e) * model.weight_bytes_per_param;
-    mb.gradients_bytes = (dense / grad_div_d + ex / grad_div_e) * model.grad_bytes_per_param;
+    mb.gradients_bytes = (dense / grad_div_d + ex / grad_div_e) * GradientBytesOf(model, c).held;
     mb.optimizer_bytes =
         (dense / opt_div_d + ex / opt_div_e) * model.optimizer_state_bytes_per_param;
     const double flight = st == &stages.first ? in_flight : 1;
@@ -354,7 +354,7 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
   };
   auto grad_sync = [&](const GroupSpan& g, double params) {
     if (g.size <= 1 || params <= 0) return 0.0;
-    const double grad_bytes = params * model.grad_reduce_bytes_per_param;
+    const double grad_bytes = params * GradientBytesOf(model, c).reduced;
     const double gather_bytes = params * model.param_gather_bytes_per_param;
     if (c.zero_stage == 0) {
       const double ar = coll.AllReduce(grad_bytes, g, c.dp_algorithm);
@@ -413,7 +413,7 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
                                          : dense + ex;
   if (c.offload.optimizer) {
     // ZeRO-Offload (Ren et al. 2021): gradients to host, updated weights back, over PCIe.
-    t.offload_s += shard * (model.grad_reduce_bytes_per_param + model.weight_bytes_per_param) /
+    t.offload_s += shard * (GradientBytesOf(model, c).reduced + model.weight_bytes_per_param) /
                    hw.pcie_bytes_per_s();
   } else {
     t.optimizer_s = hw.MemoryTime(shard * model.optimizer_bytes_per_param);

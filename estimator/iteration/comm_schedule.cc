@@ -114,7 +114,7 @@ std::vector<CollectiveUse> DescribeCollectives(const Workload& workload, const P
                                 stages.last.params - stages.last.expert_params);
   const double experts = std::max(stages.first.expert_params, stages.last.expert_params);
   for (const auto& [g, params] : {std::pair{groups.dense, dense}, std::pair{groups.expert, experts}}) {
-    const double grad = params * model.grad_reduce_bytes_per_param;
+    const double grad = params * GradientBytesOf(model, c).reduced;
     const double gather = params * model.param_gather_bytes_per_param;
     const bool ovl = c.overlap_grad_reduce;
     switch (c.zero_stage) {

@@ -175,7 +175,8 @@ TEST(ShardedDataParallel, Zero3GathersEveryLayerEveryMicroBatch) {
   // DP 64 over 8 nodes of 8: a ring at 8 x 10 GB/s per node, capped by NVLink 100 GB/s.
   const double bw = 80e9;
   const double ag = 20e-6 + 63.0 / 64 * per_layer * 2 / bw;  // 2-byte weights
-  const double rs = 20e-6 + 63.0 / 64 * per_layer * 4 / bw;  // fp32 gradients
+  // Megatron-FSDP keeps and reduces gradients in the 2-byte compute dtype.
+  const double rs = 20e-6 + 63.0 / 64 * per_layer * 2 / bw;
   EXPECT_NEAR(e->time.dp_comm_s, 2 * 32 * (ag + ag + rs), 1e-9);
 }
 
@@ -195,7 +196,7 @@ TEST(ShardedDataParallel, DeepSpeedZero3GathersTensorByTensor) {
   ASSERT_NEAR(params, 8.03e9, 0.01e9);
   const double tensors = 32 * 4 + 2 + 1;
   const double ag = 20e-6 + 63.0 / 64 * params * 2 / tensors / 80e9;
-  const double rs = 20e-6 + 63.0 / 64 * 5e8 * 4 / 80e9;
+  const double rs = 20e-6 + 63.0 / 64 * 5e8 * 2 / 80e9;  // fp16 / bf16 communication_data_type
   EXPECT_NEAR(e->time.dp_comm_s, 2 * (2 * tensors * ag + 17 * rs), 1e-9);
 
   // The same run under FSDP gathers a layer at a time, and holds two layers.

@@ -1,4 +1,4 @@
-// Codesign on designs whose answer is known by construction: a halved inter-node
+// Codesign on designs whose answer is known by construction: an eighth of the inter-node
 // bandwidth loses on time, a doubled price loses on cost at equal time, and weights
 // decide between a cheap slow network and a dear fast one.
 #include "estimator/plan/codesign.h"
@@ -32,8 +32,8 @@ CodesignRequest OneWorkload(std::vector<SystemProfile> designs) {
   return r;
 }
 
-TEST(Codesign, HalvedInterNodeBandwidthLosesOnTime) {
-  const CodesignRequest r = OneWorkload({Design("slow", 12.5, 5), Design("fast", 25, 5)});
+TEST(Codesign, EighthOfTheInterNodeBandwidthLosesOnTime) {
+  const CodesignRequest r = OneWorkload({Design("slow", 3.125, 5), Design("fast", 25, 5)});
   absl::StatusOr<CodesignResult> out = Codesign(r);
   ASSERT_TRUE(out.ok()) << out.status();
   const CodesignDesign& slow = out->designs[0];

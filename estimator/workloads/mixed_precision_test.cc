@@ -86,6 +86,27 @@ TEST(MixedPrecision, GradientsPersistWithAccumulationOrDdp) {
   EXPECT_DOUBLE_EQ(megatron.buffers_bytes, 2 * (12 * kH * kH + 4 * kH) * 2 + 4 * 512 * kH * 2);
 }
 
+// Where gradients live in 16 bits: Megatron-LM's distributed optimizer keeps fp32 main
+// gradients (4 bytes each, whole at ZeRO 1); Megatron-FSDP (ZeRO 3, main gradients in the
+// compute dtype) and DeepSpeed (fp16 / bf16 gradients at every stage) keep 2 bytes, a
+// shard of them under ZeRO 3; PyTorch FSDP with fp32 parameters keeps fp32 shards.
+TEST(MixedPrecision, GradientBytesFollowTheStack) {
+  ParallelConfig c = Config(1, 1, 2, 1, 2);
+  c.flash_attention = true;
+  c.zero_stage = 1;
+  EXPECT_DOUBLE_EQ(Memory(MixedPrecision::kMasterInOptimizer, c).gradients_bytes, 4 * kParams);
+  c.framework = Framework::kDeepSpeed;
+  EXPECT_DOUBLE_EQ(Memory(MixedPrecision::kMasterInOptimizer, c).gradients_bytes, 2 * kParams);
+  c.zero_stage = 3;
+  EXPECT_DOUBLE_EQ(Memory(MixedPrecision::kMasterInOptimizer, c).gradients_bytes, 2 * kParams / 2);
+  c.framework = Framework::kMegatron;
+  EXPECT_DOUBLE_EQ(Memory(MixedPrecision::kMasterInOptimizer, c).gradients_bytes, 2 * kParams / 2);
+  ParallelConfig fsdp = Config(1, 1, 2, 1, 4);  // two micro-batches: gradients accumulate
+  fsdp.flash_attention = true;
+  fsdp.zero_stage = 3;
+  EXPECT_DOUBLE_EQ(Memory(MixedPrecision::kFp32Params, fsdp).gradients_bytes, 4 * kParams / 2);
+}
+
 // Each of a layer's four linears casts its fp32 weight to 16 bits before its GEMM (read
 // 4, write 2 bytes per weight) and casts the weight gradient back (read 2, write 4): one
 // kernel and 6 bytes per weight each way, 12 h^2 weights per layer.

@@ -88,6 +88,7 @@ void SetPrecisionBytes(Precision precision, QuantRecipe recipe, Optimizer optimi
     costs->optimizer_state_bytes_per_param = 12;  // fp32 master + m + v
     costs->grad_reduce_bytes_per_param = 4;       // gradients reduced in fp32 (Megatron-LM)
     costs->param_gather_bytes_per_param = 2;
+    costs->fp32_main_grads = true;
     // Megatron-LM's mixed-precision step, one pass each over the shard: gradient-norm for
     // clipping (read 4), Adam (read grad, master, m, v; write master, m, v: 28), copy of
     // the master weights to 2-byte weights (read 4, write 2), zeroing the gradient buffer
@@ -102,6 +103,17 @@ void SetPrecisionBytes(Precision precision, QuantRecipe recipe, Optimizer optimi
     costs->optimizer_state_bytes_per_param -= 4;
     costs->optimizer_bytes_per_param -= 8;
   }
+}
+
+GradientBytes GradientBytesOf(const ModelCosts& model, const ParallelConfig& c) {
+  GradientBytes g{model.grad_bytes_per_param, model.grad_reduce_bytes_per_param};
+  const bool megatron_fsdp = c.zero_stage >= 3 && c.framework != Framework::kDeepSpeed &&
+                             c.framework != Framework::kTorchtitan && c.framework != Framework::kPytorchFsdp;
+  if (model.fp32_main_grads && (c.framework == Framework::kDeepSpeed || megatron_fsdp)) {
+    g.held = 2;
+    g.reduced = 2;
+  }
+  return g;
 }
 
 double OptimizerKernelsPerPass(double tensors, double elements) {

@@ -94,7 +94,24 @@ struct ModelCosts {
   // weight cache, or FSDP's gathered layers), and gradients exist only from backward to
   // the optimizer step.
   bool fp32_params = false;
+  // 16-bit mixed precision with fp32 main gradients (Megatron-LM's DDP and distributed
+  // optimizer): stacks that shard gradients may keep and reduce them in the 16-bit
+  // compute dtype instead (GradientBytes).
+  bool fp32_main_grads = false;
 };
+
+// Bytes per parameter of the gradients a configuration holds and reduces. Megatron-LM's
+// DDP and distributed optimizer keep fp32 main gradients and reduce them in fp32 for
+// bf16 (ModelCosts defaults). Two stacks keep them in the 16-bit compute dtype:
+// DeepSpeed at every ZeRO stage (engine.communication_data_type defaults to fp16 / bf16;
+// ZeRO's 2 bytes of gradients per parameter, Rajbhandari et al. SC'20 sec. 3.1), and
+// Megatron-FSDP, the ZeRO-3 of Megatron-Core (megatron_fsdp_main_grads_dtype = None:
+// "main gradients will match the dtype of the model compute parameters").
+struct GradientBytes {
+  double held = 0;     // accumulation buffer, per parameter
+  double reduced = 0;  // element of the gradient all-reduce / reduce-scatter
+};
+GradientBytes GradientBytesOf(const ModelCosts& model, const ParallelConfig& c);
 
 // Kernels one optimizer pass launches over `tensors` tensors of `elements` elements in
 // all: Apex / Megatron-LM multi_tensor_apply (csrc/multi_tensor_apply.cuh) launches a
