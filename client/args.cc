@@ -151,12 +151,19 @@ const std::vector<CommandSpec>& Commands() {
        "paraplan ingest FILE.jsonl\n"
        "  One Measurement JSON per line; prints accepted / duplicate / rejected per line and\n"
        "  totals (exit 1 when any line is rejected).\n"},
-      {"calibrate", 0, 0, {"profile"}, {"dry-run"},
-       "paraplan calibrate --profile NAME [--dry-run]\n"
+      {"calibrate", 0, 0, {"profile", "operation"}, {"dry-run", "no-wait"},
+       "paraplan calibrate --profile NAME [--dry-run] [--no-wait]\n"
+       "paraplan calibrate --operation ID\n"
        "  Fits the profile's default version to all its measurements (parameters chosen by\n"
        "  sensitivity, grouped cross-validation) and stores the next version. It becomes the\n"
        "  default only if its cross-validated error beats the current version's by 2 %;\n"
-       "  otherwise it is kept as a candidate (see profiles promote). --dry-run stores nothing.\n"},
+       "  otherwise it is kept as a candidate (see profiles promote). --dry-run stores nothing.\n"
+       "  The calibration runs on the server as an operation: this command starts it (or\n"
+       "  joins the one running for the profile), prints its phases on stderr and waits for\n"
+       "  its result; --timeout bounds each call, not the wait, and an interrupted wait\n"
+       "  leaves it running. --no-wait prints the operation's id and returns; --operation ID\n"
+       "  shows that operation (its result once done). With no measurement since the last\n"
+       "  calibration, it stores nothing and says the profile is up to date.\n"},
       {"accuracy", 0, 0, {"profile", "label", "recent"}, {},
        "paraplan accuracy --profile NAME [--label KEY] [--recent N]\n"
        "  Measured-vs-predicted error: overall, over the most recent N, and per value of label KEY.\n"},
@@ -215,7 +222,7 @@ constexpr char kGlobal[] =
 bool IsBoolean(const std::string& key) {
   return key == "help" || key == "version" || key == "allow-offload" || key == "cuda-graphs" ||
          key == "tp-comm-overlap" || key == "moe-a2a-overlap" || key == "fp8-param-gather" || key == "dry-run" ||
-         key == "new-version" || key == "what-if";
+         key == "new-version" || key == "what-if" || key == "no-wait";
 }
 
 // The spec whose name the words start with ("profiles show" before "profiles"), or null.

@@ -19,6 +19,8 @@
 
 namespace paraplan::cli {
 
+// How often `calibrate` asks after the operation it waits for.
+inline constexpr int kCalibrationPollMs = 250;
 inline constexpr int kOk = 0, kError = 1, kUsage = 2, kBadInput = 65, kUnavailable = 69, kCannotCreate = 73;
 // Requests per EstimateBatch / IngestMeasurements call.
 inline constexpr int kChunk = 1000;
@@ -54,6 +56,7 @@ class Cli {
   bool PlanWorkload(const v1::PlanRequest& req, v1::Workload* w);
   int Ingest();
   int Calibrate();
+  int CalibrationOutcome(const v1::CalibrationOperation& op);
   int Accuracy();
   int Models();
   int Health();

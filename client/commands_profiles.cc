@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "client/format.h"
 #include "client/input.h"
 #include "client/json_io.h"
@@ -224,27 +225,78 @@ int Cli::Ingest() {
   return kError;  // the report names every rejected line
 }
 
+namespace {
+
+// What `calibrate` prints for a calibration's result.
+std::string CalibrationHead(const v1::CalibrateResponse& r) {
+  const std::string version = absl::StrCat(r.profile().name(), "@", r.profile().version());
+  if (r.up_to_date()) {
+    return absl::StrCat("up to date: no measurement since ", version,
+                        " was calibrated; nothing fitted or stored (its report follows)\n");
+  }
+  if (!r.stored()) return absl::StrCat("dry run: nothing stored (", r.report().promotion_reason(), ")\n");
+  if (r.profile().is_default()) {
+    return absl::StrCat("new version ", version, " is the default: ", r.report().promotion_reason(), "\n");
+  }
+  return absl::StrCat("new version ", version, " stored as a candidate, ", r.report().promotion_reason(),
+                      "; the default stays (`paraplan profiles promote ", version, "` to use it)\n");
+}
+
+std::string OperationLine(const v1::CalibrationOperation& op) {
+  const char* state = op.state() == v1::CalibrationOperation::STATE_RUNNING ? "running"
+                      : op.state() == v1::CalibrationOperation::STATE_DONE  ? "done"
+                                                                            : "failed";
+  return absl::StrCat("calibration ", op.id(), " of ", op.profile(), op.dry_run() ? " (dry run)" : "", ": ", state,
+                      op.state() == v1::CalibrationOperation::STATE_RUNNING ? absl::StrCat(", ", op.phase()) : "",
+                      "\n");
+}
+
+}  // namespace
+
+// Prints a finished operation's result (or its error) and returns the exit code.
+int Cli::CalibrationOutcome(const v1::CalibrationOperation& op) {
+  if (op.state() == v1::CalibrationOperation::STATE_FAILED) {
+    return RpcFailed(absl::Status(static_cast<absl::StatusCode>(op.error().code()), op.error().message()));
+  }
+  const v1::CalibrateResponse& r = op.result();
+  return Print(r, absl::StrCat(CalibrationHead(r), FormatFitReport(r.report())));
+}
+
 int Cli::Calibrate() {
-  if (!a_.Has("profile")) return UsageError("calibrate needs --profile");
+  if (a_.Has("operation")) {
+    if (a_.Has("profile")) return UsageError("calibrate takes --profile or --operation, not both");
+    if (!Connect()) return failed_;
+    v1::GetCalibrationRequest get;
+    get.set_operation_id(a_.Get("operation"));
+    v1::CalibrationOperation op;
+    if (absl::Status s = link_.GetCalibration(get, &op); !s.ok()) return RpcFailed(s);
+    if (op.state() == v1::CalibrationOperation::STATE_RUNNING) return Print(op, OperationLine(op));
+    return CalibrationOutcome(op);
+  }
+  if (!a_.Has("profile")) return UsageError("calibrate needs --profile (or --operation)");
   if (!Connect()) return failed_;
   v1::CalibrateRequest req;
   req.set_profile(a_.Get("profile"));
   req.set_dry_run(a_.flags.count("dry-run") > 0);
-  v1::CalibrateResponse r;
-  absl::Status s = link_.Calibrate(req, &r);
-  if (!s.ok()) return RpcFailed(s);
-  std::string head;
-  if (!r.stored()) {
-    head = absl::StrCat("dry run: nothing stored (", r.report().promotion_reason(), ")\n");
-  } else if (r.profile().is_default()) {
-    head = absl::StrCat("new version ", r.profile().name(), "@", r.profile().version(), " is the default: ",
-                        r.report().promotion_reason(), "\n");
-  } else {
-    head = absl::StrCat("new version ", r.profile().name(), "@", r.profile().version(), " stored as a candidate, ",
-                        r.report().promotion_reason(), "; the default stays (`paraplan profiles promote ",
-                        r.profile().name(), "@", r.profile().version(), "` to use it)\n");
+  v1::CalibrationOperation op;
+  if (absl::Status s = link_.StartCalibration(req, &op); !s.ok()) return RpcFailed(s);
+  if (a_.flags.count("no-wait") > 0) return Print(op, OperationLine(op));
+  if (op.dry_run() != req.dry_run()) {
+    std::fprintf(stderr, "joined the calibration %s already running for %s (dry run: %s)\n", op.id().c_str(),
+                 op.profile().c_str(), op.dry_run() ? "yes" : "no");
   }
-  return Print(r, absl::StrCat(head, FormatFitReport(r.report())));
+  std::string said;
+  v1::GetCalibrationRequest get;
+  get.set_operation_id(op.id());
+  while (op.state() == v1::CalibrationOperation::STATE_RUNNING) {
+    if (op.phase() != said) {
+      std::fprintf(stderr, "%s", OperationLine(op).c_str());
+      said = op.phase();
+    }
+    absl::SleepFor(absl::Milliseconds(kCalibrationPollMs));
+    if (absl::Status s = link_.GetCalibration(get, &op); !s.ok()) return RpcFailed(s);
+  }
+  return CalibrationOutcome(op);
 }
 
 int Cli::Accuracy() {

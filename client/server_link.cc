@@ -142,6 +142,12 @@ absl::Status ServerLink::GetAccuracy(const v1::GetAccuracyRequest& r, v1::Accura
 absl::Status ServerLink::Calibrate(const v1::CalibrateRequest& r, v1::CalibrateResponse* out) {
   return PARAPLAN_CALL(v1::Measurements, Calibrate, r, out);
 }
+absl::Status ServerLink::StartCalibration(const v1::CalibrateRequest& r, v1::CalibrationOperation* out) {
+  return PARAPLAN_CALL(v1::Measurements, StartCalibration, r, out);
+}
+absl::Status ServerLink::GetCalibration(const v1::GetCalibrationRequest& r, v1::CalibrationOperation* out) {
+  return PARAPLAN_CALL(v1::Measurements, GetCalibration, r, out);
+}
 absl::Status ServerLink::Simulate(const v1::SimulateRequest& r, v1::SimulateResponse* out) {
   return PARAPLAN_CALL(v1::Network, Simulate, r, out);
 }

@@ -54,6 +54,8 @@ class ServerLink {
   absl::Status IngestMeasurements(const v1::IngestMeasurementsRequest& r, v1::IngestMeasurementsResponse* out);
   absl::Status GetAccuracy(const v1::GetAccuracyRequest& r, v1::AccuracyReport* out);
   absl::Status Calibrate(const v1::CalibrateRequest& r, v1::CalibrateResponse* out);
+  absl::Status StartCalibration(const v1::CalibrateRequest& r, v1::CalibrationOperation* out);
+  absl::Status GetCalibration(const v1::GetCalibrationRequest& r, v1::CalibrationOperation* out);
   absl::Status Simulate(const v1::SimulateRequest& r, v1::SimulateResponse* out);
   absl::Status Codesign(const v1::CodesignRequest& r, v1::CodesignResponse* out);
   absl::Status Check(const grpc::health::v1::HealthCheckRequest& r, grpc::health::v1::HealthCheckResponse* out);

@@ -142,7 +142,12 @@ std::set<std::string> BuiltinNames() {
 }  // namespace
 
 Backend::Backend(store::Store* store, Metrics* metrics, BackendOptions options)
-    : store_(store), metrics_(metrics), options_(options), accuracy_(store, metrics), builtin_names_(BuiltinNames()) {}
+    : store_(store),
+      metrics_(metrics),
+      options_(options),
+      accuracy_(store, metrics),
+      builtin_names_(BuiltinNames()),
+      operations_(options.calibration_operations) {}
 
 Backend::~Backend() { Stop(); }
 
@@ -156,6 +161,7 @@ void Backend::Stop() {
     worker = std::move(auto_thread_);
   }
   if (worker.joinable()) worker.join();
+  operations_.Stop();
 }
 
 absl::Status Backend::Start() {

@@ -53,6 +53,7 @@
 #include "paraplan/v1/network.pb.h"
 #include "paraplan/v1/services.pb.h"
 #include "server/accuracy.h"
+#include "server/calibration_operations.h"
 #include "server/metrics.h"
 #include "store/store.h"
 
@@ -63,6 +64,7 @@ struct BackendOptions {
   int plan_threads = 2;
   int64_t max_plan_candidates = 0;  // 0 = no cap; past it a Plan answers truncated
   int max_ingest = 10000;           // measurements in one Ingest (the server's --max-ingest)
+  CalibrationOperations::Limits calibration_operations;  // StartCalibration's bounds
 };
 
 class Backend {
@@ -99,8 +101,17 @@ class Backend {
   // stores nothing.
   // One calibration of a profile at a time on this server (others side by side); a call
   // waits for the running one until `stop` asks, then DEADLINE_EXCEEDED / CANCELLED.
+  // When no measurement arrived since the last calibration of the version it would start
+  // from, it fits nothing and answers that calibration's result with up_to_date (an
+  // automatic and an explicit calibration of the same measurements store one version).
+  // Among servers sharing a store, it runs under the store's calibration lock.
+  // `phase`, when given, hears what it is doing.
   absl::StatusOr<v1::CalibrateResponse> Calibrate(const std::string& profile, bool dry_run = false,
-                                                  const Interrupt& stop = {});
+                                                  const Interrupt& stop = {},
+                                                  const CalibrationOperations::PhaseSink& phase = nullptr);
+  // The same as an operation that outlives the call (calibration_operations.h).
+  absl::StatusOr<v1::CalibrationOperation> StartCalibration(const v1::CalibrateRequest& request);
+  absl::StatusOr<v1::CalibrationOperation> GetCalibration(const v1::GetCalibrationRequest& request) const;
 
   // Microbenchmarks as profile input (backend_fit.cc): fit, and unless dry_run write the
   // fitted profile as the next version with origin "microbenchmark".
@@ -122,7 +133,8 @@ class Backend {
   void RefreshGauges();
 
   // Stops background work: queued automatic calibrations are dropped, the running one
-  // (if any) is waited for, and none starts afterwards. Idempotent.
+  // (if any) is waited for, started calibrations are cancelled and waited for, and none
+  // starts afterwards. Idempotent.
   void Stop();
 
  private:
@@ -130,6 +142,13 @@ class Backend {
   absl::Status BeginCalibration(const std::string& profile, const Interrupt& stop)
       ABSL_LOCKS_EXCLUDED(calibrating_mu_);
   void EndCalibration(const std::string& profile) ABSL_LOCKS_EXCLUDED(calibrating_mu_);
+  // The calibration itself, with this server's slot and the store's lock held.
+  absl::StatusOr<v1::CalibrateResponse> FitAndStore(const std::string& profile, bool dry_run,
+                                                    const Interrupt& stop,
+                                                    const CalibrationOperations::PhaseSink& phase);
+  // The last calibration's answer when no measurement arrived since it and it started
+  // from or made `base`; NOT_FOUND when a new fit is due.
+  absl::StatusOr<v1::CalibrateResponse> UpToDate(const v1::SystemProfile& base);
   enum class Existing { kMustNotExist, kMustExist, kEither };
   absl::StatusOr<v1::SystemProfile> WriteProfile(const v1::SystemProfile& profile, Existing existing,
                                                  const std::string& origin = "user");
@@ -183,6 +202,7 @@ class Backend {
   std::map<std::string, int> auto_failed_at_ ABSL_GUARDED_BY(auto_mu_);
   bool stopping_ ABSL_GUARDED_BY(auto_mu_) = false;
   std::thread auto_thread_ ABSL_GUARDED_BY(auto_mu_);  // started on first use
+  CalibrationOperations operations_;  // last member: its threads stop before the rest goes
 };
 
 // The workload of preset `model` (ListModels); INVALID_ARGUMENT naming `model` and

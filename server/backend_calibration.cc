@@ -69,9 +69,12 @@ void Backend::AutoCalibrationLoop() {
 }
 
 void Backend::RunAutoCalibration(const std::string& profile) {
-  // One calibration of a profile at a time among every server on this store: replicas on
-  // one PostgreSQL database all see the same measurements become due; the one that gets
-  // the lock calibrates, the others leave it to that one.
+  // One calibration of a profile at a time here (an explicit one runs first) and among
+  // every server on this store: replicas on one PostgreSQL database all see the same
+  // measurements become due; the one that gets the store's lock calibrates, the others
+  // leave it to that one.
+  if (!BeginCalibration(profile, Interrupt{}).ok()) return;
+  absl::Cleanup end = [this, &profile] { EndCalibration(profile); };
   absl::StatusOr<std::unique_ptr<store::Lease>> lease = store_->LockCalibration(profile, /*wait=*/false);
   if (!lease.ok()) {
     WriteLogLine(LogLevel::kWarn, absl::StrCat("event=auto_calibration profile=", LogQuote(profile),
@@ -87,8 +90,8 @@ void Backend::RunAutoCalibration(const std::string& profile) {
     absl::MutexLock lock(&auto_mu_);
     if (*pending < AutoCalibrationThreshold(profile)) return;
   }
-  absl::StatusOr<v1::CalibrateResponse> c = Calibrate(profile);  // success clears auto_failed_at_
-  if (c.ok()) return;
+  absl::StatusOr<v1::CalibrateResponse> c = FitAndStore(profile, false, Interrupt{}, nullptr);
+  if (c.ok()) return;  // success clears auto_failed_at_
   {
     absl::MutexLock lock(&auto_mu_);
     // Not retried until the pending measurements have doubled (see backend.h).
@@ -98,7 +101,6 @@ void Backend::RunAutoCalibration(const std::string& profile) {
                                              " code=", absl::StatusCodeToString(c.status().code()),
                                              " msg=", LogQuote(c.status().message())));
 }
-
 
 absl::Status Backend::BeginCalibration(const std::string& profile, const Interrupt& stop) {
   absl::MutexLock lock(&calibrating_mu_);
@@ -122,15 +124,69 @@ void Backend::EndCalibration(const std::string& profile) {
   calibrating_.erase(profile);
 }
 
+namespace {
+
+void Say(const CalibrationOperations::PhaseSink& phase, const std::string& what) {
+  if (phase) phase(what);
+}
+
+}  // namespace
+
 absl::StatusOr<v1::CalibrateResponse> Backend::Calibrate(const std::string& profile, bool dry_run,
-                                                         const Interrupt& stop) {
+                                                         const Interrupt& stop,
+                                                         const CalibrationOperations::PhaseSink& phase) {
   if (profile.empty()) return absl::InvalidArgumentError("profile: missing profile name");
   absl::StatusOr<v1::SystemProfile> base = Load(profile, 0);  // NOT_FOUND without waiting
   if (!base.ok()) return base.status();
+  Say(phase, "waiting for the calibration of this profile running here");
   if (absl::Status s = BeginCalibration(profile, stop); !s.ok()) return s;
   absl::Cleanup end = [this, &profile] { EndCalibration(profile); };
-  base = Load(profile, 0);  // the latest, now that no other calibration of it runs here
+  // And among the servers sharing the store (the automatic calibrations of replicas).
+  Say(phase, "waiting for the store's calibration lock");
+  std::unique_ptr<store::Lease> lease;
+  while (lease == nullptr) {
+    absl::StatusOr<std::unique_ptr<store::Lease>> l = store_->LockCalibration(profile, /*wait=*/false);
+    if (!l.ok()) return l.status();
+    lease = *std::move(l);
+    if (lease != nullptr) break;
+    if (absl::Status s = stop.Check("calibration"); !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat("another server is calibrating profile \"", profile, "\"; ",
+                                                 s.message()));
+    }
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  return FitAndStore(profile, dry_run, stop, phase);
+}
+
+absl::StatusOr<v1::CalibrateResponse> Backend::UpToDate(const v1::SystemProfile& base) {
+  absl::StatusOr<int> pending = store_->CountMeasurementsSinceCalibration(base.name());
+  if (!pending.ok()) return pending.status();
+  absl::StatusOr<std::optional<store::CalibrationRunRow>> last = store_->LastCalibration(base.name());
+  if (!last.ok()) return last.status();
+  if (*pending > 0 || !last->has_value() ||
+      ((*last)->to_version != base.version() && (*last)->from_version != base.version())) {
+    return absl::NotFoundError("a new fit is due");
+  }
+  v1::CalibrateResponse out;
+  absl::StatusOr<v1::SystemProfile> fitted = Load(base.name(), (*last)->to_version);
+  if (!fitted.ok()) return fitted.status();
+  *out.mutable_profile() = *fitted;
+  if (!out.mutable_report()->ParseFromString((*last)->report)) return absl::DataLossError("stored fit report");
+  out.set_up_to_date(true);
+  return out;
+}
+
+absl::StatusOr<v1::CalibrateResponse> Backend::FitAndStore(const std::string& profile, bool dry_run,
+                                                           const Interrupt& stop,
+                                                           const CalibrationOperations::PhaseSink& phase) {
+  absl::StatusOr<v1::SystemProfile> base = Load(profile, 0);  // the latest, now that no other calibration runs
   if (!base.ok()) return base.status();
+  if (!dry_run) {
+    // Nothing new since the last calibration of this version: the same fit again would
+    // store a second identical version.
+    absl::StatusOr<v1::CalibrateResponse> same = UpToDate(*base);
+    if (same.ok() || same.status().code() != absl::StatusCode::kNotFound) return same;
+  }
   absl::StatusOr<SystemProfile> sp = adapter::FromProto(*base);
   if (!sp.ok()) return sp.status();
   // The measurements are read in pages and kept within a bound (BoundedSamples: the most
@@ -138,15 +194,17 @@ absl::StatusOr<v1::CalibrateResponse> Backend::Calibrate(const std::string& prof
   // does not grow with the store; the fit subsamples further. Measurements stored while
   // the fit runs are not in it: they count toward the next automatic calibration.
   BoundedSamples kept(kCalibrationSamplesPerConfiguration, kCalibrationConfigurations);
-  int64_t fitted_through = 0;
+  int64_t fitted_through = 0, read_rows = 0;
   absl::Status read = ForEachPaged(
       kRowsPerPage,
       [&](int64_t after) -> absl::StatusOr<std::vector<store::MeasurementRow>> {
         if (absl::Status s = stop.Check("calibration"); !s.ok()) return s;
+        Say(phase, absl::StrCat("reading measurements (", read_rows, " read)"));
         return store_->MeasurementsAfter(profile, after, kRowsPerPage);
       },
       [&](const store::MeasurementRow& r) {
         fitted_through = r.seq;
+        ++read_rows;
         v1::Measurement m;
         if (!m.ParseFromString(r.body)) return;
         absl::StatusOr<Workload> w = adapter::FromProto(m.workload());
@@ -157,6 +215,7 @@ absl::StatusOr<v1::CalibrateResponse> Backend::Calibrate(const std::string& prof
       });
   if (!read.ok()) return read;
   const std::vector<CalibrationSample> samples = kept.Take();
+  Say(phase, absl::StrCat("fitting ", samples.size(), " of ", read_rows, " measurements"));
   // The fit at background priority: estimates and ingests beside it keep the CPU.
   absl::StatusOr<CalibrationResult> result =
       RunAtBackgroundPriority([&] { return CalibrateProfile(*sp, samples, stop); });
@@ -179,6 +238,7 @@ absl::StatusOr<v1::CalibrateResponse> Backend::Calibrate(const std::string& prof
   // cross-validated error beats the current version's on the same measurements;
   // otherwise it is kept as a candidate (`PromoteProfile` can still promote it).
   const bool promote = result->report.promote;
+  Say(phase, "storing");
   absl::StatusOr<int> version = store_->RecordCalibration(profile, Encode(next), base->version(),
                                                           result->report.num_measurements,
                                                           report.SerializeAsString(), promote, fitted_through);
@@ -196,6 +256,21 @@ absl::StatusOr<v1::CalibrateResponse> Backend::Calibrate(const std::string& prof
   *out.mutable_profile() = *stored;
   out.set_stored(true);
   return out;
+}
+
+absl::StatusOr<v1::CalibrationOperation> Backend::StartCalibration(const v1::CalibrateRequest& request) {
+  const std::string profile = request.profile();
+  if (profile.empty()) return absl::InvalidArgumentError("profile: missing profile name");
+  if (absl::StatusOr<v1::SystemProfile> base = Load(profile, 0); !base.ok()) return base.status();
+  return operations_.Start(profile, request.dry_run(),
+                           [this, profile, dry_run = request.dry_run()](
+                               const Interrupt& stop, const CalibrationOperations::PhaseSink& phase) {
+                             return Calibrate(profile, dry_run, stop, phase);  // fits at background priority
+                           });
+}
+
+absl::StatusOr<v1::CalibrationOperation> Backend::GetCalibration(const v1::GetCalibrationRequest& request) const {
+  return operations_.Get(request.operation_id());
 }
 
 }  // namespace paraplan::server

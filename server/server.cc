@@ -494,6 +494,18 @@ class MeasurementsService final : public v1::Measurements::Service {
     CancelWatch watch(ctx);
     return rpc.Done(Assign(b_->Calibrate(req->profile(), req->dry_run(), CallInterrupt(ctx, watch)), resp));
   }
+  grpc::Status StartCalibration(grpc::ServerContext* ctx, const v1::CalibrateRequest* req,
+                                v1::CalibrationOperation* resp) override {
+    Rpc rpc(env_, "Measurements", "StartCalibration", ctx);
+    if (!rpc.allowed()) return rpc.Denied();
+    return rpc.Done(Assign(b_->StartCalibration(*req), resp));
+  }
+  grpc::Status GetCalibration(grpc::ServerContext* ctx, const v1::GetCalibrationRequest* req,
+                              v1::CalibrationOperation* resp) override {
+    Rpc rpc(env_, "Measurements", "GetCalibration", ctx);
+    if (!rpc.allowed()) return rpc.Denied();
+    return rpc.Done(Assign(b_->GetCalibration(*req), resp));
+  }
 
  private:
   Backend* b_;

@@ -618,6 +618,27 @@ TEST_F(ServerTest, IngestAccuracyCalibratePublishedRuns) {
   // and the largest runs were held out and predicted from the rest.
   EXPECT_TRUE(Contains(r.out, "applies: profile-wide")) << Describe(r);
   EXPECT_TRUE(Contains(r.out, "largest runs held out: ")) << Describe(r);
+  // It ran as an operation; the wait names it on stderr with its phase.
+  EXPECT_TRUE(Contains(r.err, "calibration cal-") && Contains(r.err, "of dgx-a100-80gb: running")) << Describe(r);
+  // The same measurements again: nothing fitted or stored.
+  r = P({"calibrate", "--profile", "dgx-a100-80gb"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "up to date: no measurement since dgx-a100-80gb@2 was calibrated")) << Describe(r);
+  // --no-wait names the operation; --operation shows it (its result once done).
+  r = P({"--output", "json", "calibrate", "--profile", "dgx-a100-80gb", "--no-wait"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  const v1::CalibrationOperation op = FromJson<v1::CalibrationOperation>(r.out);
+  ASSERT_FALSE(op.id().empty()) << Describe(r);
+  for (int i = 0; i < 200; ++i) {
+    r = P({"calibrate", "--operation", op.id()});
+    if (!Contains(r.out, ": running")) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "up to date")) << Describe(r);
+  r = P({"calibrate", "--operation", "cal-0000000000000000"});
+  EXPECT_NE(r.code, 0);
+  EXPECT_TRUE(Contains(r.err, "NOT_FOUND")) << Describe(r);
   r = P({"profiles", "history", "dgx-a100-80gb"});
   EXPECT_TRUE(Contains(r.out, "calibration") && Contains(r.out, "builtin")) << Describe(r);
   EXPECT_TRUE(Contains(r.out, "largest held out") && Contains(r.out, "(was ")) << Describe(r);

@@ -124,6 +124,25 @@ class ServerTest : public ::testing::Test {
     return out;
   }
 
+  // Stores "slow-a100", a copy of dgx-a100-80gb whose matmul efficiency (0.45) is far
+  // below what its jobs show, and returns the Korthikanti runs as its measurements.
+  std::vector<v1::Measurement> SlowA100() {
+    v1::SystemProfile slow = Profile("dgx-a100-80gb");
+    slow.set_name("slow-a100");
+    slow.mutable_calibration()->set_matmul_efficiency(0.45);
+    grpc::ClientContext ctx;
+    v1::CreateProfileRequest req;
+    *req.mutable_profile() = slow;
+    v1::SystemProfile out;
+    EXPECT_TRUE(profiles_->CreateProfile(&ctx, req, &out).ok());
+    std::vector<v1::Measurement> ms = PublicMeasurements();
+    for (v1::Measurement& m : ms) {
+      m.set_profile("slow-a100");
+      m.set_id("slow-" + m.id());
+    }
+    return ms;
+  }
+
   v1::ListProfileVersionsResponse Versions(const std::string& name) {
     grpc::ClientContext ctx;
     v1::ListProfileVersionsRequest req;

@@ -776,22 +776,7 @@ TEST_F(ServerTest, CalibrationThatDoesNotCrossValidateBetterStaysACandidate) {
 // A profile whose matmul efficiency is far off what its jobs show: calibration fixes it,
 // cross-validates far better, and becomes the default.
 TEST_F(ServerTest, CalibrationThatCrossValidatesBetterIsPromoted) {
-  v1::SystemProfile slow = Profile("dgx-a100-80gb");
-  slow.set_name("slow-a100");
-  slow.mutable_calibration()->set_matmul_efficiency(0.45);
-  {
-    grpc::ClientContext ctx;
-    v1::CreateProfileRequest req;
-    *req.mutable_profile() = slow;
-    v1::SystemProfile out;
-    ASSERT_TRUE(profiles_->CreateProfile(&ctx, req, &out).ok());
-  }
-  std::vector<v1::Measurement> ms = PublicMeasurements();
-  for (v1::Measurement& m : ms) {
-    m.set_profile("slow-a100");
-    m.set_id("slow-" + m.id());
-  }
-  Ingest(ms);
+  Ingest(SlowA100());
   grpc::ClientContext ctx;
   v1::CalibrateRequest req;
   req.set_profile("slow-a100");
@@ -803,6 +788,77 @@ TEST_F(ServerTest, CalibrationThatCrossValidatesBetterIsPromoted) {
   EXPECT_TRUE(r.profile().is_default());
   EXPECT_EQ(Profile("slow-a100").version(), 2);
   EXPECT_GT(Profile("slow-a100").calibration().matmul_efficiency(), 0.6);
+}
+
+// Calibration as an operation: StartCalibration answers at once, GetCalibration follows
+// it to the result Calibrate would give; calibrating the same measurements again stores
+// nothing and says so; a new measurement makes the next one fit again.
+TEST_F(ServerTest, StartedCalibrationRunsToItsResultAndIsNotRepeatedOnTheSameData) {
+  const std::vector<v1::Measurement> ms = SlowA100();
+  Ingest({ms.begin(), ms.end() - 1});
+  v1::CalibrationOperation op;
+  {
+    grpc::ClientContext ctx;
+    v1::CalibrateRequest req;
+    req.set_profile("slow-a100");
+    ASSERT_TRUE(measurements_->StartCalibration(&ctx, req, &op).ok());
+  }
+  EXPECT_EQ(op.state(), v1::CalibrationOperation::STATE_RUNNING);
+  EXPECT_EQ(op.profile(), "slow-a100");
+  v1::GetCalibrationRequest get;
+  get.set_operation_id(op.id());
+  for (int i = 0; i < 600 && op.state() == v1::CalibrationOperation::STATE_RUNNING; ++i) {
+    absl::SleepFor(absl::Milliseconds(50));
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(measurements_->GetCalibration(&ctx, get, &op).ok());
+  }
+  ASSERT_EQ(op.state(), v1::CalibrationOperation::STATE_DONE) << op.error().message();
+  EXPECT_TRUE(op.result().stored());
+  EXPECT_EQ(op.result().profile().version(), 2);
+  EXPECT_TRUE(op.result().profile().is_default());
+  EXPECT_EQ(op.result().report().num_measurements(), 8);
+  // Again on the same measurements: the same answer, nothing stored.
+  auto calibrate = [&] {
+    grpc::ClientContext ctx;
+    v1::CalibrateRequest req;
+    req.set_profile("slow-a100");
+    v1::CalibrateResponse r;
+    EXPECT_TRUE(measurements_->Calibrate(&ctx, req, &r).ok());
+    return r;
+  };
+  v1::CalibrateResponse same = calibrate();
+  EXPECT_TRUE(same.up_to_date());
+  EXPECT_FALSE(same.stored());
+  EXPECT_EQ(same.profile().version(), 2);
+  EXPECT_EQ(same.report().cv_mape_ratio(), op.result().report().cv_mape_ratio());
+  EXPECT_EQ(Versions("slow-a100").versions_size(), 2);
+  // One more measurement: a new fit, from version 2.
+  Ingest({ms.back()});
+  v1::CalibrateResponse next = calibrate();
+  EXPECT_FALSE(next.up_to_date());
+  EXPECT_TRUE(next.stored());
+  EXPECT_EQ(next.report().num_measurements(), 9);
+  EXPECT_EQ(next.profile().fit_report().based_on_version(), 2);
+  EXPECT_EQ(Versions("slow-a100").versions_size(), 3);
+  // Unknown and missing ids, and a profile that is not stored.
+  {
+    grpc::ClientContext ctx;
+    get.set_operation_id("cal-0000000000000000");
+    EXPECT_EQ(measurements_->GetCalibration(&ctx, get, &op).error_code(), grpc::StatusCode::NOT_FOUND);
+  }
+  {
+    grpc::ClientContext ctx;
+    get.clear_operation_id();
+    grpc::Status s = measurements_->GetCalibration(&ctx, get, &op);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(s.error_message(), HasSubstr("operation_id"));
+  }
+  {
+    grpc::ClientContext ctx;
+    v1::CalibrateRequest req;
+    req.set_profile("no-such-profile");
+    EXPECT_EQ(measurements_->StartCalibration(&ctx, req, &op).error_code(), grpc::StatusCode::NOT_FOUND);
+  }
 }
 
 TEST_F(ServerTest, AutomaticCalibrationAfterNMeasurements) {
