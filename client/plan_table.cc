@@ -51,6 +51,25 @@ std::string Algorithm(v1::CollectiveAlgorithm a) {
   return absl::StrReplaceAll(absl::AsciiStrToLower(name), {{"_", "-"}});
 }
 
+// Expert tensor parallelism as run (0 = as TP); "-" without expert parallelism.
+std::string ExpertTp(const v1::ParallelConfig& c) {
+  if (c.expert_parallel() <= 1) return "-";
+  return absl::StrCat(c.expert_tensor_parallel() > 0 ? c.expert_tensor_parallel() : Deg(c.tensor_parallel()));
+}
+
+// The token dispatcher; "-" without expert parallelism.
+std::string Dispatcher(const v1::ParallelConfig& c) {
+  if (c.expert_parallel() <= 1) return "-";
+  switch (c.moe_dispatcher()) {
+    case v1::MOE_DISPATCHER_DEEPEP:
+      return "DeepEP";
+    case v1::MOE_DISPATCHER_ALLGATHER:
+      return "all-gather";
+    default:
+      return "all-to-all";
+  }
+}
+
 std::string RankOrder(const v1::ParallelConfig& c) {
   return c.rank_order().empty() ? "tp-cp-ep-dp-pp" : c.rank_order();
 }
@@ -105,6 +124,8 @@ std::vector<Column> Columns(const v1::PlanResponse& r, v1::Objective objective) 
       {"DP", cfg([](C c) { return absl::StrCat(Deg(c.data_parallel())); }), Show::kIfDiffers, ""},
       {"CP", cfg([](C c) { return absl::StrCat(Deg(c.context_parallel())); }), Show::kIfDiffers, ""},
       {"EP", cfg([](C c) { return absl::StrCat(Deg(c.expert_parallel())); }), Show::kIfDiffers, ""},
+      {"ETP", cfg(ExpertTp), Show::kIfDiffers, "-"},
+      {"dispatcher", cfg(Dispatcher), Show::kIfDiffers, "-"},
       {"v", cfg([](C c) { return absl::StrCat(Deg(c.virtual_pipeline_stages())); }), Show::kIfDiffers, ""},
       {"mbs", cfg([](C c) { return absl::StrCat(Deg(c.micro_batch_size())); }), Show::kIfDiffers, ""},
       {"spatial[axes]@cut/filter/channel", cfg(Spatial), Show::kIfDiffers, "1/1/1"},

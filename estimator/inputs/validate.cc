@@ -672,6 +672,7 @@ FrameworkRefusal RefusedByFramework(Framework f, const ParallelConfig& c) {
     if (c.ExpertTensorParallel() != c.tensor_parallel) return {"expert_tensor_parallel", "experts follow TP"};
     if (c.virtual_pipeline_stages > 1) return {"virtual_pipeline_stages", "no interleaved schedule"};
     if (c.pipeline_parallel > 1 && c.zero_stage >= 2) return {"zero_stage", "2 and 3 do not run with pipeline stages"};
+    if (c.moe_dispatcher == MoeDispatcher::kDeepEp) return {"moe_dispatcher", "has no DeepEP dispatcher"};
     return {};
   }
   if (c.zero_stage == 1) return {"zero_stage", "1 is not run"};

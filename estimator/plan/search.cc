@@ -82,6 +82,9 @@ struct Shape {
   Recompute recompute;
   bool sp, flash;
   int etp = 1;  // expert tensor parallelism: tp, or 1 (experts folded over the TP ranks)
+  // The expert group leaves the fastest domain: DeepEP is weighed against the all-to-all
+  // (SearchShape keeps the faster; the two differ in their dispatch time alone).
+  bool weigh_deepep = false;
   int spatial = 1, filter = 1, channel = 1;  // layer graphs (ParaDL)
   int spatial_layers = 0, spatial_axes = 1;
 
@@ -182,6 +185,16 @@ std::vector<int> ExpertTensorDegrees(int tp, int ep) {
   return {tp};
 }
 
+// Whether DeepEP is weighed against the all-to-all for an expert grid of ep x etp
+// ranks: where the expert group leaves the fastest network domain, DeepEP sends a token
+// once per node it reaches and forwards it over NVLink inside (Megatron-Core's flex
+// dispatcher); inside one domain the two cost the same here. Not under DeepSpeed, which
+// has no DeepEP.
+bool WeighDeepEp(const SearchSpace& sp, int ep, int etp) {
+  return ep > 1 && !sp.profile->network_levels.empty() && sp.request->constraints.framework != Framework::kDeepSpeed &&
+         int64_t{ep} * etp > ResolvedDomainSize(*sp.profile, 0);
+}
+
 // Enumerates the per-layer shapes for one GPU count. `micro_batches` are the allowed
 // micro-batch sizes (divisors of the global batch: the largest local batch, dp = 1).
 std::vector<Shape> EnumerateShapes(const SearchSpace& sp, int gpus, const std::vector<int>& micro_batches) {
@@ -213,6 +226,7 @@ std::vector<Shape> EnumerateShapes(const SearchSpace& sp, int gpus, const std::v
       for (int ep : eps)
       for (int etp : ExpertTensorDegrees(tp, ep)) {
         if (gpus % (int64_t{ep} * etp) != 0) continue;
+        const bool deepep = WeighDeepEp(sp, ep, etp);
         for (int mbs : micro_batches) {
           for (Recompute rc : recomputes) {
             if (!Permits(k.recompute, rc)) continue;
@@ -224,8 +238,8 @@ std::vector<Shape> EnumerateShapes(const SearchSpace& sp, int gpus, const std::v
                 if (!sp.transformer && flash) continue;
                 // With fused attention nothing s^2 is stored: selective == none.
                 if (flash && rc == Recompute::kSelective) continue;
-                shapes.push_back(Shape{tp, cp, ep, mbs, rc, seq, flash, etp, split.spatial, split.filter,
-                                       split.channel, split.spatial_layers, split.spatial_axes});
+                shapes.push_back(Shape{tp, cp, ep, mbs, rc, seq, flash, etp, deepep, split.spatial,
+                                       split.filter, split.channel, split.spatial_layers, split.spatial_axes});
               }
             }
           }
@@ -262,7 +276,8 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
   c.tp_algorithm = k.tp_algorithm;
   c.placement = k.placement;
   // The per-layer costs depend only on the shape's part of the configuration.
-  const ModelShape ms = ModelShape::Of(c);
+  ModelShape ms = ModelShape::Of(c);
+  ms.weigh_deepep = shape.weigh_deepep;
   const size_t slot = space.Slot(gpus);
   const SystemContext& sys = space.systems[slot];
   absl::StatusOr<ModelCosts> model =
@@ -275,6 +290,7 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
     st->error = model.status();
     return;
   }
+  c.moe_dispatcher = model->moe_dispatcher;  // DeepEP where the costs weighed it faster
   // time@pNN: the quantile's multiplier of a predicted time, by the regime and envelope
   // of this GPU count and model (iteration/uncertainty.h).
   const double quantile_factor =

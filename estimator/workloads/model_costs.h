@@ -29,6 +29,10 @@ struct ModelShape {
   int expert_parallel = 1;
   int expert_tensor_parallel = 1;  // resolved (never 0)
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
+  // The search's question: with the all-to-all dispatcher, take DeepEP instead wherever
+  // its dispatch is faster (the two differ in nothing else); ModelCosts.moe_dispatcher
+  // says which was taken. ModelShape::Of leaves it off.
+  bool weigh_deepep = false;
   bool moe_a2a_overlap = false;
   bool fp8_param_gather = false;
   int spatial_parallel = 1;
@@ -98,6 +102,8 @@ struct ModelCosts {
   // optimizer): stacks that shard gradients may keep and reduce them in the 16-bit
   // compute dtype instead (GradientBytes).
   bool fp32_main_grads = false;
+  // The token dispatcher the MoE layers were costed with (ModelShape.weigh_deepep).
+  MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
 };
 
 // Bytes per parameter of the gradients a configuration holds and reduces. Megatron-LM's

@@ -430,6 +430,7 @@ Recomputed SelectiveRecompute(const Dims& x, const Hardware& hw, unsigned module
 struct MoeDispatch {
   double seconds = 0;
   double calls_per_direction = 0;
+  MoeDispatcher dispatcher = MoeDispatcher::kAllToAll;  // the one costed
 };
 
 // `sent_rows` token copies leave this GPU (its tokens x top_k x imbalance).
@@ -452,8 +453,16 @@ MoeDispatch Dispatch(const Dims& x, const Collectives& coll, const ModelShape& s
     d.calls_per_direction = 2;
     return d;
   }
-  const double a2a = shape.moe_dispatcher == MoeDispatcher::kDeepEp ? coll.DedupAllToAll(bytes, top_k, ep)
-                                                                    : coll.AllToAll(bytes, ep);
+  d.dispatcher = shape.moe_dispatcher;
+  double a2a = shape.moe_dispatcher == MoeDispatcher::kDeepEp ? coll.DedupAllToAll(bytes, top_k, ep)
+                                                              : coll.AllToAll(bytes, ep);
+  if (shape.weigh_deepep && shape.moe_dispatcher == MoeDispatcher::kAllToAll && !shape.moe_a2a_overlap) {
+    const double dedup = coll.DedupAllToAll(bytes, top_k, ep);
+    if (dedup < a2a) {
+      a2a = dedup;
+      d.dispatcher = MoeDispatcher::kDeepEp;
+    }
+  }
   d.seconds = 4 * a2a;
   d.calls_per_direction = shape.expert_parallel > 1 ? 2 : 0;
   if (etp > 1) {
@@ -735,6 +744,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
   // linears' precision.
   struct LayerKinds {
     BlockCosts dense, dense_window, moe, moe_window;
+    MoeDispatcher dispatcher;  // the MoE layers'
   };
   auto build_kinds = [&](const Dims& x) {
     Part mla_up;
@@ -767,6 +777,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
     const BlockCosts dense_window = windowed ? dense_layer(core_window) : dense;
 
     BlockCosts moe, moe_window;
+    MoeDispatcher dispatcher = shape.moe_dispatcher;
     const bool is_moe = spec.is_moe();
     if (is_moe) {
       const double experts = spec.moe.num_experts;
@@ -805,6 +816,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
         AddPart(shared, &mlp);
       }
       const MoeDispatch d = Dispatch(x, coll, shape, sent_rows, k, ep, etp_group);
+      dispatcher = d.dispatcher;
       MlpExtras extras;
       extras.moe = true;
       extras.act_out_bytes = rows * fe / etp * x.p;
@@ -834,7 +846,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
       moe = moe_layer(core_full);
       moe_window = windowed ? moe_layer(core_window) : moe;
     }
-    return LayerKinds{dense, dense_window, moe, moe_window};
+    return LayerKinds{dense, dense_window, moe, moe_window, dispatcher};
   };
   const LayerKinds kinds = build_kinds(x);
   // NVFP4 keeps about 15 % of the linear layers in BF16, most at the end of the network
@@ -851,6 +863,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
   }
 
   ModelCosts out;
+  out.moe_dispatcher = kinds.dispatcher;
   out.layers.reserve(spec.num_layers);
   for (int i = 0; i < spec.num_layers; ++i) {
     const LayerKinds& k = i >= spec.num_layers - high_precision_layers ? high : kinds;

@@ -489,11 +489,11 @@ TEST(PlanTable, WideShowsEveryColumn) {
   r.mutable_plans()->DeleteSubrange(1, 2);
   EXPECT_EQ(FormatPlanTable(r, o),
             absl::StrCat("profile lab@3\n\n"
-                         "#  GPUs  TP  PP  DP  CP  EP  v  mbs  spatial[axes]@cut/filter/channel  recompute  SP   ZeRO  "
+                         "#  GPUs  TP  PP  DP  CP  EP  ETP  dispatcher  v  mbs  spatial[axes]@cut/filter/channel  recompute  SP   ZeRO  "
                          "flash  schedule  overlap grad  overlap param  offload  DP algorithm  rank order      "
                          "CUDA graphs  TP overlap  iter s  tokens/s  samples/s  MFU %  mem GiB  $/iter  kJ/iter  "
                          "bottleneck\n"
-                         "1    64   8   4   2   1   1  1    1  1/1/1                             selective  yes     1  "
+                         "1    64   8   4   2   1   1  -    -           1    1  1/1/1                             selective  yes     1  "
                          "yes    1f1b      no            no             none     auto          tp-cp-ep-dp-pp  no    "
                          "       no           2.000      524k        256   50.0     40.0  0.2500   1234.6  compute\n",
                          kFooter));

@@ -1410,7 +1410,7 @@ TEST_F(ServerTest, CompactTableShowsExactlyTheColumnsThatDiffer) {
   const std::vector<std::string> lines = absl::StrSplit(r.out, '\n');
   ASSERT_GT(lines.size(), 9u) << r.out;
   EXPECT_EQ(std::vector<std::string>(absl::StrSplit(lines[2], absl::ByString("  "), absl::SkipWhitespace())).size(),
-            30u)
+            32u)
       << lines[2];
   for (const char* column : {"spatial[axes]@cut/filter/channel", "DP algorithm", "CUDA graphs", "TP overlap",
                              "samples/s", "$/iter", "kJ/iter", "overlap grad"}) {
