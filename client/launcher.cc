@@ -51,6 +51,54 @@ int Deg(int v) { return v > 0 ? v : 1; }
 
 }  // namespace
 
+std::vector<int> MoeLayers(const v1::TransformerSpec& t) {
+  std::vector<int> bits(std::max(0, t.num_layers()), 0);
+  if (!t.has_moe() || t.moe().num_experts() <= 1) return bits;
+  const int interval = std::max(1, t.moe().moe_layer_interval());
+  for (int i = t.moe().first_dense_layers(); i < t.num_layers(); ++i) bits[i] = (i + 1) % interval == 0 ? 1 : 0;
+  return bits;
+}
+
+std::vector<int> WindowLayers(const v1::TransformerSpec& t) {
+  std::vector<int> bits(std::max(0, t.num_layers()), 0);
+  const v1::SlidingWindow& w = t.sliding_window();
+  if (w.tokens() <= 0 || w.tokens() >= t.seq_length()) return bits;
+  const int interval = std::max(1, w.layer_interval());
+  for (int i = 0; i < t.num_layers(); i += interval) bits[i] = 1;
+  return bits;
+}
+
+int64_t SharedExpertWidth(const v1::MoeSpec& m) {
+  const int64_t each =
+      m.shared_expert_ffn_hidden_size() > 0 ? m.shared_expert_ffn_hidden_size() : m.expert_ffn_hidden_size();
+  return int64_t{m.num_shared_experts()} * each;
+}
+
+std::string LayerPatternExpression(const std::vector<int>& bits) {
+  const size_t n = bits.size();
+  std::string best = absl::StrCat("[", absl::StrJoin(bits, ","), "]");
+  // A leading run (dense first layers), then the rest as the shortest period that
+  // repeats to its end.
+  size_t lead = 0;
+  while (lead < n && bits[lead] == bits[0]) ++lead;
+  for (size_t k : {size_t{0}, lead}) {
+    if (k >= n) continue;
+    const size_t rest = n - k;
+    for (size_t period = 1; period <= rest; ++period) {
+      if (rest % period != 0) continue;
+      bool repeats = true;
+      for (size_t i = k; i < n && repeats; ++i) repeats = bits[i] == bits[k + (i - k) % period];
+      if (!repeats) continue;
+      const std::vector<int> unit(bits.begin() + k, bits.begin() + k + period);
+      std::string e = absl::StrCat("[", absl::StrJoin(unit, ","), "]*", rest / period);
+      if (k > 0) e = absl::StrCat("[", bits[0], "]*", k, "+", e);
+      if (e.size() < best.size()) best = e;
+      break;
+    }
+  }
+  return best;
+}
+
 std::string Header(const std::string& title, const Plan& p) {
   std::string plan = absl::StrCat("TP", p.tp, " PP", p.pp, " DP", p.dp, " CP", p.cp, " EP", p.ep);
   if (p.pp > 1) absl::StrAppend(&plan, ", schedule ", ScheduleName(p.schedule), p.v > 1 ? absl::StrCat(" v", p.v) : "");

@@ -8,6 +8,7 @@
 // (tests/launchers/megatron_bridge_keys.txt).
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -118,18 +119,22 @@ void Shape(const Plan& p, Notes* notes, Overrides* o) {
   o->Add("model.attention_dropout", t.dropout());
   o->Add("model.share_embeddings_and_output_weights", Bool(t.tied_embeddings()));
   if (t.has_mla()) notes->Add("MLA needs an MLA model provider (its q/kv LoRA ranks); choose such a recipe");
+  const std::vector<int> windows = WindowLayers(t);
+  if (std::find(windows.begin(), windows.end(), 1) != windows.end()) {
+    o->Add("model.window_size", absl::StrCat("[", t.sliding_window().tokens(), ",0]"));
+    o->Add("model.window_attn_skip_freq", absl::StrCat("[", absl::StrJoin(windows, ","), "]"));
+  }
   if (p.moe()) {
     const v1::MoeSpec& m = t.moe();
     o->Add("model.num_moe_experts", m.num_experts());
     o->Add("model.moe_router_topk", std::max(1, m.top_k()));
     if (m.expert_ffn_hidden_size() > 0) o->Add("model.moe_ffn_hidden_size", m.expert_ffn_hidden_size());
     if (m.num_shared_experts() > 0) {
-      const int64_t each = m.shared_expert_ffn_hidden_size() > 0 ? m.shared_expert_ffn_hidden_size()
-                                                                   : m.expert_ffn_hidden_size();
-      o->Add("model.moe_shared_expert_intermediate_size", int64_t{m.num_shared_experts()} * each);
+      o->Add("model.moe_shared_expert_intermediate_size", SharedExpertWidth(m));
     }
-    if (m.first_dense_layers() > 0) {
-      notes->Add(absl::StrCat("the first ", m.first_dense_layers(), " dense layers go in model.moe_layer_freq (a list)"));
+    const std::vector<int> moe_layers = MoeLayers(t);
+    if (std::find(moe_layers.begin(), moe_layers.end(), 0) != moe_layers.end()) {
+      o->Add("model.moe_layer_freq", absl::StrCat("[", absl::StrJoin(moe_layers, ","), "]"));
     }
     o->Add("model.moe_token_dispatcher_type", Dispatcher(p.c->moe_dispatcher()));
     if (p.c->moe_dispatcher() == v1::MOE_DISPATCHER_DEEPEP) o->Add("model.moe_flex_dispatcher_backend", "deepep");

@@ -2,6 +2,7 @@
 // torchtitan's command line (overrides of a config function).
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -25,6 +26,8 @@ constexpr const char* kNotInBaseConfig[] = {
     "model.moe_token_dispatcher_type",    "model.moe_enable_deepep",
     "model.overlap_moe_expert_parallel_comm", "model.fp8_recipe",
     "model.optim.overlap_grad_sync",      "model.optim.overlap_param_sync",
+    "model.moe_ffn_hidden_size",          "model.moe_layer_freq",
+    "model.moe_shared_expert_intermediate_size",
 };
 
 class Hydra {
@@ -101,10 +104,25 @@ std::string Nemo(const Plan& p) {
   if (p.gqa()) y.Add("num_query_groups", p.kv_heads);
   if (p.own_head_dim()) y.Add("kv_channels", t.head_dim());
   if (t.gated_mlp()) y.Add("activation", "fast-swiglu");
+  if (t.has_mla()) notes.Add("NeMo 1.x's GPT model has no multi-latent attention: use --emit megatron-bridge (NeMo 2)");
+  const std::vector<int> windows = WindowLayers(t);
+  if (std::find(windows.begin(), windows.end(), 1) != windows.end()) {
+    notes.Add("NeMo 1.x's GPT config states no sliding windows: use --emit megatron-bridge (NeMo 2)");
+  }
   y.Add("share_embeddings_and_output_weights", Bool(t.tied_embeddings()));
   if (p.moe()) {
     y.Add("num_moe_experts", t.moe().num_experts());
     y.Add("moe_router_topk", std::max(1, t.moe().top_k()));
+    // TransformerConfig fields NeMo passes through from the model section.
+    const v1::MoeSpec& m = t.moe();
+    y.Add("moe_ffn_hidden_size", m.expert_ffn_hidden_size() > 0 ? m.expert_ffn_hidden_size() : p.ffn);
+    const std::vector<int> moe_layers = MoeLayers(t);
+    if (std::find(moe_layers.begin(), moe_layers.end(), 0) != moe_layers.end()) {
+      y.Add("moe_layer_freq", absl::StrCat("[", absl::StrJoin(moe_layers, ","), "]"));
+    }
+    if (m.num_shared_experts() > 0) {
+      y.Add("moe_shared_expert_intermediate_size", SharedExpertWidth(m));
+    }
     y.Add("moe_token_dispatcher_type", c.moe_dispatcher() == v1::MOE_DISPATCHER_ALLGATHER ? "allgather"
                                        : c.moe_dispatcher() == v1::MOE_DISPATCHER_DEEPEP  ? "flex"
                                                                                           : "alltoall");

@@ -2,6 +2,7 @@
 // pretrain_gpt.py with its ds_config.json. Both launched by torchrun.
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -57,6 +58,28 @@ void ModelShapeFlags(const Plan& p, bool deepspeed, CommandLine* f, Notes* notes
     }
   }
   if (t.gated_mlp()) f->Add("--swiglu");
+  if (t.has_mla()) {
+    if (deepspeed) {
+      notes->Add("Megatron-DeepSpeed has no multi-latent attention: this runs plain attention instead");
+    } else {  // arguments.py, _add_mla_args
+      const v1::MlaSpec& m = t.mla();
+      f->Add("--multi-latent-attention");
+      if (m.q_lora_rank() > 0) f->Add("--q-lora-rank", m.q_lora_rank());
+      f->Add("--kv-lora-rank", m.kv_lora_rank());
+      f->Add("--qk-head-dim", m.qk_nope_head_dim());
+      f->Add("--qk-pos-emb-head-dim", m.qk_rope_head_dim());
+      f->Add("--v-head-dim", m.v_head_dim());
+    }
+  }
+  const std::vector<int> windows = WindowLayers(t);
+  if (std::find(windows.begin(), windows.end(), 1) != windows.end()) {
+    if (deepspeed) {
+      notes->Add("Megatron-DeepSpeed has no sliding-window attention: every layer attends in full");
+    } else {  // _add_network_size_args: window (left, right) and 1 = windowed layer
+      f->Add("--window-size", absl::StrCat("'", t.sliding_window().tokens(), ",0'"));
+      f->Add("--window-attn-skip-freq", absl::StrCat("'", LayerPatternExpression(windows), "'"));
+    }
+  }
   f->Add("--seq-length", t.seq_length());
   f->Add("--max-position-embeddings", t.seq_length());  // required; >= seq-length
   if (!t.tied_embeddings()) f->Add("--untie-embeddings-and-output-weights");
@@ -153,7 +176,15 @@ std::string Megatron(const Plan& p) {
     f.Add("--num-experts", m.num_experts());
     f.Add("--moe-router-topk", std::max(1, m.top_k()));
     f.Add("--moe-ffn-hidden-size", m.expert_ffn_hidden_size() > 0 ? m.expert_ffn_hidden_size() : p.ffn);
-    f.Add("--moe-layer-freq", std::max(1, m.moe_layer_interval()));
+    // Which layers are MoE, as a pattern: Megatron's integer N makes layers 0, N, 2N ...
+    // MoE, the contract's interval the N-th, 2N-th ... after the dense first layers.
+    const std::vector<int> moe_layers = MoeLayers(*p.t);
+    if (std::find(moe_layers.begin(), moe_layers.end(), 0) != moe_layers.end()) {
+      f.Add("--moe-layer-freq", absl::StrCat("'", LayerPatternExpression(moe_layers), "'"));
+    }
+    if (m.num_shared_experts() > 0) {  // one shared MLP as wide as all of them
+      f.Add("--moe-shared-expert-intermediate-size", SharedExpertWidth(m));
+    }
     // _add_moe_args: the token dispatcher (DeepEP runs under the flex dispatcher) and the
     // EP all-to-all overlapped with another micro-batch (combined 1F1B).
     if (c.moe_dispatcher() == v1::MOE_DISPATCHER_ALLGATHER) {

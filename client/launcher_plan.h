@@ -60,6 +60,19 @@ const char* RecomputeName(v1::Recompute r);        // none | selective | full
 const char* ScheduleName(v1::PipelineSchedule s);  // 1f1b | interleaved 1f1b | gpipe | zero-bubble
 const char* Bool(bool b);                          // true | false
 
+// Per layer, 1 where the layer is an MoE layer / attends through a sliding window, as the
+// contract defines them (types.proto MoeSpec: the first first_dense_layers dense, then
+// every moe_layer_interval-th layer from the first; SlidingWindow: every
+// layer_interval-th layer from layer 0) — the estimator's TransformerSpec::IsMoeLayer and
+// IsWindowLayer.
+std::vector<int> MoeLayers(const v1::TransformerSpec& t);
+std::vector<int> WindowLayers(const v1::TransformerSpec& t);
+// A 0/1 layer pattern as the Python list expression Megatron's moe_freq_type evaluates:
+// "[0]*3+[1]*58", "[1,0]*18"; the plain list when no shorter form fits.
+std::string LayerPatternExpression(const std::vector<int>& bits);
+// The shared experts as Megatron-Core builds them: one MLP as wide as all of them.
+int64_t SharedExpertWidth(const v1::MoeSpec& m);
+
 // "# TITLE for MODEL on PROFILE: N GPUs (M nodes x K)" and "# plan: TP.. PP.. ...".
 std::string Header(const std::string& title, const Plan& p);
 

@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "client/launcher.h"
+#include "client/launcher_plan.h"
 #include "gtest/gtest.h"
 #include "report/html_escape.h"
 #include "report/report.h"
@@ -136,7 +137,6 @@ TEST(Launcher, MegatronMoeFp8) {
             "    --num-experts 8 \\\n"
             "    --moe-router-topk 2 \\\n"
             "    --moe-ffn-hidden-size 14336 \\\n"
-            "    --moe-layer-freq 1 \\\n"
             "    --moe-token-dispatcher-type alltoall \\\n"
             "    --bf16 \\\n"
             "    --fp8-format hybrid\n");
@@ -557,6 +557,75 @@ TEST(Launcher, MegatronBridgeEmitsOnlyConfigContainerKeys) {
   EXPECT_TRUE(absl::StrContains(moe, "model.expert_tensor_parallel_size=1")) << moe;
   EXPECT_TRUE(absl::StrContains(moe, "model.moe_flex_dispatcher_backend=deepep")) << moe;
   EXPECT_TRUE(absl::StrContains(moe, "'model.recompute_modules=[moe_act]'")) << moe;
+}
+
+// DeepSeek-V3's shape (MLA, three dense layers first, one shared expert) and GPT-OSS's
+// sliding windows (every other layer from the first) as Megatron-LM and Megatron-Bridge
+// take them: each layer's kind is stated, not left to a default that builds another
+// model (Megatron's integer --moe-layer-freq N makes layers 0, N, 2N ... MoE).
+LaunchInput DeepSeekStyle() {
+  LaunchInput in = MoeFp8();
+  v1::TransformerSpec* t = in.workload.mutable_transformer();
+  t->set_num_layers(61);
+  v1::MoeSpec* m = t->mutable_moe();
+  m->set_num_experts(256);
+  m->set_top_k(8);
+  m->set_expert_ffn_hidden_size(2048);
+  m->set_num_shared_experts(1);
+  m->set_first_dense_layers(3);
+  v1::MlaSpec* mla = t->mutable_mla();
+  mla->set_q_lora_rank(1536);
+  mla->set_kv_lora_rank(512);
+  mla->set_qk_nope_head_dim(128);
+  mla->set_qk_rope_head_dim(64);
+  mla->set_v_head_dim(128);
+  in.config.set_pipeline_parallel(1);
+  in.config.set_data_parallel(16);
+  in.config.set_zero_stage(1);
+  return in;
+}
+
+TEST(Launcher, LayerKindsMlaAndWindowsAreStated) {
+  const std::set<std::string> known = MegatronFlags();
+  LaunchInput ds = DeepSeekStyle();
+  std::string out = Emit("megatron", ds);
+  for (const char* arg : {"--multi-latent-attention \\\n", "--q-lora-rank 1536 \\\n", "--kv-lora-rank 512 \\\n",
+                          "--qk-head-dim 128 \\\n", "--qk-pos-emb-head-dim 64 \\\n", "--v-head-dim 128 \\\n",
+                          "--moe-layer-freq '[0]*3+[1]*58' \\\n",
+                          "--moe-shared-expert-intermediate-size 2048 \\\n"}) {
+    EXPECT_NE(out.find(arg), std::string::npos) << arg << "\n" << out;
+  }
+  for (const std::string& flag : EmittedFlags(out)) EXPECT_TRUE(known.contains(flag)) << flag << "\n" << out;
+  // Every other layer MoE: the contract's interval 2 is layers 1, 3, 5 ...
+  ds.workload.mutable_transformer()->mutable_moe()->set_first_dense_layers(0);
+  ds.workload.mutable_transformer()->mutable_moe()->set_moe_layer_interval(2);
+  ds.workload.mutable_transformer()->set_num_layers(36);
+  ds.workload.mutable_transformer()->mutable_sliding_window()->set_tokens(128);
+  ds.workload.mutable_transformer()->mutable_sliding_window()->set_layer_interval(2);
+  out = Emit("megatron", ds);
+  for (const char* arg : {"--moe-layer-freq '[0,1]*18' \\\n", "--window-size '128,0' \\\n",
+                          "--window-attn-skip-freq '[1,0]*18' \\\n"}) {
+    EXPECT_NE(out.find(arg), std::string::npos) << arg << "\n" << out;
+  }
+  for (const std::string& flag : EmittedFlags(out)) EXPECT_TRUE(known.contains(flag)) << flag << "\n" << out;
+  // Every MoE layer, no window: nothing to state.
+  out = Emit("megatron", MoeFp8());
+  EXPECT_EQ(out.find("--moe-layer-freq"), std::string::npos) << out;
+  EXPECT_EQ(out.find("--window-size"), std::string::npos) << out;
+  // Megatron-Bridge: the pattern as a list of the ConfigContainer's fields.
+  const std::string bridge = Emit("megatron-bridge", DeepSeekStyle());
+  EXPECT_TRUE(absl::StrContains(bridge, "'model.moe_layer_freq=[0,0,0,1,1,")) << bridge;
+  EXPECT_TRUE(absl::StrContains(bridge, "model.moe_shared_expert_intermediate_size=2048")) << bridge;
+}
+
+TEST(Launcher, LayerPatternExpressions) {
+  using launcher::LayerPatternExpression;
+  EXPECT_EQ(LayerPatternExpression({1, 1, 1, 1}), "[1]*4");
+  EXPECT_EQ(LayerPatternExpression({0, 0, 0, 1, 1, 1, 1, 1}), "[0]*3+[1]*5");
+  EXPECT_EQ(LayerPatternExpression({0, 0, 1, 1, 1}), "[0,0,1,1,1]");  // as short as "[0]*2+[1]*3"
+  EXPECT_EQ(LayerPatternExpression({0, 1, 0, 1}), "[0,1]*2");
+  EXPECT_EQ(LayerPatternExpression({1, 0, 1}), "[1,0,1]");  // no period fits
+  EXPECT_EQ(LayerPatternExpression({0, 0, 0, 1, 0, 1}), "[0,0,0,1,0,1]");  // the plain list is shortest
 }
 
 TEST(Launcher, UnknownFrameworkListsTheValidOnes) {
