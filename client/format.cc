@@ -237,6 +237,8 @@ std::string FormatProfile(const v1::SystemProfile& p) {
                     " GPUs and ", absl::StrFormat("%.3g", g.max_parameters()), " parameters, cross-validated ",
                     g.cv_mape_ratio() > 0 ? absl::StrFormat("%.2f%%", 100 * g.cv_mape_ratio()) : "-",
                     values.empty() ? "; profile-wide values" : absl::StrCat("; own values: ", absl::StrJoin(values, ", ")),
+                    g.measured_features().empty() ? ""
+                                                  : absl::StrCat("; measured: ", absl::StrJoin(g.measured_features(), ", ")),
                     "\n");
   }
   if (p.has_fit_report()) {

@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "estimator/inputs/measured_features.h"
 
 namespace paraplan::adapter {
 
@@ -475,6 +476,11 @@ absl::StatusOr<SystemProfile> FromProto(const v1::SystemProfile& p) {
   for (const v1::RegimeCalibration& r : c.regimes()) {
     RegimeCalibration g{r.regime(), {}, r.num_measurements(), r.cv_mape_ratio(), r.max_gpus(), r.max_parameters()};
     for (const v1::RegimeValue& v : r.values()) g.values.push_back({v.parameter(), v.value()});
+    absl::StatusOr<unsigned> features = FeaturesFromNames(
+        {r.measured_features().begin(), r.measured_features().end()},
+        absl::StrCat("profile.calibration.regimes[", k.regimes.size(), "].measured_features"));
+    if (!features.ok()) return features.status();
+    g.measured_features = *features;
     k.regimes.push_back(std::move(g));
   }
   return out;
@@ -705,6 +711,7 @@ v1::Calibration ToProto(const Calibration& k) {
     r->set_cv_mape_ratio(g.cv_mape_ratio);
     r->set_max_gpus(g.max_gpus);
     r->set_max_parameters(g.max_parameters);
+    for (const std::string& f : FeatureNames(g.measured_features)) r->add_measured_features(f);
     for (const RegimeValue& v : g.values) {
       v1::RegimeValue* w = r->add_values();
       w->set_parameter(v.parameter);

@@ -20,6 +20,7 @@
 #include "estimator/calibration/samples.h"
 #include "estimator/calibration/regimes.h"
 #include "estimator/calibration/select.h"
+#include "estimator/inputs/measured_features.h"
 #include "estimator/inputs/calibration_regime.h"
 #include "estimator/inputs/units.h"
 #include "estimator/inputs/validate.h"
@@ -189,6 +190,7 @@ struct Scale {
   double parameters = 0;  // training FLOPs per token / 6
   int level = 0;          // RegimeLevel
   double base_ape = 0;    // the base profile's |predicted / measured - 1|
+  unsigned features = 0;  // FeaturesOf the run (inputs/measured_features.h)
 };
 
 Strata StrataOf(absl::Span<const CalibrationSample> samples, const std::vector<Scale>& scale) {
@@ -326,6 +328,7 @@ void DescribeRegimes(const SystemProfile& base, const std::vector<Scale>& scale,
     ++e.num_measurements;
     e.max_gpus = std::max(e.max_gpus, scale[i].gpus);
     e.max_parameters = std::max(e.max_parameters, scale[i].parameters);
+    e.measured_features |= scale[i].features;
     ape_sum[scale[i].level] += cv_ape[i];
   }
   regimes->clear();
@@ -352,7 +355,7 @@ absl::StatusOr<CalibrationResult> CalibrateProfile(const SystemProfile& base,
     if (!e.ok() || !(e->iteration_time_s > 0) || !std::isfinite(e->iteration_time_s)) continue;
     usable.push_back(s);
     scale.push_back({e->num_gpus, e->model_flops_per_token / 6, RegimeLevel(base, e->num_gpus),
-                     std::abs(e->iteration_time_s / s.measured_iteration_time_s - 1)});
+                     std::abs(e->iteration_time_s / s.measured_iteration_time_s - 1), FeaturesOf(s.workload, s.config)});
   }
   const int n = static_cast<int>(usable.size());
   const int groups = CountGroups(usable);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "estimator/inputs/measured_features.h"
 #include "estimator/calibration/calibrate.h"
 #include "estimator/iteration/estimate.h"
 #include "estimator/testing/public_data.h"
@@ -118,6 +119,9 @@ TEST(CalibrationTransfer, BothScalesReportTheirDisagreement) {
   EXPECT_EQ(r->profile.calibration.regimes[0].num_measurements, 1440);
   EXPECT_EQ(r->profile.calibration.regimes[1].regime, "infiniband");
   EXPECT_EQ(r->profile.calibration.regimes[1].max_gpus, 64);
+  // What the runs exercised: fp16 GPT with TP, PP and DP, nothing else.
+  EXPECT_EQ(FeatureNames(r->profile.calibration.regimes[0].measured_features),
+            (std::vector<std::string>{"transformer", "tensor_parallel", "pipeline_parallel"}));
   EXPECT_TRUE(r->report.extrapolation_valid);
   EXPECT_LE(after.mape, before.mape);
 }

@@ -101,6 +101,9 @@ struct RegimeCalibration {
   double cv_mape_ratio = 0;  // cross-validated error of this version on them; 0 = unknown
   int64_t max_gpus = 0;      // the widest run measured
   double max_parameters = 0; // the largest model measured (parameters)
+  // MeasuredFeature bits (inputs/measured_features.h) the measurements covered; 0 = not
+  // recorded (a calibration from before they were).
+  unsigned measured_features = 0;
 };
 
 struct Calibration {

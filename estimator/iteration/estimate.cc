@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "estimator/inputs/measured_features.h"
 #include "estimator/inputs/validate.h"
 #include "estimator/iteration/assemble.h"
 #include "estimator/iteration/comm_schedule.h"
@@ -120,7 +121,8 @@ Estimate ToEstimate(const Workload& workload, const SystemProfile& profile,
   e.memory = r.memory;
   e.num_gpus = static_cast<int>(config.NumGpus());
   e.model_flops_per_token = tokens_per_sample > 0 ? model_flops_per_sample / tokens_per_sample : 0;
-  const Uncertainty u = PredictionUncertainty(profile, e.num_gpus, e.model_flops_per_token);
+  const Uncertainty u =
+      PredictionUncertainty(profile, e.num_gpus, e.model_flops_per_token, FeaturesOf(workload, config));
   const double spread = QuantileFactor(u.scale, 0.5 + kDefaultIntervalConfidence / 2);
   e.interval = {r.iteration_time_s / spread, r.iteration_time_s * spread, kDefaultIntervalConfidence};
   e.in_envelope = u.in_envelope;

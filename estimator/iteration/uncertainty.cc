@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "estimator/inputs/calibration_regime.h"
+#include "estimator/inputs/measured_features.h"
 
 namespace paraplan {
 
@@ -15,7 +16,8 @@ double Scale(double mape) { return mape; }  // Laplace: b = E|X|
 
 }  // namespace
 
-Uncertainty PredictionUncertainty(const SystemProfile& profile, int64_t num_gpus, double model_flops_per_token) {
+Uncertainty PredictionUncertainty(const SystemProfile& profile, int64_t num_gpus, double model_flops_per_token,
+                                  unsigned features) {
   Uncertainty u;
   const int level = RegimeLevel(profile, num_gpus);
   const RegimeCalibration* r = NearestMeasuredRegime(profile, level);
@@ -39,6 +41,13 @@ Uncertainty PredictionUncertainty(const SystemProfile& profile, int64_t num_gpus
   if (parameters > r->max_parameters * 1.01) {
     u.notes.push_back(absl::StrFormat("a model of %.3g parameters, larger than the largest measured (%.3g)",
                                       parameters, r->max_parameters));
+  }
+  // Features no measurement exercised, in any regime (calibrations from before they were
+  // recorded say nothing).
+  unsigned measured = 0;
+  for (const RegimeCalibration& g : profile.calibration.regimes) measured |= g.measured_features;
+  if (measured != 0 && (features & ~measured) != 0) {
+    u.notes.push_back(absl::StrCat("no measurement used ", DescribeFeatures(features & ~measured)));
   }
   u.in_envelope = u.notes.empty();
   const double mape = r->cv_mape_ratio > 0 ? r->cv_mape_ratio : kUncalibratedMapeRatio;

@@ -9,8 +9,10 @@
 // gives a 90 % interval 3 % narrower and covered 22 of vTrain's 26 64-GPU runs where
 // Laplace covers more. A configuration is inside the envelope when the profile was
 // calibrated on measurements of its regime with at least as many GPUs and as large a
-// model; outside, or for a profile never calibrated, b is at least
-// kUncalibratedMapeRatio, the model's error on published runs it was not fitted to.
+// model, and its measurements (in any regime) exercised every feature of the
+// configuration (inputs/measured_features.h: FP8, ZeRO-3, context parallelism ...);
+// outside, or for a profile never calibrated, b is at least kUncalibratedMapeRatio, the
+// model's error on published runs it was not fitted to.
 // Pure functions; thread-safe.
 #ifndef PARAPLAN_ESTIMATOR_ITERATION_UNCERTAINTY_H_
 #define PARAPLAN_ESTIMATOR_ITERATION_UNCERTAINTY_H_
@@ -34,8 +36,10 @@ struct Uncertainty {
   std::vector<std::string> notes;  // why outside the envelope
 };
 
-// For a configuration of `num_gpus` GPUs training a model of `model_flops_per_token`.
-Uncertainty PredictionUncertainty(const SystemProfile& profile, int64_t num_gpus, double model_flops_per_token);
+// For a configuration of `num_gpus` GPUs training a model of `model_flops_per_token`,
+// with MeasuredFeature bits `features` (0: not checked).
+Uncertainty PredictionUncertainty(const SystemProfile& profile, int64_t num_gpus, double model_flops_per_token,
+                                  unsigned features = 0);
 
 // The standard normal quantile z with P(Z <= z) = p, for p in (0, 1).
 double NormalQuantile(double p);

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "estimator/inputs/measured_features.h"
 #include "estimator/iteration/estimate.h"
 #include "estimator/testing/test_util.h"
 #include "gtest/gtest.h"
@@ -61,6 +62,40 @@ TEST(Uncertainty, EnvelopeFollowsWhatWasMeasured) {
   EXPECT_FALSE(big.in_envelope);
   ASSERT_EQ(big.notes.size(), 1u);
   EXPECT_NE(big.notes[0].find("larger than the largest measured"), std::string::npos);
+}
+
+// Calibrated on fp16 runs with tensor parallelism only: an FP8 run with context
+// parallelism and ZeRO-3 lies outside the envelope, naming what no measurement used, with
+// the wider interval; a calibration from before features were recorded (0) says nothing.
+TEST(Uncertainty, FeaturesNoMeasurementUsedAreOutside) {
+  SystemProfile p = Profile("dgx-a100-80gb");
+  const Workload w = testing::Model("megatron-22b");
+  absl::StatusOr<Estimate> probe = EstimateIteration(w, testing::Config(8, 1, 1, 1, 8), p);
+  ASSERT_TRUE(probe.ok());
+  RegimeCalibration g{"nvlink", {}, 300, 0.04, 8, probe->model_flops_per_token / 6};
+  g.measured_features = kFeatureTransformer | kFeatureTensorParallel;
+  p.calibration.regimes.push_back(g);
+  const double flops = probe->model_flops_per_token;
+  EXPECT_TRUE(PredictionUncertainty(p, 8, flops, kFeatureTransformer | kFeatureTensorParallel).in_envelope);
+  const Uncertainty out = PredictionUncertainty(
+      p, 8, flops, kFeatureTransformer | kFeatureContextParallel | kFeatureShardedWeights | kFeatureLowPrecision);
+  EXPECT_FALSE(out.in_envelope);
+  ASSERT_EQ(out.notes.size(), 1u);
+  EXPECT_EQ(out.notes[0],
+            "no measurement used context parallelism, weights sharded by ZeRO-3 / FSDP, FP8 / FP4 linears");
+  EXPECT_DOUBLE_EQ(out.scale, 0.132);
+  p.calibration.regimes[0].measured_features = 0;
+  EXPECT_TRUE(PredictionUncertainty(p, 8, flops, kFeatureContextParallel).in_envelope);
+  // Through an estimate: FeaturesOf the workload and configuration.
+  ParallelConfig fp8 = testing::Config(8, 1, 1, 1, 8);
+  fp8.zero_stage = 3;
+  EXPECT_EQ(FeaturesOf(w, fp8), kFeatureTransformer | kFeatureTensorParallel | kFeatureShardedWeights);
+  Workload moe = testing::Model("qwen3-30b-a3b");
+  moe.precision = Precision::kFp8;
+  ParallelConfig ep = testing::Config(1, 2, 1, 1, 8);
+  ep.expert_parallel = 2;
+  EXPECT_EQ(FeaturesOf(moe, ep), kFeatureTransformer | kFeaturePipelineParallel | kFeatureMoe |
+                                     kFeatureExpertParallel | kFeatureLowPrecision);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "estimator/inputs/layer_graph.h"
+#include "estimator/inputs/measured_features.h"
 #include "estimator/inputs/units.h"
 #include "estimator/inputs/validate.h"
 #include "estimator/iteration/assemble.h"
@@ -291,17 +292,23 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
     return;
   }
   c.moe_dispatcher = model->moe_dispatcher;  // DeepEP where the costs weighed it faster
-  // time@pNN: the quantile's multiplier of a predicted time, by the regime and envelope
-  // of this GPU count and model (iteration/uncertainty.h).
-  const double quantile_factor =
-      req.objective_quantile > 0
-          ? QuantileFactor(PredictionUncertainty(*space.profile, gpus,
-                                                 model->tokens_per_sample > 0
-                                                     ? model->model_flops_per_sample / model->tokens_per_sample
-                                                     : 0)
-                               .scale,
-                           req.objective_quantile)
-          : 1.0;
+  // time@pNN: the quantile's multiplier of a predicted time, by the regime, envelope and
+  // measured features of the configuration (iteration/uncertainty.h). Below, only the
+  // pipeline, ZeRO-3 and offload features vary: at most 8 factors a shape.
+  const double flops_per_token =
+      model->tokens_per_sample > 0 ? model->model_flops_per_sample / model->tokens_per_sample : 0;
+  double factors[8] = {};  // 0 = not yet computed
+  auto quantile_factor = [&](const ParallelConfig& candidate) {
+    if (req.objective_quantile <= 0) return 1.0;
+    const unsigned f = FeaturesOf(req.workload, candidate);
+    const int slot = ((f & kFeaturePipelineParallel) ? 1 : 0) | ((f & kFeatureShardedWeights) ? 2 : 0) |
+                     ((f & kFeatureOffload) ? 4 : 0);
+    if (factors[slot] == 0) {
+      factors[slot] = QuantileFactor(PredictionUncertainty(*space.profile, gpus, flops_per_token, f).scale,
+                                     req.objective_quantile);
+    }
+    return factors[slot];
+  };
   const int rest = gpus / shape.Inner();
   const double capacity = space.hws.front()->capacity_bytes() * (1.0 - k.memory_headroom_ratio);
   // Every stage holds a layer and keeps at least its activations for one micro-batch
@@ -396,7 +403,7 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
                   ++st->feasible;
                   switch (req.objective) {
                     case Objective::kTime:
-                      s.key = s.result.iteration_time_s * quantile_factor;
+                      s.key = s.result.iteration_time_s * quantile_factor(c);
                       break;
                     case Objective::kCost:
                       s.key = s.result.cost_usd;

@@ -647,6 +647,9 @@ TEST_F(ServerTest, IngestAccuracyCalibratePublishedRuns) {
   EXPECT_TRUE(Contains(r.out, "regime nvlink: 2 measurements, up to 8 GPUs") &&
               Contains(r.out, "regime infiniband: 7 measurements, up to 2240 GPUs"))
       << Describe(r);
+  // What those runs exercised (a GPT in fp16 / bf16 with TP and PP): an FP8 estimate on
+  // it would lie outside the envelope.
+  EXPECT_TRUE(Contains(r.out, "measured: transformer, tensor_parallel, pipeline_parallel")) << Describe(r);
   // Estimates carry their interval: wide on the built-in (never calibrated), and inside
   // the envelope of @2 for a run like those measured.
   const std::string config = Write("interval-config.json",
