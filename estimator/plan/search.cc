@@ -251,10 +251,9 @@ std::vector<Shape> EnumerateShapes(const SearchSpace& sp, int gpus, const std::v
   return shapes;
 }
 
-void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Shape& shape,
-                 WorkerState* st) {
-  const PlanRequest& req = *space.request;
-  const PlanConstraints& k = req.constraints;
+// The configuration of `shape` with the request's fixed settings; the pipeline, data
+// parallel, ZeRO, offload, schedule and flag settings are filled in by the search.
+ParallelConfig ShapeConfig(const PlanConstraints& k, const Shape& shape, int global_batch) {
   ParallelConfig c;
   c.framework = k.framework;
   c.tensor_parallel = shape.tp;
@@ -276,11 +275,159 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
   c.dp_algorithm = k.dp_algorithm;
   c.tp_algorithm = k.tp_algorithm;
   c.placement = k.placement;
+  return c;
+}
+
+// time@pNN: the quantile's multiplier of a predicted time, by the regime, envelope and
+// measured features of the configuration (iteration/uncertainty.h). Within one shape only
+// the pipeline, ZeRO-3 and offload features vary: at most 8 factors, each computed once.
+class QuantileFactors {
+ public:
+  QuantileFactors(const SearchSpace& space, int gpus, const ModelCosts& model)
+      : space_(space),
+        gpus_(gpus),
+        flops_per_token_(model.tokens_per_sample > 0 ? model.model_flops_per_sample / model.tokens_per_sample : 0) {}
+  double Of(const ParallelConfig& candidate) {
+    const PlanRequest& req = *space_.request;
+    if (req.objective_quantile <= 0) return 1.0;
+    const unsigned f = FeaturesOf(req.workload, candidate);
+    const int slot = ((f & kFeaturePipelineParallel) ? 1 : 0) | ((f & kFeatureShardedWeights) ? 2 : 0) |
+                     ((f & kFeatureOffload) ? 4 : 0);
+    if (factors_[slot] == 0) {
+      factors_[slot] = QuantileFactor(PredictionUncertainty(*space_.profile, gpus_, flops_per_token_, f).scale,
+                                      req.objective_quantile);
+    }
+    return factors_[slot];
+  }
+
+ private:
+  const SearchSpace& space_;
+  const int gpus_;
+  const double flops_per_token_;
+  double factors_[8] = {};  // 0 = not yet computed
+};
+
+// Virtual stages to try at `pp` stages, and the end stages' layer counts they take.
+// Layers that do not divide over the stages interleave as Megatron-Core lays them out
+// with the embedding and the loss counted as layers (Qwen3-235B's 94 over 8 x 4): the end
+// stages one layer short, every chunk (L + 2) / (pp v) slots. Uneven stages (BLOOM: 70
+// layers over 12; DeepSpeed's partitioning) take v = 1; the slowest stage sets the pace.
+struct Interleaving {
+  std::vector<int> vs = {1};
+  int end_layers = 0;
+};
+Interleaving InterleavingsOf(const SearchSpace& space, int pp) {
+  Interleaving out;
+  if (pp > 1 && space.transformer && space.num_layers % pp == 0) {
+    out.vs = Divisors(space.num_layers / pp, space.num_layers / pp);
+  } else if (pp > 2 && space.transformer && (space.num_layers + 2) % pp == 0) {
+    const int slots = (space.num_layers + 2) / pp;
+    out.vs = Divisors(slots, slots);
+    out.end_layers = slots - 1;
+  }
+  return out;
+}
+
+// Offers an assembled candidate to the ranked top and to each objective's pool.
+void Offer(const SearchSpace& space, int global_batch, const ModelCosts& model, const ParallelConfig& c,
+           double quantile_factor, Scored s, WorkerState* st) {
+  switch (space.request->objective) {
+    case Objective::kTime:
+      s.key = s.result.iteration_time_s * quantile_factor;
+      break;
+    case Objective::kCost:
+      s.key = s.result.cost_usd;
+      break;
+    case Objective::kEnergy:
+      s.key = s.result.energy_j;
+      break;
+  }
+  // Rank across GPU counts by the time per sample.
+  s.key /= global_batch;
+  const bool top = st->top.WouldAccept(s.key);
+  bool pooled = false;
+  for (int o = 0; o < kObjectives && !pooled; ++o) pooled = st->pool[o].WouldAccept(ObjectiveValue(s.result, o));
+  if (!top && !pooled) return;
+  s.config = c;
+  s.model_flops_per_sample = model.model_flops_per_sample;
+  s.tokens_per_sample = model.tokens_per_sample;
+  if (top) st->top.Offer(s);
+  for (int o = 0; o < kObjectives; ++o) {
+    Scored p = s;
+    p.key = ObjectiveValue(s.result, o);
+    if (st->pool[o].WouldAccept(p.key)) st->pool[o].Offer(p);
+  }
+}
+
+// Every ZeRO stage, offload, schedule, overlap flag and rank order of `c` (its degrees
+// and stages set), within `capacity` bytes.
+void SearchSettings(const SearchSpace& space, int gpus, int global_batch, const Shape& shape, const ModelCosts& model,
+                    const StageCosts& stages, double capacity, QuantileFactors* quantile, ParallelConfig c,
+                    WorkerState* st) {
+  const PlanConstraints& k = space.request->constraints;
+  const SystemContext& sys = space.systems[space.Slot(gpus)];
+  const std::vector<bool> overlap_grad = FlagValues(k.overlap_grad_reduce);
+  const int pp = c.pipeline_parallel, v = c.virtual_pipeline_stages, dp = c.data_parallel;
+  PipelineSchedule schedules_v1[] = {PipelineSchedule::k1F1B, PipelineSchedule::kGPipe, PipelineSchedule::kZeroBubble};
+  PipelineSchedule schedules_v[] = {PipelineSchedule::kInterleaved1F1B};
+  const PipelineSchedule* sched = v > 1 ? schedules_v : schedules_v1;
+  const int num_sched = pp == 1 ? 1 : (v > 1 ? 1 : 3);
+  for (int zero = 0; zero <= 3; ++zero) {
+    if (!Permits(k.zero_stage, zero)) continue;
+    if (zero > 0 && dp * shape.cp * shape.spatial == 1) continue;  // nothing to shard
+    c.zero_stage = zero;
+    for (int off = 0; off < (k.allow_offload ? 8 : 1); ++off) {
+      c.offload.optimizer = off & 1;
+      c.offload.weights = off & 2;
+      c.offload.activations = off & 4;
+      for (int si = 0; si < num_sched; ++si) {
+        c.pipeline_schedule = sched[si];
+        if (!Permits(k.pipeline_schedule, c.pipeline_schedule)) continue;
+        // GPipe has 1F1B's bubble and holds every micro-batch's activations: never
+        // better, searched only when asked for.
+        if (c.pipeline_schedule == PipelineSchedule::kGPipe && k.pipeline_schedule.empty()) continue;
+        st->enumerated += static_cast<int>(overlap_grad.size()) * 2;
+        MemoryBreakdown mem;
+        AssembleMemory(model, stages, c, sys, &mem);
+        if (!(mem.total_bytes <= capacity && mem.fits)) {
+          const double shortfall = mem.total_bytes - capacity;
+          if (shortfall < st->best_shortfall_bytes) {
+            st->best_shortfall_bytes = shortfall;
+            st->shortfall_config = c;
+            st->shortfall_total_bytes = mem.total_bytes;
+          }
+          continue;
+        }
+        for (bool og : overlap_grad) {
+          c.overlap_grad_reduce = og;
+          // Overlapping the parameter all-gather with the forward costs no memory and
+          // hides what it can: with sharded states it is always on.
+          for (int opg = zero > 0 ? 1 : 0; opg < (zero > 0 ? 2 : 1); ++opg) {
+            c.overlap_param_gather = opg;
+            for (int order = 0; order < 2; ++order) {
+              c.rank_order = order ? RankOrder::kTpCpEpPpDp : RankOrder::kTpCpEpDpPp;
+              if (RefusedByFramework(k.framework, c).field != nullptr) continue;
+              Scored s;
+              Assemble(model, stages, c, sys, &s.result, &mem);
+              ++st->evaluated;
+              ++st->feasible;
+              Offer(space, global_batch, model, c, quantile->Of(c), std::move(s), st);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Shape& shape, WorkerState* st) {
+  const PlanRequest& req = *space.request;
+  const PlanConstraints& k = req.constraints;
+  ParallelConfig c = ShapeConfig(k, shape, global_batch);
   // The per-layer costs depend only on the shape's part of the configuration.
   ModelShape ms = ModelShape::Of(c);
   ms.weigh_deepep = shape.weigh_deepep;
   const size_t slot = space.Slot(gpus);
-  const SystemContext& sys = space.systems[slot];
   absl::StatusOr<ModelCosts> model =
       ComputeModelCosts(req.workload, ms, *space.hws[slot], *space.colls[slot], Interrupt{req.deadline, req.cancelled});
   if (!model.ok()) {
@@ -292,23 +439,7 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
     return;
   }
   c.moe_dispatcher = model->moe_dispatcher;  // DeepEP where the costs weighed it faster
-  // time@pNN: the quantile's multiplier of a predicted time, by the regime, envelope and
-  // measured features of the configuration (iteration/uncertainty.h). Below, only the
-  // pipeline, ZeRO-3 and offload features vary: at most 8 factors a shape.
-  const double flops_per_token =
-      model->tokens_per_sample > 0 ? model->model_flops_per_sample / model->tokens_per_sample : 0;
-  double factors[8] = {};  // 0 = not yet computed
-  auto quantile_factor = [&](const ParallelConfig& candidate) {
-    if (req.objective_quantile <= 0) return 1.0;
-    const unsigned f = FeaturesOf(req.workload, candidate);
-    const int slot = ((f & kFeaturePipelineParallel) ? 1 : 0) | ((f & kFeatureShardedWeights) ? 2 : 0) |
-                     ((f & kFeatureOffload) ? 4 : 0);
-    if (factors[slot] == 0) {
-      factors[slot] = QuantileFactor(PredictionUncertainty(*space.profile, gpus, flops_per_token, f).scale,
-                                     req.objective_quantile);
-    }
-    return factors[slot];
-  };
+  QuantileFactors quantile(space, gpus, *model);
   const int rest = gpus / shape.Inner();
   const double capacity = space.hws.front()->capacity_bytes() * (1.0 - k.memory_headroom_ratio);
   // Every stage holds a layer and keeps at least its activations for one micro-batch
@@ -317,132 +448,38 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
   double lightest = INFINITY;
   for (const BlockCosts& l : model->layers) lightest = std::min(lightest, l.activation_bytes);
   if (lightest > capacity) return;
-  std::vector<int> pps = Allowed(Divisors(rest, rest), k.pipeline_parallel, k.max_pipeline_parallel);
-  const std::vector<bool> overlap_grad = FlagValues(k.overlap_grad_reduce);
-  for (int pp : pps) {
+  for (int pp : Allowed(Divisors(rest, rest), k.pipeline_parallel, k.max_pipeline_parallel)) {
     if (Expired(req)) {
       st->truncated = true;
       return;
     }
     if (pp > space.num_layers) continue;
-    // Uneven stages (BLOOM: 70 layers over 12; Megatron-Core's first / last stage layer
-    // counts, DeepSpeed's partitioning) take v = 1; the slowest stage sets the pace.
-    const bool even = space.num_layers % pp == 0;
     const int dp = rest / pp;
     if (!Permits(k.data_parallel, dp)) continue;
     if (global_batch % (int64_t{dp} * shape.mbs) != 0) continue;
     if ((int64_t{shape.tp} * shape.cp * dp) % (int64_t{shape.ep} * shape.etp) != 0) continue;
     const int m = global_batch / (dp * shape.mbs);
-    std::vector<int> vs = {1};
-    // Layers that do not divide over the stages interleave as Megatron-Core lays them
-    // out with the embedding and the loss counted as layers (Qwen3-235B's 94 over 8 x 4):
-    // the end stages one layer short, every chunk (L + 2) / (pp v) slots.
-    int end_layers = 0;
-    if (pp > 1 && space.transformer && even) {
-      vs = Divisors(space.num_layers / pp, space.num_layers / pp);
-    } else if (pp > 2 && space.transformer && (space.num_layers + 2) % pp == 0) {
-      const int slots = (space.num_layers + 2) / pp;
-      vs = Divisors(slots, slots);
-      end_layers = slots - 1;
-    }
-    for (int v : vs) {
+    const Interleaving il = InterleavingsOf(space, pp);
+    for (int v : il.vs) {
       if (!Permits(k.virtual_pipeline_stages, v)) continue;
       if (v > 1 && m % pp != 0) continue;  // interleaving needs m divisible by pp
-      const int ends = v > 1 ? end_layers : 0;  // v = 1 keeps the even split of uneven stages
+      const int ends = v > 1 ? il.end_layers : 0;  // v = 1 keeps the even split of uneven stages
       c.first_pipeline_stage_layers = ends;
       c.last_pipeline_stage_layers = ends;
-      const StageCosts stages = ComputeStageCosts(*model, pp, v, ends, ends);
       c.pipeline_parallel = pp;
       c.data_parallel = dp;
       c.virtual_pipeline_stages = v;
-      PipelineSchedule schedules_v1[] = {PipelineSchedule::k1F1B, PipelineSchedule::kGPipe,
-                                         PipelineSchedule::kZeroBubble};
-      PipelineSchedule schedules_v[] = {PipelineSchedule::kInterleaved1F1B};
-      const PipelineSchedule* sched = v > 1 ? schedules_v : schedules_v1;
-      const int num_sched = pp == 1 ? 1 : (v > 1 ? 1 : 3);
-      for (int zero = 0; zero <= 3; ++zero) {
-        if (!Permits(k.zero_stage, zero)) continue;
-        if (zero > 0 && dp * shape.cp * shape.spatial == 1) continue;  // nothing to shard
-        c.zero_stage = zero;
-        for (int off = 0; off < (k.allow_offload ? 8 : 1); ++off) {
-          c.offload.optimizer = off & 1;
-          c.offload.weights = off & 2;
-          c.offload.activations = off & 4;
-          for (int si = 0; si < num_sched; ++si) {
-            c.pipeline_schedule = sched[si];
-            if (!Permits(k.pipeline_schedule, c.pipeline_schedule)) continue;
-            // GPipe has 1F1B's bubble and holds every micro-batch's activations: never
-            // better, searched only when asked for.
-            if (c.pipeline_schedule == PipelineSchedule::kGPipe && k.pipeline_schedule.empty()) continue;
-            const int flag_combos = static_cast<int>(overlap_grad.size()) * 2;
-            st->enumerated += flag_combos;
-            MemoryBreakdown mem;
-            AssembleMemory(*model, stages, c, sys, &mem);
-            const bool fits = mem.total_bytes <= capacity && mem.fits;
-            if (!fits) {
-              const double shortfall = mem.total_bytes - capacity;
-              if (shortfall < st->best_shortfall_bytes) {
-                st->best_shortfall_bytes = shortfall;
-                st->shortfall_config = c;
-                st->shortfall_total_bytes = mem.total_bytes;
-              }
-              continue;
-            }
-            for (bool og : overlap_grad) {
-              c.overlap_grad_reduce = og;
-              // Overlapping the parameter all-gather with the forward costs no memory and
-              // hides what it can: with sharded states it is always on.
-              for (int opg = zero > 0 ? 1 : 0; opg < (zero > 0 ? 2 : 1); ++opg) {
-                c.overlap_param_gather = opg;
-                for (int order = 0; order < 2; ++order) {
-                  c.rank_order = order ? RankOrder::kTpCpEpPpDp : RankOrder::kTpCpEpDpPp;
-                  if (RefusedByFramework(k.framework, c).field != nullptr) continue;
-                  Scored s;
-                  Assemble(*model, stages, c, sys, &s.result, &mem);
-                  ++st->evaluated;
-                  ++st->feasible;
-                  switch (req.objective) {
-                    case Objective::kTime:
-                      s.key = s.result.iteration_time_s * quantile_factor(c);
-                      break;
-                    case Objective::kCost:
-                      s.key = s.result.cost_usd;
-                      break;
-                    case Objective::kEnergy:
-                      s.key = s.result.energy_j;
-                      break;
-                  }
-                  // Rank across GPU counts by the time per sample.
-                  s.key /= global_batch;
-                  const bool top = st->top.WouldAccept(s.key);
-                  bool pooled = false;
-                  for (int o = 0; o < kObjectives && !pooled; ++o) {
-                    pooled = st->pool[o].WouldAccept(ObjectiveValue(s.result, o));
-                  }
-                  if (!top && !pooled) continue;
-                  s.config = c;
-                  s.model_flops_per_sample = model->model_flops_per_sample;
-                  s.tokens_per_sample = model->tokens_per_sample;
-                  if (top) st->top.Offer(s);
-                  for (int o = 0; o < kObjectives; ++o) {
-                    Scored p = s;
-                    p.key = ObjectiveValue(s.result, o);
-                    if (st->pool[o].WouldAccept(p.key)) st->pool[o].Offer(p);
-                  }
-                }
-              }
-            }
-          }
-        }
-      }
+      SearchSettings(space, gpus, global_batch, shape, *model, ComputeStageCosts(*model, pp, v, ends, ends), capacity,
+                     &quantile, c, st);
     }
   }
 }
 
 }  // namespace
 
-absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile& profile) {
-  const absl::Time start = absl::Now();
+namespace {
+
+absl::Status ValidatePlanRequest(const PlanRequest& request, const SystemProfile& profile) {
   if (absl::Status s = ValidateWorkload(request.workload); !s.ok()) return s;
   if (absl::Status s = ValidateProfile(profile); !s.ok()) return s;
   if (absl::Status s = ValidateWorkloadOnProfile(request.workload, profile); !s.ok()) return s;
@@ -474,52 +511,44 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
   if (!(headroom >= 0 && headroom < 1)) {
     return absl::InvalidArgumentError("constraints.memory_headroom_ratio: must be in [0, 1)");
   }
-  SearchSpace space;
-  space.request = &request;
-  space.profile = &profile;
-  space.transformer = request.workload.kind == Workload::Kind::kTransformer;
-  if (space.transformer) {
-    space.spec = request.workload.transformer.Resolved();
-    space.num_layers = space.spec.num_layers;
-  } else {
-    space.num_layers = static_cast<int>(request.workload.layer_graph.layers.size());
-    space.cnn_splits = CnnSplits(request.workload);
-  }
+  return absl::OkStatus();
+}
 
-  // Work items: (gpu count, shape), shared out round-robin to the workers. Enumeration
-  // honours the deadline too: cut short, the items so far are searched (as far as the
-  // deadline allows) and the result says truncated.
-  bool enumeration_truncated = false;
-  std::vector<std::pair<int, Shape>> items;
+// The request's search space: the model's layers (and a layer graph's splits), and per
+// distinct GPU count (ascending) its hardware, collectives and system.
+void BuildSearchSpace(const PlanRequest& request, const SystemProfile& profile, SearchSpace* space) {
+  space->request = &request;
+  space->profile = &profile;
+  space->transformer = request.workload.kind == Workload::Kind::kTransformer;
+  if (space->transformer) {
+    space->spec = request.workload.transformer.Resolved();
+    space->num_layers = space->spec.num_layers;
+  } else {
+    space->num_layers = static_cast<int>(request.workload.layer_graph.layers.size());
+    space->cnn_splits = CnnSplits(request.workload);
+  }
   std::vector<int> gpus = request.gpus;
   std::sort(gpus.begin(), gpus.end());
   gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
-  space.gpu_counts = gpus;
+  space->gpu_counts = gpus;
   for (int g : gpus) {
-    space.hws.push_back(std::make_unique<Hardware>(profile, request.workload.precision, g));
-    const Hardware& hw = *space.hws.back();
-    space.colls.push_back(std::make_unique<Collectives>(
+    space->hws.push_back(std::make_unique<Hardware>(profile, request.workload.precision, g));
+    const Hardware& hw = *space->hws.back();
+    space->colls.push_back(std::make_unique<Collectives>(
         hw, JobLayout(g, profile.gpus_per_node, profile.num_nodes, request.constraints.placement)));
-    space.systems.push_back(MakeSystemContext(profile, request.workload, hw, *space.colls.back()));
+    space->systems.push_back(MakeSystemContext(profile, request.workload, hw, *space->colls.back()));
   }
-  const std::vector<int> micro_batches =
-      Allowed(Divisors(request.global_batch_size, request.global_batch_size),
-              request.constraints.micro_batch_size, request.constraints.max_micro_batch_size);
-  for (int g : gpus) {
-    if (Expired(request)) {
-      enumeration_truncated = true;
-      break;
-    }
-    for (const Shape& s : EnumerateShapes(space, g, micro_batches)) items.emplace_back(g, s);
-  }
-  const size_t k = request.top_k == 0 ? 10 : static_cast<size_t>(request.top_k);
-  const int threads = std::max(1, std::min<int>(request.threads, static_cast<int>(items.size())));
-  std::vector<WorkerState> states;
-  states.reserve(threads);
-  for (int t = 0; t < threads; ++t) states.emplace_back(k);
+}
+
+// Searches the work items (gpu count, shape), shared out round-robin to `states.size()`
+// workers, each stopping at the deadline or the candidate cap.
+void RunWorkers(const SearchSpace& space, const std::vector<std::pair<int, Shape>>& items,
+                std::vector<WorkerState>* states) {
+  const PlanRequest& request = *space.request;
+  const int threads = static_cast<int>(states->size());
   std::atomic<int64_t> enumerated_total{0};
   auto work = [&](int t) {
-    WorkerState& st = states[t];
+    WorkerState& st = (*states)[t];
     for (size_t i = t; i < items.size(); i += threads) {
       if (Expired(request) ||
           (request.max_candidates > 0 && enumerated_total.load(std::memory_order_relaxed) >= request.max_candidates)) {
@@ -534,62 +563,38 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
   };
   if (threads == 1) {
     work(0);
-  } else {
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) pool.emplace_back(work, t);
-    for (std::thread& th : pool) th.join();
+    return;
   }
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(work, t);
+  for (std::thread& th : pool) th.join();
+}
 
-  PlanResult out;
-  out.truncated = enumeration_truncated;
-  std::vector<Scored> best, candidates;
-  double shortfall = INFINITY;
-  const WorkerState* shortfall_state = nullptr;
-  for (WorkerState& st : states) {
-    if (!st.error.ok()) return st.error;
-    out.candidates_enumerated += st.enumerated;
-    out.candidates_feasible += st.feasible;
-    out.candidates_evaluated += st.evaluated;
-    out.truncated |= st.truncated;
-    best.insert(best.end(), st.top.items().begin(), st.top.items().end());
-    for (TopK& p : st.pool) candidates.insert(candidates.end(), p.items().begin(), p.items().end());
-    if (st.best_shortfall_bytes < shortfall) {
-      shortfall = st.best_shortfall_bytes;
-      shortfall_state = &st;
-    }
+// Why no plan came back: the closest configuration's memory shortfall, the deadline, or
+// nothing that divides.
+std::string InfeasibleReason(const SearchSpace& space, const WorkerState* shortfall_state, bool truncated) {
+  const double headroom = space.request->constraints.memory_headroom_ratio;
+  if (shortfall_state != nullptr && std::isfinite(shortfall_state->best_shortfall_bytes)) {
+    return absl::StrFormat(
+        "no configuration fits in memory; the closest, %s on %d GPUs, needs %.1f GiB of %.1f GiB "
+        "usable (%.1f GiB short)",
+        shortfall_state->shortfall_config.ShortString(), static_cast<int>(shortfall_state->shortfall_config.NumGpus()),
+        shortfall_state->shortfall_total_bytes / kGiB, space.hws.front()->capacity_bytes() * (1 - headroom) / kGiB,
+        shortfall_state->best_shortfall_bytes / kGiB);
   }
-  for (FoldedRow& row : FoldEquivalents(std::move(best), k)) {
-    out.plans.push_back(ToEstimate(request.workload, profile, row.scored.config, row.scored.tokens_per_sample,
-                                   row.scored.model_flops_per_sample, row.scored.result));
-    out.plans.back().equivalents = std::move(row.equivalents);
-  }
-  for (const Scored* s : ParetoFront(candidates)) {
-    out.pareto.push_back(ToEstimate(request.workload, profile, s->config, s->tokens_per_sample,
-                                    s->model_flops_per_sample, s->result));
-  }
-  if (out.plans.empty()) {
-    if (shortfall_state != nullptr && std::isfinite(shortfall)) {
-      out.infeasible_reason = absl::StrFormat(
-          "no configuration fits in memory; the closest, %s on %d GPUs, needs %.1f GiB of %.1f GiB "
-          "usable (%.1f GiB short)",
-          shortfall_state->shortfall_config.ShortString(),
-          static_cast<int>(shortfall_state->shortfall_config.NumGpus()),
-          shortfall_state->shortfall_total_bytes / kGiB, space.hws.front()->capacity_bytes() * (1 - headroom) / kGiB,
-          shortfall / kGiB);
-    } else if (out.truncated) {
-      out.infeasible_reason = "the deadline expired before any configuration was evaluated";
-    } else {
-      out.infeasible_reason =
-          "no valid configuration: the GPU counts, global batch size and constraints admit no "
-          "combination of degrees that divides the model";
-    }
-  }
-  // The plans returned say which collectives they run and with which algorithm (the
-  // search itself never builds these lists; a few microseconds each for a transformer,
-  // up to a second for a 100,000-layer graph: past the deadline the rest are left
-  // without, and say so).
+  if (truncated) return "the deadline expired before any configuration was evaluated";
+  return "no valid configuration: the GPU counts, global batch size and constraints admit no "
+         "combination of degrees that divides the model";
+}
+
+// The plans returned say which collectives they run and with which algorithm (the search
+// itself never builds these lists; a few microseconds each for a transformer, up to a
+// second for a 100,000-layer graph: past the deadline the rest are left without, and
+// say so).
+void ListCollectives(const SearchSpace& space, PlanResult* out) {
+  const PlanRequest& request = *space.request;
   const Interrupt stop{request.deadline, request.cancelled};
-  for (std::vector<Estimate>* list : {&out.plans, &out.pareto}) {
+  for (std::vector<Estimate>* list : {&out->plans, &out->pareto}) {
     for (Estimate& e : *list) {
       if (stop.Requested()) {
         e.warnings.push_back("collectives not listed: the request's deadline passed first");
@@ -602,9 +607,66 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
       if (!model.ok()) continue;
       const StageCosts stages = ComputeStageCosts(*model, c.pipeline_parallel, c.virtual_pipeline_stages,
                                                  c.first_pipeline_stage_layers, c.last_pipeline_stage_layers);
-      e.collectives = DescribeCollectives(request.workload, c, profile, *space.colls[slot], *model, stages);
+      e.collectives = DescribeCollectives(request.workload, c, *space.profile, *space.colls[slot], *model, stages);
     }
   }
+}
+
+}  // namespace
+
+absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile& profile) {
+  const absl::Time start = absl::Now();
+  if (absl::Status s = ValidatePlanRequest(request, profile); !s.ok()) return s;
+  SearchSpace space;
+  BuildSearchSpace(request, profile, &space);
+
+  // Work items: (gpu count, shape). Enumeration honours the deadline too: cut short, the
+  // items so far are searched (as far as the deadline allows) and the result says
+  // truncated.
+  PlanResult out;
+  std::vector<std::pair<int, Shape>> items;
+  const std::vector<int> micro_batches =
+      Allowed(Divisors(request.global_batch_size, request.global_batch_size),
+              request.constraints.micro_batch_size, request.constraints.max_micro_batch_size);
+  for (int g : space.gpu_counts) {
+    if (Expired(request)) {
+      out.truncated = true;
+      break;
+    }
+    for (const Shape& s : EnumerateShapes(space, g, micro_batches)) items.emplace_back(g, s);
+  }
+  const size_t k = request.top_k == 0 ? 10 : static_cast<size_t>(request.top_k);
+  const int threads = std::max(1, std::min<int>(request.threads, static_cast<int>(items.size())));
+  std::vector<WorkerState> states;
+  states.reserve(threads);
+  for (int t = 0; t < threads; ++t) states.emplace_back(k);
+  RunWorkers(space, items, &states);
+
+  std::vector<Scored> best, candidates;
+  const WorkerState* shortfall_state = nullptr;
+  for (WorkerState& st : states) {
+    if (!st.error.ok()) return st.error;
+    out.candidates_enumerated += st.enumerated;
+    out.candidates_feasible += st.feasible;
+    out.candidates_evaluated += st.evaluated;
+    out.truncated |= st.truncated;
+    best.insert(best.end(), st.top.items().begin(), st.top.items().end());
+    for (TopK& p : st.pool) candidates.insert(candidates.end(), p.items().begin(), p.items().end());
+    if (shortfall_state == nullptr || st.best_shortfall_bytes < shortfall_state->best_shortfall_bytes) {
+      shortfall_state = &st;
+    }
+  }
+  for (FoldedRow& row : FoldEquivalents(std::move(best), k)) {
+    out.plans.push_back(ToEstimate(request.workload, profile, row.scored.config, row.scored.tokens_per_sample,
+                                   row.scored.model_flops_per_sample, row.scored.result));
+    out.plans.back().equivalents = std::move(row.equivalents);
+  }
+  for (const Scored* s : ParetoFront(candidates)) {
+    out.pareto.push_back(ToEstimate(request.workload, profile, s->config, s->tokens_per_sample,
+                                    s->model_flops_per_sample, s->result));
+  }
+  if (out.plans.empty()) out.infeasible_reason = InfeasibleReason(space, shortfall_state, out.truncated);
+  ListCollectives(space, &out);
   out.search_time_s = absl::ToDoubleSeconds(absl::Now() - start);
   return out;
 }
