@@ -404,7 +404,9 @@ void SearchSettings(const SearchSpace& space, int gpus, int global_batch, const 
           // hides what it can: with sharded states it is always on.
           for (int opg = zero > 0 ? 1 : 0; opg < (zero > 0 ? 2 : 1); ++opg) {
             c.overlap_param_gather = opg;
-            for (int order = 0; order < 2; ++order) {
+            // The two rank orders differ only where pipeline and data parallelism both
+            // span ranks: else they place every group alike.
+            for (int order = 0; order < (pp > 1 && dp > 1 ? 2 : 1); ++order) {
               c.rank_order = order ? RankOrder::kTpCpEpPpDp : RankOrder::kTpCpEpDpPp;
               if (RefusedByFramework(k.framework, c).field != nullptr) continue;
               Scored s;

@@ -38,6 +38,8 @@ std::string CanonicalKey(ParallelConfig c) {
   if (c.data_parallel * c.context_parallel == 1) c.zero_stage = 0;
   if (c.zero_stage == 0) c.overlap_param_gather = false;
   if (c.pipeline_parallel == 1) c.pipeline_schedule = PipelineSchedule::k1F1B;
+  // With one pipeline stage or one replica both rank orders place every group alike.
+  if (c.pipeline_parallel == 1 || c.data_parallel == 1) c.rank_order = RankOrder::kTpCpEpDpPp;
   return c.ShortString();
 }
 
