@@ -436,6 +436,20 @@ void AddApiRoutes(HttpServer& http, std::shared_ptr<grpc::Channel> channel) {
                   [measurements](auto* c, const auto& q, auto* r) {
                     return measurements->IngestMeasurements(c, q, r);
                   }));
+  // Calibration as an operation: POST starts one (a CalibrateRequest) and answers with
+  // it at once; GET /v1/calibrations/ID follows it to its result.
+  http.Handle("POST", "/v1/calibrations",
+              JsonPost<v1::CalibrateRequest, v1::CalibrationOperation>(
+                  [measurements](auto* c, const auto& q, auto* r) { return measurements->StartCalibration(c, q, r); }));
+  http.HandlePrefix("GET", "/v1/calibrations/", [measurements](const HttpRequest& req) {
+    if (absl::StatusOr<std::map<std::string, std::string>> q = ParseQuery(req.query, {}); !q.ok()) {
+      return InvalidArgument(q.status().message());
+    }
+    v1::GetCalibrationRequest get;
+    get.set_operation_id(req.path.substr(std::string_view("/v1/calibrations/").size()));
+    return Forward<v1::GetCalibrationRequest, v1::CalibrationOperation>(
+        req, get, [measurements](auto* c, const auto& q, auto* r) { return measurements->GetCalibration(c, q, r); });
+  });
   http.Handle("POST", "/v1/simulate",
               JsonPost<v1::SimulateRequest, v1::SimulateResponse>(
                   [network](auto* c, const auto& q, auto* r) { return network->Simulate(c, q, r); }));

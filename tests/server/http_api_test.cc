@@ -390,6 +390,31 @@ TEST_F(HttpApiTest, IngestThenReadTheProfileAndItsAccuracy) {
   EXPECT_GT(FromJson<v1::ListModelsResponse>(models.body).models_size(), 5);
 }
 
+// A calibration started over HTTP runs as an operation that GET follows to its end:
+// here a profile without measurements, whose calibration fails and says why.
+TEST_F(HttpApiTest, CalibrationOperationsStartAndAreFollowed) {
+  v1::CalibrateRequest req;
+  req.set_profile("dgx-h100-80gb");
+  const Reply started = Post("/v1/calibrations", ToJson(req));
+  ASSERT_EQ(started.status, 200) << started.body;
+  v1::CalibrationOperation op = FromJson<v1::CalibrationOperation>(started.body);
+  ASSERT_FALSE(op.id().empty()) << started.body;
+  EXPECT_EQ(op.profile(), "dgx-h100-80gb");
+  for (int i = 0; i < 200 && op.state() != v1::CalibrationOperation::STATE_FAILED; ++i) {
+    const Reply r = Get("/v1/calibrations/" + op.id());
+    ASSERT_EQ(r.status, 200) << r.body;
+    op = FromJson<v1::CalibrationOperation>(r.body);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(op.state(), v1::CalibrationOperation::STATE_FAILED);
+  EXPECT_EQ(op.error().code(), static_cast<int>(grpc::StatusCode::FAILED_PRECONDITION));
+  EXPECT_THAT(op.error().message(), HasSubstr("needs at least 5 measurements"));
+  EXPECT_GT(op.finished_at_unix_ms(), 0);
+  EXPECT_EQ(Get("/v1/calibrations/cal-0000000000000000").status, 404);
+  req.set_profile("no-such-profile");
+  EXPECT_EQ(Post("/v1/calibrations", ToJson(req)).status, 404);
+}
+
 TEST_F(HttpApiTest, MalformedJsonIsBadRequestNamingTheProblem) {
   Reply r = Post("/v1/plan", "{\"profile\": x");
   ASSERT_EQ(r.status, 400) << r.body;
