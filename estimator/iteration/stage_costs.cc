@@ -9,6 +9,7 @@
 namespace paraplan {
 
 namespace {
+
 StageMemory MemoryOf(const BlockCosts& stage, const BlockCosts& chunk) {
   StageMemory m;
   m.params = stage.params;
@@ -18,62 +19,108 @@ StageMemory MemoryOf(const BlockCosts& stage, const BlockCosts& chunk) {
   m.chunk_activation_bytes_per_mb = chunk.activation_bytes;
   return m;
 }
+
+// The chunks of a pipeline split: the first layer of each chunk, in chunk order (chunk k
+// = virtual stage k / pp on stage k % pp); an even split unless the end stages' counts
+// are given.
+class Chunks {
+ public:
+  Chunks(const ModelCosts& model, int pp, int v, int first_layers, int last_layers)
+      : model_(model), pp_(pp), chunks_(pp * v), layers_(static_cast<int>(model.layers.size())) {
+    if (first_layers > 0 || last_layers > 0) {
+      ParallelConfig layout;
+      layout.pipeline_parallel = pp;
+      layout.virtual_pipeline_stages = v;
+      layout.first_pipeline_stage_layers = first_layers;
+      layout.last_pipeline_stage_layers = last_layers;
+      const std::vector<int> counts = layout.PipelineChunkLayers(layers_);
+      begins_.resize(chunks_ + 1);
+      for (int k = 0; k < chunks_; ++k) begins_[k + 1] = std::clamp(begins_[k] + std::max(0, counts[k]), 0, layers_);
+    }
+  }
+  int Begin(int chunk) const {
+    return begins_.empty() ? static_cast<int>(int64_t{chunk} * layers_ / chunks_) : begins_[chunk];
+  }
+  // The stage's time per micro-batch (its chunks, and the embedding / head on the end
+  // stages), from the prefix sums when the model has them.
+  double TotalS(int stage) const {
+    double t = 0;
+    if (model_.prefix_total_s.size() == model_.layers.size() + 1) {
+      for (int chunk = stage; chunk < chunks_; chunk += pp_) {
+        t += model_.prefix_total_s[Begin(chunk + 1)] - model_.prefix_total_s[Begin(chunk)];
+      }
+    } else {
+      for (int chunk = stage; chunk < chunks_; chunk += pp_) {
+        for (int l = Begin(chunk); l < Begin(chunk + 1); ++l) t += model_.layers[l].TotalS();
+      }
+    }
+    if (stage == 0) t += model_.pre.TotalS();
+    if (stage == pp_ - 1) t += model_.post.TotalS();
+    return t;
+  }
+  // The stage's costs in full, its first chunk's, and its layer count.
+  void Stage(int stage, BlockCosts* s, BlockCosts* first_chunk, int* layers) const {
+    *s = BlockCosts();
+    *first_chunk = BlockCosts();
+    *layers = 0;
+    const bool prefixed = model_.prefix.size() == model_.layers.size() + 1 &&
+                          model_.transient_bytes.size() == model_.layers.size();
+    for (int chunk = stage; chunk < chunks_; chunk += pp_) {
+      const int begin = Begin(chunk), end = Begin(chunk + 1);
+      BlockCosts c;
+      if (prefixed) {
+        c = BlockCosts::Between(model_.prefix[begin], model_.prefix[end]);
+        for (int l = begin; l < end; ++l) c.transient_bytes = std::max(c.transient_bytes, model_.transient_bytes[l]);
+      } else {
+        for (int l = begin; l < end; ++l) c.Add(model_.layers[l]);
+      }
+      *layers += end - begin;
+      if (chunk == stage) *first_chunk = c;
+      s->Add(c);
+    }
+    if (stage == 0) {
+      s->Add(model_.pre);
+      first_chunk->Add(model_.pre);
+    }
+    if (stage == pp_ - 1) s->Add(model_.post);
+  }
+
+ private:
+  const ModelCosts& model_;
+  const int pp_, chunks_, layers_;
+  std::vector<int> begins_;
+};
+
 }  // namespace
 
 StageCosts ComputeStageCosts(const ModelCosts& model, int pp, int v, int first_layers, int last_layers) {
   StageCosts out;
   out.pp = pp;
   out.v = v;
-  const int layers = static_cast<int>(model.layers.size());
-  const int chunks = pp * v;
-  // First layer of each chunk, in chunk order (chunk k = virtual stage k / pp on stage
-  // k % pp); an even split unless the end stages' counts are given.
-  std::vector<int> begins;
-  if (first_layers > 0 || last_layers > 0) {
-    ParallelConfig layout;
-    layout.pipeline_parallel = pp;
-    layout.virtual_pipeline_stages = v;
-    layout.first_pipeline_stage_layers = first_layers;
-    layout.last_pipeline_stage_layers = last_layers;
-    const std::vector<int> counts = layout.PipelineChunkLayers(layers);
-    begins.resize(chunks + 1);
-    for (int k = 0; k < chunks; ++k) begins[k + 1] = std::clamp(begins[k] + std::max(0, counts[k]), 0, layers);
-  }
-  auto begin_of = [&](int chunk) {
-    return begins.empty() ? static_cast<int>(int64_t{chunk} * layers / chunks) : begins[chunk];
-  };
-  double sum_total = 0;
+  const Chunks chunks(model, pp, v, first_layers, last_layers);
+  // The slowest stage sets the pace; only it and the two end stages (memory) are summed
+  // in full.
+  double sum_total = 0, slowest = 0;
+  int slowest_stage = 0;
   for (int stage = 0; stage < pp; ++stage) {
-    BlockCosts s;
-    BlockCosts first_chunk;
-    int stage_layers = 0;
-    for (int chunk = stage; chunk < chunks; chunk += pp) {
-      BlockCosts c;
-      const int begin = begin_of(chunk);
-      const int end = begin_of(chunk + 1);
-      for (int l = begin; l < end; ++l) {
-        c.Add(model.layers[l]);
-      }
-      stage_layers += end - begin;
-      if (chunk == stage) first_chunk = c;
-      s.Add(c);
-    }
-    if (stage == 0) {
-      s.Add(model.pre);
-      first_chunk.Add(model.pre);
-    }
-    if (stage == pp - 1) s.Add(model.post);
-    const double total = s.TotalS();
+    const double total = chunks.TotalS(stage);
     sum_total += total;
-    if (stage == 0 || total > out.slowest_total_s) {
-      out.slowest = s;
-      out.slowest_total_s = total;
-      out.slowest_layers = stage_layers;
+    if (stage == 0 || total > slowest) {
+      slowest = total;
+      slowest_stage = stage;
     }
-    if (stage == 0) out.first = MemoryOf(s, first_chunk);
-    if (stage == pp - 1) out.last = MemoryOf(s, first_chunk);
   }
   out.mean_total_s = sum_total / pp;
+  BlockCosts s, first_chunk;
+  int layers = 0;
+  chunks.Stage(slowest_stage, &s, &first_chunk, &layers);
+  out.slowest = s;
+  out.slowest_total_s = s.TotalS();
+  out.slowest_layers = layers;
+  chunks.Stage(0, &s, &first_chunk, &layers);
+  out.first = MemoryOf(s, first_chunk);
+  if (pp > 1) chunks.Stage(pp - 1, &s, &first_chunk, &layers);
+  out.last = MemoryOf(s, first_chunk);
   return out;
 }
 

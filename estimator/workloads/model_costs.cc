@@ -52,6 +52,29 @@ void BlockCosts::Add(const BlockCosts& o) {
   model_flops += o.model_flops;
 }
 
+BlockCosts BlockCosts::Between(const BlockCosts& from, const BlockCosts& to) {
+  BlockCosts d;
+  d.fwd_s = to.fwd_s - from.fwd_s;
+  d.bwd_s = to.bwd_s - from.bwd_s;
+  d.recompute_s = to.recompute_s - from.recompute_s;
+  d.tp_fwd_s = to.tp_fwd_s - from.tp_fwd_s;
+  d.tp_bwd_s = to.tp_bwd_s - from.tp_bwd_s;
+  d.spatial_fwd_s = to.spatial_fwd_s - from.spatial_fwd_s;
+  d.spatial_bwd_s = to.spatial_bwd_s - from.spatial_bwd_s;
+  d.cp_s = to.cp_s - from.cp_s;
+  d.ep_s = to.ep_s - from.ep_s;
+  d.host_s = to.host_s - from.host_s;
+  d.wgrad_s = to.wgrad_s - from.wgrad_s;
+  d.kernels = to.kernels - from.kernels;
+  d.activation_bytes = to.activation_bytes - from.activation_bytes;
+  d.params = to.params - from.params;
+  d.tensors = to.tensors - from.tensors;
+  d.weight_tensors = to.weight_tensors - from.weight_tensors;
+  d.expert_params = to.expert_params - from.expert_params;
+  d.model_flops = to.model_flops - from.model_flops;
+  return d;
+}
+
 void SetPrecisionBytes(Precision precision, QuantRecipe recipe, Optimizer optimizer, MixedPrecision mixed,
                        ModelCosts* costs) {
   if (precision != Precision::kFp32 && mixed == MixedPrecision::kFp32Params) {
@@ -128,6 +151,16 @@ absl::StatusOr<ModelCosts> ComputeModelCosts(const Workload& workload, const Mod
                                          ? TransformerCosts(workload, shape, hw, coll)
                                          : LayerGraphCosts(workload, shape, hw, coll, stop);
   if (costs.ok()) {
+    costs->prefix.resize(costs->layers.size() + 1);
+    costs->transient_bytes.resize(costs->layers.size());
+    costs->prefix_total_s.assign(costs->layers.size() + 1, 0.0);
+    for (size_t i = 0; i < costs->layers.size(); ++i) {
+      costs->transient_bytes[i] = costs->layers[i].transient_bytes;
+      costs->prefix_total_s[i + 1] = costs->prefix_total_s[i] + costs->layers[i].TotalS();
+      costs->prefix[i + 1] = costs->prefix[i];
+      costs->prefix[i + 1].Add(costs->layers[i]);
+      costs->prefix[i + 1].transient_bytes = 0;
+    }
     SetPrecisionBytes(workload.precision, ResolvedRecipe(workload), workload.optimizer, workload.mixed_precision,
                       &*costs);
     if (shape.fp8_param_gather && workload.precision == Precision::kFp8) {

@@ -77,10 +77,18 @@ struct BlockCosts {
     return fwd_s + bwd_s + recompute_s + tp_fwd_s + tp_bwd_s + spatial_fwd_s + spatial_bwd_s + cp_s + ep_s + host_s;
   }
   void Add(const BlockCosts& o);
+  // The sums of `to` less those of `from` (transient_bytes, a maximum, is left 0): with
+  // prefix sums, the blocks between two layers.
+  static BlockCosts Between(const BlockCosts& from, const BlockCosts& to);
 };
 
 struct ModelCosts {
   std::vector<BlockCosts> layers;  // partitioned over pipeline stages, in order
+  // prefix[i]: layers [0, i) summed (size layers + 1; ComputeModelCosts fills it), so that
+  // a stage's sums cost O(1) whatever its layer count. Empty: sum the layers.
+  std::vector<BlockCosts> prefix;
+  std::vector<double> transient_bytes;  // layers[i].transient_bytes, contiguous (a stage takes their maximum)
+  std::vector<double> prefix_total_s;   // prefix_total_s[i]: TotalS() of layers [0, i) summed
   BlockCosts pre;                  // on the first stage (embedding)
   BlockCosts post;                 // on the last stage (final norm, LM head, loss)
   double pp_send_bytes = 0;        // bytes one GPU sends at a stage boundary per micro-batch
