@@ -88,8 +88,9 @@ TEST(MixedPrecision, GradientsPersistWithAccumulationOrDdp) {
 
 // Where gradients live in 16 bits: Megatron-LM's distributed optimizer keeps fp32 main
 // gradients (4 bytes each, whole at ZeRO 1); Megatron-FSDP (ZeRO 3, main gradients in the
-// compute dtype) and DeepSpeed (fp16 / bf16 gradients at every stage) keep 2 bytes, a
-// shard of them under ZeRO 3; PyTorch FSDP with fp32 parameters keeps fp32 shards.
+// compute dtype) and DeepSpeed under ZeRO (gradients in the model dtype) keep 2 bytes, a
+// shard of them under ZeRO 3; DeepSpeed without ZeRO accumulates bf16 gradients in fp32;
+// PyTorch FSDP with fp32 parameters keeps fp32 shards.
 TEST(MixedPrecision, GradientBytesFollowTheStack) {
   ParallelConfig c = Config(1, 1, 2, 1, 2);
   c.flash_attention = true;
@@ -97,6 +98,8 @@ TEST(MixedPrecision, GradientBytesFollowTheStack) {
   EXPECT_DOUBLE_EQ(Memory(MixedPrecision::kMasterInOptimizer, c).gradients_bytes, 4 * kParams);
   c.framework = Framework::kDeepSpeed;
   EXPECT_DOUBLE_EQ(Memory(MixedPrecision::kMasterInOptimizer, c).gradients_bytes, 2 * kParams);
+  c.zero_stage = 0;
+  EXPECT_DOUBLE_EQ(Memory(MixedPrecision::kMasterInOptimizer, c).gradients_bytes, 4 * kParams);  // bf16, no ZeRO
   c.zero_stage = 3;
   EXPECT_DOUBLE_EQ(Memory(MixedPrecision::kMasterInOptimizer, c).gradients_bytes, 2 * kParams / 2);
   c.framework = Framework::kMegatron;

@@ -112,6 +112,7 @@ void SetPrecisionBytes(Precision precision, QuantRecipe recipe, Optimizer optimi
     costs->grad_reduce_bytes_per_param = 4;       // gradients reduced in fp32 (Megatron-LM)
     costs->param_gather_bytes_per_param = 2;
     costs->fp32_main_grads = true;
+    costs->fp16 = precision == Precision::kFp16;
     // Megatron-LM's mixed-precision step, one pass each over the shard: gradient-norm for
     // clipping (read 4), Adam (read grad, master, m, v; write master, m, v: 28), copy of
     // the master weights to 2-byte weights (read 4, write 2), zeroing the gradient buffer
@@ -133,8 +134,9 @@ GradientBytes GradientBytesOf(const ModelCosts& model, const ParallelConfig& c) 
   const bool megatron_fsdp = c.zero_stage >= 3 && c.framework != Framework::kDeepSpeed &&
                              c.framework != Framework::kTorchtitan && c.framework != Framework::kPytorchFsdp;
   if (model.fp32_main_grads && (c.framework == Framework::kDeepSpeed || megatron_fsdp)) {
-    g.held = 2;
     g.reduced = 2;
+    // DeepSpeed without ZeRO accumulates bf16 gradients in fp32.
+    if (!(c.framework == Framework::kDeepSpeed && c.zero_stage == 0 && !model.fp16)) g.held = 2;
   }
   return g;
 }

@@ -110,6 +110,7 @@ struct ModelCosts {
   // optimizer): stacks that shard gradients may keep and reduce them in the 16-bit
   // compute dtype instead (GradientBytes).
   bool fp32_main_grads = false;
+  bool fp16 = false;  // the compute dtype is fp16 (else bf16 under 16-bit mixed precision)
   // The token dispatcher the MoE layers were costed with (ModelShape.weigh_deepep).
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
 };
@@ -117,9 +118,10 @@ struct ModelCosts {
 // Bytes per parameter of the gradients a configuration holds and reduces. Megatron-LM's
 // DDP and distributed optimizer keep fp32 main gradients and reduce them in fp32 for
 // bf16 (ModelCosts defaults). Two stacks keep them in the 16-bit compute dtype:
-// DeepSpeed at every ZeRO stage (engine.communication_data_type defaults to fp16 / bf16;
-// ZeRO's 2 bytes of gradients per parameter, Rajbhandari et al. SC'20 sec. 3.1), and
-// Megatron-FSDP, the ZeRO-3 of Megatron-Core (megatron_fsdp_main_grads_dtype = None:
+// DeepSpeed (engine.py: communication_data_type defaults to fp16 / bf16 at every stage;
+// get_data_types accumulates in the model dtype under ZeRO, and bf16 without ZeRO in
+// fp32; ZeRO's 2 bytes of gradients per parameter, Rajbhandari et al. SC'20 sec. 3.1),
+// and Megatron-FSDP, the ZeRO-3 of Megatron-Core (megatron_fsdp_main_grads_dtype = None:
 // "main gradients will match the dtype of the model compute parameters").
 struct GradientBytes {
   double held = 0;     // accumulation buffer, per parameter
