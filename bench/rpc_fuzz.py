@@ -5,8 +5,8 @@ usage: bench/rpc_fuzz.py --server HOST:PORT [--requests N] [--threads T] [--seed
                          [--server-pid PID] [--deadline-s D] [--mutator bytes|fields]
 
 Each request is a valid seed (Estimate, Plan, ListModels, GetProfile, IngestMeasurements,
-GetAccuracy, Calibrate dry run; text format encoded by Debian's `protoc --encode` from
-proto/) sent as is or mutated at the byte level: flipped bytes, a truncation, inserted
+GetAccuracy, Calibrate dry run, StartCalibration dry run, GetCalibration; text format
+encoded by Debian's `protoc --encode` from proto/) sent as is or mutated at the byte level: flipped bytes, a truncation, inserted
 random bytes, a splice of two seeds, or a field's varint set to an extreme. Calls go
 through grpcio with raw bytes, so the server's own parsing and validation see them, with
 a deadline of --deadline-s.
@@ -54,6 +54,8 @@ SEEDS = [
      f'measurements {{ {MEASUREMENT} }}'),
     ('/paraplan.v1.Measurements/GetAccuracy', 'GetAccuracyRequest', 'profile: "dgx-a100-80gb"'),
     ('/paraplan.v1.Measurements/Calibrate', 'CalibrateRequest', 'profile: "dgx-a100-80gb" dry_run: true'),
+    ('/paraplan.v1.Measurements/StartCalibration', 'CalibrateRequest', 'profile: "dgx-a100-80gb" dry_run: true'),
+    ('/paraplan.v1.Measurements/GetCalibration', 'GetCalibrationRequest', 'operation_id: "cal-0123456789abcdef"'),
 ]
 EXTREMES = [b'\x00', b'\x7f', b'\xff\xff\xff\xff\x0f', b'\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01',
             b'\x80\x80\x80\x80\x08']
