@@ -58,7 +58,7 @@ TEST(CalibrationOperations, OnePerProfileAndABoundOnAllOfThem) {
   absl::StatusOr<v1::CalibrationOperation> c = ops.Start("c", false, Blocking(&release));
   EXPECT_EQ(c.status().code(), absl::StatusCode::kResourceExhausted);
   // The phase shows while it runs; the result once done.
-  for (int i = 0; i < 1000 && ops.Get(a->id())->phase() != "fitting"; ++i) absl::SleepFor(absl::Milliseconds(1));
+  for (int i = 0; i < 10000 && ops.Get(a->id())->phase() != "fitting"; ++i) absl::SleepFor(absl::Milliseconds(1));
   EXPECT_EQ(ops.Get(a->id())->phase(), "fitting");
   release.Notify();
   const v1::CalibrationOperation done = WaitUntilFinished(ops, a->id());
