@@ -493,9 +493,8 @@ absl::Status ValidateStageLayout(const ParallelConfig& c, int64_t layers) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::Status ValidateConfig(const Workload& w, const ParallelConfig& raw) {
+// The degrees and switches as given, each within its range.
+absl::Status ValidateConfigFields(const Workload& w, const ParallelConfig& raw) {
   const std::string p = "config.";
   for (auto [name, v] : {std::pair{"data_parallel", raw.data_parallel},
                          {"tensor_parallel", raw.tensor_parallel},
@@ -528,7 +527,12 @@ absl::Status ValidateConfig(const Workload& w, const ParallelConfig& raw) {
   if (raw.fp8_param_gather && (w.precision != Precision::kFp8 || raw.zero_stage < 1)) {
     return Bad(p + "fp8_param_gather", "needs PRECISION_FP8 and zero_stage >= 1 (ZeRO gathers the FP8 weights)");
   }
-  const ParallelConfig c = raw.Normalized();
+  return absl::OkStatus();
+}
+
+// The batch and the pipeline schedule of the normalized configuration.
+absl::Status ValidateBatchAndSchedule(const ParallelConfig& c) {
+  const std::string p = "config.";
   if (c.NumGpus() > (int64_t{1} << 24)) {
     return Bad(p + "data_parallel", absl::StrCat("the degrees multiply to ", c.NumGpus(), " GPUs, above 2^24"));
   }
@@ -558,96 +562,116 @@ absl::Status ValidateConfig(const Workload& w, const ParallelConfig& raw) {
       c.pipeline_parallel > 1) {
     return Bad(p + "pipeline_schedule", "SCHEDULE_INTERLEAVED_1F1B needs virtual_pipeline_stages > 1");
   }
-  if (w.kind == Workload::Kind::kTransformer) {
-    const TransformerSpec t = w.transformer.Resolved();
-    for (auto [name, degree] : {std::pair{"spatial_parallel", c.spatial_parallel},
-                                {"filter_parallel", c.filter_parallel}, {"channel_parallel", c.channel_parallel}}) {
-      if (degree > 1) {
-        return Bad(p + name, "spatial, filter and channel parallelism apply to layer graphs (CNNs) only");
-      }
+  return absl::OkStatus();
+}
+
+// What a transformer admits: heads, KV heads, sequence and experts divisible by their
+// degrees, the stage layout, the expert grid, MoE-only switches.
+absl::Status ValidateTransformerConfig(const Workload& w, const ParallelConfig& c) {
+  const std::string p = "config.";
+  const TransformerSpec t = w.transformer.Resolved();
+  for (auto [name, degree] : {std::pair{"spatial_parallel", c.spatial_parallel},
+                              {"filter_parallel", c.filter_parallel}, {"channel_parallel", c.channel_parallel}}) {
+    if (degree > 1) {
+      return Bad(p + name, "spatial, filter and channel parallelism apply to layer graphs (CNNs) only");
     }
-    if (t.num_attention_heads % c.tensor_parallel != 0) {
-      return Bad(p + "tensor_parallel", absl::StrCat(c.tensor_parallel, " does not divide num_attention_heads ",
-                                                     t.num_attention_heads));
+  }
+  if (t.num_attention_heads % c.tensor_parallel != 0) {
+    return Bad(p + "tensor_parallel", absl::StrCat(c.tensor_parallel, " does not divide num_attention_heads ",
+                                                   t.num_attention_heads));
+  }
+  if (t.num_kv_heads % c.tensor_parallel != 0) {
+    return Bad(p + "tensor_parallel",
+               absl::StrCat(c.tensor_parallel, " does not divide num_kv_heads ", t.num_kv_heads));
+  }
+  // Stages need not hold equal layer counts (BLOOM-176B: 70 layers over 12 stages).
+  PARAPLAN_RETURN_IF_ERROR(ValidateStageLayout(c, t.num_layers));
+  if (c.cpu_offload_layers > 0 && c.cpu_offload_layers >= t.num_layers / c.pipeline_parallel) {
+    return Bad(p + "cpu_offload_layers",
+               absl::StrCat(c.cpu_offload_layers, " leaves no layer on the GPU of a stage of ",
+                            t.num_layers / c.pipeline_parallel));
+  }
+  if (t.seq_length % c.context_parallel != 0) {
+    return Bad(p + "context_parallel",
+               absl::StrCat(c.context_parallel, " does not divide seq_length ", t.seq_length));
+  }
+  if (c.expert_parallel > 1) {
+    if (!t.is_moe()) return Bad(p + "expert_parallel", "needs a mixture-of-experts model (moe.num_experts > 1)");
+    if (t.moe.num_experts % c.expert_parallel != 0) {
+      return Bad(p + "expert_parallel", absl::StrCat(c.expert_parallel, " does not divide num_experts ",
+                                                     t.moe.num_experts));
     }
-    if (t.num_kv_heads % c.tensor_parallel != 0) {
-      return Bad(p + "tensor_parallel",
-                 absl::StrCat(c.tensor_parallel, " does not divide num_kv_heads ", t.num_kv_heads));
+  }
+  PARAPLAN_RETURN_IF_ERROR(ValidateExpertGrid(t, c));
+  if (!t.is_moe() && (c.recompute_modules & (kRecomputeMoe | kRecomputeMoeAct | kRecomputeSharedExperts))) {
+    return Bad(p + "recompute_modules", "moe, moe_act and shared_experts need a mixture-of-experts model");
+  }
+  if (!t.is_moe() && c.moe_dispatcher != MoeDispatcher::kAllToAll) {
+    return Bad(p + "moe_dispatcher", "needs a mixture-of-experts model (moe.num_experts > 1)");
+  }
+  if (c.moe_a2a_overlap && c.expert_parallel == 1) {
+    return Bad(p + "moe_a2a_overlap", "needs expert_parallel > 1 (there is no all-to-all to hide)");
+  }
+  return absl::OkStatus();
+}
+
+// What a layer graph admits: no transformer degrees; filters, spatial axes and extents
+// the split divides, layer by layer.
+absl::Status ValidateLayerGraphConfig(const Workload& w, const ParallelConfig& c) {
+  const std::string p = "config.";
+  if (c.tensor_parallel > 1 || c.context_parallel > 1 || c.expert_parallel > 1 || c.expert_tensor_parallel > 1) {
+    return Bad(p + "tensor_parallel", "tensor, context and expert parallelism apply to transformers only; "
+                                      "use spatial, filter or channel parallelism for layer graphs");
+  }
+  if (c.recompute_modules != 0) return Bad(p + "recompute_modules", "applies to transformers only");
+  if (c.cpu_offload_layers != 0) return Bad(p + "cpu_offload_layers", "applies to transformers only");
+  if (c.moe_dispatcher != MoeDispatcher::kAllToAll || c.moe_a2a_overlap) {
+    return Bad(p + (c.moe_a2a_overlap ? "moe_a2a_overlap" : "moe_dispatcher"),
+               "applies to mixture-of-experts transformers only");
+  }
+  const int64_t layers = static_cast<int64_t>(w.layer_graph.layers.size());
+  PARAPLAN_RETURN_IF_ERROR(ValidateStageLayout(c, layers));
+  if (c.spatial_layers < 0 || c.spatial_layers > layers) {
+    return Bad(p + "spatial_layers", absl::StrCat(c.spatial_layers, " is outside 0..", layers, " (the layer count)"));
+  }
+  const int first_axes = w.layer_graph.layers.empty() ? 0 : SpatialAxes(w.layer_graph.layers[0].input_shape);
+  if (c.spatial_axes < 1 || c.spatial_axes > std::max(1, first_axes)) {
+    return Bad(p + "spatial_axes", absl::StrCat(c.spatial_axes, " is outside 1..", std::max(1, first_axes),
+                                                " (the spatial axes of the sample)"));
+  }
+  const std::vector<int> factors = SpatialFactors(c.spatial_parallel, c.spatial_axes);
+  for (size_t i = 0; i < w.layer_graph.layers.size(); ++i) {
+    const LayerSpec& l = w.layer_graph.layers[i];
+    // Callers may check the config before (or without) the workload: no shape is
+    // indexed before its size is known.
+    if (l.output_shape.empty()) {
+      return Bad(absl::StrCat("workload.layer_graph.layers[", i, "].output_shape"), "must not be empty");
     }
-    // Stages need not hold equal layer counts (BLOOM-176B: 70 layers over 12 stages).
-    PARAPLAN_RETURN_IF_ERROR(ValidateStageLayout(c, t.num_layers));
-    if (c.cpu_offload_layers > 0 && c.cpu_offload_layers >= t.num_layers / c.pipeline_parallel) {
-      return Bad(p + "cpu_offload_layers",
-                 absl::StrCat(c.cpu_offload_layers, " leaves no layer on the GPU of a stage of ",
-                              t.num_layers / c.pipeline_parallel));
+    if (l.output_shape[0] % c.filter_parallel != 0 && l.kind == "conv") {
+      return Bad(p + "filter_parallel",
+                 absl::StrCat(c.filter_parallel, " does not divide the ", l.output_shape[0],
+                              " filters of layer \"", Abbreviated(l.name), "\""));
     }
-    if (t.seq_length % c.context_parallel != 0) {
-      return Bad(p + "context_parallel",
-                 absl::StrCat(c.context_parallel, " does not divide seq_length ", t.seq_length));
-    }
-    if (c.expert_parallel > 1) {
-      if (!t.is_moe()) return Bad(p + "expert_parallel", "needs a mixture-of-experts model (moe.num_experts > 1)");
-      if (t.moe.num_experts % c.expert_parallel != 0) {
-        return Bad(p + "expert_parallel", absl::StrCat(c.expert_parallel, " does not divide num_experts ",
-                                                       t.moe.num_experts));
-      }
-    }
-    PARAPLAN_RETURN_IF_ERROR(ValidateExpertGrid(t, c));
-    if (!t.is_moe() && (c.recompute_modules & (kRecomputeMoe | kRecomputeMoeAct | kRecomputeSharedExperts))) {
-      return Bad(p + "recompute_modules", "moe, moe_act and shared_experts need a mixture-of-experts model");
-    }
-    if (!t.is_moe() && c.moe_dispatcher != MoeDispatcher::kAllToAll) {
-      return Bad(p + "moe_dispatcher", "needs a mixture-of-experts model (moe.num_experts > 1)");
-    }
-    if (c.moe_a2a_overlap && c.expert_parallel == 1) {
-      return Bad(p + "moe_a2a_overlap", "needs expert_parallel > 1 (there is no all-to-all to hide)");
-    }
-  } else {
-    if (c.tensor_parallel > 1 || c.context_parallel > 1 || c.expert_parallel > 1 || c.expert_tensor_parallel > 1) {
-      return Bad(p + "tensor_parallel", "tensor, context and expert parallelism apply to transformers only; "
-                                        "use spatial, filter or channel parallelism for layer graphs");
-    }
-    if (c.recompute_modules != 0) return Bad(p + "recompute_modules", "applies to transformers only");
-    if (c.cpu_offload_layers != 0) return Bad(p + "cpu_offload_layers", "applies to transformers only");
-    if (c.moe_dispatcher != MoeDispatcher::kAllToAll || c.moe_a2a_overlap) {
-      return Bad(p + (c.moe_a2a_overlap ? "moe_a2a_overlap" : "moe_dispatcher"),
-                 "applies to mixture-of-experts transformers only");
-    }
-    const int64_t layers = static_cast<int64_t>(w.layer_graph.layers.size());
-    PARAPLAN_RETURN_IF_ERROR(ValidateStageLayout(c, layers));
-    if (c.spatial_layers < 0 || c.spatial_layers > layers) {
-      return Bad(p + "spatial_layers", absl::StrCat(c.spatial_layers, " is outside 0..", layers, " (the layer count)"));
-    }
-    const int first_axes = w.layer_graph.layers.empty() ? 0 : SpatialAxes(w.layer_graph.layers[0].input_shape);
-    if (c.spatial_axes < 1 || c.spatial_axes > std::max(1, first_axes)) {
-      return Bad(p + "spatial_axes", absl::StrCat(c.spatial_axes, " is outside 1..", std::max(1, first_axes),
-                                                  " (the spatial axes of the sample)"));
-    }
-    const std::vector<int> factors = SpatialFactors(c.spatial_parallel, c.spatial_axes);
-    for (size_t i = 0; i < w.layer_graph.layers.size(); ++i) {
-      const LayerSpec& l = w.layer_graph.layers[i];
-      // Callers may check the config before (or without) the workload: no shape is
-      // indexed before its size is known.
-      if (l.output_shape.empty()) {
-        return Bad(absl::StrCat("workload.layer_graph.layers[", i, "].output_shape"), "must not be empty");
-      }
-      if (l.output_shape[0] % c.filter_parallel != 0 && l.kind == "conv") {
-        return Bad(p + "filter_parallel",
-                   absl::StrCat(c.filter_parallel, " does not divide the ", l.output_shape[0],
-                                " filters of layer \"", Abbreviated(l.name), "\""));
-      }
-      const bool split = c.spatial_layers <= 0 || static_cast<int64_t>(i) < c.spatial_layers;
-      for (int a = 0; split && a < static_cast<int>(factors.size()); ++a) {
-        if (a + 1 < static_cast<int>(l.output_shape.size()) && l.output_shape[a + 1] < factors[a]) {
-          return Bad(p + "spatial_parallel",
-                     absl::StrCat(c.spatial_parallel, " splits spatial axis ", a, " ", factors[a], " ways, more than the ",
-                                  l.output_shape[a + 1], " of layer \"", Abbreviated(l.name),
-                                  "\"; split fewer layers (spatial_layers)"));
-        }
+    const bool split = c.spatial_layers <= 0 || static_cast<int64_t>(i) < c.spatial_layers;
+    for (int a = 0; split && a < static_cast<int>(factors.size()); ++a) {
+      if (a + 1 < static_cast<int>(l.output_shape.size()) && l.output_shape[a + 1] < factors[a]) {
+        return Bad(p + "spatial_parallel",
+                   absl::StrCat(c.spatial_parallel, " splits spatial axis ", a, " ", factors[a], " ways, more than the ",
+                                l.output_shape[a + 1], " of layer \"", Abbreviated(l.name),
+                                "\"; split fewer layers (spatial_layers)"));
       }
     }
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateConfig(const Workload& w, const ParallelConfig& raw) {
+  PARAPLAN_RETURN_IF_ERROR(ValidateConfigFields(w, raw));
+  const ParallelConfig c = raw.Normalized();
+  PARAPLAN_RETURN_IF_ERROR(ValidateBatchAndSchedule(c));
+  return w.kind == Workload::Kind::kTransformer ? ValidateTransformerConfig(w, c) : ValidateLayerGraphConfig(w, c);
 }
 
 FrameworkRefusal RefusedByFramework(Framework f, const ParallelConfig& c) {
