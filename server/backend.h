@@ -142,6 +142,12 @@ class Backend {
   absl::Status BeginCalibration(const std::string& profile, const Interrupt& stop)
       ABSL_LOCKS_EXCLUDED(calibrating_mu_);
   void EndCalibration(const std::string& profile) ABSL_LOCKS_EXCLUDED(calibrating_mu_);
+  // Ingest's verdict on one measurement before anything is stored (backend_measurements.cc):
+  // a row to store, a duplicate, or a rejection with its reason. `stored_ids`: the ids
+  // already taken by earlier items of the request. A store error is returned as such.
+  struct IngestCheck;
+  absl::StatusOr<IngestCheck> CheckMeasurement(const v1::Measurement& given, int index,
+                                               const std::set<std::string>& stored_ids);
   // The calibration itself, with this server's slot and the store's lock held.
   absl::StatusOr<v1::CalibrateResponse> FitAndStore(const std::string& profile, bool dry_run,
                                                     const Interrupt& stop,

@@ -34,20 +34,99 @@ std::string Backend::ProfileLabel(const std::string& name, std::map<std::string,
   return it->second ? name : kUnknownProfileLabel;
 }
 
+struct Backend::IngestCheck {
+  enum class Verdict { kStore, kDuplicate, kRejected };
+  Verdict verdict = Verdict::kRejected;
+  std::string id;       // as answered (abbreviated when too long)
+  std::string profile;  // its metrics label's source; empty when unknown
+  std::string reason;   // kRejected
+  store::MeasurementRow row;  // kStore
+  double capacity_gib = 0;    // kStore: the profile version's GPU memory
+};
+
+absl::StatusOr<Backend::IngestCheck> Backend::CheckMeasurement(const v1::Measurement& given, int index,
+                                                               const std::set<std::string>& stored_ids) {
+  IngestCheck out;
+  out.id = given.id();
+  auto reject = [&out](absl::string_view reason) {
+    out.verdict = IngestCheck::Verdict::kRejected;
+    out.reason = std::string(reason);
+    return out;
+  };
+  // A measurement may name a preset (`model`) instead of inlining its workload: the
+  // preset's workload is filled in before validation and stored with it.
+  v1::Measurement filled;
+  const bool from_preset = !given.has_workload() && !given.model().empty();
+  if (from_preset) filled = given;
+  const v1::Measurement& m = from_preset ? filled : given;
+  const std::string field = absl::StrCat("measurements[", index, "]");
+  if (m.id().empty() || m.id().size() > 200) {
+    out.id = Abbreviated(m.id());  // not echoed whole: it may be megabytes
+    return reject(absl::StrCat(field, ".id: must be 1 to 200 characters"));
+  }
+  absl::StatusOr<std::pair<std::string, int>> ref = ParseProfileRef(m.profile(), "profile");
+  if (!ref.ok()) return reject(ref.status().message());
+  out.profile = ref->first;
+  const std::string& profile = ref->first;
+  if (absl::Status s = ValidateMeasured(m.iteration_time_s(), m.peak_memory_gib()); !s.ok()) {
+    return reject(s.message());
+  }
+  absl::StatusOr<bool> dup = store_->HasMeasurement(m.id());
+  if (!dup.ok()) return dup.status();  // nothing of this request is stored yet
+  if (*dup || stored_ids.contains(m.id())) {
+    out.verdict = IngestCheck::Verdict::kDuplicate;
+    return out;
+  }
+  absl::StatusOr<v1::SystemProfile> pp = Load(profile, ref->second);
+  if (!pp.ok()) return reject(pp.status().message());
+  if (from_preset) {
+    absl::StatusOr<v1::Workload> preset = PresetWorkload(m.model());
+    if (!preset.ok()) return reject(preset.status().message());
+    *filled.mutable_workload() = *std::move(preset);
+  }
+  absl::StatusOr<Workload> w = m.has_workload() ? adapter::FromProto(m.workload())
+                                                : absl::InvalidArgumentError("workload: missing (give workload or model)");
+  absl::StatusOr<ParallelConfig> c = adapter::FromProto(m.config());
+  absl::StatusOr<SystemProfile> p = adapter::FromProto(*pp);
+  absl::StatusOr<Framework> framework = adapter::FrameworkFromProto(m.framework());
+  if (c.ok() && framework.ok()) c->framework = *framework;  // what ran it, where frameworks differ
+  absl::Status bad = !w.ok()           ? w.status()
+                     : !c.ok()         ? c.status()
+                     : !framework.ok() ? framework.status()
+                                       : p.status();
+  absl::StatusOr<paraplan::Estimate> e = bad.ok() ? EstimateIteration(*w, *c, *p) : bad;
+  if (!e.ok()) return reject(e.status().message());
+  if (e->num_gpus > p->NumGpus()) {
+    return reject(absl::StrCat("config: uses ", e->num_gpus, " GPUs; profile \"", profile, "\" has ", p->NumGpus()));
+  }
+  // A profile stored before validation bounded every value may still predict nonsense.
+  if (!std::isfinite(e->iteration_time_s) || !std::isfinite(e->memory.total_bytes)) {
+    return reject(absl::StrCat("profile \"", profile, "\" version ", pp->version(),
+                               " predicts a non-finite time or memory; fix the profile"));
+  }
+  out.verdict = IngestCheck::Verdict::kStore;
+  out.capacity_gib = p->accelerator.memory_gib;
+  store::MeasurementRow& row = out.row;
+  row.id = m.id();
+  row.profile_name = profile;
+  row.profile_version = pp->version();
+  row.iteration_time_s = m.iteration_time_s();
+  row.predicted_iteration_time_s = e->iteration_time_s;
+  row.peak_memory_gib = m.peak_memory_gib();
+  row.predicted_memory_gib = e->memory.total_bytes / kGiB;
+  row.predicted_fits = e->memory.fits;
+  row.out_of_memory = m.out_of_memory();
+  row.observed_at_unix_ms = m.observed_at().seconds() * 1000 + m.observed_at().nanos() / 1000000;
+  row.body = m.SerializeAsString();
+  return out;
+}
+
 absl::StatusOr<v1::IngestMeasurementsResponse> Backend::Ingest(const v1::IngestMeasurementsRequest& req) {
   if (req.measurements_size() > options_.max_ingest) {
     return absl::InvalidArgumentError(absl::StrCat("measurements: at most ", options_.max_ingest, " per request"));
   }
   v1::IngestMeasurementsResponse out;
   std::map<std::string, bool> known;  // profile name -> stored (metrics labels)
-  // Items that passed every check, written together at the end: all or none.
-  struct Candidate {
-    int index;
-    store::MeasurementRow row;
-    double capacity_gib;
-  };
-  std::vector<Candidate> candidates;
-  std::set<std::string> ids;  // of the candidates: a later copy in the request is a duplicate
   auto duplicate = [&](v1::IngestResult* r, const std::string& profile) {
     r->set_status(v1::IngestResult::STATUS_DUPLICATE);
     r->set_reason("already stored");
@@ -60,105 +139,39 @@ absl::StatusOr<v1::IngestMeasurementsResponse> Backend::Ingest(const v1::IngestM
     out.set_rejected(out.rejected() + 1);
     metrics_->RecordIngest(ProfileLabel(profile, &known), "rejected");
   };
+  // Items that passed every check, written together at the end: all or none.
+  std::vector<std::pair<int, IngestCheck>> candidates;
+  std::set<std::string> ids;  // of the candidates: a later copy in the request is a duplicate
   for (int i = 0; i < req.measurements_size(); ++i) {
-    // A measurement may name a preset (`model`) instead of inlining its workload: the
-    // preset's workload is filled in before validation and stored with it.
-    v1::Measurement filled;
-    const bool from_preset = !req.measurements(i).has_workload() && !req.measurements(i).model().empty();
-    if (from_preset) filled = req.measurements(i);
-    const v1::Measurement& m = from_preset ? filled : req.measurements(i);
+    absl::StatusOr<IngestCheck> check = CheckMeasurement(req.measurements(i), i, ids);
+    if (!check.ok()) return check.status();
     v1::IngestResult* r = out.add_results();
-    r->set_id(m.id());
-    const std::string field = absl::StrCat("measurements[", i, "]");
-    if (m.id().empty() || m.id().size() > 200) {
-      r->set_id(Abbreviated(m.id()));  // not echoed whole: it may be megabytes
-      reject(r, absl::StrCat(field, ".id: must be 1 to 200 characters"), "");
-      continue;
+    r->set_id(check->id);
+    switch (check->verdict) {
+      case IngestCheck::Verdict::kRejected:
+        reject(r, check->reason, check->profile);
+        break;
+      case IngestCheck::Verdict::kDuplicate:
+        duplicate(r, check->profile);
+        break;
+      case IngestCheck::Verdict::kStore:
+        ids.insert(check->row.id);
+        candidates.emplace_back(i, *std::move(check));
+        break;
     }
-    absl::StatusOr<std::pair<std::string, int>> ref = ParseProfileRef(m.profile(), "profile");
-    if (!ref.ok()) {
-      reject(r, ref.status().message(), "");
-      continue;
-    }
-    const std::string& profile = ref->first;
-    if (absl::Status s = ValidateMeasured(m.iteration_time_s(), m.peak_memory_gib()); !s.ok()) {
-      reject(r, s.message(), profile);
-      continue;
-    }
-    absl::StatusOr<bool> dup = store_->HasMeasurement(m.id());
-    if (!dup.ok()) return dup.status();  // nothing of this request is stored yet
-    if (*dup || ids.contains(m.id())) {
-      duplicate(r, profile);
-      continue;
-    }
-    absl::StatusOr<v1::SystemProfile> pp = Load(profile, ref->second);
-    if (!pp.ok()) {
-      reject(r, pp.status().message(), profile);
-      continue;
-    }
-    if (from_preset) {
-      absl::StatusOr<v1::Workload> preset = PresetWorkload(m.model());
-      if (!preset.ok()) {
-        reject(r, preset.status().message(), profile);
-        continue;
-      }
-      *filled.mutable_workload() = *std::move(preset);
-    }
-    absl::StatusOr<Workload> w = m.has_workload() ? adapter::FromProto(m.workload())
-                                                  : absl::InvalidArgumentError("workload: missing (give workload or model)");
-    absl::StatusOr<ParallelConfig> c = adapter::FromProto(m.config());
-    absl::StatusOr<SystemProfile> p = adapter::FromProto(*pp);
-    absl::StatusOr<Framework> framework = adapter::FrameworkFromProto(m.framework());
-    if (c.ok() && framework.ok()) c->framework = *framework;  // what ran it, where frameworks differ
-    absl::Status bad = !w.ok()           ? w.status()
-                       : !c.ok()         ? c.status()
-                       : !framework.ok() ? framework.status()
-                                         : p.status();
-    absl::StatusOr<paraplan::Estimate> e = bad.ok() ? EstimateIteration(*w, *c, *p) : bad;
-    if (!e.ok()) {
-      reject(r, e.status().message(), profile);
-      continue;
-    }
-    if (e->num_gpus > p->NumGpus()) {
-      reject(r, absl::StrCat("config: uses ", e->num_gpus, " GPUs; profile \"", profile, "\" has ", p->NumGpus()),
-             profile);
-      continue;
-    }
-    // A profile stored before validation bounded every value may still predict nonsense.
-    if (!std::isfinite(e->iteration_time_s) || !std::isfinite(e->memory.total_bytes)) {
-      reject(r, absl::StrCat("profile \"", profile, "\" version ", pp->version(),
-                             " predicts a non-finite time or memory; fix the profile"),
-             profile);
-      continue;
-    }
-    Candidate cand{i, {}, p->accelerator.memory_gib};
-    store::MeasurementRow& row = cand.row;
-    row.id = m.id();
-    row.profile_name = profile;
-    row.profile_version = pp->version();
-    row.iteration_time_s = m.iteration_time_s();
-    row.predicted_iteration_time_s = e->iteration_time_s;
-    row.peak_memory_gib = m.peak_memory_gib();
-    row.predicted_memory_gib = e->memory.total_bytes / kGiB;
-    row.predicted_fits = e->memory.fits;
-    row.out_of_memory = m.out_of_memory();
-    row.observed_at_unix_ms = m.observed_at().seconds() * 1000 + m.observed_at().nanos() / 1000000;
-    row.body = m.SerializeAsString();
-    ids.insert(row.id);
-    candidates.push_back(std::move(cand));
   }
 
   std::vector<store::MeasurementRow> rows;
   rows.reserve(candidates.size());
-  for (const Candidate& c : candidates) rows.push_back(c.row);
+  for (const auto& [index, c] : candidates) rows.push_back(c.row);
   // One transaction: on error nothing of this request is stored, and the error says so.
   absl::StatusOr<std::vector<absl::Status>> stored = store_->InsertMeasurements(rows);
   if (!stored.ok()) return stored.status();
   std::set<std::string> touched;
   for (size_t k = 0; k < candidates.size(); ++k) {
-    const Candidate& c = candidates[k];
+    const auto& [index, c] = candidates[k];
     const absl::Status& s = (*stored)[k];
-    v1::IngestResult* r = out.mutable_results(c.index);
+    v1::IngestResult* r = out.mutable_results(index);
     const std::string& profile = c.row.profile_name;
     if (s.code() == absl::StatusCode::kAlreadyExists) {  // a concurrent ingest won
       duplicate(r, profile);
