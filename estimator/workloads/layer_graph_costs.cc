@@ -59,6 +59,179 @@ double Staged(const Hardware& hw, double network_s, double pcie_bytes) {
   return network_s + pcie_bytes / hw.host_staging_bytes_per_s();
 }
 
+// What every layer's costs read: the graph, its inputs, the split and its groups.
+struct GraphContext {
+  const LayerGraphSpec& graph;
+  const std::vector<std::vector<int>>& inputs;
+  const Hardware& hw;
+  const Collectives& coll;
+  double p;   // bytes per element
+  double b;   // micro-batch
+  int sp;     // spatial degree
+  double fp, cp;  // filter, channel degrees
+  int cut;    // layers [0, cut) split spatially
+  std::vector<int> factors;  // the spatial degree per split axis
+  GroupSpan filter, channel, spatial;
+  // Past the cut, the micro-batch is redistributed into whole samples when it divides.
+  bool redistribute;
+
+  // Samples this rank works on at layer i: before the cut a spatial share of each.
+  double Samples(int i) const {
+    const double after = redistribute ? b / sp : b;
+    return i < cut || sp == 1 ? b / sp : after;
+  }
+  // Elements of a tensor this rank holds: the sample (index -1) or layer i's output.
+  // Filter and channel splits leave tensors whole (outputs are gathered / reduced).
+  double Local(int i) const {
+    const std::vector<int64_t>& s = i < 0 ? graph.layers[0].input_shape : graph.layers[i].output_shape;
+    return Samples(std::max(i, 0)) * Product(s);
+  }
+};
+
+// checkpoint[i]: a weighted layer (conv, fc) reads layer i's output, so full recompute
+// keeps it (once a scan of every later layer per layer: quadratic, 20 s at 99,000).
+std::vector<bool> Checkpoints(const LayerGraphSpec& graph, const std::vector<std::vector<int>>& inputs) {
+  std::vector<bool> checkpoint(graph.layers.size(), false);
+  for (size_t j = 0; j < graph.layers.size(); ++j) {
+    const std::string& kind = graph.layers[j].kind;
+    if (kind != "conv" && kind != "fc") continue;
+    for (int in : inputs[j]) {
+      if (in >= 0) checkpoint[in] = true;
+    }
+  }
+  return checkpoint;
+}
+
+// A convolution or fully connected layer: its implicit GEMMs forward and backward, and
+// the split's collectives. `flops_per_sample` gains its FLOPs.
+BlockCosts WeightedLayer(const GraphContext& g, int i, double in_elems, double out_elems, double* flops_per_sample) {
+  const LayerSpec& l = g.graph.layers[i];
+  const double c_in = Dim(l.input_shape, 0), c_out = Dim(l.output_shape, 0);
+  const double fp = g.fp, cp = g.cp, p = g.p;
+  BlockCosts blk;
+  double m, n_cols, k, per_sample_flops, groups = 1;
+  const double bias = l.bias ? c_out : 0;
+  if (l.kind == "conv") {
+    groups = std::max<int64_t>(1, l.groups);
+    const double kprod = KernelProduct(l);
+    // Implicit GEMM per group: (samples x output positions) x C_out/g x (C_in/g x kernel).
+    m = g.Samples(i) * SpatialProduct(l.output_shape);
+    n_cols = c_out / groups / fp;
+    k = c_in / groups * kprod / cp;
+    per_sample_flops = 2 * SpatialProduct(l.output_shape) * c_out * (c_in / groups) * kprod;
+    blk.params = (c_out * (c_in / groups) * kprod + bias) / (fp * cp);
+    // Forward, data gradient and weight gradient each move the input (or its gradient),
+    // the filters and the output (or its gradient) once.
+    const double bytes = (in_elems + out_elems + blk.params) * p;
+    blk.fwd_s = g.hw.ConvTime(m, n_cols, k, groups, bytes);
+    blk.bwd_s = g.hw.ConvTime(m, k, n_cols, groups, bytes) + g.hw.ConvTime(k, n_cols, m, groups, bytes);
+  } else {
+    m = g.Samples(i);
+    n_cols = Product(l.output_shape) / fp;
+    k = Product(l.input_shape) / cp;
+    per_sample_flops = 2 * Product(l.input_shape) * Product(l.output_shape);
+    blk.params =
+        (Product(l.input_shape) * Product(l.output_shape) + (l.bias ? Product(l.output_shape) : 0)) / (fp * cp);
+    blk.fwd_s = g.hw.MatmulTime(m, n_cols, k, groups, p);
+    blk.bwd_s = g.hw.MatmulTime(m, k, n_cols, groups, p) + g.hw.MatmulTime(k, n_cols, m, groups, p);
+  }
+  blk.tensors = l.bias ? 2 : 1;
+  blk.weight_tensors = 1;
+  // Useful work: this rank's share of the micro-batch, whatever is repeated past the cut.
+  blk.model_flops = 3 * per_sample_flops * g.b / g.sp / (fp * cp);
+  *flops_per_sample += 3 * per_sample_flops;
+  const bool split = g.sp > 1 && i < g.cut;
+  if (split && l.kind == "fc") {
+    // A fully connected layer inside the spatial range needs the whole input.
+    blk.spatial_fwd_s += Staged(g.hw, g.coll.AllGather(in_elems * g.sp * p, g.spatial), (1 + g.sp) * in_elems * p);
+    blk.spatial_bwd_s +=
+        Staged(g.hw, g.coll.ReduceScatter(in_elems * g.sp * p, g.spatial), (1 + g.sp) * in_elems * p);
+  }
+  if (fp > 1) {
+    blk.tp_fwd_s += Staged(g.hw, g.coll.AllGather(out_elems * p, g.filter), (1 + 1 / fp) * out_elems * p);
+    blk.tp_bwd_s += Staged(g.hw, g.coll.AllReduce(in_elems * p, g.filter), 2 * in_elems * p);
+  }
+  if (cp > 1) {
+    blk.tp_fwd_s += Staged(g.hw, g.coll.AllReduce(out_elems * p, g.channel), 2 * out_elems * p);
+    blk.tp_bwd_s += Staged(g.hw, g.coll.AllGather(in_elems * p, g.channel), (1 + 1 / cp) * in_elems * p);
+  }
+  return blk;
+}
+
+// The memory-bound layers: elementwise and pooling, batch norm, residual add and concat
+// (flatten is a view, free).
+BlockCosts MemoryBoundLayer(const GraphContext& g, int i, double in_elems, double out_elems) {
+  const LayerSpec& l = g.graph.layers[i];
+  const double p = g.p;
+  BlockCosts blk;
+  if (l.kind == "pool" || l.kind == "relu" || l.kind == "activation" || l.kind == "softmax" ||
+      l.kind == "dropout") {
+    // Read the input, write the output (dropout also writes its 1-byte mask); backward
+    // reads the output gradient and what was kept, writes the input gradient.
+    const double mask = l.kind == "dropout" ? out_elems : 0;
+    blk.fwd_s = g.hw.MemoryTime((in_elems + out_elems) * p + mask);
+    blk.bwd_s = 2 * blk.fwd_s;
+    blk.activation_bytes += mask;
+  } else if (l.kind == "norm") {
+    // Batch norm: a statistics pass, then normalise (read twice, write once).
+    const double c_in = Dim(l.input_shape, 0);
+    blk.fwd_s = g.hw.MemoryTime((2 * in_elems + out_elems) * p);
+    blk.bwd_s = 2 * blk.fwd_s;
+    blk.params = 2 * c_in;
+    blk.tensors = 2;
+    if (g.sp > 1 && i < g.cut) {
+      // Statistics of the whole sample: sum and sum of squares over the spatial ranks,
+      // forward; the two gradient reductions, backward (synchronised batch norm).
+      blk.spatial_fwd_s += g.coll.AllReduce(2 * c_in * 4, g.spatial);
+      blk.spatial_bwd_s += g.coll.AllReduce(2 * c_in * 4, g.spatial);
+    }
+  } else if (l.kind == "add" || l.kind == "concat") {
+    // Residual add reads every input and writes the sum; concat copies its inputs.
+    // Backward: the gradient is accumulated into (add) or sliced for (concat) each input.
+    const double reads = l.kind == "add" ? static_cast<double>(g.inputs[i].size()) * out_elems : out_elems;
+    blk.fwd_s = g.hw.MemoryTime((reads + out_elems) * p);
+    blk.bwd_s = g.hw.MemoryTime(2 * out_elems * p);
+  }
+  return blk;
+}
+
+// What travels among the spatial ranks for layer i beyond its own collectives: the halo
+// of a split layer, and past the cut the tensors made before it (`moved` marks those
+// already carried).
+void SpatialTraffic(const GraphContext& g, int i, std::vector<bool>* moved, BlockCosts* blk) {
+  const LayerSpec& l = g.graph.layers[i];
+  const double p = g.p;
+  if (g.sp > 1 && i < g.cut) {
+    int exchanges = 0;
+    const double halo = HaloElementsPerSample(l, g.factors, &exchanges) * g.b * p;
+    // One exchange per split axis, one after the other (corners travel with the
+    // second): forward receives the input halo, backward returns its gradient rows.
+    // Every rank waits for the slowest neighbour exchange: when the spatial group spans
+    // nodes, the pair across a node boundary sets the pace on the outer level.
+    for (int e = 0; e < exchanges; ++e) {
+      blk->spatial_fwd_s += HaloExchange(g.hw, g.coll, halo / exchanges, g.spatial.level);
+      blk->spatial_bwd_s += HaloExchange(g.hw, g.coll, halo / exchanges, g.spatial.level);
+    }
+  }
+  if (g.sp > 1 && i >= g.cut) {
+    // A tensor made before the cut and read after it (the cut's activation, a skip
+    // connection): redistributed into whole samples (all-to-all) or gathered whole,
+    // once; its gradient goes back the same way.
+    for (int in : g.inputs[i]) {
+      if (in >= g.cut || (*moved)[in + 1]) continue;
+      (*moved)[in + 1] = true;
+      const double bytes = g.Local(in) * p;
+      const double pcie = g.redistribute ? 2 * bytes : (1 + g.sp) * bytes;
+      blk->spatial_fwd_s += Staged(
+          g.hw, g.redistribute ? g.coll.AllToAll(bytes, g.spatial) : g.coll.AllGather(bytes * g.sp, g.spatial), pcie);
+      blk->spatial_bwd_s +=
+          Staged(g.hw,
+                 g.redistribute ? g.coll.AllToAll(bytes, g.spatial) : g.coll.ReduceScatter(bytes * g.sp, g.spatial),
+                 pcie);
+    }
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const ModelShape& shape,
@@ -72,175 +245,59 @@ absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const Model
   }
   const std::vector<bool> kept = KeptTensors(graph, *inputs);
   const int n = static_cast<int>(graph.layers.size());
-  const double p = BytesPerElement(workload.precision);
-  const double b = shape.micro_batch_size;
   const int sp = shape.spatial_parallel;
-  const double fp = shape.filter_parallel, cp = shape.channel_parallel;
-  const int cut = shape.spatial_layers > 0 ? std::min(shape.spatial_layers, n) : n;
-  const std::vector<int> factors = SpatialFactors(sp, shape.spatial_axes);
   // Filter and channel groups are innermost; spatial groups span them.
-  const GroupSpan filter = coll.Place(shape.filter_parallel, 1);
-  const GroupSpan channel = coll.Place(shape.channel_parallel, shape.filter_parallel);
-  const GroupSpan spatial = coll.Place(sp, int64_t{shape.filter_parallel} * shape.channel_parallel);
-  // Every rank waits for the slowest neighbour exchange: when the spatial group spans
-  // nodes, the pair across a node boundary sets the pace on the outer level.
-  const int spatial_level = spatial.level;
-  // Samples each rank works on past the cut, and the share of one sample's spatial
-  // extent it holds before it.
-  const bool redistribute = sp > 1 && shape.micro_batch_size % sp == 0;
-  const double b_after = redistribute ? b / sp : b;
-  auto samples = [&](int i) { return i < cut || sp == 1 ? b / sp : b_after; };
-  // Elements of a tensor this rank holds: the sample (index -1) or layer i's output.
-  // Filter and channel splits leave tensors whole (outputs are gathered / reduced).
-  auto local = [&](int i) {
-    const std::vector<int64_t>& s = i < 0 ? graph.layers[0].input_shape : graph.layers[i].output_shape;
-    return samples(std::max(i, 0)) * Product(s);
-  };
-
+  const GraphContext g{graph,
+                       *inputs,
+                       hw,
+                       coll,
+                       BytesPerElement(workload.precision),
+                       static_cast<double>(shape.micro_batch_size),
+                       sp,
+                       static_cast<double>(shape.filter_parallel),
+                       static_cast<double>(shape.channel_parallel),
+                       shape.spatial_layers > 0 ? std::min(shape.spatial_layers, n) : n,
+                       SpatialFactors(sp, shape.spatial_axes),
+                       coll.Place(shape.filter_parallel, 1),
+                       coll.Place(shape.channel_parallel, shape.filter_parallel),
+                       coll.Place(sp, int64_t{shape.filter_parallel} * shape.channel_parallel),
+                       sp > 1 && shape.micro_batch_size % sp == 0};
+  const std::vector<bool> checkpoint = Checkpoints(graph, *inputs);
+  const double p = g.p;
   std::vector<bool> moved(n + 1, false);  // tensors already carried across the cut
   ModelCosts out;
   out.tokens_per_sample = 0;
   double flops_per_sample = 0;
-  // checkpoint[i]: a weighted layer (conv, fc) reads layer i's output, so full recompute
-  // keeps it (once a scan of every later layer per layer: quadratic, 20 s at 99,000).
-  std::vector<bool> checkpoint(n, false);
-  for (int j = 0; j < n; ++j) {
-    const std::string& kind = graph.layers[j].kind;
-    if (kind != "conv" && kind != "fc") continue;
-    for (int in : (*inputs)[j]) {
-      if (in >= 0) checkpoint[in] = true;
-    }
-  }
   for (int i = 0; i < n; ++i) {
     if (i % kLayersPerInterruptCheck == kLayersPerInterruptCheck - 1) {
       if (absl::Status s = stop.Check("the layer graph's costs"); !s.ok()) return s;
     }
     const LayerSpec& l = graph.layers[i];
-    BlockCosts blk;
-    const bool split = sp > 1 && i < cut;
-    const double in_elems = local((*inputs)[i].front());
-    const double out_elems = local(i);
-    const double c_in = Dim(l.input_shape, 0), c_out = Dim(l.output_shape, 0);
-    if (l.kind == "conv" || l.kind == "fc") {
-      double m, n_cols, k, per_sample_flops, groups = 1;
-      const double bias = l.bias ? c_out : 0;
-      if (l.kind == "conv") {
-        groups = std::max<int64_t>(1, l.groups);
-        const double kprod = KernelProduct(l);
-        // Implicit GEMM per group: (samples x output positions) x C_out/g x (C_in/g x kernel).
-        m = samples(i) * SpatialProduct(l.output_shape);
-        n_cols = c_out / groups / fp;
-        k = c_in / groups * kprod / cp;
-        per_sample_flops = 2 * SpatialProduct(l.output_shape) * c_out * (c_in / groups) * kprod;
-        blk.params = (c_out * (c_in / groups) * kprod + bias) / (fp * cp);
-      } else {
-        m = samples(i);
-        n_cols = Product(l.output_shape) / fp;
-        k = Product(l.input_shape) / cp;
-        per_sample_flops = 2 * Product(l.input_shape) * Product(l.output_shape);
-        blk.params = (Product(l.input_shape) * Product(l.output_shape) + (l.bias ? Product(l.output_shape) : 0)) /
-                     (fp * cp);
-      }
-      blk.tensors = l.bias ? 2 : 1;
-      blk.weight_tensors = 1;
-      if (l.kind == "conv") {
-        // Forward, data gradient and weight gradient each move the input (or its
-        // gradient), the filters and the output (or its gradient) once.
-        const double bytes = (in_elems + out_elems + blk.params) * p;
-        blk.fwd_s = hw.ConvTime(m, n_cols, k, groups, bytes);
-        blk.bwd_s = hw.ConvTime(m, k, n_cols, groups, bytes) + hw.ConvTime(k, n_cols, m, groups, bytes);
-      } else {
-        blk.fwd_s = hw.MatmulTime(m, n_cols, k, groups, p);
-        blk.bwd_s = hw.MatmulTime(m, k, n_cols, groups, p) + hw.MatmulTime(k, n_cols, m, groups, p);
-      }
-      // Useful work: this rank's share of the micro-batch, whatever is repeated past the cut.
-      blk.model_flops = 3 * per_sample_flops * b / sp / (fp * cp);
-      flops_per_sample += 3 * per_sample_flops;
-      if (split && l.kind == "fc") {
-        // A fully connected layer inside the spatial range needs the whole input.
-        blk.spatial_fwd_s += Staged(hw, coll.AllGather(in_elems * sp * p, spatial), (1 + sp) * in_elems * p);
-        blk.spatial_bwd_s += Staged(hw, coll.ReduceScatter(in_elems * sp * p, spatial), (1 + sp) * in_elems * p);
-      }
-      if (fp > 1) {
-        blk.tp_fwd_s += Staged(hw, coll.AllGather(out_elems * p, filter), (1 + 1 / fp) * out_elems * p);
-        blk.tp_bwd_s += Staged(hw, coll.AllReduce(in_elems * p, filter), 2 * in_elems * p);
-      }
-      if (cp > 1) {
-        blk.tp_fwd_s += Staged(hw, coll.AllReduce(out_elems * p, channel), 2 * out_elems * p);
-        blk.tp_bwd_s += Staged(hw, coll.AllGather(in_elems * p, channel), (1 + 1 / cp) * in_elems * p);
-      }
-    } else if (l.kind == "pool" || l.kind == "relu" || l.kind == "activation" || l.kind == "softmax" ||
-               l.kind == "dropout") {
-      // Read the input, write the output (dropout also writes its 1-byte mask); backward
-      // reads the output gradient and what was kept, writes the input gradient.
-      const double mask = l.kind == "dropout" ? out_elems : 0;
-      blk.fwd_s = hw.MemoryTime((in_elems + out_elems) * p + mask);
-      blk.bwd_s = 2 * blk.fwd_s;
-      blk.activation_bytes += mask;
-    } else if (l.kind == "norm") {
-      // Batch norm: a statistics pass, then normalise (read twice, write once).
-      blk.fwd_s = hw.MemoryTime((2 * in_elems + out_elems) * p);
-      blk.bwd_s = 2 * blk.fwd_s;
-      blk.params = 2 * c_in;
-      blk.tensors = 2;
-      if (split) {
-        // Statistics of the whole sample: sum and sum of squares over the spatial ranks,
-        // forward; the two gradient reductions, backward (synchronised batch norm).
-        blk.spatial_fwd_s += coll.AllReduce(2 * c_in * 4, spatial);
-        blk.spatial_bwd_s += coll.AllReduce(2 * c_in * 4, spatial);
-      }
-    } else if (l.kind == "add" || l.kind == "concat") {
-      // Residual add reads every input and writes the sum; concat copies its inputs.
-      // Backward: the gradient is accumulated into (add) or sliced for (concat) each input.
-      const double reads = l.kind == "add" ? static_cast<double>((*inputs)[i].size()) * out_elems : out_elems;
-      blk.fwd_s = hw.MemoryTime((reads + out_elems) * p);
-      blk.bwd_s = hw.MemoryTime(2 * out_elems * p);
-    }
-    // flatten: a view, free.
+    const double in_elems = g.Local((*inputs)[i].front());
+    const double out_elems = g.Local(i);
+    const bool weighted = l.kind == "conv" || l.kind == "fc";
+    BlockCosts blk = weighted ? WeightedLayer(g, i, in_elems, out_elems, &flops_per_sample)
+                              : MemoryBoundLayer(g, i, in_elems, out_elems);
     // A measured time for this layer on this system replaces the modelled compute
     // (ParaDL's empirical parameterisation): per sample, scaled to this rank's share of
     // the micro-batch and of the layer's filters / channels.
     if (const std::pair<double, double>* t = hw.MeasuredLayer(workload.name, l.name)) {
-      const double share = samples(i) / ((l.kind == "conv" || l.kind == "fc") ? fp * cp : 1);
+      const double share = g.Samples(i) / (weighted ? g.fp * g.cp : 1);
       blk.fwd_s = t->first * share;
       blk.bwd_s = t->second * share;
     }
-    if (split) {
-      int exchanges = 0;
-      const double halo = HaloElementsPerSample(l, factors, &exchanges) * b * p;
-      // One exchange per split axis, one after the other (corners travel with the
-      // second): forward receives the input halo, backward returns its gradient rows.
-      for (int e = 0; e < exchanges; ++e) {
-        blk.spatial_fwd_s += HaloExchange(hw, coll, halo / exchanges, spatial_level);
-        blk.spatial_bwd_s += HaloExchange(hw, coll, halo / exchanges, spatial_level);
-      }
-    }
-    if (sp > 1 && i >= cut) {
-      // A tensor made before the cut and read after it (the cut's activation, a skip
-      // connection): redistributed into whole samples (all-to-all) or gathered whole,
-      // once; its gradient goes back the same way.
-      for (int in : (*inputs)[i]) {
-        if (in >= cut || moved[in + 1]) continue;
-        moved[in + 1] = true;
-        const double bytes = local(in) * p;
-        const double pcie = redistribute ? 2 * bytes : (1 + sp) * bytes;
-        blk.spatial_fwd_s +=
-            Staged(hw, redistribute ? coll.AllToAll(bytes, spatial) : coll.AllGather(bytes * sp, spatial), pcie);
-        blk.spatial_bwd_s +=
-            Staged(hw, redistribute ? coll.AllToAll(bytes, spatial) : coll.ReduceScatter(bytes * sp, spatial), pcie);
-      }
-    }
+    SpatialTraffic(g, i, &moved, &blk);
     // What backward keeps: this layer's output when some layer needs it (a tensor is
     // counted once, at the layer that makes it); the sample at the first layer.
     if (kept[i + 1]) blk.activation_bytes += out_elems * p;
-    if (i == 0 && kept[0]) blk.activation_bytes += local(-1) * p;
+    if (i == 0 && kept[0]) blk.activation_bytes += g.Local(-1) * p;
     if (shape.recompute == Recompute::kFull) {
       // Re-run every forward in backward; keep only the inputs of weighted layers (the
       // checkpoints), never more than without recompute.
       blk.recompute_s = blk.fwd_s + blk.tp_fwd_s + blk.spatial_fwd_s;
       const double without = blk.activation_bytes;
       blk.activation_bytes = kept[i + 1] && checkpoint[i] ? out_elems * p : 0;
-      if (i == 0 && kept[0]) blk.activation_bytes += local(-1) * p;
+      if (i == 0 && kept[0]) blk.activation_bytes += g.Local(-1) * p;
       // While its backward runs, the layer's recomputed tensors live again.
       blk.transient_bytes = without - blk.activation_bytes;
     }
