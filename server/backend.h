@@ -41,6 +41,7 @@
 #include <atomic>
 #include <deque>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -153,8 +154,8 @@ class Backend {
                                                     const Interrupt& stop,
                                                     const CalibrationOperations::PhaseSink& phase);
   // The last calibration's answer when no measurement arrived since it and it started
-  // from or made `base`; NOT_FOUND when a new fit is due.
-  absl::StatusOr<v1::CalibrateResponse> UpToDate(const v1::SystemProfile& base);
+  // from or made `base`; nullopt when a new fit is due.
+  absl::StatusOr<std::optional<v1::CalibrateResponse>> UpToDate(const v1::SystemProfile& base);
   enum class Existing { kMustNotExist, kMustExist, kEither };
   absl::StatusOr<v1::SystemProfile> WriteProfile(const v1::SystemProfile& profile, Existing existing,
                                                  const std::string& origin = "user");

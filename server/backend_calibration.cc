@@ -158,14 +158,14 @@ absl::StatusOr<v1::CalibrateResponse> Backend::Calibrate(const std::string& prof
   return FitAndStore(profile, dry_run, stop, phase);
 }
 
-absl::StatusOr<v1::CalibrateResponse> Backend::UpToDate(const v1::SystemProfile& base) {
+absl::StatusOr<std::optional<v1::CalibrateResponse>> Backend::UpToDate(const v1::SystemProfile& base) {
   absl::StatusOr<int> pending = store_->CountMeasurementsSinceCalibration(base.name());
   if (!pending.ok()) return pending.status();
   absl::StatusOr<std::optional<store::CalibrationRunRow>> last = store_->LastCalibration(base.name());
   if (!last.ok()) return last.status();
   if (*pending > 0 || !last->has_value() ||
       ((*last)->to_version != base.version() && (*last)->from_version != base.version())) {
-    return absl::NotFoundError("a new fit is due");
+    return std::nullopt;  // a new fit is due
   }
   v1::CalibrateResponse out;
   absl::StatusOr<v1::SystemProfile> fitted = Load(base.name(), (*last)->to_version);
@@ -184,8 +184,9 @@ absl::StatusOr<v1::CalibrateResponse> Backend::FitAndStore(const std::string& pr
   if (!dry_run) {
     // Nothing new since the last calibration of this version: the same fit again would
     // store a second identical version.
-    absl::StatusOr<v1::CalibrateResponse> same = UpToDate(*base);
-    if (same.ok() || same.status().code() != absl::StatusCode::kNotFound) return same;
+    absl::StatusOr<std::optional<v1::CalibrateResponse>> same = UpToDate(*base);
+    if (!same.ok()) return same.status();
+    if (same->has_value()) return **std::move(same);
   }
   absl::StatusOr<SystemProfile> sp = adapter::FromProto(*base);
   if (!sp.ok()) return sp.status();

@@ -42,17 +42,11 @@ class Chunks {
     return begins_.empty() ? static_cast<int>(int64_t{chunk} * layers_ / chunks_) : begins_[chunk];
   }
   // The stage's time per micro-batch (its chunks, and the embedding / head on the end
-  // stages), from the prefix sums when the model has them.
+  // stages), from the prefix sums.
   double TotalS(int stage) const {
     double t = 0;
-    if (model_.prefix_total_s.size() == model_.layers.size() + 1) {
-      for (int chunk = stage; chunk < chunks_; chunk += pp_) {
-        t += model_.prefix_total_s[Begin(chunk + 1)] - model_.prefix_total_s[Begin(chunk)];
-      }
-    } else {
-      for (int chunk = stage; chunk < chunks_; chunk += pp_) {
-        for (int l = Begin(chunk); l < Begin(chunk + 1); ++l) t += model_.layers[l].TotalS();
-      }
+    for (int chunk = stage; chunk < chunks_; chunk += pp_) {
+      t += model_.prefix_total_s[Begin(chunk + 1)] - model_.prefix_total_s[Begin(chunk)];
     }
     if (stage == 0) t += model_.pre.TotalS();
     if (stage == pp_ - 1) t += model_.post.TotalS();
@@ -63,17 +57,10 @@ class Chunks {
     *s = BlockCosts();
     *first_chunk = BlockCosts();
     *layers = 0;
-    const bool prefixed = model_.prefix.size() == model_.layers.size() + 1 &&
-                          model_.transient_bytes.size() == model_.layers.size();
     for (int chunk = stage; chunk < chunks_; chunk += pp_) {
       const int begin = Begin(chunk), end = Begin(chunk + 1);
-      BlockCosts c;
-      if (prefixed) {
-        c = BlockCosts::Between(model_.prefix[begin], model_.prefix[end]);
-        for (int l = begin; l < end; ++l) c.transient_bytes = std::max(c.transient_bytes, model_.transient_bytes[l]);
-      } else {
-        for (int l = begin; l < end; ++l) c.Add(model_.layers[l]);
-      }
+      BlockCosts c = BlockCosts::Between(model_.prefix[begin], model_.prefix[end]);
+      for (int l = begin; l < end; ++l) c.transient_bytes = std::max(c.transient_bytes, model_.transient_bytes[l]);
       *layers += end - begin;
       if (chunk == stage) *first_chunk = c;
       s->Add(c);
@@ -93,7 +80,14 @@ class Chunks {
 
 }  // namespace
 
-StageCosts ComputeStageCosts(const ModelCosts& model, int pp, int v, int first_layers, int last_layers) {
+StageCosts ComputeStageCosts(const ModelCosts& given, int pp, int v, int first_layers, int last_layers) {
+  // Costs built by hand (tests) are indexed here, on a copy.
+  ModelCosts indexed;
+  if (!given.Indexed()) {
+    indexed = given;
+    IndexLayers(&indexed);
+  }
+  const ModelCosts& model = given.Indexed() ? given : indexed;
   StageCosts out;
   out.pp = pp;
   out.v = v;

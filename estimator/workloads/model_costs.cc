@@ -141,6 +141,20 @@ GradientBytes GradientBytesOf(const ModelCosts& model, const ParallelConfig& c) 
   return g;
 }
 
+void IndexLayers(ModelCosts* costs) {
+  const size_t n = costs->layers.size();
+  costs->prefix.assign(n + 1, BlockCosts());
+  costs->prefix_total_s.assign(n + 1, 0.0);
+  costs->transient_bytes.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    costs->transient_bytes[i] = costs->layers[i].transient_bytes;
+    costs->prefix_total_s[i + 1] = costs->prefix_total_s[i] + costs->layers[i].TotalS();
+    costs->prefix[i + 1] = costs->prefix[i];
+    costs->prefix[i + 1].Add(costs->layers[i]);
+    costs->prefix[i + 1].transient_bytes = 0;
+  }
+}
+
 double OptimizerKernelsPerPass(double tensors, double elements) {
   constexpr double kMaxTensors = 36;              // depth_to_max_tensors[3]
   constexpr double kMaxElements = 320 * 65536.0;  // depth_to_max_blocks x chunk_size
@@ -153,16 +167,7 @@ absl::StatusOr<ModelCosts> ComputeModelCosts(const Workload& workload, const Mod
                                          ? TransformerCosts(workload, shape, hw, coll)
                                          : LayerGraphCosts(workload, shape, hw, coll, stop);
   if (costs.ok()) {
-    costs->prefix.resize(costs->layers.size() + 1);
-    costs->transient_bytes.resize(costs->layers.size());
-    costs->prefix_total_s.assign(costs->layers.size() + 1, 0.0);
-    for (size_t i = 0; i < costs->layers.size(); ++i) {
-      costs->transient_bytes[i] = costs->layers[i].transient_bytes;
-      costs->prefix_total_s[i + 1] = costs->prefix_total_s[i] + costs->layers[i].TotalS();
-      costs->prefix[i + 1] = costs->prefix[i];
-      costs->prefix[i + 1].Add(costs->layers[i]);
-      costs->prefix[i + 1].transient_bytes = 0;
-    }
+    IndexLayers(&*costs);
     SetPrecisionBytes(workload.precision, ResolvedRecipe(workload), workload.optimizer, workload.mixed_precision,
                       &*costs);
     if (shape.fp8_param_gather && workload.precision == Precision::kFp8) {

@@ -84,11 +84,13 @@ struct BlockCosts {
 
 struct ModelCosts {
   std::vector<BlockCosts> layers;  // partitioned over pipeline stages, in order
-  // prefix[i]: layers [0, i) summed (size layers + 1; ComputeModelCosts fills it), so that
-  // a stage's sums cost O(1) whatever its layer count. Empty: sum the layers.
+  // The layers indexed for stage sums in O(1) whatever a stage's layer count (IndexLayers;
+  // ComputeModelCosts fills them): prefix[i] and prefix_total_s[i] sum layers [0, i)
+  // (transient_bytes left 0: a stage takes the maximum of transient_bytes over its layers).
   std::vector<BlockCosts> prefix;
-  std::vector<double> transient_bytes;  // layers[i].transient_bytes, contiguous (a stage takes their maximum)
-  std::vector<double> prefix_total_s;   // prefix_total_s[i]: TotalS() of layers [0, i) summed
+  std::vector<double> prefix_total_s;
+  std::vector<double> transient_bytes;
+  bool Indexed() const { return prefix.size() == layers.size() + 1; }
   BlockCosts pre;                  // on the first stage (embedding)
   BlockCosts post;                 // on the last stage (final norm, LM head, loss)
   double pp_send_bytes = 0;        // bytes one GPU sends at a stage boundary per micro-batch
@@ -152,6 +154,9 @@ inline constexpr int kLayersPerInterruptCheck = 4096;
 absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const ModelShape& shape,
                                            const Hardware& hw, const Collectives& coll,
                                            const Interrupt& stop = {});
+
+// Fills ModelCosts' prefix sums from its layers (after the layers change, again).
+void IndexLayers(ModelCosts* costs);
 
 // Per-parameter byte counts of mixed-precision training (Megatron-LM: 2-byte weights,
 // fp32 main gradients, fp32 master weights + Adam moments = 18 bytes/param).
