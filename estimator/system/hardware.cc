@@ -217,6 +217,18 @@ double Hardware::BatchedMatmulTime(double m, double n, double k, double batch,
                       (m * k + k * n + m * n) * batch * bytes_per_element);
 }
 
+double Hardware::GroupedMatmulTime(double m, double n, double k, double groups, double bytes_per_element,
+                                   bool sixteen_bit) const {
+  constexpr double kStreams = 4;
+  auto gemm = [&](double b) {
+    return sixteen_bit ? BatchedMatmulTime(m, n, k, b, bytes_per_element) : MatmulTime(m, n, k, b, bytes_per_element);
+  };
+  if (groups <= kStreams) return gemm(groups);
+  const double rounds = std::floor(groups / kStreams);
+  const double rest = groups - rounds * kStreams;
+  return rounds * gemm(kStreams) + (rest > 0 ? gemm(rest) : 0);
+}
+
 double Hardware::ConvTime(double m, double n, double k, double batch, double bytes) const {
   return MatmulTimeAt(matmul_flops_per_s_, m, n, k, batch, bytes);
 }

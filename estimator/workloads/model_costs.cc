@@ -27,6 +27,7 @@ ModelShape ModelShape::Of(const ParallelConfig& c) {
   s.cuda_graphs = c.cuda_graphs;
   s.tp_comm_overlap = c.tp_comm_overlap && c.tensor_parallel > 1;
   s.tp_algorithm = c.tp_algorithm;
+  s.framework = c.framework;
   return s;
 }
 

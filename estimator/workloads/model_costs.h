@@ -48,6 +48,7 @@ struct ModelShape {
   bool cuda_graphs = false;
   bool tp_comm_overlap = false;
   CollectiveAlgorithm tp_algorithm = CollectiveAlgorithm::kAuto;
+  Framework framework = Framework::kAny;  // whose layer implementation stores what
 
   static ModelShape Of(const ParallelConfig& normalized);
 };

@@ -31,6 +31,11 @@ struct Dims {
   QuantRecipe recipe = QuantRecipe::kDefault;
   bool fp32_params;  // MixedPrecision::kFp32Params: each linear casts its fp32 weight
   bool dropout;    // dropout > 0: dropout kernels run and their masks are stored
+  // The gated MLP's activation runs as separate eager ops (PyTorch FSDP's Hugging Face /
+  // llm-foundry modules: down(silu(gate(x)) * up(x))), whose autograd keeps the
+  // activation's output beside its input and the product; Megatron's fused SwiGLU and
+  // torch.compile (torchtitan) keep input and product alone.
+  bool eager_gated;
   CollectiveAlgorithm tp_algorithm = CollectiveAlgorithm::kAuto;
   double norm_params;  // parameters of one norm: 2h (LayerNorm scale + bias) or h (RMSNorm)
   double norm_wgrad_kernels;  // backward kernels for the norm's parameter gradients
@@ -59,21 +64,6 @@ struct Part {
 // Engine) the input is cast to FP8 before the forward GEMM (read 2 B, write 1 B per
 // element, amax fused) and backward casts the output gradient and transposes both FP8
 // operands for the weight-gradient GEMM (NVIDIA Transformer Engine, "Using FP8").
-// Transformer Engine runs a grouped linear's GEMMs (one per local expert) as separate
-// cuBLAS calls over its compute streams (transformer_engine/common/util/multi_stream.h:
-// num_compute_streams = 4): at most that many share the GPU's SMs at once, each pays its
-// own tail, and a small expert's tiles leave SMs idle.
-constexpr double kGroupedGemmStreams = 4;
-
-// `bf16`: at the 16-bit rate in a low-precision workload (a layer recipes keep in BF16).
-double GroupedMatmulTime(const Hardware& hw, bool bf16, double m, double n, double k, double batch, double p) {
-  auto gemm = [&](double b) { return bf16 ? hw.BatchedMatmulTime(m, n, k, b, p) : hw.MatmulTime(m, n, k, b, p); };
-  if (batch <= kGroupedGemmStreams) return gemm(batch);
-  const double rounds = std::floor(batch / kGroupedGemmStreams);
-  const double rest = batch - rounds * kGroupedGemmStreams;
-  return rounds * gemm(kGroupedGemmStreams) + (rest > 0 ? gemm(rest) : 0);
-}
-
 // Quantisation traffic of one linear (m x k input, n outputs) under a recipe, per GEMM of
 // the batch: bytes forward, bytes backward beyond twice the forward's, kernels each way.
 // From the recipes' definitions (Transformer Engine, "Using FP8 and FP4 with Transformer
@@ -111,9 +101,9 @@ CastTraffic Casts(QuantRecipe r, double m, double n, double k) {
 
 void Linear(const Hardware& hw, const Dims& x, double m, double n, double k, double batch,
             Part* part) {
-  const double fwd = GroupedMatmulTime(hw, x.bf16_linears, m, n, k, batch, x.p);
-  const double dgrad = GroupedMatmulTime(hw, x.bf16_linears, m, k, n, batch, x.p);
-  const double wgrad = GroupedMatmulTime(hw, x.bf16_linears, k, n, m, batch, x.p);
+  const double fwd = hw.GroupedMatmulTime(m, n, k, batch, x.p, x.bf16_linears);
+  const double dgrad = hw.GroupedMatmulTime(m, k, n, batch, x.p, x.bf16_linears);
+  const double wgrad = hw.GroupedMatmulTime(k, n, m, batch, x.p, x.bf16_linears);
   if (part->matmul_fwd_s == 0) {
     part->first_wgrad_s = wgrad;
     part->first_dgrad_s = dgrad;
@@ -268,8 +258,11 @@ Part MlpBlock(const Dims& x, const Hardware& hw, double tokens, double f, double
   // Activation function: read input(s), write output.
   MemoryBound((x.gated ? 3 : 2) * inner * x.p, 1, &part);
   // Stored: MLP input, activation-function input(s), its output (the two linear inputs
-  // quantised under FP8 / FP4: pin).
-  part.act_bytes = tokens * x.h * input_share * x.pin + (x.gated ? 2 : 1) * inner * x.p + inner * x.pin;
+  // quantised under FP8 / FP4: pin); eager gated, also silu's output (measured on an
+  // H100, scripts/microbench/autograd_memory.py: a Llama 3 block keeps 40.5 bytes per
+  // token and hidden unit eager, 34.0 compiled, the 7 between them silu's 3.5h output).
+  part.act_bytes = tokens * x.h * input_share * x.pin + (x.gated ? 2 : 1) * inner * x.p + inner * x.pin +
+                   (x.eager_gated ? inner * x.p : 0);
   return part;
 }
 
@@ -508,6 +501,7 @@ Dims LayerDims(const Workload& workload, const TransformerSpec& spec, const Mode
   x.pin = x.lowp ? QuantisedBytesPerElement(x.recipe) : x.p;
   x.fp32_params = workload.mixed_precision == MixedPrecision::kFp32Params && x.p < 4;
   x.dropout = spec.dropout > 0;
+  x.eager_gated = spec.gated_mlp && shape.framework == Framework::kPytorchFsdp;
   x.tp_algorithm = shape.tp_algorithm;
   const bool rms = spec.normalization == Normalization::kRmsNorm;
   // LayerNorm learns a scale and a bias per channel, RMSNorm a scale only (Zhang &

@@ -115,6 +115,27 @@ TEST(TransformerCosts, MlaLayerFlopsAndActivations) {
   EXPECT_DOUBLE_EQ(m->layers[0].activation_bytes, attention + mlp_half);
 }
 
+// What one Llama 3 8B layer keeps (8,192 tokens, flash, bf16), per token and unit of
+// hidden, against the tensors PyTorch's autograd held on an H100
+// (docs/microbench/h100_saved_tensors.jsonl): norm inputs 2 + 2, the QKV and MLP inputs
+// 2 + 2, Q 2, K and V 0.5 each (8 of 32 heads), the context 2, then gate and up outputs
+// 3.5 x 2 each and their product 7: 34 (torch.compile kept 34.0). Eager PyTorch keeps
+// silu's output too: 41 (the allocator's count, 40.5).
+TEST(TransformerCosts, LlamaLayerKeepsWhatAutogradKeeps) {
+  const Workload w = Model("llama3-8b");
+  ParallelConfig c = testing::Config(1, 1, 1, 1, 1);
+  c.flash_attention = true;
+  const double unit = 8192.0 * 4096;  // tokens x hidden
+  absl::StatusOr<ModelCosts> fused = Costs(w, c);
+  ASSERT_TRUE(fused.ok()) << fused.status();
+  const double lse = 32 * 4 / 4096.0;  // flash's fp32 statistics per head
+  EXPECT_NEAR(fused->layers[0].activation_bytes / unit, 34 + lse, 1e-9);
+  c.framework = Framework::kTorchtitan;  // compiled: as fused
+  EXPECT_DOUBLE_EQ(Costs(w, c)->layers[0].activation_bytes, fused->layers[0].activation_bytes);
+  c.framework = Framework::kPytorchFsdp;
+  EXPECT_NEAR(Costs(w, c)->layers[0].activation_bytes / unit, 41 + lse, 1e-9);
+}
+
 // gpt-oss-120b alternates a 128-token window with full attention (layer 0 windowed): a
 // windowed layer's attention core does 128 - 128^2 / 8,192 = 126 keys a query where the
 // full one does 2,048 (flash attention, 4,096 tokens).
