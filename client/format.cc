@@ -218,7 +218,9 @@ std::string FormatProfile(const v1::SystemProfile& p) {
                   ", kernel_overhead_us ", val(c.kernel_overhead_us()), ", recompute_overhead_us ",
                   val(c.recompute_overhead_us()), ", collective_overhead_us ",
                   val(c.collective_overhead_us()), ", attention_efficiency_fwd ", val(c.attention_efficiency_fwd()),
-                  ", attention_efficiency_bwd ", val(c.attention_efficiency_bwd()));
+                  ", attention_efficiency_bwd ", val(c.attention_efficiency_bwd()), ", cudnn_attention_efficiency_fwd ",
+                  val(c.cudnn_attention_efficiency_fwd()), ", cudnn_attention_efficiency_bwd ",
+                  val(c.cudnn_attention_efficiency_bwd()));
   for (const v1::NetworkCalibration& n : c.network()) {
     absl::StrAppend(&out, ", ", n.level(), ".efficiency ", val(n.efficiency()));
   }

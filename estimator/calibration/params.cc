@@ -123,6 +123,14 @@ std::vector<CalibrationParam> CalibrationParams(const SystemProfile& base) {
   p.push_back(Ratio(
       "attention_efficiency_bwd", 0.1, 0.9,
       "configurations with flash_attention"));
+  // cuDNN's fused attention: 0.52-0.63 forward, 0.32-0.54 backward on an H100 from 2 k to
+  // 128 k tokens (scripts/microbench/long_attention.py).
+  p.push_back(Ratio(
+      "cudnn_attention_efficiency_fwd", 0.1, 0.9,
+      "configurations with flash_attention under Megatron, NeMo or torchtitan (cuDNN's kernel)"));
+  p.push_back(Ratio(
+      "cudnn_attention_efficiency_bwd", 0.1, 0.9,
+      "configurations with flash_attention under Megatron, NeMo or torchtitan (cuDNN's kernel)"));
   // Host-staged CNN tensors: pinned copies reach the PCIe rate (1); pageable, strided
   // buffers through MPI's host path far less; below 0.01 the path is broken.
   p.push_back(Ratio(

@@ -88,6 +88,13 @@ SystemProfile DgxH100() {
   // Hopper's asynchronous tensor-core instructions): shared/data/h100_microbench/attention.csv.
   p.calibration.attention_efficiency_fwd = 0.33;
   p.calibration.attention_efficiency_bwd = 0.28;
+  // cuDNN's fused attention (SDPA's cuDNN backend, the kernel Transformer Engine runs on
+  // Hopper) on the same H100 at boost clock: 0.62 forward, 0.52 backward of the peak
+  // (medians over 8 k-64 k causal tokens, Llama 3 heads; scripts/microbench/long_attention.py,
+  // docs/microbench/h100_long_attention.jsonl); at GEMM-like power it runs at the capped
+  // clock as the GEMMs do (x 0.86, 688 / 798 TFLOP/s above): 0.53 and 0.45.
+  p.calibration.cudnn_attention_efficiency_fwd = 0.53;
+  p.calibration.cudnn_attention_efficiency_bwd = 0.45;
   // NVLink 4: 900 GB/s per GPU both directions = 450 GB/s each way.
   p.network_levels.push_back(Level("nvlink", 8, 450, 3, Topology::kSwitch, 1));
   // NDR InfiniBand 400 Gb/s per GPU = 50 GB/s each way.
@@ -171,12 +178,14 @@ SystemProfile DgxH200() {
   a.sm_count = 132;     // the H100 SXM5's GH100 die: 132 SMs (H100 architecture whitepaper)
   // Same die, clocks and 700 W cap as the H100 SXM5, so dgx-h100-80gb's measured shares
   // carry over (sustained BF16 GEMMs 0.69 of peak, FP8 0.60, FlashAttention-2 0.33
-  // forward / 0.28 backward: docs/microbench/h100_sustained_gemm.txt,
+  // forward / 0.28 backward, cuDNN attention 0.53 / 0.45: docs/microbench/h100_sustained_gemm.txt,
   // shared/data/h100_microbench). Not re-measured on an H200.
   p.calibration.matmul_efficiency = 0.69;
   p.calibration.matmul_efficiency_fp8 = 0.60;
   p.calibration.attention_efficiency_fwd = 0.33;
   p.calibration.attention_efficiency_bwd = 0.28;
+  p.calibration.cudnn_attention_efficiency_fwd = 0.53;
+  p.calibration.cudnn_attention_efficiency_bwd = 0.45;
   // NVLink 4: 900 GB/s per GPU both directions = 450 GB/s each way, 8-GPU NVSwitch domain.
   p.network_levels.push_back(Level("nvlink", 8, 450, 3, Topology::kSwitch, 1));
   // DGX H200: 8x ConnectX-7, NDR InfiniBand 400 Gb/s per GPU = 50 GB/s each way.

@@ -133,6 +133,8 @@ TEST(BuiltinProfiles, BlackwellKeepsTheDefaultCalibration) {
     EXPECT_EQ(c.matmul_efficiency_fp8, 0) << name;
     EXPECT_EQ(c.attention_efficiency_fwd, 0) << name;
     EXPECT_EQ(c.attention_efficiency_bwd, 0) << name;
+    EXPECT_EQ(c.cudnn_attention_efficiency_fwd, 0) << name;
+    EXPECT_EQ(c.cudnn_attention_efficiency_bwd, 0) << name;
     EXPECT_EQ(c.memory_bound_efficiency, 0) << name;
     EXPECT_TRUE(c.network.empty()) << name;
   }

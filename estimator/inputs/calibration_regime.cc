@@ -47,6 +47,8 @@ double* CalibrationField(Calibration& c, absl::string_view parameter) {
       {"recompute_overhead_us", &Calibration::recompute_overhead_us},
       {"attention_efficiency_fwd", &Calibration::attention_efficiency_fwd},
       {"attention_efficiency_bwd", &Calibration::attention_efficiency_bwd},
+      {"cudnn_attention_efficiency_fwd", &Calibration::cudnn_attention_efficiency_fwd},
+      {"cudnn_attention_efficiency_bwd", &Calibration::cudnn_attention_efficiency_bwd},
       {"collective_overhead_us", &Calibration::collective_overhead_us},
       {"memory_overhead_fraction", &Calibration::memory_overhead_fraction},
       {"memory_overhead_gib", &Calibration::memory_overhead_gib},

@@ -118,6 +118,11 @@ struct Calibration {
   double recompute_overhead_us = 0;    // host time per checkpointed region and micro-batch
   double attention_efficiency_fwd = 0;  // fused-attention forward, share of 16-bit peak
   double attention_efficiency_bwd = 0;  // fused-attention backward, share of 16-bit peak
+  // cuDNN's fused attention (Transformer Engine's FusedAttention, which it prefers on
+  // Hopper and later; PyTorch SDPA's cuDNN backend, torchtitan's first choice), forward
+  // and backward, share of 16-bit peak; 0 = the FlashAttention-2 shares above.
+  double cudnn_attention_efficiency_fwd = 0;
+  double cudnn_attention_efficiency_bwd = 0;
   double collective_overhead_us = 0;   // fixed cost of one collective call (launch, rendezvous)
   bool halo_host_staged = false;       // CNN halos copied through host memory + MPI
   double halo_exchange_latency_us = 0; // software latency of one halo exchange; 0 = default

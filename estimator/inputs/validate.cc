@@ -252,6 +252,8 @@ absl::Status ValidateCalibrationValues(const Calibration& c) {
                          {"overlap_efficiency", c.overlap_efficiency},
                          {"attention_efficiency_fwd", c.attention_efficiency_fwd},
                          {"attention_efficiency_bwd", c.attention_efficiency_bwd},
+                         {"cudnn_attention_efficiency_fwd", c.cudnn_attention_efficiency_fwd},
+                         {"cudnn_attention_efficiency_bwd", c.cudnn_attention_efficiency_bwd},
                          {"host_staging_efficiency", c.host_staging_efficiency}}) {
     PARAPLAN_RETURN_IF_ERROR(InRange(absl::StrCat("profile.calibration.", name), v, kMinEfficiency, 1.0, true));
   }

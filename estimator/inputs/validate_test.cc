@@ -268,6 +268,8 @@ TEST(Validate, ProfileRefusesNonFiniteAndAbsurdValues) {
   } cases[] = {
       {[](SystemProfile* p) { p->calibration.matmul_efficiency = 5e-324; }, "profile.calibration.matmul_efficiency"},
       {[](SystemProfile* p) { p->calibration.overlap_efficiency = -0.5; }, "profile.calibration.overlap_efficiency"},
+      {[](SystemProfile* p) { p->calibration.cudnn_attention_efficiency_bwd = 1.5; },
+       "profile.calibration.cudnn_attention_efficiency_bwd"},
       {[](SystemProfile* p) { p->network_levels[0].oversubscription = std::nan(""); },
        "profile.network_levels[0].oversubscription"},
       {[](SystemProfile* p) { p->network_levels[1].bandwidth_gbytes_per_s = 5e-324; },

@@ -48,6 +48,8 @@ Calibration ResolvedCalibration(const SystemProfile& profile, int64_t num_gpus) 
   r.recompute_overhead_us = Or(c.recompute_overhead_us, D::kRecomputeOverheadUs);
   r.attention_efficiency_fwd = Or(c.attention_efficiency_fwd, D::kAttentionEfficiencyFwd);
   r.attention_efficiency_bwd = Or(c.attention_efficiency_bwd, D::kAttentionEfficiencyBwd);
+  r.cudnn_attention_efficiency_fwd = Or(c.cudnn_attention_efficiency_fwd, r.attention_efficiency_fwd);
+  r.cudnn_attention_efficiency_bwd = Or(c.cudnn_attention_efficiency_bwd, r.attention_efficiency_bwd);
   r.collective_overhead_us = Or(c.collective_overhead_us, D::kCollectiveOverheadUs);
   r.halo_host_staged = c.halo_host_staged;
   r.halo_exchange_latency_us =
@@ -75,6 +77,8 @@ Hardware::Hardware(const SystemProfile& profile, Precision precision, int64_t nu
   batched_matmul_flops_per_s_ = other_peak * cal.matmul_efficiency;
   attention_fwd_flops_per_s_ = other_peak * cal.attention_efficiency_fwd;
   attention_bwd_flops_per_s_ = other_peak * cal.attention_efficiency_bwd;
+  cudnn_attention_fwd_flops_per_s_ = other_peak * cal.cudnn_attention_efficiency_fwd;
+  cudnn_attention_bwd_flops_per_s_ = other_peak * cal.cudnn_attention_efficiency_bwd;
   kernel_gap_s_ = CalibrationDefaults::kGraphKernelUs * 1e-6;
   collective_overhead_s_ = cal.collective_overhead_us * 1e-6;
   sm_count_ = std::max(0, profile.accelerator.sm_count);

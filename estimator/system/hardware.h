@@ -146,8 +146,13 @@ class Hardware {
   double kernel_gap_s() const { return kernel_gap_s_; }
   double collective_overhead_s() const { return collective_overhead_s_; }
   // Fused-attention rates (16-bit tensor cores even under FP8 linears), FLOP/s.
-  double attention_fwd_flops_per_s() const { return attention_fwd_flops_per_s_; }
-  double attention_bwd_flops_per_s() const { return attention_bwd_flops_per_s_; }
+  // Fused attention's rates: FlashAttention-2's, or cuDNN's (`cudnn`).
+  double attention_fwd_flops_per_s(bool cudnn = false) const {
+    return cudnn ? cudnn_attention_fwd_flops_per_s_ : attention_fwd_flops_per_s_;
+  }
+  double attention_bwd_flops_per_s(bool cudnn = false) const {
+    return cudnn ? cudnn_attention_bwd_flops_per_s_ : attention_bwd_flops_per_s_;
+  }
   int sm_count() const { return sm_count_; }
   double memory_overhead_fraction() const { return memory_overhead_fraction_; }
   double memory_overhead_bytes() const { return memory_overhead_bytes_; }
@@ -193,6 +198,8 @@ class Hardware {
   double batched_matmul_flops_per_s_ = 0;
   double attention_fwd_flops_per_s_ = 0;
   double attention_bwd_flops_per_s_ = 0;
+  double cudnn_attention_fwd_flops_per_s_ = 0;
+  double cudnn_attention_bwd_flops_per_s_ = 0;
   double kernel_gap_s_ = 0;
   double collective_overhead_s_ = 0;
   int sm_count_ = 0;

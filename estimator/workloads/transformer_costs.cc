@@ -36,6 +36,12 @@ struct Dims {
   // activation's output beside its input and the product; Megatron's fused SwiGLU and
   // torch.compile (torchtitan) keep input and product alone.
   bool eager_gated;
+  // Flash attention runs cuDNN's kernel (Transformer Engine prefers its FusedAttention on
+  // Hopper and later: dot_product_attention/utils.py, "Disabling FlashAttention to give
+  // FusedAttention preference on Hopper+"; torchtitan asks SDPA for cuDNN first), not
+  // FlashAttention-2 as DeepSpeed's and PyTorch FSDP's stacks do. The profile's cuDNN
+  // rates equal FlashAttention-2's unless it states them.
+  bool cudnn_attention;
   CollectiveAlgorithm tp_algorithm = CollectiveAlgorithm::kAuto;
   double norm_params;  // parameters of one norm: 2h (LayerNorm scale + bias) or h (RMSNorm)
   double norm_wgrad_kernels;  // backward kernels for the norm's parameter gradients
@@ -176,8 +182,8 @@ Part AttentionCore(const Dims& x, const Hardware& hw, double window) {
     // and the dQ conversion.
     const double keys = window > 0 && window < x.s ? window - window * window / (2 * x.s) : x.s / 2;
     const double flops = 2 * x.b * heads * q_len * keys * (x.dqk + x.dv);
-    core.matmul_fwd_s = flops / hw.attention_fwd_flops_per_s() + hw.kernel_gap_s();
-    core.matmul_bwd_s = 2.5 * flops / hw.attention_bwd_flops_per_s() + 3 * hw.kernel_gap_s();
+    core.matmul_fwd_s = flops / hw.attention_fwd_flops_per_s(x.cudnn_attention) + hw.kernel_gap_s();
+    core.matmul_bwd_s = 2.5 * flops / hw.attention_bwd_flops_per_s(x.cudnn_attention) + 3 * hw.kernel_gap_s();
     core.flops_fwd = flops;
     core.kernels_fwd = 1;
     core.kernels_bwd = 3;
@@ -502,6 +508,7 @@ Dims LayerDims(const Workload& workload, const TransformerSpec& spec, const Mode
   x.fp32_params = workload.mixed_precision == MixedPrecision::kFp32Params && x.p < 4;
   x.dropout = spec.dropout > 0;
   x.eager_gated = spec.gated_mlp && shape.framework == Framework::kPytorchFsdp;
+  x.cudnn_attention = shape.framework != Framework::kPytorchFsdp && shape.framework != Framework::kDeepSpeed;
   x.tp_algorithm = shape.tp_algorithm;
   const bool rms = spec.normalization == Normalization::kRmsNorm;
   // LayerNorm learns a scale and a bias per channel, RMSNorm a scale only (Zhang &

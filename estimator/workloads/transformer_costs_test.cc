@@ -136,6 +136,38 @@ TEST(TransformerCosts, LlamaLayerKeepsWhatAutogradKeeps) {
   EXPECT_NEAR(Costs(w, c)->layers[0].activation_bytes / unit, 41 + lse, 1e-9);
 }
 
+// Flash attention's core runs cuDNN's kernel under Megatron (Transformer Engine on
+// Hopper), NeMo, torchtitan and any; FlashAttention-2 under DeepSpeed and PyTorch FSDP.
+// On the H100 profile: cuDNN 0.53 / 0.45 of the 989 TFLOP/s peak, FlashAttention-2 0.33 /
+// 0.28. One Llama 3 8B layer at 8,192 tokens: 2 x 8,192 x 32 x 4,096 x 256 causal FLOPs
+// forward, 2.5x backward.
+TEST(TransformerCosts, AttentionKernelFollowsTheFramework) {
+  const SystemProfile p = Profile("dgx-h100-80gb");
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives coll(hw);
+  const Workload w = Model("llama3-8b");
+  ParallelConfig c = testing::Config(1, 1, 1, 1, 1);
+  c.flash_attention = true;
+  auto layer_fwd_bwd = [&](Framework f) {
+    c.framework = f;
+    absl::StatusOr<ModelCosts> m = ComputeModelCosts(w, ModelShape::Of(c.Normalized()), hw, coll);
+    EXPECT_TRUE(m.ok()) << m.status();
+    return m->layers[0].fwd_s + m->layers[0].bwd_s;
+  };
+  const double flops = 2.0 * 8192 * 4096 * 32 * (128 + 128);
+  const double peak = 989e12 * p.accelerator.ClockScale();
+  const double fa2 = flops / (0.33 * peak) + 2.5 * flops / (0.28 * peak);
+  const double cudnn = flops / (0.53 * peak) + 2.5 * flops / (0.45 * peak);
+  const double megatron = layer_fwd_bwd(Framework::kMegatron);
+  EXPECT_NEAR(layer_fwd_bwd(Framework::kDeepSpeed) - megatron, fa2 - cudnn, 1e-9);
+  EXPECT_NEAR(layer_fwd_bwd(Framework::kPytorchFsdp) - layer_fwd_bwd(Framework::kTorchtitan), fa2 - cudnn, 1e-9);
+  EXPECT_DOUBLE_EQ(layer_fwd_bwd(Framework::kAny), megatron);
+  // A profile that states no cuDNN rates (the A100's): the same kernel whatever the stack.
+  const Hardware a100(Profile("dgx-a100-80gb"), Precision::kBf16);
+  EXPECT_DOUBLE_EQ(a100.attention_fwd_flops_per_s(true), a100.attention_fwd_flops_per_s(false));
+  EXPECT_DOUBLE_EQ(a100.attention_bwd_flops_per_s(true), a100.attention_bwd_flops_per_s(false));
+}
+
 // gpt-oss-120b alternates a 128-token window with full attention (layer 0 windowed): a
 // windowed layer's attention core does 128 - 128^2 / 8,192 = 126 keys a query where the
 // full one does 2,048 (flash attention, 4,096 tokens).

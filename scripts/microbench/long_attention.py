@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Causal attention from 2 k to 128 k tokens, by kernel: PyTorch SDPA's FlashAttention-2
+and cuDNN backends (torchtitan asks for cuDNN first; Transformer Engine's FusedAttention
+is cuDNN's), bf16, Llama 3 heads (32 query, 8 key/value, head dim 128).
+
+For each sequence length: forward and backward GPU time (CUDA events, median) and the
+rate they reach on the causal FLOPs paraplan counts (forward 4 * b * heads * s * s/2 * d;
+backward 2.5 x that), as a share of the 989 TFLOP/s H100 SXM BF16 peak (edit PEAK for
+others): the profile's attention_efficiency_fwd / _bwd. Prints one JSON line per case.
+Not in CI: needs a CUDA GPU with ~20 GB.
+"""
+import json
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from gpu_timing import gpu_ms
+
+PEAK = 989e12
+HEADS, KV, D = 32, 8, 128
+SEQS = [2048, 4096, 8192, 16384, 32768, 65536, 131072]
+BACKENDS = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}
+
+
+def case(backend, s, dev):
+    b = max(1, 16384 // s)
+    q = torch.randn(b, HEADS, s, D, device=dev, dtype=torch.bfloat16, requires_grad=True)
+    k = torch.randn(b, KV, s, D, device=dev, dtype=torch.bfloat16, requires_grad=True)
+    v = torch.randn(b, KV, s, D, device=dev, dtype=torch.bfloat16, requires_grad=True)
+    grad = torch.randn(b, HEADS, s, D, device=dev, dtype=torch.bfloat16)
+    reps = 10 if s <= 16384 else 4
+
+    def fwd():
+        with sdpa_kernel([BACKENDS[backend]]):
+            return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+
+    def both():
+        out = fwd()
+        out.backward(grad)
+
+    fwd_ms = gpu_ms(fwd, reps)
+    both_ms = gpu_ms(both, reps)
+    flops = 4.0 * b * HEADS * s * (s / 2) * D
+    bwd_ms = both_ms - fwd_ms
+    return {"backend": backend, "b": b, "s": s, "fwd_ms": round(fwd_ms, 3), "bwd_ms": round(bwd_ms, 3),
+            "fwd_tflops": round(flops / (fwd_ms * 1e-3) / 1e12, 1),
+            "bwd_tflops": round(2.5 * flops / (bwd_ms * 1e-3) / 1e12, 1),
+            "fwd_share_of_peak": round(flops / (fwd_ms * 1e-3) / PEAK, 3),
+            "bwd_share_of_peak": round(2.5 * flops / (bwd_ms * 1e-3) / PEAK, 3)}
+
+
+def main():
+    if not torch.cuda.is_available():
+        sys.exit("no CUDA device")
+    dev = torch.device("cuda")
+    for backend in BACKENDS:
+        for s in SEQS:
+            try:
+                print(json.dumps(case(backend, s, dev)), flush=True)
+            except Exception as e:
+                print(json.dumps({"backend": backend, "s": s, "error": f"{type(e).__name__}: {e}"[:200]}), flush=True)
+            torch.cuda.empty_cache()
+
+
+if __name__ == "__main__":
+    main()
