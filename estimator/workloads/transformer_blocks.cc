@@ -1,0 +1,306 @@
+#include "estimator/workloads/transformer_blocks.h"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+namespace paraplan::transformer {
+
+namespace {
+
+// Quantisation traffic of one linear (m x k input, n outputs) under a recipe, per GEMM of
+// the batch: bytes forward, bytes backward beyond twice the forward's, kernels each way.
+// From the recipes' definitions (Transformer Engine, "Using FP8 and FP4 with Transformer
+// Engine"): delayed scaling casts X (read 2, write 1) and in backward dY, and transposes
+// both FP8 operands for the weight gradient; current scaling first reads each tensor for
+// its amax; blockwise re-quantises the transposes from BF16 (its 1 x 128 blocks lie
+// along K); MXFP8 writes both orientations (1 + 1/32 bytes each) in one pass; NVFP4 adds
+// the per-tensor amax pass, writes FP4 (1/2 + 1/16 bytes) both ways, and runs the random
+// Hadamard transform over the weight-gradient inputs (read 2, write 2 again).
+struct CastTraffic {
+  double fwd_bytes = 0, bwd_bytes = 0, fwd_kernels = 0, bwd_kernels = 0;
+};
+
+CastTraffic Casts(QuantRecipe r, double m, double n, double k) {
+  switch (r) {
+    case QuantRecipe::kDefault:
+      return {};
+    case QuantRecipe::kDelayedScaling:
+      return {3 * m * k, 3 * m * n + 2 * m * n + 2 * m * k, 1, 2};
+    case QuantRecipe::kCurrentScaling:
+      return {5 * m * k, 5 * m * n + 2 * m * n + 2 * m * k, 2, 3};
+    case QuantRecipe::kBlockwise:
+      return {3 * m * k, 6 * m * n + 3 * m * k, 1, 3};
+    case QuantRecipe::kMxfp8: {
+      const double both = 2 + 2 * QuantisedBytesPerElement(r);  // read 16-bit, write two orientations
+      return {both * m * k, both * m * n, 1, 1};
+    }
+    case QuantRecipe::kNvfp4: {
+      // amax pass (2), read 16-bit (2), both orientations, Hadamard pass (read 2, write 2).
+      const double bytes = 2 + 2 + 2 * QuantisedBytesPerElement(r) + 4;
+      return {bytes * m * k, bytes * m * n, 3, 3};
+    }
+  }
+  return {};
+}
+
+// Whether Megatron-LM's fused scale-mask-softmax kernel runs for these scores
+// (megatron/model/fused_softmax.py, FusedScaleMaskSoftmax.is_kernel_available): 16-bit
+// input, 16 < keys <= 4096, queries and keys multiples of 4, and the attention batches
+// b x heads-per-GPU a multiple of the kernel's batches per 128-thread block (4 for keys
+// > 128: one warp per row; 8 for 32 < keys <= 128: two rows per warp; csrc
+// scaled_masked_softmax.h, get_batch_per_block) — e.g. 16 heads at TP 8 and micro-batch 1
+// gives 2 batches, and Megatron falls back to PyTorch's unfused softmax. FP8 runs keep
+// attention in BF16 (Transformer Engine), so the same rule applies.
+bool FusedSoftmaxRuns(const Dims& x) {
+  constexpr double kMaxKeys = 4096;  // Megatron-LM 2023 / Megatron-DeepSpeed (2,048 before)
+  const double q_len = x.s / x.c;
+  const double batches = x.b * x.a / x.t;
+  const double per_block = x.s > 128 ? 4 : 8;
+  const auto multiple = [](double v, double of) { return std::fmod(v, of) == 0; };
+  return x.p == 2 && x.s > 16 && x.s <= kMaxKeys && multiple(q_len, 4) && multiple(x.s, 4) &&
+         multiple(batches, per_block);
+}
+
+}  // namespace
+
+void Linear(const Hardware& hw, const Dims& x, double m, double n, double k, double batch,
+            Part* part) {
+  const double fwd = hw.GroupedMatmulTime(m, n, k, batch, x.p, x.bf16_linears);
+  const double dgrad = hw.GroupedMatmulTime(m, k, n, batch, x.p, x.bf16_linears);
+  const double wgrad = hw.GroupedMatmulTime(k, n, m, batch, x.p, x.bf16_linears);
+  if (part->matmul_fwd_s == 0) {
+    part->first_wgrad_s = wgrad;
+    part->first_dgrad_s = dgrad;
+  }
+  part->matmul_fwd_s += fwd;
+  part->matmul_bwd_s += dgrad + wgrad;
+  part->wgrad_s += wgrad;
+  part->flops_fwd += 2 * m * n * k * batch;
+  part->kernels_fwd += batch;
+  part->kernels_bwd += 3 * batch;
+  if (x.fp32_params) {
+    // torch.autocast casts the fp32 weight to a 16-bit copy before the GEMM (read 4,
+    // write p) and its backward casts the weight gradient back into the fp32 .grad
+    // (read p, write 4): one kernel and the same bytes each way (mem_bwd_bytes counts
+    // beyond twice the forward traffic).
+    const double w = (4 + x.p) * n * k * batch;
+    part->mem_fwd_bytes += w;
+    part->mem_bwd_bytes -= w;
+    part->kernels_fwd += batch;
+    part->kernels_bwd += batch;
+  }
+  if (x.lowp && !x.bf16_linears) {
+    const CastTraffic c = Casts(x.recipe, m, n, k);
+    part->mem_fwd_bytes += c.fwd_bytes * batch;
+    part->mem_bwd_bytes += c.bwd_bytes * batch;
+    part->kernels_fwd += c.fwd_kernels * batch;
+    part->kernels_bwd += c.bwd_kernels * batch;
+  }
+}
+
+void MemoryBound(double bytes, double kernels, Part* part) {
+  part->mem_fwd_bytes += bytes;
+  part->kernels_fwd += kernels;
+  part->kernels_bwd += 2 * kernels;
+}
+
+Part AttentionCore(const Dims& x, const Hardware& hw, double window) {
+  Part core;
+  const double heads = x.a / x.t;
+  const double q_len = x.s / x.c;  // queries per GPU; keys span the whole sequence
+  const double scores = x.b * heads * q_len * x.s;
+  if (x.flash) {
+    // FlashAttention-2 (Dao 2023): causal mask halves the work (s / 2 keys per query on
+    // average; a window of w keeps w - w^2 / 2s, its kernels skipping masked blocks);
+    // backward recomputes the scores (2.5x forward matmul FLOPs); no s^2 tensor is
+    // stored. Its own efficiency curve, forward and backward (attention_efficiency_fwd /
+    // _bwd). Kernels: one forward; backward = dot(dO, O) preprocessing, the main kernel
+    // and the dQ conversion.
+    const double keys = window > 0 && window < x.s ? window - window * window / (2 * x.s) : x.s / 2;
+    const double flops = 2 * x.b * heads * q_len * keys * (x.dqk + x.dv);
+    core.matmul_fwd_s = flops / hw.attention_fwd_flops_per_s(x.cudnn_attention) + hw.kernel_gap_s();
+    core.matmul_bwd_s = 2.5 * flops / hw.attention_bwd_flops_per_s(x.cudnn_attention) + 3 * hw.kernel_gap_s();
+    core.flops_fwd = flops;
+    core.kernels_fwd = 1;
+    core.kernels_bwd = 3;
+    core.act_bytes = x.b * heads * q_len * 4;  // log-sum-exp statistics (fp32)
+    return core;
+  }
+  // Q K^T and P V as batched GEMMs (16-bit even under FP8), each with data- and
+  // weight-side gradients in backward.
+  for (const auto& [m, n, k] : {std::tuple{q_len, x.s, x.dqk}, std::tuple{q_len, x.dv, x.s}}) {
+    core.matmul_fwd_s += hw.BatchedMatmulTime(m, n, k, x.b * heads, x.p);
+    core.matmul_bwd_s += hw.BatchedMatmulTime(m, k, n, x.b * heads, x.p) +
+                         hw.BatchedMatmulTime(k, n, m, x.b * heads, x.p);
+    core.flops_fwd += 2 * m * n * k * x.b * heads;
+    core.kernels_fwd += 1;
+    core.kernels_bwd += 2;
+  }
+  // Fused scale-mask-softmax: read + write the scores; dropout: read, write, mask.
+  // Stored: softmax output, dropout mask, dropout output (Korthikanti: 5as/h term);
+  // without dropout only the softmax output.
+  if (x.dropout) {
+    MemoryBound(2 * scores * x.p + 2 * scores * x.p + scores, 2, &core);
+    core.act_bytes = scores * x.p + scores + scores * x.p;
+  } else {
+    MemoryBound(2 * scores * x.p, 1, &core);
+    core.act_bytes = scores * x.p;
+  }
+  if (!FusedSoftmaxRuns(x) && x.p < 4) {
+    // Megatron's fallback (forward_torch_softmax, softmax in fp32 as query-key layer
+    // scaling forces): cast to fp32, scale, masked_fill_, softmax, cast back — five
+    // kernels forward and five backward where the fused kernel takes one each. Bytes per
+    // score beyond the fused kernel's (read p, write p): forward (p+4) + 8 + 8 + 8 + (4+p)
+    // - 2p = 32; backward (p+4) + 12 + 8 + 8 + (4+p) - 3p = 34 - p. The fp32 softmax
+    // output is what its backward keeps (4 bytes, not p).
+    core.mem_fwd_bytes += 32 * scores;
+    core.mem_bwd_bytes += (34 - x.p - 2 * 32) * scores;  // mem_bwd_bytes: beyond 2x forward
+    core.kernels_fwd += 4;
+    core.kernels_bwd += 4;
+    core.act_bytes += (4 - x.p) * scores;
+  }
+  return core;
+}
+
+Part AttentionBlock(const Dims& x, const Hardware& hw) {
+  Part part;
+  const double qkv_out = (x.a + 2 * x.g) * x.d / x.t;
+  Linear(hw, x, x.T, qkv_out, x.h, 1, &part);
+  Linear(hw, x, x.T, x.h, x.a * x.d / x.t, 1, &part);
+  const double e = x.T * x.h;
+  const double context = x.T * x.a * x.d / x.t;  // = e / t when head_dim = hidden / heads
+  // Norm (read + write), bias-dropout-add (read x, residual; write out, mask) and the
+  // copy that lays the attention context out for the projection (permute).
+  // Kernels (Megatron-LM eager): norm 1, bias add + dropout + residual add 3 (2 without
+  // dropout), copy 1.
+  const double mask = x.dropout ? e * x.r : 0;
+  MemoryBound(2 * e * x.r * x.p + (3 * e * x.r * x.p + mask) + 2 * context * x.p, x.dropout ? 5 : 4,
+              &part);
+  part.kernels_bwd += x.norm_wgrad_kernels;
+  // Stored: norm input, QKV input, Q and K, V, projection input, dropout mask (the two
+  // linear inputs quantised under FP8 / FP4: pin).
+  part.act_bytes = e * x.r * x.p + e * x.r * x.pin + x.T * (x.a + x.g) * x.d / x.t * x.p +
+                   x.T * x.g * x.d / x.t * x.p + context * x.pin + mask;
+  return part;
+}
+
+Part MlpBlock(const Dims& x, const Hardware& hw, double tokens, double f, double groups, double shard,
+              double input_share) {
+  Part part;
+  const double up = x.gated ? 2 * f / shard : f / shard;
+  // `groups` independent GEMMs (local experts, one after another) share the tokens.
+  const double per_group = tokens / groups;
+  Linear(hw, x, per_group, up, x.h, groups, &part);
+  Linear(hw, x, per_group, x.h, f / shard, groups, &part);
+  const double inner = tokens * f / shard;
+  // Activation function: read input(s), write output.
+  MemoryBound((x.gated ? 3 : 2) * inner * x.p, 1, &part);
+  // Stored: MLP input, activation-function input(s), its output (the two linear inputs
+  // quantised under FP8 / FP4: pin); eager gated, also silu's output (measured on an
+  // H100, scripts/microbench/autograd_memory.py: a Llama 3 block keeps 40.5 bytes per
+  // token and hidden unit eager, 34.0 compiled, the 7 between them silu's 3.5h output).
+  part.act_bytes = tokens * x.h * input_share * x.pin + (x.gated ? 2 : 1) * inner * x.p + inner * x.pin +
+                   (x.eager_gated ? inner * x.p : 0);
+  return part;
+}
+
+void AddPart(const Part& from, Part* into) {
+  into->matmul_fwd_s += from.matmul_fwd_s;
+  into->matmul_bwd_s += from.matmul_bwd_s;
+  into->wgrad_s += from.wgrad_s;
+  into->mem_fwd_bytes += from.mem_fwd_bytes;
+  into->mem_bwd_bytes += from.mem_bwd_bytes;
+  into->kernels_fwd += from.kernels_fwd;
+  into->kernels_bwd += from.kernels_bwd;
+  into->act_bytes += from.act_bytes;
+  into->flops_fwd += from.flops_fwd;
+}
+
+Part MlaBlock(const Dims& x, const Hardware& hw, const MlaSpec& m, Part* up) {
+  Part part;
+  const double heads = x.a / x.t, ql = static_cast<double>(m.q_lora_rank),
+               kvl = static_cast<double>(m.kv_lora_rank), rope = static_cast<double>(m.qk_rope_head_dim),
+               nope = static_cast<double>(m.qk_nope_head_dim);
+  if (ql > 0) Linear(hw, x, x.T, ql, x.h, 1, &part);
+  Linear(hw, x, x.T, kvl + rope, x.h, 1, &part);
+  Linear(hw, x, x.T, heads * x.dqk, ql > 0 ? ql : x.h, 1, up);
+  Linear(hw, x, x.T, heads * (nope + x.dv), kvl, 1, up);
+  up->act_bytes = x.T * heads * (2 * x.dqk + x.dv) * x.p;
+  AddPart(*up, &part);
+  Linear(hw, x, x.T, x.h, heads * x.dv, 1, &part);
+  const double e = x.T * x.h;
+  const double context = x.T * heads * x.dv;
+  const double mask = x.dropout ? e * x.r : 0;
+  // Input norm, the latents' norms, rope on the queries and the shared key, K assembled
+  // from its nope and rope parts, bias-dropout-add, the context's copy for the projection.
+  MemoryBound(2 * e * x.r * x.p + 2 * x.T * (ql + kvl) * x.p + 2 * x.T * (heads + 1) * rope * x.p +
+                  2 * x.T * heads * x.dqk * x.p + (3 * e * x.r * x.p + mask) + 2 * context * x.p,
+              (ql > 0 ? 2 : 1) + 1 + 2 + 1 + (x.dropout ? 3 : 2) + 1, &part);
+  part.kernels_bwd += x.norm_wgrad_kernels * (ql > 0 ? 3 : 2);
+  // Stored: norm input, down-projection input, each latent before and after its norm,
+  // Q, K, V, the projection's input, the dropout mask.
+  part.act_bytes = e * x.r * x.p + e * x.r * x.pin + x.T * (ql + kvl) * (x.p + x.pin) + up->act_bytes +
+                   context * x.pin + mask;
+  return part;
+}
+
+double MlaParams(const Dims& x, const MlaSpec& m) {
+  const double ql = static_cast<double>(m.q_lora_rank), kvl = static_cast<double>(m.kv_lora_rank);
+  const double q = ql > 0 ? x.h * ql + ql * x.a * x.dqk / x.t : x.h * x.a * x.dqk / x.t;
+  const double kv = x.h * (kvl + static_cast<double>(m.qk_rope_head_dim)) +
+                    kvl * x.a * (static_cast<double>(m.qk_nope_head_dim) + x.dv) / x.t;
+  return q + kv + x.a * x.dv * x.h / x.t + 2 * x.norm_params + ql + kvl;
+}
+
+Part MlpResidual(const Dims& x) {
+  Part part;
+  const double e = x.T * x.h;
+  const double mask = x.dropout ? e * x.r : 0;
+  // Kernels: norm 1, bias add + dropout + residual add 3 (2 without dropout).
+  MemoryBound(2 * e * x.r * x.p + 3 * e * x.r * x.p + mask, x.dropout ? 4 : 3, &part);
+  part.kernels_bwd += x.norm_wgrad_kernels;
+  part.act_bytes = e * x.r * x.p + mask;  // norm input, dropout mask
+  return part;
+}
+
+Dims LayerDims(const Workload& workload, const TransformerSpec& spec, const ModelShape& shape) {
+  Dims x;
+  x.b = shape.micro_batch_size;
+  x.s = static_cast<double>(spec.seq_length);
+  x.c = shape.context_parallel;
+  x.t = shape.tensor_parallel;
+  x.T = x.b * x.s / x.c;
+  x.h = static_cast<double>(spec.hidden_size);
+  x.a = spec.num_attention_heads;
+  x.g = spec.num_kv_heads;
+  x.d = static_cast<double>(spec.head_dim);  // resolved: hidden / heads unless given
+  const bool mla = spec.mla.enabled();
+  x.dqk = mla ? static_cast<double>(spec.mla.qk_nope_head_dim + spec.mla.qk_rope_head_dim) : x.d;
+  x.dv = mla ? static_cast<double>(spec.mla.v_head_dim) : x.d;
+  x.kv = mla ? x.a : x.g;
+  x.f = static_cast<double>(spec.ffn_hidden_size);
+  x.V = static_cast<double>(spec.vocab_size);
+  x.p = BytesPerElement(workload.precision);
+  x.sp = shape.sequence_parallel && shape.tensor_parallel > 1;
+  x.r = x.sp ? 1.0 / x.t : 1.0;
+  x.gated = spec.gated_mlp;
+  x.flash = shape.flash_attention;
+  x.lowp = LowPrecisionLinears(workload.precision);
+  x.bf16_linears = false;
+  x.recipe = ResolvedRecipe(workload);
+  x.pin = x.lowp ? QuantisedBytesPerElement(x.recipe) : x.p;
+  x.fp32_params = workload.mixed_precision == MixedPrecision::kFp32Params && x.p < 4;
+  x.dropout = spec.dropout > 0;
+  x.eager_gated = spec.gated_mlp && shape.framework == Framework::kPytorchFsdp;
+  x.cudnn_attention = shape.framework != Framework::kPytorchFsdp && shape.framework != Framework::kDeepSpeed;
+  x.tp_algorithm = shape.tp_algorithm;
+  const bool rms = spec.normalization == Normalization::kRmsNorm;
+  // LayerNorm learns a scale and a bias per channel, RMSNorm a scale only (Zhang &
+  // Sennrich 2019); their gradients take one reduction kernel each.
+  x.norm_params = rms ? x.h : 2 * x.h;
+  x.norm_wgrad_kernels = rms ? 1 : 2;
+  return x;
+}
+
+}  // namespace paraplan::transformer

@@ -1,0 +1,114 @@
+// The sub-blocks of one transformer layer on one GPU for one micro-batch, each costed on
+// its own: linears (grouped for experts, with the low-precision recipes' casts),
+// memory-bound kernels, the attention core (flash or unfused), the attention and MLP
+// blocks, multi-head latent attention, the residual half. `Dims` holds what they read of
+// the workload and the configuration's shape; `Part` what each returns: GPU seconds
+// forward and backward, bytes moved by memory-bound kernels, kernels launched, stored
+// activation bytes, FLOPs. transformer_costs.cc assembles them into layers. Internal to
+// estimator/workloads: no caller outside it.
+#ifndef PARAPLAN_ESTIMATOR_WORKLOADS_TRANSFORMER_BLOCKS_H_
+#define PARAPLAN_ESTIMATOR_WORKLOADS_TRANSFORMER_BLOCKS_H_
+
+#include "estimator/workloads/model_costs.h"
+
+namespace paraplan::transformer {
+
+struct Dims {
+  double b, s, c, t, T, h, a, g, d, f, V, p;
+  // Attention core widths: query/key and value channels per head, and the K/V heads
+  // (d, d, g; MLA: nope + rope, v_head_dim, a).
+  double dqk, dv, kv;
+  double r;  // share of the token-hidden tensors this GPU holds (1/t with SP)
+  bool gated, flash, sp;
+  bool lowp;          // the linears run in FP8 / FP4 (Transformer Engine)
+  bool bf16_linears;  // a low-precision workload's layer kept in BF16 (its linears at that rate)
+  // Bytes per element of what a linear keeps of its input for backward: Transformer
+  // Engine saves the quantised copy under FP8 / FP4 (1; MXFP8 1 + 1/32; NVFP4 1/2 + 1/16),
+  // the 16-bit tensor otherwise (= p).
+  double pin = 2;
+  QuantRecipe recipe = QuantRecipe::kDefault;
+  bool fp32_params;  // MixedPrecision::kFp32Params: each linear casts its fp32 weight
+  bool dropout;    // dropout > 0: dropout kernels run and their masks are stored
+  // The gated MLP's activation runs as separate eager ops (PyTorch FSDP's Hugging Face /
+  // llm-foundry modules: down(silu(gate(x)) * up(x))), whose autograd keeps the
+  // activation's output beside its input and the product; Megatron's fused SwiGLU and
+  // torch.compile (torchtitan) keep input and product alone.
+  bool eager_gated;
+  // Flash attention runs cuDNN's kernel (Transformer Engine prefers its FusedAttention on
+  // Hopper and later: dot_product_attention/utils.py, "Disabling FlashAttention to give
+  // FusedAttention preference on Hopper+"; torchtitan asks SDPA for cuDNN first), not
+  // FlashAttention-2 as DeepSpeed's and PyTorch FSDP's stacks do. The profile's cuDNN
+  // rates equal FlashAttention-2's unless it states them.
+  bool cudnn_attention;
+  CollectiveAlgorithm tp_algorithm = CollectiveAlgorithm::kAuto;
+  double norm_params;  // parameters of one norm: 2h (LayerNorm scale + bias) or h (RMSNorm)
+  double norm_wgrad_kernels;  // backward kernels for the norm's parameter gradients
+};
+
+// One sub-block (attention core, attention, MLP, residual): forward / backward GPU time,
+// memory-bound bytes, kernels launched, stored activations, FLOPs.
+struct Part {
+  double matmul_fwd_s = 0;
+  double matmul_bwd_s = 0;
+  double wgrad_s = 0;       // weight-gradient GEMMs (part of matmul_bwd_s)
+  double mem_fwd_bytes = 0;
+  double mem_bwd_bytes = 0;  // beyond twice the forward traffic (FP8 casts)
+  double kernels_fwd = 0;    // every kernel the forward launches (GEMMs included)
+  double kernels_bwd = 0;
+  double act_bytes = 0;
+  double flops_fwd = 0;
+  double first_wgrad_s = 0;  // weight-gradient GEMM of the block's first linear
+  double first_dgrad_s = 0;  // data-gradient GEMM of the block's first linear
+};
+
+// A linear layer: m tokens x k inputs -> n outputs, `batch` independent GEMMs. Backward
+// = data-gradient + weight-gradient GEMMs, each the forward's FLOPs (Narayanan et al.
+// SC'21: backward = 2x forward). Kernels: the GEMM forward, two backward and one
+// bias/weight-gradient reduction or accumulation per GEMM. Under FP8 (Transformer
+// Engine) the input is cast to FP8 before the forward GEMM (read 2 B, write 1 B per
+// element, amax fused) and backward casts the output gradient and transposes both FP8
+// operands for the weight-gradient GEMM (NVIDIA Transformer Engine, "Using FP8"). The
+// `batch` GEMMs run as Hardware::GroupedMatmulTime says (local experts over 4 streams).
+void Linear(const Hardware& hw, const Dims& x, double m, double n, double k, double batch,
+            Part* part);
+
+// A memory-bound kernel moving `bytes` forward; its backward moves twice as much in two
+// kernels (reads the output gradient and the saved input, writes the input gradient).
+void MemoryBound(double bytes, double kernels, Part* part);
+
+// Attention core (scores, softmax, dropout, context).
+// `window`: keys a query attends to at most (0 = the whole causal prefix).
+Part AttentionCore(const Dims& x, const Hardware& hw, double window);
+
+// Attention block: QKV and output projections, norms and residual/dropout.
+Part AttentionBlock(const Dims& x, const Hardware& hw);
+
+// MLP of `tokens` tokens with hidden f, sharded `shard` ways (per GPU f / shard), its
+// input stored at `input_share` of the hidden (1/t under SP for the dense MLP; experts
+// store the whole permuted rows their GEMMs read).
+Part MlpBlock(const Dims& x, const Hardware& hw, double tokens, double f, double groups, double shard,
+              double input_share);
+
+// `from` run in the same sub-block after `into` (its first linear stays `into`'s).
+void AddPart(const Part& from, Part* into);
+
+// Multi-head latent attention (DeepSeek-V2 sec. 2.1; Megatron-Core MLASelfAttention):
+// the down projections (the query latent, and the key/value latent with the rope key all
+// heads share) run whole on every TP rank over the tokens its group holds; the up
+// projections and the output projection are split by heads over TP, as QKV and the
+// output projection are. `up` receives the up projections alone (recompute module
+// mla_up_proj), with the Q, K and V they produce as its stored bytes.
+Part MlaBlock(const Dims& x, const Hardware& hw, const MlaSpec& m, Part* up);
+
+// Parameters of one MLA block on one GPU: the down projections whole, the rest by heads.
+double MlaParams(const Dims& x, const MlaSpec& m);
+
+// The residual half that surrounds the MLP: LayerNorm and bias-dropout-add.
+Part MlpResidual(const Dims& x);
+
+// The dimensions every sub-block of a layer reads, for one configuration's shape.
+Dims LayerDims(const Workload& workload, const TransformerSpec& spec, const ModelShape& shape);
+
+}  // namespace paraplan::transformer
+
+#endif  // PARAPLAN_ESTIMATOR_WORKLOADS_TRANSFORMER_BLOCKS_H_
