@@ -40,6 +40,9 @@ struct Dims {
   // FlashAttention-2 as DeepSpeed's and PyTorch FSDP's stacks do. The profile's cuDNN
   // rates equal FlashAttention-2's unless it states them.
   bool cudnn_attention;
+  // The loss is flash-attn's fused cross-entropy (PyTorch FSDP as llm-foundry runs it:
+  // its default loss_fn), not Megatron's op-by-op one on upcast logits.
+  bool fused_cross_entropy;
   CollectiveAlgorithm tp_algorithm = CollectiveAlgorithm::kAuto;
   double norm_params;  // parameters of one norm: 2h (LayerNorm scale + bias) or h (RMSNorm)
   double norm_wgrad_kernels;  // backward kernels for the norm's parameter gradients

@@ -450,5 +450,22 @@ TEST(TransformerCosts, CrossEntropyPeakHoldsLogitsTwiceMore) {
   EXPECT_DOUBLE_EQ(m->post.transient_bytes, 2048.0 * 6400 * 6);
 }
 
+// PyTorch FSDP (llm-foundry's default loss, flash-attn's fused cross-entropy) keeps the
+// 16-bit logits alone and writes their 16-bit gradient: GPT-3 at TP 8, micro-batch 1,
+// 2,048 x 6,400 logits x 2 B each; beside them the final norm's input and output (2,048
+// x 12,288 x 2 B each). Megatron's keeps 4 B of fp32 softmax a logit instead.
+TEST(TransformerCosts, FusedCrossEntropyKeepsTheLogitsOnly) {
+  ParallelConfig c = testing::Config(8, 1, 1, 1, 1);
+  absl::StatusOr<ModelCosts> megatron = Costs(Model("gpt3-175b"), c);
+  c.framework = Framework::kPytorchFsdp;
+  absl::StatusOr<ModelCosts> fused = Costs(Model("gpt3-175b"), c);
+  ASSERT_TRUE(megatron.ok() && fused.ok());
+  const double logits = 2048.0 * 6400, norm = 2 * 2048.0 * 12288 * 2;
+  EXPECT_DOUBLE_EQ(fused->post.activation_bytes, norm + logits * 2);
+  EXPECT_DOUBLE_EQ(fused->post.transient_bytes, logits * 2);
+  EXPECT_DOUBLE_EQ(megatron->post.activation_bytes, norm + logits * 4);
+  EXPECT_LT(fused->post.fwd_s, megatron->post.fwd_s);  // one pass over the logits, not seven
+}
+
 }  // namespace
 }  // namespace paraplan
