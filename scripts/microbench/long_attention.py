@@ -7,6 +7,9 @@ For each sequence length: forward and backward GPU time (CUDA events, median) an
 rate they reach on the causal FLOPs paraplan counts (forward 4 * b * heads * s * s/2 * d;
 backward 2.5 x that), as a share of the 989 TFLOP/s H100 SXM BF16 peak (edit PEAK for
 others): the profile's attention_efficiency_fwd / _bwd. Prints one JSON line per case.
+--mla: DeepSeek-V3's multi-head latent attention core instead (16 heads a GPU, as at TP 8;
+query / key head dimension 192, value 128; FLOPs 2 * s * s/2 * heads * (192 + 128)
+forward), which only cuDNN runs among SDPA's backends.
 Not in CI: needs a CUDA GPU with ~20 GB.
 """
 import json
@@ -24,17 +27,18 @@ SEQS = [2048, 4096, 8192, 16384, 32768, 65536, 131072]
 BACKENDS = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}
 
 
-def case(backend, s, dev):
+def case(backend, s, dev, mla=False):
     b = max(1, 16384 // s)
-    q = torch.randn(b, HEADS, s, D, device=dev, dtype=torch.bfloat16, requires_grad=True)
-    k = torch.randn(b, KV, s, D, device=dev, dtype=torch.bfloat16, requires_grad=True)
-    v = torch.randn(b, KV, s, D, device=dev, dtype=torch.bfloat16, requires_grad=True)
-    grad = torch.randn(b, HEADS, s, D, device=dev, dtype=torch.bfloat16)
+    heads, kv, dqk, dv = (16, 16, 192, 128) if mla else (HEADS, KV, D, D)
+    q = torch.randn(b, heads, s, dqk, device=dev, dtype=torch.bfloat16, requires_grad=True)
+    k = torch.randn(b, kv, s, dqk, device=dev, dtype=torch.bfloat16, requires_grad=True)
+    v = torch.randn(b, kv, s, dv, device=dev, dtype=torch.bfloat16, requires_grad=True)
+    grad = torch.randn(b, heads, s, dv, device=dev, dtype=torch.bfloat16)
     reps = 10 if s <= 16384 else 4
 
     def fwd():
         with sdpa_kernel([BACKENDS[backend]]):
-            return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+            return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=kv != heads)
 
     def both():
         out = fwd()
@@ -42,9 +46,9 @@ def case(backend, s, dev):
 
     fwd_ms = gpu_ms(fwd, reps)
     both_ms = gpu_ms(both, reps)
-    flops = 4.0 * b * HEADS * s * (s / 2) * D
+    flops = 2.0 * b * heads * s * (s / 2) * (dqk + dv)
     bwd_ms = both_ms - fwd_ms
-    return {"backend": backend, "b": b, "s": s, "fwd_ms": round(fwd_ms, 3), "bwd_ms": round(bwd_ms, 3),
+    return {"backend": backend, "mla": mla, "b": b, "s": s, "fwd_ms": round(fwd_ms, 3), "bwd_ms": round(bwd_ms, 3),
             "fwd_tflops": round(flops / (fwd_ms * 1e-3) / 1e12, 1),
             "bwd_tflops": round(2.5 * flops / (bwd_ms * 1e-3) / 1e12, 1),
             "fwd_share_of_peak": round(flops / (fwd_ms * 1e-3) / PEAK, 3),
@@ -55,10 +59,11 @@ def main():
     if not torch.cuda.is_available():
         sys.exit("no CUDA device")
     dev = torch.device("cuda")
+    mla = "--mla" in sys.argv[1:]
     for backend in BACKENDS:
-        for s in SEQS:
+        for s in (SEQS[:4] if mla else SEQS):
             try:
-                print(json.dumps(case(backend, s, dev)), flush=True)
+                print(json.dumps(case(backend, s, dev, mla)), flush=True)
             except Exception as e:
                 print(json.dumps({"backend": backend, "s": s, "error": f"{type(e).__name__}: {e}"[:200]}), flush=True)
             torch.cuda.empty_cache()
