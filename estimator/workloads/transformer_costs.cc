@@ -370,140 +370,185 @@ BlockCosts HeadCosts(const Dims& x, const TransformerSpec& spec, const Hardware&
   return post;
 }
 
+// What every layer kind of one model shares: its spec and shape, the rates and groups,
+// the attention cores (full and, for sliding-window layers, windowed).
+struct ModelContext {
+  const TransformerSpec& spec;
+  const ModelShape& shape;
+  const Hardware& hw;
+  const Collectives& coll;
+  const LayerContext& layer;
+  GroupSpan ep, etp_group;  // the expert grid: expert-TP innermost, then EP (Megatron-Core folding)
+  Part core_full, core_window;
+  bool windowed = false;
+};
+
+// The attention side and residual every layer kind shares, for one setting of the
+// linears' precision: the attention block (MLA's, with its up projections apart), the
+// MLP's residual half, and the attention's parameters and tensors.
+struct AttentionSide {
+  Part attn, mla_up, resid;
+  bool mla = false;
+  double params = 0, tensors = 0, norm_tensors = 0;
+};
+
+AttentionSide AttentionSideOf(const ModelContext& m, const Dims& x) {
+  AttentionSide a;
+  a.mla = m.spec.mla.enabled();
+  a.attn = a.mla ? MlaBlock(x, m.hw, m.spec.mla, &a.mla_up) : AttentionBlock(x, m.hw);
+  a.resid = MlpResidual(x);
+  a.params = a.mla ? MlaParams(x, m.spec.mla)
+                   : x.h * (x.a + 2 * x.g) * x.d / x.t + x.a * x.d * x.h / x.t + 2 * x.norm_params;
+  // Parameter tensors beyond the four linears: MLA adds a linear and a norm per latent.
+  a.tensors = a.mla ? (m.spec.mla.q_lora_rank > 0 ? 4 : 2) : 0;
+  a.norm_tensors = m.spec.normalization == Normalization::kRmsNorm ? 1 : 2;
+  return a;
+}
+
+// One layer of `core` attention and `mlp`; `moe_kernels` the router's and dispatcher's
+// kernels forward (Megatron-Core MoE token dispatcher), `ep_calls` the expert-parallel
+// collectives per direction.
+BlockCosts MakeLayer(const ModelContext& m, const Dims& x, const AttentionSide& a, const Part& core, const Part& mlp,
+                     const MlpExtras& extras, double ep_s, double moe_kernels, double ep_calls) {
+  return AssembleLayer(m.layer, x, core, a.attn, a.resid, mlp, a.mla ? &a.mla_up : nullptr, extras, ep_s, moe_kernels,
+                       ep_calls);
+}
+
+// A dense layer. Parameter tensors: two norms (scale, and bias for LayerNorm), four
+// linears' weights and biases (Megatron-LM's GPT layer), MLA's.
+BlockCosts DenseLayer(const ModelContext& m, const Dims& x, const AttentionSide& a, const Part& core) {
+  BlockCosts b = MakeLayer(m, x, a, core, MlpBlock(x, m.hw, x.T, x.f, 1, x.t, x.r), MlpExtras{}, 0, 0, 0);
+  b.params = a.params + x.h * x.f * (x.gated ? 3 : 2) / x.t;
+  b.tensors = 2 * a.norm_tensors + 8 + a.tensors;
+  b.weight_tensors = 4 + a.tensors / 2;
+  return b;
+}
+
+// A MoE layer's MLP side on this GPU: the routed experts, the router, the permutes, the
+// shared experts, and their dispatch.
+struct MoeMlp {
+  Part mlp;     // all of it, as one sub-block
+  Part routed;  // the routed experts alone
+  MlpExtras extras;
+  MoeDispatch dispatch;
+  double shared_f = 0, local_experts = 0, fe = 0;
+};
+
+MoeMlp MoeMlpOf(const ModelContext& m, const Dims& x) {
+  const MoeSpec& moe = m.spec.moe;
+  MoeMlp o;
+  const double experts = moe.num_experts;
+  const double k = moe.top_k;
+  const int etp = m.shape.expert_tensor_parallel;
+  o.fe = static_cast<double>(moe.expert_ffn_hidden_size);
+  o.local_experts = experts / m.shape.expert_parallel;
+  // Routing: each GPU dispatches its own tokens (T/t under SP, all T without) times
+  // top_k; its expert-TP group pools what the EP all-to-all brings them, so each GPU's
+  // experts see etp times its own share, with weights f/etp wide. Balanced, that is the
+  // same token-expert work per GPU whatever the folding. The GPU of the busiest expert
+  // sees load_imbalance times that, and every other waits for it (its GEMMs, what it
+  // stores, what it receives in the all-to-all).
+  const double sent_rows = x.T * x.r * k * moe.load_imbalance;
+  const double rows = sent_rows * etp;
+  o.routed = MlpBlock(x, m.hw, rows, o.fe, o.local_experts, etp, 1);
+  o.mlp = o.routed;
+  // Router: T x h x E matmul; it keeps its input, the pre-MLP norm's output (this GPU's
+  // share under SP), which the shared experts read too.
+  Linear(m.hw, x, x.T, experts, x.h, 1, &o.mlp);
+  o.mlp.act_bytes += x.T * x.r * x.h * x.p;
+  // Permute before dispatch and un-permute after combine (Megatron-Core moe_utils,
+  // fused): each reads and writes the rows; un-permute keeps the expert output for the
+  // routing probabilities' gradient.
+  MemoryBound(4 * sent_rows * x.h * x.p, 2, &o.mlp);
+  o.mlp.act_bytes += sent_rows * x.h * x.p;
+  // Shared experts: one dense MLP over every token, as wide as all of them together
+  // (Megatron-Core's SharedExpertMLP), sharded over TP like the dense MLP. Its input is
+  // the router's, stored once; its TP collectives are taken to overlap the dispatch
+  // (moe_shared_expert_overlap).
+  o.shared_f = moe.num_shared_experts * static_cast<double>(moe.shared_expert_ffn_hidden_size);
+  Part shared;
+  if (o.shared_f > 0) {
+    shared = MlpBlock(x, m.hw, x.T, o.shared_f, 1, x.t, x.r);
+    shared.act_bytes -= x.T * x.h * x.r * x.p;
+    AddPart(shared, &o.mlp);
+  }
+  o.dispatch = Dispatch(x, m.coll, m.shape, sent_rows, k, m.ep, m.etp_group);
+  o.extras.moe = true;
+  o.extras.act_out_bytes = rows * o.fe / etp * x.p;
+  o.extras.act_fwd_bytes = (x.gated ? 3 : 2) * rows * o.fe / etp * x.p;
+  o.extras.shared = shared;
+  return o;
+}
+
+// A MoE layer of `core` attention.
+BlockCosts MoeLayer(const ModelContext& m, const Dims& x, const AttentionSide& a, const MoeMlp& o, const Part& core) {
+  const double ovl = m.layer.ovl;
+  BlockCosts b = MakeLayer(m, x, a, core, o.mlp, o.extras, o.dispatch.seconds, 6, o.dispatch.calls_per_direction);
+  if (m.shape.moe_a2a_overlap) {
+    // Megatron-Core's combined 1F1B runs one micro-batch's dispatch and combine beside
+    // another's forward or backward compute, hidden as far as that lasts; meanwhile the
+    // communication kernels hold kEpCommSms of the GPU's SMs, and the compute beside them
+    // runs on the rest.
+    const double hidden = std::min(b.ep_s, ovl * (b.fwd_s + b.bwd_s));
+    const double sm_share = m.hw.sm_count() > 0 ? std::min(1.0, kEpCommSms / m.hw.sm_count()) : 0;
+    b.ep_s = b.ep_s - hidden + hidden * sm_share;
+  }
+  // Useful FLOPs are the balanced ones: the busiest GPU's excess is waiting, not work.
+  b.model_flops -= 3 * o.routed.flops_fwd * (1 - 1 / m.spec.moe.load_imbalance);
+  const double mats = x.gated ? 3 : 2;
+  const int etp = m.shape.expert_tensor_parallel;
+  b.expert_params = o.local_experts * x.h * o.fe * mats / etp;
+  b.params = a.params + x.h * m.spec.moe.num_experts + x.h * o.shared_f * mats / x.t + b.expert_params;
+  // + router, experts' linears, the shared experts' two linears (weight and bias).
+  b.tensors = 2 * a.norm_tensors + 4 + a.tensors + 1 + 4 * o.local_experts + (o.shared_f > 0 ? 4 : 0);
+  b.weight_tensors = 2 + a.tensors / 2 + 1 + 2 * o.local_experts + (o.shared_f > 0 ? 2 : 0);
+  return b;
+}
+
+// The layer kinds (dense or MoE, full or windowed attention) for one setting of the
+// linears' precision.
+struct LayerKinds {
+  BlockCosts dense, dense_window, moe, moe_window;
+  MoeDispatcher dispatcher;  // the MoE layers'
+};
+
+LayerKinds KindsOf(const ModelContext& m, const Dims& x) {
+  const AttentionSide a = AttentionSideOf(m, x);
+  LayerKinds kinds;
+  kinds.dense = DenseLayer(m, x, a, m.core_full);
+  kinds.dense_window = m.windowed ? DenseLayer(m, x, a, m.core_window) : kinds.dense;
+  kinds.dispatcher = m.shape.moe_dispatcher;
+  if (m.spec.is_moe()) {
+    const MoeMlp o = MoeMlpOf(m, x);
+    kinds.dispatcher = o.dispatch.dispatcher;
+    kinds.moe = MoeLayer(m, x, a, o, m.core_full);
+    kinds.moe_window = m.windowed ? MoeLayer(m, x, a, o, m.core_window) : kinds.moe;
+  }
+  return kinds;
+}
+
 }  // namespace
 
 absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const ModelShape& shape,
                                             const Hardware& hw, const Collectives& coll) {
   const TransformerSpec spec = workload.transformer.Resolved();
   const Dims x = LayerDims(workload, spec, shape);
-  const bool rms = spec.normalization == Normalization::kRmsNorm;
-  const bool mla = spec.mla.enabled();
   const GroupSpan tp = coll.Place(shape.tensor_parallel, 1);
   const GroupSpan cp = coll.Place(shape.context_parallel, shape.tensor_parallel);
-  // The expert grid: expert-TP innermost, expert parallelism next (Megatron-Core folding).
-  const int etp = shape.expert_tensor_parallel;
-  const GroupSpan etp_group = coll.Place(etp, 1);
-  const GroupSpan ep = coll.Place(shape.expert_parallel, etp);
   const double ovl = hw.overlap_efficiency();
   const double host_kernel_s = shape.cuda_graphs ? hw.kernel_gap_s() : hw.kernel_overhead_s();
 
   const Part core_full = AttentionCore(x, hw, 0);
-  const bool windowed = spec.sliding_window.tokens > 0 && spec.sliding_window.tokens < spec.seq_length;
-  const Part core_window = windowed ? AttentionCore(x, hw, static_cast<double>(spec.sliding_window.tokens)) : core_full;
-
   const TpCollectives tpc = TpCosts(x, coll, tp);
-  const LayerContext ctx{hw, shape, tpc, ContextParallel(x, coll, cp, core_full, ovl), ovl, host_kernel_s,
-                         shape.cuda_graphs ? 0.0 : hw.recompute_overhead_s()};
-  const double norm_tensors = rms ? 1 : 2;
-  // The layer kinds (dense or MoE, full or windowed attention) for one setting of the
-  // linears' precision.
-  struct LayerKinds {
-    BlockCosts dense, dense_window, moe, moe_window;
-    MoeDispatcher dispatcher;  // the MoE layers'
-  };
-  auto build_kinds = [&](const Dims& x) {
-    Part mla_up;
-    const Part attn = mla ? MlaBlock(x, hw, spec.mla, &mla_up) : AttentionBlock(x, hw);
-    const Part resid = MlpResidual(x);
-    const Part dense_mlp = MlpBlock(x, hw, x.T, x.f, 1, x.t, x.r);
-    // moe_kernels: router softmax / top-k and the dispatcher's bookkeeping (Megatron-Core
-    // MoE token dispatcher), forward; ep_calls: expert-parallel collectives per direction.
-    auto make_layer = [&](const Part& core, const Part& mlp, const MlpExtras& extras, double ep_s, double moe_kernels,
-                          double ep_calls) {
-      return AssembleLayer(ctx, x, core, attn, resid, mlp, mla ? &mla_up : nullptr, extras, ep_s, moe_kernels,
-                           ep_calls);
-    };
+  const LayerContext layer{hw, shape, tpc, ContextParallel(x, coll, cp, core_full, ovl), ovl, host_kernel_s,
+                           shape.cuda_graphs ? 0.0 : hw.recompute_overhead_s()};
+  const int etp = shape.expert_tensor_parallel;
+  ModelContext m{spec, shape, hw, coll, layer, coll.Place(shape.expert_parallel, etp), coll.Place(etp, 1), core_full,
+                 core_full};
+  m.windowed = spec.sliding_window.tokens > 0 && spec.sliding_window.tokens < spec.seq_length;
+  if (m.windowed) m.core_window = AttentionCore(x, hw, static_cast<double>(spec.sliding_window.tokens));
 
-    const double attn_params = mla ? MlaParams(x, spec.mla)
-                                   : x.h * (x.a + 2 * x.g) * x.d / x.t + x.a * x.d * x.h / x.t + 2 * x.norm_params;
-    const double dense_mlp_params = x.h * x.f * (x.gated ? 3 : 2) / x.t;
-
-    // Parameter tensors: two norms (scale, and bias for LayerNorm), four linears' weights
-    // and biases (Megatron-LM's GPT layer); MLA adds a linear and a norm per latent.
-    const double attn_tensors = mla ? (spec.mla.q_lora_rank > 0 ? 4 : 2) : 0;
-    auto dense_layer = [&](const Part& core) {
-      BlockCosts b = make_layer(core, dense_mlp, MlpExtras{}, 0, 0, 0);
-      b.params = attn_params + dense_mlp_params;
-      b.tensors = 2 * norm_tensors + 8 + attn_tensors;
-      b.weight_tensors = 4 + attn_tensors / 2;
-      return b;
-    };
-    const BlockCosts dense = dense_layer(core_full);
-    const BlockCosts dense_window = windowed ? dense_layer(core_window) : dense;
-
-    BlockCosts moe, moe_window;
-    MoeDispatcher dispatcher = shape.moe_dispatcher;
-    const bool is_moe = spec.is_moe();
-    if (is_moe) {
-      const double experts = spec.moe.num_experts;
-      const double k = spec.moe.top_k;
-      const double fe = static_cast<double>(spec.moe.expert_ffn_hidden_size);
-      const double local_experts = experts / shape.expert_parallel;
-      // Routing: each GPU dispatches its own tokens (T/t under SP, all T without) times
-      // top_k; its expert-TP group pools what the EP all-to-all brings them, so each GPU's
-      // experts see etp times its own share, with weights f/etp wide. Balanced, that is the
-      // same token-expert work per GPU whatever the folding. The GPU of the busiest expert
-      // sees load_imbalance times that, and every other waits for it (its GEMMs, what it
-      // stores, what it receives in the all-to-all).
-      const double imbalance = spec.moe.load_imbalance;
-      const double sent_rows = x.T * x.r * k * imbalance;
-      const double rows = sent_rows * etp;
-      const Part routed = MlpBlock(x, hw, rows, fe, local_experts, etp, 1);
-      Part mlp = routed;
-      // Router: T x h x E matmul; it keeps its input, the pre-MLP norm's output (this
-      // GPU's share under SP), which the shared experts read too.
-      Linear(hw, x, x.T, experts, x.h, 1, &mlp);
-      mlp.act_bytes += x.T * x.r * x.h * x.p;
-      // Permute before dispatch and un-permute after combine (Megatron-Core moe_utils,
-      // fused): each reads and writes the rows; un-permute keeps the expert output for the
-      // routing probabilities' gradient.
-      MemoryBound(4 * sent_rows * x.h * x.p, 2, &mlp);
-      mlp.act_bytes += sent_rows * x.h * x.p;
-      // Shared experts: one dense MLP over every token, as wide as all of them together
-      // (Megatron-Core's SharedExpertMLP), sharded over TP like the dense MLP. Its input is
-      // the router's, stored once; its TP collectives are taken to overlap the dispatch
-      // (moe_shared_expert_overlap).
-      const double shared_f = spec.moe.num_shared_experts * static_cast<double>(spec.moe.shared_expert_ffn_hidden_size);
-      Part shared;
-      if (shared_f > 0) {
-        shared = MlpBlock(x, hw, x.T, shared_f, 1, x.t, x.r);
-        shared.act_bytes -= x.T * x.h * x.r * x.p;
-        AddPart(shared, &mlp);
-      }
-      const MoeDispatch d = Dispatch(x, coll, shape, sent_rows, k, ep, etp_group);
-      dispatcher = d.dispatcher;
-      MlpExtras extras;
-      extras.moe = true;
-      extras.act_out_bytes = rows * fe / etp * x.p;
-      extras.act_fwd_bytes = (x.gated ? 3 : 2) * rows * fe / etp * x.p;
-      extras.shared = shared;
-      auto moe_layer = [&](const Part& core) {
-        BlockCosts b = make_layer(core, mlp, extras, d.seconds, 6, d.calls_per_direction);
-        if (shape.moe_a2a_overlap) {
-          // Megatron-Core's combined 1F1B runs one micro-batch's dispatch and combine
-          // beside another's forward or backward compute, hidden as far as that lasts;
-          // meanwhile the communication kernels hold kEpCommSms of the GPU's SMs, and the
-          // compute beside them runs on the rest.
-          const double hidden = std::min(b.ep_s, ovl * (b.fwd_s + b.bwd_s));
-          const double sm_share = hw.sm_count() > 0 ? std::min(1.0, kEpCommSms / hw.sm_count()) : 0;
-          b.ep_s = b.ep_s - hidden + hidden * sm_share;
-        }
-        // Useful FLOPs are the balanced ones: the busiest GPU's excess is waiting, not work.
-        b.model_flops -= 3 * routed.flops_fwd * (1 - 1 / imbalance);
-        const double mats = x.gated ? 3 : 2;
-        b.expert_params = local_experts * x.h * fe * mats / etp;
-        b.params = attn_params + x.h * experts + x.h * shared_f * mats / x.t + b.expert_params;
-        // + router, experts' linears, the shared experts' two linears (weight and bias).
-        b.tensors = 2 * norm_tensors + 4 + attn_tensors + 1 + 4 * local_experts + (shared_f > 0 ? 4 : 0);
-        b.weight_tensors = 2 + attn_tensors / 2 + 1 + 2 * local_experts + (shared_f > 0 ? 2 : 0);
-        return b;
-      };
-      moe = moe_layer(core_full);
-      moe_window = windowed ? moe_layer(core_window) : moe;
-    }
-    return LayerKinds{dense, dense_window, moe, moe_window, dispatcher};
-  };
-  const LayerKinds kinds = build_kinds(x);
+  const LayerKinds kinds = KindsOf(m, x);
   // NVFP4 keeps about 15 % of the linear layers in BF16, most at the end of the network
   // (NVIDIA, "Pretraining Large Language Models with NVFP4", 2025, sec. 4): the last
   // layers here.
@@ -514,7 +559,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
     Dims x16 = x;
     x16.bf16_linears = true;
     x16.pin = x.p;
-    high = build_kinds(x16);
+    high = KindsOf(m, x16);
   }
 
   ModelCosts out;
