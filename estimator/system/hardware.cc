@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
 
 #include "estimator/inputs/calibration_regime.h"
 #include "estimator/inputs/units.h"
@@ -64,7 +67,12 @@ Calibration ResolvedCalibration(const SystemProfile& profile, int64_t num_gpus) 
   return r;
 }
 
-Hardware::Hardware(const SystemProfile& profile, Precision precision, int64_t num_gpus) {
+namespace {
+std::atomic<uint64_t> next_hardware_id{1};
+}  // namespace
+
+Hardware::Hardware(const SystemProfile& profile, Precision precision, int64_t num_gpus)
+    : id_(next_hardware_id.fetch_add(1, std::memory_order_relaxed)) {
   const Calibration cal = ResolvedCalibration(profile, num_gpus);
   const double clock = profile.accelerator.ClockScale();  // a power cap lowers the clocks
   peak_flops_per_s_ = profile.accelerator.PeakTflops(precision) * 1e12 * clock;
@@ -177,8 +185,42 @@ constexpr double kSplitKDepthRatio = 4;
 constexpr double kMinSplitDepth = 256;
 }  // namespace
 
+// The planner asks for the same GEMMs again and again (every recompute, SP and flash
+// setting of a shape has the same linears): a bounded, direct-mapped memo per thread of
+// the last answers, keyed by everything MatmulTimeAt reads (the Hardware's identity, its
+// rate and the GEMM). 1,024 entries of 64 bytes; a colliding entry is overwritten.
+struct GemmMemo {
+  struct Entry {
+    uint64_t hw = 0;
+    double rate = 0, m = 0, n = 0, k = 0, batch = 0, bytes = 0, seconds = 0;
+  };
+  static constexpr size_t kSize = 1024;
+  Entry entries[kSize];
+  static size_t Slot(uint64_t hw, double rate, double m, double n, double k, double batch, double bytes) {
+    uint64_t h = hw;
+    for (double v : {rate, m, n, k, batch, bytes}) {
+      uint64_t bits;
+      std::memcpy(&bits, &v, sizeof bits);
+      h = (h ^ bits) * 0x9E3779B97F4A7C15ull;  // Fibonacci hashing (Knuth, TAOCP 6.4)
+    }
+    return static_cast<size_t>(h >> 54);  // the top 10 bits: 0..1023
+  }
+};
+
 double Hardware::MatmulTimeAt(double rate, double m, double n, double k, double batch,
                               double operand_bytes) const {
+  thread_local GemmMemo memo;
+  GemmMemo::Entry& e = memo.entries[GemmMemo::Slot(id_, rate, m, n, k, batch, operand_bytes)];
+  if (e.hw == id_ && e.rate == rate && e.m == m && e.n == n && e.k == k && e.batch == batch &&
+      e.bytes == operand_bytes) {
+    return e.seconds;
+  }
+  e = {id_, rate, m, n, k, batch, operand_bytes, MatmulTimeUncached(rate, m, n, k, batch, operand_bytes)};
+  return e.seconds;
+}
+
+double Hardware::MatmulTimeUncached(double rate, double m, double n, double k, double batch,
+                                    double operand_bytes) const {
   const double flops = 2.0 * m * n * k * batch;
   if (flops <= 0) return 0;
   double util = 1, split = 1;

@@ -192,7 +192,10 @@ class Hardware {
  private:
   double MatmulTimeAt(double rate, double m, double n, double k, double batch,
                       double operand_bytes) const;
+  double MatmulTimeUncached(double rate, double m, double n, double k, double batch, double operand_bytes) const;
 
+  // Unique to this construction (copies share it: they answer alike); the GEMM memo's key.
+  uint64_t id_ = 0;
   double peak_flops_per_s_ = 0;
   double matmul_flops_per_s_ = 0;
   double batched_matmul_flops_per_s_ = 0;

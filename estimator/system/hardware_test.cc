@@ -129,6 +129,22 @@ TEST(Hardware, GroupedGemmsRunInRoundsOfFourStreams) {
   EXPECT_DOUBLE_EQ(hw.GroupedMatmulTime(512, 1536, 4096, 3, 2, false), hw.MatmulTime(512, 1536, 4096, 3, 2));
 }
 
+// MatmulTime remembers its last answers per thread: a Hardware built later (perhaps at
+// the same address) from another profile must not read the first one's.
+TEST(Hardware, GemmMemoNeverCrossesProfiles) {
+  SystemProfile a = Profile("dgx-h100-80gb");
+  SystemProfile b = a;
+  b.accelerator.sm_count = 100;
+  b.calibration.matmul_efficiency = 0.5;
+  double first = 0, second = 0;
+  for (int i = 0; i < 2; ++i) {
+    const Hardware hw(i == 0 ? a : b, Precision::kBf16);
+    (i == 0 ? first : second) = hw.MatmulTime(4096, 1536, 4096, 4, 2);
+    EXPECT_DOUBLE_EQ(hw.MatmulTime(4096, 1536, 4096, 4, 2), i == 0 ? first : second);  // the memo's answer
+  }
+  EXPECT_GT(second, first * 1.2);
+}
+
 TEST(Hardware, MemoryBoundOpsRunAtHbmRate) {
   SystemProfile p = Profile("dgx-a100-80gb");
   p.calibration.memory_bound_efficiency = 1.0;
