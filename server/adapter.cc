@@ -464,6 +464,7 @@ absl::StatusOr<SystemProfile> FromProto(const v1::SystemProfile& p) {
   k.recompute_overhead_us = c.recompute_overhead_us();
   k.memory_overhead_fraction = c.memory_overhead_fraction();
   k.memory_overhead_gib = c.memory_overhead_gib();
+  k.expandable_segments_overhead_fraction = c.expandable_segments_overhead_fraction();
   k.attention_efficiency_fwd = c.attention_efficiency_fwd();
   k.attention_efficiency_bwd = c.attention_efficiency_bwd();
   k.cudnn_attention_efficiency_fwd = c.cudnn_attention_efficiency_fwd();
@@ -702,6 +703,7 @@ v1::Calibration ToProto(const Calibration& k) {
   c.set_recompute_overhead_us(k.recompute_overhead_us);
   c.set_memory_overhead_fraction(k.memory_overhead_fraction);
   c.set_memory_overhead_gib(k.memory_overhead_gib);
+  c.set_expandable_segments_overhead_fraction(k.expandable_segments_overhead_fraction);
   c.set_attention_efficiency_fwd(k.attention_efficiency_fwd);
   c.set_attention_efficiency_bwd(k.attention_efficiency_bwd);
   c.set_cudnn_attention_efficiency_fwd(k.cudnn_attention_efficiency_fwd);

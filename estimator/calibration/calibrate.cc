@@ -115,31 +115,35 @@ MemoryFit FitMemory(const std::vector<PeakPoint>& points) {
   return fit;
 }
 
-void AddMemoryChanges(const MemoryFit& fit, size_t num_peaks, const Calibration& before,
-                      std::vector<ParameterChange>* out) {
-  ParameterChange frac{"memory_overhead_fraction", before.memory_overhead_fraction,
-                       before.memory_overhead_fraction, false, ""};
-  frac.upper_bound = 1.0;
-  ParameterChange fixed{"memory_overhead_gib", before.memory_overhead_gib, before.memory_overhead_gib, false,
-                        ""};
-  fixed.upper_bound = 1e4;
-  if (fit.ok) {
-    frac.after = fit.fraction;
-    fixed.after = fit.fixed_gib;
-    frac.stddev = fit.fraction_stddev;
-    fixed.stddev = fit.fixed_stddev_gib;
-    frac.at_bound = fit.fraction_clamped;
-    fixed.at_bound = fit.fixed_clamped;
-    for (ParameterChange* c : {&frac, &fixed}) {
-      c->fitted = true;
-      c->reason = absl::StrCat("fitted on ", num_peaks, " measured peaks");
-      if (c->at_bound) absl::StrAppend(&c->reason, "; ended at its bound (clamped)");
-    }
-  } else {
-    frac.reason = fixed.reason = "needs measured peak memory from at least two differently sized runs";
+// One memory parameter's change: `after` from the fit where it is usable.
+ParameterChange MemoryChange(const char* name, double before, double upper, const MemoryFit& fit, double after,
+                             double stddev, bool clamped, size_t num_peaks, const char* runs) {
+  ParameterChange c{name, before, before, false, ""};
+  c.upper_bound = upper;
+  if (!fit.ok) {
+    c.reason = absl::StrCat("needs measured peak memory from at least two differently sized ", runs);
+    return c;
   }
-  out->push_back(frac);
-  out->push_back(fixed);
+  c.after = after;
+  c.stddev = stddev;
+  c.at_bound = clamped;
+  c.fitted = true;
+  c.reason = absl::StrCat("fitted on ", num_peaks, " measured peaks of ", runs);
+  if (c.at_bound) absl::StrAppend(&c.reason, "; ended at its bound (clamped)");
+  return c;
+}
+
+// The allocator's overhead share and fixed GiB from the runs under the default
+// allocator; the expandable-segments share from torchtitan's (its launcher's setting).
+void AddMemoryChanges(const MemoryFit& fit, size_t num_peaks, const MemoryFit& expandable, size_t num_expandable,
+                      const Calibration& before, std::vector<ParameterChange>* out) {
+  out->push_back(MemoryChange("memory_overhead_fraction", before.memory_overhead_fraction, 1.0, fit, fit.fraction,
+                              fit.fraction_stddev, fit.fraction_clamped, num_peaks, "runs"));
+  out->push_back(MemoryChange("memory_overhead_gib", before.memory_overhead_gib, 1e4, fit, fit.fixed_gib,
+                              fit.fixed_stddev_gib, fit.fixed_clamped, num_peaks, "runs"));
+  out->push_back(MemoryChange("expandable_segments_overhead_fraction", before.expandable_segments_overhead_fraction,
+                              1.0, expandable, expandable.fraction, expandable.fraction_stddev,
+                              expandable.fraction_clamped, num_expandable, "torchtitan runs"));
 }
 
 ParameterChange TimeChange(const CalibrationParam& p, const TimeFit& fit, const std::vector<bool>& fitted, size_t j,
@@ -395,20 +399,22 @@ absl::StatusOr<CalibrationResult> CalibrateProfile(const SystemProfile& base,
     changes.push_back(TimeChange(params[j], scoped.pooled, scoped.fitted, j, fitted_on, after));
 
   // Memory: the model's memory before overhead does not depend on the time parameters.
-  std::vector<PeakPoint> peaks;
+  std::vector<PeakPoint> peaks, expandable_peaks;  // default allocator; expandable segments (torchtitan)
   for (int i = 0; i < n; ++i) {
     if (usable[i].measured_peak_memory_gib <= 0) continue;
     absl::StatusOr<Estimate> e = EstimateIteration(usable[i].workload, usable[i].config, at);
     if (!e.ok()) continue;
-    peaks.push_back(
-        {i, e->memory.total_bytes - e->memory.overhead_bytes, usable[i].measured_peak_memory_gib * kGiB});
+    (usable[i].config.framework == Framework::kTorchtitan ? expandable_peaks : peaks)
+        .push_back({i, e->memory.total_bytes - e->memory.overhead_bytes, usable[i].measured_peak_memory_gib * kGiB});
   }
   const MemoryFit memory = FitMemory(peaks);
   if (memory.ok) {
     result.profile.calibration.memory_overhead_fraction = memory.fraction;
     result.profile.calibration.memory_overhead_gib = memory.fixed_gib;
   }
-  AddMemoryChanges(memory, peaks.size(), ResolvedCalibration(base), &changes);
+  const MemoryFit expandable = FitMemory(expandable_peaks);
+  if (expandable.ok) result.profile.calibration.expandable_segments_overhead_fraction = expandable.fraction;
+  AddMemoryChanges(memory, peaks.size(), expandable, expandable_peaks.size(), ResolvedCalibration(base), &changes);
 
   r.num_measurements = n;
   r.num_available = n;

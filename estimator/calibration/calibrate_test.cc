@@ -180,6 +180,43 @@ TEST(Calibrate, RecoversPerturbedParameters) {
   }
 }
 
+// Peaks of torchtitan runs (expandable segments) fit their own overhead share; the
+// others fit the default allocator's. Truth: 2 % and 5 %, 3 GiB fixed.
+TEST(Calibrate, ExpandableSegmentsFitTheirOwnShare) {
+  SystemProfile truth = Profile("dgx-a100-80gb");
+  truth.calibration = ResolvedCalibration(truth);
+  truth.calibration.memory_overhead_fraction = 0.05;
+  truth.calibration.expandable_segments_overhead_fraction = 0.02;
+  truth.calibration.memory_overhead_gib = 3;
+  std::vector<CalibrationSample> samples;
+  for (Framework f : {Framework::kMegatron, Framework::kTorchtitan}) {
+    for (const ParallelConfig& base : {Config(1, 1, 8, 1, 8), Config(2, 1, 4, 1, 16), Config(4, 1, 2, 2, 16),
+                                       Config(8, 1, 1, 1, 8), Config(1, 1, 8, 2, 32)}) {
+      ParallelConfig c = base;
+      c.framework = f;
+      c.zero_stage = 3;
+      c.flash_attention = true;
+      absl::StatusOr<Estimate> e = EstimateIteration(Model("llama3-8b"), c, truth);
+      ASSERT_TRUE(e.ok()) << e.status();
+      CalibrationSample s;
+      s.workload = Model("llama3-8b");
+      s.config = c;
+      s.measured_iteration_time_s = e->iteration_time_s;
+      s.measured_peak_memory_gib = e->memory.total_bytes / (1 << 30);
+      samples.push_back(s);
+    }
+  }
+  absl::StatusOr<CalibrationResult> r = CalibrateProfile(Profile("dgx-a100-80gb"), samples);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_NEAR(r->profile.calibration.memory_overhead_fraction, 0.05, 1e-6);
+  EXPECT_NEAR(r->profile.calibration.memory_overhead_gib, 3, 1e-4);
+  EXPECT_NEAR(r->profile.calibration.expandable_segments_overhead_fraction, 0.02, 0.002);
+  const ParameterChange* p = Find(r->report, "expandable_segments_overhead_fraction");
+  ASSERT_NE(p, nullptr);
+  EXPECT_TRUE(p->fitted);
+  EXPECT_NE(p->reason.find("5 measured peaks of torchtitan runs"), std::string::npos) << p->reason;
+}
+
 TEST(Calibrate, SingleNodeDataLeavesInterNodeAlone) {
   const std::vector<CalibrationSample> samples = SmallModels(Truth(), 0.01);
   ASSERT_GE(samples.size(), 5u);

@@ -51,6 +51,7 @@ double* CalibrationField(Calibration& c, absl::string_view parameter) {
       {"cudnn_attention_efficiency_bwd", &Calibration::cudnn_attention_efficiency_bwd},
       {"collective_overhead_us", &Calibration::collective_overhead_us},
       {"memory_overhead_fraction", &Calibration::memory_overhead_fraction},
+      {"expandable_segments_overhead_fraction", &Calibration::expandable_segments_overhead_fraction},
       {"memory_overhead_gib", &Calibration::memory_overhead_gib},
       {"host_staging_efficiency", &Calibration::host_staging_efficiency},
       {"jpeg_decode_mpixels_per_core_s", &Calibration::jpeg_decode_mpixels_per_core_s},

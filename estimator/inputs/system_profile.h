@@ -134,6 +134,9 @@ struct Calibration {
   double hdf5_read_gbytes_per_core_s = 0;     // HDF5 sample read and unpack, one core
   double shared_fs_files_per_s = 0;           // files the shared file system opens per second, all clients
   double memory_overhead_fraction = 0;
+  // The same share with PyTorch's expandable segments (PYTORCH_CUDA_ALLOC_CONF=
+  // expandable_segments:True, as torchtitan's run_train.sh sets); 0 = default (hardware.h).
+  double expandable_segments_overhead_fraction = 0;
   double memory_overhead_gib = 0;
   std::vector<RegimeCalibration> regimes;  // narrowest first; empty = never calibrated
 };

@@ -270,6 +270,8 @@ TEST(Validate, ProfileRefusesNonFiniteAndAbsurdValues) {
       {[](SystemProfile* p) { p->calibration.overlap_efficiency = -0.5; }, "profile.calibration.overlap_efficiency"},
       {[](SystemProfile* p) { p->calibration.cudnn_attention_efficiency_bwd = 1.5; },
        "profile.calibration.cudnn_attention_efficiency_bwd"},
+      {[](SystemProfile* p) { p->calibration.expandable_segments_overhead_fraction = -0.1; },
+       "profile.calibration.expandable_segments_overhead_fraction"},
       {[](SystemProfile* p) { p->network_levels[0].oversubscription = std::nan(""); },
        "profile.network_levels[0].oversubscription"},
       {[](SystemProfile* p) { p->network_levels[1].bandwidth_gbytes_per_s = 5e-324; },

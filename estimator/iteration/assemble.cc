@@ -7,6 +7,14 @@ namespace paraplan {
 
 namespace {
 
+// The caching allocator's overhead share: torchtitan's launcher turns on expandable
+// segments (run_train.sh: PYTORCH_ALLOC_CONF="expandable_segments:True"), which leave
+// far less reserved beyond what is allocated than the default allocator does.
+double MemoryOverheadFraction(const Hardware& hw, const ParallelConfig& c) {
+  return c.framework == Framework::kTorchtitan ? hw.expandable_segments_overhead_fraction()
+                                               : hw.memory_overhead_fraction();
+}
+
 // Micro-batches whose activations the first stage holds at once.
 double InFlightMicroBatches(const ParallelConfig& c, int m) {
   const int pp = c.pipeline_parallel;
@@ -190,7 +198,7 @@ void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
     }
     const double used = mb.weights_bytes + mb.gradients_bytes + mb.optimizer_bytes +
                         mb.activations_bytes + mb.buffers_bytes;
-    mb.overhead_bytes = hw.memory_overhead_bytes() + hw.memory_overhead_fraction() * used;
+    mb.overhead_bytes = hw.memory_overhead_bytes() + MemoryOverheadFraction(hw, c) * used;
     mb.total_bytes = used + mb.overhead_bytes;
     if (mb.total_bytes > best.total_bytes) best = mb;
   }

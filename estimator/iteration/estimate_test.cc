@@ -203,6 +203,22 @@ TEST(Estimate, BreakdownMatchesHandComputation) {
   EXPECT_NEAR(pp2.time.optimizer_s, optimizer_pp, near(optimizer_pp));
 }
 
+// torchtitan's launcher runs PyTorch's allocator with expandable segments: its overhead
+// share (0.01 by default) replaces the default allocator's (0.07) on what is used.
+TEST(Estimate, TorchtitanRunsWithExpandableSegments) {
+  ParallelConfig c = testing::Config(1, 1, 8, 1, 8);
+  c.zero_stage = 3;
+  c.flash_attention = true;
+  absl::StatusOr<Estimate> megatron = EstimateIteration(Model("llama3-8b"), c, Profile("dgx-h100-80gb"));
+  c.framework = Framework::kTorchtitan;
+  absl::StatusOr<Estimate> titan = EstimateIteration(Model("llama3-8b"), c, Profile("dgx-h100-80gb"));
+  ASSERT_TRUE(megatron.ok() && titan.ok());
+  const double used = titan->memory.total_bytes - titan->memory.overhead_bytes;
+  EXPECT_NEAR(titan->memory.overhead_bytes, 1.5 * (1 << 30) + 0.01 * used, 1);
+  const double used_m = megatron->memory.total_bytes - megatron->memory.overhead_bytes;
+  EXPECT_NEAR(megatron->memory.overhead_bytes, 1.5 * (1 << 30) + 0.07 * used_m, 1);
+}
+
 TEST(Estimate, MoreDataParallelismNeverRaisesWeightMemoryUnderZero3) {
   const SystemProfile p = Profile("dgx-h100-80gb");
   double previous = 1e30;

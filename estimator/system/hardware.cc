@@ -62,6 +62,8 @@ Calibration ResolvedCalibration(const SystemProfile& profile, int64_t num_gpus) 
   r.hdf5_read_gbytes_per_core_s = Or(c.hdf5_read_gbytes_per_core_s, D::kHdf5ReadGbytesPerCoreS);
   r.shared_fs_files_per_s = c.shared_fs_files_per_s;  // 0 = unlimited
   r.memory_overhead_fraction = Or(c.memory_overhead_fraction, D::kMemoryOverheadFraction);
+  r.expandable_segments_overhead_fraction =
+      Or(c.expandable_segments_overhead_fraction, D::kExpandableSegmentsOverheadFraction);
   r.memory_overhead_gib = Or(c.memory_overhead_gib, D::kMemoryOverheadGib);
   r.regimes = profile.calibration.regimes;
   return r;
@@ -112,6 +114,7 @@ Hardware::Hardware(const SystemProfile& profile, Precision precision, int64_t nu
   kernel_overhead_s_ = cal.kernel_overhead_us * 1e-6;
   recompute_overhead_s_ = cal.recompute_overhead_us * 1e-6;
   memory_overhead_fraction_ = cal.memory_overhead_fraction;
+  expandable_segments_overhead_fraction_ = cal.expandable_segments_overhead_fraction;
   memory_overhead_bytes_ = cal.memory_overhead_gib * kGiB;
   capacity_bytes_ = profile.accelerator.memory_gib * kGiB;
   gpus_per_node_ = std::max(1, profile.gpus_per_node);

@@ -72,6 +72,11 @@ struct CalibrationDefaults {
   static constexpr double kCollectiveOverheadUs = 35.0;
   // Caching-allocator fragmentation (PyTorch reserved vs allocated, typically 5-10 %).
   static constexpr double kMemoryOverheadFraction = 0.07;
+  // The same with expandable segments: 0.4 % (fixed shapes) and 1.1 % (micro-batches of
+  // 1 and 2 alternating), where the default allocator reserved 3.6 % and 11 % more
+  // (eight Llama 3 8B blocks with AdamW on an H100: scripts/microbench/allocator_overhead.py,
+  // docs/microbench/h100_allocator_overhead.jsonl).
+  static constexpr double kExpandableSegmentsOverheadFraction = 0.01;
   // CUDA context (~0.5 GiB) + cuBLAS/NCCL workspaces and buffers (~1 GiB).
   static constexpr double kMemoryOverheadGib = 1.5;
   // A halo staged through the host: a device-to-host and a host-to-device copy of a
@@ -155,6 +160,7 @@ class Hardware {
   }
   int sm_count() const { return sm_count_; }
   double memory_overhead_fraction() const { return memory_overhead_fraction_; }
+  double expandable_segments_overhead_fraction() const { return expandable_segments_overhead_fraction_; }
   double memory_overhead_bytes() const { return memory_overhead_bytes_; }
   double capacity_bytes() const { return capacity_bytes_; }
   double host_capacity_bytes_per_gpu() const { return host_capacity_bytes_per_gpu_; }
@@ -221,6 +227,7 @@ class Hardware {
   double kernel_overhead_s_ = 0;
   double recompute_overhead_s_ = 0;
   double memory_overhead_fraction_ = 0;
+  double expandable_segments_overhead_fraction_ = 0;
   double memory_overhead_bytes_ = 0;
   double capacity_bytes_ = 0;
   double host_capacity_bytes_per_gpu_ = 0;
