@@ -237,8 +237,9 @@ std::vector<Shape> EnumerateShapes(const SearchSpace& sp, int gpus, const std::v
               if (etp != tp && !seq) continue;  // experts split otherwise than TP need SP
               for (bool flash : FlagValues(k.flash_attention)) {
                 if (!sp.transformer && flash) continue;
-                // With fused attention nothing s^2 is stored: selective == none.
-                if (flash && rc == Recompute::kSelective) continue;
+                // With fused attention nothing s^2 is stored: selective == none, except
+                // torchtitan's, which keeps its blocks' matmul outputs (op-level SAC).
+                if (flash && rc == Recompute::kSelective && k.framework != Framework::kTorchtitan) continue;
                 shapes.push_back(Shape{tp, cp, ep, mbs, rc, seq, flash, etp, deepep, split.spatial,
                                        split.filter, split.channel, split.spatial_layers, split.spatial_axes});
               }

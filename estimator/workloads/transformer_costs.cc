@@ -102,6 +102,31 @@ Recomputed SelectiveRecompute(const Dims& x, const Hardware& hw, unsigned module
   return r;
 }
 
+// torchtitan's selective activation checkpointing (activation_checkpoint.py, the "op"
+// policy its Llama configurations use): each block is a checkpointed region that keeps
+// the outputs of its compute-intensive ops (matmuls, attention) except every second
+// matmul, and recomputes everything else from the block's input in backward. In a
+// Llama block the matmuls run wq, wk, wv, wo, w1, w3, w2: it keeps wq's, wv's, the
+// attention's, w1's and w2's outputs, and re-runs wk and wo (half the attention linears'
+// FLOPs for any head grouping), w3 (a third of a gated MLP's; the second of two
+// otherwise) and every memory-bound kernel. Dense layers; MoE layers keep Megatron's
+// reading of selective.
+Recomputed OpLevelSac(const Dims& x, const Hardware& hw, const Part& core, const Part& attn, const Part& resid,
+                      const Part& mlp) {
+  const double e = x.T * x.h * x.r * x.p;  // the block's input
+  const double heads = x.a * x.d / x.t, kv = x.g * x.d / x.t;
+  const double kept = e + x.T * (heads + kv) * x.p + x.T * heads * x.p + core.act_bytes +
+                      x.T * x.f / x.t * x.p + x.T * x.h * x.p;  // wq, wv, attention (+ statistics), w1, w2
+  Recomputed r;
+  r.saved_bytes = core.act_bytes + attn.act_bytes + resid.act_bytes + mlp.act_bytes - kept;
+  const double mlp_share = x.gated ? 1.0 / 3 : 1.0 / 2;
+  r.seconds = attn.matmul_fwd_s / 2 + mlp.matmul_fwd_s * mlp_share +
+              (attn.mem_fwd_bytes + resid.mem_fwd_bytes + mlp.mem_fwd_bytes) / hw.hbm_bytes_per_s();
+  r.kernels = attn.kernels_fwd + resid.kernels_fwd + mlp.kernels_fwd - (x.gated ? 5 : 4);  // less the kept GEMMs
+  r.regions = 1;
+  return r;
+}
+
 // Moving one MoE layer's tokens to their experts and back, forward and backward.
 struct MoeDispatch {
   double seconds = 0;
@@ -264,8 +289,11 @@ BlockCosts AssembleLayer(const LayerContext& L, const Dims& x, const Part& core,
       blk.activation_bytes = act_full;
       break;
     case Recompute::kSelective: {
-      const Recomputed r =
-          SelectiveRecompute(x, L.hw, L.shape.recompute_modules, core, mla_up, mlp, extras, ep_s);
+      const bool op_sac = L.shape.framework == Framework::kTorchtitan && !extras.moe && mla_up == nullptr &&
+                          L.shape.recompute_modules == 0;
+      const Recomputed r = op_sac ? OpLevelSac(x, L.hw, core, attn, resid, mlp)
+                                  : SelectiveRecompute(x, L.hw, L.shape.recompute_modules, core, mla_up, mlp,
+                                                       extras, ep_s);
       blk.activation_bytes = act_full - r.saved_bytes;
       blk.recompute_s = r.seconds;
       host_recompute = r.kernels * L.host_kernel_s + r.regions * L.checkpoint_s;

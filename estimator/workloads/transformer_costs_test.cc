@@ -168,6 +168,32 @@ TEST(TransformerCosts, AttentionKernelFollowsTheFramework) {
   EXPECT_DOUBLE_EQ(a100.attention_bwd_flops_per_s(true), a100.attention_bwd_flops_per_s(false));
 }
 
+// torchtitan's selective checkpointing ("op" policy) keeps, per Llama 3 8B block at 8,192
+// tokens, the block's input (2 bytes per token and hidden unit), wq's output (2), wv's
+// (0.5), the attention's (2, and its statistics), w1's (3.5 x 2) and w2's (2): 15.5
+// (measured on an H100: 15.0, docs/microbench/h100_op_sac.jsonl). It re-runs wk and wo
+// (half the attention linears), w3 (a third of the MLP's) and the memory-bound kernels.
+TEST(TransformerCosts, TorchtitanSelectiveKeepsEverySecondMatmul) {
+  const Workload w = Model("llama3-8b");
+  ParallelConfig c = testing::Config(1, 1, 1, 1, 1);
+  c.flash_attention = true;
+  c.framework = Framework::kTorchtitan;
+  absl::StatusOr<ModelCosts> none = Costs(w, c);
+  c.recompute = Recompute::kSelective;
+  absl::StatusOr<ModelCosts> sac = Costs(w, c);
+  ASSERT_TRUE(none.ok() && sac.ok());
+  const double unit = 8192.0 * 4096, lse = 32 * 4 / 4096.0;
+  EXPECT_NEAR(sac->layers[0].activation_bytes / unit, 15.5 + lse, 1e-9);
+  EXPECT_NEAR(none->layers[0].activation_bytes / unit, 34 + lse, 1e-9);
+  // Re-run: more than a third and less than half of the forward's time.
+  const double fwd = none->layers[0].fwd_s;
+  EXPECT_GT(sac->layers[0].recompute_s, fwd / 3);
+  EXPECT_LT(sac->layers[0].recompute_s, fwd / 2);
+  // Megatron's selective under flash attention re-runs nothing.
+  c.framework = Framework::kMegatron;
+  EXPECT_DOUBLE_EQ(Costs(w, c)->layers[0].recompute_s, 0);
+}
+
 // gpt-oss-120b alternates a 128-token window with full attention (layer 0 windowed): a
 // windowed layer's attention core does 128 - 128^2 / 8,192 = 126 keys a query where the
 // full one does 2,048 (flash attention, 4,096 tokens).

@@ -27,7 +27,7 @@ import sys
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
-from torch.utils.checkpoint import checkpoint
+from torch.utils.checkpoint import CheckpointPolicy, checkpoint, create_selective_checkpoint_contexts
 
 BF = torch.bfloat16
 
@@ -88,6 +88,33 @@ class Gpt(torch.nn.Module):
         return h + s.down(F.gelu(s.up(s.ln2(h)), approximate="tanh"))
 
 
+# torchtitan's selective activation checkpointing, "op" policy
+# (torchtitan/distributed/activation_checkpoint.py): keep the outputs of compute-intensive
+# ops except every second matmul; recompute the rest from the block's input.
+_MM = (torch.ops.aten.mm.default, torch.ops.aten.linear.default)
+_SAVE = set(_MM) | {torch.ops.aten._scaled_dot_product_cudnn_attention.default,
+                    torch.ops.aten._scaled_dot_product_flash_attention.default,
+                    torch.ops.aten._scaled_dot_product_efficient_attention.default,
+                    torch.ops.aten.addmm.default, torch.ops.aten.bmm.default, torch.ops.aten._scaled_mm.default}
+
+
+def op_sac_context():
+    counts = {"forward": 0, "recompute": 0}
+
+    def policy(ctx, func, *args, **kwargs):
+        mode = "recompute" if ctx.is_recompute else "forward"
+        if func in _MM:
+            counts[mode] += 1
+            if counts[mode] % 2 == 0:
+                return CheckpointPolicy.PREFER_RECOMPUTE
+        return CheckpointPolicy.MUST_SAVE if func in _SAVE else CheckpointPolicy.PREFER_RECOMPUTE
+    return create_selective_checkpoint_contexts(policy)
+
+
+def op_sac(block):
+    return lambda y: checkpoint(block, y, use_reentrant=False, context_fn=op_sac_context)
+
+
 def build(kind, n, h, seq, dev):
     if kind == "llama":
         return [Llama(h, 32, 8, 14336, seq, dev).to(dev, BF) for _ in range(n)]
@@ -102,6 +129,8 @@ def kept_and_peak(blocks, mode, b, s, h, dev):
     torch.cuda.synchronize()
     base = torch.cuda.memory_allocated()
     y = x
+    if mode == "op-sac":
+        fns = [op_sac(m) for m in blocks]
     for f in fns:
         y = checkpoint(f, y, use_reentrant=False) if mode == "checkpoint" else f(y)
     torch.cuda.synchronize()

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """One torchtitan Llama 3 8B block (autograd_memory.py's), forward + backward GPU time at
-8,192 tokens, eager and under torch.compile, in BF16 and with its seven linears in FP8 as
+8,192 tokens, eager, under torch.compile, and under torchtitan's selective activation
+checkpointing ("op" policy, autograd_memory.op_sac), in BF16 and with its seven linears in FP8 as
 torchao's float8 training runs them with tensorwise dynamic scaling (torchtitan's
 `--model.converters float8`; torchao is not needed: the linear below does what its
 tensorwise recipe does). What compiling and FP8 buy a PyTorch-native stack per layer.
@@ -21,7 +22,7 @@ import sys
 
 import torch
 
-from autograd_memory import BF, Llama
+from autograd_memory import BF, Llama, op_sac
 from gpu_timing import gpu_ms
 
 E4M3, E5M2 = torch.float8_e4m3fn, torch.float8_e5m2
@@ -79,7 +80,10 @@ def main():
     grad = torch.randn(1, s, h, device=dev, dtype=BF)
     fp8 = "--no-float8" not in sys.argv[1:] and torch.cuda.get_device_capability() >= (8, 9)
     f8_block = float8_block(Llama(h, 32, 8, ffn, s, dev).to(dev, BF)) if fp8 else None
-    modes = {"eager": lambda: block, "compile": lambda: torch.compile(block)}
+    modes = {"eager": lambda: block, "compile": lambda: torch.compile(block), "op-sac": lambda: op_sac(block)}
+    if "--op-sac-only" in sys.argv[1:]:
+        modes = {"eager": lambda: block, "op-sac": lambda: op_sac(block)}
+        fp8 = False
     if fp8:
         modes.update({"float8-eager": lambda: f8_block, "float8-compile": lambda: torch.compile(f8_block)})
     for name, make in modes.items():
