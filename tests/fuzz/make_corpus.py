@@ -234,6 +234,11 @@ def profile_seeds():
                      "bandwidth_curve": [{"bytes": 1048576, "efficiency": 0.3},
                                          {"bytes": 1073741824, "efficiency": 0.85}]}]}
     both(t, "SystemProfile", "dgx_a100_calibrated", calibrated)
+    # Stop 32: the attention kernel's and the allocator's own parameters.
+    stacks = json.loads(json.dumps(calibrated))
+    stacks["calibration"].update({"cudnn_attention_efficiency_fwd": 0.53, "cudnn_attention_efficiency_bwd": 0.45,
+                                  "expandable_segments_overhead_fraction": 0.01})
+    both(t, "SystemProfile", "pytorch_stacks", stacks)
     # Issue 12: a denormal efficiency made every time infinite.
     tiny = json.loads(json.dumps(DGX_A100))
     tiny["calibration"] = {"matmul_efficiency": 5e-324}
