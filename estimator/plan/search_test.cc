@@ -172,6 +172,28 @@ TEST(Search, FrameworkNarrowsTheSpace) {
   }
 }
 
+// Under fused attention Megatron's selective recompute stores what no recompute does, so
+// the search skips it; torchtitan's is its per-op policy, which keeps less: the search
+// offers it (Llama 3 70B on 64 H100s, where a plan with it is on the front).
+TEST(Search, OffersTorchtitansSelectiveUnderFlash) {
+  PlanRequest req;
+  req.workload = testing::Model("llama3-70b");
+  req.gpus = {64};
+  req.global_batch_size = 512;
+  req.top_k = 20;
+  req.constraints.flash_attention = Flag::kOn;
+  auto selective = [&](Framework f) {
+    req.constraints.framework = f;
+    absl::StatusOr<PlanResult> r = Plan(req, Profile("dgx-h100-80gb"));
+    EXPECT_TRUE(r.ok()) << r.status();
+    int n = 0;
+    for (const Estimate& e : r->plans) n += e.config.recompute == Recompute::kSelective;
+    return n;
+  };
+  EXPECT_GT(selective(Framework::kTorchtitan), 0);
+  EXPECT_EQ(selective(Framework::kMegatron), 0);
+}
+
 TEST(Search, BestPlanEqualsBruteForce) {
   const SystemProfile p = Profile("dgx-a100-80gb");
   Workload w = SmallModel();
