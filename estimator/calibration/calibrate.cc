@@ -343,24 +343,130 @@ void DescribeRegimes(const SystemProfile& base, const std::vector<Scale>& scale,
   }
 }
 
-}  // namespace
-
-absl::StatusOr<CalibrationResult> CalibrateProfile(const SystemProfile& base,
-                                                   absl::Span<const CalibrationSample> all, const Interrupt& stop) {
-  if (absl::Status s = ValidateProfile(base); !s.ok()) return s;
-  // Usable: finite positive time, not OOM, and the base profile can estimate it.
-  std::vector<CalibrationSample> usable;
+// The measurements calibration can use — finite positive time, not out of memory, and
+// the base profile estimates them — with each one's scale.
+struct Usable {
+  std::vector<CalibrationSample> samples;
   std::vector<Scale> scale;
+};
+
+Usable UsableSamples(const SystemProfile& base, absl::Span<const CalibrationSample> all) {
+  Usable u;
   for (const CalibrationSample& s : all) {
     if (s.out_of_memory || !ValidateMeasured(s.measured_iteration_time_s, s.measured_peak_memory_gib).ok()) {
       continue;
     }
     absl::StatusOr<Estimate> e = EstimateIteration(s.workload, s.config, base);
     if (!e.ok() || !(e->iteration_time_s > 0) || !std::isfinite(e->iteration_time_s)) continue;
-    usable.push_back(s);
-    scale.push_back({e->num_gpus, e->model_flops_per_token / 6, RegimeLevel(base, e->num_gpus),
-                     std::abs(e->iteration_time_s / s.measured_iteration_time_s - 1), FeaturesOf(s.workload, s.config)});
+    u.samples.push_back(s);
+    u.scale.push_back({e->num_gpus, e->model_flops_per_token / 6, RegimeLevel(base, e->num_gpus),
+                       std::abs(e->iteration_time_s / s.measured_iteration_time_s - 1),
+                       FeaturesOf(s.workload, s.config)});
   }
+  return u;
+}
+
+// Measured peaks against the model's memory before overhead (which no time parameter
+// moves), split by allocator: the default one, and torchtitan's expandable segments.
+struct Peaks {
+  std::vector<PeakPoint> standard, expandable;
+};
+
+Peaks PeaksOf(const SystemProfile& at, const std::vector<CalibrationSample>& usable) {
+  Peaks p;
+  for (int i = 0; i < static_cast<int>(usable.size()); ++i) {
+    if (usable[i].measured_peak_memory_gib <= 0) continue;
+    absl::StatusOr<Estimate> e = EstimateIteration(usable[i].workload, usable[i].config, at);
+    if (!e.ok()) continue;
+    (usable[i].config.framework == Framework::kTorchtitan ? p.expandable : p.standard)
+        .push_back({i, e->memory.total_bytes - e->memory.overhead_bytes, usable[i].measured_peak_memory_gib * kGiB});
+  }
+  return p;
+}
+
+// Grouped cross-validation: each fold repeats subsampling, strata, selection and fit on
+// its training groups only; the memory fit is cross-validated on the same folds.
+struct CrossValidation {
+  std::vector<double> ape;          // per measurement, from the fold that held it out (-1: none)
+  std::vector<int> folds_fitted;    // per time parameter
+  int memory_folds_fitted = 0;
+};
+
+absl::StatusOr<CrossValidation> CrossValidate(const SystemProfile& at, const std::vector<CalibrationParam>& params,
+                                              const Usable& u, const std::vector<PeakPoint>& peaks,
+                                              const Interrupt& stop, FitReport* r) {
+  const int n = static_cast<int>(u.samples.size());
+  const Folds folds = GroupedFolds(u.samples, kMaxCalibrationFolds);
+  r->cv_folds = folds.num_folds;
+  r->cv_method = folds.method;
+  CrossValidation cv{std::vector<double>(n, -1), std::vector<int>(params.size(), 0), 0};
+  if (folds.num_folds < 2) return cv;
+  double memory_sum = 0;
+  int memory_tested = 0;
+  for (int f = 0; f < folds.num_folds; ++f) {
+    if (absl::Status s = stop.Check(kCalibrationWork); !s.ok()) return s;
+    std::vector<int> train, test;
+    for (int i = 0; i < n; ++i) (folds.fold_of[i] == f ? test : train).push_back(i);
+    absl::StatusOr<ScopedFit> fold = FitSubset(at, params, u.samples, u.scale, train, stop);
+    if (!fold.ok()) return fold.status();
+    for (int i : test) cv.ape[i] = Ape(u.samples[i], fold->profile);
+    for (size_t j = 0; j < params.size(); ++j) cv.folds_fitted[j] += fold->fitted[j] ? 1 : 0;
+
+    std::vector<PeakPoint> fold_train;
+    for (const PeakPoint& p : peaks) {
+      if (folds.fold_of[p.sample] != f) fold_train.push_back(p);
+    }
+    const MemoryFit fold_memory = FitMemory(fold_train);
+    if (!fold_memory.ok) continue;
+    ++cv.memory_folds_fitted;
+    for (const PeakPoint& p : peaks) {
+      if (folds.fold_of[p.sample] != f) continue;
+      memory_sum += std::abs(fold_memory.Predict(p.used_bytes) / p.peak_bytes - 1);
+      ++memory_tested;
+    }
+  }
+  r->cv_valid = true;
+  double sum = 0;
+  for (double a : cv.ape) sum += a;
+  r->cv_mape_ratio = sum / n;
+  r->memory_cv_valid = memory_tested > 0;
+  r->memory_cv_mape_ratio = memory_tested > 0 ? memory_sum / memory_tested : 0;
+  return cv;
+}
+
+// Promote only when the cross-validated error beats the current one by the margin and
+// the largest runs held out do not get worse; say why in words.
+void DecidePromotion(FitReport* r) {
+  r->current_mape_ratio = r->mape_before_ratio;
+  const double needed = r->current_mape_ratio * (1 - kPromotionMargin);
+  const bool extrapolates =
+      !r->extrapolation_valid || r->cv_extrapolation_mape_ratio <= r->extrapolation_base_mape_ratio;
+  r->promote = r->cv_valid && r->cv_mape_ratio < needed && extrapolates;
+  const std::string extrapolation =
+      r->extrapolation_valid ? absl::StrCat("; largest runs held out ", Percent(r->cv_extrapolation_mape_ratio),
+                                            " vs current ", Percent(r->extrapolation_base_mape_ratio))
+                             : "";
+  const std::string versus =
+      absl::StrCat("cross-validated ", Percent(r->cv_mape_ratio), " vs current ", Percent(r->current_mape_ratio));
+  if (!r->cv_valid) {
+    r->promotion_reason = "not promoted: the cross-validated error could not be computed";
+  } else if (r->promote) {
+    r->promotion_reason = absl::StrCat("promoted: ", versus, extrapolation);
+  } else if (r->cv_mape_ratio < needed) {
+    r->promotion_reason =
+        absl::StrCat("not promoted: ", versus, ", but the largest runs held out get worse", extrapolation);
+  } else {
+    r->promotion_reason = absl::StrCat("not promoted: ", versus, " (needs below ", Percent(needed), ")");
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<CalibrationResult> CalibrateProfile(const SystemProfile& base,
+                                                   absl::Span<const CalibrationSample> all, const Interrupt& stop) {
+  if (absl::Status s = ValidateProfile(base); !s.ok()) return s;
+  const Usable u = UsableSamples(base, all);
+  const std::vector<CalibrationSample>& usable = u.samples;
   const int n = static_cast<int>(usable.size());
   const int groups = CountGroups(usable);
   if (n < kMinCalibrationMeasurements || groups < kMinCalibrationGroups) {
@@ -381,7 +487,7 @@ absl::StatusOr<CalibrationResult> CalibrateProfile(const SystemProfile& base,
   FitReport& r = result.report;
   const Subsample sub = StratifiedSubsample(usable, kSampleBudget);
   if (absl::Status s = stop.Check(kCalibrationWork); !s.ok()) return s;
-  absl::StatusOr<ScopedFit> fitted = FitByRegime(at, params, usable, StrataOf(usable, scale), kSampleBudget, stop);
+  absl::StatusOr<ScopedFit> fitted = FitByRegime(at, params, usable, StrataOf(usable, u.scale), kSampleBudget, stop);
   if (!fitted.ok()) return fitted.status();
   const ScopedFit& scoped = *fitted;
   result.profile = scoped.profile;
@@ -393,109 +499,44 @@ absl::StatusOr<CalibrationResult> CalibrateProfile(const SystemProfile& base,
   std::vector<ParameterChange> changes;
   // The values as they apply to the widest runs measured.
   int64_t widest_gpus = 0;
-  for (const Scale& k : scale) widest_gpus = std::max(widest_gpus, k.gpus);
+  for (const Scale& k : u.scale) widest_gpus = std::max(widest_gpus, k.gpus);
   const Calibration after = ResolvedCalibration(result.profile, widest_gpus);
   for (size_t j = 0; j < params.size(); ++j)
     changes.push_back(TimeChange(params[j], scoped.pooled, scoped.fitted, j, fitted_on, after));
 
-  // Memory: the model's memory before overhead does not depend on the time parameters.
-  std::vector<PeakPoint> peaks, expandable_peaks;  // default allocator; expandable segments (torchtitan)
-  for (int i = 0; i < n; ++i) {
-    if (usable[i].measured_peak_memory_gib <= 0) continue;
-    absl::StatusOr<Estimate> e = EstimateIteration(usable[i].workload, usable[i].config, at);
-    if (!e.ok()) continue;
-    (usable[i].config.framework == Framework::kTorchtitan ? expandable_peaks : peaks)
-        .push_back({i, e->memory.total_bytes - e->memory.overhead_bytes, usable[i].measured_peak_memory_gib * kGiB});
-  }
-  const MemoryFit memory = FitMemory(peaks);
+  const Peaks peaks = PeaksOf(at, usable);
+  const MemoryFit memory = FitMemory(peaks.standard);
   if (memory.ok) {
     result.profile.calibration.memory_overhead_fraction = memory.fraction;
     result.profile.calibration.memory_overhead_gib = memory.fixed_gib;
   }
-  const MemoryFit expandable = FitMemory(expandable_peaks);
+  const MemoryFit expandable = FitMemory(peaks.expandable);
   if (expandable.ok) result.profile.calibration.expandable_segments_overhead_fraction = expandable.fraction;
-  AddMemoryChanges(memory, peaks.size(), expandable, expandable_peaks.size(), ResolvedCalibration(base), &changes);
+  AddMemoryChanges(memory, peaks.standard.size(), expandable, peaks.expandable.size(), ResolvedCalibration(base),
+                   &changes);
 
   r.num_measurements = n;
   r.num_available = n;
   r.num_used = static_cast<int>(sub.indices.size());
   r.sampling_note = sub.note;
   r.num_groups = groups;
-  r.num_peak_measurements = static_cast<int>(peaks.size());
-  for (const Scale& k : scale) r.mape_before_ratio += k.base_ape / n;
+  r.num_peak_measurements = static_cast<int>(peaks.standard.size() + peaks.expandable.size());
+  for (const Scale& k : u.scale) r.mape_before_ratio += k.base_ape / n;
   r.mape_after_ratio = Mape(usable, result.profile);
   r.model_gap = ModelGap(usable, result.profile, r.mape_before_ratio, r.mape_after_ratio);
 
-  // Grouped cross-validation: each fold repeats subsampling, strata, selection and fit
-  // on its training groups only.
-  const Folds folds = GroupedFolds(usable, kMaxCalibrationFolds);
-  r.cv_folds = folds.num_folds;
-  r.cv_method = folds.method;
-  std::vector<int> folds_fitted(params.size(), 0);
-  int memory_folds_fitted = 0;
-  std::vector<double> cv_ape(n, -1);  // per measurement, from the fold that held it out
-  if (folds.num_folds >= 2) {
-    double memory_sum = 0;
-    int memory_tested = 0;
-    for (int f = 0; f < folds.num_folds; ++f) {
-      if (absl::Status s = stop.Check(kCalibrationWork); !s.ok()) return s;
-      std::vector<int> train, test;
-      for (int i = 0; i < n; ++i) (folds.fold_of[i] == f ? test : train).push_back(i);
-      absl::StatusOr<ScopedFit> fold = FitSubset(at, params, usable, scale, train, stop);
-      if (!fold.ok()) return fold.status();
-      const ScopedFit& fold_fit = *fold;
-      for (int i : test) cv_ape[i] = Ape(usable[i], fold_fit.profile);
-      for (size_t j = 0; j < params.size(); ++j) folds_fitted[j] += fold_fit.fitted[j] ? 1 : 0;
-
-      std::vector<PeakPoint> fold_train;
-      for (const PeakPoint& p : peaks) {
-        if (folds.fold_of[p.sample] != f) fold_train.push_back(p);
-      }
-      const MemoryFit fold_memory = FitMemory(fold_train);
-      if (!fold_memory.ok) continue;
-      ++memory_folds_fitted;
-      for (const PeakPoint& p : peaks) {
-        if (folds.fold_of[p.sample] != f) continue;
-        memory_sum += std::abs(fold_memory.Predict(p.used_bytes) / p.peak_bytes - 1);
-        ++memory_tested;
-      }
-    }
-    r.cv_valid = true;
-    double sum = 0;
-    for (double a : cv_ape) sum += a;
-    r.cv_mape_ratio = sum / n;
-    r.memory_cv_valid = memory_tested > 0;
-    r.memory_cv_mape_ratio = memory_tested > 0 ? memory_sum / memory_tested : 0;
-  }
+  absl::StatusOr<CrossValidation> cv = CrossValidate(at, params, u, peaks.standard, stop, &r);
+  if (!cv.ok()) return cv.status();
   if (absl::Status s = stop.Check(kCalibrationWork); !s.ok()) return s;
-  if (absl::Status s = CheckExtrapolation(at, params, usable, scale, stop, &r); !s.ok()) return s;
-  DescribeRegimes(base, scale, cv_ape, &result.profile.calibration.regimes);
-  // `changes`: the time parameters in order, then the two memory parameters.
-  for (size_t j = 0; j < params.size(); ++j) changes[j].cv_folds_fitted = folds_fitted[j];
-  for (size_t j = params.size(); j < changes.size(); ++j) changes[j].cv_folds_fitted = memory_folds_fitted;
-
-  r.current_mape_ratio = r.mape_before_ratio;
-  const double needed = r.current_mape_ratio * (1 - kPromotionMargin);
-  const bool extrapolates = !r.extrapolation_valid || r.cv_extrapolation_mape_ratio <= r.extrapolation_base_mape_ratio;
-  r.promote = r.cv_valid && r.cv_mape_ratio < needed && extrapolates;
-  const std::string extrapolation =
-      r.extrapolation_valid ? absl::StrCat("; largest runs held out ", Percent(r.cv_extrapolation_mape_ratio),
-                                           " vs current ", Percent(r.extrapolation_base_mape_ratio))
-                            : "";
-  if (!r.cv_valid) {
-    r.promotion_reason = "not promoted: the cross-validated error could not be computed";
-  } else if (r.promote) {
-    r.promotion_reason = absl::StrCat("promoted: cross-validated ", Percent(r.cv_mape_ratio), " vs current ",
-                                      Percent(r.current_mape_ratio), extrapolation);
-  } else if (r.cv_mape_ratio < needed) {
-    r.promotion_reason = absl::StrCat("not promoted: cross-validated ", Percent(r.cv_mape_ratio), " vs current ",
-                                      Percent(r.current_mape_ratio), ", but the largest runs held out get worse",
-                                      extrapolation);
-  } else {
-    r.promotion_reason =
-        absl::StrCat("not promoted: cross-validated ", Percent(r.cv_mape_ratio), " vs current ",
-                     Percent(r.current_mape_ratio), " (needs below ", Percent(needed), ")");
+  if (absl::Status s = CheckExtrapolation(at, params, usable, u.scale, stop, &r); !s.ok()) return s;
+  DescribeRegimes(base, u.scale, cv->ape, &result.profile.calibration.regimes);
+  // `changes`: the time parameters in order, then the memory parameters (the default
+  // allocator's two cross-validated on the folds; the expandable share on no fold).
+  for (size_t j = 0; j < params.size(); ++j) changes[j].cv_folds_fitted = cv->folds_fitted[j];
+  for (size_t j = params.size(); j < changes.size(); ++j) {
+    changes[j].cv_folds_fitted = changes[j].name == "expandable_segments_overhead_fraction" ? 0 : cv->memory_folds_fitted;
   }
+  DecidePromotion(&r);
   std::sort(changes.begin(), changes.end(),
             [](const ParameterChange& a, const ParameterChange& b) { return a.name < b.name; });
   r.parameters = std::move(changes);
