@@ -306,6 +306,85 @@ void Tally(const ParallelConfig& c, const SystemContext& sys, CandidateResult* o
   out->cost_usd = gpus * out->iteration_time_s / 3600.0 * sys.price_per_gpu_hour_usd;
 }
 
+// What one data-parallel group's gradient reduction (and ZeRO's parameter gathers) adds
+// to the iteration beyond the compute it hides behind.
+struct DpContext {
+  const ModelCosts& model;
+  const StageCosts& stages;
+  const ParallelConfig& c;
+  const Collectives& coll;
+  double ovl;       // overlap efficiency
+  int m;            // micro-batches
+  double last_bwd;  // the last micro-batch's backward, which an overlapped reduction hides behind
+  double layers;    // the slowest stage's layers
+  // Traffic leaving the node while the last backward runs (pipeline sends, TP groups
+  // across nodes): an overlapped DP reduction shares the node's NICs with it.
+  double beside_dp;
+};
+
+double DpSync(const DpContext& x, const GroupSpan& g, double params) {
+  const ParallelConfig& c = x.c;
+  const Collectives& coll = x.coll;
+  const BlockCosts& s = x.stages.slowest;
+  const double ovl = x.ovl, last_bwd = x.last_bwd, layers = x.layers;
+  const int m = x.m;
+  if (g.size <= 1 || params <= 0) return 0.0;
+  // Two transfers sharing a link at once each get half of it (max-min fairness): an
+  // overlapped reduction of d seconds beside a seconds of blocking traffic delays that
+  // traffic by min(a, d) (work-conserving link; in the limits d >> a and d << a the
+  // iteration grows by a and by d).
+  const double beside = g.level >= 1 && c.overlap_grad_reduce ? x.beside_dp : 0.0;
+  auto contention = [&](double d) { return std::min(beside, d); };
+  const double grad_bytes = params * GradientBytesOf(x.model, c).reduced;
+  const double gather_bytes = params * x.model.param_gather_bytes_per_param;
+  if (c.zero_stage == 0) {
+    const double ar = coll.AllReduce(grad_bytes, g, c.dp_algorithm);
+    return c.overlap_grad_reduce ? std::max(0.0, ar - ovl * last_bwd) + contention(ar) : ar;
+  }
+  const double ag = coll.AllGather(gather_bytes, g);
+  const double ag_exposed = c.overlap_param_gather ? std::max(0.0, ag - ovl * s.fwd_s) : ag;
+  if (c.zero_stage == 1) {
+    // Distributed optimizer: one reduce-scatter of the accumulated gradients per
+    // iteration, overlapped with the last micro-batch's backward.
+    const double rs = coll.ReduceScatter(grad_bytes, g);
+    return (c.overlap_grad_reduce ? std::max(0.0, rs - ovl * last_bwd) + contention(rs) : rs) + ag_exposed;
+  }
+  if (c.zero_stage == 2) {
+    // ZeRO-2 keeps only its gradient shard, so it reduce-scatters every micro-batch
+    // (DeepSpeed stage 2: gradient buckets reduced during each backward; Rajbhandari et
+    // al. SC'20 sec. 5.2).
+    const double rs = coll.ReduceScatter(grad_bytes, g);
+    return m * (c.overlap_grad_reduce ? std::max(0.0, rs - ovl * last_bwd) + contention(rs) : rs) + ag_exposed;
+  }
+  const double fwd_layer = s.fwd_s / layers;
+  const double bwd_layer = (s.bwd_s + s.recompute_s) / layers;
+  const bool prefetch = c.overlap_param_gather || c.overlap_grad_reduce;
+  const Zero3Calls z = Zero3Collectives(x.model, x.stages, c, params);
+  if (c.framework == Framework::kDeepSpeed) {
+    // DeepSpeed ZeRO-3 (Zero3Collectives): tensor by tensor, each gather hidden behind
+    // the module before it where it is prefetched; the gradient buckets leave under
+    // overlap_comm beside the backward.
+    const double ag = coll.AllGather(z.gather_bytes, g);
+    const double rs_layer = z.reduces * coll.ReduceScatter(z.reduce_bytes, g);
+    const bool ahead = prefetch && z.prefetch;
+    const double n = std::max(1.0, z.gathers);
+    const double fwd = ahead ? z.gathers * std::max(0.0, ag - ovl * fwd_layer / n) : z.gathers * ag;
+    const double bwd_ag = ahead ? z.gathers * std::max(0.0, ag - ovl * bwd_layer / n) : z.gathers * ag;
+    const double bwd_rs = c.overlap_grad_reduce ? std::max(0.0, rs_layer - ovl * bwd_layer) : rs_layer;
+    return m * layers * (fwd + bwd_ag + bwd_rs);
+  }
+  // ZeRO-3 / FSDP: per layer and micro-batch, all-gather its weights before forward and
+  // again before backward, reduce-scatter its gradients after backward (Zhao et al.
+  // 2023, PyTorch FSDP, sec. 3.3). Prefetching one layer ahead hides a layer's
+  // collectives behind the neighbouring layer's compute and no further; each call pays
+  // its latency, which dominates at thousands of ranks.
+  const double ag_layer = coll.AllGather(z.gather_bytes, g);
+  const double rs_layer = coll.ReduceScatter(z.reduce_bytes, g);
+  const double fwd = prefetch ? std::max(0.0, ag_layer - ovl * fwd_layer) : ag_layer;
+  const double bwd = prefetch ? std::max(0.0, ag_layer + rs_layer - ovl * bwd_layer) : ag_layer + rs_layer;
+  return m * layers * (fwd + bwd);
+}
+
 }  // namespace
 
 void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& c,
@@ -351,69 +430,8 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
                                 stages.last.params - stages.last.expert_params);
   const double ex = std::max(stages.first.expert_params, stages.last.expert_params);
   const double last_bwd = s.bwd_s + s.recompute_s + s.tp_bwd_s + s.spatial_bwd_s;
-  double dp = 0;
-  const double layers = std::max(1, stages.slowest_layers);
-  // Two transfers sharing a link at once each get half of it (max-min fairness): an
-  // overlapped reduction of d seconds beside a seconds of blocking traffic delays that
-  // traffic by min(a, d) (work-conserving link; in the limits d >> a and d << a the
-  // iteration grows by a and by d).
-  auto contention = [&](const GroupSpan& g, double d) {
-    return g.level >= 1 && c.overlap_grad_reduce ? std::min(beside_dp, d) : 0.0;
-  };
-  auto grad_sync = [&](const GroupSpan& g, double params) {
-    if (g.size <= 1 || params <= 0) return 0.0;
-    const double grad_bytes = params * GradientBytesOf(model, c).reduced;
-    const double gather_bytes = params * model.param_gather_bytes_per_param;
-    if (c.zero_stage == 0) {
-      const double ar = coll.AllReduce(grad_bytes, g, c.dp_algorithm);
-      return c.overlap_grad_reduce ? std::max(0.0, ar - ovl * last_bwd) + contention(g, ar) : ar;
-    }
-    const double ag = coll.AllGather(gather_bytes, g);
-    const double ag_exposed = c.overlap_param_gather ? std::max(0.0, ag - ovl * s.fwd_s) : ag;
-    if (c.zero_stage == 1) {
-      // Distributed optimizer: one reduce-scatter of the accumulated gradients per
-      // iteration, overlapped with the last micro-batch's backward.
-      const double rs = coll.ReduceScatter(grad_bytes, g);
-      return (c.overlap_grad_reduce ? std::max(0.0, rs - ovl * last_bwd) + contention(g, rs) : rs) + ag_exposed;
-    }
-    if (c.zero_stage == 2) {
-      // ZeRO-2 keeps only its gradient shard, so it reduce-scatters every micro-batch
-      // (DeepSpeed stage 2: gradient buckets reduced during each backward; Rajbhandari et
-      // al. SC'20 sec. 5.2).
-      const double rs = coll.ReduceScatter(grad_bytes, g);
-      return m * (c.overlap_grad_reduce ? std::max(0.0, rs - ovl * last_bwd) + contention(g, rs) : rs) + ag_exposed;
-    }
-    const double fwd_layer = s.fwd_s / layers;
-    const double bwd_layer = (s.bwd_s + s.recompute_s) / layers;
-    const bool prefetch = c.overlap_param_gather || c.overlap_grad_reduce;
-    const Zero3Calls z = Zero3Collectives(model, stages, c, params);
-    if (c.framework == Framework::kDeepSpeed) {
-      // DeepSpeed ZeRO-3 (Zero3Collectives): tensor by tensor, each gather hidden behind
-      // the module before it where it is prefetched; the gradient buckets leave under
-      // overlap_comm beside the backward.
-      const double ag = coll.AllGather(z.gather_bytes, g);
-      const double rs_layer = z.reduces * coll.ReduceScatter(z.reduce_bytes, g);
-      const bool ahead = prefetch && z.prefetch;
-      const double n = std::max(1.0, z.gathers);
-      const double fwd = ahead ? z.gathers * std::max(0.0, ag - ovl * fwd_layer / n) : z.gathers * ag;
-      const double bwd_ag = ahead ? z.gathers * std::max(0.0, ag - ovl * bwd_layer / n) : z.gathers * ag;
-      const double bwd_rs = c.overlap_grad_reduce ? std::max(0.0, rs_layer - ovl * bwd_layer) : rs_layer;
-      return m * layers * (fwd + bwd_ag + bwd_rs);
-    }
-    // ZeRO-3 / FSDP: per layer and micro-batch, all-gather its weights before forward and
-    // again before backward, reduce-scatter its gradients after backward (Zhao et al.
-    // 2023, PyTorch FSDP, sec. 3.3). Prefetching one layer ahead hides a layer's
-    // collectives behind the neighbouring layer's compute and no further; each call pays
-    // its latency, which dominates at thousands of ranks.
-    const double ag_layer = coll.AllGather(z.gather_bytes, g);
-    const double rs_layer = coll.ReduceScatter(z.reduce_bytes, g);
-    const double fwd = prefetch ? std::max(0.0, ag_layer - ovl * fwd_layer) : ag_layer;
-    const double bwd = prefetch ? std::max(0.0, ag_layer + rs_layer - ovl * bwd_layer) : ag_layer + rs_layer;
-    return m * layers * (fwd + bwd);
-  };
-  dp += grad_sync(groups.dense, dense);
-  dp += grad_sync(groups.expert, ex);
-  t.dp_comm_s = dp;
+  const DpContext dpx{model, stages, c, coll, ovl, m, last_bwd, std::max(1, stages.slowest_layers), beside_dp};
+  t.dp_comm_s = DpSync(dpx, groups.dense, dense) + DpSync(dpx, groups.expert, ex);
 
   // Optimizer step: memory-bound over this GPU's shard of the parameters.
   const double dpcp = double{1.0} * c.data_parallel * c.context_parallel * c.spatial_parallel;
