@@ -247,6 +247,8 @@ absl::StatusOr<Workload> FromProto(const v1::Workload& w) {
   }
   switch (w.mixed_precision()) {
     case v1::MIXED_PRECISION_UNSPECIFIED:
+      out.mixed_precision = MixedPrecision::kDefault;  // the framework's
+      break;
     case v1::MIXED_PRECISION_MASTER_IN_OPTIMIZER:
       out.mixed_precision = MixedPrecision::kMasterInOptimizer;
       break;
@@ -573,6 +575,9 @@ v1::Workload ToProto(const Workload& w) {
   out.set_training_tokens(w.training_tokens);
   out.set_optimizer(w.optimizer == Optimizer::kSgdMomentum ? v1::OPTIMIZER_SGD_MOMENTUM : v1::OPTIMIZER_ADAM);
   if (w.mixed_precision == MixedPrecision::kFp32Params) out.set_mixed_precision(v1::MIXED_PRECISION_FP32_PARAMS);
+  if (w.mixed_precision == MixedPrecision::kMasterInOptimizer) {
+    out.set_mixed_precision(v1::MIXED_PRECISION_MASTER_IN_OPTIMIZER);
+  }
   if (w.kind == Workload::Kind::kTransformer) {
     const TransformerSpec& s = w.transformer;
     v1::TransformerSpec* t = out.mutable_transformer();

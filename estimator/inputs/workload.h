@@ -31,8 +31,9 @@ enum class QuantRecipe { kDefault, kDelayedScaling, kCurrentScaling, kBlockwise,
 enum class Optimizer { kAdam, kSgdMomentum };
 // Megatron-LM / DeepSpeed (16-bit weights, fp32 master in the optimizer, persistent fp32
 // gradient buffer) or PyTorch autocast / FSDP (fp32 parameters with 16-bit copies per
-// step, fp32 gradients that exist from backward to the optimizer step).
-enum class MixedPrecision { kMasterInOptimizer, kFp32Params };
+// step, fp32 gradients that exist from backward to the optimizer step). kDefault: the
+// framework's (ResolvedMixedPrecision, workloads/model_costs.h).
+enum class MixedPrecision { kDefault, kMasterInOptimizer, kFp32Params };
 
 // Bytes of one element stored in the training precision (weights, activations).
 double BytesPerElement(Precision p);
@@ -162,13 +163,14 @@ struct Workload {
   Precision precision = Precision::kBf16;
   QuantRecipe quant_recipe = QuantRecipe::kDefault;  // FP8 / FP4 only
   Optimizer optimizer = Optimizer::kAdam;
-  MixedPrecision mixed_precision = MixedPrecision::kMasterInOptimizer;
+  MixedPrecision mixed_precision = MixedPrecision::kDefault;
   DatasetSpec dataset;
   double training_tokens = 0;  // 0 = unknown
 };
 
-// The recipe the workload's linears run: kDefault resolved by precision, kDefault for
-// 16- and 32-bit precisions.
+// The recipe the workload's linears run: kDefault resolved by precision (Transformer
+// Engine's delayed scaling for FP8, NVFP4 for FP4; workloads/model_costs.h resolves it by
+// framework), kDefault for 16- and 32-bit precisions.
 QuantRecipe ResolvedRecipe(const Workload& w);
 
 // Bytes of one quantised element with its share of the scales: 1 for the per-tensor and

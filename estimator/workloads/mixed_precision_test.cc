@@ -63,6 +63,31 @@ TEST(MixedPrecision, BytesPerParameter) {
   EXPECT_EQ(big.gradients_bytes, 0);
 }
 
+// Left unstated, the framework decides: PyTorch-native stacks keep fp32 parameters,
+// Megatron-style ones fp32 masters in the optimizer; a stated choice stands.
+TEST(MixedPrecision, UnstatedFollowsTheFramework) {
+  ParallelConfig c = Config(1, 1, 1, 1, 1);
+  c.flash_attention = true;
+  auto weights = [&](MixedPrecision mixed, Framework f) {
+    c.framework = f;
+    absl::StatusOr<Estimate> e = EstimateIteration(SmallGpt(mixed), c, Profile("dgx-h100-80gb"));
+    EXPECT_TRUE(e.ok()) << e.status();
+    return e.ok() ? e->memory.weights_bytes / kParams : 0;
+  };
+  EXPECT_DOUBLE_EQ(weights(MixedPrecision::kDefault, Framework::kTorchtitan), 4);
+  EXPECT_DOUBLE_EQ(weights(MixedPrecision::kDefault, Framework::kPytorchFsdp), 4);
+  EXPECT_DOUBLE_EQ(weights(MixedPrecision::kDefault, Framework::kMegatron), 2);
+  EXPECT_DOUBLE_EQ(weights(MixedPrecision::kDefault, Framework::kAny), 2);
+  EXPECT_DOUBLE_EQ(weights(MixedPrecision::kMasterInOptimizer, Framework::kTorchtitan), 2);
+  // torchtitan's float8 is tensorwise (current scaling), Transformer Engine's delayed.
+  Workload w = SmallGpt(MixedPrecision::kDefault);
+  w.precision = Precision::kFp8;
+  EXPECT_EQ(ResolvedRecipe(w, Framework::kTorchtitan), QuantRecipe::kCurrentScaling);
+  EXPECT_EQ(ResolvedRecipe(w, Framework::kMegatron), QuantRecipe::kDelayedScaling);
+  w.quant_recipe = QuantRecipe::kMxfp8;
+  EXPECT_EQ(ResolvedRecipe(w, Framework::kTorchtitan), QuantRecipe::kMxfp8);
+}
+
 TEST(MixedPrecision, GradientsPersistWithAccumulationOrDdp) {
   // Two micro-batches: the first backward's gradients wait beside the second's
   // activations.

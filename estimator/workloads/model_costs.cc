@@ -5,6 +5,19 @@
 
 namespace paraplan {
 
+MixedPrecision ResolvedMixedPrecision(const Workload& w, Framework f) {
+  if (w.mixed_precision != MixedPrecision::kDefault) return w.mixed_precision;
+  return f == Framework::kTorchtitan || f == Framework::kPytorchFsdp ? MixedPrecision::kFp32Params
+                                                                    : MixedPrecision::kMasterInOptimizer;
+}
+
+QuantRecipe ResolvedRecipe(const Workload& w, Framework f) {
+  if (w.quant_recipe == QuantRecipe::kDefault && w.precision == Precision::kFp8 && f == Framework::kTorchtitan) {
+    return QuantRecipe::kCurrentScaling;
+  }
+  return ResolvedRecipe(w);
+}
+
 ModelShape ModelShape::Of(const ParallelConfig& c) {
   ModelShape s;
   s.tensor_parallel = c.tensor_parallel;
@@ -169,8 +182,8 @@ absl::StatusOr<ModelCosts> ComputeModelCosts(const Workload& workload, const Mod
                                          : LayerGraphCosts(workload, shape, hw, coll, stop);
   if (costs.ok()) {
     IndexLayers(&*costs);
-    SetPrecisionBytes(workload.precision, ResolvedRecipe(workload), workload.optimizer, workload.mixed_precision,
-                      &*costs);
+    SetPrecisionBytes(workload.precision, ResolvedRecipe(workload, shape.framework), workload.optimizer,
+                      ResolvedMixedPrecision(workload, shape.framework), &*costs);
     if (shape.fp8_param_gather && workload.precision == Precision::kFp8) {
       // The FP8 weights are the parameters ZeRO gathers (1 byte each); no 16-bit copy.
       costs->weight_bytes_per_param -= 2;

@@ -23,6 +23,15 @@
 namespace paraplan {
 
 // The configuration degrees that change the work of one block.
+// The framework's defaults where the workload leaves them. PyTorch-native stacks
+// (torchtitan, PyTorch FSDP) keep fp32 parameters and compute with 16-bit copies (FSDP2's
+// MixedPrecisionPolicy, autocast); Megatron-LM, NeMo and DeepSpeed keep fp32 masters in
+// the optimizer. torchtitan's float8 scales tensor by tensor from this step's amax
+// (torchao's tensorwise recipe: current scaling); Transformer Engine's default is
+// delayed scaling.
+MixedPrecision ResolvedMixedPrecision(const Workload& w, Framework f);
+QuantRecipe ResolvedRecipe(const Workload& w, Framework f);
+
 struct ModelShape {
   int tensor_parallel = 1;
   int context_parallel = 1;

@@ -288,9 +288,9 @@ Dims LayerDims(const Workload& workload, const TransformerSpec& spec, const Mode
   x.flash = shape.flash_attention;
   x.lowp = LowPrecisionLinears(workload.precision);
   x.bf16_linears = false;
-  x.recipe = ResolvedRecipe(workload);
+  x.recipe = ResolvedRecipe(workload, shape.framework);
   x.pin = x.lowp ? QuantisedBytesPerElement(x.recipe) : x.p;
-  x.fp32_params = workload.mixed_precision == MixedPrecision::kFp32Params && x.p < 4;
+  x.fp32_params = ResolvedMixedPrecision(workload, shape.framework) == MixedPrecision::kFp32Params && x.p < 4;
   x.dropout = spec.dropout > 0;
   x.eager_gated = spec.gated_mlp && shape.framework == Framework::kPytorchFsdp;
   x.cudnn_attention = shape.framework != Framework::kPytorchFsdp && shape.framework != Framework::kDeepSpeed;
