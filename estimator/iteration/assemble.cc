@@ -430,7 +430,8 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
                                 stages.last.params - stages.last.expert_params);
   const double ex = std::max(stages.first.expert_params, stages.last.expert_params);
   const double last_bwd = s.bwd_s + s.recompute_s + s.tp_bwd_s + s.spatial_bwd_s;
-  const DpContext dpx{model, stages, c, coll, ovl, m, last_bwd, std::max(1, stages.slowest_layers), beside_dp};
+  const DpContext dpx{model, stages, c, coll, ovl, m, last_bwd, static_cast<double>(std::max(1, stages.slowest_layers)),
+                      beside_dp};
   t.dp_comm_s = DpSync(dpx, groups.dense, dense) + DpSync(dpx, groups.expert, ex);
 
   // Optimizer step: memory-bound over this GPU's shard of the parameters.
