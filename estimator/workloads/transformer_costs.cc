@@ -108,21 +108,24 @@ Recomputed SelectiveRecompute(const Dims& x, const Hardware& hw, unsigned module
 // matmul, and recomputes everything else from the block's input in backward. In a
 // Llama block the matmuls run wq, wk, wv, wo, w1, w3, w2: it keeps wq's, wv's, the
 // attention's, w1's and w2's outputs, and re-runs wk and wo (half the attention linears'
-// FLOPs for any head grouping), w3 (a third of a gated MLP's; the second of two
-// otherwise) and every memory-bound kernel. Dense layers; MoE layers keep Megatron's
-// reading of selective.
+// FLOPs for any head grouping), w3 (a third of a gated MLP's) and every memory-bound
+// kernel; with two MLP linears (w1, w2) it keeps w1's output and re-runs w2 (half the
+// MLP's). Three matmuls re-run either way, where the kernel counts here launch four (QKV,
+// projection, the MLP's two). Dense layers; MoE layers keep Megatron's reading of
+// selective.
 Recomputed OpLevelSac(const Dims& x, const Hardware& hw, const Part& core, const Part& attn, const Part& resid,
                       const Part& mlp) {
   const double e = x.T * x.h * x.r * x.p;  // the block's input
   const double heads = x.a * x.d / x.t, kv = x.g * x.d / x.t;
-  const double kept = e + x.T * (heads + kv) * x.p + x.T * heads * x.p + core.act_bytes +
-                      x.T * x.f / x.t * x.p + x.T * x.h * x.p;  // wq, wv, attention (+ statistics), w1, w2
+  const double kept = e + x.T * (heads + kv) * x.p + x.T * heads * x.p + core.act_bytes +  // wq, wv, attention
+                      x.T * x.f / x.t * x.p +                                             // w1
+                      (x.gated ? x.T * x.h * x.p : 0);                                    // w2
   Recomputed r;
   r.saved_bytes = core.act_bytes + attn.act_bytes + resid.act_bytes + mlp.act_bytes - kept;
   const double mlp_share = x.gated ? 1.0 / 3 : 1.0 / 2;
   r.seconds = attn.matmul_fwd_s / 2 + mlp.matmul_fwd_s * mlp_share +
               (attn.mem_fwd_bytes + resid.mem_fwd_bytes + mlp.mem_fwd_bytes) / hw.hbm_bytes_per_s();
-  r.kernels = attn.kernels_fwd + resid.kernels_fwd + mlp.kernels_fwd - (x.gated ? 5 : 4);  // less the kept GEMMs
+  r.kernels = attn.kernels_fwd + resid.kernels_fwd + mlp.kernels_fwd - 1;
   r.regions = 1;
   return r;
 }

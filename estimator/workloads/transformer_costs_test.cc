@@ -192,6 +192,14 @@ TEST(TransformerCosts, TorchtitanSelectiveKeepsEverySecondMatmul) {
   // Megatron's selective under flash attention re-runs nothing.
   c.framework = Framework::kMegatron;
   EXPECT_DOUBLE_EQ(Costs(w, c)->layers[0].recompute_s, 0);
+  // A GPT block's six matmuls (wq, wk, wv, wo, w1, w2): it keeps the input 2, wq 2, wv 2
+  // (every head has its own K / V), the attention 2 and w1 (4h wide) 8 = 16 bytes, and
+  // re-runs w2 among the rest (GPT-3 175B, 2,048 tokens, 96 heads).
+  const Workload gpt = Model("gpt3-175b");
+  c.framework = Framework::kTorchtitan;
+  absl::StatusOr<ModelCosts> g = Costs(gpt, c);
+  ASSERT_TRUE(g.ok());
+  EXPECT_NEAR(g->layers[0].activation_bytes / (2048.0 * 12288), 16 + 96 * 4 / 12288.0, 1e-9);
 }
 
 // gpt-oss-120b alternates a 128-token window with full attention (layer 0 windowed): a
