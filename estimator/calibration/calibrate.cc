@@ -115,20 +115,21 @@ MemoryFit FitMemory(const std::vector<PeakPoint>& points) {
   return fit;
 }
 
-// One memory parameter's change: `after` from the fit where it is usable.
+// One memory parameter's change: `after` from the fit where it is usable; `whose` names
+// the runs it was fitted on ("" for all, or e.g. "torchtitan ").
 ParameterChange MemoryChange(const char* name, double before, double upper, const MemoryFit& fit, double after,
-                             double stddev, bool clamped, size_t num_peaks, const char* runs) {
+                             double stddev, bool clamped, size_t num_peaks, const char* whose) {
   ParameterChange c{name, before, before, false, ""};
   c.upper_bound = upper;
   if (!fit.ok) {
-    c.reason = absl::StrCat("needs measured peak memory from at least two differently sized ", runs);
+    c.reason = absl::StrCat("needs measured peak memory from at least two differently sized ", whose, "runs");
     return c;
   }
   c.after = after;
   c.stddev = stddev;
   c.at_bound = clamped;
   c.fitted = true;
-  c.reason = absl::StrCat("fitted on ", num_peaks, " measured peaks of ", runs);
+  c.reason = absl::StrCat("fitted on ", num_peaks, " measured peaks", *whose ? absl::StrCat(" of ", whose, "runs") : "");
   if (c.at_bound) absl::StrAppend(&c.reason, "; ended at its bound (clamped)");
   return c;
 }
@@ -138,12 +139,12 @@ ParameterChange MemoryChange(const char* name, double before, double upper, cons
 void AddMemoryChanges(const MemoryFit& fit, size_t num_peaks, const MemoryFit& expandable, size_t num_expandable,
                       const Calibration& before, std::vector<ParameterChange>* out) {
   out->push_back(MemoryChange("memory_overhead_fraction", before.memory_overhead_fraction, 1.0, fit, fit.fraction,
-                              fit.fraction_stddev, fit.fraction_clamped, num_peaks, "runs"));
+                              fit.fraction_stddev, fit.fraction_clamped, num_peaks, ""));
   out->push_back(MemoryChange("memory_overhead_gib", before.memory_overhead_gib, 1e4, fit, fit.fixed_gib,
-                              fit.fixed_stddev_gib, fit.fixed_clamped, num_peaks, "runs"));
+                              fit.fixed_stddev_gib, fit.fixed_clamped, num_peaks, ""));
   out->push_back(MemoryChange("expandable_segments_overhead_fraction", before.expandable_segments_overhead_fraction,
                               1.0, expandable, expandable.fraction, expandable.fraction_stddev,
-                              expandable.fraction_clamped, num_expandable, "torchtitan runs"));
+                              expandable.fraction_clamped, num_expandable, "torchtitan "));
 }
 
 ParameterChange TimeChange(const CalibrationParam& p, const TimeFit& fit, const std::vector<bool>& fitted, size_t j,
