@@ -35,7 +35,7 @@ std::set<std::string> ConfigOptions(std::set<std::string> more) {
 std::set<std::string> SingleConfigOptions(std::set<std::string> more) {
   more = ConfigOptions(std::move(more));
   for (const char* k : {"etp", "first-stage-layers", "last-stage-layers", "moe-dispatcher", "recompute-modules",
-                        "cpu-offload-layers"}) {
+                        "cpu-offload-layers", "offload-modules"}) {
     more.insert(k);
   }
   return more;
@@ -53,6 +53,8 @@ constexpr char kConfigFlagsUsage[] =
     "       allgather|deepep  --moe-a2a-overlap  Pipeline: --first-stage-layers N\n"
     "       --last-stage-layers N (decoder layers on the end stages; default an even split)\n"
     "     Memory: --cpu-offload-layers N (per stage, weights and activations on the host)\n"
+    "       --offload-modules attn_norm,qkv_linear,core_attn,attn_proj,mlp_norm,expert_fc1,moe_act\n"
+    "       (each module's saved activations on the host between forward and backward)\n"
     "       --fp8-param-gather (FP8 weights gathered by ZeRO, no BF16 copy)\n";
 
 const std::vector<CommandSpec>& Commands() {

@@ -158,7 +158,8 @@ bool HasConfigFlags(const Args& a) {
   for (const ConfigIntFlag& f : kConfigIntFlags) {
     if (a.Has(f.key)) return true;
   }
-  return a.Has("recompute") || a.Has("schedule") || a.Has("moe-dispatcher") || a.Has("recompute-modules") || a.flags.count("cuda-graphs") > 0 ||
+  return a.Has("recompute") || a.Has("schedule") || a.Has("moe-dispatcher") || a.Has("recompute-modules") ||
+         a.Has("offload-modules") || a.flags.count("cuda-graphs") > 0 ||
          a.flags.count("tp-comm-overlap") > 0 || a.flags.count("moe-a2a-overlap") > 0 ||
          a.flags.count("fp8-param-gather") > 0;
 }
@@ -192,6 +193,10 @@ absl::Status ApplyConfigFlags(const Args& a, v1::ParallelConfig* c) {
   if (a.Has("recompute-modules")) {  // names checked by the server (config.recompute_modules[i])
     c->clear_recompute_modules();
     for (const std::string& m : Items(a.Get("recompute-modules"))) c->add_recompute_modules(m);
+  }
+  if (a.Has("offload-modules")) {  // names checked by the server (config.offload_modules[i])
+    c->clear_offload_modules();
+    for (const std::string& m : Items(a.Get("offload-modules"))) c->add_offload_modules(m);
   }
   if (a.Has("global-batch")) {
     int32_t v = 0;

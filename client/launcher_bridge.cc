@@ -88,6 +88,10 @@ void Parallelism(const Plan& p, Notes* notes, Overrides* o) {
       o->Add("model.recompute_modules", absl::StrCat("[", absl::StrJoin(c.recompute_modules(), ","), "]"));
     }
   }
+  if (c.offload_modules_size() > 0) {
+    o->Add("model.fine_grained_activation_offloading", "true");
+    o->Add("model.offload_modules", absl::StrCat("[", absl::StrJoin(c.offload_modules(), ","), "]"));
+  }
   if (c.cpu_offload_layers() > 0) {
     o->Add("model.cpu_offloading", "true");
     o->Add("model.cpu_offloading_num_layers", c.cpu_offload_layers());

@@ -168,6 +168,10 @@ std::string Megatron(const Plan& p) {
       notes.Add("Megatron-LM refuses CPU offloading with pipeline parallelism or recomputation");
     }
   }
+  if (c.offload_modules_size() > 0) {  // arguments.py, TransformerConfig's fine-grained offloading
+    f.Add("--fine-grained-activation-offloading");
+    f.Add("--offload-modules", absl::StrJoin(c.offload_modules(), " "));
+  }
   if (c.fp8_param_gather()) f.Add("--fp8-param-gather");
   if (c.cuda_graphs()) f.Add("--enable-cuda-graph");  // arguments.py, _add_training_args
   ModelShapeFlags(p, /*deepspeed=*/false, &f, &notes);

@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "estimator/inputs/measured_features.h"
 
 namespace paraplan::adapter {
@@ -322,6 +323,27 @@ absl::StatusOr<Workload> FromProto(const v1::Workload& w) {
   return out;
 }
 
+namespace {
+
+// Megatron-Core's module names (`names`, in bit order) as bits; a name it lacks is an
+// error naming the field, the index and the names it has.
+template <size_t N>
+absl::StatusOr<unsigned> ModuleBits(const google::protobuf::RepeatedPtrField<std::string>& given,
+                                    const char* const (&names)[N], absl::string_view field) {
+  unsigned bits = 0;
+  for (int i = 0; i < given.size(); ++i) {
+    const auto* it = std::find(std::begin(names), std::end(names), given[i]);
+    if (it == std::end(names)) {
+      return absl::InvalidArgumentError(absl::StrCat(field, "[", i, "]: \"", given[i].substr(0, 64),
+                                                     "\" is not one of ", absl::StrJoin(names, ", ")));
+    }
+    bits |= 1u << (it - std::begin(names));
+  }
+  return bits;
+}
+
+}  // namespace
+
 absl::StatusOr<ParallelConfig> FromProto(const v1::ParallelConfig& c) {
   ParallelConfig out;
   out.data_parallel = c.data_parallel();
@@ -336,17 +358,14 @@ absl::StatusOr<ParallelConfig> FromProto(const v1::ParallelConfig& c) {
   out.moe_a2a_overlap = c.moe_a2a_overlap();
   out.sequence_parallel = c.sequence_parallel();
   out.virtual_pipeline_stages = c.virtual_pipeline_stages();
-  for (int i = 0; i < c.recompute_modules_size(); ++i) {
-    const std::string& name = c.recompute_modules(i);
-    const auto* end = std::end(kRecomputeModuleNames);
-    const auto* it = std::find(std::begin(kRecomputeModuleNames), end, name);
-    if (it == end) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "config.recompute_modules[", i, "]: \"", name.substr(0, 64),
-          "\" is not core_attn, mlp, moe, moe_act, layernorm, mla_up_proj or shared_experts"));
-    }
-    out.recompute_modules |= 1u << (it - std::begin(kRecomputeModuleNames));
-  }
+  absl::StatusOr<unsigned> recompute_modules =
+      ModuleBits(c.recompute_modules(), kRecomputeModuleNames, "config.recompute_modules");
+  if (!recompute_modules.ok()) return recompute_modules.status();
+  out.recompute_modules = *recompute_modules;
+  absl::StatusOr<unsigned> offload_modules =
+      ModuleBits(c.offload_modules(), kOffloadModuleNames, "config.offload_modules");
+  if (!offload_modules.ok()) return offload_modules.status();
+  out.offload_modules = *offload_modules;
   out.cpu_offload_layers = c.cpu_offload_layers();
   out.fp8_param_gather = c.fp8_param_gather();
   out.first_pipeline_stage_layers = c.first_pipeline_stage_layers();
@@ -653,6 +672,9 @@ v1::ParallelConfig ToProto(const ParallelConfig& c) {
   out.set_virtual_pipeline_stages(c.virtual_pipeline_stages);
   for (unsigned i = 0; i < std::size(kRecomputeModuleNames); ++i) {
     if (c.recompute_modules & (1u << i)) out.add_recompute_modules(kRecomputeModuleNames[i]);
+  }
+  for (unsigned i = 0; i < std::size(kOffloadModuleNames); ++i) {
+    if (c.offload_modules & (1u << i)) out.add_offload_modules(kOffloadModuleNames[i]);
   }
   out.set_first_pipeline_stage_layers(c.first_pipeline_stage_layers);
   out.set_cpu_offload_layers(c.cpu_offload_layers);

@@ -44,7 +44,8 @@ unsigned FeaturesOf(const Workload& w, const ParallelConfig& raw) {
   if (c.expert_parallel > 1) f |= kFeatureExpertParallel;
   if (c.zero_stage >= 3) f |= kFeatureShardedWeights;
   if (w.precision == Precision::kFp8 || w.precision == Precision::kFp4) f |= kFeatureLowPrecision;
-  if (c.offload.optimizer || c.offload.weights || c.offload.activations || c.cpu_offload_layers > 0) {
+  if (c.offload.optimizer || c.offload.weights || c.offload.activations || c.cpu_offload_layers > 0 ||
+      c.offload_modules != 0) {
     f |= kFeatureOffload;
   }
   if (c.spatial_parallel > 1 || c.filter_parallel > 1 || c.channel_parallel > 1) f |= kFeatureCnnSplit;

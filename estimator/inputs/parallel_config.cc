@@ -106,13 +106,22 @@ const char* RecomputeName(Recompute r) {
   return "?";
 }
 
-std::string RecomputeModulesText(unsigned modules) {
+namespace {
+
+template <size_t N>
+std::string ModuleBitsText(unsigned modules, const char* const (&names)[N]) {
   std::string s;
-  for (unsigned i = 0; i < std::size(kRecomputeModuleNames); ++i) {
-    if (modules & (1u << i)) absl::StrAppend(&s, s.empty() ? "" : ",", kRecomputeModuleNames[i]);
+  for (unsigned i = 0; i < N; ++i) {
+    if (modules & (1u << i)) absl::StrAppend(&s, s.empty() ? "" : ",", names[i]);
   }
   return s;
 }
+
+}  // namespace
+
+std::string RecomputeModulesText(unsigned modules) { return ModuleBitsText(modules, kRecomputeModuleNames); }
+
+std::string OffloadModulesText(unsigned modules) { return ModuleBitsText(modules, kOffloadModuleNames); }
 
 const char* FrameworkName(Framework f) {
   switch (f) {
@@ -197,6 +206,7 @@ std::string ParallelConfig::ShortString() const {
   if (offload.weights) absl::StrAppend(&s, " offload-w");
   if (offload.activations) absl::StrAppend(&s, " offload-act");
   if (cpu_offload_layers > 0) absl::StrAppend(&s, " cpu-offload", cpu_offload_layers);
+  if (offload_modules != 0) absl::StrAppend(&s, " offload(", OffloadModulesText(offload_modules), ")");
   if (fp8_param_gather) absl::StrAppend(&s, " fp8-param-gather");
   if (rank_order == RankOrder::kTpCpEpPpDp) absl::StrAppend(&s, " order=tp-cp-ep-pp-dp");
   return s;

@@ -27,6 +27,22 @@ enum RecomputeModule : unsigned {
 // Megatron's name of each module bit, in bit order.
 inline constexpr const char* kRecomputeModuleNames[] = {"core_attn", "mlp",         "moe",           "moe_act",
                                                         "layernorm", "mla_up_proj", "shared_experts"};
+// Megatron-Core's fine-grained activation offloading modules (--offload-modules;
+// docs/user-guide/features/fine_grained_activation_offloading.md): each moves the
+// activations it saves for backward to pinned host memory during forward and back before
+// its backward, as bits of ParallelConfig::offload_modules. The fused grouped MLP is not
+// among them (it needs Transformer Engine's op fuser).
+enum OffloadModule : unsigned {
+  kOffloadAttnNorm = 1u << 0,
+  kOffloadQkvLinear = 1u << 1,
+  kOffloadCoreAttn = 1u << 2,
+  kOffloadAttnProj = 1u << 3,
+  kOffloadMlpNorm = 1u << 4,
+  kOffloadExpertFc1 = 1u << 5,
+  kOffloadMoeAct = 1u << 6,
+};
+inline constexpr const char* kOffloadModuleNames[] = {"attn_norm", "qkv_linear", "core_attn", "attn_proj",
+                                                      "mlp_norm",  "expert_fc1", "moe_act"};
 // The training framework a configuration must run in (kAny: no restriction).
 enum class Framework { kAny, kMegatron, kNemo, kDeepSpeed, kTorchtitan, kPytorchFsdp };
 const char* FrameworkName(Framework f);
@@ -82,6 +98,9 @@ struct ParallelConfig {
   // Layers per stage whose weights and activations live on the host (Megatron-Core
   // cpu_offloading_num_layers), streamed over the host link beside the compute.
   int cpu_offload_layers = 0;
+  // OffloadModule bits: what each layer moves to the host between its forward and its
+  // backward (Megatron-Core --fine-grained-activation-offloading --offload-modules).
+  unsigned offload_modules = 0;
   // FP8 weights gathered by ZeRO, no 16-bit copy kept (Megatron fp8_param_gather).
   bool fp8_param_gather = false;
   int zero_stage = 0;
@@ -143,6 +162,8 @@ struct ParallelConfig {
 const char* RecomputeName(Recompute r);
 // "layernorm,moe_act": the module names of `modules`, comma-separated, in bit order.
 std::string RecomputeModulesText(unsigned modules);
+// "expert_fc1,moe_act": the same for OffloadModule bits.
+std::string OffloadModulesText(unsigned modules);
 const char* DispatcherName(MoeDispatcher d);
 const char* ScheduleName(PipelineSchedule s);
 

@@ -111,6 +111,25 @@ absl::Status ValidateConfigFields(const Workload& w, const ParallelConfig& raw) 
   if (raw.recompute_modules >= (1u << std::size(kRecomputeModuleNames))) {
     return Bad(p + "recompute_modules", "names a module Megatron-Core does not have");
   }
+  if (raw.offload_modules >= (1u << std::size(kOffloadModuleNames))) {
+    return Bad(p + "offload_modules", "names a module Megatron-Core does not offload");
+  }
+  if (raw.offload_modules != 0 && raw.cpu_offload_layers > 0) {
+    return Bad(p + "offload_modules", "cannot be combined with cpu_offload_layers (Megatron-Core refuses both)");
+  }
+  if (raw.offload_modules != 0 && raw.recompute == Recompute::kFull) {
+    return Bad(p + "offload_modules", "has nothing to move under RECOMPUTE_FULL (a layer keeps only its input)");
+  }
+  if ((raw.offload_modules & (kOffloadExpertFc1 | kOffloadMoeAct)) && raw.recompute == Recompute::kSelective &&
+      (raw.recompute_modules & kRecomputeMoe)) {
+    return Bad(p + "offload_modules", "expert_fc1 and moe_act cannot be offloaded while recompute_modules re-runs "
+                                      "the whole MoE layer (Megatron-Core refuses it)");
+  }
+  // Megatron-Core's check (TransformerConfig): the projection's input is the attention
+  // core's output, offloaded with it.
+  if ((raw.offload_modules & kOffloadAttnProj) && !(raw.offload_modules & kOffloadCoreAttn)) {
+    return Bad(p + "offload_modules", "attn_proj needs core_attn offloaded too (Megatron-Core)");
+  }
   if (raw.zero_stage < 0 || raw.zero_stage > 3) {
     return Bad(p + "zero_stage", absl::StrCat(raw.zero_stage, " must be 0, 1, 2 or 3"));
   }
@@ -196,6 +215,9 @@ absl::Status ValidateTransformerConfig(const Workload& w, const ParallelConfig& 
   if (!t.is_moe() && (c.recompute_modules & (kRecomputeMoe | kRecomputeMoeAct | kRecomputeSharedExperts))) {
     return Bad(p + "recompute_modules", "moe, moe_act and shared_experts need a mixture-of-experts model");
   }
+  if (!t.is_moe() && (c.offload_modules & (kOffloadExpertFc1 | kOffloadMoeAct))) {
+    return Bad(p + "offload_modules", "expert_fc1 and moe_act need a mixture-of-experts model");
+  }
   if (!t.is_moe() && c.moe_dispatcher != MoeDispatcher::kAllToAll) {
     return Bad(p + "moe_dispatcher", "needs a mixture-of-experts model (moe.num_experts > 1)");
   }
@@ -215,6 +237,7 @@ absl::Status ValidateLayerGraphConfig(const Workload& w, const ParallelConfig& c
   }
   if (c.recompute_modules != 0) return Bad(p + "recompute_modules", "applies to transformers only");
   if (c.cpu_offload_layers != 0) return Bad(p + "cpu_offload_layers", "applies to transformers only");
+  if (c.offload_modules != 0) return Bad(p + "offload_modules", "applies to transformers only");
   if (c.moe_dispatcher != MoeDispatcher::kAllToAll || c.moe_a2a_overlap) {
     return Bad(p + (c.moe_a2a_overlap ? "moe_a2a_overlap" : "moe_dispatcher"),
                "applies to mixture-of-experts transformers only");

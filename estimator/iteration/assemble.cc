@@ -170,6 +170,14 @@ void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
       mb.host_bytes += mb.activations_bytes - keep;
       mb.activations_bytes = keep;
     }
+    if (st->offloaded_bytes_per_mb > 0) {
+      // Fine-grained activation offloading: what the named modules save waits on the host
+      // for every micro-batch in flight; the GPU keeps one layer's as the group being
+      // reloaded (Megatron-Core also keeps the last groups of a forward as a margin).
+      const double layer = st->offloaded_bytes_per_mb / std::max(1, st->layers);
+      mb.activations_bytes += layer;
+      mb.host_bytes += std::max(0.0, st->offloaded_bytes_per_mb * flight - layer);
+    }
     if (c.cpu_offload_layers > 0 && !model.layers.empty()) {
       // Megatron-Core CPU offloading: the offloaded layers' weights and (every micro-batch
       // in flight) activations live on the host; one layer's of each stays as the buffer
@@ -227,7 +235,7 @@ double SampleBroadcast(const ParallelConfig& c, const SystemContext& sys, int m)
   return m * sys.coll->AllGather(bytes, g);
 }
 
-// Offloaded weights, activations and CPU-offloaded layers (ZeRO-Infinity-style and
+// Offloaded weights, activations, modules' saved tensors and CPU-offloaded layers (ZeRO-Infinity-style, Megatron's fine-grained offloading and
 // Megatron's cpu_offload_layers): their PCIe / C2C traffic each micro-batch beyond what
 // the stage's compute hides.
 double LayerOffload(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& c, const Hardware& hw,
@@ -243,6 +251,13 @@ double LayerOffload(const ModelCosts& model, const StageCosts& stages, const Par
   if (c.offload.activations) {
     const double a = stages.first.activation_bytes_per_mb;
     offload_s += m * std::max(0.0, 2 * a / hw.pcie_bytes_per_s() - ovl * step_compute);
+  }
+  if (s.offloaded_bytes > 0) {
+    // Fine-grained activation offloading: each micro-batch's saved tensors go out on a
+    // copy stream during its forward and come back during its backward, hidden behind
+    // that compute as far as it lasts.
+    const double copy = s.offloaded_bytes / hw.pcie_bytes_per_s();
+    offload_s += m * (std::max(0.0, copy - ovl * s.fwd_s) + std::max(0.0, copy - ovl * (s.bwd_s + s.recompute_s)));
   }
   if (c.cpu_offload_layers > 0 && !model.layers.empty()) {
     // Each micro-batch: the offloaded layers' weights in for forward and for backward,

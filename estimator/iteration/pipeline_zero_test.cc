@@ -92,6 +92,53 @@ TEST(Pipeline, CpuOffloadLayers) {
   EXPECT_EQ(EstimateIteration(w, c, p).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// Megatron-Core's fine-grained activation offloading of expert_fc1 and moe_act
+// (Qwen3-235B, TP 2 with SP, EP 8, PP 4, 8 micro-batches of 4,096 tokens, 1F1B: 4 in
+// flight on the first stage). Each MoE layer's experts take 4,096 / 2 x 8 = 16,384 rows:
+// fc1's input 16,384 x 4,096 x 2 bytes = 134,217,728 and the gated activation's input
+// 16,384 x 2 x 1,536 x 2 bytes = 100,663,296 leave for the host. The first stage's 23
+// layers keep them for 4 micro-batches but one layer's; the copies cost time only where
+// they outlast the slowest stage's forward (out) and backward (back in).
+TEST(Pipeline, FineGrainedActivationOffloading) {
+  const SystemProfile p = Profile("dgx-h100-80gb");
+  const Workload w = testing::Model("qwen3-235b-a22b");
+  ParallelConfig c = Config(2, 4, 8, 1, 64);
+  c.sequence_parallel = true;
+  c.flash_attention = true;
+  c.expert_parallel = 8;
+  c.expert_tensor_parallel = 1;
+  absl::StatusOr<Estimate> base = EstimateIteration(w, c, p);
+  c.offload_modules = kOffloadExpertFc1 | kOffloadMoeAct;
+  absl::StatusOr<Estimate> off = EstimateIteration(w, c, p);
+  ASSERT_TRUE(base.ok() && off.ok()) << base.status() << off.status();
+  const Hardware hw(p, w.precision);
+  const Collectives coll(hw);
+  absl::StatusOr<ModelCosts> m = ComputeModelCosts(w, ModelShape::Of(c.Normalized()), hw, coll);
+  ASSERT_TRUE(m.ok());
+  const double layer = 134217728.0 + 100663296.0;
+  EXPECT_DOUBLE_EQ(m->layers[10].offloaded_bytes, layer);
+  const double moved = 23 * layer * 4 - layer;
+  EXPECT_NEAR(base->memory.activations_bytes - off->memory.activations_bytes, moved, 1);
+  EXPECT_NEAR(off->memory.host_bytes - base->memory.host_bytes, moved, 1);
+  const StageCosts s = ComputeStageCosts(*m, 4, 1);
+  const double copy = s.slowest.offloaded_bytes / 50e9;  // PCIe Gen5 x16 as the profile states it
+  const double ovl = hw.overlap_efficiency();
+  const double exposed = 8 * (std::max(0.0, copy - ovl * s.slowest.fwd_s) +
+                              std::max(0.0, copy - ovl * (s.slowest.bwd_s + s.slowest.recompute_s)));
+  EXPECT_NEAR(off->time.offload_s - base->time.offload_s, exposed, 1e-9);
+  EXPECT_NEAR(off->iteration_time_s - base->iteration_time_s, exposed, 1e-6);
+  // Megatron-Core's own refusals.
+  c.offload_modules = kOffloadAttnProj;
+  EXPECT_EQ(EstimateIteration(w, c, p).status().code(), absl::StatusCode::kInvalidArgument);
+  c.offload_modules = kOffloadMoeAct;
+  c.recompute = Recompute::kSelective;
+  c.recompute_modules = kRecomputeMoe;
+  EXPECT_EQ(EstimateIteration(w, c, p).status().code(), absl::StatusCode::kInvalidArgument);
+  c.recompute = Recompute::kFull;
+  c.recompute_modules = 0;
+  EXPECT_EQ(EstimateIteration(w, c, p).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(Pipeline, SeventyLayersOverTwelveStages) {
   const SystemProfile p = Profile("dgx-a100-80gb");
   const Hardware hw(p, Precision::kBf16);

@@ -10,8 +10,10 @@ namespace paraplan {
 
 namespace {
 
-StageMemory MemoryOf(const BlockCosts& stage, const BlockCosts& chunk) {
+StageMemory MemoryOf(const BlockCosts& stage, const BlockCosts& chunk, int layers) {
   StageMemory m;
+  m.offloaded_bytes_per_mb = stage.offloaded_bytes;
+  m.layers = layers;
   m.params = stage.params;
   m.expert_params = stage.expert_params;
   m.activation_bytes_per_mb = stage.activation_bytes;
@@ -112,9 +114,9 @@ StageCosts ComputeStageCosts(const ModelCosts& given, int pp, int v, int first_l
   out.slowest_total_s = s.TotalS();
   out.slowest_layers = layers;
   chunks.Stage(0, &s, &first_chunk, &layers);
-  out.first = MemoryOf(s, first_chunk);
+  out.first = MemoryOf(s, first_chunk, layers);
   if (pp > 1) chunks.Stage(pp - 1, &s, &first_chunk, &layers);
-  out.last = MemoryOf(s, first_chunk);
+  out.last = MemoryOf(s, first_chunk, layers);
   return out;
 }
 

@@ -19,6 +19,8 @@ struct StageMemory {
   double activation_bytes_per_mb = 0;  // all its chunks, one micro-batch
   double transient_bytes = 0;
   double chunk_activation_bytes_per_mb = 0;  // one chunk (for offload working set)
+  double offloaded_bytes_per_mb = 0;  // all its chunks, one micro-batch: on the host (offload_modules)
+  int layers = 0;                     // decoder / graph layers, all its chunks
 };
 
 struct StageCosts {

@@ -35,6 +35,7 @@ ModelShape ModelShape::Of(const ParallelConfig& c) {
   s.micro_batch_size = c.micro_batch_size;
   s.recompute = c.recompute;
   s.recompute_modules = c.recompute == Recompute::kSelective ? c.recompute_modules : 0;
+  s.offload_modules = c.offload_modules;
   s.sequence_parallel = c.sequence_parallel && c.tensor_parallel > 1;
   s.flash_attention = c.flash_attention;
   s.cuda_graphs = c.cuda_graphs;
@@ -58,6 +59,7 @@ void BlockCosts::Add(const BlockCosts& o) {
   wgrad_s += o.wgrad_s;
   kernels += o.kernels;
   activation_bytes += o.activation_bytes;
+  offloaded_bytes += o.offloaded_bytes;
   transient_bytes = transient_bytes > o.transient_bytes ? transient_bytes : o.transient_bytes;
   params += o.params;
   tensors += o.tensors;
@@ -81,6 +83,7 @@ BlockCosts BlockCosts::Between(const BlockCosts& from, const BlockCosts& to) {
   d.wgrad_s = to.wgrad_s - from.wgrad_s;
   d.kernels = to.kernels - from.kernels;
   d.activation_bytes = to.activation_bytes - from.activation_bytes;
+  d.offloaded_bytes = to.offloaded_bytes - from.offloaded_bytes;
   d.params = to.params - from.params;
   d.tensors = to.tensors - from.tensors;
   d.weight_tensors = to.weight_tensors - from.weight_tensors;

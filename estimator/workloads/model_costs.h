@@ -52,6 +52,7 @@ struct ModelShape {
   int micro_batch_size = 1;
   Recompute recompute = Recompute::kNone;
   unsigned recompute_modules = 0;  // RecomputeModule bits under kSelective; 0 = core_attn
+  unsigned offload_modules = 0;    // OffloadModule bits (fine-grained activation offloading)
   bool sequence_parallel = false;
   bool flash_attention = false;
   bool cuda_graphs = false;
@@ -76,6 +77,7 @@ struct BlockCosts {
   double wgrad_s = 0;         // weight-gradient GEMMs (part of bwd_s; zero-bubble's W)
   double kernels = 0;         // kernels launched (collectives included), fwd + bwd + recompute
   double activation_bytes = 0;  // kept from forward to backward, per micro-batch
+  double offloaded_bytes = 0;   // of what it saves, moved to the host meanwhile (offload_modules)
   double transient_bytes = 0;   // extra working memory while its backward runs
   double params = 0;            // parameters held (after TP/EP sharding)
   double tensors = 0;           // parameter tensors held (the optimizer launches per tensor list)

@@ -50,6 +50,8 @@ struct MlpExtras {
   bool moe = false;
   double act_out_bytes = 0;  // the experts' activation-function output (moe_act)
   double act_fwd_bytes = 0;  // memory traffic of recomputing it
+  double rows = 0;           // token-expert rows this GPU's experts take (expert_fc1 / moe_act offload)
+  double width = 0;          // their FFN width on this GPU (fe / expert TP)
   Part shared;               // shared experts (stored tensors beyond their input)
 };
 
@@ -307,6 +309,17 @@ BlockCosts AssembleLayer(const LayerContext& L, const Dims& x, const Part& core,
       blk.kernels += launched_fwd;
       break;
   }
+  if (L.shape.offload_modules != 0) {
+    unsigned recomputed = 0;
+    if (L.shape.recompute == Recompute::kSelective) {
+      recomputed = L.shape.recompute_modules == 0 ? kRecomputeCoreAttn : L.shape.recompute_modules;
+      if (mla_up == nullptr) recomputed &= ~kRecomputeMlaUpProj;
+    }
+    blk.offloaded_bytes =
+        std::min(blk.activation_bytes, OffloadedBytes(x, L.shape.offload_modules, recomputed, core, extras.rows,
+                                                      extras.width));
+    blk.activation_bytes -= blk.offloaded_bytes;
+  }
   blk.host_s = HostExcess(1, host_fwd, gpu_fwd) +
                HostExcess(1, host_bwd + host_recompute, gpu_bwd + blk.recompute_s);
   blk.model_flops = 3 * (core.flops_fwd * (x.flash ? 2 : 1) + attn.flops_fwd + mlp.flops_fwd);
@@ -420,6 +433,8 @@ MoeMlp MoeMlpOf(const ModelContext& m, const Dims& x) {
   o.extras.moe = true;
   o.extras.act_out_bytes = rows * o.fe / etp * x.p;
   o.extras.act_fwd_bytes = (x.gated ? 3 : 2) * rows * o.fe / etp * x.p;
+  o.extras.rows = rows;
+  o.extras.width = o.fe / etp;
   o.extras.shared = shared;
   return o;
 }
@@ -429,11 +444,23 @@ BlockCosts MoeLayer(const ModelContext& m, const Dims& x, const AttentionSide& a
   const double ovl = m.layer.ovl;
   BlockCosts b = MakeLayer(m, x, a, core, o.mlp, o.extras, o.dispatch.seconds, 6, o.dispatch.calls_per_direction);
   if (m.shape.moe_a2a_overlap) {
-    // Megatron-Core's combined 1F1B runs one micro-batch's dispatch and combine beside
-    // another's forward or backward compute, hidden as far as that lasts; meanwhile the
-    // communication kernels hold kEpCommSms of the GPU's SMs, and the compute beside them
-    // runs on the rest.
-    const double hidden = std::min(b.ep_s, ovl * (b.fwd_s + b.bwd_s));
+    // Megatron-Core's combined 1F1B runs one micro-batch's forward of a layer beside
+    // another's backward of it (TransformerLayerSchedulePlan.run,
+    // model_chunk_schedule_plan.py), each of the four all-to-alls (a quarter of ep_s)
+    // beside one stretch of the other's compute, hidden as far as that stretch lasts:
+    // the backward's combine beside the forward's attention (pre-dispatch), the
+    // forward's dispatch beside the MLP's backward, the backward's dispatch beside its
+    // weight gradients and the forward MLP, the forward's combine beside the backward's
+    // attention (with what it recomputes). Meanwhile the communication kernels hold
+    // kEpCommSms of the GPU's SMs, and the compute beside them runs on the rest.
+    const double bw = m.hw.hbm_bytes_per_s();
+    const double mlp_f = o.mlp.matmul_fwd_s + o.mlp.mem_fwd_bytes / bw;
+    const double mlp_b = o.mlp.matmul_bwd_s + (2 * o.mlp.mem_fwd_bytes + o.mlp.mem_bwd_bytes) / bw;
+    const double attn_f = std::max(0.0, b.fwd_s - mlp_f);
+    const double attn_b = std::max(0.0, b.bwd_s + b.recompute_s - mlp_b);
+    const double a2a = b.ep_s / 4;
+    const double hidden = std::min(a2a, ovl * attn_f) + std::min(a2a, ovl * (mlp_b - o.mlp.wgrad_s)) +
+                          std::min(a2a, ovl * (o.mlp.wgrad_s + mlp_f)) + std::min(a2a, ovl * attn_b);
     const double sm_share = m.hw.sm_count() > 0 ? std::min(1.0, kEpCommSms / m.hw.sm_count()) : 0;
     b.ep_s = b.ep_s - hidden + hidden * sm_share;
   }

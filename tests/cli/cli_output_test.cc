@@ -358,12 +358,17 @@ TEST(Launcher, MegatronEmitsOnlyMegatronLmFlags) {
   folded.config.set_moe_dispatcher(v1::MOE_DISPATCHER_DEEPEP);
   folded.config.set_moe_a2a_overlap(true);
   folded.config.set_zero_stage(1);
+  folded.config.add_offload_modules("expert_fc1");
+  folded.config.add_offload_modules("moe_act");
   for (const LaunchInput& in : {MoeFp8(), DenseFp16(), LlamaZero3(), folded}) {
     const std::string text = Emit("megatron", in);
     for (const std::string& flag : EmittedFlags(text)) {
       EXPECT_TRUE(known.contains(flag)) << flag << " is not a Megatron-LM flag\n" << text;
     }
   }
+  EXPECT_TRUE(absl::StrContains(Emit("megatron", folded),
+                                "--fine-grained-activation-offloading \\\n    --offload-modules expert_fc1 moe_act \\\n"))
+      << Emit("megatron", folded);
   const std::string llama = Emit("megatron", LlamaZero3());
   for (const char* shape : {"--normalization RMSNorm", "--position-embedding-type rope", "--disable-bias-linear",
                             "--swiglu", "--group-query-attention", "--num-query-groups 8", "--attention-dropout 0",
@@ -523,7 +528,12 @@ TEST(Launcher, MegatronBridgeEmitsOnlyConfigContainerKeys) {
   folded.config.add_recompute_modules("moe_act");
   folded.config.set_cpu_offload_layers(2);
   folded.workload.set_quant_recipe(v1::QUANT_RECIPE_MXFP8);
-  for (const LaunchInput& input : {MoeFp8(), DenseFp16(), LlamaZero3(), folded}) {
+  LaunchInput fine = FoldedMoe();
+  fine.config.add_offload_modules("expert_fc1");
+  fine.config.add_offload_modules("moe_act");
+  EXPECT_TRUE(absl::StrContains(Emit("megatron-bridge", fine), "'model.offload_modules=[expert_fc1,moe_act]'"))
+      << Emit("megatron-bridge", fine);
+  for (const LaunchInput& input : {MoeFp8(), DenseFp16(), LlamaZero3(), folded, fine}) {
     const std::string text = Emit("megatron-bridge", input);
     const size_t run = text.find("scripts/training/run_recipe.py");
     ASSERT_NE(run, std::string::npos) << text;

@@ -84,6 +84,12 @@ TEST_F(ServerTest, BadInputsNameTheField) {
          r->mutable_config()->add_recompute_modules("everything");
        },
        grpc::StatusCode::INVALID_ARGUMENT, "config.recompute_modules[1]: \"everything\" is not"},
+      {[](v1::EstimateRequest* r) { r->mutable_config()->add_offload_modules("all"); },
+       grpc::StatusCode::INVALID_ARGUMENT,
+       "config.offload_modules[0]: \"all\" is not one of attn_norm, qkv_linear, core_attn, attn_proj, mlp_norm, "
+       "expert_fc1, moe_act"},
+      {[](v1::EstimateRequest* r) { r->mutable_config()->add_offload_modules("moe_act"); },  // GPT-3 has no experts
+       grpc::StatusCode::INVALID_ARGUMENT, "config.offload_modules: expert_fc1 and moe_act need a mixture-of-experts"},
       {[](v1::EstimateRequest* r) { r->set_framework(v1::FRAMEWORK_PYTORCH_FSDP); },
        grpc::StatusCode::INVALID_ARGUMENT, "config.tensor_parallel: runs data parallelism only"},
       {[](v1::EstimateRequest* r) { r->set_framework(static_cast<v1::Framework>(9)); },
