@@ -181,6 +181,7 @@ def estimate_seeds():
                      "global_batch_size": 256, "recompute": "RECOMPUTE_SELECTIVE",
                      "recompute_modules": ["layernorm", "moe_act", "mla_up_proj"], "zero_stage": 1,
                      "moe_dispatcher": "MOE_DISPATCHER_DEEPEP", "moe_a2a_overlap": True,
+                     "offload_modules": ["core_attn", "attn_proj", "expert_fc1"],
                      "flash_attention": True}})
     both(t, "EstimateRequest", "gpt_oss_stages",
          {"profile": "gb300-nvl72", "model": "gpt-oss-120b", "num_gpus": 64,
