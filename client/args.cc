@@ -57,145 +57,175 @@ constexpr char kConfigFlagsUsage[] =
     "       (each module's saved activations on the host between forward and backward)\n"
     "       --fp8-param-gather (FP8 weights gathered by ZeRO, no BF16 copy)\n";
 
-const std::vector<CommandSpec>& Commands() {
-  static const auto* kCommands = new std::vector<CommandSpec>{
-      {"profiles list", 0, 0, {}, {}, "paraplan profiles list\n  The newest version of every system profile.\n"},
-      {"profiles show", 1, 1, {"set"}, {},
-       "paraplan profiles show NAME[@VERSION] [--set PATH=VALUE ...]\n"
-       "  One profile (the default version unless @VERSION is given); with --set, as changed\n"
-       "  by the overrides (nothing is saved: `-o json` gives a file for profiles put).\n"},
-      {"profiles history", 1, 1, {}, {}, "paraplan profiles history NAME\n  Every version of a profile, oldest first.\n"},
-      {"profiles put", 1, 1, {}, {"new-version"},
-       "paraplan profiles put FILE.json [--new-version]\n"
-       "  Creates the SystemProfile in FILE.json, or writes its next version when NAME exists;\n"
-       "  prints NAME@VERSION. A file named like a built-in profile (dgx-a100-80gb, ...) needs\n"
-       "  --new-version: it would become the version every plan on that profile uses.\n"},
-      {"profiles delete", 1, 1, {}, {}, "paraplan profiles delete NAME\n  Deletes every version of a profile.\n"},
-      {"profiles promote", 1, 1, {}, {},
-       "paraplan profiles promote NAME@VERSION\n"
-       "  Makes that version the default of NAME: promotes a calibration kept as a\n"
-       "  candidate, or rolls back to an older version.\n"},
-      {"profiles fit-network", 1, 1000, {"level", "collective", "ranks"}, {"dry-run"},
-       "paraplan profiles fit-network NAME[@V] FILE... [--level L] [--collective C] [--ranks N] [--dry-run]\n"
-       "  Fits one network level's per-step latency, the per-call collective overhead and the\n"
-       "  level's bus-bandwidth curve to nccl-tests output (the table all_reduce_perf & co.\n"
-       "  print, or CSV with size(B) and time columns) and writes the next version (origin\n"
-       "  microbenchmark). The collective and group size come from each file name\n"
-       "  (all_reduce_8gpu.csv) or its \"#  Rank\" lines unless given.\n"},
-      {"profiles put-layer-times", 2, 2, {}, {},
-       "paraplan profiles put-layer-times NAME[@V] FILE.csv\n"
-       "  Stores measured per-layer times (CSV: workload,layer,forward_ms,backward_ms per\n"
-       "  sample) in the next version of NAME; plans and estimates of that layer-graph\n"
-       "  workload then use them instead of the modelled compute of those layers.\n"},
-      {"profiles fit-gemm", 2, 2, {}, {"dry-run"},
-       "paraplan profiles fit-gemm NAME[@V] FILE.csv [--dry-run]\n"
-       "  Fits matmul_efficiency (16-bit and FP8) and the small-GEMM tail to a GEMM sweep\n"
-       "  (m,n,k,dtype,seconds: scripts/microbench/gemm_sweep.py) and writes the next version.\n"},
-      {"estimate", 0, 0, SingleConfigOptions({"profile", "workload", "model", "config", "gpus", "batch", "set", "framework"}),
-       {"cuda-graphs", "tp-comm-overlap", "moe-a2a-overlap", "fp8-param-gather"},
-       absl::StrCat(
-           "paraplan estimate --profile NAME (--workload FILE | --model PRESET) (--config FILE | CONFIG FLAGS)\n"
-           "     [--gpus N] [--set PATH=VALUE ...]\n"
-           "  Predicts one configuration: iteration time and its breakdown, memory per GPU,\n"
-           "  throughput, MFU, energy, cost. The configuration is the ParallelConfig JSON in FILE\n"
-           "  or these flags (plan's constraint names, one value each; with FILE they override\n"
-           "  its fields):\n",
-           kConfigFlagsUsage,
-           "  --gpus N checks that the degrees multiply to N. --framework NAME refuses what that\n"
-           "  framework cannot run (megatron, nemo, deepspeed, torchtitan, pytorch-fsdp).\n"
-           "paraplan estimate --batch FILE.jsonl\n"
-           "  One EstimateRequest JSON per line ({\"profile\", \"workload\" or \"model\", \"config\"});\n"
-           "  prints one JSON line per request, in order: the Estimate, or {\"error\": {\"code\", \"message\"}}.\n")},
-      {"compare", 0, 0, SingleConfigOptions({"profile", "workload", "model", "config", "gpus", "objective", "set", "framework"}),
-       {"cuda-graphs", "tp-comm-overlap", "moe-a2a-overlap", "fp8-param-gather"},
-       absl::StrCat(
-           "paraplan compare --profile NAME (--workload FILE | --model PRESET) (--config FILE | CONFIG FLAGS)\n"
-           "     [--gpus N] [--objective time|cost|energy] [--set PATH=VALUE ...]\n"
-           "  Estimates the given configuration (FILE and flags as for estimate) and plans the best\n"
-           "  one for the same GPU count (the product of its degrees) and global batch; prints\n"
-           "  them side by side: time and its parts, memory, throughput, MFU, cost, energy, with\n"
-           "  best/given ratios (exit 1 when no plan fits). JSON: {\"given\": Estimate, \"best\": Estimate}.\n"),
-       true},
-      {"plan",
-       0,
-       0,
-       ConfigOptions({"profile", "workload", "model", "gpus", "top", "objective", "max-tp", "max-pp", "max-cp",
-                      "max-mbs", "headroom", "emit", "report", "set", "framework"}),
-       {"allow-offload", "cuda-graphs", "tp-comm-overlap", "what-if"},
-       "paraplan plan --profile NAME (--workload FILE | --model PRESET) --gpus N[,N...] --global-batch B\n"
-       "     [--top K] [--objective time|time@pNN|cost|energy] [--set PATH=VALUE ...]\n"
-       "  Searches every way to split the training and ranks what fits (exit 1 when nothing\n"
-       "  fits). The table shows the columns in which the plans differ and lists what they\n"
-       "  share; -o wide shows every column, -o csv prints them as CSV. With several GPU\n"
-       "  counts it first shows the best plan of each. Constraints (lists allow only the\n"
-       "  values given; max 0 = no cap):\n"
-       "     --tp N,..  --pp N,..  --dp N,..  --cp N,..  --ep N,..  --mbs N,..  --vpp N,..\n"
-       "     --zero N,..  --recompute none,selective,full\n"
-       "     --schedule 1f1b,gpipe,interleaved,zero-bubble\n"
-       "     --max-tp N  --max-pp N  --max-cp N  --max-mbs N\n"
-       "     --sp on|off  --flash on|off  --overlap-grad-reduce on|off\n"
-       "     --headroom F (share of GPU memory to keep free)  --allow-offload\n"
-       "  The framework the job runs in (every plan uses them): --cuda-graphs (kernels\n"
-       "  replayed from CUDA graphs: no host launch cost)  --tp-comm-overlap (TP collectives\n"
-       "  overlapped with GEMMs, Transformer Engine userbuffers)  --dp-algorithm /\n"
-       "  --tp-algorithm NAME (pin a collective algorithm; default: the cheapest per call)\n"
-       "  --placement packed|scattered (where the scheduler puts the job's nodes)\n"
-       "  --framework megatron|nemo|deepspeed|torchtitan|pytorch-fsdp  only what it runs\n"
-       "  --emit megatron|megatron-bridge|nemo|deepspeed|torchtitan  prints, instead of the table,\n"
-       "     the launcher arguments of the best plan for that framework (exit 1 when no plan fits)\n"
-       "  --report FILE.html  also writes a self-contained HTML report: ranked table, time and\n"
-       "     memory breakdowns, Pareto front, profile version and its measured accuracy\n"
-       "  --what-if  with --set and one GPU count: the best plan on the stored profile (today)\n"
-       "     beside the best plan with --set (what-if), as compare prints them; JSON:\n"
-       "     {\"today\": Estimate, \"what_if\": Estimate or null}; --report draws the two\n",
-       true},
-      {"ingest", 1, 1, {}, {},
-       "paraplan ingest FILE.jsonl\n"
-       "  One Measurement JSON per line; prints accepted / duplicate / rejected per line and\n"
-       "  totals (exit 1 when any line is rejected).\n"},
-      {"calibrate", 0, 0, {"profile", "operation"}, {"dry-run", "no-wait"},
-       "paraplan calibrate --profile NAME [--dry-run] [--no-wait]\n"
-       "paraplan calibrate --operation ID\n"
-       "  Fits the profile's default version to all its measurements (parameters chosen by\n"
-       "  sensitivity, grouped cross-validation) and stores the next version. It becomes the\n"
-       "  default only if its cross-validated error beats the current version's by 2 %;\n"
-       "  otherwise it is kept as a candidate (see profiles promote). --dry-run stores nothing.\n"
-       "  The calibration runs on the server as an operation: this command starts it (or\n"
-       "  joins the one running for the profile), prints its phases on stderr and waits for\n"
-       "  its result; --timeout bounds each call, not the wait, and an interrupted wait\n"
-       "  leaves it running. --no-wait prints the operation's id and returns; --operation ID\n"
-       "  shows that operation (its result once done). With no measurement since the last\n"
-       "  calibration, it stores nothing and says the profile is up to date.\n"},
-      {"accuracy", 0, 0, {"profile", "label", "recent"}, {},
-       "paraplan accuracy --profile NAME [--label KEY] [--recent N]\n"
-       "  Measured-vs-predicted error: overall, over the most recent N, and per value of label KEY.\n"},
-      {"models", 0, 0, {}, {}, "paraplan models\n  The built-in model presets (for --model).\n"},
-      {"simulate", 0, 0, SingleConfigOptions({"profile", "workload", "model", "config", "gpus", "background", "set"}),
-       {"cuda-graphs", "tp-comm-overlap", "moe-a2a-overlap", "fp8-param-gather"},
-       absl::StrCat(
-           "paraplan simulate --profile NAME (--workload FILE | --model PRESET) (--config FILE | CONFIG FLAGS)\n"
-           "     [--background LOAD] [--set PATH=VALUE ...]\n"
-           "  Replays the configuration's collectives (every group of each dimension at once) as\n"
-           "  flows on a SimGrid model of the profile's network and prints, per collective, the\n"
-           "  analytic time beside the simulated one (alone, and the overlapped DP reduction\n"
-           "  beside the costliest blocking collective), and the iteration time both ways.\n"
-           "  --background LOAD  share (0-1) of the GPUs outside the job that stream across the\n"
-           "     network meanwhile (other jobs). Configuration flags as for estimate:\n",
-           kConfigFlagsUsage)},
-      {"codesign", 0, 0, {"profiles", "model", "workloads", "gpus", "global-batch", "objective", "set"}, {},
-       "paraplan codesign --profiles A,B,... (--model PRESET --global-batch B | --workloads FILE.jsonl)\n"
-       "     --gpus N [--objective time|cost|energy] [--set PATH=VALUE ...]\n"
-       "  For each candidate network design (a stored profile) and each workload, the best\n"
-       "  plan on N GPUs; per design the weighted sums of one iteration's time, energy and cost\n"
-       "  over the workloads, ranked by the objective (exit 1 when no design fits them all).\n"
-       "  FILE.jsonl: one workload a line, {\"model\": \"llama3-8b\" | \"workload\": {...},\n"
-       "  \"weight\": 2, \"global_batch_size\": 512, \"name\": \"...\"} (weight = iterations in the mix).\n"
-       "  --set changes every design alike for this request (a what-if), as for estimate.\n"
-       "  -o wide adds the whole configuration, samples/s, MFU, bottleneck and time to train;\n"
-       "  -o csv prints one record per design and workload with the design's totals.\n",
-       true},
-      {"health", 0, 1, {}, {}, "paraplan health [SERVICE]\n  grpc.health.v1 status of the server (exit 69 unless SERVING).\n"},
+// paraplan profiles SUBCOMMAND: the stored system profiles.
+std::vector<CommandSpec> ProfileCommands() {
+  return {
+    {"profiles list", 0, 0, {}, {}, "paraplan profiles list\n  The newest version of every system profile.\n"},
+    {"profiles show", 1, 1, {"set"}, {},
+     "paraplan profiles show NAME[@VERSION] [--set PATH=VALUE ...]\n"
+     "  One profile (the default version unless @VERSION is given); with --set, as changed\n"
+     "  by the overrides (nothing is saved: `-o json` gives a file for profiles put).\n"},
+    {"profiles history", 1, 1, {}, {}, "paraplan profiles history NAME\n  Every version of a profile, oldest first.\n"},
+    {"profiles put", 1, 1, {}, {"new-version"},
+     "paraplan profiles put FILE.json [--new-version]\n"
+     "  Creates the SystemProfile in FILE.json, or writes its next version when NAME exists;\n"
+     "  prints NAME@VERSION. A file named like a built-in profile (dgx-a100-80gb, ...) needs\n"
+     "  --new-version: it would become the version every plan on that profile uses.\n"},
+    {"profiles delete", 1, 1, {}, {}, "paraplan profiles delete NAME\n  Deletes every version of a profile.\n"},
+    {"profiles promote", 1, 1, {}, {},
+     "paraplan profiles promote NAME@VERSION\n"
+     "  Makes that version the default of NAME: promotes a calibration kept as a\n"
+     "  candidate, or rolls back to an older version.\n"},
+    {"profiles fit-network", 1, 1000, {"level", "collective", "ranks"}, {"dry-run"},
+     "paraplan profiles fit-network NAME[@V] FILE... [--level L] [--collective C] [--ranks N] [--dry-run]\n"
+     "  Fits one network level's per-step latency, the per-call collective overhead and the\n"
+     "  level's bus-bandwidth curve to nccl-tests output (the table all_reduce_perf & co.\n"
+     "  print, or CSV with size(B) and time columns) and writes the next version (origin\n"
+     "  microbenchmark). The collective and group size come from each file name\n"
+     "  (all_reduce_8gpu.csv) or its \"#  Rank\" lines unless given.\n"},
+    {"profiles put-layer-times", 2, 2, {}, {},
+     "paraplan profiles put-layer-times NAME[@V] FILE.csv\n"
+     "  Stores measured per-layer times (CSV: workload,layer,forward_ms,backward_ms per\n"
+     "  sample) in the next version of NAME; plans and estimates of that layer-graph\n"
+     "  workload then use them instead of the modelled compute of those layers.\n"},
+    {"profiles fit-gemm", 2, 2, {}, {"dry-run"},
+     "paraplan profiles fit-gemm NAME[@V] FILE.csv [--dry-run]\n"
+     "  Fits matmul_efficiency (16-bit and FP8) and the small-GEMM tail to a GEMM sweep\n"
+     "  (m,n,k,dtype,seconds: scripts/microbench/gemm_sweep.py) and writes the next version.\n"},
   };
+}
+
+// estimate, compare and plan: one configuration, or the search for the best.
+std::vector<CommandSpec> PlanningCommands() {
+  return {
+    {"estimate", 0, 0, SingleConfigOptions({"profile", "workload", "model", "config", "gpus", "batch", "set", "framework"}),
+     {"cuda-graphs", "tp-comm-overlap", "moe-a2a-overlap", "fp8-param-gather"},
+     absl::StrCat(
+         "paraplan estimate --profile NAME (--workload FILE | --model PRESET) (--config FILE | CONFIG FLAGS)\n"
+         "     [--gpus N] [--set PATH=VALUE ...]\n"
+         "  Predicts one configuration: iteration time and its breakdown, memory per GPU,\n"
+         "  throughput, MFU, energy, cost. The configuration is the ParallelConfig JSON in FILE\n"
+         "  or these flags (plan's constraint names, one value each; with FILE they override\n"
+         "  its fields):\n",
+         kConfigFlagsUsage,
+         "  --gpus N checks that the degrees multiply to N. --framework NAME refuses what that\n"
+         "  framework cannot run (megatron, nemo, deepspeed, torchtitan, pytorch-fsdp).\n"
+         "paraplan estimate --batch FILE.jsonl\n"
+         "  One EstimateRequest JSON per line ({\"profile\", \"workload\" or \"model\", \"config\"});\n"
+         "  prints one JSON line per request, in order: the Estimate, or {\"error\": {\"code\", \"message\"}}.\n")},
+    {"compare", 0, 0, SingleConfigOptions({"profile", "workload", "model", "config", "gpus", "objective", "set", "framework"}),
+     {"cuda-graphs", "tp-comm-overlap", "moe-a2a-overlap", "fp8-param-gather"},
+     absl::StrCat(
+         "paraplan compare --profile NAME (--workload FILE | --model PRESET) (--config FILE | CONFIG FLAGS)\n"
+         "     [--gpus N] [--objective time|cost|energy] [--set PATH=VALUE ...]\n"
+         "  Estimates the given configuration (FILE and flags as for estimate) and plans the best\n"
+         "  one for the same GPU count (the product of its degrees) and global batch; prints\n"
+         "  them side by side: time and its parts, memory, throughput, MFU, cost, energy, with\n"
+         "  best/given ratios (exit 1 when no plan fits). JSON: {\"given\": Estimate, \"best\": Estimate}.\n"),
+     true},
+    {"plan",
+     0,
+     0,
+     ConfigOptions({"profile", "workload", "model", "gpus", "top", "objective", "max-tp", "max-pp", "max-cp",
+                    "max-mbs", "headroom", "emit", "report", "set", "framework"}),
+     {"allow-offload", "cuda-graphs", "tp-comm-overlap", "what-if"},
+     "paraplan plan --profile NAME (--workload FILE | --model PRESET) --gpus N[,N...] --global-batch B\n"
+     "     [--top K] [--objective time|time@pNN|cost|energy] [--set PATH=VALUE ...]\n"
+     "  Searches every way to split the training and ranks what fits (exit 1 when nothing\n"
+     "  fits). The table shows the columns in which the plans differ and lists what they\n"
+     "  share; -o wide shows every column, -o csv prints them as CSV. With several GPU\n"
+     "  counts it first shows the best plan of each. Constraints (lists allow only the\n"
+     "  values given; max 0 = no cap):\n"
+     "     --tp N,..  --pp N,..  --dp N,..  --cp N,..  --ep N,..  --mbs N,..  --vpp N,..\n"
+     "     --zero N,..  --recompute none,selective,full\n"
+     "     --schedule 1f1b,gpipe,interleaved,zero-bubble\n"
+     "     --max-tp N  --max-pp N  --max-cp N  --max-mbs N\n"
+     "     --sp on|off  --flash on|off  --overlap-grad-reduce on|off\n"
+     "     --headroom F (share of GPU memory to keep free)  --allow-offload\n"
+     "  The framework the job runs in (every plan uses them): --cuda-graphs (kernels\n"
+     "  replayed from CUDA graphs: no host launch cost)  --tp-comm-overlap (TP collectives\n"
+     "  overlapped with GEMMs, Transformer Engine userbuffers)  --dp-algorithm /\n"
+     "  --tp-algorithm NAME (pin a collective algorithm; default: the cheapest per call)\n"
+     "  --placement packed|scattered (where the scheduler puts the job's nodes)\n"
+     "  --framework megatron|nemo|deepspeed|torchtitan|pytorch-fsdp  only what it runs\n"
+     "  --emit megatron|megatron-bridge|nemo|deepspeed|torchtitan  prints, instead of the table,\n"
+     "     the launcher arguments of the best plan for that framework (exit 1 when no plan fits)\n"
+     "  --report FILE.html  also writes a self-contained HTML report: ranked table, time and\n"
+     "     memory breakdowns, Pareto front, profile version and its measured accuracy\n"
+     "  --what-if  with --set and one GPU count: the best plan on the stored profile (today)\n"
+     "     beside the best plan with --set (what-if), as compare prints them; JSON:\n"
+     "     {\"today\": Estimate, \"what_if\": Estimate or null}; --report draws the two\n",
+     true},
+  };
+}
+
+// ingest, calibrate and accuracy: measured runs and what they teach.
+std::vector<CommandSpec> MeasurementCommands() {
+  return {
+    {"ingest", 1, 1, {}, {},
+     "paraplan ingest FILE.jsonl\n"
+     "  One Measurement JSON per line; prints accepted / duplicate / rejected per line and\n"
+     "  totals (exit 1 when any line is rejected).\n"},
+    {"calibrate", 0, 0, {"profile", "operation"}, {"dry-run", "no-wait"},
+     "paraplan calibrate --profile NAME [--dry-run] [--no-wait]\n"
+     "paraplan calibrate --operation ID\n"
+     "  Fits the profile's default version to all its measurements (parameters chosen by\n"
+     "  sensitivity, grouped cross-validation) and stores the next version. It becomes the\n"
+     "  default only if its cross-validated error beats the current version's by 2 %;\n"
+     "  otherwise it is kept as a candidate (see profiles promote). --dry-run stores nothing.\n"
+     "  The calibration runs on the server as an operation: this command starts it (or\n"
+     "  joins the one running for the profile), prints its phases on stderr and waits for\n"
+     "  its result; --timeout bounds each call, not the wait, and an interrupted wait\n"
+     "  leaves it running. --no-wait prints the operation's id and returns; --operation ID\n"
+     "  shows that operation (its result once done). With no measurement since the last\n"
+     "  calibration, it stores nothing and says the profile is up to date.\n"},
+    {"accuracy", 0, 0, {"profile", "label", "recent"}, {},
+     "paraplan accuracy --profile NAME [--label KEY] [--recent N]\n"
+     "  Measured-vs-predicted error: overall, over the most recent N, and per value of label KEY.\n"},
+  };
+}
+
+// models, simulate, codesign and health.
+std::vector<CommandSpec> OtherCommands() {
+  return {
+    {"models", 0, 0, {}, {}, "paraplan models\n  The built-in model presets (for --model).\n"},
+    {"simulate", 0, 0, SingleConfigOptions({"profile", "workload", "model", "config", "gpus", "background", "set"}),
+     {"cuda-graphs", "tp-comm-overlap", "moe-a2a-overlap", "fp8-param-gather"},
+     absl::StrCat(
+         "paraplan simulate --profile NAME (--workload FILE | --model PRESET) (--config FILE | CONFIG FLAGS)\n"
+         "     [--background LOAD] [--set PATH=VALUE ...]\n"
+         "  Replays the configuration's collectives (every group of each dimension at once) as\n"
+         "  flows on a SimGrid model of the profile's network and prints, per collective, the\n"
+         "  analytic time beside the simulated one (alone, and the overlapped DP reduction\n"
+         "  beside the costliest blocking collective), and the iteration time both ways.\n"
+         "  --background LOAD  share (0-1) of the GPUs outside the job that stream across the\n"
+         "     network meanwhile (other jobs). Configuration flags as for estimate:\n",
+         kConfigFlagsUsage)},
+    {"codesign", 0, 0, {"profiles", "model", "workloads", "gpus", "global-batch", "objective", "set"}, {},
+     "paraplan codesign --profiles A,B,... (--model PRESET --global-batch B | --workloads FILE.jsonl)\n"
+     "     --gpus N [--objective time|cost|energy] [--set PATH=VALUE ...]\n"
+     "  For each candidate network design (a stored profile) and each workload, the best\n"
+     "  plan on N GPUs; per design the weighted sums of one iteration's time, energy and cost\n"
+     "  over the workloads, ranked by the objective (exit 1 when no design fits them all).\n"
+     "  FILE.jsonl: one workload a line, {\"model\": \"llama3-8b\" | \"workload\": {...},\n"
+     "  \"weight\": 2, \"global_batch_size\": 512, \"name\": \"...\"} (weight = iterations in the mix).\n"
+     "  --set changes every design alike for this request (a what-if), as for estimate.\n"
+     "  -o wide adds the whole configuration, samples/s, MFU, bottleneck and time to train;\n"
+     "  -o csv prints one record per design and workload with the design's totals.\n",
+     true},
+    {"health", 0, 1, {}, {}, "paraplan health [SERVICE]\n  grpc.health.v1 status of the server (exit 69 unless SERVING).\n"},
+  };
+}
+
+// Every command, in the order of the usage text (a family's subcommands together).
+const std::vector<CommandSpec>& Commands() {
+  static const auto* kCommands = [] {
+    auto* all = new std::vector<CommandSpec>;
+    for (auto group : {ProfileCommands, PlanningCommands, MeasurementCommands, OtherCommands}) {
+      for (CommandSpec& c : group()) all->push_back(std::move(c));
+    }
+    return all;
+  }();
   return *kCommands;
 }
 
@@ -301,6 +331,120 @@ absl::Status UsageError(const std::string& what, const std::string& short_usage)
   return absl::InvalidArgumentError(absl::StrCat(what, "\n", short_usage));
 }
 
+// Takes the value of --`key`: a global flag's into its field, a command option's into
+// `options` (and `given`, to be checked once the command is known).
+absl::Status SetValue(const std::string& key, const std::string& value, Args* a, std::vector<std::string>* given) {
+  if (key == "server") {
+    if (value.empty()) return UsageError("--server needs HOST:PORT", kShortGlobal);
+    a->server = value;
+  } else if (key == "output") {
+    if (value != "table" && value != "wide" && value != "csv" && value != "json") {
+      return UsageError(absl::StrCat("--output must be table, wide, csv or json, not \"", value, "\"",
+                                     DidYouMean(value, {"table", "wide", "csv", "json"})),
+                        kShortGlobal);
+    }
+    a->output = value;
+  } else if (key == "token") {
+    a->token = value;
+  } else if (key == "tls-ca") {
+    a->tls_ca = value;
+  } else if (key == "tls-cert") {
+    a->tls_cert = value;
+  } else if (key == "tls-key") {
+    a->tls_key = value;
+  } else if (key == "timeout") {
+    if (!absl::SimpleAtod(value, &a->timeout_s) || !(a->timeout_s > 0) || a->timeout_s > 1e6) {
+      return UsageError("--timeout must be a positive number of seconds", kShortGlobal);
+    }
+  } else if (key == "set") {
+    a->sets.push_back(value);
+    given->push_back(key);
+  } else {
+    if (a->options.count(key)) return UsageError(absl::StrCat("--", key, " given twice"), kShortGlobal);
+    a->options[key] = value;
+    given->push_back(key);
+  }
+  return absl::OkStatus();
+}
+
+// Reads the command line into `a`: words, global flags and the command's options and
+// boolean flags (those also in `given`, in order).
+absl::Status ReadFlags(int argc, char** argv, Args* a, std::vector<std::string>* given) {
+  for (int i = 1; i < argc; ++i) {
+    std::string w = argv[i];
+    if (w == "-h") w = "--help";
+    if (w == "-o") w = "--output";
+    if (w.rfind("--", 0) != 0 || w.size() == 2) {
+      // "-" alone is a file name (standard input).
+      if (w.size() > 1 && w[0] == '-' && w != "--") {
+        return UsageError(absl::StrCat("unknown flag ", w, DidYouMean(w, {"-o", "-h"})), kShortGlobal);
+      }
+      a->words.push_back(w);
+      continue;
+    }
+    std::string key = w.substr(2), value;
+    const size_t eq = key.find('=');
+    const bool inline_value = eq != std::string::npos;
+    if (inline_value) {
+      value = key.substr(eq + 1);
+      key = key.substr(0, eq);
+    }
+    if (IsBoolean(key)) {
+      if (inline_value) return UsageError(absl::StrCat("--", key, " takes no value"), kShortGlobal);
+      if (key == "help") {
+        a->help = true;
+      } else if (key == "version") {
+        a->version = true;
+      } else {
+        a->flags.insert(key);
+        given->push_back(key);
+      }
+      continue;
+    }
+    if (!inline_value) {
+      if (i + 1 >= argc) return UsageError(absl::StrCat("--", key, " needs a value"), kShortGlobal);
+      value = argv[++i];
+    }
+    if (absl::Status s = SetValue(key, value, a, given); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+// Checks the command line against the command's spec: its positional words, that it
+// takes every flag `given`, and that it prints the --output asked for (wide falls back to
+// table).
+absl::Status CheckAgainstSpec(const CommandSpec& spec, const std::vector<std::string>& given, Args* a) {
+  const int name_words = spec.name.find(' ') == std::string::npos ? 1 : 2;
+  const int positional = static_cast<int>(a->words.size()) - name_words;
+  if (positional < spec.min_words || positional > spec.max_words) {
+    return UsageError(
+        absl::StrCat(spec.name, " takes ",
+                     spec.min_words == spec.max_words
+                         ? Plural(spec.min_words, "argument")
+                         : absl::StrCat(spec.min_words, " to ", Plural(spec.max_words, "argument")),
+                     ", not ", positional),
+        a->short_usage);
+  }
+  for (const std::string& key : given) {
+    const bool known = a->flags.count(key) ? spec.flags.count(key) > 0 : spec.options.count(key) > 0;
+    if (!known) {
+      std::vector<std::string> all(spec.options.begin(), spec.options.end());
+      all.insert(all.end(), spec.flags.begin(), spec.flags.end());
+      return UsageError(absl::StrCat("unknown flag --", key, " for `", spec.name, "`",
+                                     all.empty() ? " (it takes none)" : DidYouMean(key, all, "--")),
+                        a->short_usage);
+    }
+  }
+  if ((a->output == "csv" || a->output == "wide") && !spec.tables) {
+    if (a->output == "csv") {
+      return UsageError(absl::StrCat("--output csv: only plan, compare and codesign print CSV, not `", spec.name, "`"),
+                        a->short_usage);
+    }
+    a->output = "table";  // wide: every table this command prints is already whole
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string Usage() {
@@ -317,72 +461,7 @@ absl::StatusOr<Args> ParseArgs(int argc, char** argv) {
   a.usage = Usage();
   a.short_usage = kShortGlobal;
   std::vector<std::string> given;  // command flags, in order, checked once the command is known
-  for (int i = 1; i < argc; ++i) {
-    std::string w = argv[i];
-    if (w == "-h") w = "--help";
-    if (w == "-o") w = "--output";
-    if (w.rfind("--", 0) != 0 || w.size() == 2) {
-      // "-" alone is a file name (standard input).
-      if (w.size() > 1 && w[0] == '-' && w != "--") {
-        return UsageError(absl::StrCat("unknown flag ", w, DidYouMean(w, {"-o", "-h"})), kShortGlobal);
-      }
-      a.words.push_back(w);
-      continue;
-    }
-    std::string key = w.substr(2), value;
-    const size_t eq = key.find('=');
-    const bool inline_value = eq != std::string::npos;
-    if (inline_value) {
-      value = key.substr(eq + 1);
-      key = key.substr(0, eq);
-    }
-    if (IsBoolean(key)) {
-      if (inline_value) return UsageError(absl::StrCat("--", key, " takes no value"), kShortGlobal);
-      if (key == "help") {
-        a.help = true;
-      } else if (key == "version") {
-        a.version = true;
-      } else {
-        a.flags.insert(key);
-        given.push_back(key);
-      }
-      continue;
-    }
-    if (!inline_value) {
-      if (i + 1 >= argc) return UsageError(absl::StrCat("--", key, " needs a value"), kShortGlobal);
-      value = argv[++i];
-    }
-    if (key == "server") {
-      if (value.empty()) return UsageError("--server needs HOST:PORT", kShortGlobal);
-      a.server = value;
-    } else if (key == "output") {
-      if (value != "table" && value != "wide" && value != "csv" && value != "json") {
-        return UsageError(absl::StrCat("--output must be table, wide, csv or json, not \"", value, "\"",
-                                       DidYouMean(value, {"table", "wide", "csv", "json"})),
-                          kShortGlobal);
-      }
-      a.output = value;
-    } else if (key == "token") {
-      a.token = value;
-    } else if (key == "tls-ca") {
-      a.tls_ca = value;
-    } else if (key == "tls-cert") {
-      a.tls_cert = value;
-    } else if (key == "tls-key") {
-      a.tls_key = value;
-    } else if (key == "timeout") {
-      if (!absl::SimpleAtod(value, &a.timeout_s) || !(a.timeout_s > 0) || a.timeout_s > 1e6) {
-        return UsageError("--timeout must be a positive number of seconds", kShortGlobal);
-      }
-    } else if (key == "set") {
-      a.sets.push_back(value);
-      given.push_back(key);
-    } else {
-      if (a.options.count(key)) return UsageError(absl::StrCat("--", key, " given twice"), kShortGlobal);
-      a.options[key] = value;
-      given.push_back(key);
-    }
-  }
+  if (absl::Status s = ReadFlags(argc, argv, &a, &given); !s.ok()) return s;
 
   if (a.version) return a;
   if (a.words.empty()) {
@@ -408,34 +487,7 @@ absl::StatusOr<Args> ParseArgs(int argc, char** argv) {
   a.usage = UsageOf(spec->name);
   a.short_usage = ShortUsageOf(spec->name);
   if (a.help) return a;
-  const int name_words = spec->name.find(' ') == std::string::npos ? 1 : 2;
-  const int positional = static_cast<int>(a.words.size()) - name_words;
-  if (positional < spec->min_words || positional > spec->max_words) {
-    return UsageError(
-        absl::StrCat(spec->name, " takes ",
-                     spec->min_words == spec->max_words
-                         ? Plural(spec->min_words, "argument")
-                         : absl::StrCat(spec->min_words, " to ", Plural(spec->max_words, "argument")),
-                     ", not ", positional),
-        a.short_usage);
-  }
-  for (const std::string& key : given) {
-    const bool known = a.flags.count(key) ? spec->flags.count(key) > 0 : spec->options.count(key) > 0;
-    if (!known) {
-      std::vector<std::string> all(spec->options.begin(), spec->options.end());
-      all.insert(all.end(), spec->flags.begin(), spec->flags.end());
-      return UsageError(absl::StrCat("unknown flag --", key, " for `", spec->name, "`",
-                                     all.empty() ? " (it takes none)" : DidYouMean(key, all, "--")),
-                        a.short_usage);
-    }
-  }
-  if ((a.output == "csv" || a.output == "wide") && !spec->tables) {
-    if (a.output == "csv") {
-      return UsageError(absl::StrCat("--output csv: only plan, compare and codesign print CSV, not `", spec->name, "`"),
-                        a.short_usage);
-    }
-    a.output = "table";  // wide: every table this command prints is already whole
-  }
+  if (absl::Status s = CheckAgainstSpec(*spec, given, &a); !s.ok()) return s;
   return a;
 }
 

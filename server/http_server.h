@@ -1,7 +1,18 @@
 // HttpServer: the daemon's small plain-HTTP/1.1 server (/metrics, /healthz; room for
 // JSON routes such as POST /v1/plan). It replaces prometheus-cpp's embedded civetweb,
 // which crashed the whole process on any path but /metrics; this one is written to
-// answer, or drop, whatever arrives on its port without harm to the daemon.
+// answer, or drop, whatever arrives on its port without harm to the daemon. The wire
+// format (head parsing, response serialising) is in http_message.h.
+//
+// Why not Debian's cpp-httplib (libcpp-httplib-dev 0.11.4): its Server::listen_internal
+// hands each accepted socket to a ThreadPool worker (max(8, cores - 1) threads) that
+// serves the whole connection, keep-alive included, with blocking reads; every read
+// waits up to read_timeout (5 s) afresh and the head has no total deadline nor a cap on
+// its header count, so a client trickling bytes holds its worker as long as it keeps
+// trickling, N such clients hold N workers, and later connections wait in the pool's
+// unbounded queue. It has no cap on connections in all or per client. That is the
+// slowloris finding this server was hardened against (checked in httplib.h v0.11.4:
+// listen_internal, process_server_socket, SocketStream::read, read_headers).
 //
 // Contract for handlers. Routes are an exact path plus a method, registered with
 // Handle() before Start() (the daemon's are in AddHttpRoutes(), server.cc):

@@ -13,9 +13,7 @@
 #include <cstdio>
 #include <thread>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/synchronization/notification.h"
 #include "paraplan/v1/network.grpc.pb.h"
 #include "paraplan/v1/services.grpc.pb.h"
@@ -27,7 +25,7 @@
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/rate_limit.h"
-#include "server/rich_status.h"
+#include "server/rpc_call.h"
 #include "store/store.h"
 
 namespace paraplan::server {
@@ -37,92 +35,6 @@ namespace {
 const char* const kServices[] = {"paraplan.v1.Planner", "paraplan.v1.Profiles", "paraplan.v1.Measurements",
                                  "paraplan.v1.Network"};
 
-
-// The caller's address: the gRPC peer, or for a call that the HTTP/JSON API forwards
-// through the in-process channel (http_api.h), "http:" and the HTTP client's address.
-std::string PeerOf(const grpc::ServerContext* ctx) {
-  std::string peer = ctx->peer();
-  if (peer == "unknown" || absl::StartsWith(peer, "inproc")) {  // no network peer: in-process
-    const auto& md = ctx->client_metadata();
-    if (auto it = md.find(kHttpPeerMetadata); it != md.end()) {
-      return absl::StrCat("http:", absl::string_view(it->second.data(), it->second.size()));
-    }
-  }
-  return peer;
-}
-
-// Server-side faults are logged at error level; the caller's mistakes at info.
-bool IsServerFault(absl::StatusCode code) {
-  return code == absl::StatusCode::kInternal || code == absl::StatusCode::kUnknown ||
-         code == absl::StatusCode::kDataLoss || code == absl::StatusCode::kUnimplemented;
-}
-
-// What every RPC wrapper needs from the running server.
-struct RpcEnv {
-  Metrics* metrics;
-  LogLevel min_level;
-  std::atomic<int>* in_flight;  // paraplan.v1 RPCs inside a handler now
-  const Auth* auth;
-  const Limits* limits;
-  RateLimiter* writes;          // per client host, write RPCs only
-  std::atomic<int>* plans;      // Plan searches running now
-};
-
-// Wraps one RPC body: counts it in flight, maps the status, records metrics (method
-// label = short name, as the dashboards use it) and writes one structured log line.
-class Rpc {
- public:
-  Rpc(const RpcEnv& env, const char* service, const char* method, grpc::ServerContext* ctx)
-      : env_(env), service_(service), method_(method), ctx_(ctx), start_(absl::Now()) {
-    env_.in_flight->fetch_add(1);
-    if (env_.auth->enabled()) {
-      const auto& md = ctx_->client_metadata();
-      auto it = md.find("authorization");
-      const absl::string_view value = it == md.end() ? absl::string_view()
-                                                     : absl::string_view(it->second.data(), it->second.size());
-      auth_ = env_.auth->Check(value, RequiredRole(service_, method_));
-    }
-    // Every write attempt takes from its host's budget, authenticated or not (token
-    // guessing is throttled too).
-    absl::Duration retry;
-    if (RequiredRole(service_, method_) >= Role::kWriter &&
-        !env_.writes->Allow(ClientOfPeer(PeerOf(ctx_)), absl::Now(), &retry)) {
-      auth_ = absl::ResourceExhaustedError(absl::StrFormat(
-          "write rate limit: %g per second per client (burst %g); retry in %.1f s", env_.limits->write_rate_per_s,
-          env_.limits->write_burst, absl::ToDoubleSeconds(retry)));
-    }
-  }
-  // Whether the caller may make this call; when not, return Denied() at once.
-  bool allowed() const { return auth_.ok(); }
-  grpc::Status Denied() { return Done(auth_); }
-  ~Rpc() { env_.in_flight->fetch_sub(1); }
-  Rpc(const Rpc&) = delete;
-  Rpc& operator=(const Rpc&) = delete;
-
-  grpc::Status Done(const absl::Status& s) {
-    const double seconds = absl::ToDoubleSeconds(absl::Now() - start_);
-    const std::string code = absl::StatusCodeToString(s.code());
-    env_.metrics->RecordRpc(absl::StrCat("paraplan.v1.", service_), method_, code, seconds);
-    const LogLevel level = IsServerFault(s.code()) ? LogLevel::kError : LogLevel::kInfo;
-    if (level >= env_.min_level) {
-      // "rpc=Plan code=OK" first: tests/cli and log queries match on it.
-      std::string fields = absl::StrCat("rpc=", method_, " code=", code, " duration_ms=",
-                                        absl::StrFormat("%.3f", seconds * 1e3), " service=paraplan.v1.", service_,
-                                        " peer=", PeerOf(ctx_));
-      if (!s.ok()) absl::StrAppend(&fields, " msg=", LogQuote(s.message()));
-      WriteLogLine(level, fields);
-    }
-    return ToGrpc(s);
-  }
-
- private:
-  const RpcEnv& env_;
-  const char* service_;
-  const char* method_;
-  grpc::ServerContext* ctx_;
-  absl::Time start_;
-  absl::Status auth_;
-};
 
 // GPUs a request's configuration occupies against the server's --max-gpus.
 absl::Status CheckGpus(const v1::EstimateRequest& r, const Limits& lim) {
@@ -146,136 +58,6 @@ absl::Status CheckProfileSize(const v1::SystemProfile& p, const Limits& lim, con
                                                    " bytes (--max-profile-bytes)"));
   }
   return absl::OkStatus();
-}
-
-// A request body that does not parse never reaches a handler: gRPC answers INTERNAL
-// with an empty message. This interceptor turns that into INVALID_ARGUMENT naming the
-// method, counted and logged like any other refused call. Unary calls only: on a stream
-// (health Watch, reflection) a receive with no message is the client's end of the
-// stream, not a bad body, and the stream must end as its handler says.
-class UnparsedRequestInterceptor final : public grpc::experimental::Interceptor {
- public:
-  UnparsedRequestInterceptor(grpc::experimental::ServerRpcInfo* info, const RpcEnv& env) : info_(info), env_(env) {}
-  void Intercept(grpc::experimental::InterceptorBatchMethods* m) override {
-    using grpc::experimental::InterceptionHookPoints;
-    if (m->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_MESSAGE) && m->GetRecvMessage() == nullptr) {
-      unparsed_ = true;
-    }
-    if (unparsed_ && m->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
-      const std::string method = info_->method() == nullptr ? "" : info_->method();
-      const std::string message = absl::StrCat("request body is not a valid message for ", method);
-      m->ModifySendStatus(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message));
-      const std::string short_name = method.substr(method.rfind('/') + 1);
-      // "/paraplan.v1.Planner/Estimate": the service between the slashes.
-      const size_t slash = method.rfind('/');
-      const std::string service = slash != std::string::npos && slash > 1 ? method.substr(1, slash - 1) : "";
-      env_.metrics->RecordRpc(service, short_name, "INVALID_ARGUMENT", 0);
-      if (LogLevel::kInfo >= env_.min_level) {
-        WriteLogLine(LogLevel::kInfo, absl::StrCat("rpc=", short_name, " code=INVALID_ARGUMENT msg=", LogQuote(message)));
-      }
-    }
-    m->Proceed();
-  }
-
- private:
-  grpc::experimental::ServerRpcInfo* info_;
-  const RpcEnv& env_;
-  bool unparsed_ = false;
-};
-
-class UnparsedRequestFactory final : public grpc::experimental::ServerInterceptorFactoryInterface {
- public:
-  explicit UnparsedRequestFactory(RpcEnv env) : env_(env) {}
-  grpc::experimental::Interceptor* CreateServerInterceptor(grpc::experimental::ServerRpcInfo* info) override {
-    if (info->type() != grpc::experimental::ServerRpcInfo::Type::UNARY) return nullptr;
-    return new UnparsedRequestInterceptor(info, env_);
-  }
-
- private:
-  RpcEnv env_;
-};
-
-template <typename T>
-absl::Status Assign(absl::StatusOr<T> r, T* out) {
-  if (!r.ok()) return r.status();
-  *out = std::move(*r);
-  return absl::OkStatus();
-}
-
-// Leave time to serialise and send the answer; a call without a deadline gets the
-// server's default. The search checks the deadline between shapes, and one shape of a
-// large model can take tens of ms on a loaded machine: keep a tenth of the time left
-// (at least 20 ms).
-absl::Time SearchDeadline(const grpc::ServerContext* ctx, const Limits& lim) {
-  if (ctx->deadline() >= std::chrono::system_clock::time_point::max() - std::chrono::hours(24 * 365)) {
-    return absl::Now() + absl::Seconds(lim.plan_default_deadline_s);
-  }
-  const absl::Time client = absl::FromChrono(ctx->deadline());
-  return client - std::max(absl::Milliseconds(20), (client - absl::Now()) / 10);
-}
-
-// One of the bounded number of searches and simulations that may run at once (Plan,
-// Codesign, Simulate).
-class SearchSlot {
- public:
-  SearchSlot(std::atomic<int>* running, int limit) : running_(running), taken_(running->fetch_add(1) < limit) {
-    if (!taken_) running_->fetch_sub(1);
-  }
-  ~SearchSlot() {
-    if (taken_) running_->fetch_sub(1);
-  }
-  SearchSlot(const SearchSlot&) = delete;
-  SearchSlot& operator=(const SearchSlot&) = delete;
-  absl::Status status(int limit) const {
-    return taken_ ? absl::OkStatus()
-                  : absl::ResourceExhaustedError(absl::StrCat(
-                        limit, " plan searches or simulations are running (--max-concurrent-plans); retry in "
-                        "about 1 s"));
-  }
-
- private:
-  std::atomic<int>* running_;
-  bool taken_;
-};
-
-// Sets `cancelled` when the client cancels the call, polling every 10 ms while it lives
-// (the searches check the flag between shapes).
-class CancelWatch {
- public:
-  explicit CancelWatch(grpc::ServerContext* ctx)
-      : thread_([this, ctx] {
-          while (!done_.WaitForNotificationWithTimeout(absl::Milliseconds(10))) {
-            if (ctx->IsCancelled()) cancelled_ = true;
-          }
-        }) {}
-  ~CancelWatch() { Finish(); }
-  CancelWatch(const CancelWatch&) = delete;
-  CancelWatch& operator=(const CancelWatch&) = delete;
-  const std::atomic<bool>* flag() const { return &cancelled_; }
-  // Stops watching; whether the client cancelled.
-  bool Finish() {
-    if (!done_.HasBeenNotified()) {
-      done_.Notify();
-      thread_.join();
-    }
-    return cancelled_;
-  }
-
- private:
-  std::atomic<bool> cancelled_{false};
-  absl::Notification done_;
-  std::thread thread_;  // last: starts once the flag and notification exist
-};
-
-// What stops a call's long work: its client's deadline (none given: never) and its
-// cancellation, as `watch` sees it.
-Interrupt CallInterrupt(const grpc::ServerContext* ctx, const CancelWatch& watch) {
-  Interrupt stop;
-  stop.cancelled = watch.flag();
-  if (ctx->deadline() < std::chrono::system_clock::time_point::max() - std::chrono::hours(24 * 365)) {
-    stop.deadline = absl::FromChrono(ctx->deadline());
-  }
-  return stop;
 }
 
 class PlannerService final : public v1::Planner::Service {

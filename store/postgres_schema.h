@@ -1,5 +1,5 @@
 // The PostgreSQL schema of PostgresStore and its migrations — the same tables, columns
-// and meaning as SqliteStore's (sqlite_store.cc), migration for migration, with
+// and meaning as SqliteStore's (sqlite_schema.cc), migration for migration, with
 // PostgreSQL types: names, ids, origins, bodies and reports are BYTEA (any bytes, ordered
 // bytewise like SQLite's BINARY text), seq is an identity column (a sequence with cache
 // 1: values grow in the order they are drawn, across sessions), and a NaN in a REAL

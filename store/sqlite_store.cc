@@ -12,6 +12,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "store/messages.h"
+#include "store/sqlite_schema.h"
 #include "store/sqlite_util.h"
 
 namespace paraplan::store {
@@ -19,176 +20,6 @@ namespace paraplan::store {
 namespace {
 
 int64_t NowMs() { return absl::ToUnixMillis(absl::Now()); }
-
-// A TIMED measurement (one with a timing to compare) and its ratio predicted / measured;
-// the ratio index (migration 3) and every query on it spell them exactly so, which is
-// how SQLite matches a query to a partial index on an expression.
-#define PARAPLAN_TIMED "out_of_memory = 0 AND predicted_iteration_time_s > 0 AND iteration_time_s > 0"
-#define PARAPLAN_RATIO "predicted_iteration_time_s / iteration_time_s"
-
-// Schema migrations; migration i brings user_version from i to i + 1.
-const char* const kMigrations[] = {
-    R"sql(
-CREATE TABLE profiles (
-  name TEXT PRIMARY KEY
-);
-CREATE TABLE profile_versions (
-  name TEXT NOT NULL REFERENCES profiles(name) ON DELETE CASCADE,
-  version INTEGER NOT NULL,
-  created_at_ms INTEGER NOT NULL,
-  origin TEXT NOT NULL,
-  body BLOB NOT NULL,
-  PRIMARY KEY (name, version)
-);
-CREATE TABLE measurements (
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
-  id TEXT NOT NULL UNIQUE,
-  profile_name TEXT NOT NULL REFERENCES profiles(name) ON DELETE CASCADE,
-  profile_version INTEGER NOT NULL,
-  iteration_time_s REAL NOT NULL,
-  predicted_iteration_time_s REAL NOT NULL,
-  peak_memory_gib REAL NOT NULL,
-  predicted_memory_gib REAL NOT NULL,
-  predicted_fits INTEGER NOT NULL,
-  out_of_memory INTEGER NOT NULL,
-  observed_at_ms INTEGER NOT NULL,
-  ingested_at_ms INTEGER NOT NULL,
-  body BLOB NOT NULL
-);
-CREATE INDEX measurements_by_profile ON measurements(profile_name, seq);
-CREATE TABLE calibration_runs (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  profile_name TEXT NOT NULL REFERENCES profiles(name) ON DELETE CASCADE,
-  from_version INTEGER NOT NULL,
-  to_version INTEGER NOT NULL,
-  created_at_ms INTEGER NOT NULL,
-  num_measurements INTEGER NOT NULL,
-  last_measurement_seq INTEGER NOT NULL,
-  report BLOB NOT NULL
-);
-)sql",
-    // 2: promotion. NULL = never promoted (a candidate); versions written before this
-    // migration were all served as the latest, so they count as promoted when created.
-    R"sql(
-ALTER TABLE profile_versions ADD COLUMN promoted_at_ms INTEGER;
-UPDATE profile_versions SET promoted_at_ms = created_at_ms;
-)sql",
-    // 3: the ratio order of timed measurements, for medians without reading every row.
-    "CREATE INDEX measurements_by_ratio ON measurements(profile_name, " PARAPLAN_RATIO ") WHERE " PARAPLAN_TIMED ";",
-};
-
-ProfileRow ReadProfile(Statement& s) {
-  ProfileRow r;
-  r.name = s.ColumnText(0);
-  r.version = static_cast<int>(s.ColumnInt(1));
-  r.created_at_unix_ms = s.ColumnInt(2);
-  r.origin = s.ColumnText(3);
-  r.body = s.ColumnText(4);
-  r.promoted = s.ColumnInt(5) != 0;
-  r.promoted_at_unix_ms = s.ColumnInt(6);
-  r.is_default = s.ColumnInt(7) != 0;
-  return r;
-}
-
-// Order of profile_versions rows (alias `t`) of one name that puts the default first:
-// promoted before candidates, latest promotion first, ties (and all-candidates) by the
-// higher version.
-#define PARAPLAN_DEFAULT_ORDER(t) \
-  t ".promoted_at_ms IS NULL, " t ".promoted_at_ms DESC, " t ".version DESC"
-// The default version of the profiles row aliased `p` (once per name).
-#define PARAPLAN_DEFAULT_VERSION_OF_P                                             \
-  "(SELECT d.version FROM profile_versions d WHERE d.name = p.name ORDER BY " \
-  PARAPLAN_DEFAULT_ORDER("d") " LIMIT 1)"
-
-// The default version of the name bound as ?1: not correlated with the outer row, so
-// SQLite evaluates it once per statement. (A subquery correlated with each row of the
-// name's versions made every read of a profile quadratic in its version count: 250
-// versions, written by a few minutes of updates, turned a profile read into ~60,000 row
-// visits and stalled every other store call behind it.)
-#define PARAPLAN_DEFAULT_VERSION_OF_NAME_1 \
-  "(SELECT d.version FROM profile_versions d WHERE d.name = ?1 ORDER BY " PARAPLAN_DEFAULT_ORDER("d") " LIMIT 1)"
-// Columns read by ReadProfile, from profile_versions aliased `v`, for rows of the name
-// bound as ?1.
-constexpr const char* kProfileColumns =
-    "v.name, v.version, v.created_at_ms, v.origin, v.body, v.promoted_at_ms IS NOT NULL, "
-    "COALESCE(v.promoted_at_ms, 0), v.version = " PARAPLAN_DEFAULT_VERSION_OF_NAME_1;
-// The same for rows already known to be their name's default.
-constexpr const char* kDefaultProfileColumns =
-    "v.name, v.version, v.created_at_ms, v.origin, v.body, v.promoted_at_ms IS NOT NULL, "
-    "COALESCE(v.promoted_at_ms, 0), 1";
-constexpr const char* kDefaultVersionOfName1 = PARAPLAN_DEFAULT_VERSION_OF_NAME_1;
-constexpr const char* kDefaultVersionOfP = PARAPLAN_DEFAULT_VERSION_OF_P;
-#undef PARAPLAN_DEFAULT_VERSION_OF_NAME_1
-#undef PARAPLAN_DEFAULT_VERSION_OF_P
-#undef PARAPLAN_DEFAULT_ORDER
-constexpr const char* kMeasurementColumns =
-    "id, profile_name, profile_version, iteration_time_s, predicted_iteration_time_s, "
-    "peak_memory_gib, predicted_memory_gib, predicted_fits, out_of_memory, observed_at_ms, "
-    "ingested_at_ms, body, seq";
-
-MeasurementRow ReadMeasurement(Statement& s) {
-  MeasurementRow r;
-  r.id = s.ColumnText(0);
-  r.profile_name = s.ColumnText(1);
-  r.profile_version = static_cast<int>(s.ColumnInt(2));
-  r.iteration_time_s = s.ColumnDouble(3);
-  r.predicted_iteration_time_s = s.ColumnDouble(4);
-  r.peak_memory_gib = s.ColumnDouble(5);
-  r.predicted_memory_gib = s.ColumnDouble(6);
-  r.predicted_fits = s.ColumnInt(7) != 0;
-  r.out_of_memory = s.ColumnInt(8) != 0;
-  r.observed_at_unix_ms = s.ColumnInt(9);
-  r.ingested_at_unix_ms = s.ColumnInt(10);
-  r.body = s.ColumnText(11);
-  r.seq = s.ColumnInt(12);
-  return r;
-}
-
-constexpr const char* kSummaryColumns =
-    "seq, profile_version, iteration_time_s, predicted_iteration_time_s, peak_memory_gib, predicted_fits, "
-    "out_of_memory, (" PARAPLAN_TIMED "), CASE WHEN " PARAPLAN_TIMED " THEN " PARAPLAN_RATIO " ELSE 0 END";
-
-MeasurementSummary ReadSummary(Statement& s) {
-  MeasurementSummary r;
-  r.seq = s.ColumnInt(0);
-  r.profile_version = static_cast<int>(s.ColumnInt(1));
-  r.iteration_time_s = s.ColumnDouble(2);
-  r.predicted_iteration_time_s = s.ColumnDouble(3);
-  r.peak_memory_gib = s.ColumnDouble(4);
-  r.predicted_fits = s.ColumnInt(5) != 0;
-  r.out_of_memory = s.ColumnInt(6) != 0;
-  r.timed = s.ColumnInt(7) != 0;
-  r.ratio = s.ColumnDouble(8);
-  return r;
-}
-
-// Timed measurements of profile ?1 with seq <= ?2 through the ratio index, as (ratio, seq).
-#define PARAPLAN_RATIO_FROM                                                                       \
-  "SELECT " PARAPLAN_RATIO ", seq FROM measurements INDEXED BY measurements_by_ratio "           \
-  "WHERE profile_name = ?1 AND " PARAPLAN_TIMED " AND seq <= ?2"
-constexpr const char* kRatioAtRank = PARAPLAN_RATIO_FROM " ORDER BY " PARAPLAN_RATIO ", seq LIMIT 1 OFFSET ?3";
-// Neighbours of (?3, ?4): the same ratio first, then the next ratio.
-constexpr const char* kNextSameRatio = PARAPLAN_RATIO_FROM " AND " PARAPLAN_RATIO " = ?3 AND seq > ?4 ORDER BY seq LIMIT 1";
-constexpr const char* kNextRatio = PARAPLAN_RATIO_FROM " AND " PARAPLAN_RATIO " > ?3 ORDER BY " PARAPLAN_RATIO ", seq LIMIT 1";
-constexpr const char* kPreviousSameRatio =
-    PARAPLAN_RATIO_FROM " AND " PARAPLAN_RATIO " = ?3 AND seq < ?4 ORDER BY seq DESC LIMIT 1";
-constexpr const char* kPreviousRatio =
-    PARAPLAN_RATIO_FROM " AND " PARAPLAN_RATIO " < ?3 ORDER BY " PARAPLAN_RATIO " DESC, seq DESC LIMIT 1";
-#undef PARAPLAN_RATIO_FROM
-#undef PARAPLAN_RATIO
-#undef PARAPLAN_TIMED
-
-// Every remaining row of `s`, read by `read`.
-template <typename Read>
-auto AllRows(Statement& s, Read read) -> absl::StatusOr<std::vector<decltype(read(s))>> {
-  std::vector<decltype(read(s))> out;
-  for (;;) {
-    absl::StatusOr<bool> row = s.Step();
-    if (!row.ok()) return row.status();
-    if (!*row) return out;
-    out.push_back(read(s));
-  }
-}
 
 }  // namespace
 
@@ -299,20 +130,7 @@ SqliteStore::~SqliteStore() = default;
 absl::StatusOr<std::unique_ptr<Store>> SqliteStore::Open(const std::string& path) {
   auto impl = std::make_unique<Impl>();
   if (absl::Status s = impl->db.Open(path); !s.ok()) return s;
-  absl::StatusOr<int64_t> version = impl->db.QueryInt("PRAGMA user_version");
-  if (!version.ok()) return version.status();
-  const int64_t target = sizeof(kMigrations) / sizeof(kMigrations[0]);
-  if (*version > target) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(path, ": schema version ", *version, " is newer than this build's ", target));
-  }
-  for (int64_t v = *version; v < target; ++v) {
-    Transaction tx(&impl->db);
-    if (absl::Status s = tx.Begin(); !s.ok()) return s;
-    if (absl::Status s = impl->db.ExecScript(kMigrations[v]); !s.ok()) return s;
-    if (absl::Status s = impl->db.ExecScript(absl::StrCat("PRAGMA user_version = ", v + 1)); !s.ok()) return s;
-    if (absl::Status s = tx.Commit(); !s.ok()) return s;
-  }
+  if (absl::Status s = MigrateSqlite(impl->db, path); !s.ok()) return s;
   if (!path.empty() && path != ":memory:" && !absl::StartsWith(path, "file:")) {
     if (absl::Status s = impl->reader.Open(path); !s.ok()) return s;
     impl->has_reader = true;

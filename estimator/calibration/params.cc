@@ -28,6 +28,149 @@ CalibrationParam Ratio(std::string name, double lower, double upper, std::string
   return p;
 }
 
+// The compute rates and the overlap of communication with compute.
+void AddComputeParams(const SystemProfile& base, std::vector<CalibrationParam>* p) {
+  // Large 16-bit GEMMs reach 0.80 of the dense peak at best on an H100 (shared/data/
+  // h100_microbench gemm.csv) and ~0.85 at boost clock on an A100 (hardware.h); below
+  // 0.3 a "GEMM" is no longer compute-bound. 0.95 leaves room for a faster library.
+  p->push_back(Ratio(
+      "matmul_efficiency", 0.3, 0.95));
+  // FP8 GEMMs reach 0.69 of the FP8 peak at best on an H100 (gemm.csv); same range.
+  p->push_back(Ratio(
+      "matmul_efficiency_fp8", 0.3, 0.95,
+      "FP8 workloads"));
+  // STREAM reaches ~0.9 of HBM peak; training's strided, reducing and RNG kernels less,
+  // small tensors far less (h100_microbench membound.csv).
+  p->push_back(Ratio(
+      "memory_bound_efficiency", 0.3, 0.95));
+  // The small-GEMM half-efficiency size is a kernel's fixed tail expressed as work at
+  // the default matmul rate: launch latency (3-5 us) plus a partial last wave, 1-30 us.
+  const double peak = base.accelerator.PeakTflops(Precision::kBf16) * 1e12;
+  const double rate_gflop_per_us = peak * CalibrationDefaults::kMatmulEfficiency * 1e-6 / 1e9;
+  p->push_back(Ratio(
+      "matmul_half_efficiency_gflop", 1.0 * rate_gflop_per_us, 30.0 * rate_gflop_per_us,
+      "small GEMMs (small hidden sizes, high TP, short micro-batches)"));
+  // Share of overlappable communication hidden behind compute: below 0.2 the overlap is
+  // effectively off; 1 is perfect.
+  p->push_back(Ratio(
+      "overlap_efficiency", 0.2, 1.0,
+      "configurations that overlap communication with compute (TP, CP or overlapped DP)"));
+}
+
+// Host time: per iteration, per eagerly launched kernel, per checkpointed region and per
+// collective call.
+void AddOverheadParams(std::vector<CalibrationParam>* p) {
+  // Framework time per iteration (Python, logging, scheduler): 0 to 2 s.
+  {
+    CalibrationParam q;
+    q.name = "iteration_overhead_s";
+    q.ref = Field(q.name);
+    q.lower = 0;
+    q.upper = 2.0;
+    q.additive = true;
+    q.step = 0.01;
+    p->push_back(q);
+  }
+  // Host time per eagerly launched kernel: a bare PyTorch call costs 7-26 us
+  // (h100_microbench launch.csv); a Megatron-style layer adds Python wrapping on top.
+  // Below 2 us no eager framework launches; above 100 us the host is broken.
+  p->push_back(Ratio(
+      "kernel_overhead_us", 2.0, 100.0,
+      "eager-mode configurations whose kernels are shorter than their launch "
+      "(small models, high TP, short micro-batches)"));
+  // Host time per checkpointed region: ~500 us for a reentrant checkpoint on an H100 host
+  // (step_overhead.py --checkpoint-out); 20 us-5 ms spans lighter and heavier stacks.
+  p->push_back(Ratio(
+      "recompute_overhead_us", 20.0, 5000.0,
+      "host-bound configurations with activation recompute (small models, high TP)"));
+  // Fixed cost of one collective call: nccl-tests show ~35 us on a DGX A100
+  // (nccl_tests_a100); NCCL's own tuning model has 4-9 us base latency. 2-200 us.
+  p->push_back(Ratio(
+      "collective_overhead_us", 2.0, 200.0,
+      "configurations with collectives (TP, CP, EP, PP or DP > 1)"));
+}
+
+// The fused attention kernels' efficiencies, FlashAttention's and cuDNN's.
+void AddAttentionParams(std::vector<CalibrationParam>* p) {
+  // FlashAttention-2 reaches 0.35-0.73 of the 16-bit peak (Dao 2023, sec. 4.1;
+  // h100_microbench attention.csv: 0.14-0.34 backward at short sequences).
+  p->push_back(Ratio(
+      "attention_efficiency_fwd", 0.1, 0.9,
+      "configurations with flash_attention"));
+  p->push_back(Ratio(
+      "attention_efficiency_bwd", 0.1, 0.9,
+      "configurations with flash_attention"));
+  // cuDNN's fused attention: 0.52-0.63 forward, 0.32-0.54 backward on an H100 from 2 k to
+  // 128 k tokens (scripts/microbench/long_attention.py).
+  p->push_back(Ratio(
+      "cudnn_attention_efficiency_fwd", 0.1, 0.9,
+      "configurations with flash_attention under Megatron, NeMo or torchtitan (cuDNN's kernel)"));
+  p->push_back(Ratio(
+      "cudnn_attention_efficiency_bwd", 0.1, 0.9,
+      "configurations with flash_attention under Megatron, NeMo or torchtitan (cuDNN's kernel)"));
+}
+
+// Host-staged CNN tensors and the input pipeline (decode, reads, file opens).
+void AddStagingAndInputParams(std::vector<CalibrationParam>* p) {
+  // Host-staged CNN tensors: pinned copies reach the PCIe rate (1); pageable, strided
+  // buffers through MPI's host path far less; below 0.01 the path is broken.
+  p->push_back(Ratio(
+      "host_staging_efficiency", 0.01, 1.0,
+      "CNN configurations with spatial, filter or channel parallelism whose implementation stages tensors "
+      "through host memory"));
+  // JPEG decode + augmentation on one core: libjpeg-turbo's 100-200 Mpixel/s at best;
+  // a Python loader with PIL and numpy augmentation down to ~1.
+  p->push_back(Ratio(
+      "jpeg_decode_mpixels_per_core_s", 1.0, 400.0,
+      "input-bound measurements of JPEG datasets (many samples per node, few cores)"));
+  // HDF5 read + unpack on one core: ~0.05 (gzip level 9, Python copies) to memcpy's ~10 GB/s.
+  p->push_back(Ratio(
+      "hdf5_read_gbytes_per_core_s", 0.02, 10.0,
+      "input-bound measurements of HDF5 datasets (large samples)"));
+  // File opens of a shared file system, all clients: from a loaded small system (10^2/s)
+  // to the IO500's largest metadata rates (~10^7/s). Unlimited by default (hardware.h).
+  p->push_back(Ratio(
+      "shared_fs_files_per_s", 100.0, 1e7,
+      "measurements reading many small files from a shared file system"));
+}
+
+// Per network level: efficiency, per-step latency and, between nodes, congestion.
+void AddNetworkParams(const SystemProfile& base, const Calibration& resolved, std::vector<CalibrationParam>* p) {
+  for (size_t i = 0; i < base.network_levels.size(); ++i) {
+    const NetworkLevel& level = base.network_levels[i];
+    const int64_t inner = i == 0 ? 1 : base.network_levels[i - 1].domain_size;
+    const std::string acts_on = i == 0
+                                    ? "measurements that use more than one GPU"
+                                    : absl::StrCat("measurements that span more than ", inner, " GPUs (one ",
+                                                   base.network_levels[i - 1].name, " domain)");
+    // NCCL bus bandwidth reaches ~0.8 of the link rate (nccl-tests); below 0.3 a link is
+    // misconfigured, above 0.98 is beyond protocol overhead.
+    p->push_back(Ratio(
+        absl::StrCat("network.", level.name, ".efficiency"),
+        0.3, 0.98, acts_on));
+    // Per-step latency: NCCL's tuning model puts a ring step at 0.4-5.7 us over NVLink
+    // and 0.9-9.6 us over the network by protocol (src/graph/tuning.cc, hwLat); allow a
+    // factor 5 either way around the profile's specification (not its calibration, so
+    // repeated calibrations do not drift the range).
+    const double spec_latency = level.latency_us > 0 ? level.latency_us : resolved.network[i].latency_us;
+    if (spec_latency > 0) {
+      p->push_back(Ratio(
+          absl::StrCat("network.", level.name, ".latency_us"),
+          spec_latency / 5, spec_latency * 5,
+          acts_on));
+    }
+    // Other jobs' traffic on the network between nodes: 1 (alone) to 10x slower. Fitted
+    // where a microbenchmark's bandwidth curve describes the fabric alone (the curve
+    // replaces `efficiency`, which then no longer acts; without a curve the two are the
+    // same knob and efficiency is fitted).
+    if (i > 0 && !resolved.network[i].bandwidth_curve.empty()) {
+      p->push_back(Ratio(
+          absl::StrCat("network.", level.name, ".congestion"),
+          1.0, 10.0, acts_on + " on a shared system"));
+    }
+  }
+}
+
 }  // namespace
 
 double CalibrationParam::Value(double u) const {
@@ -62,129 +205,12 @@ SystemProfile IndexedCalibration(const SystemProfile& base) {
 
 std::vector<CalibrationParam> CalibrationParams(const SystemProfile& base) {
   std::vector<CalibrationParam> p;
-  // Large 16-bit GEMMs reach 0.80 of the dense peak at best on an H100 (shared/data/
-  // h100_microbench gemm.csv) and ~0.85 at boost clock on an A100 (hardware.h); below
-  // 0.3 a "GEMM" is no longer compute-bound. 0.95 leaves room for a faster library.
-  p.push_back(Ratio(
-      "matmul_efficiency", 0.3, 0.95));
-  // FP8 GEMMs reach 0.69 of the FP8 peak at best on an H100 (gemm.csv); same range.
-  p.push_back(Ratio(
-      "matmul_efficiency_fp8", 0.3, 0.95,
-      "FP8 workloads"));
-  // STREAM reaches ~0.9 of HBM peak; training's strided, reducing and RNG kernels less,
-  // small tensors far less (h100_microbench membound.csv).
-  p.push_back(Ratio(
-      "memory_bound_efficiency", 0.3, 0.95));
-  // The small-GEMM half-efficiency size is a kernel's fixed tail expressed as work at
-  // the default matmul rate: launch latency (3-5 us) plus a partial last wave, 1-30 us.
-  const double peak = base.accelerator.PeakTflops(Precision::kBf16) * 1e12;
-  const double rate_gflop_per_us = peak * CalibrationDefaults::kMatmulEfficiency * 1e-6 / 1e9;
-  p.push_back(Ratio(
-      "matmul_half_efficiency_gflop", 1.0 * rate_gflop_per_us, 30.0 * rate_gflop_per_us,
-      "small GEMMs (small hidden sizes, high TP, short micro-batches)"));
-  // Share of overlappable communication hidden behind compute: below 0.2 the overlap is
-  // effectively off; 1 is perfect.
-  p.push_back(Ratio(
-      "overlap_efficiency", 0.2, 1.0,
-      "configurations that overlap communication with compute (TP, CP or overlapped DP)"));
-  // Framework time per iteration (Python, logging, scheduler): 0 to 2 s.
-  {
-    CalibrationParam q;
-    q.name = "iteration_overhead_s";
-    q.ref = Field(q.name);
-    q.lower = 0;
-    q.upper = 2.0;
-    q.additive = true;
-    q.step = 0.01;
-    p.push_back(q);
-  }
-  // Host time per eagerly launched kernel: a bare PyTorch call costs 7-26 us
-  // (h100_microbench launch.csv); a Megatron-style layer adds Python wrapping on top.
-  // Below 2 us no eager framework launches; above 100 us the host is broken.
-  p.push_back(Ratio(
-      "kernel_overhead_us", 2.0, 100.0,
-      "eager-mode configurations whose kernels are shorter than their launch "
-      "(small models, high TP, short micro-batches)"));
-  // Host time per checkpointed region: ~500 us for a reentrant checkpoint on an H100 host
-  // (step_overhead.py --checkpoint-out); 20 us-5 ms spans lighter and heavier stacks.
-  p.push_back(Ratio(
-      "recompute_overhead_us", 20.0, 5000.0,
-      "host-bound configurations with activation recompute (small models, high TP)"));
-  // Fixed cost of one collective call: nccl-tests show ~35 us on a DGX A100
-  // (nccl_tests_a100); NCCL's own tuning model has 4-9 us base latency. 2-200 us.
-  p.push_back(Ratio(
-      "collective_overhead_us", 2.0, 200.0,
-      "configurations with collectives (TP, CP, EP, PP or DP > 1)"));
-  // FlashAttention-2 reaches 0.35-0.73 of the 16-bit peak (Dao 2023, sec. 4.1;
-  // h100_microbench attention.csv: 0.14-0.34 backward at short sequences).
-  p.push_back(Ratio(
-      "attention_efficiency_fwd", 0.1, 0.9,
-      "configurations with flash_attention"));
-  p.push_back(Ratio(
-      "attention_efficiency_bwd", 0.1, 0.9,
-      "configurations with flash_attention"));
-  // cuDNN's fused attention: 0.52-0.63 forward, 0.32-0.54 backward on an H100 from 2 k to
-  // 128 k tokens (scripts/microbench/long_attention.py).
-  p.push_back(Ratio(
-      "cudnn_attention_efficiency_fwd", 0.1, 0.9,
-      "configurations with flash_attention under Megatron, NeMo or torchtitan (cuDNN's kernel)"));
-  p.push_back(Ratio(
-      "cudnn_attention_efficiency_bwd", 0.1, 0.9,
-      "configurations with flash_attention under Megatron, NeMo or torchtitan (cuDNN's kernel)"));
-  // Host-staged CNN tensors: pinned copies reach the PCIe rate (1); pageable, strided
-  // buffers through MPI's host path far less; below 0.01 the path is broken.
-  p.push_back(Ratio(
-      "host_staging_efficiency", 0.01, 1.0,
-      "CNN configurations with spatial, filter or channel parallelism whose implementation stages tensors "
-      "through host memory"));
-  // JPEG decode + augmentation on one core: libjpeg-turbo's 100-200 Mpixel/s at best;
-  // a Python loader with PIL and numpy augmentation down to ~1.
-  p.push_back(Ratio(
-      "jpeg_decode_mpixels_per_core_s", 1.0, 400.0,
-      "input-bound measurements of JPEG datasets (many samples per node, few cores)"));
-  // HDF5 read + unpack on one core: ~0.05 (gzip level 9, Python copies) to memcpy's ~10 GB/s.
-  p.push_back(Ratio(
-      "hdf5_read_gbytes_per_core_s", 0.02, 10.0,
-      "input-bound measurements of HDF5 datasets (large samples)"));
-  // File opens of a shared file system, all clients: from a loaded small system (10^2/s)
-  // to the IO500's largest metadata rates (~10^7/s). Unlimited by default (hardware.h).
-  p.push_back(Ratio(
-      "shared_fs_files_per_s", 100.0, 1e7,
-      "measurements reading many small files from a shared file system"));
+  AddComputeParams(base, &p);
+  AddOverheadParams(&p);
+  AddAttentionParams(&p);
+  AddStagingAndInputParams(&p);
   const Calibration resolved = ResolvedCalibration(base);
-  for (size_t i = 0; i < base.network_levels.size(); ++i) {
-    const NetworkLevel& level = base.network_levels[i];
-    const int64_t inner = i == 0 ? 1 : base.network_levels[i - 1].domain_size;
-    const std::string acts_on = i == 0
-                                    ? "measurements that use more than one GPU"
-                                    : absl::StrCat("measurements that span more than ", inner, " GPUs (one ",
-                                                   base.network_levels[i - 1].name, " domain)");
-    // NCCL bus bandwidth reaches ~0.8 of the link rate (nccl-tests); below 0.3 a link is
-    // misconfigured, above 0.98 is beyond protocol overhead.
-    p.push_back(Ratio(
-        absl::StrCat("network.", level.name, ".efficiency"),
-        0.3, 0.98, acts_on));
-    // Per-step latency: NCCL's tuning model puts a ring step at 0.4-5.7 us over NVLink
-    // and 0.9-9.6 us over the network by protocol (src/graph/tuning.cc, hwLat); allow a
-    // factor 5 either way around the profile's specification (not its calibration, so
-    // repeated calibrations do not drift the range).
-    const double spec_latency = level.latency_us > 0 ? level.latency_us : resolved.network[i].latency_us;
-    if (spec_latency > 0) {
-      p.push_back(Ratio(
-          absl::StrCat("network.", level.name, ".latency_us"),
-          spec_latency / 5, spec_latency * 5,
-          acts_on));
-    }
-    // Other jobs' traffic on the network between nodes: 1 (alone) to 10x slower. Fitted
-    // where a microbenchmark's bandwidth curve describes the fabric alone (the curve
-    // replaces `efficiency`, which then no longer acts; without a curve the two are the
-    // same knob and efficiency is fitted).
-    if (i > 0 && !resolved.network[i].bandwidth_curve.empty()) {
-      p.push_back(Ratio(
-          absl::StrCat("network.", level.name, ".congestion"),
-          1.0, 10.0, acts_on + " on a shared system"));
-    }
-  }
+  AddNetworkParams(base, resolved, &p);
   Calibration c = resolved;
   for (CalibrationParam& q : p) {
     q.before = q.ref(c);

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
-#include <numeric>
 #include <cstdint>
 #include <string>
 #include <thread>
@@ -14,7 +13,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "estimator/inputs/layer_graph.h"
 #include "estimator/inputs/measured_features.h"
 #include "estimator/inputs/units.h"
 #include "estimator/inputs/validate.h"
@@ -23,6 +21,7 @@
 #include "estimator/iteration/stage_costs.h"
 #include "estimator/iteration/uncertainty.h"
 #include "estimator/plan/ranking.h"
+#include "estimator/plan/search_space.h"
 #include "estimator/system/collectives.h"
 #include "estimator/system/hardware.h"
 #include "estimator/workloads/model_costs.h"
@@ -31,114 +30,8 @@ namespace paraplan {
 
 namespace {
 
-// Divisors of n that are <= cap, ascending. O(sqrt(n)): a global batch of 2^24 costs
-// 4,096 trial divisions, not 16 million.
-std::vector<int> Divisors(int64_t n, int64_t cap) {
-  std::vector<int> low, high;
-  for (int64_t i = 1; i * i <= n; ++i) {
-    if (n % i != 0) continue;
-    if (i <= cap) low.push_back(static_cast<int>(i));
-    const int64_t j = n / i;
-    if (j != i && j <= cap) high.push_back(static_cast<int>(j));
-  }
-  low.insert(low.end(), high.rbegin(), high.rend());
-  return low;
-}
-
 // True once the request's deadline has passed or its caller cancelled it.
 bool Expired(const PlanRequest& r) { return Interrupt{r.deadline, r.cancelled}.Requested(); }
-
-// Keeps `values` that the constraint list allows (empty = all) and that are <= max (0 =
-// no cap).
-std::vector<int> Allowed(std::vector<int> values, const std::vector<int>& allowed, int max) {
-  std::vector<int> out;
-  for (int v : values) {
-    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), v) == allowed.end()) continue;
-    if (max > 0 && v > max) continue;
-    out.push_back(v);
-  }
-  return out;
-}
-
-template <typename T>
-bool Permits(const std::vector<T>& allowed, T v) {
-  return allowed.empty() || std::find(allowed.begin(), allowed.end(), v) != allowed.end();
-}
-
-std::vector<bool> FlagValues(Flag f) {
-  switch (f) {
-    case Flag::kOn:
-      return {true};
-    case Flag::kOff:
-      return {false};
-    case Flag::kAny:
-      break;
-  }
-  return {false, true};
-}
-
-
-struct Shape {
-  int tp, cp, ep, mbs;
-  Recompute recompute;
-  bool sp, flash;
-  int etp = 1;  // expert tensor parallelism: tp, or 1 (experts folded over the TP ranks)
-  // The expert group leaves the fastest domain: DeepEP is weighed against the all-to-all
-  // (SearchShape keeps the faster; the two differ in their dispatch time alone).
-  bool weigh_deepep = false;
-  int spatial = 1, filter = 1, channel = 1;  // layer graphs (ParaDL)
-  int spatial_layers = 0, spatial_axes = 1;
-
-  int Inner() const { return tp * cp * spatial * filter * channel; }
-};
-
-struct CnnSplit {
-  int spatial, filter, channel;
-  int spatial_layers = 0, spatial_axes = 1;
-};
-
-// Where a spatial split may end: after every layer that shrinks the first spatial axis
-// (stride or pool: ParaDL splits the early, large layers), or nowhere (0 = all layers).
-std::vector<int> SpatialCuts(const Workload& w) {
-  std::vector<int> cuts = {0};
-  const std::vector<LayerSpec>& layers = w.layer_graph.layers;
-  for (size_t i = 0; i + 1 < layers.size(); ++i) {
-    if (SpatialExtent(layers[i].output_shape, 0) < SpatialExtent(layers[i].input_shape, 0)) {
-      cuts.push_back(static_cast<int>(i) + 1);
-    }
-  }
-  return cuts;
-}
-
-// ParaDL splits of a layer graph: data parallelism alone or with one of spatial, filter
-// and channel parallelism (ParaDL's hybrids), in powers of two up to 64 that the layer
-// shapes admit; spatial ones over one axis or several and up to each cut
-// (EnumerateShapes keeps those whose product divides the GPU count).
-std::vector<CnnSplit> CnnSplits(const Workload& w) {
-  std::vector<CnnSplit> out;
-  const std::vector<int> cuts = SpatialCuts(w);
-  const int axes = w.layer_graph.layers.empty() ? 1 : std::max(1, SpatialAxes(w.layer_graph.layers[0].input_shape));
-  for (int s = 1; s <= 64; s *= 2) {
-    for (int f = 1; f <= 64; f *= 2) {
-      for (int c = 1; c <= 64; c *= 2) {
-        if ((s > 1) + (f > 1) + (c > 1) > 1) continue;
-        for (int cut : s > 1 ? cuts : std::vector<int>{0}) {
-          for (int a = 1; a <= (s > 1 ? axes : 1); ++a) {
-            ParallelConfig probe;
-            probe.spatial_parallel = s;
-            probe.filter_parallel = f;
-            probe.channel_parallel = c;
-            probe.spatial_layers = cut;
-            probe.spatial_axes = a;
-            probe.global_batch_size = 1;
-            if (ValidateConfig(w, probe).ok()) out.push_back({s, f, c, cut, a});
-          }
-        }
-      }
-    }
-  }
-  return out;
-}
 
 struct WorkerState {
   TopK top;
@@ -158,126 +51,6 @@ struct WorkerState {
   static constexpr size_t kFoldSlack = 8;
   static constexpr size_t kPoolSize = 128;
 };
-
-struct SearchSpace {
-  const PlanRequest* request;
-  const SystemProfile* profile;
-  // Per GPU count (ascending, as `gpu_counts`): the calibration of its regime
-  // (calibration_regime.h), and the job's layout, which changes how its collectives
-  // share the network.
-  std::vector<int> gpu_counts;
-  std::vector<std::unique_ptr<Hardware>> hws;
-  std::vector<std::unique_ptr<Collectives>> colls;
-  std::vector<SystemContext> systems;
-  size_t Slot(int gpus) const {
-    return static_cast<size_t>(std::lower_bound(gpu_counts.begin(), gpu_counts.end(), gpus) - gpu_counts.begin());
-  }
-  TransformerSpec spec;  // resolved (transformer workloads)
-  int num_layers = 0;
-  bool transformer = true;
-  std::vector<CnnSplit> cnn_splits = {{1, 1, 1}};  // layer graphs: CnnSplits()
-};
-
-// Expert tensor parallelism searched beside a TP degree: as TP (Megatron-Core's default)
-// and, with experts spread over ranks (ep > 1), 1 (each expert whole on a GPU: MoE
-// parallel folding's common choice).
-std::vector<int> ExpertTensorDegrees(int tp, int ep) {
-  if (tp > 1 && ep > 1) return {tp, 1};
-  return {tp};
-}
-
-// Whether DeepEP is weighed against the all-to-all for an expert grid of ep x etp
-// ranks: where the expert group leaves the fastest network domain, DeepEP sends a token
-// once per node it reaches and forwards it over NVLink inside (Megatron-Core's flex
-// dispatcher); inside one domain the two cost the same here. Not under DeepSpeed, which
-// has no DeepEP.
-bool WeighDeepEp(const SearchSpace& sp, int ep, int etp) {
-  return ep > 1 && !sp.profile->network_levels.empty() && sp.request->constraints.framework != Framework::kDeepSpeed &&
-         int64_t{ep} * etp > ResolvedDomainSize(*sp.profile, 0);
-}
-
-// Enumerates the per-layer shapes for one GPU count. `micro_batches` are the allowed
-// micro-batch sizes (divisors of the global batch: the largest local batch, dp = 1).
-std::vector<Shape> EnumerateShapes(const SearchSpace& sp, int gpus, const std::vector<int>& micro_batches) {
-  const PlanConstraints& k = sp.request->constraints;
-  std::vector<Shape> shapes;
-  std::vector<int> tps = {1}, cps = {1}, eps = {1};
-  if (sp.transformer) {
-    // Unless the request lists or caps the degrees, tensor parallelism stays inside the
-    // fastest network level's domain (an NVLink domain: 8 GPUs of a DGX, 72 of an NVL72):
-    // its per-layer collectives across a slower level lose to pipeline or expert
-    // parallelism there (Narayanan et al. SC'21, sec. 3.3, takeaway 1).
-    int tp_cap = k.max_tensor_parallel;
-    if (k.tensor_parallel.empty() && tp_cap == 0 && !sp.profile->network_levels.empty()) {
-      tp_cap = static_cast<int>(std::min<int64_t>(gpus, ResolvedDomainSize(*sp.profile, 0)));
-    }
-    tps = Allowed(Divisors(std::gcd(sp.spec.num_attention_heads, sp.spec.num_kv_heads), gpus), k.tensor_parallel,
-                  tp_cap);
-    // Context parallelism keeps at least 128 tokens per rank.
-    cps = Allowed(Divisors(sp.spec.seq_length, std::max<int64_t>(1, sp.spec.seq_length / 128)),
-                  k.context_parallel, k.max_context_parallel);
-    if (sp.spec.is_moe()) eps = Allowed(Divisors(sp.spec.moe.num_experts, gpus), k.expert_parallel, 0);
-  }
-  const std::vector<Recompute> recomputes = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
-  for (const CnnSplit& split : sp.cnn_splits)
-  for (int tp : tps) {
-    if (gpus % (tp * split.spatial * split.filter * split.channel) != 0) continue;
-    for (int cp : cps) {
-      if ((gpus / tp) % cp != 0) continue;
-      for (int ep : eps)
-      for (int etp : ExpertTensorDegrees(tp, ep)) {
-        if (gpus % (int64_t{ep} * etp) != 0) continue;
-        const bool deepep = WeighDeepEp(sp, ep, etp);
-        for (int mbs : micro_batches) {
-          for (Recompute rc : recomputes) {
-            if (!Permits(k.recompute, rc)) continue;
-            if (!sp.transformer && rc == Recompute::kSelective) continue;
-            for (bool seq : FlagValues(k.sequence_parallel)) {
-              if (seq && tp == 1) continue;
-              if (etp != tp && !seq) continue;  // experts split otherwise than TP need SP
-              for (bool flash : FlagValues(k.flash_attention)) {
-                if (!sp.transformer && flash) continue;
-                // With fused attention nothing s^2 is stored: selective == none, except
-                // torchtitan's, which keeps its blocks' matmul outputs (op-level SAC).
-                if (flash && rc == Recompute::kSelective && k.framework != Framework::kTorchtitan) continue;
-                shapes.push_back(Shape{tp, cp, ep, mbs, rc, seq, flash, etp, deepep, split.spatial,
-                                       split.filter, split.channel, split.spatial_layers, split.spatial_axes});
-              }
-            }
-          }
-        }
-      }
-    }
-  }
-  return shapes;
-}
-
-// The configuration of `shape` with the request's fixed settings; the pipeline, data
-// parallel, ZeRO, offload, schedule and flag settings are filled in by the search.
-ParallelConfig ShapeConfig(const PlanConstraints& k, const Shape& shape, int global_batch) {
-  ParallelConfig c;
-  c.framework = k.framework;
-  c.tensor_parallel = shape.tp;
-  c.context_parallel = shape.cp;
-  c.expert_parallel = shape.ep;
-  c.expert_tensor_parallel = shape.etp;
-  c.micro_batch_size = shape.mbs;
-  c.recompute = shape.recompute;
-  c.sequence_parallel = shape.sp;
-  c.flash_attention = shape.flash;
-  c.cuda_graphs = k.cuda_graphs;
-  c.tp_comm_overlap = k.tp_comm_overlap && shape.tp > 1;
-  c.spatial_parallel = shape.spatial;
-  c.filter_parallel = shape.filter;
-  c.channel_parallel = shape.channel;
-  c.spatial_layers = shape.spatial_layers;
-  c.spatial_axes = shape.spatial_axes;
-  c.global_batch_size = global_batch;
-  c.dp_algorithm = k.dp_algorithm;
-  c.tp_algorithm = k.tp_algorithm;
-  c.placement = k.placement;
-  return c;
-}
 
 // time@pNN: the quantile's multiplier of a predicted time, by the regime, envelope and
 // measured features of the configuration (iteration/uncertainty.h). Within one shape only
@@ -307,27 +80,6 @@ class QuantileFactors {
   const double flops_per_token_;
   double factors_[8] = {};  // 0 = not yet computed
 };
-
-// Virtual stages to try at `pp` stages, and the end stages' layer counts they take.
-// Layers that do not divide over the stages interleave as Megatron-Core lays them out
-// with the embedding and the loss counted as layers (Qwen3-235B's 94 over 8 x 4): the end
-// stages one layer short, every chunk (L + 2) / (pp v) slots. Uneven stages (BLOOM: 70
-// layers over 12; DeepSpeed's partitioning) take v = 1; the slowest stage sets the pace.
-struct Interleaving {
-  std::vector<int> vs = {1};
-  int end_layers = 0;
-};
-Interleaving InterleavingsOf(const SearchSpace& space, int pp) {
-  Interleaving out;
-  if (pp > 1 && space.transformer && space.num_layers % pp == 0) {
-    out.vs = Divisors(space.num_layers / pp, space.num_layers / pp);
-  } else if (pp > 2 && space.transformer && (space.num_layers + 2) % pp == 0) {
-    const int slots = (space.num_layers + 2) / pp;
-    out.vs = Divisors(slots, slots);
-    out.end_layers = slots - 1;
-  }
-  return out;
-}
 
 // Offers an assembled candidate to the ranked top and to each objective's pool.
 void Offer(const SearchSpace& space, int global_batch, const ModelCosts& model, const ParallelConfig& c,
@@ -515,32 +267,6 @@ absl::Status ValidatePlanRequest(const PlanRequest& request, const SystemProfile
     return absl::InvalidArgumentError("constraints.memory_headroom_ratio: must be in [0, 1)");
   }
   return absl::OkStatus();
-}
-
-// The request's search space: the model's layers (and a layer graph's splits), and per
-// distinct GPU count (ascending) its hardware, collectives and system.
-void BuildSearchSpace(const PlanRequest& request, const SystemProfile& profile, SearchSpace* space) {
-  space->request = &request;
-  space->profile = &profile;
-  space->transformer = request.workload.kind == Workload::Kind::kTransformer;
-  if (space->transformer) {
-    space->spec = request.workload.transformer.Resolved();
-    space->num_layers = space->spec.num_layers;
-  } else {
-    space->num_layers = static_cast<int>(request.workload.layer_graph.layers.size());
-    space->cnn_splits = CnnSplits(request.workload);
-  }
-  std::vector<int> gpus = request.gpus;
-  std::sort(gpus.begin(), gpus.end());
-  gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
-  space->gpu_counts = gpus;
-  for (int g : gpus) {
-    space->hws.push_back(std::make_unique<Hardware>(profile, request.workload.precision, g));
-    const Hardware& hw = *space->hws.back();
-    space->colls.push_back(std::make_unique<Collectives>(
-        hw, JobLayout(g, profile.gpus_per_node, profile.num_nodes, request.constraints.placement)));
-    space->systems.push_back(MakeSystemContext(profile, request.workload, hw, *space->colls.back()));
-  }
 }
 
 // Searches the work items (gpu count, shape), shared out round-robin to `states.size()`
