@@ -85,58 +85,60 @@ void ModelShapeFlags(const Plan& p, bool deepspeed, CommandLine* f, Notes* notes
   if (!t.tied_embeddings()) f->Add("--untie-embeddings-and-output-weights");
 }
 
-}  // namespace
-
-std::string Megatron(const Plan& p) {
+// The degrees, the pipeline layout, batch sizes and recomputation.
+void MegatronParallelFlags(const Plan& p, CommandLine* f, Notes* notes) {
   const v1::ParallelConfig& c = *p.c;
-  Notes notes;
-  CommandLine f;
   // Megatron-LM arguments.py, _add_distributed_args: the degrees (data parallel is what
   // remains of the world size), virtual stages, rank order.
-  f.Add("--tensor-model-parallel-size", p.tp);
-  f.Add("--pipeline-model-parallel-size", p.pp);
+  f->Add("--tensor-model-parallel-size", p.tp);
+  f->Add("--pipeline-model-parallel-size", p.pp);
   if (p.v > 1) {
     if (const int layers = p.LayersPerVirtualStage(); layers > 0) {
-      f.Add("--num-layers-per-virtual-pipeline-stage", layers);
+      f->Add("--num-layers-per-virtual-pipeline-stage", layers);
     } else {
-      f.Add("--num-virtual-stages-per-pipeline-rank", p.v);
+      f->Add("--num-virtual-stages-per-pipeline-rank", p.v);
     }
   }
   if (p.foreign_schedule()) {
-    notes.Add(absl::StrCat("Megatron-LM has no ", ScheduleName(p.schedule),
-                           " schedule; it runs 1F1B (not the bubble and memory planned)"));
+    notes->Add(absl::StrCat("Megatron-LM has no ", ScheduleName(p.schedule),
+                            " schedule; it runs 1F1B (not the bubble and memory planned)"));
   }
-  f.Add("--context-parallel-size", p.cp);
-  f.Add("--expert-model-parallel-size", p.ep);
-  if (p.moe()) f.Add("--expert-tensor-parallel-size", p.etp);
+  f->Add("--context-parallel-size", p.cp);
+  f->Add("--expert-model-parallel-size", p.ep);
+  if (p.moe()) f->Add("--expert-tensor-parallel-size", p.etp);
   // Megatron-Core's uneven pipeline layout (arguments.py, _add_distributed_args).
   if (p.stage_layers() && c.first_pipeline_stage_layers() > 0) {
-    f.Add("--decoder-first-pipeline-num-layers", c.first_pipeline_stage_layers());
+    f->Add("--decoder-first-pipeline-num-layers", c.first_pipeline_stage_layers());
   }
   if (p.stage_layers() && c.last_pipeline_stage_layers() > 0) {
-    f.Add("--decoder-last-pipeline-num-layers", c.last_pipeline_stage_layers());
+    f->Add("--decoder-last-pipeline-num-layers", c.last_pipeline_stage_layers());
   }
-  if (c.sequence_parallel()) f.Add("--sequence-parallel");
-  if (c.tp_comm_overlap()) f.Add("--tp-comm-overlap");    // arguments.py, _add_distributed_args
-  if (p.pp_inside_dp()) f.Add("--use-tp-pp-dp-mapping");  // order tp-cp-ep-pp-dp
+  if (c.sequence_parallel()) f->Add("--sequence-parallel");
+  if (c.tp_comm_overlap()) f->Add("--tp-comm-overlap");     // arguments.py, _add_distributed_args
+  if (p.pp_inside_dp()) f->Add("--use-tp-pp-dp-mapping");   // order tp-cp-ep-pp-dp
   // Megatron-LM arguments.py, _add_training_args: batch sizes and recomputation.
-  f.Add("--micro-batch-size", p.mbs);
-  f.Add("--global-batch-size", p.gbs);
+  f->Add("--micro-batch-size", p.mbs);
+  f->Add("--global-batch-size", p.gbs);
   if (p.recompute == v1::RECOMPUTE_FULL) {
-    f.Add("--recompute-granularity", "full");
-    f.Add("--recompute-method", "uniform");
-    f.Add("--recompute-num-layers", 1);
+    f->Add("--recompute-granularity", "full");
+    f->Add("--recompute-method", "uniform");
+    f->Add("--recompute-num-layers", 1);
   } else if (p.recompute == v1::RECOMPUTE_SELECTIVE) {
-    f.Add("--recompute-granularity", "selective");
+    f->Add("--recompute-granularity", "selective");
     if (c.recompute_modules_size() > 0) {
-      f.Add("--recompute-modules", absl::StrJoin(c.recompute_modules(), " "));
+      f->Add("--recompute-modules", absl::StrJoin(c.recompute_modules(), " "));
     }
   }
+}
+
+// ZeRO as Megatron runs it, overlap, offloading, CUDA graphs.
+void MegatronShardingFlags(const Plan& p, CommandLine* f, Notes* notes) {
+  const v1::ParallelConfig& c = *p.c;
   // Megatron-LM arguments.py, _add_distributed_args / _add_training_args: sharding and
   // overlap (ZeRO-1 is the distributed optimizer; ZeRO-3 is Megatron-FSDP).
-  if (p.zero == 1 || p.zero == 2) f.Add("--use-distributed-optimizer");
+  if (p.zero == 1 || p.zero == 2) f->Add("--use-distributed-optimizer");
   if (p.zero == 2) {
-    notes.Add(
+    notes->Add(
         "Megatron-LM has no ZeRO-2: the distributed optimizer shards optimizer states, gradients stay whole "
         "(more memory than planned)");
   }
@@ -144,82 +146,101 @@ std::string Megatron(const Plan& p) {
     // Megatron-FSDP (validate_args: the fsdp_dtensor checkpoint format, the distributed
     // optimizer; the Megatron-FSDP user guide's required flags). PyTorch FSDP2
     // (--use-torch-fsdp2) would refuse expert and pipeline parallelism.
-    f.Add("--use-megatron-fsdp");
-    f.Add("--data-parallel-sharding-strategy", "optim_grads_params");
-    f.Add("--use-distributed-optimizer");
-    f.Add("--no-gradient-accumulation-fusion");
-    f.Add("--ckpt-format", "fsdp_dtensor");
-    notes.Add("Megatron-FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or above 1 (validate_args refuses 1)");
+    f->Add("--use-megatron-fsdp");
+    f->Add("--data-parallel-sharding-strategy", "optim_grads_params");
+    f->Add("--use-distributed-optimizer");
+    f->Add("--no-gradient-accumulation-fusion");
+    f->Add("--ckpt-format", "fsdp_dtensor");
+    notes->Add("Megatron-FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or above 1 (validate_args refuses 1)");
   }
-  if (c.overlap_grad_reduce()) f.Add("--overlap-grad-reduce");
+  if (c.overlap_grad_reduce()) f->Add("--overlap-grad-reduce");
   // The parameter all-gather, overlapped: validate_args allows it with the distributed
   // optimizer or Megatron-FSDP, and only beside --overlap-grad-reduce.
-  if (c.overlap_param_gather() && c.overlap_grad_reduce() && p.zero >= 1) f.Add("--overlap-param-gather");
-  if (c.offload().optimizer()) f.Add("--optimizer-cpu-offload");  // arguments.py, _add_training_args
+  if (c.overlap_param_gather() && c.overlap_grad_reduce() && p.zero >= 1) f->Add("--overlap-param-gather");
+  if (c.offload().optimizer()) f->Add("--optimizer-cpu-offload");  // arguments.py, _add_training_args
   if (c.offload().weights() || c.offload().activations()) {
-    notes.Add("weight / activation offload is not emitted: set Megatron-LM's --cpu-offloading options by hand");
+    notes->Add("weight / activation offload is not emitted: set Megatron-LM's --cpu-offloading options by hand");
   }
   if (c.cpu_offload_layers() > 0) {
     // TransformerConfig's flag; validate_args turns cpu_offloading on from it (the
     // --cpu-offloading flag itself is not on the command line), and TransformerConfig
     // refuses it beside pipeline parallelism or recomputation.
-    f.Add("--cpu-offloading-num-layers", c.cpu_offload_layers());
+    f->Add("--cpu-offloading-num-layers", c.cpu_offload_layers());
     if (p.pp > 1 || p.recompute != v1::RECOMPUTE_NONE) {
-      notes.Add("Megatron-LM refuses CPU offloading with pipeline parallelism or recomputation");
+      notes->Add("Megatron-LM refuses CPU offloading with pipeline parallelism or recomputation");
     }
   }
   if (c.offload_modules_size() > 0) {  // arguments.py, TransformerConfig's fine-grained offloading
-    f.Add("--fine-grained-activation-offloading");
-    f.Add("--offload-modules", absl::StrJoin(c.offload_modules(), " "));
+    f->Add("--fine-grained-activation-offloading");
+    f->Add("--offload-modules", absl::StrJoin(c.offload_modules(), " "));
   }
-  if (c.fp8_param_gather()) f.Add("--fp8-param-gather");
-  if (c.cuda_graphs()) f.Add("--enable-cuda-graph");  // arguments.py, _add_training_args
-  ModelShapeFlags(p, /*deepspeed=*/false, &f, &notes);
-  if (p.moe()) {  // Megatron-LM arguments.py, _add_moe_args
-    const v1::MoeSpec& m = p.t->moe();
-    f.Add("--num-experts", m.num_experts());
-    f.Add("--moe-router-topk", std::max(1, m.top_k()));
-    f.Add("--moe-ffn-hidden-size", m.expert_ffn_hidden_size() > 0 ? m.expert_ffn_hidden_size() : p.ffn);
-    // Which layers are MoE, as a pattern: Megatron's integer N makes layers 0, N, 2N ...
-    // MoE, the contract's interval the N-th, 2N-th ... after the dense first layers.
-    const std::vector<int> moe_layers = MoeLayers(*p.t);
-    if (std::find(moe_layers.begin(), moe_layers.end(), 0) != moe_layers.end()) {
-      f.Add("--moe-layer-freq", absl::StrCat("'", LayerPatternExpression(moe_layers), "'"));
-    }
-    if (m.num_shared_experts() > 0) {  // one shared MLP as wide as all of them
-      f.Add("--moe-shared-expert-intermediate-size", SharedExpertWidth(m));
-    }
-    // _add_moe_args: the token dispatcher (DeepEP runs under the flex dispatcher) and the
-    // EP all-to-all overlapped with another micro-batch (combined 1F1B).
-    if (c.moe_dispatcher() == v1::MOE_DISPATCHER_ALLGATHER) {
-      f.Add("--moe-token-dispatcher-type", "allgather");
-    } else if (c.moe_dispatcher() == v1::MOE_DISPATCHER_DEEPEP) {
-      f.Add("--moe-token-dispatcher-type", "flex");
-      f.Add("--moe-enable-deepep");
-    } else {
-      f.Add("--moe-token-dispatcher-type", "alltoall");
-    }
-    if (c.moe_a2a_overlap()) f.Add("--overlap-moe-expert-parallel-comm");
+  if (c.fp8_param_gather()) f->Add("--fp8-param-gather");
+  if (c.cuda_graphs()) f->Add("--enable-cuda-graph");  // arguments.py, _add_training_args
+}
+
+// The experts: their count and width, which layers, the dispatcher.
+void MegatronMoeFlags(const Plan& p, CommandLine* f) {
+  const v1::ParallelConfig& c = *p.c;
+  // Megatron-LM arguments.py, _add_moe_args.
+  const v1::MoeSpec& m = p.t->moe();
+  f->Add("--num-experts", m.num_experts());
+  f->Add("--moe-router-topk", std::max(1, m.top_k()));
+  f->Add("--moe-ffn-hidden-size", m.expert_ffn_hidden_size() > 0 ? m.expert_ffn_hidden_size() : p.ffn);
+  // Which layers are MoE, as a pattern: Megatron's integer N makes layers 0, N, 2N ...
+  // MoE, the contract's interval the N-th, 2N-th ... after the dense first layers.
+  const std::vector<int> moe_layers = MoeLayers(*p.t);
+  if (std::find(moe_layers.begin(), moe_layers.end(), 0) != moe_layers.end()) {
+    f->Add("--moe-layer-freq", absl::StrCat("'", LayerPatternExpression(moe_layers), "'"));
   }
+  if (m.num_shared_experts() > 0) {  // one shared MLP as wide as all of them
+    f->Add("--moe-shared-expert-intermediate-size", SharedExpertWidth(m));
+  }
+  // _add_moe_args: the token dispatcher (DeepEP runs under the flex dispatcher) and the
+  // EP all-to-all overlapped with another micro-batch (combined 1F1B).
+  if (c.moe_dispatcher() == v1::MOE_DISPATCHER_ALLGATHER) {
+    f->Add("--moe-token-dispatcher-type", "allgather");
+  } else if (c.moe_dispatcher() == v1::MOE_DISPATCHER_DEEPEP) {
+    f->Add("--moe-token-dispatcher-type", "flex");
+    f->Add("--moe-enable-deepep");
+  } else {
+    f->Add("--moe-token-dispatcher-type", "alltoall");
+  }
+  if (c.moe_a2a_overlap()) f->Add("--overlap-moe-expert-parallel-comm");
+}
+
+// The compute precision and its recipe.
+void MegatronPrecisionFlags(const Plan& p, CommandLine* f) {
   // Megatron-LM arguments.py, _add_mixed_precision_args (--bf16, --fp16) and
   // _add_transformer_engine_args (--fp8-format); fp32 is the default.
-  if (p.precision == v1::PRECISION_FP16) f.Add("--fp16");
+  if (p.precision == v1::PRECISION_FP16) f->Add("--fp16");
   if (p.precision == v1::PRECISION_BF16 || p.precision == v1::PRECISION_FP8 || p.precision == v1::PRECISION_FP4) {
-    f.Add("--bf16");
+    f->Add("--bf16");
   }
-  if (p.precision == v1::PRECISION_FP8) f.Add("--fp8-format", "hybrid");
+  if (p.precision == v1::PRECISION_FP8) f->Add("--fp8-format", "hybrid");
   // _add_transformer_engine_args: --fp8-recipe (tensorwise = current scaling) and the
   // FP4 format and recipe.
   if (p.precision == v1::PRECISION_FP8 && p.recipe != v1::QUANT_RECIPE_UNSPECIFIED) {
-    f.Add("--fp8-recipe", p.recipe == v1::QUANT_RECIPE_CURRENT_SCALING ? "tensorwise"
-                          : p.recipe == v1::QUANT_RECIPE_BLOCKWISE      ? "blockwise"
-                          : p.recipe == v1::QUANT_RECIPE_MXFP8          ? "mxfp8"
-                                                                        : "delayed");
+    f->Add("--fp8-recipe", p.recipe == v1::QUANT_RECIPE_CURRENT_SCALING ? "tensorwise"
+                           : p.recipe == v1::QUANT_RECIPE_BLOCKWISE      ? "blockwise"
+                           : p.recipe == v1::QUANT_RECIPE_MXFP8          ? "mxfp8"
+                                                                         : "delayed");
   }
   if (p.precision == v1::PRECISION_FP4) {
-    f.Add("--fp4-format", "e2m1");
-    f.Add("--fp4-recipe", "nvfp4");
+    f->Add("--fp4-format", "e2m1");
+    f->Add("--fp4-recipe", "nvfp4");
   }
+}
+
+}  // namespace
+
+std::string Megatron(const Plan& p) {
+  Notes notes;
+  CommandLine f;
+  MegatronParallelFlags(p, &f, &notes);
+  MegatronShardingFlags(p, &f, &notes);
+  ModelShapeFlags(p, /*deepspeed=*/false, &f, &notes);
+  if (p.moe()) MegatronMoeFlags(p, &f);
+  MegatronPrecisionFlags(p, &f);
   return absl::StrCat(Header("Megatron-LM pretrain_gpt.py arguments", p), notes.text(), f.Render(Torchrun(p)));
 }
 

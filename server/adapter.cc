@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -49,6 +50,68 @@ absl::Status NetworkChoicesFromProto(absl::string_view prefix, v1::CollectiveAlg
 
 std::vector<int64_t> Ints(const google::protobuf::RepeatedField<int64_t>& r) {
   return std::vector<int64_t>(r.begin(), r.end());
+}
+
+absl::StatusOr<TransformerSpec> TransformerFromProto(const v1::TransformerSpec& t) {
+  TransformerSpec s;
+  s.num_layers = t.num_layers();
+  s.hidden_size = t.hidden_size();
+  s.num_attention_heads = t.num_attention_heads();
+  s.num_kv_heads = t.num_kv_heads();
+  s.head_dim = t.head_dim();
+  s.mla.q_lora_rank = t.mla().q_lora_rank();
+  s.mla.kv_lora_rank = t.mla().kv_lora_rank();
+  s.mla.qk_nope_head_dim = t.mla().qk_nope_head_dim();
+  s.mla.qk_rope_head_dim = t.mla().qk_rope_head_dim();
+  s.mla.v_head_dim = t.mla().v_head_dim();
+  s.sliding_window.tokens = t.sliding_window().tokens();
+  s.sliding_window.layer_interval = t.sliding_window().layer_interval();
+  s.ffn_hidden_size = t.ffn_hidden_size();
+  s.seq_length = t.seq_length();
+  s.vocab_size = t.vocab_size();
+  s.gated_mlp = t.gated_mlp();
+  s.tied_embeddings = t.tied_embeddings();
+  switch (t.normalization()) {
+    case v1::NORMALIZATION_UNSPECIFIED:
+    case v1::NORMALIZATION_LAYERNORM:
+      s.normalization = Normalization::kLayerNorm;
+      break;
+    case v1::NORMALIZATION_RMSNORM:
+      s.normalization = Normalization::kRmsNorm;
+      break;
+    default:
+      return BadEnum("workload.transformer.normalization", t.normalization());
+  }
+  s.dropout = t.has_dropout() ? t.dropout() : kDefaultDropout;
+  s.moe.num_experts = t.moe().num_experts();
+  s.moe.top_k = t.moe().top_k();
+  s.moe.expert_ffn_hidden_size = t.moe().expert_ffn_hidden_size();
+  s.moe.moe_layer_interval = t.moe().moe_layer_interval();
+  s.moe.num_shared_experts = t.moe().num_shared_experts();
+  s.moe.shared_expert_ffn_hidden_size = t.moe().shared_expert_ffn_hidden_size();
+  s.moe.first_dense_layers = t.moe().first_dense_layers();
+  s.moe.load_imbalance = t.moe().load_imbalance();
+  return s;
+}
+
+LayerGraphSpec LayerGraphFromProto(const v1::LayerGraph& g) {
+  LayerGraphSpec graph;
+  for (const v1::Layer& l : g.layers()) {
+    LayerSpec& s = graph.layers.emplace_back();
+    s.name = l.name();
+    s.kind = l.kind();
+    s.input_shape = Ints(l.input_shape());
+    s.output_shape = Ints(l.output_shape());
+    s.kernel_shape = Ints(l.kernel_shape());
+    s.stride = Ints(l.stride());
+    s.padding = Ints(l.padding());
+    s.dilation = Ints(l.dilation());
+    s.groups = l.groups();
+    s.inputs.assign(l.inputs().begin(), l.inputs().end());
+    s.bias = l.has_bias() ? l.bias() : true;
+  }
+  graph.sample_shape = Ints(g.sample_shape());
+  return graph;
 }
 
 }  // namespace
@@ -111,63 +174,13 @@ absl::StatusOr<Workload> FromProto(const v1::Workload& w) {
       return BadEnum("workload.mixed_precision", w.mixed_precision());
   }
   if (w.has_transformer()) {
-    const v1::TransformerSpec& t = w.transformer();
     out.kind = Workload::Kind::kTransformer;
-    TransformerSpec& s = out.transformer;
-    s.num_layers = t.num_layers();
-    s.hidden_size = t.hidden_size();
-    s.num_attention_heads = t.num_attention_heads();
-    s.num_kv_heads = t.num_kv_heads();
-    s.head_dim = t.head_dim();
-    s.mla.q_lora_rank = t.mla().q_lora_rank();
-    s.mla.kv_lora_rank = t.mla().kv_lora_rank();
-    s.mla.qk_nope_head_dim = t.mla().qk_nope_head_dim();
-    s.mla.qk_rope_head_dim = t.mla().qk_rope_head_dim();
-    s.mla.v_head_dim = t.mla().v_head_dim();
-    s.sliding_window.tokens = t.sliding_window().tokens();
-    s.sliding_window.layer_interval = t.sliding_window().layer_interval();
-    s.ffn_hidden_size = t.ffn_hidden_size();
-    s.seq_length = t.seq_length();
-    s.vocab_size = t.vocab_size();
-    s.gated_mlp = t.gated_mlp();
-    s.tied_embeddings = t.tied_embeddings();
-    switch (t.normalization()) {
-      case v1::NORMALIZATION_UNSPECIFIED:
-      case v1::NORMALIZATION_LAYERNORM:
-        s.normalization = Normalization::kLayerNorm;
-        break;
-      case v1::NORMALIZATION_RMSNORM:
-        s.normalization = Normalization::kRmsNorm;
-        break;
-      default:
-        return BadEnum("workload.transformer.normalization", t.normalization());
-    }
-    s.dropout = t.has_dropout() ? t.dropout() : kDefaultDropout;
-    s.moe.num_experts = t.moe().num_experts();
-    s.moe.top_k = t.moe().top_k();
-    s.moe.expert_ffn_hidden_size = t.moe().expert_ffn_hidden_size();
-    s.moe.moe_layer_interval = t.moe().moe_layer_interval();
-    s.moe.num_shared_experts = t.moe().num_shared_experts();
-    s.moe.shared_expert_ffn_hidden_size = t.moe().shared_expert_ffn_hidden_size();
-    s.moe.first_dense_layers = t.moe().first_dense_layers();
-    s.moe.load_imbalance = t.moe().load_imbalance();
+    absl::StatusOr<TransformerSpec> spec = TransformerFromProto(w.transformer());
+    if (!spec.ok()) return spec.status();
+    out.transformer = *std::move(spec);
   } else if (w.has_layer_graph()) {
     out.kind = Workload::Kind::kLayerGraph;
-    for (const v1::Layer& l : w.layer_graph().layers()) {
-      LayerSpec& s = out.layer_graph.layers.emplace_back();
-      s.name = l.name();
-      s.kind = l.kind();
-      s.input_shape = Ints(l.input_shape());
-      s.output_shape = Ints(l.output_shape());
-      s.kernel_shape = Ints(l.kernel_shape());
-      s.stride = Ints(l.stride());
-      s.padding = Ints(l.padding());
-      s.dilation = Ints(l.dilation());
-      s.groups = l.groups();
-      s.inputs.assign(l.inputs().begin(), l.inputs().end());
-      s.bias = l.has_bias() ? l.bias() : true;
-    }
-    out.layer_graph.sample_shape = Ints(w.layer_graph().sample_shape());
+    out.layer_graph = LayerGraphFromProto(w.layer_graph());
   } else {
     return absl::InvalidArgumentError("workload: give a transformer or a layer_graph");
   }
