@@ -94,7 +94,7 @@ def load_messages():
     import importlib
     import tempfile
     out = tempfile.mkdtemp(prefix='paraplan_fuzz_pb_')
-    subprocess.run(['protoc', '-Iproto', f'--python_out={out}', 'proto/paraplan/v1/types.proto',
+    subprocess.run(['protoc', '-Iproto', f'--python_out={out}', 'proto/paraplan/v1/profile.proto', 'proto/paraplan/v1/types.proto',
                     'proto/paraplan/v1/services.proto', 'proto/paraplan/v1/network.proto'],
                    check=True, cwd=ROOT)
     sys.path.insert(0, out)
