@@ -148,34 +148,13 @@ class Walker {
   }
 
   bool Object(const Descriptor* type, int depth) {
-    ++i_;  // '{'
-    Space();
-    if (Peek('}')) {
-      ++i_;
-      return true;
-    }
-    while (true) {
-      absl::string_view key;
-      if (!String(&key)) return false;
-      Space();
-      if (!Peek(':')) return false;
-      ++i_;
-      Space();
+    return Members([&](absl::string_view key) {
       const FieldDescriptor* field = type == nullptr ? nullptr : FieldNamed(type, key);
       const Descriptor* sub = field != nullptr && field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE
                                   ? field->message_type()
                                   : nullptr;
-      if (!Value(field, sub, depth)) return false;
-      Space();
-      if (Peek(',')) {
-        ++i_;
-        Space();
-        continue;
-      }
-      if (!Peek('}')) return false;
-      ++i_;
-      return true;
-    }
+      return Value(field, sub, depth);
+    });
   }
 
   // A map field's object: keys are map keys, values are of the map's value field.
@@ -183,6 +162,12 @@ class Walker {
     const FieldDescriptor* value = field->message_type()->map_value();
     const Descriptor* sub =
         value->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE ? value->message_type() : nullptr;
+    return Members([&](absl::string_view) { return Value(value, sub, depth, /*element=*/true); });
+  }
+
+  // An object's members, `{"key": value, ...}`, each value read by `member(key)`.
+  template <typename Member>
+  bool Members(Member member) {
     ++i_;  // '{'
     Space();
     if (Peek('}')) {
@@ -196,7 +181,7 @@ class Walker {
       if (!Peek(':')) return false;
       ++i_;
       Space();
-      if (!Value(value, sub, depth, /*element=*/true)) return false;
+      if (!member(key)) return false;
       Space();
       if (Peek(',')) {
         ++i_;

@@ -58,6 +58,21 @@ v1::AccuracyStats Stats(const std::vector<AccuracyPoint>& points, const std::vec
   });
 }
 
+template <typename Count>
+absl::Status AccuracyTracker::ReadAfter(const std::string& profile, const State& s, const Observer& observe,
+                                        Count count) {
+  for (;;) {
+    absl::StatusOr<std::vector<store::MeasurementSummary>> page =
+        store_->MeasurementSummariesAfter(profile, s.read_through, kPageSize);
+    if (!page.ok()) return page.status();
+    for (const store::MeasurementSummary& m : *page) {
+      if (observe) observe(m);
+      if (absl::Status st = count(m); !st.ok()) return st;
+    }
+    if (page->size() < static_cast<size_t>(kPageSize)) return absl::OkStatus();
+  }
+}
+
 absl::StatusOr<AccuracyTracker::Gauges> AccuracyTracker::Update(const std::string& profile,
                                                                 const Observer& observe) {
   absl::MutexLock lock(&mu_);
@@ -77,18 +92,11 @@ absl::StatusOr<AccuracyTracker::Gauges> AccuracyTracker::Update(const std::strin
     it = states_.emplace(profile, *loaded).first;
   } else {
     State& s = it->second;
-    for (;;) {
-      absl::StatusOr<std::vector<store::MeasurementSummary>> page =
-          store_->MeasurementSummariesAfter(profile, s.read_through, kPageSize);
-      if (!page.ok()) return page.status();
-      for (const store::MeasurementSummary& m : *page) {
-        if (observe) observe(m);
-        if (absl::Status st = Add(profile, m, s); !st.ok()) {
-          states_.erase(it);  // read afresh next time
-          return st;
-        }
-      }
-      if (page->size() < static_cast<size_t>(kPageSize)) break;
+    absl::Status read =
+        ReadAfter(profile, s, observe, [&](const store::MeasurementSummary& m) { return Add(profile, m, s); });
+    if (!read.ok()) {
+      states_.erase(it);  // read afresh next time
+      return read;
     }
   }
   absl::StatusOr<Gauges> g = GaugesOf(profile, it->second);
@@ -112,21 +120,11 @@ size_t AccuracyTracker::tracked() const {
 
 absl::StatusOr<AccuracyTracker::State> AccuracyTracker::Load(const std::string& profile, const Observer& observe) {
   State s;
-  for (;;) {
-    absl::StatusOr<std::vector<store::MeasurementSummary>> page =
-        store_->MeasurementSummariesAfter(profile, s.read_through, kPageSize);
-    if (!page.ok()) return page.status();
-    for (const store::MeasurementSummary& m : *page) {
-      if (observe) observe(m);
-      if (s.first_seq == 0) s.first_seq = m.seq;
-      s.read_through = m.seq;
-      ++s.measurements;
-      if (!m.timed) continue;
-      ++s.timed;
-      s.ape_sum += AbsRelativeError(m).value_or(0);
-    }
-    if (page->size() < static_cast<size_t>(kPageSize)) break;
-  }
+  absl::Status read = ReadAfter(profile, s, observe, [&](const store::MeasurementSummary& m) {
+    Tally(m, s);
+    return absl::OkStatus();
+  });
+  if (!read.ok()) return read;
   if (s.timed > 0) {
     absl::StatusOr<std::optional<store::RatioKey>> lower =
         store_->RatioAtRank(profile, (s.timed - 1) / 2, s.read_through);
@@ -137,13 +135,19 @@ absl::StatusOr<AccuracyTracker::State> AccuracyTracker::Load(const std::string& 
   return s;
 }
 
-absl::Status AccuracyTracker::Add(const std::string& profile, const store::MeasurementSummary& m, State& s) {
+void AccuracyTracker::Tally(const store::MeasurementSummary& m, State& s) {
   if (s.first_seq == 0) s.first_seq = m.seq;
   s.read_through = m.seq;
   ++s.measurements;
-  if (!m.timed) return absl::OkStatus();
+  if (!m.timed) return;
+  ++s.timed;
   s.ape_sum += AbsRelativeError(m).value_or(0);
-  const int64_t before = s.timed++;
+}
+
+absl::Status AccuracyTracker::Add(const std::string& profile, const store::MeasurementSummary& m, State& s) {
+  Tally(m, s);
+  if (!m.timed) return absl::OkStatus();
+  const int64_t before = s.timed - 1;
   if (before == 0) {
     s.lower = {m.ratio, m.seq};
     return absl::OkStatus();

@@ -130,7 +130,14 @@ class AccuracyTracker {
   };
   // Reads every measurement of `profile` into a fresh state.
   absl::StatusOr<State> Load(const std::string& profile, const Observer& observe);
-  // Counts `m` (seq beyond s.read_through) and moves the lower median to keep its rank.
+  // Reads what the store holds of `profile` after s.read_through, page by page, handing
+  // each summary to `observe` (if given) and then to `count`, which must advance
+  // s.read_through; stops at the first error `count` returns.
+  template <typename Count>
+  absl::Status ReadAfter(const std::string& profile, const State& s, const Observer& observe, Count count);
+  // Counts `m` (seq beyond s.read_through): the tallies, not the median.
+  static void Tally(const store::MeasurementSummary& m, State& s);
+  // Counts `m` and moves the lower median to keep its rank.
   absl::Status Add(const std::string& profile, const store::MeasurementSummary& m, State& s);
   absl::StatusOr<Gauges> GaugesOf(const std::string& profile, const State& s);
   // Whether the first measurement `s` counted is still stored (false: the profile was

@@ -281,14 +281,23 @@ absl::StatusOr<v1::Estimate> Backend::Estimate(const v1::EstimateRequest& req) {
   if (req.num_gpus() > 0) {
     if (absl::Status s = ValidateConfigForGpus(*w, *c, req.num_gpus()); !s.ok()) return s;
   }
+  absl::StatusOr<ProfiledEstimate> e = EstimateOnRequestProfile(
+      req.profile(), req.has_profile_override() ? &req.profile_override() : nullptr, *w, *c);
+  if (!e.ok()) return e.status();
+  return adapter::ToProto(e->estimate);
+}
+
+absl::StatusOr<Backend::ProfiledEstimate> Backend::EstimateOnRequestProfile(const std::string& ref,
+                                                                            const v1::SystemProfile* override_profile,
+                                                                            const Workload& w,
+                                                                            const ParallelConfig& c) {
   std::string warning;
-  absl::StatusOr<SystemProfile> p =
-      RequestProfile(req.profile(), req.has_profile_override() ? &req.profile_override() : nullptr, &warning);
+  absl::StatusOr<SystemProfile> p = RequestProfile(ref, override_profile, &warning);
   if (!p.ok()) return p.status();
-  absl::StatusOr<paraplan::Estimate> e = EstimateIteration(*w, *c, *p);
+  absl::StatusOr<paraplan::Estimate> e = EstimateIteration(w, c, *p);
   if (!e.ok()) return e.status();
   if (!warning.empty()) e->warnings.push_back(warning);
-  return adapter::ToProto(*e);
+  return ProfiledEstimate{*std::move(p), *std::move(e)};
 }
 
 absl::StatusOr<v1::PlanResponse> Backend::Plan(const v1::PlanRequest& req, absl::Time deadline,

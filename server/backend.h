@@ -51,6 +51,7 @@
 #include "absl/time/time.h"
 #include "estimator/inputs/interrupt.h"
 #include "estimator/inputs/system_profile.h"
+#include "estimator/iteration/estimate.h"
 #include "paraplan/v1/network.pb.h"
 #include "paraplan/v1/services.pb.h"
 #include "server/accuracy.h"
@@ -168,6 +169,15 @@ class Backend {
   // request's profile_override (validated; `warning` then says what it changed).
   absl::StatusOr<SystemProfile> RequestProfile(const std::string& ref, const v1::SystemProfile* override_profile,
                                                std::string* warning);
+  // That profile and the estimate of `c` on it (the override's warning among the
+  // estimate's warnings).
+  struct ProfiledEstimate {
+    SystemProfile profile;
+    paraplan::Estimate estimate;
+  };
+  absl::StatusOr<ProfiledEstimate> EstimateOnRequestProfile(const std::string& ref,
+                                                            const v1::SystemProfile* override_profile,
+                                                            const Workload& w, const ParallelConfig& c);
   // Accelerator memory (GiB) of each stored version of `name`.
   absl::StatusOr<std::map<int, double>> CapacitiesOf(const std::string& name);
   absl::StatusOr<v1::Workload> WorkloadOf(const v1::Workload* workload, const std::string& model);

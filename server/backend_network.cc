@@ -41,13 +41,11 @@ absl::StatusOr<v1::SimulateResponse> Backend::Simulate(const v1::SimulateRequest
   if (!w.ok()) return w.status();
   absl::StatusOr<ParallelConfig> c = adapter::FromProto(req.config());
   if (!c.ok()) return c.status();
-  std::string warning;
-  absl::StatusOr<SystemProfile> p =
-      RequestProfile(req.profile(), req.has_profile_override() ? &req.profile_override() : nullptr, &warning);
-  if (!p.ok()) return p.status();
-  absl::StatusOr<paraplan::Estimate> e = EstimateIteration(*w, *c, *p);
-  if (!e.ok()) return e.status();
-  if (!warning.empty()) e->warnings.push_back(warning);
+  absl::StatusOr<ProfiledEstimate> pe = EstimateOnRequestProfile(
+      req.profile(), req.has_profile_override() ? &req.profile_override() : nullptr, *w, *c);
+  if (!pe.ok()) return pe.status();
+  const SystemProfile* p = &pe->profile;
+  const paraplan::Estimate* e = &pe->estimate;
   const int64_t job = c->Normalized().NumGpus();
   if (job > max_gpus) {
     return absl::InvalidArgumentError(

@@ -154,47 +154,25 @@ SystemProfile AbciV100() {
   return p;
 }
 
-// Hopper with HBM3e: the GH100 die of the H100 SXM5, same clocks and 700 W cap.
+// Hopper with HBM3e: the GH100 die of the H100 SXM5, same clocks and 700 W cap, in the
+// same DGX node and fabric (8x ConnectX-7 NDR, NVSwitch, 2x Xeon 8480C, 2 TB, NVMe), so
+// everything but the memory and the price is dgx-h100-80gb's, its measured shares
+// included (sustained BF16 GEMMs 0.69 of peak, FP8 0.60, FlashAttention-2 0.33 / 0.28,
+// cuDNN attention 0.53 / 0.45: docs/microbench/h100_sustained_gemm.txt,
+// shared/data/h100_microbench). Not re-measured on an H200.
 SystemProfile DgxH200() {
-  SystemProfile p;
+  SystemProfile p = DgxH100();
   p.name = "dgx-h200-141gb";
   p.description =
       "NVIDIA DGX H200 SuperPOD: 8x H200-SXM-141GB per node, NVSwitch (NVLink 4), "
       "8x NDR InfiniBand per node, fat tree";
-  p.gpus_per_node = 8;
   p.num_nodes = 2048;  // 16,384 GPUs: the scale of dgx-h100-80gb, so the two compare
   Accelerator& a = p.accelerator;
   a.name = "H200-SXM-141GB";
   // NVIDIA H200 datasheet (SXM): 1,979 TFLOP/s BF16/FP16 and 3,958 FP8 with sparsity, i.e.
   // 989 and 1,979 dense (the H100 SXM's compute); 67 FP32; 141 GB HBM3e at 4.8 TB/s; 700 W.
-  a.peak_tflops_bf16 = 989;
-  a.peak_tflops_fp16 = 989;
-  a.peak_tflops_fp8 = 1979;
-  a.peak_tflops_fp32 = 67;
   a.memory_gib = 141;
   a.memory_bandwidth_gbytes_per_s = 4800;
-  a.busy_power_w = 700;
-  a.idle_power_w = 75;  // as dgx-h100-80gb: the same SXM board power class, not measured
-  a.sm_count = 132;     // the H100 SXM5's GH100 die: 132 SMs (H100 architecture whitepaper)
-  // Same die, clocks and 700 W cap as the H100 SXM5, so dgx-h100-80gb's measured shares
-  // carry over (sustained BF16 GEMMs 0.69 of peak, FP8 0.60, FlashAttention-2 0.33
-  // forward / 0.28 backward, cuDNN attention 0.53 / 0.45: docs/microbench/h100_sustained_gemm.txt,
-  // shared/data/h100_microbench). Not re-measured on an H200.
-  p.calibration.matmul_efficiency = 0.69;
-  p.calibration.matmul_efficiency_fp8 = 0.60;
-  p.calibration.attention_efficiency_fwd = 0.33;
-  p.calibration.attention_efficiency_bwd = 0.28;
-  p.calibration.cudnn_attention_efficiency_fwd = 0.53;
-  p.calibration.cudnn_attention_efficiency_bwd = 0.45;
-  // NVLink 4: 900 GB/s per GPU both directions = 450 GB/s each way, 8-GPU NVSwitch domain.
-  p.network_levels.push_back(Level("nvlink", 8, 450, 3, Topology::kSwitch, 1));
-  // DGX H200: 8x ConnectX-7, NDR InfiniBand 400 Gb/s per GPU = 50 GB/s each way.
-  p.network_levels.push_back(Level("infiniband", 0, 50, 5, Topology::kFatTree, 1));
-  p.host.memory_gib = 2048;       // DGX H200: 2 TB system memory
-  p.host.pcie_gbytes_per_s = 50;  // PCIe Gen5 x16: 64 GB/s raw
-  p.host.cpu_cores = 112;         // DGX H200: 2x Intel Xeon Platinum 8480C, 56 cores each
-  p.storage.read_gbytes_per_s = 25;  // 8x 3.84 TB NVMe U.2, as DGX H100
-  p.node_power_w = 4600;  // DGX H200 ~10.2 kW max minus 8 x 700 W GPUs
   // AWS p5en.48xlarge (8x H200) on-demand $63.296/h, us-east-1 (instances.vantage.sh;
   // dstack PR #4110, 2026) / 8. dgx-h100-80gb's $98.32/h p5 price predates AWS's June 2025
   // cut (p5.48xlarge is $55.04/h now), so the two are not like for like.
