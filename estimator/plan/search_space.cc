@@ -66,9 +66,10 @@ std::vector<int> ExpertTensorDegrees(int tp, int ep) {
 // once per node it reaches and forwards it over NVLink inside (Megatron-Core's flex
 // dispatcher); inside one domain the two cost the same here. Not under DeepSpeed, which
 // has no DeepEP.
-bool WeighDeepEp(const SearchSpace& sp, int ep, int etp) {
-  return ep > 1 && !sp.profile->network_levels.empty() && sp.request->constraints.framework != Framework::kDeepSpeed &&
-         int64_t{ep} * etp > ResolvedDomainSize(*sp.profile, 0);
+bool WeighDeepEp(const SearchSpace& space, int ep, int etp) {
+  return ep > 1 && !space.profile->network_levels.empty() &&
+         space.request->constraints.framework != Framework::kDeepSpeed &&
+         int64_t{ep} * etp > ResolvedDomainSize(*space.profile, 0);
 }
 
 }  // namespace
@@ -131,28 +132,28 @@ void BuildSearchSpace(const PlanRequest& request, const SystemProfile& profile, 
   }
 }
 
-std::vector<Shape> EnumerateShapes(const SearchSpace& sp, int gpus, const std::vector<int>& micro_batches) {
-  const PlanConstraints& k = sp.request->constraints;
+std::vector<Shape> EnumerateShapes(const SearchSpace& space, int gpus, const std::vector<int>& micro_batches) {
+  const PlanConstraints& k = space.request->constraints;
   std::vector<Shape> shapes;
   std::vector<int> tps = {1}, cps = {1}, eps = {1};
-  if (sp.transformer) {
+  if (space.transformer) {
     // Unless the request lists or caps the degrees, tensor parallelism stays inside the
     // fastest network level's domain (an NVLink domain: 8 GPUs of a DGX, 72 of an NVL72):
     // its per-layer collectives across a slower level lose to pipeline or expert
     // parallelism there (Narayanan et al. SC'21, sec. 3.3, takeaway 1).
     int tp_cap = k.max_tensor_parallel;
-    if (k.tensor_parallel.empty() && tp_cap == 0 && !sp.profile->network_levels.empty()) {
-      tp_cap = static_cast<int>(std::min<int64_t>(gpus, ResolvedDomainSize(*sp.profile, 0)));
+    if (k.tensor_parallel.empty() && tp_cap == 0 && !space.profile->network_levels.empty()) {
+      tp_cap = static_cast<int>(std::min<int64_t>(gpus, ResolvedDomainSize(*space.profile, 0)));
     }
-    tps = Allowed(Divisors(std::gcd(sp.spec.num_attention_heads, sp.spec.num_kv_heads), gpus), k.tensor_parallel,
+    tps = Allowed(Divisors(std::gcd(space.spec.num_attention_heads, space.spec.num_kv_heads), gpus), k.tensor_parallel,
                   tp_cap);
     // Context parallelism keeps at least 128 tokens per rank.
-    cps = Allowed(Divisors(sp.spec.seq_length, std::max<int64_t>(1, sp.spec.seq_length / 128)),
+    cps = Allowed(Divisors(space.spec.seq_length, std::max<int64_t>(1, space.spec.seq_length / 128)),
                   k.context_parallel, k.max_context_parallel);
-    if (sp.spec.is_moe()) eps = Allowed(Divisors(sp.spec.moe.num_experts, gpus), k.expert_parallel, 0);
+    if (space.spec.is_moe()) eps = Allowed(Divisors(space.spec.moe.num_experts, gpus), k.expert_parallel, 0);
   }
   const std::vector<Recompute> recomputes = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
-  for (const CnnSplit& split : sp.cnn_splits)
+  for (const CnnSplit& split : space.cnn_splits)
   for (int tp : tps) {
     if (gpus % (tp * split.spatial * split.filter * split.channel) != 0) continue;
     for (int cp : cps) {
@@ -160,16 +161,16 @@ std::vector<Shape> EnumerateShapes(const SearchSpace& sp, int gpus, const std::v
       for (int ep : eps)
       for (int etp : ExpertTensorDegrees(tp, ep)) {
         if (gpus % (int64_t{ep} * etp) != 0) continue;
-        const bool deepep = WeighDeepEp(sp, ep, etp);
+        const bool deepep = WeighDeepEp(space, ep, etp);
         for (int mbs : micro_batches) {
           for (Recompute rc : recomputes) {
             if (!Permits(k.recompute, rc)) continue;
-            if (!sp.transformer && rc == Recompute::kSelective) continue;
+            if (!space.transformer && rc == Recompute::kSelective) continue;
             for (bool seq : FlagValues(k.sequence_parallel)) {
               if (seq && tp == 1) continue;
               if (etp != tp && !seq) continue;  // experts split otherwise than TP need SP
               for (bool flash : FlagValues(k.flash_attention)) {
-                if (!sp.transformer && flash) continue;
+                if (!space.transformer && flash) continue;
                 // With fused attention nothing s^2 is stored: selective == none, except
                 // torchtitan's, which keeps its blocks' matmul outputs (op-level SAC).
                 if (flash && rc == Recompute::kSelective && k.framework != Framework::kTorchtitan) continue;

@@ -92,7 +92,7 @@ void BuildSearchSpace(const PlanRequest& request, const SystemProfile& profile, 
 
 // Enumerates the per-layer shapes for one GPU count. `micro_batches` are the allowed
 // micro-batch sizes (divisors of the global batch: the largest local batch, dp = 1).
-std::vector<Shape> EnumerateShapes(const SearchSpace& sp, int gpus, const std::vector<int>& micro_batches);
+std::vector<Shape> EnumerateShapes(const SearchSpace& space, int gpus, const std::vector<int>& micro_batches);
 
 // The configuration of `shape` with the request's fixed settings; the pipeline, data
 // parallel, ZeRO, offload, schedule and flag settings are filled in by the search.
