@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "estimator/inputs/echo.h"
 #include "server/adapter_internal.h"
 
 namespace paraplan::adapter {
@@ -94,12 +95,16 @@ absl::StatusOr<TransformerSpec> TransformerFromProto(const v1::TransformerSpec& 
   return s;
 }
 
-LayerGraphSpec LayerGraphFromProto(const v1::LayerGraph& g) {
+absl::StatusOr<LayerGraphSpec> LayerGraphFromProto(const v1::LayerGraph& g) {
   LayerGraphSpec graph;
   for (const v1::Layer& l : g.layers()) {
     LayerSpec& s = graph.layers.emplace_back();
     s.name = l.name();
-    s.kind = l.kind();
+    if (!LayerKindNamed(l.kind(), &s.kind)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("workload.layer_graph.layers[", graph.layers.size() - 1, "].kind: \"", Abbreviated(l.kind(), 40),
+                       "\" is not one of ", absl::StrJoin(kLayerKindNames, ", ")));
+    }
     s.input_shape = Ints(l.input_shape());
     s.output_shape = Ints(l.output_shape());
     s.kernel_shape = Ints(l.kernel_shape());
@@ -180,7 +185,9 @@ absl::StatusOr<Workload> FromProto(const v1::Workload& w) {
     out.transformer = *std::move(spec);
   } else if (w.has_layer_graph()) {
     out.kind = Workload::Kind::kLayerGraph;
-    out.layer_graph = LayerGraphFromProto(w.layer_graph());
+    absl::StatusOr<LayerGraphSpec> graph = LayerGraphFromProto(w.layer_graph());
+    if (!graph.ok()) return graph.status();
+    out.layer_graph = *std::move(graph);
   } else {
     return absl::InvalidArgumentError("workload: give a transformer or a layer_graph");
   }
@@ -402,7 +409,7 @@ v1::Workload ToProto(const Workload& w) {
     for (const LayerSpec& l : w.layer_graph.layers) {
       v1::Layer* p = g->add_layers();
       p->set_name(l.name);
-      p->set_kind(l.kind);
+      p->set_kind(LayerKindName(l.kind));
       for (int64_t v : l.input_shape) p->add_input_shape(v);
       for (int64_t v : l.output_shape) p->add_output_shape(v);
       for (int64_t v : l.kernel_shape) p->add_kernel_shape(v);

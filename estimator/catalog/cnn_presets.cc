@@ -26,48 +26,48 @@ class GraphBuilder {
   // keeps the extent (Keras 'same' with an even kernel pads after only).
   void Conv(const std::string& name, int64_t out, int64_t k, int64_t s, int64_t pad, bool bias,
             const std::string& from = "", bool same = false) {
-    LayerSpec l = Windowed(name, "conv", k, s, pad, from, same);
+    LayerSpec l = Windowed(name, LayerKind::kConv, k, s, pad, from, same);
     l.output_shape[0] = out;
     l.bias = bias;
     Push(std::move(l));
   }
   void Pool(const std::string& name, int64_t k, int64_t s, int64_t pad, const std::string& from = "") {
-    Push(Windowed(name, "pool", k, s, pad, from, false));
+    Push(Windowed(name, LayerKind::kPool, k, s, pad, from, false));
   }
   // Global average pool: a window over the whole extent.
   void GlobalPool(const std::string& name) {
     const int64_t k = last_shape_.size() > 1 ? last_shape_[1] : 1;
     Pool(name, k, k, 0);
   }
-  void Pointwise(const std::string& name, const std::string& kind, const std::string& from = "") {
+  void Pointwise(const std::string& name, LayerKind kind, const std::string& from = "") {
     LayerSpec l = Base(name, kind, from);
     l.output_shape = l.input_shape;
     Push(std::move(l));
   }
   void Add(const std::string& name, const std::string& a, const std::string& b) {
-    LayerSpec l = Base(name, "add", a);
+    LayerSpec l = Base(name, LayerKind::kAdd, a);
     l.inputs = {a, b};
     l.output_shape = l.input_shape;
     Push(std::move(l));
   }
   void Flatten(const std::string& name) {
-    LayerSpec l = Base(name, "flatten", "");
+    LayerSpec l = Base(name, LayerKind::kFlatten, "");
     double n = 1;
     for (int64_t v : l.input_shape) n *= static_cast<double>(v);
     l.output_shape = {static_cast<int64_t>(n)};
     Push(std::move(l));
   }
   void Fc(const std::string& name, int64_t out) {
-    LayerSpec l = Base(name, "fc", "");
+    LayerSpec l = Base(name, LayerKind::kFc, "");
     l.output_shape = {out};
     Push(std::move(l));
   }
   // A hidden fully connected layer of a classifier head: fc<n>, its activation and
   // dropout (<act><n>, drop<n>).
-  void HiddenFc(const std::string& n, int64_t out, const std::string& act_kind, const std::string& act) {
+  void HiddenFc(const std::string& n, int64_t out, LayerKind act_kind, const std::string& act) {
     Fc("fc" + n, out);
     Pointwise(act + n, act_kind);
-    Pointwise("drop" + n, "dropout");
+    Pointwise("drop" + n, LayerKind::kDropout);
   }
   const std::string& last() const { return last_name_; }
 
@@ -77,7 +77,7 @@ class GraphBuilder {
   }
 
  private:
-  LayerSpec Base(const std::string& name, const std::string& kind, const std::string& from) {
+  LayerSpec Base(const std::string& name, LayerKind kind, const std::string& from) {
     LayerSpec l;
     l.name = name;
     l.kind = kind;
@@ -88,7 +88,7 @@ class GraphBuilder {
     }
     return l;
   }
-  LayerSpec Windowed(const std::string& name, const std::string& kind, int64_t k, int64_t s, int64_t pad,
+  LayerSpec Windowed(const std::string& name, LayerKind kind, int64_t k, int64_t s, int64_t pad,
                      const std::string& from, bool same) {
     LayerSpec l = Base(name, kind, from);
     l.output_shape = l.input_shape;
@@ -134,8 +134,8 @@ constexpr int64_t kImageNetSampleBytes = 110000;
 Workload ResNet50() {
   GraphBuilder g({3, 224, 224});
   g.Conv("conv1", 64, 7, 2, 3, false);
-  g.Pointwise("bn1", "norm");
-  g.Pointwise("relu1", "relu");
+  g.Pointwise("bn1", LayerKind::kNorm);
+  g.Pointwise("relu1", LayerKind::kRelu);
   g.Pool("maxpool", 3, 2, 1);
   const int blocks[] = {3, 4, 6, 3};
   int64_t width = 64;
@@ -145,27 +145,27 @@ Workload ResNet50() {
       const std::string in = g.last();
       const int64_t stride = stage > 0 && i == 0 ? 2 : 1;
       g.Conv(p + "conv1", width, 1, 1, 0, false, in);
-      g.Pointwise(p + "bn1", "norm");
-      g.Pointwise(p + "relu1", "relu");
+      g.Pointwise(p + "bn1", LayerKind::kNorm);
+      g.Pointwise(p + "relu1", LayerKind::kRelu);
       g.Conv(p + "conv2", width, 3, stride, 1, false);
-      g.Pointwise(p + "bn2", "norm");
-      g.Pointwise(p + "relu2", "relu");
+      g.Pointwise(p + "bn2", LayerKind::kNorm);
+      g.Pointwise(p + "relu2", LayerKind::kRelu);
       g.Conv(p + "conv3", 4 * width, 1, 1, 0, false);
-      g.Pointwise(p + "bn3", "norm");
+      g.Pointwise(p + "bn3", LayerKind::kNorm);
       std::string shortcut = in;
       if (i == 0) {
         g.Conv(p + "downsample.0", 4 * width, 1, stride, 0, false, in);
-        g.Pointwise(p + "downsample.1", "norm");
+        g.Pointwise(p + "downsample.1", LayerKind::kNorm);
         shortcut = g.last();
       }
       g.Add(p + "add", p + "bn3", shortcut);
-      g.Pointwise(p + "relu3", "relu");
+      g.Pointwise(p + "relu3", LayerKind::kRelu);
     }
   }
   g.GlobalPool("avgpool");
   g.Flatten("flatten");
   g.Fc("fc", 1000);
-  g.Pointwise("loss", "softmax");
+  g.Pointwise("loss", LayerKind::kSoftmax);
   return CnnWorkload("resnet50", g.Build({3, 224, 224}), kImageNetSampleBytes, kImageNetSamples);
 }
 
@@ -179,41 +179,41 @@ Workload Vgg16() {
     } else {
       ++conv;
       g.Conv(absl::StrCat("conv", conv), c, 3, 1, 1, true);
-      g.Pointwise(absl::StrCat("relu", conv), "relu");
+      g.Pointwise(absl::StrCat("relu", conv), LayerKind::kRelu);
     }
   }
   g.Flatten("flatten");
-  g.HiddenFc("6", 4096, "relu", "relu");
-  g.HiddenFc("7", 4096, "relu", "relu");
+  g.HiddenFc("6", 4096, LayerKind::kRelu, "relu");
+  g.HiddenFc("7", 4096, LayerKind::kRelu, "relu");
   g.Fc("fc8", 1000);
-  g.Pointwise("loss", "softmax");
+  g.Pointwise("loss", LayerKind::kSoftmax);
   return CnnWorkload("vgg16", g.Build({3, 224, 224}), kImageNetSampleBytes, kImageNetSamples);
 }
 
 Workload AlexNet() {
   GraphBuilder g({3, 224, 224});
   g.Conv("conv1", 64, 11, 4, 2, true);
-  g.Pointwise("relu1", "relu");
+  g.Pointwise("relu1", LayerKind::kRelu);
   g.Pool("pool1", 3, 2, 0);
   g.Conv("conv2", 192, 5, 1, 2, true);
-  g.Pointwise("relu2", "relu");
+  g.Pointwise("relu2", LayerKind::kRelu);
   g.Pool("pool2", 3, 2, 0);
   g.Conv("conv3", 384, 3, 1, 1, true);
-  g.Pointwise("relu3", "relu");
+  g.Pointwise("relu3", LayerKind::kRelu);
   g.Conv("conv4", 256, 3, 1, 1, true);
-  g.Pointwise("relu4", "relu");
+  g.Pointwise("relu4", LayerKind::kRelu);
   g.Conv("conv5", 256, 3, 1, 1, true);
-  g.Pointwise("relu5", "relu");
+  g.Pointwise("relu5", LayerKind::kRelu);
   g.Pool("pool5", 3, 2, 0);
   g.Flatten("flatten");
-  g.Pointwise("drop6", "dropout");
+  g.Pointwise("drop6", LayerKind::kDropout);
   g.Fc("fc6", 4096);
-  g.Pointwise("relu6", "relu");
-  g.Pointwise("drop7", "dropout");
+  g.Pointwise("relu6", LayerKind::kRelu);
+  g.Pointwise("drop7", LayerKind::kDropout);
   g.Fc("fc7", 4096);
-  g.Pointwise("relu7", "relu");
+  g.Pointwise("relu7", LayerKind::kRelu);
   g.Fc("fc8", 1000);
-  g.Pointwise("loss", "softmax");
+  g.Pointwise("loss", LayerKind::kSoftmax);
   return CnnWorkload("alexnet", g.Build({3, 224, 224}), kImageNetSampleBytes, kImageNetSamples);
 }
 
@@ -223,12 +223,12 @@ Workload CosmoFlow(const std::string& name, int64_t extent, int conv_blocks) {
   int64_t filters = 32;
   for (int i = 1; i <= conv_blocks; ++i, filters *= 2) {
     g.Conv(absl::StrCat("conv", i), filters, 2, 1, 0, true, "", /*same=*/true);
-    g.Pointwise(absl::StrCat("act", i), "activation");  // LeakyReLU
+    g.Pointwise(absl::StrCat("act", i), LayerKind::kActivation);  // LeakyReLU
     g.Pool(absl::StrCat("pool", i), 2, 2, 0);
   }
   g.Flatten("flatten");
-  g.HiddenFc("1", 128, "activation", "act_fc");  // LeakyReLU
-  g.HiddenFc("2", 64, "activation", "act_fc");
+  g.HiddenFc("1", 128, LayerKind::kActivation, "act_fc");  // LeakyReLU
+  g.HiddenFc("2", 64, LayerKind::kActivation, "act_fc");
   g.Fc("fc3", 4);
   // Samples stored as int16 (the MLPerf HPC v1.0 dataset: 524,288 training crops of
   // 4 x 128^3; 512^3 volumes hold 64 crops' worth of voxels).

@@ -16,7 +16,7 @@ int64_t At(const std::vector<int64_t>& v, int axis, int64_t fallback) {
   return axis < static_cast<int>(v.size()) && v[axis] > 0 ? v[axis] : fallback;
 }
 
-bool Windowed(const LayerSpec& l) { return l.kind == "conv" || l.kind == "pool"; }
+bool Windowed(const LayerSpec& l) { return l.kind == LayerKind::kConv || l.kind == LayerKind::kPool; }
 
 }  // namespace
 
@@ -45,11 +45,13 @@ absl::StatusOr<std::vector<std::vector<int>>> ResolveInputs(const LayerGraphSpec
 std::vector<bool> KeptTensors(const LayerGraphSpec& g, const std::vector<std::vector<int>>& inputs) {
   std::vector<bool> kept(g.layers.size() + 1, false);
   for (size_t i = 0; i < g.layers.size(); ++i) {
-    const std::string& k = g.layers[i].kind;
-    if (k == "conv" || k == "fc" || k == "norm" || k == "pool") {
+    const LayerKind k = g.layers[i].kind;
+    if (k == LayerKind::kConv || k == LayerKind::kFc || k == LayerKind::kNorm || k == LayerKind::kPool) {
       for (int in : inputs[i]) kept[in + 1] = true;
     }
-    if (k == "pool" || k == "relu" || k == "activation" || k == "softmax") kept[i + 1] = true;
+    if (k == LayerKind::kPool || k == LayerKind::kRelu || k == LayerKind::kActivation || k == LayerKind::kSoftmax) {
+      kept[i + 1] = true;
+    }
   }
   return kept;
 }
@@ -105,7 +107,7 @@ double HaloElementsPerSample(const LayerSpec& l, const std::vector<int>& factors
   for (int a = 0; a < axes && a < static_cast<int>(factors.size()); ++a) {
     if (factors[a] <= 1) continue;
     const int64_t k = At(l.kernel_shape, a, 1);
-    const int64_t s = At(l.stride, a, l.kind == "pool" ? k : 1);
+    const int64_t s = At(l.stride, a, l.kind == LayerKind::kPool ? k : 1);
     const HaloWidth h = WindowHalo(k, s, At(l.padding, a, 0), At(l.dilation, a, 1));
     const double rows = factors[a] == 2 ? std::max(h.before, h.after) : h.before + h.after;
     if (rows <= 0) continue;

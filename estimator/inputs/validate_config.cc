@@ -260,7 +260,7 @@ absl::Status ValidateLayerGraphConfig(const Workload& w, const ParallelConfig& c
     if (l.output_shape.empty()) {
       return Bad(absl::StrCat("workload.layer_graph.layers[", i, "].output_shape"), "must not be empty");
     }
-    if (l.output_shape[0] % c.filter_parallel != 0 && l.kind == "conv") {
+    if (l.output_shape[0] % c.filter_parallel != 0 && l.kind == LayerKind::kConv) {
       return Bad(p + "filter_parallel",
                  absl::StrCat(c.filter_parallel, " does not divide the ", l.output_shape[0],
                               " filters of layer \"", Abbreviated(l.name), "\""));

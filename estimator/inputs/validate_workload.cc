@@ -105,13 +105,6 @@ absl::Status ValidateLayerGraph(const LayerGraphSpec& g) {
   for (size_t i = 0; i < g.layers.size(); ++i) {
     const LayerSpec& l = g.layers[i];
     const std::string p = absl::StrCat("workload.layer_graph.layers[", i, "].");
-    static const char* const kKinds[] = {"conv", "pool", "norm", "relu", "activation", "dropout",
-                                         "add", "concat", "flatten", "fc", "softmax"};
-    if (std::find(std::begin(kKinds), std::end(kKinds), l.kind) == std::end(kKinds)) {
-      return Bad(p + "kind", absl::StrCat("\"", Abbreviated(l.kind, 40),
-                                          "\" is not one of conv, pool, norm, relu, activation, dropout, add, "
-                                          "concat, flatten, fc, softmax"));
-    }
     if (l.input_shape.empty()) return Bad(p + "input_shape", "must not be empty");
     if (l.output_shape.empty()) return Bad(p + "output_shape", "must not be empty");
     for (int64_t v : l.input_shape) PARAPLAN_RETURN_IF_ERROR(Positive(p + "input_shape", v, 1 << 20));
@@ -127,16 +120,16 @@ absl::Status ValidateLayerGraph(const LayerGraphSpec& g) {
         return Bad(p + field, absl::StrCat(v->size(), " entries for ", axes, " spatial axes of input_shape"));
       }
     }
-    if (l.kind == "conv" && l.kernel_shape.empty()) {
+    if (l.kind == LayerKind::kConv && l.kernel_shape.empty()) {
       return Bad(p + "kernel_shape", "a conv layer needs a kernel shape");
     }
     PARAPLAN_RETURN_IF_ERROR(NonNegative(p + "groups", l.groups, 1 << 20));
-    if (l.kind == "conv" && l.groups > 1 &&
+    if (l.kind == LayerKind::kConv && l.groups > 1 &&
         (l.input_shape[0] % l.groups != 0 || l.output_shape[0] % l.groups != 0)) {
       return Bad(p + "groups", absl::StrCat(l.groups, " does not divide the input channels ", l.input_shape[0],
                                             " and output channels ", l.output_shape[0]));
     }
-    if (l.kind == "add" && l.inputs.size() < 2) {
+    if (l.kind == LayerKind::kAdd && l.inputs.size() < 2) {
       return Bad(p + "inputs", "a residual add reads at least two layers");
     }
   }

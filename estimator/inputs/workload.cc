@@ -1,6 +1,20 @@
 #include "estimator/inputs/workload.h"
 
+#include <iterator>
+
 namespace paraplan {
+
+const char* LayerKindName(LayerKind k) { return kLayerKindNames[static_cast<int>(k)]; }
+
+bool LayerKindNamed(const std::string& name, LayerKind* kind) {
+  for (size_t i = 0; i < std::size(kLayerKindNames); ++i) {
+    if (name == kLayerKindNames[i]) {
+      *kind = static_cast<LayerKind>(i);
+      return true;
+    }
+  }
+  return false;
+}
 
 double BytesPerElement(Precision p) {
   switch (p) {

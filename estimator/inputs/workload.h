@@ -115,15 +115,24 @@ struct TransformerSpec {
   bool IsWindowLayer(int i) const;
 };
 
+// What a layer of a CNN layer graph computes: convolution, pooling, batch norm, ReLU /
+// another activation, dropout, a residual add, concatenation, flatten, fully connected,
+// the softmax loss.
+enum class LayerKind { kConv, kPool, kNorm, kRelu, kActivation, kDropout, kAdd, kConcat, kFlatten, kFc, kSoftmax };
+// The API's name of each kind (paraplan.v1.Layer.kind), in enumerator order.
+inline constexpr const char* kLayerKindNames[] = {"conv",    "pool",   "norm",    "relu", "activation", "dropout",
+                                                  "add",     "concat", "flatten", "fc",   "softmax"};
+const char* LayerKindName(LayerKind k);
+// The kind `name` names; false when it names none.
+bool LayerKindNamed(const std::string& name, LayerKind* kind);
+
 // One layer of a CNN layer graph. Shapes are per sample: channels, then the spatial
 // axes (L for 1-D, H W for 2-D, D H W for 3-D). Per-axis vectors (kernel, stride,
 // padding, dilation) list the spatial axes in the same order; absent entries mean
 // kernel 1, stride 1 (a pool's stride: its kernel, as PyTorch), padding 0, dilation 1.
 struct LayerSpec {
   std::string name;
-  // conv, pool, norm (batch norm), relu / activation, dropout, add (residual), concat,
-  // flatten, fc, softmax (loss).
-  std::string kind;
+  LayerKind kind = LayerKind::kConv;
   std::vector<int64_t> input_shape;
   std::vector<int64_t> output_shape;
   std::vector<int64_t> kernel_shape;

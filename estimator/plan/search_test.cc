@@ -502,12 +502,12 @@ TEST(Search, LayerGraphsExploreParaDLStrategies) {
   cnn.name = "cnn";
   cnn.kind = Workload::Kind::kLayerGraph;
   cnn.layer_graph.layers = {
-      {"conv1", "conv", {3, 512, 512}, {64, 256, 256}, {7, 7}, {2, 2}},
-      {"relu1", "relu", {64, 256, 256}, {64, 256, 256}, {}, {}},
-      {"conv2", "conv", {64, 256, 256}, {128, 256, 256}, {3, 3}, {1, 1}},
-      {"conv3", "conv", {128, 256, 256}, {128, 256, 256}, {3, 3}, {1, 1}},
-      {"pool", "pool", {128, 256, 256}, {128, 32, 32}, {8, 8}, {8, 8}},
-      {"fc", "fc", {128, 32, 32}, {1000}, {}, {}},
+      {"conv1", LayerKind::kConv, {3, 512, 512}, {64, 256, 256}, {7, 7}, {2, 2}},
+      {"relu1", LayerKind::kRelu, {64, 256, 256}, {64, 256, 256}, {}, {}},
+      {"conv2", LayerKind::kConv, {64, 256, 256}, {128, 256, 256}, {3, 3}, {1, 1}},
+      {"conv3", LayerKind::kConv, {128, 256, 256}, {128, 256, 256}, {3, 3}, {1, 1}},
+      {"pool", LayerKind::kPool, {128, 256, 256}, {128, 32, 32}, {8, 8}, {8, 8}},
+      {"fc", LayerKind::kFc, {128, 32, 32}, {1000}, {}, {}},
   };
   PlanRequest req;
   req.workload = cnn;

@@ -63,7 +63,7 @@ TEST(InputPipeline, DecodesByFormat) {
   w.kind = Workload::Kind::kLayerGraph;
   LayerSpec conv;
   conv.name = "conv";
-  conv.kind = "conv";
+  conv.kind = LayerKind::kConv;
   conv.input_shape = {3, 226, 226};
   conv.output_shape = {8, 226, 226};
   w.layer_graph.layers = {conv};

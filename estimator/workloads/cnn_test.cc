@@ -93,7 +93,7 @@ TEST(LayerGeometry, WindowHaloByHand) {
 
 LayerSpec Conv2d(int64_t c, int64_t hw, int64_t k, int64_t s, int64_t pad) {
   LayerSpec l;
-  l.kind = "conv";
+  l.kind = LayerKind::kConv;
   l.input_shape = {c, hw, hw};
   l.output_shape = {64, (hw + 2 * pad - k) / s + 1, (hw + 2 * pad - k) / s + 1};
   l.kernel_shape = {k, k};
@@ -122,11 +122,11 @@ TEST(LayerGeometry, HaloVolumesOnOneAndTwoAxes) {
   EXPECT_DOUBLE_EQ(HaloElementsPerSample(c7, {4, 4}, &exchanges), 5 * 56 * 3 + 5 * 61 * 3);
   // Overlapping max pool 3x3 / 2 / pad 1 on 64 x 112 x 112, 4 ways: 1 row before, none after.
   LayerSpec pool = Conv2d(64, 112, 3, 2, 1);
-  pool.kind = "pool";
+  pool.kind = LayerKind::kPool;
   EXPECT_DOUBLE_EQ(HaloElementsPerSample(pool, {4}, &exchanges), 1 * 112 * 64);
   // A 3-D conv 3^3 / 1 / pad 1 on 32 x 64^3, depth split 4 ways: 2 planes of 64 x 64 x 32.
   LayerSpec c3d;
-  c3d.kind = "conv";
+  c3d.kind = LayerKind::kConv;
   c3d.input_shape = {32, 64, 64, 64};
   c3d.output_shape = {32, 64, 64, 64};
   c3d.kernel_shape = {3, 3, 3};
@@ -142,18 +142,18 @@ TEST(LayerGeometry, HaloVolumesOnOneAndTwoAxes) {
 // relu and read by conv2) are kept; the norm's output (relu input) and the add's are not.
 TEST(LayerGraph, KeptTensorsOfASmallResidualBlock) {
   LayerGraphSpec g;
-  auto add = [&](const std::string& name, const std::string& kind, std::vector<std::string> in = {}) {
+  auto add = [&](const std::string& name, LayerKind kind, std::vector<std::string> in = {}) {
     LayerSpec l;
     l.name = name;
     l.kind = kind;
     l.inputs = std::move(in);
     g.layers.push_back(l);
   };
-  add("conv1", "conv");
-  add("bn", "norm");
-  add("relu", "relu");
-  add("conv2", "conv");
-  add("sum", "add", {"relu", "conv2"});
+  add("conv1", LayerKind::kConv);
+  add("bn", LayerKind::kNorm);
+  add("relu", LayerKind::kRelu);
+  add("conv2", LayerKind::kConv);
+  add("sum", LayerKind::kAdd, {"relu", "conv2"});
   absl::StatusOr<std::vector<std::vector<int>>> in = ResolveInputs(g);
   ASSERT_TRUE(in.ok());
   EXPECT_EQ((*in)[4], (std::vector<int>{2, 3}));
@@ -176,7 +176,7 @@ TEST(LayerGraph, ResNetActivationsCountEachKeptTensorOnce) {
     double n = 1;
     for (int64_t v : w.layer_graph.layers[i].output_shape) n *= v;
     if (kept[i + 1]) elems += n;
-    dropouts += w.layer_graph.layers[i].kind == "dropout";
+    dropouts += w.layer_graph.layers[i].kind == LayerKind::kDropout;
   }
   EXPECT_EQ(dropouts, 0);
   const ModelCosts m = Costs(w, Config(1, 1, 1, 1, 1));
@@ -364,7 +364,7 @@ TEST(LayerGraph, HaloAcrossNodesUsesTheNetwork) {
   w.precision = Precision::kFp32;
   LayerSpec conv;
   conv.name = "conv";
-  conv.kind = "conv";
+  conv.kind = LayerKind::kConv;
   conv.input_shape = {8, 64, 64};
   conv.output_shape = {8, 64, 64};
   conv.kernel_shape = {3, 3};

@@ -93,8 +93,8 @@ struct GraphContext {
 std::vector<bool> Checkpoints(const LayerGraphSpec& graph, const std::vector<std::vector<int>>& inputs) {
   std::vector<bool> checkpoint(graph.layers.size(), false);
   for (size_t j = 0; j < graph.layers.size(); ++j) {
-    const std::string& kind = graph.layers[j].kind;
-    if (kind != "conv" && kind != "fc") continue;
+    const LayerKind kind = graph.layers[j].kind;
+    if (kind != LayerKind::kConv && kind != LayerKind::kFc) continue;
     for (int in : inputs[j]) {
       if (in >= 0) checkpoint[in] = true;
     }
@@ -111,7 +111,7 @@ BlockCosts WeightedLayer(const GraphContext& g, int i, double in_elems, double o
   BlockCosts blk;
   double m, n_cols, k, per_sample_flops, groups = 1;
   const double bias = l.bias ? c_out : 0;
-  if (l.kind == "conv") {
+  if (l.kind == LayerKind::kConv) {
     groups = std::max<int64_t>(1, l.groups);
     const double kprod = KernelProduct(l);
     // Implicit GEMM per group: (samples x output positions) x C_out/g x (C_in/g x kernel).
@@ -141,7 +141,7 @@ BlockCosts WeightedLayer(const GraphContext& g, int i, double in_elems, double o
   blk.model_flops = 3 * per_sample_flops * g.b / g.sp / (fp * cp);
   *flops_per_sample += 3 * per_sample_flops;
   const bool split = g.sp > 1 && i < g.cut;
-  if (split && l.kind == "fc") {
+  if (split && l.kind == LayerKind::kFc) {
     // A fully connected layer inside the spatial range needs the whole input.
     blk.spatial_fwd_s += Staged(g.hw, g.coll.AllGather(in_elems * g.sp * p, g.spatial), (1 + g.sp) * in_elems * p);
     blk.spatial_bwd_s +=
@@ -164,15 +164,15 @@ BlockCosts MemoryBoundLayer(const GraphContext& g, int i, double in_elems, doubl
   const LayerSpec& l = g.graph.layers[i];
   const double p = g.p;
   BlockCosts blk;
-  if (l.kind == "pool" || l.kind == "relu" || l.kind == "activation" || l.kind == "softmax" ||
-      l.kind == "dropout") {
+  if (l.kind == LayerKind::kPool || l.kind == LayerKind::kRelu || l.kind == LayerKind::kActivation ||
+      l.kind == LayerKind::kSoftmax || l.kind == LayerKind::kDropout) {
     // Read the input, write the output (dropout also writes its 1-byte mask); backward
     // reads the output gradient and what was kept, writes the input gradient.
-    const double mask = l.kind == "dropout" ? out_elems : 0;
+    const double mask = l.kind == LayerKind::kDropout ? out_elems : 0;
     blk.fwd_s = g.hw.MemoryTime((in_elems + out_elems) * p + mask);
     blk.bwd_s = 2 * blk.fwd_s;
     blk.activation_bytes += mask;
-  } else if (l.kind == "norm") {
+  } else if (l.kind == LayerKind::kNorm) {
     // Batch norm: a statistics pass, then normalise (read twice, write once).
     const double c_in = Dim(l.input_shape, 0);
     blk.fwd_s = g.hw.MemoryTime((2 * in_elems + out_elems) * p);
@@ -185,10 +185,11 @@ BlockCosts MemoryBoundLayer(const GraphContext& g, int i, double in_elems, doubl
       blk.spatial_fwd_s += g.coll.AllReduce(2 * c_in * 4, g.spatial);
       blk.spatial_bwd_s += g.coll.AllReduce(2 * c_in * 4, g.spatial);
     }
-  } else if (l.kind == "add" || l.kind == "concat") {
+  } else if (l.kind == LayerKind::kAdd || l.kind == LayerKind::kConcat) {
     // Residual add reads every input and writes the sum; concat copies its inputs.
     // Backward: the gradient is accumulated into (add) or sliced for (concat) each input.
-    const double reads = l.kind == "add" ? static_cast<double>(g.inputs[i].size()) * out_elems : out_elems;
+    const double reads =
+        l.kind == LayerKind::kAdd ? static_cast<double>(g.inputs[i].size()) * out_elems : out_elems;
     blk.fwd_s = g.hw.MemoryTime((reads + out_elems) * p);
     blk.bwd_s = g.hw.MemoryTime(2 * out_elems * p);
   }
@@ -275,7 +276,7 @@ absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const Model
     const LayerSpec& l = graph.layers[i];
     const double in_elems = g.Local((*inputs)[i].front());
     const double out_elems = g.Local(i);
-    const bool weighted = l.kind == "conv" || l.kind == "fc";
+    const bool weighted = l.kind == LayerKind::kConv || l.kind == LayerKind::kFc;
     BlockCosts blk = weighted ? WeightedLayer(g, i, in_elems, out_elems, &flops_per_sample)
                               : MemoryBoundLayer(g, i, in_elems, out_elems);
     // A measured time for this layer on this system replaces the modelled compute

@@ -84,6 +84,15 @@ TEST_F(ServerTest, BadInputsNameTheField) {
          r->mutable_config()->add_recompute_modules("everything");
        },
        grpc::StatusCode::INVALID_ARGUMENT, "config.recompute_modules[1]: \"everything\" is not"},
+      {[](v1::EstimateRequest* r) {
+         r->clear_model();
+         v1::Layer* l = r->mutable_workload()->mutable_layer_graph()->add_layers();
+         l->set_name("cell");
+         l->set_kind("lstm");
+       },
+       grpc::StatusCode::INVALID_ARGUMENT,
+       "workload.layer_graph.layers[0].kind: \"lstm\" is not one of conv, pool, norm, relu, activation, dropout, "
+       "add, concat, flatten, fc, softmax"},
       {[](v1::EstimateRequest* r) { r->mutable_config()->add_offload_modules("all"); },
        grpc::StatusCode::INVALID_ARGUMENT,
        "config.offload_modules[0]: \"all\" is not one of attn_norm, qkv_linear, core_attn, attn_proj, mlp_norm, "
