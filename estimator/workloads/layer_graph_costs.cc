@@ -67,8 +67,8 @@ struct GraphContext {
   const Collectives& coll;
   double p;   // bytes per element
   double b;   // micro-batch
-  int sp;     // spatial degree
-  double fp, cp;  // filter, channel degrees
+  int spatial_deg;                 // spatial parallelism (ParaDL spatial), not sequence parallelism
+  double filter_deg, channel_deg;  // filter and channel parallelism
   int cut;    // layers [0, cut) split spatially
   std::vector<int> factors;  // the spatial degree per split axis
   GroupSpan filter, channel, spatial;
@@ -77,8 +77,8 @@ struct GraphContext {
 
   // Samples this rank works on at layer i: before the cut a spatial share of each.
   double Samples(int i) const {
-    const double after = redistribute ? b / sp : b;
-    return i < cut || sp == 1 ? b / sp : after;
+    const double after = redistribute ? b / spatial_deg : b;
+    return i < cut || spatial_deg == 1 ? b / spatial_deg : after;
   }
   // Elements of a tensor this rank holds: the sample (index -1) or layer i's output.
   // Filter and channel splits leave tensors whole (outputs are gathered / reduced).
@@ -107,7 +107,7 @@ std::vector<bool> Checkpoints(const LayerGraphSpec& graph, const std::vector<std
 BlockCosts WeightedLayer(const GraphContext& g, int i, double in_elems, double out_elems, double* flops_per_sample) {
   const LayerSpec& l = g.graph.layers[i];
   const double c_in = Dim(l.input_shape, 0), c_out = Dim(l.output_shape, 0);
-  const double fp = g.fp, cp = g.cp, p = g.p;
+  const double filter_deg = g.filter_deg, channel_deg = g.channel_deg, p = g.p;
   BlockCosts blk;
   double m, n_cols, k, per_sample_flops, groups = 1;
   const double bias = l.bias ? c_out : 0;
@@ -116,10 +116,10 @@ BlockCosts WeightedLayer(const GraphContext& g, int i, double in_elems, double o
     const double kprod = KernelProduct(l);
     // Implicit GEMM per group: (samples x output positions) x C_out/g x (C_in/g x kernel).
     m = g.Samples(i) * SpatialProduct(l.output_shape);
-    n_cols = c_out / groups / fp;
-    k = c_in / groups * kprod / cp;
+    n_cols = c_out / groups / filter_deg;
+    k = c_in / groups * kprod / channel_deg;
     per_sample_flops = 2 * SpatialProduct(l.output_shape) * c_out * (c_in / groups) * kprod;
-    blk.params = (c_out * (c_in / groups) * kprod + bias) / (fp * cp);
+    blk.params = (c_out * (c_in / groups) * kprod + bias) / (filter_deg * channel_deg);
     // Forward, data gradient and weight gradient each move the input (or its gradient),
     // the filters and the output (or its gradient) once.
     const double bytes = (in_elems + out_elems + blk.params) * p;
@@ -127,33 +127,33 @@ BlockCosts WeightedLayer(const GraphContext& g, int i, double in_elems, double o
     blk.bwd_s = g.hw.ConvTime(m, k, n_cols, groups, bytes) + g.hw.ConvTime(k, n_cols, m, groups, bytes);
   } else {
     m = g.Samples(i);
-    n_cols = Product(l.output_shape) / fp;
-    k = Product(l.input_shape) / cp;
+    n_cols = Product(l.output_shape) / filter_deg;
+    k = Product(l.input_shape) / channel_deg;
     per_sample_flops = 2 * Product(l.input_shape) * Product(l.output_shape);
-    blk.params =
-        (Product(l.input_shape) * Product(l.output_shape) + (l.bias ? Product(l.output_shape) : 0)) / (fp * cp);
+    blk.params = (Product(l.input_shape) * Product(l.output_shape) + (l.bias ? Product(l.output_shape) : 0)) /
+                 (filter_deg * channel_deg);
     blk.fwd_s = g.hw.MatmulTime(m, n_cols, k, groups, p);
     blk.bwd_s = g.hw.MatmulTime(m, k, n_cols, groups, p) + g.hw.MatmulTime(k, n_cols, m, groups, p);
   }
   blk.tensors = l.bias ? 2 : 1;
   blk.weight_tensors = 1;
   // Useful work: this rank's share of the micro-batch, whatever is repeated past the cut.
-  blk.model_flops = 3 * per_sample_flops * g.b / g.sp / (fp * cp);
+  blk.model_flops = 3 * per_sample_flops * g.b / g.spatial_deg / (filter_deg * channel_deg);
   *flops_per_sample += 3 * per_sample_flops;
-  const bool split = g.sp > 1 && i < g.cut;
+  const bool split = g.spatial_deg > 1 && i < g.cut;
   if (split && l.kind == LayerKind::kFc) {
     // A fully connected layer inside the spatial range needs the whole input.
-    blk.spatial_fwd_s += Staged(g.hw, g.coll.AllGather(in_elems * g.sp * p, g.spatial), (1 + g.sp) * in_elems * p);
-    blk.spatial_bwd_s +=
-        Staged(g.hw, g.coll.ReduceScatter(in_elems * g.sp * p, g.spatial), (1 + g.sp) * in_elems * p);
+    const double whole = in_elems * g.spatial_deg * p, pcie = (1 + g.spatial_deg) * in_elems * p;
+    blk.spatial_fwd_s += Staged(g.hw, g.coll.AllGather(whole, g.spatial), pcie);
+    blk.spatial_bwd_s += Staged(g.hw, g.coll.ReduceScatter(whole, g.spatial), pcie);
   }
-  if (fp > 1) {
-    blk.tp_fwd_s += Staged(g.hw, g.coll.AllGather(out_elems * p, g.filter), (1 + 1 / fp) * out_elems * p);
+  if (filter_deg > 1) {
+    blk.tp_fwd_s += Staged(g.hw, g.coll.AllGather(out_elems * p, g.filter), (1 + 1 / filter_deg) * out_elems * p);
     blk.tp_bwd_s += Staged(g.hw, g.coll.AllReduce(in_elems * p, g.filter), 2 * in_elems * p);
   }
-  if (cp > 1) {
+  if (channel_deg > 1) {
     blk.tp_fwd_s += Staged(g.hw, g.coll.AllReduce(out_elems * p, g.channel), 2 * out_elems * p);
-    blk.tp_bwd_s += Staged(g.hw, g.coll.AllGather(in_elems * p, g.channel), (1 + 1 / cp) * in_elems * p);
+    blk.tp_bwd_s += Staged(g.hw, g.coll.AllGather(in_elems * p, g.channel), (1 + 1 / channel_deg) * in_elems * p);
   }
   return blk;
 }
@@ -179,7 +179,7 @@ BlockCosts MemoryBoundLayer(const GraphContext& g, int i, double in_elems, doubl
     blk.bwd_s = 2 * blk.fwd_s;
     blk.params = 2 * c_in;
     blk.tensors = 2;
-    if (g.sp > 1 && i < g.cut) {
+    if (g.spatial_deg > 1 && i < g.cut) {
       // Statistics of the whole sample: sum and sum of squares over the spatial ranks,
       // forward; the two gradient reductions, backward (synchronised batch norm).
       blk.spatial_fwd_s += g.coll.AllReduce(2 * c_in * 4, g.spatial);
@@ -202,7 +202,7 @@ BlockCosts MemoryBoundLayer(const GraphContext& g, int i, double in_elems, doubl
 void SpatialTraffic(const GraphContext& g, int i, std::vector<bool>* moved, BlockCosts* blk) {
   const LayerSpec& l = g.graph.layers[i];
   const double p = g.p;
-  if (g.sp > 1 && i < g.cut) {
+  if (g.spatial_deg > 1 && i < g.cut) {
     int exchanges = 0;
     const double halo = HaloElementsPerSample(l, g.factors, &exchanges) * g.b * p;
     // One exchange per split axis, one after the other (corners travel with the
@@ -214,7 +214,7 @@ void SpatialTraffic(const GraphContext& g, int i, std::vector<bool>* moved, Bloc
       blk->spatial_bwd_s += HaloExchange(g.hw, g.coll, halo / exchanges, g.spatial.level);
     }
   }
-  if (g.sp > 1 && i >= g.cut) {
+  if (g.spatial_deg > 1 && i >= g.cut) {
     // A tensor made before the cut and read after it (the cut's activation, a skip
     // connection): redistributed into whole samples (all-to-all) or gathered whole,
     // once; its gradient goes back the same way.
@@ -222,13 +222,12 @@ void SpatialTraffic(const GraphContext& g, int i, std::vector<bool>* moved, Bloc
       if (in >= g.cut || (*moved)[in + 1]) continue;
       (*moved)[in + 1] = true;
       const double bytes = g.Local(in) * p;
-      const double pcie = g.redistribute ? 2 * bytes : (1 + g.sp) * bytes;
-      blk->spatial_fwd_s += Staged(
-          g.hw, g.redistribute ? g.coll.AllToAll(bytes, g.spatial) : g.coll.AllGather(bytes * g.sp, g.spatial), pcie);
-      blk->spatial_bwd_s +=
-          Staged(g.hw,
-                 g.redistribute ? g.coll.AllToAll(bytes, g.spatial) : g.coll.ReduceScatter(bytes * g.sp, g.spatial),
-                 pcie);
+      const double pcie = g.redistribute ? 2 * bytes : (1 + g.spatial_deg) * bytes;
+      const double whole = bytes * g.spatial_deg;
+      const double gather = g.redistribute ? g.coll.AllToAll(bytes, g.spatial) : g.coll.AllGather(whole, g.spatial);
+      const double scatter = g.redistribute ? g.coll.AllToAll(bytes, g.spatial) : g.coll.ReduceScatter(whole, g.spatial);
+      blk->spatial_fwd_s += Staged(g.hw, gather, pcie);
+      blk->spatial_bwd_s += Staged(g.hw, scatter, pcie);
     }
   }
 }
@@ -246,7 +245,7 @@ absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const Model
   }
   const std::vector<bool> kept = KeptTensors(graph, *inputs);
   const int n = static_cast<int>(graph.layers.size());
-  const int sp = shape.spatial_parallel;
+  const int spatial_deg = shape.spatial_parallel;
   // Filter and channel groups are innermost; spatial groups span them.
   const GraphContext g{graph,
                        *inputs,
@@ -254,15 +253,15 @@ absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const Model
                        coll,
                        BytesPerElement(workload.precision),
                        static_cast<double>(shape.micro_batch_size),
-                       sp,
+                       spatial_deg,
                        static_cast<double>(shape.filter_parallel),
                        static_cast<double>(shape.channel_parallel),
                        shape.spatial_layers > 0 ? std::min(shape.spatial_layers, n) : n,
-                       SpatialFactors(sp, shape.spatial_axes),
+                       SpatialFactors(spatial_deg, shape.spatial_axes),
                        coll.Place(shape.filter_parallel, 1),
                        coll.Place(shape.channel_parallel, shape.filter_parallel),
-                       coll.Place(sp, int64_t{shape.filter_parallel} * shape.channel_parallel),
-                       sp > 1 && shape.micro_batch_size % sp == 0};
+                       coll.Place(spatial_deg, int64_t{shape.filter_parallel} * shape.channel_parallel),
+                       spatial_deg > 1 && shape.micro_batch_size % spatial_deg == 0};
   const std::vector<bool> checkpoint = Checkpoints(graph, *inputs);
   const double p = g.p;
   std::vector<bool> moved(n + 1, false);  // tensors already carried across the cut
@@ -283,7 +282,7 @@ absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const Model
     // (ParaDL's empirical parameterisation): per sample, scaled to this rank's share of
     // the micro-batch and of the layer's filters / channels.
     if (const std::pair<double, double>* t = hw.MeasuredLayer(workload.name, l.name)) {
-      const double share = g.Samples(i) / (weighted ? g.fp * g.cp : 1);
+      const double share = g.Samples(i) / (weighted ? g.filter_deg * g.channel_deg : 1);
       blk.fwd_s = t->first * share;
       blk.bwd_s = t->second * share;
     }
