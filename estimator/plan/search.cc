@@ -49,6 +49,9 @@ struct WorkerState {
   // Candidates kept per plan asked for: a configuration comes in up to 8 variants of rank
   // order and overlap switches that may predict alike and fold into one row.
   static constexpr size_t kFoldSlack = 8;
+  // Candidates kept per objective (time, cost, energy, ...) as the Pareto front's
+  // material: the front of four objectives' best 128 each, per worker, holds every
+  // configuration that is best at one trade-off of a few percent.
   static constexpr size_t kPoolSize = 128;
 };
 
@@ -250,8 +253,8 @@ absl::Status ValidatePlanRequest(const PlanRequest& request, const SystemProfile
     return absl::InvalidArgumentError(absl::StrCat("global_batch_size: ", request.global_batch_size,
                                                    " must be in 1..", kMaxPlanGlobalBatchSize));
   }
-  if (request.top_k < 0 || request.top_k > 1000) {
-    return absl::InvalidArgumentError(absl::StrCat("top_k: ", request.top_k, " must be in 0..1000"));
+  if (request.top_k < 0 || request.top_k > kMaxTopK) {
+    return absl::InvalidArgumentError(absl::StrCat("top_k: ", request.top_k, " must be in 0..", kMaxTopK));
   }
   const double q = request.objective_quantile;
   // Bounded so that exp(quantile x scale) stays finite (scale <= 10, ValidateProfile).
@@ -364,7 +367,7 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
     }
     for (const Shape& s : EnumerateShapes(space, g, micro_batches)) items.emplace_back(g, s);
   }
-  const size_t k = request.top_k == 0 ? 10 : static_cast<size_t>(request.top_k);
+  const size_t k = static_cast<size_t>(request.top_k == 0 ? kDefaultTopK : request.top_k);
   const int threads = std::max(1, std::min<int>(request.threads, static_cast<int>(items.size())));
   std::vector<WorkerState> states;
   states.reserve(threads);

@@ -58,12 +58,16 @@ struct PlanConstraints {
 inline constexpr int kMaxPlanGlobalBatchSize = 1 << 24;
 // The highest quantile a plan may be ranked by (time@p99.9).
 inline constexpr double kMaxObjectiveQuantile = 0.999;
+// Plans a request may ask for (top_k; 0 = kDefaultTopK): each kept candidate costs the
+// search's workers memory and the answer bytes, and a thousand rows is past any reading.
+inline constexpr int kMaxTopK = 1000;
+inline constexpr int kDefaultTopK = 10;
 
 struct PlanRequest {
   Workload workload;
   std::vector<int> gpus;  // one or more GPU counts
   int global_batch_size = 0;
-  int top_k = 10;
+  int top_k = kDefaultTopK;
   Objective objective = Objective::kTime;
   // With kTime: rank by this quantile of the predicted time (iteration/uncertainty.h);
   // 0 = the prediction itself. INVALID_ARGUMENT outside [0, kMaxObjectiveQuantile] or

@@ -23,17 +23,27 @@ std::vector<int> SpatialCuts(const Workload& w) {
   return cuts;
 }
 
+// The widest CNN split searched: 64 ways leave a 224-pixel ImageNet layer 3.5 rows per
+// GPU (about one 3x3 kernel's halo on each side) and ResNet-50's first convolutions one
+// filter each; wider splits only add halo and gather traffic.
+constexpr int kMaxCnnSplit = 64;
+
+// The fewest tokens a context-parallel rank keeps: one FlashAttention-2 query tile (128
+// rows, Dao 2023); below it the attention kernel's tiles run partly empty and the ring's
+// exchanges outweigh the work.
+constexpr int64_t kMinTokensPerContextRank = 128;
+
 // ParaDL splits of a layer graph: data parallelism alone or with one of spatial, filter
-// and channel parallelism (ParaDL's hybrids), in powers of two up to 64 that the layer
-// shapes admit; spatial ones over one axis or several and up to each cut
+// and channel parallelism (ParaDL's hybrids), in powers of two up to kMaxCnnSplit that
+// the layer shapes admit; spatial ones over one axis or several and up to each cut
 // (EnumerateShapes keeps those whose product divides the GPU count).
 std::vector<CnnSplit> CnnSplits(const Workload& w) {
   std::vector<CnnSplit> out;
   const std::vector<int> cuts = SpatialCuts(w);
   const int axes = w.layer_graph.layers.empty() ? 1 : std::max(1, SpatialAxes(w.layer_graph.layers[0].input_shape));
-  for (int s = 1; s <= 64; s *= 2) {
-    for (int f = 1; f <= 64; f *= 2) {
-      for (int c = 1; c <= 64; c *= 2) {
+  for (int s = 1; s <= kMaxCnnSplit; s *= 2) {
+    for (int f = 1; f <= kMaxCnnSplit; f *= 2) {
+      for (int c = 1; c <= kMaxCnnSplit; c *= 2) {
         if ((s > 1) + (f > 1) + (c > 1) > 1) continue;
         for (int cut : s > 1 ? cuts : std::vector<int>{0}) {
           for (int a = 1; a <= (s > 1 ? axes : 1); ++a) {
@@ -147,9 +157,9 @@ std::vector<Shape> EnumerateShapes(const SearchSpace& space, int gpus, const std
     }
     tps = Allowed(Divisors(std::gcd(space.spec.num_attention_heads, space.spec.num_kv_heads), gpus), k.tensor_parallel,
                   tp_cap);
-    // Context parallelism keeps at least 128 tokens per rank.
-    cps = Allowed(Divisors(space.spec.seq_length, std::max<int64_t>(1, space.spec.seq_length / 128)),
-                  k.context_parallel, k.max_context_parallel);
+    // Context parallelism keeps at least kMinTokensPerContextRank tokens per rank.
+    const int64_t max_cp = std::max<int64_t>(1, space.spec.seq_length / kMinTokensPerContextRank);
+    cps = Allowed(Divisors(space.spec.seq_length, max_cp), k.context_parallel, k.max_context_parallel);
     if (space.spec.is_moe()) eps = Allowed(Divisors(space.spec.moe.num_experts, gpus), k.expert_parallel, 0);
   }
   const std::vector<Recompute> recomputes = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
