@@ -49,9 +49,8 @@ struct WorkerState {
   // Candidates kept per plan asked for: a configuration comes in up to 8 variants of rank
   // order and overlap switches that may predict alike and fold into one row.
   static constexpr size_t kFoldSlack = 8;
-  // Candidates kept per objective (time, cost, energy, ...) as the Pareto front's
-  // material: the front of four objectives' best 128 each, per worker, holds every
-  // configuration that is best at one trade-off of a few percent.
+  // Candidates kept per objective and worker: what the answer's Pareto front is drawn
+  // from (ParetoFront over every worker's pools); a bound on memory, not a tuned value.
   static constexpr size_t kPoolSize = 128;
 };
 
