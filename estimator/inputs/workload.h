@@ -2,7 +2,7 @@
 //
 // Plain value types mirroring paraplan.v1.Workload (no protobuf here). A workload holds
 // either a transformer or a layer graph (CNN); the estimator reaches both through the
-// per-layer cost interface in layer_costs.h. Zero in an optional field means the
+// per-layer costs of workloads/model_costs.h. Zero in an optional field means the
 // documented default; Resolved() fills those in. Thread-safe as values.
 #ifndef PARAPLAN_ESTIMATOR_INPUTS_WORKLOAD_H_
 #define PARAPLAN_ESTIMATOR_INPUTS_WORKLOAD_H_
