@@ -235,9 +235,10 @@ double SampleBroadcast(const ParallelConfig& c, const SystemContext& sys, int m)
   return m * sys.coll->AllGather(bytes, g);
 }
 
-// Offloaded weights, activations, modules' saved tensors and CPU-offloaded layers (ZeRO-Infinity-style, Megatron's fine-grained offloading and
-// Megatron's cpu_offload_layers): their PCIe / C2C traffic each micro-batch beyond what
-// the stage's compute hides.
+// Offloaded weights, activations, modules' saved tensors and CPU-offloaded layers
+// (ZeRO-Infinity-style, Megatron-Core's fine-grained activation offloading and its
+// cpu_offload_layers): their PCIe / C2C traffic each micro-batch beyond what the stage's
+// compute hides.
 double LayerOffload(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& c, const Hardware& hw,
                     int m) {
   const BlockCosts& s = stages.slowest;

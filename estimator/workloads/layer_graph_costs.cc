@@ -224,8 +224,9 @@ void SpatialTraffic(const GraphContext& g, int i, std::vector<bool>* moved, Bloc
       const double bytes = g.Local(in) * p;
       const double pcie = g.redistribute ? 2 * bytes : (1 + g.spatial_deg) * bytes;
       const double whole = bytes * g.spatial_deg;
-      const double gather = g.redistribute ? g.coll.AllToAll(bytes, g.spatial) : g.coll.AllGather(whole, g.spatial);
-      const double scatter = g.redistribute ? g.coll.AllToAll(bytes, g.spatial) : g.coll.ReduceScatter(whole, g.spatial);
+      const double all_to_all = g.redistribute ? g.coll.AllToAll(bytes, g.spatial) : 0;
+      const double gather = g.redistribute ? all_to_all : g.coll.AllGather(whole, g.spatial);
+      const double scatter = g.redistribute ? all_to_all : g.coll.ReduceScatter(whole, g.spatial);
       blk->spatial_fwd_s += Staged(g.hw, gather, pcie);
       blk->spatial_bwd_s += Staged(g.hw, scatter, pcie);
     }

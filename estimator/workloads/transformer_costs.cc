@@ -459,7 +459,7 @@ BlockCosts MoeLayer(const ModelContext& m, const Dims& x, const AttentionSide& a
     const double attn_f = std::max(0.0, b.fwd_s - mlp_f);
     const double attn_b = std::max(0.0, b.bwd_s + b.recompute_s - mlp_b);
     const double a2a = b.ep_s / 4;
-    const double hidden = std::min(a2a, ovl * attn_f) + std::min(a2a, ovl * (mlp_b - o.mlp.wgrad_s)) +
+    const double hidden = std::min(a2a, ovl * attn_f) + std::min(a2a, ovl * std::max(0.0, mlp_b - o.mlp.wgrad_s)) +
                           std::min(a2a, ovl * (o.mlp.wgrad_s + mlp_f)) + std::min(a2a, ovl * attn_b);
     const double sm_share = m.hw.sm_count() > 0 ? std::min(1.0, kEpCommSms / m.hw.sm_count()) : 0;
     b.ep_s = b.ep_s - hidden + hidden * sm_share;
