@@ -78,6 +78,9 @@ std::string ConfigSummary(const v1::ParallelConfig& c) {
     absl::StrAppend(&s, ", offload", c.offload().optimizer() ? " optimizer" : "",
                     c.offload().weights() ? " weights" : "", c.offload().activations() ? " activations" : "");
   }
+  if (c.offload_modules_size() > 0) {
+    absl::StrAppend(&s, ", offload modules ", absl::StrJoin(c.offload_modules(), " "));
+  }
   if (!c.rank_order().empty() && c.rank_order() != "tp-cp-ep-dp-pp") absl::StrAppend(&s, ", order ", c.rank_order());
   if (c.dp_algorithm() != v1::ALGORITHM_UNSPECIFIED) absl::StrAppend(&s, ", DP ", EnumText(v1::CollectiveAlgorithm_descriptor(), c.dp_algorithm()));
   if (c.tp_algorithm() != v1::ALGORITHM_UNSPECIFIED) absl::StrAppend(&s, ", TP ", EnumText(v1::CollectiveAlgorithm_descriptor(), c.tp_algorithm()));

@@ -35,11 +35,14 @@ std::string Spatial(const v1::ParallelConfig& c) {
   return absl::StrCat(s, "/", Deg(c.filter_parallel()), "/", Deg(c.channel_parallel()));
 }
 
-std::string Offload(const v1::Offload& o) {
+// What lives on the host: "optimizer+weights", "expert_fc1+moe_act" (Megatron's
+// fine-grained offload modules), or "none".
+std::string Offload(const v1::ParallelConfig& c) {
   std::vector<std::string> parts;
-  if (o.optimizer()) parts.push_back("optimizer");
-  if (o.weights()) parts.push_back("weights");
-  if (o.activations()) parts.push_back("activations");
+  if (c.offload().optimizer()) parts.push_back("optimizer");
+  if (c.offload().weights()) parts.push_back("weights");
+  if (c.offload().activations()) parts.push_back("activations");
+  parts.insert(parts.end(), c.offload_modules().begin(), c.offload_modules().end());
   return parts.empty() ? "none" : absl::StrJoin(parts, "+");
 }
 
@@ -136,7 +139,7 @@ std::vector<Column> Columns(const v1::PlanResponse& r, v1::Objective objective) 
       {"schedule", cfg([](C c) { return std::string(ScheduleText(c)); }), Show::kIfDiffers, ""},
       {"overlap grad", cfg([](C c) { return YesNo(c.overlap_grad_reduce()); }), Show::kIfDiffers, ""},
       {"overlap param", cfg([](C c) { return YesNo(c.overlap_param_gather()); }), Show::kIfDiffers, ""},
-      {"offload", cfg([](C c) { return Offload(c.offload()); }), Show::kIfDiffers, "none"},
+      {"offload", cfg([](C c) { return Offload(c); }), Show::kIfDiffers, "none"},
       {"DP algorithm", cfg([](C c) { return Algorithm(c.dp_algorithm()); }), Show::kIfDiffers, "auto"},
       {"rank order", cfg(RankOrder), Show::kIfDiffers, "tp-cp-ep-dp-pp"},
       {"CUDA graphs", cfg([](C c) { return YesNo(c.cuda_graphs()); }), Show::kIfDiffers, "no"},
@@ -190,7 +193,7 @@ std::vector<CsvColumn> CsvColumns() {
        }},
       {"overlap_grad_reduce", [](E e) { return TrueFalse(e.config().overlap_grad_reduce()); }},
       {"overlap_param_gather", [](E e) { return TrueFalse(e.config().overlap_param_gather()); }},
-      {"offload", [](E e) { return Offload(e.config().offload()); }},
+      {"offload", [](E e) { return Offload(e.config()); }},
       {"dp_algorithm", [](E e) { return Algorithm(e.config().dp_algorithm()); }},
       {"rank_order", [](E e) { return RankOrder(e.config()); }},
       {"cuda_graphs", [](E e) { return TrueFalse(e.config().cuda_graphs()); }},

@@ -304,6 +304,8 @@ FrameworkRefusal RefusedByFramework(Framework f, const ParallelConfig& c) {
     }
     return {};
   }
+  // Fine-grained activation offloading is Megatron-Core's (TransformerConfig).
+  if (c.offload_modules != 0) return {"offload_modules", "has no fine-grained activation offloading"};
   if (f == Framework::kDeepSpeed) {
     if (c.context_parallel > 1) return {"context_parallel", "has no ring attention"};
     if (c.ExpertTensorParallel() != c.tensor_parallel) return {"expert_tensor_parallel", "experts follow TP"};

@@ -117,6 +117,18 @@ TEST(Pipeline, FineGrainedActivationOffloading) {
   ASSERT_TRUE(m.ok());
   const double layer = 134217728.0 + 100663296.0;
   EXPECT_DOUBLE_EQ(m->layers[10].offloaded_bytes, layer);
+  // The planner derives these costs from the shape's without offloading.
+  ParallelConfig plain = c;
+  plain.offload_modules = 0;
+  absl::StatusOr<ModelCosts> without = ComputeModelCosts(w, ModelShape::Of(plain.Normalized()), hw, coll);
+  ASSERT_TRUE(without.ok());
+  const ModelCosts derived = WithExpertOffload(*without);
+  ASSERT_EQ(derived.layers.size(), m->layers.size());
+  for (size_t i = 0; i < m->layers.size(); ++i) {
+    EXPECT_DOUBLE_EQ(derived.layers[i].activation_bytes, m->layers[i].activation_bytes) << i;
+    EXPECT_DOUBLE_EQ(derived.layers[i].offloaded_bytes, m->layers[i].offloaded_bytes) << i;
+    EXPECT_DOUBLE_EQ(derived.layers[i].TotalS(), m->layers[i].TotalS()) << i;
+  }
   const double moved = 23 * layer * 4 - layer;
   EXPECT_NEAR(base->memory.activations_bytes - off->memory.activations_bytes, moved, 1);
   EXPECT_NEAR(off->memory.host_bytes - base->memory.host_bytes, moved, 1);

@@ -43,6 +43,12 @@ struct WorkerState {
   double best_shortfall_bytes = INFINITY;
   ParallelConfig shortfall_config;
   double shortfall_total_bytes = 0;
+  // The shape being searched: the largest share of a layer's activations that offloading
+  // the experts' inputs moves, and over its settings that did not fit, the least of what
+  // they lack beyond that share of their activations (<= 0: that offloading could make
+  // one fit).
+  double expert_offload_share = 0;
+  double shape_shortfall_after_offload = INFINITY;
   absl::Status error;
   explicit WorkerState(size_t k)
       : top(k * kFoldSlack), pool{TopK(kPoolSize), TopK(kPoolSize), TopK(kPoolSize), TopK(kPoolSize)} {}
@@ -146,6 +152,8 @@ void SearchSettings(const SearchSpace& space, int gpus, int global_batch, const 
         AssembleMemory(model, stages, c, sys, &mem);
         if (!(mem.total_bytes <= capacity && mem.fits)) {
           const double shortfall = mem.total_bytes - capacity;
+          st->shape_shortfall_after_offload = std::min(st->shape_shortfall_after_offload,
+                                                       shortfall - st->expert_offload_share * mem.activations_bytes);
           if (shortfall < st->best_shortfall_bytes) {
             st->best_shortfall_bytes = shortfall;
             st->shortfall_config = c;
@@ -177,33 +185,21 @@ void SearchSettings(const SearchSpace& space, int gpus, int global_batch, const 
   }
 }
 
-void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Shape& shape, WorkerState* st) {
+// Every pipeline layout (stages, virtual stages, end-stage layers) of a shape whose
+// per-layer costs are `model`, each with every setting (SearchSettings).
+void SearchLayouts(const SearchSpace& space, int gpus, int global_batch, const Shape& shape, const ModelCosts& model,
+                   ParallelConfig c, WorkerState* st) {
   const PlanRequest& req = *space.request;
   const PlanConstraints& k = req.constraints;
-  ParallelConfig c = ShapeConfig(k, shape, global_batch);
-  // The per-layer costs depend only on the shape's part of the configuration.
-  ModelShape ms = ModelShape::Of(c);
-  ms.weigh_deepep = shape.weigh_deepep;
-  const size_t slot = space.Slot(gpus);
-  absl::StatusOr<ModelCosts> model =
-      ComputeModelCosts(req.workload, ms, *space.hws[slot], *space.colls[slot], Interrupt{req.deadline, req.cancelled});
-  if (!model.ok()) {
-    if (Expired(req)) {  // stopped by the deadline: the search is cut short, not failed
-      st->truncated = true;
-      return;
-    }
-    st->error = model.status();
-    return;
-  }
-  c.moe_dispatcher = model->moe_dispatcher;  // DeepEP where the costs weighed it faster
-  QuantileFactors quantile(space, gpus, *model);
+  c.moe_dispatcher = model.moe_dispatcher;  // DeepEP where the costs weighed it faster
+  QuantileFactors quantile(space, gpus, model);
   const int rest = gpus / shape.Inner();
   const double capacity = space.hws.front()->capacity_bytes() * (1.0 - k.memory_headroom_ratio);
   // Every stage holds a layer and keeps at least its activations for one micro-batch
   // (offloading keeps the chunk it computes): a shape whose lightest layer alone exceeds
   // the memory fits under no pipeline, ZeRO or offload setting.
   double lightest = INFINITY;
-  for (const BlockCosts& l : model->layers) lightest = std::min(lightest, l.activation_bytes);
+  for (const BlockCosts& l : model.layers) lightest = std::min(lightest, l.activation_bytes);
   if (lightest > capacity) return;
   for (int pp : Allowed(Divisors(rest, rest), k.pipeline_parallel, k.max_pipeline_parallel)) {
     if (Expired(req)) {
@@ -226,10 +222,53 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
       c.pipeline_parallel = pp;
       c.data_parallel = dp;
       c.virtual_pipeline_stages = v;
-      SearchSettings(space, gpus, global_batch, shape, *model, ComputeStageCosts(*model, pp, v, ends, ends), capacity,
+      SearchSettings(space, gpus, global_batch, shape, model, ComputeStageCosts(model, pp, v, ends, ends), capacity,
                      &quantile, c, st);
     }
   }
+}
+
+// Megatron-Core's fine-grained activation offloading of the experts' saved inputs
+// (expert_fc1, moe_act: the Megatron-MoE model zoo's choice where a MoE configuration
+// does not fit otherwise) is tried for a MoE shape none of whose layouts fit, where
+// moving activations off could make one fit and the framework runs it (not under full
+// recompute, which keeps nothing to move).
+bool TryExpertOffload(const SearchSpace& space, const ParallelConfig& c, const WorkerState& st) {
+  const Framework f = space.request->constraints.framework;
+  return space.transformer && space.spec.is_moe() && c.recompute != Recompute::kFull &&
+         st.shape_shortfall_after_offload <= 0 &&
+         (f == Framework::kAny || f == Framework::kMegatron || f == Framework::kNemo);
+}
+
+void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Shape& shape, WorkerState* st) {
+  const PlanRequest& req = *space.request;
+  ParallelConfig c = ShapeConfig(req.constraints, shape, global_batch);
+  // The per-layer costs depend only on the shape's part of the configuration.
+  ModelShape ms = ModelShape::Of(c);
+  ms.weigh_deepep = shape.weigh_deepep;
+  const size_t slot = space.Slot(gpus);
+  absl::StatusOr<ModelCosts> model =
+      ComputeModelCosts(req.workload, ms, *space.hws[slot], *space.colls[slot], Interrupt{req.deadline, req.cancelled});
+  if (!model.ok()) {
+    if (Expired(req)) {  // stopped by the deadline: the search is cut short, not failed
+      st->truncated = true;
+      return;
+    }
+    st->error = model.status();
+    return;
+  }
+  const int64_t feasible = st->feasible;
+  st->shape_shortfall_after_offload = INFINITY;
+  st->expert_offload_share = 0;
+  for (const BlockCosts& l : model->layers) {
+    if (l.activation_bytes > 0) {
+      st->expert_offload_share = std::max(st->expert_offload_share, l.expert_offloadable_bytes / l.activation_bytes);
+    }
+  }
+  SearchLayouts(space, gpus, global_batch, shape, *model, c, st);
+  if (st->feasible > feasible || !TryExpertOffload(space, c, *st)) return;
+  c.offload_modules = kOffloadExpertFc1 | kOffloadMoeAct;
+  SearchLayouts(space, gpus, global_batch, shape, WithExpertOffload(*std::move(model)), c, st);
 }
 
 }  // namespace

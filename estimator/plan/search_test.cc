@@ -412,6 +412,47 @@ TEST(Search, ChoosesTheTokenDispatcherWhereExpertsSpanNodes) {
   for (const Estimate& e : plan->plans) EXPECT_EQ(e.config.moe_dispatcher, MoeDispatcher::kAllToAll);
 }
 
+// Qwen3-235B at TP 1, PP 8, CP 1, EP 32, two sequences a micro-batch, no recompute, the
+// distributed optimizer, on 256 GB200s: ~220 GiB a GPU of 186 without offloading, so the search offers what the
+// Megatron-MoE model zoo runs there, the experts' inputs offloaded (expert_fc1,
+// moe_act), and each plan's numbers are those of estimating it directly. DeepSpeed has
+// no such offloading: it offers none.
+TEST(Search, OffloadsExpertActivationsWhereNothingElseFits) {
+  PlanRequest req;
+  req.workload = Model("qwen3-235b-a22b");
+  req.gpus = {256};
+  req.global_batch_size = 2048;
+  req.top_k = 3;
+  req.constraints.tensor_parallel = {1};
+  req.constraints.pipeline_parallel = {8};
+  req.constraints.expert_parallel = {32};
+  req.constraints.context_parallel = {1};
+  req.constraints.micro_batch_size = {2};
+  req.constraints.recompute = {Recompute::kNone};
+  req.constraints.virtual_pipeline_stages = {1};
+  req.constraints.zero_stage = {1};  // the distributed optimizer, as the zoo runs it
+  const SystemProfile p = Profile("gb200-nvl72");
+  absl::StatusOr<PlanResult> plan = Plan(req, p);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_FALSE(plan->plans.empty()) << plan->infeasible_reason;
+  for (const Estimate& e : plan->plans) {
+    EXPECT_EQ(e.config.offload_modules, kOffloadExpertFc1 | kOffloadMoeAct) << e.config.ShortString();
+    absl::StatusOr<Estimate> direct = EstimateIteration(req.workload, e.config, p);
+    ASSERT_TRUE(direct.ok()) << direct.status();
+    EXPECT_DOUBLE_EQ(direct->iteration_time_s, e.iteration_time_s);
+    EXPECT_DOUBLE_EQ(direct->memory.total_bytes, e.memory.total_bytes);
+    ParallelConfig kept = e.config;
+    kept.offload_modules = 0;
+    absl::StatusOr<Estimate> without = EstimateIteration(req.workload, kept, p);
+    ASSERT_TRUE(without.ok());
+    EXPECT_FALSE(without->memory.fits) << without->memory.total_bytes / (1 << 30);
+  }
+  req.constraints.framework = Framework::kDeepSpeed;
+  plan = Plan(req, p);
+  ASSERT_TRUE(plan.ok());
+  for (const Estimate& e : plan->plans) EXPECT_EQ(e.config.offload_modules, 0u);
+}
+
 TEST(Search, ExplainsWhenNothingFits) {
   PlanRequest req;
   req.workload = Model("gpt3-175b");

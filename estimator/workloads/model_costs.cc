@@ -60,6 +60,7 @@ void BlockCosts::Add(const BlockCosts& o) {
   kernels += o.kernels;
   activation_bytes += o.activation_bytes;
   offloaded_bytes += o.offloaded_bytes;
+  expert_offloadable_bytes += o.expert_offloadable_bytes;
   transient_bytes = transient_bytes > o.transient_bytes ? transient_bytes : o.transient_bytes;
   params += o.params;
   tensors += o.tensors;
@@ -84,6 +85,7 @@ BlockCosts BlockCosts::Between(const BlockCosts& from, const BlockCosts& to) {
   d.kernels = to.kernels - from.kernels;
   d.activation_bytes = to.activation_bytes - from.activation_bytes;
   d.offloaded_bytes = to.offloaded_bytes - from.offloaded_bytes;
+  d.expert_offloadable_bytes = to.expert_offloadable_bytes - from.expert_offloadable_bytes;
   d.params = to.params - from.params;
   d.tensors = to.tensors - from.tensors;
   d.weight_tensors = to.weight_tensors - from.weight_tensors;
@@ -156,6 +158,16 @@ GradientBytes GradientBytesOf(const ModelCosts& model, const ParallelConfig& c) 
     if (!(c.framework == Framework::kDeepSpeed && c.zero_stage == 0 && !model.fp16)) g.held = 2;
   }
   return g;
+}
+
+ModelCosts WithExpertOffload(ModelCosts costs) {
+  for (BlockCosts& l : costs.layers) {
+    l.offloaded_bytes = l.expert_offloadable_bytes;
+    l.activation_bytes -= l.offloaded_bytes;
+    l.expert_offloadable_bytes = std::min(l.expert_offloadable_bytes, l.activation_bytes);
+  }
+  IndexLayers(&costs);
+  return costs;
 }
 
 void IndexLayers(ModelCosts* costs) {

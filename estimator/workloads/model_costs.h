@@ -78,6 +78,9 @@ struct BlockCosts {
   double kernels = 0;         // kernels launched (collectives included), fwd + bwd + recompute
   double activation_bytes = 0;  // kept from forward to backward, per micro-batch
   double offloaded_bytes = 0;   // of what it saves, moved to the host meanwhile (offload_modules)
+  // Of what it keeps, what offloading expert_fc1 and moe_act would move (MoE layers; the
+  // planner's bound on what that offloading can save).
+  double expert_offloadable_bytes = 0;
   double transient_bytes = 0;   // extra working memory while its backward runs
   double params = 0;            // parameters held (after TP/EP sharding)
   double tensors = 0;           // parameter tensors held (the optimizer launches per tensor list)
@@ -169,6 +172,11 @@ absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const Model
 
 // Fills ModelCosts' prefix sums from its layers (after the layers change, again).
 void IndexLayers(ModelCosts* costs);
+
+// `costs` (of a shape without offload_modules) as they are with offload_modules
+// expert_fc1 and moe_act: each layer's expert_offloadable_bytes moved to the host, its
+// times unchanged; what ComputeModelCosts gives for that shape, without recomputing it.
+ModelCosts WithExpertOffload(ModelCosts costs);
 
 // Per-parameter byte counts of mixed-precision training (Megatron-LM: 2-byte weights,
 // fp32 main gradients, fp32 master weights + Adam moments = 18 bytes/param).

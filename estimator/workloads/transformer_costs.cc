@@ -309,16 +309,22 @@ BlockCosts AssembleLayer(const LayerContext& L, const Dims& x, const Part& core,
       blk.kernels += launched_fwd;
       break;
   }
+  unsigned recomputed = 0;
+  if (L.shape.recompute == Recompute::kSelective) {
+    recomputed = L.shape.recompute_modules == 0 ? kRecomputeCoreAttn : L.shape.recompute_modules;
+    if (mla_up == nullptr) recomputed &= ~kRecomputeMlaUpProj;
+  }
+  if (extras.moe && L.shape.recompute != Recompute::kFull) {
+    blk.expert_offloadable_bytes = std::min(
+        blk.activation_bytes,
+        OffloadedBytes(x, kOffloadExpertFc1 | kOffloadMoeAct, recomputed, core, extras.rows, extras.width));
+  }
   if (L.shape.offload_modules != 0) {
-    unsigned recomputed = 0;
-    if (L.shape.recompute == Recompute::kSelective) {
-      recomputed = L.shape.recompute_modules == 0 ? kRecomputeCoreAttn : L.shape.recompute_modules;
-      if (mla_up == nullptr) recomputed &= ~kRecomputeMlaUpProj;
-    }
     blk.offloaded_bytes =
         std::min(blk.activation_bytes, OffloadedBytes(x, L.shape.offload_modules, recomputed, core, extras.rows,
                                                       extras.width));
     blk.activation_bytes -= blk.offloaded_bytes;
+    blk.expert_offloadable_bytes = std::min(blk.expert_offloadable_bytes, blk.activation_bytes);
   }
   blk.host_s = HostExcess(1, host_fwd, gpu_fwd) +
                HostExcess(1, host_bwd + host_recompute, gpu_bwd + blk.recompute_s);
