@@ -13,6 +13,7 @@ namespace {
 StageMemory MemoryOf(const BlockCosts& stage, const BlockCosts& chunk, int layers) {
   StageMemory m;
   m.offloaded_bytes_per_mb = stage.offloaded_bytes;
+  m.expert_offloadable_bytes_per_mb = stage.expert_offloadable_bytes;
   m.layers = layers;
   m.params = stage.params;
   m.expert_params = stage.expert_params;

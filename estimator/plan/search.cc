@@ -43,11 +43,9 @@ struct WorkerState {
   double best_shortfall_bytes = INFINITY;
   ParallelConfig shortfall_config;
   double shortfall_total_bytes = 0;
-  // The shape being searched: the largest share of a layer's activations that offloading
-  // the experts' inputs moves, and over its settings that did not fit, the least of what
-  // they lack beyond that share of their activations (<= 0: that offloading could make
-  // one fit).
-  double expert_offload_share = 0;
+  // Over the settings of the shape being searched that did not fit, the least of what
+  // they lack beyond what offloading the experts' inputs would move from their end
+  // stages (<= 0: that offloading could make one fit).
   double shape_shortfall_after_offload = INFINITY;
   absl::Status error;
   explicit WorkerState(size_t k)
@@ -133,6 +131,11 @@ void SearchSettings(const SearchSpace& space, int gpus, int global_batch, const 
   PipelineSchedule schedules_v[] = {PipelineSchedule::kInterleaved1F1B};
   const PipelineSchedule* sched = v > 1 ? schedules_v : schedules_v1;
   const int num_sched = pp == 1 ? 1 : (v > 1 ? 1 : 3);
+  // The share of the end stages' activations that offloading the experts' inputs moves.
+  auto share = [](const StageMemory& m) {
+    return m.activation_bytes_per_mb > 0 ? m.expert_offloadable_bytes_per_mb / m.activation_bytes_per_mb : 0;
+  };
+  const double offload_share = std::max(share(stages.first), share(stages.last));
   for (int zero = 0; zero <= 3; ++zero) {
     if (!Permits(k.zero_stage, zero)) continue;
     if (zero > 0 && dp * shape.cp * shape.spatial == 1) continue;  // nothing to shard
@@ -152,8 +155,8 @@ void SearchSettings(const SearchSpace& space, int gpus, int global_batch, const 
         AssembleMemory(model, stages, c, sys, &mem);
         if (!(mem.total_bytes <= capacity && mem.fits)) {
           const double shortfall = mem.total_bytes - capacity;
-          st->shape_shortfall_after_offload = std::min(st->shape_shortfall_after_offload,
-                                                       shortfall - st->expert_offload_share * mem.activations_bytes);
+          st->shape_shortfall_after_offload =
+              std::min(st->shape_shortfall_after_offload, shortfall - offload_share * mem.activations_bytes);
           if (shortfall < st->best_shortfall_bytes) {
             st->best_shortfall_bytes = shortfall;
             st->shortfall_config = c;
@@ -259,12 +262,6 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
   }
   const int64_t feasible = st->feasible;
   st->shape_shortfall_after_offload = INFINITY;
-  st->expert_offload_share = 0;
-  for (const BlockCosts& l : model->layers) {
-    if (l.activation_bytes > 0) {
-      st->expert_offload_share = std::max(st->expert_offload_share, l.expert_offloadable_bytes / l.activation_bytes);
-    }
-  }
   SearchLayouts(space, gpus, global_batch, shape, *model, c, st);
   if (st->feasible > feasible || !TryExpertOffload(space, c, *st)) return;
   c.offload_modules = kOffloadExpertFc1 | kOffloadMoeAct;
