@@ -114,6 +114,9 @@ absl::Status ValidateConfigFields(const Workload& w, const ParallelConfig& raw) 
   if (raw.offload_modules >= (1u << std::size(kOffloadModuleNames))) {
     return Bad(p + "offload_modules", "names a module Megatron-Core does not offload");
   }
+  if (raw.offload_modules != 0 && raw.offload.activations) {
+    return Bad(p + "offload_modules", "moves activations as offload.activations does: state one of the two");
+  }
   if (raw.offload_modules != 0 && raw.cpu_offload_layers > 0) {
     return Bad(p + "offload_modules", "cannot be combined with cpu_offload_layers (Megatron-Core refuses both)");
   }

@@ -139,7 +139,10 @@ TEST(Pipeline, FineGrainedActivationOffloading) {
                               std::max(0.0, copy - ovl * (s.slowest.bwd_s + s.slowest.recompute_s)));
   EXPECT_NEAR(off->time.offload_s - base->time.offload_s, exposed, 1e-9);
   EXPECT_NEAR(off->iteration_time_s - base->iteration_time_s, exposed, 1e-6);
-  // Megatron-Core's own refusals.
+  // Megatron-Core's own refusals, and two ways of moving the same activations.
+  c.offload.activations = true;
+  EXPECT_EQ(EstimateIteration(w, c, p).status().code(), absl::StatusCode::kInvalidArgument);
+  c.offload.activations = false;
   c.offload_modules = kOffloadAttnProj;
   EXPECT_EQ(EstimateIteration(w, c, p).status().code(), absl::StatusCode::kInvalidArgument);
   c.offload_modules = kOffloadMoeAct;

@@ -141,6 +141,7 @@ void SearchSettings(const SearchSpace& space, int gpus, int global_batch, const 
     if (zero > 0 && dp * shape.cp * shape.spatial == 1) continue;  // nothing to shard
     c.zero_stage = zero;
     for (int off = 0; off < (k.allow_offload ? 8 : 1); ++off) {
+      if ((off & 4) && c.offload_modules != 0) continue;  // one way of moving activations
       c.offload.optimizer = off & 1;
       c.offload.weights = off & 2;
       c.offload.activations = off & 4;
