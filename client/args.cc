@@ -41,6 +41,11 @@ std::set<std::string> SingleConfigOptions(std::set<std::string> more) {
   return more;
 }
 
+// Switches of one configuration (estimate, compare, simulate).
+std::set<std::string> SingleConfigFlags() {
+  return {"cuda-graphs", "tp-comm-overlap", "moe-a2a-overlap", "fp8-param-gather"};
+}
+
 constexpr char kConfigFlagsUsage[] =
     "     --tp N  --pp N  --dp N  --cp N  --ep N  --vpp N  --mbs N  --global-batch B  --zero 0-3\n"
     "     --recompute none|selective|full  --schedule 1f1b|gpipe|interleaved|zero-bubble\n"
@@ -98,8 +103,9 @@ std::vector<CommandSpec> ProfileCommands() {
 // estimate, compare and plan: one configuration, or the search for the best.
 std::vector<CommandSpec> PlanningCommands() {
   return {
-    {"estimate", 0, 0, SingleConfigOptions({"profile", "workload", "model", "config", "gpus", "batch", "set", "framework"}),
-     {"cuda-graphs", "tp-comm-overlap", "moe-a2a-overlap", "fp8-param-gather"},
+    {"estimate", 0, 0,
+     SingleConfigOptions({"profile", "workload", "model", "config", "gpus", "batch", "set", "framework"}),
+     SingleConfigFlags(),
      absl::StrCat(
          "paraplan estimate --profile NAME (--workload FILE | --model PRESET) (--config FILE | CONFIG FLAGS)\n"
          "     [--gpus N] [--set PATH=VALUE ...]\n"
@@ -113,8 +119,9 @@ std::vector<CommandSpec> PlanningCommands() {
          "paraplan estimate --batch FILE.jsonl\n"
          "  One EstimateRequest JSON per line ({\"profile\", \"workload\" or \"model\", \"config\"});\n"
          "  prints one JSON line per request, in order: the Estimate, or {\"error\": {\"code\", \"message\"}}.\n")},
-    {"compare", 0, 0, SingleConfigOptions({"profile", "workload", "model", "config", "gpus", "objective", "set", "framework"}),
-     {"cuda-graphs", "tp-comm-overlap", "moe-a2a-overlap", "fp8-param-gather"},
+    {"compare", 0, 0,
+     SingleConfigOptions({"profile", "workload", "model", "config", "gpus", "objective", "set", "framework"}),
+     SingleConfigFlags(),
      absl::StrCat(
          "paraplan compare --profile NAME (--workload FILE | --model PRESET) (--config FILE | CONFIG FLAGS)\n"
          "     [--gpus N] [--objective time|cost|energy] [--set PATH=VALUE ...]\n"
@@ -190,7 +197,7 @@ std::vector<CommandSpec> OtherCommands() {
   return {
     {"models", 0, 0, {}, {}, "paraplan models\n  The built-in model presets (for --model).\n"},
     {"simulate", 0, 0, SingleConfigOptions({"profile", "workload", "model", "config", "gpus", "background", "set"}),
-     {"cuda-graphs", "tp-comm-overlap", "moe-a2a-overlap", "fp8-param-gather"},
+     SingleConfigFlags(),
      absl::StrCat(
          "paraplan simulate --profile NAME (--workload FILE | --model PRESET) (--config FILE | CONFIG FLAGS)\n"
          "     [--background LOAD] [--set PATH=VALUE ...]\n"

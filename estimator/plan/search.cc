@@ -237,11 +237,13 @@ void SearchLayouts(const SearchSpace& space, int gpus, int global_batch, const S
 // does not fit otherwise) is tried for a MoE shape none of whose layouts fit, where
 // moving activations off could make one fit and the framework runs it (not under full
 // recompute, which keeps nothing to move).
-bool TryExpertOffload(const SearchSpace& space, const ParallelConfig& c, const WorkerState& st) {
-  const Framework f = space.request->constraints.framework;
-  return space.transformer && space.spec.is_moe() && c.recompute != Recompute::kFull &&
-         st.shape_shortfall_after_offload <= 0 &&
-         (f == Framework::kAny || f == Framework::kMegatron || f == Framework::kNemo);
+bool TryExpertOffload(const SearchSpace& space, ParallelConfig c, const WorkerState& st) {
+  if (!space.transformer || !space.spec.is_moe() || c.recompute == Recompute::kFull ||
+      st.shape_shortfall_after_offload > 0) {
+    return false;
+  }
+  c.offload_modules = kOffloadExpertFc1 | kOffloadMoeAct;
+  return RefusedByFramework(space.request->constraints.framework, c).field == nullptr;
 }
 
 void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Shape& shape, WorkerState* st) {
