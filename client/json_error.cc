@@ -1,136 +1,41 @@
 #include "client/json_error.h"
 
-#include <cctype>
+#include <cstddef>
+#include <optional>
+#include <string>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
 
 namespace paraplan::cli {
 
 namespace {
 
-// A strict JSON scanner that stops at the first error. Nesting is capped so that a
-// hostile file cannot exhaust the stack.
-class Scanner {
+// nlohmann-json's strict RFC 8259 parser, driven as SAX so that nothing is built: its
+// parser keeps its own stack (a file of 100,000 '[' cannot exhaust ours) and checks what
+// a hand-written scanner here used not to (UTF-8 in strings, surrogate pairs).
+class FirstError : public nlohmann::json_sax<nlohmann::json> {
  public:
-  explicit Scanner(absl::string_view text) : t_(text) {}
+  std::optional<size_t> offset;  // of the byte where the text stops being JSON
 
-  // True when the whole text is one JSON value (with surrounding whitespace).
-  bool Document() {
-    Space();
-    if (!Value(0)) return false;
-    Space();
-    return i_ == t_.size();
-  }
-  size_t offset() const { return i_; }
-
- private:
-  static constexpr int kMaxDepth = 512;
-
-  void Space() {
-    while (i_ < t_.size() && (t_[i_] == ' ' || t_[i_] == '\t' || t_[i_] == '\n' || t_[i_] == '\r')) ++i_;
-  }
-  bool Eat(char c) {
-    if (i_ < t_.size() && t_[i_] == c) {
-      ++i_;
-      return true;
-    }
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  // `position` counts the bytes read, the offending one included.
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception&) override {
+    offset = position == 0 ? 0 : position - 1;
     return false;
   }
-  bool Literal(absl::string_view word) {
-    if (t_.substr(i_, word.size()) != word) return false;
-    i_ += word.size();
-    return true;
-  }
-  bool Digits() {
-    const size_t start = i_;
-    while (i_ < t_.size() && std::isdigit(static_cast<unsigned char>(t_[i_]))) ++i_;
-    return i_ > start;
-  }
-  bool Number() {
-    Eat('-');
-    if (Eat('0')) {
-      // no leading zeros
-    } else if (!Digits()) {
-      return false;
-    }
-    if (Eat('.') && !Digits()) return false;
-    if (i_ < t_.size() && (t_[i_] == 'e' || t_[i_] == 'E')) {
-      ++i_;
-      if (!Eat('+')) Eat('-');
-      if (!Digits()) return false;
-    }
-    return true;
-  }
-  bool String() {
-    if (!Eat('"')) return false;
-    while (i_ < t_.size()) {
-      const unsigned char c = static_cast<unsigned char>(t_[i_]);
-      if (c == '"') {
-        ++i_;
-        return true;
-      }
-      if (c < 0x20) return false;  // raw control character (e.g. a newline) inside a string
-      if (c == '\\') {
-        ++i_;
-        if (i_ >= t_.size()) return false;
-        const char e = t_[i_];
-        if (e == 'u') {
-          for (int k = 1; k <= 4; ++k) {
-            if (i_ + k >= t_.size() || !std::isxdigit(static_cast<unsigned char>(t_[i_ + k]))) {
-              i_ += k;
-              return false;
-            }
-          }
-          i_ += 4;
-        } else if (absl::string_view("\"\\/bfnrt").find(e) == absl::string_view::npos) {
-          return false;
-        }
-      }
-      ++i_;
-    }
-    return false;
-  }
-  bool Value(int depth) {
-    if (depth > kMaxDepth || i_ >= t_.size()) return false;
-    switch (t_[i_]) {
-      case '{':
-        return Container(depth, '}', true);
-      case '[':
-        return Container(depth, ']', false);
-      case '"':
-        return String();
-      case 't':
-        return Literal("true");
-      case 'f':
-        return Literal("false");
-      case 'n':
-        return Literal("null");
-      default:
-        return Number();
-    }
-  }
-  bool Container(int depth, char close, bool object) {
-    ++i_;
-    Space();
-    if (Eat(close)) return true;
-    while (true) {
-      if (object) {
-        if (!String()) return false;
-        Space();
-        if (!Eat(':')) return false;
-        Space();
-      }
-      if (!Value(depth + 1)) return false;
-      Space();
-      if (Eat(close)) return true;
-      if (!Eat(',')) return false;
-      Space();
-    }
-  }
-
-  absl::string_view t_;
-  size_t i_ = 0;
 };
 
 TextPosition PositionOf(absl::string_view text, size_t offset) {
@@ -190,9 +95,10 @@ absl::string_view FieldOf(absl::string_view message) {
 }  // namespace
 
 std::optional<TextPosition> JsonSyntaxErrorPosition(absl::string_view text) {
-  Scanner s(text);
-  if (s.Document()) return std::nullopt;
-  return PositionOf(text, s.offset());
+  FirstError sax;
+  nlohmann::json::sax_parse(text.begin(), text.end(), &sax);
+  if (!sax.offset) return std::nullopt;
+  return PositionOf(text, *sax.offset);
 }
 
 std::string DescribeJsonError(absl::string_view file, int first_line, absl::string_view text,

@@ -2,8 +2,8 @@
 // where the text goes wrong, and what is wrong.
 //
 // Contract: pure functions on text (no protobuf, no I/O). The protobuf JSON parser says
-// *what* is wrong but not *where*; these locate it — a syntax error by scanning the
-// text as strict JSON (RFC 8259), an unknown or ill-typed field by finding its key.
+// *what* is wrong but not *where*; these locate it — a syntax error with nlohmann-json's
+// strict RFC 8259 parser (UTF-8 checked), an unknown or ill-typed field by finding its key.
 // Call them only after a parse has failed. Thread-safe.
 #ifndef PARAPLAN_CLIENT_JSON_ERROR_H_
 #define PARAPLAN_CLIENT_JSON_ERROR_H_

@@ -11,6 +11,9 @@
 // expected (well-known types such as Timestamp), are left alone. Text that is not
 // well-formed JSON, or nested deeper than 100 levels, is returned unchanged, so that the
 // protobuf parser reports the error on the original. Pure; thread-safe.
+// Why a scanner of its own and not nlohmann-json (used for the syntax check, json_error.cc):
+// a rewrite must keep every other byte where it was, so that line numbers in later errors
+// stay the user's; nlohmann's DOM re-prints the text, and its SAX events carry no offsets.
 #ifndef PARAPLAN_CLIENT_JSON_FIELDS_H_
 #define PARAPLAN_CLIENT_JSON_FIELDS_H_
 

@@ -29,6 +29,14 @@ TEST(JsonSyntaxErrorPosition, PointsAtTheFirstBadByte) {
   EXPECT_TRUE(JsonSyntaxErrorPosition(std::string(100000, '[')).has_value());  // deep, not a crash
 }
 
+TEST(JsonSyntaxErrorPosition, StringsMustBeUtf8) {
+  auto p = JsonSyntaxErrorPosition("{\"name\": \"caf\xe9\"}");  // Latin-1, not UTF-8
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->column, 15);  // the quote where 0xE9 needed two continuation bytes
+  EXPECT_TRUE(JsonSyntaxErrorPosition(R"({"name": "\ud800"})").has_value());  // a lone surrogate
+  EXPECT_FALSE(JsonSyntaxErrorPosition("{\"name\": \"caf\xc3\xa9 \\ud83d\\ude00\"}").has_value());
+}
+
 TEST(DescribeJsonError, SyntaxErrorNamesFileLineAndColumn) {
   EXPECT_EQ(DescribeJsonError("p.json", 1, "{\n  \"a\": }", "SystemProfile", "Unexpected token.\n}\n^"),
             "p.json:2:8: not valid JSON: Unexpected token.");
