@@ -7,7 +7,11 @@
 #ifndef PARAPLAN_SERVER_ADAPTER_H_
 #define PARAPLAN_SERVER_ADAPTER_H_
 
+#include <string>
+#include <vector>
+
 #include "absl/status/statusor.h"
+#include "estimator/calibration/microbench.h"
 #include "estimator/calibration/calibrate.h"
 #include "estimator/iteration/estimate.h"
 #include "estimator/plan/search.h"
@@ -30,6 +34,10 @@ v1::Estimate ToProto(const Estimate& e);
 v1::CollectiveUse ToProto(const CollectiveUse& u);
 v1::Calibration ToProto(const Calibration& c);
 v1::FitReport ToProto(const FitReport& r);
+// A microbenchmark fit's answer without its profile (the backend stores that): the
+// fitted figures and the points the fit misses (file_of[i]: point i's file name).
+v1::FitNetworkResponse ToProto(const NetworkFitReport& r, const std::vector<std::string>& file_of);
+v1::FitGemmResponse ToProto(const GemmFitReport& r);
 
 }  // namespace paraplan::adapter
 

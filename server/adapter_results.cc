@@ -1,12 +1,36 @@
-// Estimates, collective listings and fit reports, struct -> proto (adapter.h).
+// Estimates, collective listings, fit reports and microbenchmark fits, struct -> proto
+// (adapter.h).
+#include <cmath>
 #include <string>
+#include <vector>
 
 #include "server/adapter.h"
+#include "estimator/calibration/microbench.h"
 #include "server/adapter_internal.h"
 
 namespace paraplan::adapter {
 
 using internal::AlgorithmToProto;
+
+namespace {
+
+const char* DtypeName(Precision p) {
+  switch (p) {
+    case Precision::kFp8:
+      return "fp8";
+    case Precision::kFp4:
+      return "fp4";
+    case Precision::kFp16:
+      return "fp16";
+    case Precision::kFp32:
+      return "fp32";
+    case Precision::kBf16:
+      break;
+  }
+  return "bf16";
+}
+
+}  // namespace
 
 v1::CollectiveUse ToProto(const CollectiveUse& u) {
   v1::CollectiveUse q;
@@ -126,6 +150,55 @@ v1::FitReport ToProto(const FitReport& r) {
     x->set_wide_regime(d.wide_regime);
     x->set_wide_value(d.wide_value);
     x->set_wide_stddev(d.wide_stddev);
+  }
+  return out;
+}
+
+// `file_of[i]`: the file point i came from. At most 100 points off by more than 5 %.
+v1::FitNetworkResponse ToProto(const NetworkFitReport& r, const std::vector<std::string>& file_of) {
+  v1::FitNetworkResponse out;
+  out.set_level(r.level);
+  out.set_collective_overhead_us(r.collective_overhead_us);
+  out.set_latency_us(r.latency_us);
+  out.set_efficiency(r.efficiency);
+  out.set_curve_points(static_cast<int>(r.curve.size()));
+  out.set_points(static_cast<int>(r.points.size()));
+  out.set_within_5_percent(r.within_5_percent);
+  out.set_max_error_ratio(r.max_error_ratio);
+  for (const std::string& n : r.notes) out.add_notes(n);
+  for (size_t i = 0; i < r.points.size(); ++i) {
+    const NetworkFitPoint& p = r.points[i];
+    if (std::abs(p.predicted_s / p.measured_s - 1) <= 0.05 || out.missed_size() >= 100) continue;
+    v1::CollectiveFitPoint* m = out.add_missed();
+    m->set_file(file_of[i]);
+    m->set_collective(CollectiveKindName(p.kind));
+    m->set_ranks(p.ranks);
+    m->set_bytes(p.bytes);
+    m->set_measured_s(p.measured_s);
+    m->set_predicted_s(p.predicted_s);
+  }
+  return out;
+}
+
+// At most 200 points off by more than 10 %.
+v1::FitGemmResponse ToProto(const GemmFitReport& r) {
+  v1::FitGemmResponse out;
+  out.set_matmul_efficiency(r.matmul_efficiency);
+  out.set_matmul_efficiency_fp8(r.matmul_efficiency_fp8);
+  out.set_matmul_half_efficiency_gflop(r.matmul_half_efficiency_gflop);
+  out.set_launch_floor_us(r.launch_floor_us);
+  out.set_launch_floor_fp8_us(r.launch_floor_fp8_us);
+  out.set_points(static_cast<int>(r.points.size()));
+  out.set_within_10_percent(r.within_10_percent);
+  for (const GemmFitPoint& p : r.points) {
+    if (std::abs(p.predicted_s / p.sample.seconds - 1) <= 0.10 || out.missed_size() >= 200) continue;
+    v1::GemmFitPoint* m = out.add_missed();
+    m->set_m(static_cast<int64_t>(p.sample.m));
+    m->set_n(static_cast<int64_t>(p.sample.n));
+    m->set_k(static_cast<int64_t>(p.sample.k));
+    m->set_dtype(DtypeName(p.sample.precision));
+    m->set_measured_s(p.sample.seconds);
+    m->set_predicted_s(p.predicted_s);
   }
   return out;
 }

@@ -1,6 +1,5 @@
 // Backend: microbenchmarks (nccl-tests output, GEMM sweeps) fitted into profile versions.
 #include <algorithm>
-#include <cmath>
 #include <string>
 #include <vector>
 
@@ -16,22 +15,6 @@ namespace {
 
 constexpr size_t kMaxFiles = 64;
 constexpr size_t kMaxFileBytes = size_t{8} << 20;
-
-const char* DtypeName(Precision p) {
-  switch (p) {
-    case Precision::kFp8:
-      return "fp8";
-    case Precision::kFp4:
-      return "fp4";
-    case Precision::kFp16:
-      return "fp16";
-    case Precision::kFp32:
-      return "fp32";
-    case Precision::kBf16:
-      break;
-  }
-  return "bf16";
-}
 
 absl::Status CheckFile(const v1::MicrobenchFile& f, const std::string& field) {
   if (f.content().empty()) return absl::InvalidArgumentError(absl::StrCat(field, ": empty"));
@@ -101,28 +84,7 @@ absl::StatusOr<v1::FitNetworkResponse> Backend::FitNetwork(const v1::FitNetworkR
   }
   absl::StatusOr<NetworkFit> fit = FitNetworkLevel(*base, req.level(), samples, stop);
   if (!fit.ok()) return fit.status();
-  const NetworkFitReport& r = fit->report;
-  v1::FitNetworkResponse out;
-  out.set_level(r.level);
-  out.set_collective_overhead_us(r.collective_overhead_us);
-  out.set_latency_us(r.latency_us);
-  out.set_efficiency(r.efficiency);
-  out.set_curve_points(static_cast<int>(r.curve.size()));
-  out.set_points(static_cast<int>(r.points.size()));
-  out.set_within_5_percent(r.within_5_percent);
-  out.set_max_error_ratio(r.max_error_ratio);
-  for (const std::string& n : r.notes) out.add_notes(n);
-  for (size_t i = 0; i < r.points.size(); ++i) {
-    const NetworkFitPoint& p = r.points[i];
-    if (std::abs(p.predicted_s / p.measured_s - 1) <= 0.05 || out.missed_size() >= 100) continue;
-    v1::CollectiveFitPoint* m = out.add_missed();
-    m->set_file(file_of[i]);
-    m->set_collective(CollectiveKindName(p.kind));
-    m->set_ranks(p.ranks);
-    m->set_bytes(p.bytes);
-    m->set_measured_s(p.measured_s);
-    m->set_predicted_s(p.predicted_s);
-  }
+  v1::FitNetworkResponse out = adapter::ToProto(fit->report, file_of);
   if (absl::Status s = StoreFitted(fit->profile, req.dry_run(), &out); !s.ok()) return s;
   return out;
 }
@@ -138,25 +100,7 @@ absl::StatusOr<v1::FitGemmResponse> Backend::FitGemm(const v1::FitGemmRequest& r
   }
   absl::StatusOr<GemmFit> fit = paraplan::FitGemm(*base, *samples, stop);
   if (!fit.ok()) return fit.status();
-  const GemmFitReport& r = fit->report;
-  v1::FitGemmResponse out;
-  out.set_matmul_efficiency(r.matmul_efficiency);
-  out.set_matmul_efficiency_fp8(r.matmul_efficiency_fp8);
-  out.set_matmul_half_efficiency_gflop(r.matmul_half_efficiency_gflop);
-  out.set_launch_floor_us(r.launch_floor_us);
-  out.set_launch_floor_fp8_us(r.launch_floor_fp8_us);
-  out.set_points(static_cast<int>(r.points.size()));
-  out.set_within_10_percent(r.within_10_percent);
-  for (const GemmFitPoint& p : r.points) {
-    if (std::abs(p.predicted_s / p.sample.seconds - 1) <= 0.10 || out.missed_size() >= 200) continue;
-    v1::GemmFitPoint* m = out.add_missed();
-    m->set_m(static_cast<int64_t>(p.sample.m));
-    m->set_n(static_cast<int64_t>(p.sample.n));
-    m->set_k(static_cast<int64_t>(p.sample.k));
-    m->set_dtype(DtypeName(p.sample.precision));
-    m->set_measured_s(p.sample.seconds);
-    m->set_predicted_s(p.predicted_s);
-  }
+  v1::FitGemmResponse out = adapter::ToProto(fit->report);
   if (absl::Status s = StoreFitted(fit->profile, req.dry_run(), &out); !s.ok()) return s;
   return out;
 }
