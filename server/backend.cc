@@ -243,15 +243,15 @@ absl::StatusOr<std::map<int, double>> Backend::CapacitiesOf(const std::string& n
   return out;
 }
 
-absl::StatusOr<v1::Workload> Backend::WorkloadOf(const v1::Workload* workload, const std::string& model) {
-  if (workload != nullptr) return *workload;
+absl::StatusOr<Workload> Backend::WorkloadOf(const v1::Workload* workload, const std::string& model) {
+  if (workload != nullptr) return adapter::FromProto(*workload);
   if (model.empty()) return absl::InvalidArgumentError("workload: missing (give workload or model)");
   std::optional<Workload> preset = FindModelPreset(model);
   if (!preset) {
     return absl::InvalidArgumentError(
         absl::StrCat("model: unknown preset \"", Abbreviated(model), "\" (see `paraplan models`)"));
   }
-  return adapter::ToProto(*preset);
+  return *std::move(preset);
 }
 
 absl::StatusOr<v1::Workload> PresetWorkload(const std::string& model) {
@@ -266,11 +266,9 @@ absl::StatusOr<v1::Workload> PresetWorkload(const std::string& model) {
 }
 
 absl::StatusOr<v1::Estimate> Backend::Estimate(const v1::EstimateRequest& req) {
-  absl::StatusOr<v1::Workload> wp = WorkloadOf(req.has_workload() ? &req.workload() : nullptr, req.model());
-  if (!wp.ok()) return wp.status();
-  if (!req.has_config()) return absl::InvalidArgumentError("config: missing");
-  absl::StatusOr<Workload> w = adapter::FromProto(*wp);
+  absl::StatusOr<Workload> w = WorkloadOf(req.has_workload() ? &req.workload() : nullptr, req.model());
   if (!w.ok()) return w.status();
+  if (!req.has_config()) return absl::InvalidArgumentError("config: missing");
   absl::StatusOr<ParallelConfig> c = adapter::FromProto(req.config());
   if (!c.ok()) return c.status();
   absl::StatusOr<Framework> framework = adapter::FrameworkFromProto(req.framework());
@@ -302,9 +300,7 @@ absl::StatusOr<Backend::ProfiledEstimate> Backend::EstimateOnRequestProfile(cons
 
 absl::StatusOr<v1::PlanResponse> Backend::Plan(const v1::PlanRequest& req, absl::Time deadline,
                                                const std::atomic<bool>* cancelled) {
-  absl::StatusOr<v1::Workload> wp = WorkloadOf(req.has_workload() ? &req.workload() : nullptr, req.model());
-  if (!wp.ok()) return wp.status();
-  absl::StatusOr<Workload> w = adapter::FromProto(*wp);
+  absl::StatusOr<Workload> w = WorkloadOf(req.has_workload() ? &req.workload() : nullptr, req.model());
   if (!w.ok()) return w.status();
   absl::StatusOr<PlanRequest> pr = adapter::FromProto(req, *w);
   if (!pr.ok()) return pr.status();

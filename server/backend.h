@@ -180,7 +180,7 @@ class Backend {
                                                             const Workload& w, const ParallelConfig& c);
   // Accelerator memory (GiB) of each stored version of `name`.
   absl::StatusOr<std::map<int, double>> CapacitiesOf(const std::string& name);
-  absl::StatusOr<v1::Workload> WorkloadOf(const v1::Workload* workload, const std::string& model);
+  absl::StatusOr<Workload> WorkloadOf(const v1::Workload* workload, const std::string& model);
   // Brings the profile's accuracy gauges up to date with what was stored since the last
   // call (accuracy.h: bounded work and memory); replay_histograms (start-up) also feeds
   // every stored measurement to the error histogram and memory counters.

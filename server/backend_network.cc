@@ -35,9 +35,7 @@ absl::StatusOr<v1::SimulateResponse> Backend::Simulate(const v1::SimulateRequest
   if (!(req.background_load() >= 0 && req.background_load() <= 1)) {
     return absl::InvalidArgumentError("background_load: must be a share in [0, 1]");
   }
-  absl::StatusOr<v1::Workload> wp = WorkloadOf(req.has_workload() ? &req.workload() : nullptr, req.model());
-  if (!wp.ok()) return wp.status();
-  absl::StatusOr<Workload> w = adapter::FromProto(*wp);
+  absl::StatusOr<Workload> w = WorkloadOf(req.has_workload() ? &req.workload() : nullptr, req.model());
   if (!w.ok()) return w.status();
   absl::StatusOr<ParallelConfig> c = adapter::FromProto(req.config());
   if (!c.ok()) return c.status();
@@ -137,9 +135,7 @@ absl::StatusOr<v1::CodesignResponse> Backend::Codesign(const v1::CodesignRequest
   for (int i = 0; i < req.workloads_size(); ++i) {
     const v1::CodesignWorkload& cw = req.workloads(i);
     const std::string field = absl::StrCat("workloads[", i, "]");
-    absl::StatusOr<v1::Workload> wp = WorkloadOf(cw.has_workload() ? &cw.workload() : nullptr, cw.model());
-    if (!wp.ok()) return In(field, wp.status());
-    absl::StatusOr<Workload> w = adapter::FromProto(*wp);
+    absl::StatusOr<Workload> w = WorkloadOf(cw.has_workload() ? &cw.workload() : nullptr, cw.model());
     if (!w.ok()) return In(field, w.status());
     CodesignWorkload x;
     x.name = !cw.name().empty() ? cw.name() : !cw.model().empty() ? cw.model() : w->name;
