@@ -8,7 +8,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev prometheus
   clang libclang-rt-14-dev
   chromium  # headless rendering of the plan report page (tests/cli)
-  lua5.1 lua5.4 curl  # deploy/slurm/job_submit.lua under Slurm's Lua (5.1 on Debian) and the newest (tests/server/slurm_test.sh)
+  lua5.1 lua5.4 lua-cjson curl jq  # deploy/slurm/: job_submit.lua under Slurm's Lua (5.1 on Debian) and the newest, with lua-cjson; epilog.sh with jq (tests/server/slurm_test.sh)
   libsimgrid-dev  # paraplan simulate: flow-level SimGrid replay of a plan's collectives
   postgresql libpqxx-dev  # the PostgreSQL store (libpqxx) and the throwaway servers its tests start (initdb, pg_ctl)
   python3-grpcio python3-protobuf  # the README's Python client recipe (tests/clients)

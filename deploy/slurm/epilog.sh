@@ -27,13 +27,17 @@
 #   The job's output: PARAPLAN_JOB_OUTPUT, else SLURM_JOB_STDOUT, else scontrol's StdOut
 #   (%j / %J / %A / %x / %u expanded).
 #
+#   JSON is read and written with jq (Debian: jq): the plan in any member order, the
+#   request body with every value escaped by jq. Without jq nothing is posted (logged).
+#
 #   Fails open: it always exits 0 (a failing Epilog would drain the node); a job without
 #   a plan or without timing lines is skipped; every outcome is one line on stderr and,
 #   where `logger` exists, in syslog (tag paraplan-epilog).
 #
 # Settings (environment): PARAPLAN_URL (default http://127.0.0.1:8080),
 # PARAPLAN_TOKEN_FILE (a writer token), PARAPLAN_TIMEOUT_S (default 5),
-# PARAPLAN_SKIP_STEPS (default 0), PARAPLAN_MIN_SAMPLES (default 1), PARAPLAN_CURL.
+# PARAPLAN_SKIP_STEPS (default 0), PARAPLAN_MIN_SAMPLES (default 1), PARAPLAN_CURL,
+# PARAPLAN_JQ (default jq).
 set -u
 
 URL=${PARAPLAN_URL:-http://127.0.0.1:8080}
@@ -41,6 +45,7 @@ TIMEOUT_S=${PARAPLAN_TIMEOUT_S:-5}
 SKIP_STEPS=${PARAPLAN_SKIP_STEPS:-0}
 MIN_SAMPLES=${PARAPLAN_MIN_SAMPLES:-1}
 CURL=${PARAPLAN_CURL:-curl}
+JQ=${PARAPLAN_JQ:-jq}
 
 log() {
   echo "paraplan-epilog: job ${SLURM_JOB_ID:-?}: $*" >&2
@@ -48,7 +53,8 @@ log() {
   return 0
 }
 
-# Names and numbers as the plan and the labels may carry them (nothing to escape in JSON).
+# Names and numbers as presets, profiles, partitions and job ids are spelled (jq escapes
+# what goes into JSON; these keep odd values out of ids and log lines).
 is_name() { [[ $1 =~ ^[A-Za-z0-9][A-Za-z0-9._@-]{0,79}$ ]]; }
 is_uint() { [[ $1 =~ ^[0-9]{1,9}$ ]]; }
 
@@ -64,37 +70,45 @@ plan_from_comment() { grep -oE 'paraplan=\{[^ ]*\}' <<<"$1" | head -n 1 | sed -E
 # timings), and the robust calibration fit bounds what one outlier can do.
 from_admin_comment() { [[ $1 == *AdminComment=* ]] && echo "${1#*AdminComment=}"; }
 
-# A plan ({"model":..,"profile":..,...,"config":{...}}) from the PARAPLAN_* variables.
+# A plan ({"model":..,"profile":..,"config":{...}}) from the PARAPLAN_* variables.
 plan_from_environment() {
   local model=${PARAPLAN_MODEL:-} profile=${PARAPLAN_PROFILE:-}
   [[ -n $model && -n $profile ]] || { log "skipped: PARAPLAN_MODEL without PARAPLAN_PROFILE"; return 1; }
   local config=${PARAPLAN_CONFIG_JSON:-}
   if [[ -z $config ]]; then
-    local fields=() pair name var value
+    local fields=() pair var value
     for pair in data_parallel:DP tensor_parallel:TP pipeline_parallel:PP context_parallel:CP \
                 expert_parallel:EP virtual_pipeline_stages:VPP micro_batch_size:MBS global_batch_size:GBS zero_stage:ZERO; do
-      name=${pair%%:*}
       var=PARAPLAN_${pair##*:}
       value=${!var:-}
       [[ -z $value ]] && continue
       is_uint "$value" || { log "skipped: $var=\"$value\" is not an integer"; return 2; }
-      fields+=("\"$name\":$value")
+      fields+=(--argjson "${pair%%:*}" "$((10#$value))")
     done
-    case ${PARAPLAN_SP:-0} in 1|true) fields+=('"sequence_parallel":true') ;; esac
+    case ${PARAPLAN_SP:-0} in 1|true) fields+=(--argjson sequence_parallel true) ;; esac
     case ${PARAPLAN_RECOMPUTE:-} in
       "") ;;
-      none|selective|full) fields+=("\"recompute\":\"RECOMPUTE_$(tr a-z A-Z <<<"$PARAPLAN_RECOMPUTE")\"") ;;
+      none|selective|full) fields+=(--arg recompute "RECOMPUTE_$(tr a-z A-Z <<<"$PARAPLAN_RECOMPUTE")") ;;
       *) log "skipped: PARAPLAN_RECOMPUTE=\"$PARAPLAN_RECOMPUTE\" is not none, selective or full"; return 2 ;;
     esac
-    config="{$(IFS=,; echo "${fields[*]}")}"
+    config=$("$JQ" -cn "${fields[@]}" '$ARGS.named')
   fi
-  echo "{\"model\":\"$model\",\"profile\":\"$profile\",\"config\":$config}"
+  "$JQ" -cn --arg model "$model" --arg profile "$profile" --argjson config "$config" \
+    '{model: $model, profile: $profile, config: $config}' 2>/dev/null ||
+    { log "skipped: PARAPLAN_CONFIG_JSON is not JSON: ${config:0:200}"; return 2; }
 }
+
+# jq FILTER over the JSON text $1, quietly: nothing when it is not JSON.
+json_get() { "$JQ" -cr "$2" <<<"$1" 2>/dev/null; }
 
 main() {
   local job=${SLURM_JOB_ID:-}
   if ! is_uint "$job"; then
     log "skipped: SLURM_JOB_ID is not set"
+    return 0
+  fi
+  if ! command -v "$JQ" >/dev/null 2>&1; then
+    log "failed: $JQ not found (apt-get install jq); nothing posted"
     return 0
   fi
 
@@ -125,10 +139,10 @@ main() {
   fi
 
   local model profile config
-  model=$(grep -oE '"model":"[^"]*"' <<<"$plan" | head -n 1 | cut -d'"' -f4)
-  profile=$(grep -oE '"profile":"[^"]*"' <<<"$plan" | head -n 1 | cut -d'"' -f4)
-  config=$(sed -nE 's/.*"config":(\{.*\})\}$/\1/p' <<<"$plan")  # config is the last member
-  if ! is_name "$model" || ! is_name "$profile" || [[ -z $config ]]; then
+  model=$(json_get "$plan" '.model | strings')
+  profile=$(json_get "$plan" '.profile | strings')
+  config=$(json_get "$plan" '.config | objects')
+  if ! is_name "$model" || ! is_name "$profile" || [[ -z $config || $config == *$'\n'* ]]; then
     log "skipped: the plan does not name a model, a profile and a config: $plan"
     return 0
   fi
@@ -161,17 +175,25 @@ main() {
     return 0
   fi
 
-  local id="slurm-$job" labels="\"source\":\"slurm\",\"slurm_job_id\":\"$job\",\"samples\":\"$samples\""
+  local id="slurm-$job" labels=(--arg source slurm --arg slurm_job_id "$job" --arg samples "$samples")
   if [[ -n ${SLURM_CLUSTER_NAME:-} ]] && is_name "$SLURM_CLUSTER_NAME"; then
     id="slurm-$SLURM_CLUSTER_NAME-$job"
-    labels+=",\"slurm_cluster\":\"$SLURM_CLUSTER_NAME\""
+    labels+=(--arg slurm_cluster "$SLURM_CLUSTER_NAME")
   fi
   local partition=${SLURM_JOB_PARTITION:-$(job_field Partition "$info")}
-  is_name "$partition" && labels+=",\"slurm_partition\":\"$partition\""
-  local measurement="{\"id\":\"$id\",\"profile\":\"$profile\",\"model\":\"$model\",\"config\":$config"
-  measurement+=",\"iteration_time_s\":$median"
-  [[ $peak != 0 ]] && measurement+=",\"peak_memory_gib\":$peak"
-  measurement+=",\"labels\":{$labels},\"observed_at\":\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\"}"
+  is_name "$partition" && labels+=(--arg slurm_partition "$partition")
+  local body
+  body=$("$JQ" -cn --arg id "$id" --arg profile "$profile" --arg model "$model" --argjson config "$config" \
+           --arg time "$median" --arg peak "$peak" --arg at "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+           --argjson labels "$("$JQ" -cn "${labels[@]}" '$ARGS.named')" \
+           '{measurements: [{id: $id, profile: $profile, model: $model, config: $config,
+                             iteration_time_s: ($time | tonumber)}
+                            + (if ($peak | tonumber) > 0 then {peak_memory_gib: ($peak | tonumber)} else {} end)
+                            + {labels: $labels, observed_at: $at}]}' 2>&1)
+  if [[ $? -ne 0 ]]; then
+    log "failed: cannot write the measurement of $id: ${body:0:300}"
+    return 0
+  fi
 
   local tmp status response
   tmp=$(mktemp -d) || { log "failed: no temporary directory"; return 0; }
@@ -179,7 +201,7 @@ main() {
   if [[ -n ${PARAPLAN_TOKEN_FILE:-} ]]; then
     printf 'Authorization: Bearer %s\r\n' "$(head -n 1 "$PARAPLAN_TOKEN_FILE" 2>/dev/null | tr -d ' \r\n')" >>"$tmp/headers"
   fi
-  printf '{"measurements":[%s]}' "$measurement" >"$tmp/body"
+  printf '%s' "$body" >"$tmp/body"
   status=$("$CURL" -sS -X POST --max-time "$TIMEOUT_S" -H "@$tmp/headers" --data-binary "@$tmp/body" \
              -o "$tmp/response" -w '%{http_code}' "$URL/v1/measurements:ingest" 2>"$tmp/error")
   response=$(head -c 2000 "$tmp/response" 2>/dev/null)
@@ -187,17 +209,18 @@ main() {
   error=$(head -c 300 "$tmp/error" 2>/dev/null | tr '\n' ' ')
   rm -rf "$tmp"
 
-  local summary="$id: $model on $profile, median ${median} s of $samples steps"
+  local summary="$id: $model on $profile, median ${median} s of $samples steps" verdict reason
+  verdict=$(json_get "$response" '.results[0].status | strings')
   if [[ $status != 200 ]]; then
     log "failed: $summary: HTTP ${status:-none} from $URL ${error}${response}"
-  elif [[ $response == *STATUS_ACCEPTED* ]]; then
-    local predicted
-    predicted=$(grep -oE '"predicted_iteration_time_s":[0-9.eE+-]+' <<<"$response" | head -n 1 | cut -d: -f2)
-    log "accepted: $summary, predicted ${predicted:-?} s"
-  elif [[ $response == *STATUS_DUPLICATE* ]]; then
+  elif [[ $verdict == STATUS_ACCEPTED ]]; then
+    log "accepted: $summary, predicted $(json_get "$response" '.results[0].predicted_iteration_time_s // "?"') s"
+  elif [[ $verdict == STATUS_DUPLICATE ]]; then
     log "duplicate: $summary (already stored)"
   else
-    log "rejected: $summary: $(grep -oE '"reason":"[^"]*"' <<<"$response" | head -n 1)"
+    reason=$(json_get "$response" '.results[0].reason | strings')
+    reason=${reason//$'\n'/ }
+    log "rejected: $summary: ${reason:-$response}"
   fi
   return 0
 }

@@ -11,10 +11,12 @@ Contract.
 
   At submit time the plugin asks paraplan for the best plan (POST /v1/plan on the
   HTTP/JSON API, via curl) and attaches it to the job:
-    - admin_comment gets " paraplan=" and one JSON object without spaces, `config` last:
+    - admin_comment gets " paraplan=" and one JSON object without spaces:
         {"model":"llama3-8b","profile":"dgx-h100-80gb","profile_version":1,"gpus":16,
          "predicted_iteration_time_s":7.1,"config":{...ParallelConfig, zeros left out...}}
-      (users cannot change admin_comment; the epilog, epilog.sh, reads it back);
+      the other members in any order, `config` last, as it always was: epilog.sh reads
+      the object with jq, an epilog from before jq cut `config` out with sed (users
+      cannot change admin_comment; the epilog reads it back);
     - batch jobs get environment variables for the training script: PARAPLAN_MODEL,
       PARAPLAN_PROFILE, PARAPLAN_GPUS, PARAPLAN_TP, PARAPLAN_PP, PARAPLAN_DP, PARAPLAN_CP,
       PARAPLAN_EP, PARAPLAN_VPP, PARAPLAN_MBS, PARAPLAN_GBS, PARAPLAN_SP (0/1),
@@ -42,8 +44,10 @@ Configuration (slurmctld's environment, or edit the defaults below):
                        script, default /tmp/paraplan_job_submit.breaker
   PARAPLAN_CURL        the curl binary, default curl
 
-Works with Lua 5.1 (what Debian's Slurm embeds) to 5.4. slurm_job_modify leaves jobs
-as they are: a plan is made once, at submission.
+Works with Lua 5.1 (what Debian's Slurm embeds) to 5.4, with lua-cjson for JSON (Debian:
+lua-cjson; without it the plugin loads, says so in slurmctld's log, and lets every job
+through unchanged). slurm_job_modify leaves jobs as they are: a plan is made once, at
+submission.
 --]]
 
 local URL = os.getenv("PARAPLAN_URL") or "http://127.0.0.1:8080"
@@ -58,155 +62,19 @@ local NO_VAL_MIN = 65534
 
 ---------------------------------------------------------------------------- JSON
 
-local json = {}
-
-local function json_error(s, i, what)
-  error(string.format("JSON at byte %d: %s", i, what), 0)
-end
-
-local function skip_ws(s, i)
-  local _, e = s:find("^[ \t\r\n]*", i)
-  return e + 1
-end
-
-local function utf8_char(c)
-  if c < 0x80 then return string.char(c) end
-  if c < 0x800 then return string.char(0xc0 + math.floor(c / 0x40), 0x80 + c % 0x40) end
-  if c < 0x10000 then
-    return string.char(0xe0 + math.floor(c / 0x1000), 0x80 + math.floor(c / 0x40) % 0x40, 0x80 + c % 0x40)
+-- lua-cjson (Debian: lua-cjson), a private instance: its settings stay out of the other
+-- plugins slurmctld runs. Without it every job goes on unchanged; slurmctld's log says
+-- why once (below), and users who ask for a plan are told.
+local json, json_missing
+do
+  local ok, cjson = pcall(require, "cjson")
+  if ok and type(cjson) == "table" and type(cjson.new) == "function" then
+    json = cjson.new()
+    json.decode_invalid_numbers(false)  -- JSON numbers only: no hex, inf or nan
+  else
+    json_missing = "lua-cjson is not installed (apt-get install lua-cjson): " ..
+                   tostring(cjson):match("^[^\n]*"):sub(1, 200)
   end
-  return string.char(0xf0 + math.floor(c / 0x40000), 0x80 + math.floor(c / 0x1000) % 0x40,
-                     0x80 + math.floor(c / 0x40) % 0x40, 0x80 + c % 0x40)
-end
-
-local decode_value
-
-local function decode_string(s, i)  -- s:sub(i, i) == '"'
-  local out, j = {}, i + 1
-  while true do
-    local c = s:sub(j, j)
-    if c == "" then json_error(s, j, "unterminated string") end
-    if c == '"' then return table.concat(out), j + 1 end
-    if c == "\\" then
-      local e = s:sub(j + 1, j + 1)
-      local simple = { ['"'] = '"', ["\\"] = "\\", ["/"] = "/", b = "\b", f = "\f", n = "\n", r = "\r", t = "\t" }
-      if simple[e] then
-        out[#out + 1] = simple[e]
-        j = j + 2
-      elseif e == "u" then
-        local hex = s:sub(j + 2, j + 5)
-        if not hex:find("^%x%x%x%x$") then json_error(s, j, "bad \\u escape") end
-        local c1 = tonumber(hex, 16)
-        j = j + 6
-        if c1 >= 0xd800 and c1 < 0xdc00 and s:sub(j, j + 1) == "\\u" then  -- surrogate pair
-          local c2 = tonumber(s:sub(j + 2, j + 5), 16) or 0
-          if c2 >= 0xdc00 and c2 < 0xe000 then
-            c1 = 0x10000 + (c1 - 0xd800) * 0x400 + (c2 - 0xdc00)
-            j = j + 6
-          end
-        end
-        out[#out + 1] = utf8_char(c1)
-      else
-        json_error(s, j, "bad escape")
-      end
-    else
-      out[#out + 1] = c
-      j = j + 1
-    end
-  end
-end
-
-decode_value = function(s, i)
-  i = skip_ws(s, i)
-  local c = s:sub(i, i)
-  if c == "{" then
-    local obj = {}
-    i = skip_ws(s, i + 1)
-    if s:sub(i, i) == "}" then return obj, i + 1 end
-    while true do
-      if s:sub(i, i) ~= '"' then json_error(s, i, "expected a key") end
-      local key
-      key, i = decode_string(s, i)
-      i = skip_ws(s, i)
-      if s:sub(i, i) ~= ":" then json_error(s, i, "expected ':'") end
-      obj[key], i = decode_value(s, i + 1)
-      i = skip_ws(s, i)
-      local d = s:sub(i, i)
-      if d == "}" then return obj, i + 1 end
-      if d ~= "," then json_error(s, i, "expected ',' or '}'") end
-      i = skip_ws(s, i + 1)
-    end
-  elseif c == "[" then
-    local arr = {}
-    i = skip_ws(s, i + 1)
-    if s:sub(i, i) == "]" then return arr, i + 1 end
-    while true do
-      arr[#arr + 1], i = decode_value(s, i)
-      i = skip_ws(s, i)
-      local d = s:sub(i, i)
-      if d == "]" then return arr, i + 1 end
-      if d ~= "," then json_error(s, i, "expected ',' or ']'") end
-      i = i + 1
-    end
-  elseif c == '"' then
-    return decode_string(s, i)
-  elseif s:find("^true", i) then
-    return true, i + 4
-  elseif s:find("^false", i) then
-    return false, i + 5
-  elseif s:find("^null", i) then
-    return nil, i + 4
-  end
-  local num = s:match("^-?%d+%.?%d*[eE]?[-+]?%d*", i)
-  if num and num ~= "" and tonumber(num) then return tonumber(num), i + #num end
-  json_error(s, i, "unexpected character")
-end
-
-function json.decode(s)
-  local v, i = decode_value(s, 1)
-  i = skip_ws(s, i)
-  if i <= #s then json_error(s, i, "trailing characters") end
-  return v
-end
-
-local function encode_string(s)
-  return '"' .. s:gsub('[%c"\\]', function(c)
-    local named = { ['"'] = '\\"', ["\\"] = "\\\\", ["\n"] = "\\n", ["\r"] = "\\r", ["\t"] = "\\t" }
-    return named[c] or string.format("\\u%04x", c:byte())
-  end) .. '"'
-end
-
-local function encode_number(n)
-  if n ~= n or n == math.huge or n == -math.huge then error("cannot encode " .. tostring(n), 0) end
-  if n == math.floor(n) and math.abs(n) < 2 ^ 53 then return string.format("%d", n) end
-  return string.format("%.17g", n)
-end
-
-local function is_array(t)
-  local n = 0
-  for _ in pairs(t) do n = n + 1 end
-  return n == #t and (n > 0 or next(t) == nil and getmetatable(t) == json.array_mt)
-end
-
-json.array_mt = {}
-
--- Compact JSON (no spaces); object keys sorted, so the output is stable.
-function json.encode(v)
-  local t = type(v)
-  if t == "string" then return encode_string(v) end
-  if t == "number" then return encode_number(v) end
-  if t == "boolean" then return tostring(v) end
-  if t ~= "table" then error("cannot encode a " .. t, 0) end
-  local parts = {}
-  if is_array(v) then
-    for _, x in ipairs(v) do parts[#parts + 1] = json.encode(x) end
-    return "[" .. table.concat(parts, ",") .. "]"
-  end
-  local keys = {}
-  for k in pairs(v) do keys[#keys + 1] = k end
-  table.sort(keys)
-  for _, k in ipairs(keys) do parts[#parts + 1] = encode_string(k) .. ":" .. json.encode(v[k]) end
-  return "{" .. table.concat(parts, ",") .. "}"
 end
 
 ------------------------------------------------------------------ the job's request
@@ -309,7 +177,7 @@ local function http_post(path, body)
     os.remove(out_file)
     os.remove(header_file)
   end
-  local headers = "Content-Type: application/json\r\nX-Paraplan-Timeout-S: " .. encode_number(TIMEOUT_S) .. "\r\n"
+  local headers = "Content-Type: application/json\r\nX-Paraplan-Timeout-S: " .. json.encode(TIMEOUT_S) .. "\r\n"
   if TOKEN_FILE ~= "" then
     local token = (read_file(TOKEN_FILE) or ""):match("^%s*(%S+)")
     if not token then
@@ -324,7 +192,7 @@ local function http_post(path, body)
   end
   -- The whole call, connection included, within the timeout plus a little for transfer.
   local cmd = string.format("%s -sS -X POST --max-time %s -H @%s --data-binary @%s -o %s -w '%%{http_code}' '%s%s' 2>&1",
-                            CURL, encode_number(TIMEOUT_S + 0.2), header_file, body_file, out_file, URL, path)
+                            CURL, json.encode(TIMEOUT_S + 0.2), header_file, body_file, out_file, URL, path)
   local p = io.popen(cmd, "r")
   if not p then
     cleanup()
@@ -363,14 +231,14 @@ end
 local RECOMPUTE = { RECOMPUTE_UNSPECIFIED = "none", RECOMPUTE_NONE = "none", RECOMPUTE_SELECTIVE = "selective",
                     RECOMPUTE_FULL = "full" }
 
--- The configuration without zeros, false, empty strings and *_UNSPECIFIED enums: what
--- the proto3 JSON mapping reads back as the same message.
+-- The configuration without nulls, zeros, false, empty strings and *_UNSPECIFIED enums:
+-- what the proto3 JSON mapping reads back as the same message.
 local function compact(v)
   if type(v) ~= "table" then return v end
   local out, any = {}, false
   for k, x in pairs(v) do
     x = compact(x)
-    local empty = x == nil or x == 0 or x == false or x == "" or
+    local empty = x == nil or x == json.null or x == 0 or x == false or x == "" or
                   (type(x) == "string" and x:find("_UNSPECIFIED$")) or (type(x) == "table" and next(x) == nil)
     if not empty then
       out[k] = x
@@ -388,20 +256,21 @@ local function plan_request(req, gpus)
   return json.encode(body)
 end
 
--- The plan as attached to the job: one JSON object without spaces, `config` last (so
--- that epilog.sh can cut it out without a JSON parser).
-local function attachment(req, gpus, best)
+-- The plan as attached to the job: one JSON object without spaces, `config` last (see
+-- the top of this file).
+local function attachment(req, gpus, best, config)
   local head = json.encode({ model = req.model, profile = req.profile:gsub("@.*$", ""),
-                             profile_version = best.profile_version, gpus = gpus,
-                             predicted_iteration_time_s = best.iteration_time_s })
-  return head:sub(1, -2) .. ',"config":' .. json.encode(compact(best.config)) .. "}"
+                             profile_version = tonumber(best.profile_version), gpus = gpus,
+                             predicted_iteration_time_s = tonumber(best.iteration_time_s) })
+  return head:sub(1, -2) .. ',"config":' .. json.encode(config) .. "}"
 end
 
 local function set_env(job_desc, vars)
   -- Only batch jobs carry an environment (nil for salloc / srun); older Slurm has none.
   local ok, env = pcall(function() return job_desc.environment end)
   if not ok or env == nil then return false end
-  for k, v in pairs(vars) do env[k] = tostring(v) end
+  -- Numbers as JSON writes them: 8, not Lua 5.3+'s 8.0 for a decoded 8.
+  for k, v in pairs(vars) do env[k] = type(v) == "number" and json.encode(v) or tostring(v) end
   return true
 end
 
@@ -433,8 +302,8 @@ local function plan_job(job_desc, req)
     return nil, string.format("no configuration of %s fits %d GPUs of %s%s", req.model, gpus, req.profile,
                               (type(why) == "string" and why ~= "") and (": " .. why) or "")
   end
-  local c = best.config
-  local plan = attachment(req, gpus, best)
+  local c = compact(best.config)  -- nulls and defaults out: nil, as the old fields read
+  local plan = attachment(req, gpus, best, c)
   local previous = job_desc.admin_comment
   job_desc.admin_comment = ((type(previous) == "string" and previous ~= "") and (previous .. " ") or "") ..
                            "paraplan=" .. plan
@@ -447,13 +316,13 @@ local function plan_job(job_desc, req)
     PARAPLAN_MBS = degree(c.micro_batch_size), PARAPLAN_GBS = c.global_batch_size or req.global_batch,
     PARAPLAN_SP = c.sequence_parallel and 1 or 0, PARAPLAN_RECOMPUTE = recompute,
     PARAPLAN_ZERO = c.zero_stage or 0, PARAPLAN_SCHEDULE = c.pipeline_schedule or "SCHEDULE_UNSPECIFIED",
-    PARAPLAN_PREDICTED_ITERATION_TIME_S = encode_number(best.iteration_time_s or 0),
-    PARAPLAN_CONFIG_JSON = json.encode(compact(c)),
+    PARAPLAN_PREDICTED_ITERATION_TIME_S = tonumber(best.iteration_time_s) or 0,
+    PARAPLAN_CONFIG_JSON = json.encode(c),
   })
   return string.format("paraplan: %s on %d GPUs of %s: tp=%d pp=%d dp=%d cp=%d mbs=%d recompute=%s zero=%d, " ..
                        "predicted %.3f s per iteration", req.model, gpus, req.profile, degree(c.tensor_parallel),
                        degree(c.pipeline_parallel), degree(c.data_parallel), degree(c.context_parallel),
-                       degree(c.micro_batch_size), recompute, c.zero_stage or 0, best.iteration_time_s or 0)
+                       degree(c.micro_batch_size), recompute, c.zero_stage or 0, tonumber(best.iteration_time_s) or 0)
 end
 
 ------------------------------------------------------------------- Slurm's hooks
@@ -470,6 +339,10 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
         slurm.log_info("paraplan: job of uid %s: comment not understood: %s", tostring(submit_uid), why)
         user_message("paraplan: no plan attached: " .. why)
       end
+      return
+    end
+    if json_missing then  -- in slurmctld's log once, at load
+      user_message("paraplan: no plan attached (the job is submitted as it is): " .. json_missing)
       return
     end
     local line, failure = plan_job(job_desc, req)
@@ -493,5 +366,9 @@ end
 paraplan_internal = { json = json, parse_request = parse_request, gpus_in = gpus_in, job_gpus = job_gpus,
                       compact = compact }
 
-slurm.log_info("paraplan: job_submit.lua loaded (server %s)", URL)
+if json_missing then
+  slurm.log_info("paraplan: job_submit.lua loaded without plans, every job goes on unchanged: %s", json_missing)
+else
+  slurm.log_info("paraplan: job_submit.lua loaded (server %s)", URL)
+end
 return slurm.SUCCESS

@@ -11,6 +11,8 @@ script started (PARAPLAN_URL).
     MODE hang:  the server accepts and never answers; the same, within the timeout.
     MODE hang5: five submissions against that server: the first waits out the timeout
                 and opens the circuit breaker, the other four do not call paraplan.
+    MODE nocjson: require("cjson") fails: the script still loads, says why once in
+                slurmctld's log, and lets every job through unchanged.
 Prints "ok - ..." / "not ok - ..." lines; exits 1 if any check failed.
 --]]
 
@@ -38,6 +40,11 @@ slurm = {
   log_error = function(fmt, ...) logs[#logs + 1] = "error: " .. string.format(fmt, ...) end,
   log_user = function(fmt, ...) user_logs[#user_logs + 1] = string.format(fmt, ...) end,
 }
+
+if mode == "nocjson" then
+  package.loaded.cjson = nil
+  package.preload.cjson = function() error("cjson hidden by the test") end
+end
 
 local loaded = dofile(script)
 check(loaded == slurm.SUCCESS, "the script loads and returns slurm.SUCCESS")
@@ -79,9 +86,21 @@ do
   bad, why = internal.parse_request("paraplan:model=llama3-8b,profile=p")
   check(bad == nil and why and why:find("global_batch"), "a missing key is named", why)
   check(internal.parse_request("no plan please") == nil, "no paraplan: word, no request")
-  local v = internal.json.decode('{"a":[1,2.5,"x\\u00e9\\n"],"b":{"c":true,"d":null},"e":-1e3}')
-  check(v.a[2] == 2.5 and v.a[3] == "x\195\169\n" and v.b.c == true and v.e == -1000, "JSON decodes")
-  check(internal.json.encode({ b = { 1, 2 }, a = "q\"" }) == '{"a":"q\\"","b":[1,2]}', "JSON encodes, keys sorted")
+end
+if mode ~= "nocjson" then
+  local json = internal.json
+  local v = json.decode('{"a":[1,2.5,"x\\u00e9\\n\\ud83d\\ude80"],"b":{"c":true,"d":null},"e":-1e3}')
+  check(v.a[2] == 2.5 and v.a[3] == "x\195\169\n\240\159\154\128" and v.b.c == true and v.b.d == json.null and
+        v.e == -1000, "JSON decodes (lua-cjson): escapes, a surrogate pair, null")
+  -- Strings that need escaping survive a round trip; the text stays one line.
+  local odd = 'q"\\/\n\t\1 \195\169'
+  local text = json.encode({ b = { 1, 2 }, a = odd, c = {} })
+  local back = json.decode(text)
+  check(back.a == odd and back.b[2] == 2 and type(back.c) == "table" and not text:find("[\n\1]"),
+        "JSON encodes: quote, backslash, controls, UTF-8 round trip", text)
+  check(not pcall(json.decode, '{"a":0x10}') and not pcall(json.decode, '{"a":1} x'), "JSON: hex and trailing text refused")
+  check(next(internal.compact({ a = json.null, b = 0, c = { d = json.null, e = "X_UNSPECIFIED" } })) == nil,
+        "nulls, zeros and unspecified enums left out of the config")
 end
 
 if mode == "live" then
@@ -105,6 +124,16 @@ if mode == "live" then
         (plan.config.tensor_parallel or 1) == tp, "environment and attachment agree")
   check(tonumber(e.PARAPLAN_PREDICTED_ITERATION_TIME_S) and tonumber(e.PARAPLAN_PREDICTED_ITERATION_TIME_S) > 0,
         "predicted iteration time exported")
+  local integers = true
+  for _, k in ipairs({ "TP", "PP", "DP", "CP", "EP", "VPP", "MBS", "GBS", "SP", "ZERO", "GPUS" }) do
+    integers = integers and tostring(e["PARAPLAN_" .. k]):find("^%d+$") ~= nil
+  end
+  check(integers, "degrees exported as integers (8, not 8.0)", e.PARAPLAN_TP)
+  local cok, cfg = pcall(internal.json.decode, e.PARAPLAN_CONFIG_JSON or "")
+  local same = cok and type(cfg) == "table" and ok and type(plan.config) == "table"
+  for k, x in pairs(same and cfg or {}) do same = same and (type(x) == "table" or plan.config[k] == x) end
+  for k in pairs(same and plan.config or {}) do same = same and cfg[k] ~= nil end
+  check(same, "PARAPLAN_CONFIG_JSON is the attachment's config", e.PARAPLAN_CONFIG_JSON)
   check(last(user_logs):find("llama3%-8b on 16 GPUs of dgx%-h100%-80gb") ~= nil, "the user is told the plan",
         last(user_logs))
   if out_file then
@@ -163,6 +192,20 @@ if mode == "live" then
         "no GPUs: no plan, SUCCESS", last(user_logs))
 
   check(slurm_job_modify(job({}), {}, {}, 1000) == slurm.SUCCESS, "slurm_job_modify: SUCCESS")
+elseif mode == "nocjson" then
+  check(internal.json == nil and #logs == 1 and logs[1]:find("without plans.*lua%-cjson is not installed") ~= nil,
+        "nocjson: loaded; slurmctld's log says why, once", logs[1])
+  for i = 1, 2 do
+    local j = job({ comment = OPT_IN, tres_per_node = "gres/gpu:8", min_nodes = 2 })
+    local rc = submit(j)
+    check(rc == slurm.SUCCESS and j.admin_comment == nil and next(j.environment) == nil and
+          last(user_logs):find("submitted as it is.*lua%-cjson") ~= nil,
+          "nocjson: opted-in job " .. i .. ": SUCCESS, unchanged, the user is told", last(user_logs))
+  end
+  local said = #user_logs
+  local j = job({ comment = "my experiment", tres_per_node = "gres/gpu:8" })
+  check(submit(j) == slurm.SUCCESS and j.admin_comment == nil and #user_logs == said and #logs == 1,
+        "nocjson: a job without the comment: untouched, nothing logged")
 elseif mode == "hang5" then
   for i = 1, 5 do
     local j = job({ comment = OPT_IN, tres_per_node = "gres/gpu:8", min_nodes = 2 })

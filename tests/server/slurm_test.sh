@@ -2,19 +2,21 @@
 # The Slurm integration (deploy/slurm/) against a live paraplan-server: the real binary
 # on loopback ports with --http-listen and a temporary SQLite file.
 #
-#   1. job_submit.lua under every Lua interpreter found (lua5.1 — what Debian's Slurm
-#      embeds — to lua5.4), driven by slurm_job_submit_test.lua with a stand-in `slurm`
-#      table: plans attached to opted-in jobs (admin_comment, environment), everything
-#      else untouched; with the server down, or hanging, every job still gets
-#      slurm.SUCCESS within the timeout.
+#   1. job_submit.lua under every Lua interpreter found with lua-cjson (lua5.1 — what
+#      Debian's Slurm embeds — to lua5.4), driven by slurm_job_submit_test.lua with a
+#      stand-in `slurm` table: plans attached to opted-in jobs (admin_comment,
+#      environment), everything else untouched; with the server down, or hanging, or
+#      lua-cjson missing, every job still gets slurm.SUCCESS within the timeout.
 #   2. epilog.sh with fake job output files: the median iteration time is posted as a
 #      measurement naming the preset, found through each of its three sources (the
 #      attachment, the job's PARAPLAN_* environment, a stand-in `scontrol`); stored
 #      (accuracy over HTTP, and through the CLI when given), idempotent, and exit 0 when
-#      there is nothing to post or the server is down.
+#      there is nothing to post, the server is down or jq is missing; JSON read and
+#      written by jq (a plan in any member order, a config value that needs escaping).
 #
 #   slurm_test.sh --server PATH/paraplan-server [--cli PATH/paraplan]
-# Exit 0 when every check passes, 1 otherwise, 77 (skipped) without Lua, curl or python3.
+# Exit 0 when every check passes, 1 otherwise, 77 (skipped) without Lua and lua-cjson,
+# curl, jq or python3.
 set -uo pipefail
 
 SERVER="" CLI=""
@@ -36,10 +38,10 @@ for l in lua5.1 lua5.2 lua5.3 lua5.4 lua; do
   real=$(readlink -f "$path")
   [[ " $seen " == *" $real "* ]] && continue
   seen+=" $real"
-  luas+=("$l")
+  if "$l" -e 'require("cjson")' 2>/dev/null; then luas+=("$l"); else echo "$l: no lua-cjson, not tested"; fi
 done
-if [[ ${#luas[@]} -eq 0 ]]; then echo "skip: no Lua interpreter (apt-get install lua5.1)"; exit 77; fi
-for tool in curl python3; do
+if [[ ${#luas[@]} -eq 0 ]]; then echo "skip: no Lua with lua-cjson (apt-get install lua5.1 lua-cjson)"; exit 77; fi
+for tool in curl jq python3; do
   command -v "$tool" >/dev/null || { echo "skip: $tool missing"; exit 77; }
 done
 [[ -x $SERVER ]] || { echo "--server $SERVER: not executable" >&2; exit 2; }
@@ -102,6 +104,11 @@ for lua in "${luas[@]}"; do
     pass "$lua: server down: the job is submitted"
   else
     echo "$out"; fail "$lua: server down: the job is submitted"
+  fi
+  if out=$("$lua" "$HERE/slurm_job_submit_test.lua" "$JOB_SUBMIT" nocjson 2>&1); then
+    pass "$lua: without lua-cjson: loads, says why once, every job submitted unchanged"
+  else
+    echo "$out"; fail "$lua: without lua-cjson: every job submitted unchanged"
   fi
 done
 
@@ -206,12 +213,31 @@ epilog SLURM_JOB_ID=4247 PARAPLAN_JOB_OUTPUT="$TMP/job.out" PARAPLAN_PLAN="$ATTA
 check "epilog with the server down: failed, exit 0 (log: $LOG)" test "$RC" -eq 0 -a -n "$(grep 'failed: slurm-4247' <<<"$LOG")"
 check "epilog with the server down: quick" test $((SECONDS - start)) -le 6
 check "nothing more stored" test "$(accuracy_count)" = 3
+epilog SLURM_JOB_ID=4248 PARAPLAN_JOB_OUTPUT="$TMP/job.out" PARAPLAN_PLAN="$ATTACHED" PARAPLAN_JQ=/nonexistent/jq
+check "epilog without jq: says so, exit 0 (log: $LOG)" test "$RC" -eq 0 -a -n "$(grep 'failed: /nonexistent/jq not found' <<<"$LOG")"
+
+# e. JSON through jq: the plan in any member order; the job's PARAPLAN_CONFIG_JSON posted
+#    as it is; a config string that needs escaping reaches the server and comes back in
+#    its reason whole (a quote, a backslash, UTF-8).
+epilog SLURM_JOB_ID=4249 PARAPLAN_JOB_OUTPUT="$TMP/job.out" \
+  PARAPLAN_PLAN="paraplan=$(jq -c '{config} + del(.config)' <<<"${ATTACHED#paraplan=}")"
+check "epilog: a plan with config first: accepted (log: $LOG)" grep -q "accepted: slurm-4249" <<<"$LOG"
+mapfile -t job_env < <(tail -n +2 "$TMP/attached.txt")
+epilog "${job_env[@]}" SLURM_JOB_ID=4250 PARAPLAN_JOB_OUTPUT="$TMP/job.out"
+check "epilog from PARAPLAN_CONFIG_JSON: accepted (log: $LOG)" grep -q "accepted: slurm-4250" <<<"$LOG"
+check "epilog from PARAPLAN_CONFIG_JSON: five measurements" test "$(accuracy_count)" = 5
+odd='tp-"dp" \ é'
+config=$(jq -c --arg odd "$odd" '.rank_order = $odd' <<<"$(sed -n 's/^PARAPLAN_CONFIG_JSON=//p' "$TMP/attached.txt")")
+epilog "${job_env[@]}" PARAPLAN_CONFIG_JSON="$config" SLURM_JOB_ID=4251 PARAPLAN_JOB_OUTPUT="$TMP/job.out"
+check "epilog: a config value with a quote, a backslash and UTF-8 round trip (log: $LOG)" \
+  grep -qF "rejected: slurm-4251: llama3-8b on dgx-h100-80gb, median 7.25 s of 4 steps: config.rank_order: \"$odd\" is not" <<<"$LOG"
+check "still five measurements" test "$(accuracy_count)" = 5
 
 # The CLI reads the same measurements over gRPC.
 if [[ -n $CLI && -x $CLI ]]; then
   count=$("$CLI" --server "127.0.0.1:$GRPC_PORT" --output json accuracy --profile dgx-h100-80gb |
           python3 -c 'import json, sys; print(json.load(sys.stdin)["overall"]["count"])')
-  check "paraplan accuracy --profile dgx-h100-80gb: 3 measurements (got $count)" test "$count" = 3
+  check "paraplan accuracy --profile dgx-h100-80gb: 5 measurements (got $count)" test "$count" = 5
 fi
 
 echo "$failures failure(s)"
