@@ -20,10 +20,13 @@ It also reports how often an INVALID_ARGUMENT answer to a mutation inside the se
 messages named the mutated field (the validation reached it and said so), the fields it
 did not name most often and lists the fields whose mutation was answered
 OK most often (accepted values worth a look). Prints the answers by status code, throughput and, with
---server-pid, the server's resident memory at the start, its peak (sampled every second)
-and at the end. Exit 1 when the server stops answering, dies, or answers UNKNOWN (an
-escaped exception) or DATA_LOSS. Never run it against a server whose data you keep: its
-mutated ingests are stored when they happen to be valid.
+--server-pid, the server's resident memory at the start, after the first minute, its peak
+(sampled every second) and at the end. Every OK answer is decoded as its method's response
+type and searched for a NaN or infinite number. Exit 1 when the server stops answering,
+dies, answers UNKNOWN (an escaped exception), INTERNAL or DATA_LOSS, puts a NaN or an
+infinity in an answer, or (runs of 90 s or more with --server-pid) ends with more than
+twice the memory it had after the first minute: issue 21's bars. Never run it against a
+server whose data you keep: its mutated ingests are stored when they happen to be valid.
 """
 import argparse
 import collections
@@ -182,6 +185,36 @@ def mutate_fields(rng, message, paths):
     return m.SerializeToString(), path, created
 
 
+def response_classes(pb):
+    """method path -> the generated class of its response (from the services' descriptors)."""
+    from google.protobuf import symbol_database
+    db = symbol_database.Default()
+    out = {}
+    for service in pb.DESCRIPTOR.services_by_name.values():
+        for m in service.methods:
+            out[f'/{service.full_name}/{m.name}'] = db.GetSymbol(m.output_type.full_name)
+    return out
+
+
+def non_finite(message, prefix=''):
+    """The path of the first NaN or infinite float / double under `message`, or None."""
+    import math
+    from google.protobuf.descriptor import FieldDescriptor as F
+    for f, v in message.ListFields():
+        path = f'{prefix}{f.name}'
+        kind, values = f.type, v if f.label == F.LABEL_REPEATED else [v]
+        if kind == F.TYPE_MESSAGE and f.message_type.GetOptions().map_entry:
+            kind, values = f.message_type.fields_by_name['value'].type, list(v.values())
+        if kind == F.TYPE_MESSAGE:
+            for x in values:
+                bad = non_finite(x, path + '.')
+                if bad:
+                    return bad
+        elif kind in (F.TYPE_DOUBLE, F.TYPE_FLOAT) and any(not math.isfinite(x) for x in values):
+            return path
+    return None
+
+
 def rss_mib(pid):
     try:
         with open(f'/proc/{pid}/status') as f:
@@ -206,8 +239,10 @@ def main():
 
     seeds = [(method, message, encode(message, text)) for method, message, text in SEEDS]
     parsed = {}
+    pb = load_messages()
+    responses = response_classes(pb)
+    non_finite_answers = collections.Counter()  # method: field
     if a.mutator == 'fields':
-        pb = load_messages()
         for method, message, data in seeds:
             m = getattr(pb, message)()
             m.ParseFromString(data)
@@ -221,6 +256,7 @@ def main():
     next_index = [0]
     start_rss = rss_mib(a.server_pid) if a.server_pid else None
     peak = [start_rss or 0]
+    after_minute = [None]  # RSS at the first sample 60 s or more into the run
     done = threading.Event()
 
     def sample():
@@ -228,6 +264,8 @@ def main():
             r = rss_mib(a.server_pid)
             if r is not None:
                 peak[0] = max(peak[0], r)
+                if after_minute[0] is None and time.monotonic() - began >= 60:
+                    after_minute[0] = r
 
     def work(t):
         rng = random.Random(a.seed * 1000 + t)
@@ -242,14 +280,19 @@ def main():
                 body, path, created = mutate_fields(rng, *parsed[method])
             else:
                 body = mutate(rng, data, seeds)
-            message = ''
+            message, bad_field = '', None
             try:
-                calls[method](body, timeout=a.deadline_s)
+                answer = calls[method](body, timeout=a.deadline_s)
                 code = 'OK'
+                decoded = responses[method]()
+                decoded.ParseFromString(answer)
+                bad_field = non_finite(decoded)
             except grpc.RpcError as e:
                 code = e.code().name
                 message = e.details() or ''
             with lock:
+                if bad_field:
+                    non_finite_answers[f'{method.rsplit("/", 1)[1]}: {bad_field}'] += 1
                 codes[(method.rsplit('/', 1)[1], code)] += 1
                 if path is not None:
                     leaf = path.rsplit('.', 1)[-1]
@@ -282,8 +325,12 @@ def main():
         by_code[code] += n
     print(f'requests={a.requests} seconds={seconds:.1f} per_s={a.requests / seconds:.0f} '
           + ' '.join(f'{c}={n}' for c, n in sorted(by_code.items())))
+    rss_ok = True
     if a.server_pid:
-        print(f'rss_mib start={start_rss} peak={peak[0]} end={end_rss}')
+        print(f'rss_mib start={start_rss} after_first_minute={after_minute[0]} peak={peak[0]} end={end_rss}')
+        if seconds >= 90 and after_minute[0] and end_rss is not None:
+            rss_ok = end_rss <= 2 * after_minute[0]
+            print(f'rss_end_at_most_twice_the_first_minute={"yes" if rss_ok else "NO"}')
     if a.mutator == 'fields':
         said = sum(n for (p, ok), n in named.items() if ok)
         total = sum(named.values())
@@ -291,10 +338,14 @@ def main():
         unnamed = collections.Counter({p: n for (p, ok), n in named.items() if not ok})
         print('not named most often: ' + ', '.join(f'{p} {n}' for p, n in unnamed.most_common(8)))
         print('accepted most often: ' + ', '.join(f'{p} {n}' for p, n in accepted.most_common(8)))
-    bad = by_code['UNKNOWN'] + by_code['DATA_LOSS']
+    bad = by_code['UNKNOWN'] + by_code['INTERNAL'] + by_code['DATA_LOSS']
     alive = health and (not a.server_pid or end_rss is not None)
-    print(f'server_answers_after={"yes" if alive else "NO"} unknown_or_data_loss={bad}')
-    return 0 if alive and bad == 0 else 1
+    nf = sum(non_finite_answers.values())
+    print(f'server_answers_after={"yes" if alive else "NO"} unknown_internal_or_data_loss={bad} '
+          f'answers_with_nan_or_inf={nf}')
+    for where, n in non_finite_answers.most_common(8):
+        print(f'  non-finite: {where} ({n})')
+    return 0 if alive and bad == 0 and nf == 0 and rss_ok else 1
 
 
 if __name__ == '__main__':
