@@ -1,6 +1,7 @@
 // The launchers beside Megatron-LM's: NeMo 1.x (Hydra overrides of megatron_gpt_config.yaml) and
 // torchtitan's command line (overrides of a config function).
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -161,6 +162,56 @@ std::string Nemo(const Plan& p) {
                       notes.text(), y.Render("python examples/nlp/language_modeling/megatron_gpt_pretraining.py"));
 }
 
+// The config functions torchtitan ships for published models (the public functions of
+// torchtitan/models/M/config_registry.py at pytorch/torchtitan b5bcd76, listed as
+// config:M.F in tests/launchers/torchtitan_flags.txt) and the shape each builds (the
+// model registries beside them; Meta's, DeepSeek's, Qwen's and OpenAI's published configs).
+struct TorchtitanModel {
+  const char* module;
+  const char* config;
+  int layers;
+  int64_t hidden;
+  int heads, kv_heads;
+  int64_t ffn, vocab;
+  int experts, top_k;
+};
+constexpr TorchtitanModel kTorchtitanModels[] = {
+    {"llama3", "llama3_8b", 32, 4096, 32, 8, 14336, 128256, 0, 0},
+    {"llama3", "llama3_70b", 80, 8192, 64, 8, 28672, 128256, 0, 0},
+    {"llama3", "llama3_405b", 126, 16384, 128, 8, 53248, 128256, 0, 0},
+    {"deepseek_v3", "deepseek_v3_671b", 61, 7168, 128, 128, 18432, 129280, 256, 8},
+    {"qwen3", "qwen3_30b_a3b", 48, 2048, 32, 4, 6144, 151936, 128, 8},
+    {"gpt_oss", "gpt_oss_120b", 36, 2880, 64, 8, 2880, 201088, 128, 4},
+};
+
+// The shipped config function that builds the planned model, or nullptr.
+const TorchtitanModel* TorchtitanModelOf(const Plan& p) {
+  const int experts = p.moe() ? p.t->moe().num_experts() : 0;
+  const int top_k = p.moe() ? p.t->moe().top_k() : 0;
+  for (const TorchtitanModel& m : kTorchtitanModels) {
+    if (m.layers == p.t->num_layers() && m.hidden == p.t->hidden_size() && m.heads == p.t->num_attention_heads() &&
+        m.kv_heads == p.kv_heads && m.ffn == p.ffn && m.vocab == p.t->vocab_size() && m.experts == experts &&
+        m.top_k == top_k) {
+      return &m;
+    }
+  }
+  return nullptr;
+}
+
+// "96 layers, hidden 12288, 96 heads (96 K/V), FFN 49152, vocabulary 51200[, 8 experts
+// (top 2) of FFN 14336]": what a config function has to build.
+std::string ShapeOf(const Plan& p) {
+  std::string out = absl::StrCat(p.t->num_layers(), " layers, hidden ", p.t->hidden_size(), ", ",
+                                 p.t->num_attention_heads(), " heads (", p.kv_heads, " K/V), FFN ", p.ffn,
+                                 ", vocabulary ", p.t->vocab_size());
+  if (p.moe()) {
+    const int64_t expert_ffn = p.t->moe().expert_ffn_hidden_size() > 0 ? p.t->moe().expert_ffn_hidden_size() : p.ffn;
+    absl::StrAppend(&out, ", ", p.t->moe().num_experts(), " experts (top ", p.t->moe().top_k(), ") of FFN ",
+                    expert_ffn);
+  }
+  return out;
+}
+
 // torchtitan configures a run with a Python function returning its Trainer.Config
 // (torchtitan_recipes/, torchtitan/config/README.md at pytorch/torchtitan b5bcd76); the
 // "--section.option" flags still override it: ParallelismConfig, TrainingConfig and
@@ -174,10 +225,18 @@ std::string Torchtitan(const Plan& p) {
   CommandLine f;
   const bool fsdp = p.zero == 3;
   const int64_t seq = p.t->seq_length();
-  f.Add("--module", "YOUR_MODULE");
-  f.Add("--config", "YOUR_CONFIG");
-  notes.Add(absl::StrCat("--module / --config: the module and config function that build ", p.model,
-                         " (e.g. in torchtitan_recipes/); the flags below override its parallelism and batch"));
+  if (const TorchtitanModel* m = TorchtitanModelOf(p)) {
+    f.Add("--module", m->module);
+    f.Add("--config", m->config);
+    notes.Add(absl::StrCat("--module ", m->module, " --config ", m->config, ": torchtitan's config function for ",
+                           ShapeOf(p), "; the flags below override its parallelism and batch"));
+  } else {
+    f.Add("--module", "YOUR_MODULE");
+    f.Add("--config", "YOUR_CONFIG");
+    notes.Add(absl::StrCat("--module / --config: torchtitan ships no config function for ", p.model,
+                           "; name yours (e.g. in torchtitan_recipes/), building ", ShapeOf(p),
+                           "; the flags below override its parallelism and batch"));
+  }
   f.Add("--parallelism.data_parallel_replicate_degree", fsdp ? 1 : p.dp);
   f.Add("--parallelism.data_parallel_shard_degree", fsdp ? p.dp : 1);
   if (p.zero == 1 || p.zero == 2) {

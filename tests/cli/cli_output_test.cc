@@ -146,7 +146,7 @@ TEST(Launcher, TorchtitanMoeFp8) {
   EXPECT_EQ(Emit("torchtitan", MoeFp8()),
             "# torchtitan command line (overrides of a config function) for moe-test on lab@3: 64 GPUs (8 nodes x 8)\n"
             "# plan: TP2 PP2 DP8 CP2 EP4, schedule 1f1b, micro-batch 2, global batch 256, recompute full, sequence parallel, ZeRO-3, fp8\n"
-            "# note: --module / --config: the module and config function that build moe-test (e.g. in torchtitan_recipes/); the flags below override its parallelism and batch\n"
+            "# note: --module / --config: torchtitan ships no config function for moe-test; name yours (e.g. in torchtitan_recipes/), building 32 layers, hidden 4096, 32 heads (8 K/V), FFN 14336, vocabulary 32000, 8 experts (top 2) of FFN 14336; the flags below override its parallelism and batch\n"
             "# note: CUDA graphs are not emitted here; see the config function's options\n"
             "# note: FP8: add the float8 converter (tensorwise) to the model in the config function, with FSDP float8 all-gather; it has no command-line flag\n"
             "torchrun --nproc_per_node 8 --nnodes 8 -m torchtitan.train \\\n"
@@ -515,7 +515,21 @@ TEST(Launcher, TorchtitanEmitsOnlyItsCommandLineOverrides) {
     }
     EXPECT_GT(checked, 8) << text;
     EXPECT_TRUE(absl::StrContains(text, "activation-checkpoint:")) << text;
+    // A config function torchtitan ships is named as one the registry defines.
+    const std::vector<std::string> words = absl::StrSplit(text.substr(run), absl::ByAnyChar(" \n"), absl::SkipEmpty());
+    const auto value_of = [&](const std::string& flag) {
+      const auto it = std::find(words.begin(), words.end(), flag);
+      return it == words.end() || it + 1 == words.end() ? std::string() : *(it + 1);
+    };
+    const std::string module = value_of("--module"), config = value_of("--config");
+    if (module != "YOUR_MODULE") {
+      EXPECT_TRUE(known.contains(absl::StrCat("config:", module, ".", config))) << module << "." << config;
+    }
   }
+  // Llama 3 70B's shape is torchtitan's own llama3_70b; the Mixtral-shaped test model is
+  // nothing torchtitan ships, so the user names a config function and is told its shape.
+  EXPECT_TRUE(absl::StrContains(Emit("torchtitan", LlamaZero3()), "--module llama3 \\\n    --config llama3_70b"));
+  EXPECT_TRUE(absl::StrContains(Emit("torchtitan", MoeFp8()), "--config YOUR_CONFIG"));
 }
 
 // Megatron-Bridge's ConfigContainer keys and run_recipe.py's options at the commits

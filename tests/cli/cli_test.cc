@@ -862,7 +862,7 @@ TEST_F(ServerTest, PlanEmitTorchtitan) {
   EXPECT_EQ(r.out, absl::StrCat("# torchtitan command line (overrides of a config function) for gpt3-175b on "
                                 "dgx-a100-80gb@1: ",
                                 kGpt3Header,
-                                "# note: --module / --config: the module and config function that build gpt3-175b (e.g. in torchtitan_recipes/); the flags below override its parallelism and batch\n"
+                                "# note: --module / --config: torchtitan ships no config function for gpt3-175b; name yours (e.g. in torchtitan_recipes/), building 96 layers, hidden 12288, 96 heads (96 K/V), FFN 49152, vocabulary 51200; the flags below override its parallelism and batch\n"
                                 "# note: torchtitan has no ZeRO-1: data parallelism is replicated (DDP), optimizer states unsharded (more memory than planned)\n"
                                 "torchrun --nproc_per_node 8 --nnodes 128 -m torchtitan.train \\\n"
                                 "    --module YOUR_MODULE \\\n"
@@ -945,11 +945,11 @@ TEST_F(ServerTest, PlanEmitLlamaFullRecomputeZero3) {
   r = P(args);
   ASSERT_EQ(r.code, 0) << Describe(r);
   EXPECT_EQ(r.out, absl::StrCat("# torchtitan command line (overrides of a config function) ", header,
-                                "# note: --module / --config: the module and config function that build llama3-8b (e.g. in torchtitan_recipes/); the flags below override its parallelism and batch\n"
+                                "# note: --module llama3 --config llama3_8b: torchtitan's config function for 32 layers, hidden 4096, 32 heads (8 K/V), FFN 14336, vocabulary 128256; the flags below override its parallelism and batch\n"
                                 "# note: torchtitan places pipeline stages outermost (tp-cp-dp-pp); the planned order tp-cp-ep-pp-dp is not available\n"
                                 "torchrun --nproc_per_node 8 --nnodes 2 -m torchtitan.train \\\n"
-                                "    --module YOUR_MODULE \\\n"
-                                "    --config YOUR_CONFIG \\\n"
+                                "    --module llama3 \\\n"
+                                "    --config llama3_8b \\\n"
                                 "    --parallelism.data_parallel_replicate_degree 1 \\\n"
                                 "    --parallelism.data_parallel_shard_degree 4 \\\n"
                                 "    --parallelism.tensor_parallel_degree 2 \\\n"
