@@ -96,6 +96,9 @@ std::string Emit(const char* framework, const LaunchInput& in) {
   return s.ok() ? *s : "";
 }
 
+LaunchInput Gpt3();           // GPT-3 175B, TP8 PP8 DP16 (below)
+LaunchInput DeepSeekStyle();  // MLA, shared experts, dense first layers (below)
+
 TEST(Launcher, MegatronMoeFp8) {
   EXPECT_EQ(Emit("megatron", MoeFp8()),
             "# Megatron-LM pretrain_gpt.py arguments for moe-test on lab@3: 64 GPUs (8 nodes x 8)\n"
@@ -360,7 +363,7 @@ TEST(Launcher, MegatronEmitsOnlyMegatronLmFlags) {
   folded.config.set_zero_stage(1);
   folded.config.add_offload_modules("expert_fc1");
   folded.config.add_offload_modules("moe_act");
-  for (const LaunchInput& in : {MoeFp8(), DenseFp16(), LlamaZero3(), folded}) {
+  for (const LaunchInput& in : {MoeFp8(), DenseFp16(), LlamaZero3(), folded, Gpt3(), DeepSeekStyle()}) {
     const std::string text = Emit("megatron", in);
     for (const std::string& flag : EmittedFlags(text)) {
       EXPECT_TRUE(known.contains(flag)) << flag << " is not a Megatron-LM flag\n" << text;
@@ -408,7 +411,7 @@ TEST(Launcher, DeepSpeedEmitsOnlyNamesDeepSpeedDefines) {
   LaunchInput offload = MoeFp8();
   offload.config.set_pipeline_parallel(1);
   offload.config.mutable_offload()->set_weights(true);
-  for (const LaunchInput& in : {MoeFp8(), DenseFp16(), llama, offload}) {
+  for (const LaunchInput& in : {MoeFp8(), DenseFp16(), llama, offload, Gpt3(), DeepSeekStyle()}) {
     const std::string text = Emit("deepspeed", in);
     for (const std::string& flag : EmittedFlags(text)) {
       const std::string name = flag.substr(0, flag.find('='));  // --zero-stage=1
@@ -473,7 +476,7 @@ TEST(Launcher, NemoOverridesAddOnlyKeysTheBaseConfigLacks) {
   folded.config.add_recompute_modules("moe_act");
   folded.workload.set_quant_recipe(v1::QUANT_RECIPE_CURRENT_SCALING);
   int added = 0;
-  for (const LaunchInput& in : {MoeFp8(), DenseFp16(), LlamaZero3(), folded}) {
+  for (const LaunchInput& in : {MoeFp8(), DenseFp16(), LlamaZero3(), folded, Gpt3(), DeepSeekStyle()}) {
     const std::string text = Emit("nemo", in);
     const size_t run = text.find("\npython ");
     ASSERT_NE(run, std::string::npos) << text;
@@ -501,7 +504,7 @@ TEST(Launcher, TorchtitanEmitsOnlyItsCommandLineOverrides) {
   LaunchInput dense = DenseFp16();
   dense.config.set_pipeline_schedule(v1::SCHEDULE_INTERLEAVED_1F1B);
   dense.config.set_virtual_pipeline_stages(2);
-  for (const LaunchInput& input : {MoeFp8(), dense, LlamaZero3()}) {
+  for (const LaunchInput& input : {MoeFp8(), dense, LlamaZero3(), Gpt3(), DeepSeekStyle()}) {
     const std::string text = Emit("torchtitan", input);
     const size_t run = text.find("-m torchtitan.train");
     ASSERT_NE(run, std::string::npos) << text;
@@ -547,7 +550,7 @@ TEST(Launcher, MegatronBridgeEmitsOnlyConfigContainerKeys) {
   fine.config.add_offload_modules("moe_act");
   EXPECT_TRUE(absl::StrContains(Emit("megatron-bridge", fine), "'model.offload_modules=[expert_fc1,moe_act]'"))
       << Emit("megatron-bridge", fine);
-  for (const LaunchInput& input : {MoeFp8(), DenseFp16(), LlamaZero3(), folded, fine}) {
+  for (const LaunchInput& input : {MoeFp8(), DenseFp16(), LlamaZero3(), folded, fine, Gpt3(), DeepSeekStyle()}) {
     const std::string text = Emit("megatron-bridge", input);
     const size_t run = text.find("scripts/training/run_recipe.py");
     ASSERT_NE(run, std::string::npos) << text;
@@ -607,6 +610,57 @@ LaunchInput DeepSeekStyle() {
   in.config.set_data_parallel(16);
   in.config.set_zero_stage(1);
   return in;
+}
+
+// GPT-3 175B (Brown et al. 2020) as Narayanan et al. (SC'21) trained it: TP8 PP8 DP16,
+// interleaved over 3 virtual stages, selective recompute with SP, bf16.
+LaunchInput Gpt3() {
+  LaunchInput in;
+  v1::TransformerSpec* t = in.workload.mutable_transformer();
+  in.workload.set_name("gpt3-175b");
+  t->set_num_layers(96);
+  t->set_hidden_size(12288);
+  t->set_num_attention_heads(96);
+  t->set_ffn_hidden_size(49152);
+  t->set_seq_length(2048);
+  t->set_vocab_size(51200);
+  t->set_tied_embeddings(true);
+  in.workload.set_precision(v1::PRECISION_BF16);
+  v1::ParallelConfig& c = in.config;
+  c.set_tensor_parallel(8);
+  c.set_pipeline_parallel(8);
+  c.set_data_parallel(16);
+  c.set_virtual_pipeline_stages(3);
+  c.set_pipeline_schedule(v1::SCHEDULE_INTERLEAVED_1F1B);
+  c.set_micro_batch_size(1);
+  c.set_global_batch_size(1536);
+  c.set_recompute(v1::RECOMPUTE_SELECTIVE);
+  c.set_sequence_parallel(true);
+  c.set_zero_stage(1);
+  in.num_gpus = 1024;
+  in.gpus_per_node = 8;
+  return in;
+}
+
+// The four models (GPT-3 175B, Llama 3 70B, a Mixtral-shaped MoE, a DeepSeek-style
+// MoE with MLA) through every launcher: each is emitted, and each output states the
+// model's layer count and hidden size (and its expert count) as its framework reads them
+// — a flag, a key or, where the framework builds the model in code, the note on what
+// that code must build.
+TEST(Launcher, EveryFrameworkStatesTheFourModels) {
+  const std::vector<std::pair<const char*, LaunchInput>> models = {
+      {"gpt3", Gpt3()}, {"llama3-70b", LlamaZero3()}, {"mixtral", MoeFp8()}, {"deepseek", DeepSeekStyle()}};
+  for (const char* framework : {"megatron", "megatron-bridge", "nemo", "deepspeed", "torchtitan"}) {
+    for (const auto& [name, in] : models) {
+      const std::string text = Emit(framework, in);
+      const std::vector<std::string> words = absl::StrSplit(text, absl::ByAnyChar(" =,'\n"), absl::SkipEmpty());
+      const auto says = [&](int64_t n) { return std::find(words.begin(), words.end(), absl::StrCat(n)) != words.end(); };
+      const v1::TransformerSpec& t = in.workload.transformer();
+      EXPECT_TRUE(says(t.num_layers())) << framework << " / " << name << ": no layer count\n" << text;
+      EXPECT_TRUE(says(t.hidden_size())) << framework << " / " << name << ": no hidden size\n" << text;
+      if (t.has_moe()) EXPECT_TRUE(says(t.moe().num_experts())) << framework << " / " << name << "\n" << text;
+    }
+  }
 }
 
 TEST(Launcher, LayerKindsMlaAndWindowsAreStated) {
