@@ -345,12 +345,17 @@ void RunWorkers(const SearchSpace& space, const std::vector<std::pair<int, Shape
 std::string InfeasibleReason(const SearchSpace& space, const WorkerState* shortfall_state, bool truncated) {
   const double headroom = space.request->constraints.memory_headroom_ratio;
   if (shortfall_state != nullptr && std::isfinite(shortfall_state->best_shortfall_bytes)) {
+    // Offloading to host memory is searched only on request: say so where nothing fits.
+    const char* offload = space.request->constraints.allow_offload
+                              ? ""
+                              : "; offloading to host memory was not searched (constraints.allow_offload; paraplan plan "
+                                "--allow-offload)";
     return absl::StrFormat(
         "no configuration fits in memory; the closest, %s on %d GPUs, needs %.1f GiB of %.1f GiB "
-        "usable (%.1f GiB short)",
+        "usable (%.1f GiB short)%s",
         shortfall_state->shortfall_config.ShortString(), static_cast<int>(shortfall_state->shortfall_config.NumGpus()),
         shortfall_state->shortfall_total_bytes / kGiB, space.hws.front()->capacity_bytes() * (1 - headroom) / kGiB,
-        shortfall_state->best_shortfall_bytes / kGiB);
+        shortfall_state->best_shortfall_bytes / kGiB, offload);
   }
   if (truncated) return "the deadline expired before any configuration was evaluated";
   return "no valid configuration: the GPU counts, global batch size and constraints admit no "

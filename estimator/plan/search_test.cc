@@ -462,6 +462,21 @@ TEST(Search, ExplainsWhenNothingFits) {
   ASSERT_TRUE(plan.ok());
   EXPECT_TRUE(plan->plans.empty());
   EXPECT_NE(plan->infeasible_reason.find("GiB short"), std::string::npos) << plan->infeasible_reason;
+  EXPECT_NE(plan->infeasible_reason.find("not searched (constraints.allow_offload"), std::string::npos)
+      << plan->infeasible_reason;
+  // Llama 3 70B on 8 A100s: 16 bytes of weights, gradients and Adam states a parameter do
+  // not fit 8 x 80 GB; with the optimizer's states on the host it does.
+  req.workload = Model("llama3-70b");
+  req.global_batch_size = 64;
+  plan = Plan(req, Profile("dgx-a100-80gb"));
+  ASSERT_TRUE(plan.ok());
+  EXPECT_TRUE(plan->plans.empty());
+  req.constraints.allow_offload = true;
+  plan = Plan(req, Profile("dgx-a100-80gb"));
+  ASSERT_TRUE(plan.ok());
+  ASSERT_FALSE(plan->plans.empty()) << plan->infeasible_reason;
+  EXPECT_TRUE(plan->plans.front().config.offload.optimizer);
+  EXPECT_EQ(plan->infeasible_reason.find("not searched"), std::string::npos);
 }
 
 TEST(Search, DeadlineTruncates) {
