@@ -154,6 +154,20 @@ absl::StatusOr<Plan> Resolve(const LaunchInput& in) {
 
 }  // namespace
 
+void A2aOverlapNote(const Plan& p, Notes* notes) {
+  if (!p.c->moe_a2a_overlap()) return;
+  // Megatron-Core MoE README ("Requirements for EP A2A Overlap": CUDA_DEVICE_MAX_CONNECTIONS
+  // > 1); Megatron-MoE-ModelZoo sbatch_benchmarking.sh sets 32; arguments.py warns for TP or
+  // CP on pre-Blackwell GPUs.
+  std::string text =
+      "the all-to-all overlap needs CUDA_DEVICE_MAX_CONNECTIONS above 1 (32 in NVIDIA's MoE model zoo)";
+  if (p.tp > 1 || p.cp > 1) {
+    absl::StrAppend(&text, "; on Hopper and earlier Megatron-LM warns that TP / CP communication then overlaps "
+                           "worse (not priced here)");
+  }
+  notes->Add(text);
+}
+
 }  // namespace launcher
 
 bool IsLauncher(absl::string_view name) {

@@ -142,7 +142,11 @@ void Shape(const Plan& p, Notes* notes, Overrides* o) {
     }
     o->Add("model.moe_token_dispatcher_type", Dispatcher(p.c->moe_dispatcher()));
     if (p.c->moe_dispatcher() == v1::MOE_DISPATCHER_DEEPEP) o->Add("model.moe_flex_dispatcher_backend", "deepep");
-    if (p.c->moe_a2a_overlap()) o->Add("model.overlap_moe_expert_parallel_comm", "true");
+    if (p.c->moe_a2a_overlap()) {
+      o->Add("model.overlap_moe_expert_parallel_comm", "true");
+      o->Add("model.delay_wgrad_compute", "true");
+      A2aOverlapNote(p, notes);
+    }
   }
 }
 

@@ -28,7 +28,7 @@ constexpr const char* kNotInBaseConfig[] = {
     "model.overlap_moe_expert_parallel_comm", "model.fp8_recipe",
     "model.optim.overlap_grad_sync",      "model.optim.overlap_param_sync",
     "model.moe_ffn_hidden_size",          "model.moe_layer_freq",
-    "model.moe_shared_expert_intermediate_size",
+    "model.moe_shared_expert_intermediate_size", "model.delay_wgrad_compute",
 };
 
 class Hydra {
@@ -128,7 +128,11 @@ std::string Nemo(const Plan& p) {
                                        : c.moe_dispatcher() == v1::MOE_DISPATCHER_DEEPEP  ? "flex"
                                                                                           : "alltoall");
     if (c.moe_dispatcher() == v1::MOE_DISPATCHER_DEEPEP) y.Add("moe_enable_deepep", "true");
-    if (c.moe_a2a_overlap()) y.Add("overlap_moe_expert_parallel_comm", "true");
+    if (c.moe_a2a_overlap()) {
+      y.Add("overlap_moe_expert_parallel_comm", "true");
+      y.Add("delay_wgrad_compute", "true");
+      A2aOverlapNote(p, &notes);
+    }
   }
   // megatron_gpt_config.yaml, model: Transformer Engine FP8 and CPU offloading.
   if (p.precision == v1::PRECISION_FP8) {

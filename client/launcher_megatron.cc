@@ -179,7 +179,7 @@ void MegatronShardingFlags(const Plan& p, CommandLine* f, Notes* notes) {
 }
 
 // The experts: their count and width, which layers, the dispatcher.
-void MegatronMoeFlags(const Plan& p, CommandLine* f) {
+void MegatronMoeFlags(const Plan& p, CommandLine* f, Notes* notes) {
   const v1::ParallelConfig& c = *p.c;
   // Megatron-LM arguments.py, _add_moe_args.
   const v1::MoeSpec& m = p.t->moe();
@@ -205,7 +205,11 @@ void MegatronMoeFlags(const Plan& p, CommandLine* f) {
   } else {
     f->Add("--moe-token-dispatcher-type", "alltoall");
   }
-  if (c.moe_a2a_overlap()) f->Add("--overlap-moe-expert-parallel-comm");
+  if (c.moe_a2a_overlap()) {  // weight gradients delayed to pair with the dispatch (README)
+    f->Add("--overlap-moe-expert-parallel-comm");
+    f->Add("--delay-wgrad-compute");
+    A2aOverlapNote(p, notes);
+  }
 }
 
 // The compute precision and its recipe.
@@ -239,7 +243,7 @@ std::string Megatron(const Plan& p) {
   MegatronParallelFlags(p, &f, &notes);
   MegatronShardingFlags(p, &f, &notes);
   ModelShapeFlags(p, /*deepspeed=*/false, &f, &notes);
-  if (p.moe()) MegatronMoeFlags(p, &f);
+  if (p.moe()) MegatronMoeFlags(p, &f, &notes);
   MegatronPrecisionFlags(p, &f);
   return absl::StrCat(Header("Megatron-LM pretrain_gpt.py arguments", p), notes.text(), f.Render(Torchrun(p)));
 }

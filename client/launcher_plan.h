@@ -104,6 +104,12 @@ class CommandLine {
   std::vector<std::string> args_;
 };
 
+// Megatron-Core's EP all-to-all overlap (moe_a2a_overlap): what the launch needs beyond
+// the two flags (--overlap-moe-expert-parallel-comm --delay-wgrad-compute, the pairing the
+// estimate assumes) as a note: CUDA_DEVICE_MAX_CONNECTIONS above 1, and with TP or CP on
+// Hopper, Megatron-LM's warning that their communication then overlaps worse.
+void A2aOverlapNote(const Plan& p, Notes* notes);
+
 // The emitters (launcher_megatron.cc, launcher_configs.cc, launcher_bridge.cc).
 std::string Megatron(const Plan& p);
 std::string DeepSpeed(const Plan& p);

@@ -369,6 +369,13 @@ TEST(Launcher, MegatronEmitsOnlyMegatronLmFlags) {
       EXPECT_TRUE(known.contains(flag)) << flag << " is not a Megatron-LM flag\n" << text;
     }
   }
+  // The all-to-all overlap as Megatron-Core pairs it, and what its launch needs.
+  EXPECT_TRUE(absl::StrContains(Emit("megatron", folded),
+                                "--overlap-moe-expert-parallel-comm \\\n    --delay-wgrad-compute"))
+      << Emit("megatron", folded);
+  EXPECT_TRUE(absl::StrContains(Emit("megatron", folded), "needs CUDA_DEVICE_MAX_CONNECTIONS above 1"));
+  EXPECT_TRUE(absl::StrContains(Emit("megatron-bridge", folded), "model.delay_wgrad_compute=true"));
+  EXPECT_TRUE(absl::StrContains(Emit("nemo", folded), "+model.delay_wgrad_compute=true"));
   EXPECT_TRUE(absl::StrContains(Emit("megatron", folded),
                                 "--fine-grained-activation-offloading \\\n    --offload-modules expert_fc1 moe_act \\\n"))
       << Emit("megatron", folded);
