@@ -203,7 +203,8 @@ const TorchtitanModel* TorchtitanModelOf(const Plan& p) {
 }
 
 // "96 layers, hidden 12288, 96 heads (96 K/V), FFN 49152, vocabulary 51200[, 8 experts
-// (top 2) of FFN 14336]": what a config function has to build.
+// (top 2) of FFN 14336 ...][, multi-latent attention ...][, a window ...]": what a config
+// function has to build.
 std::string ShapeOf(const Plan& p) {
   std::string out = absl::StrCat(p.t->num_layers(), " layers, hidden ", p.t->hidden_size(), ", ",
                                  p.t->num_attention_heads(), " heads (", p.kv_heads, " K/V), FFN ", p.ffn,
@@ -212,6 +213,20 @@ std::string ShapeOf(const Plan& p) {
     const int64_t expert_ffn = p.t->moe().expert_ffn_hidden_size() > 0 ? p.t->moe().expert_ffn_hidden_size() : p.ffn;
     absl::StrAppend(&out, ", ", p.t->moe().num_experts(), " experts (top ", p.t->moe().top_k(), ") of FFN ",
                     expert_ffn);
+    if (p.t->moe().num_shared_experts() > 0) absl::StrAppend(&out, " + ", p.t->moe().num_shared_experts(), " shared");
+    if (p.t->moe().first_dense_layers() > 0) {
+      absl::StrAppend(&out, ", the first ", p.t->moe().first_dense_layers(), " layers dense");
+    }
+  }
+  if (p.t->has_mla()) {
+    const v1::MlaSpec& m = p.t->mla();
+    absl::StrAppend(&out, ", multi-latent attention (query rank ", m.q_lora_rank(), ", key/value rank ",
+                    m.kv_lora_rank(), ", head dims ", m.qk_nope_head_dim(), " + ", m.qk_rope_head_dim(), " / ",
+                    m.v_head_dim(), ")");
+  }
+  if (p.t->sliding_window().tokens() > 0) {
+    absl::StrAppend(&out, ", a ", p.t->sliding_window().tokens(), "-token window every ",
+                    p.t->sliding_window().layer_interval(), " layers");
   }
   return out;
 }

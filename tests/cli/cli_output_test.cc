@@ -540,6 +540,10 @@ TEST(Launcher, TorchtitanEmitsOnlyItsCommandLineOverrides) {
   // nothing torchtitan ships, so the user names a config function and is told its shape.
   EXPECT_TRUE(absl::StrContains(Emit("torchtitan", LlamaZero3()), "--module llama3 \\\n    --config llama3_70b"));
   EXPECT_TRUE(absl::StrContains(Emit("torchtitan", MoeFp8()), "--config YOUR_CONFIG"));
+  EXPECT_TRUE(absl::StrContains(Emit("torchtitan", DeepSeekStyle()),
+                                "256 experts (top 8) of FFN 2048 + 1 shared, the first 3 layers dense, multi-latent "
+                                "attention (query rank 1536, key/value rank 512, head dims 128 + 64 / 128)"))
+      << Emit("torchtitan", DeepSeekStyle());
 }
 
 // Megatron-Bridge's ConfigContainer keys and run_recipe.py's options at the commits
