@@ -72,6 +72,21 @@ void BM_StoreGetProfile(benchmark::State& state) {
 }
 BENCHMARK(BM_StoreGetProfile)->Unit(benchmark::kMicrosecond);
 
+// The default version's read once a profile has many versions (updates and calibrations
+// each write one): the read must not grow with them.
+void BM_StoreGetProfileManyVersions(benchmark::State& state) {
+  Server s;
+  const std::string body = s.store->GetProfile("dgx-a100-80gb", 0)->body;
+  for (int64_t i = 0; i < state.range(0); ++i) {
+    if (!s.store->PutProfileVersion("dgx-a100-80gb", body, "update").ok()) std::abort();
+  }
+  for (auto _ : state) {
+    auto row = s.store->GetProfile("dgx-a100-80gb", 0);
+    benchmark::DoNotOptimize(row);
+  }
+}
+BENCHMARK(BM_StoreGetProfileManyVersions)->Arg(10)->Arg(3000)->Unit(benchmark::kMicrosecond);
+
 void BM_DecodeProfile(benchmark::State& state) {
   Server s;
   const std::string body = s.store->GetProfile("dgx-a100-80gb", 0)->body;

@@ -193,33 +193,36 @@ absl::StatusOr<v1::CalibrateResponse> Backend::FitAndStore(const std::string& pr
   // The measurements are read in pages and kept within a bound (BoundedSamples: the most
   // recent few of each configuration, of a uniform choice of configurations), so memory
   // does not grow with the store; the fit subsamples further. Measurements stored while
-  // the fit runs are not in it: they count toward the next automatic calibration.
-  BoundedSamples kept(kCalibrationSamplesPerConfiguration, kCalibrationConfigurations);
+  // the fit runs are not in it: they count toward the next automatic calibration. The
+  // read (O(store): SQLite and decoding, most of a calibration's CPU beside a busy ingest
+  // stream) and the fit run at background priority: estimates and ingests beside them
+  // keep the CPU.
   int64_t fitted_through = 0, read_rows = 0;
-  absl::Status read = ForEachPaged(
-      kRowsPerPage,
-      [&](int64_t after) -> absl::StatusOr<std::vector<store::MeasurementRow>> {
-        if (absl::Status s = stop.Check("calibration"); !s.ok()) return s;
-        Say(phase, absl::StrCat("reading measurements (", read_rows, " read)"));
-        return store_->MeasurementsAfter(profile, after, kRowsPerPage);
-      },
-      [&](const store::MeasurementRow& r) {
-        fitted_through = r.seq;
-        ++read_rows;
-        v1::Measurement m;
-        if (!m.ParseFromString(r.body)) return;
-        absl::StatusOr<Workload> w = adapter::FromProto(m.workload());
-        absl::StatusOr<ParallelConfig> c = adapter::FromProto(m.config());
-        if (!w.ok() || !c.ok()) return;
-        if (absl::StatusOr<Framework> f = adapter::FrameworkFromProto(m.framework()); f.ok()) c->framework = *f;
-        kept.Add({*std::move(w), *c, m.iteration_time_s(), m.peak_memory_gib(), m.out_of_memory()});
-      });
-  if (!read.ok()) return read;
-  const std::vector<CalibrationSample> samples = kept.Take();
-  Say(phase, absl::StrCat("fitting ", samples.size(), " of ", read_rows, " measurements"));
-  // The fit at background priority: estimates and ingests beside it keep the CPU.
-  absl::StatusOr<CalibrationResult> result =
-      RunAtBackgroundPriority([&] { return CalibrateProfile(*sp, samples, stop); });
+  absl::StatusOr<CalibrationResult> result = RunAtBackgroundPriority([&]() -> absl::StatusOr<CalibrationResult> {
+    BoundedSamples kept(kCalibrationSamplesPerConfiguration, kCalibrationConfigurations);
+    absl::Status read = ForEachPaged(
+        kRowsPerPage,
+        [&](int64_t after) -> absl::StatusOr<std::vector<store::MeasurementRow>> {
+          if (absl::Status s = stop.Check("calibration"); !s.ok()) return s;
+          Say(phase, absl::StrCat("reading measurements (", read_rows, " read)"));
+          return store_->MeasurementsAfter(profile, after, kRowsPerPage);
+        },
+        [&](const store::MeasurementRow& r) {
+          fitted_through = r.seq;
+          ++read_rows;
+          v1::Measurement m;
+          if (!m.ParseFromString(r.body)) return;
+          absl::StatusOr<Workload> w = adapter::FromProto(m.workload());
+          absl::StatusOr<ParallelConfig> c = adapter::FromProto(m.config());
+          if (!w.ok() || !c.ok()) return;
+          if (absl::StatusOr<Framework> f = adapter::FrameworkFromProto(m.framework()); f.ok()) c->framework = *f;
+          kept.Add({*std::move(w), *c, m.iteration_time_s(), m.peak_memory_gib(), m.out_of_memory()});
+        });
+    if (!read.ok()) return read;
+    const std::vector<CalibrationSample> samples = kept.Take();
+    Say(phase, absl::StrCat("fitting ", samples.size(), " of ", read_rows, " measurements"));
+    return CalibrateProfile(*sp, samples, stop);
+  });
   if (!result.ok()) return result.status();
   v1::SystemProfile next = *base;
   *next.mutable_calibration() = adapter::ToProto(result->profile.calibration);

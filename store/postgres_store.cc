@@ -27,7 +27,8 @@ using pg::BytesOf;
 #define PARAPLAN_PG_RATIO "predicted_iteration_time_s / NULLIF(iteration_time_s, 0)"
 // Order of profile_versions rows (alias t) of one name that puts the default first:
 // promoted before candidates, latest promotion first, ties (and all-candidates) by the
-// higher version.
+// higher version. Index profile_versions_default (postgres_schema.cc, migration 4) is in
+// this order: keep the two alike.
 #define PARAPLAN_PG_DEFAULT_ORDER(t) \
   t ".promoted_at_ms IS NULL, " t ".promoted_at_ms DESC NULLS LAST, " t ".version DESC"
 // Columns read by ReadProfile, from profile_versions aliased v; IS_DEFAULT is the last.

@@ -125,8 +125,10 @@ INSERT INTO schema_version(version) VALUES (1);
   ASSERT_TRUE(median.ok()) << median.status();
   ASSERT_TRUE(median->has_value());
   EXPECT_EQ((*median)->ratio, 0.75);
-  EXPECT_EQ(Sql("SELECT version FROM schema_version"), "3\n");
+  EXPECT_EQ(Sql("SELECT version FROM schema_version"), "4\n");
   EXPECT_EQ(Sql("SELECT count(*) FROM pg_indexes WHERE indexname = 'measurements_by_ratio'"), "1\n");
+  // Migration 4: the default version is found through an index in its order.
+  EXPECT_EQ(Sql("SELECT count(*) FROM pg_indexes WHERE indexname = 'profile_versions_default'"), "1\n");
   // Reopening does not migrate again.
   store.reset();
   store = Open();

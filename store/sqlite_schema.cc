@@ -61,6 +61,11 @@ UPDATE profile_versions SET promoted_at_ms = created_at_ms;
 )sql",
     // 3: the ratio order of timed measurements, for medians without reading every row.
     "CREATE INDEX measurements_by_ratio ON measurements(profile_name, " PARAPLAN_RATIO ") WHERE " PARAPLAN_TIMED ";",
+    // 4: a name's versions in default order (PARAPLAN_DEFAULT_ORDER below), so finding the
+    // default is one index step instead of sorting every version: a read of a profile
+    // with 3,000 versions took 690 us before, 25 us with 10 (bench/bench_backend).
+    "CREATE INDEX profile_versions_default ON profile_versions(name, promoted_at_ms IS NULL, promoted_at_ms DESC, "
+    "version DESC);",
 };
 
 }  // namespace
@@ -98,7 +103,8 @@ ProfileRow ReadProfile(Statement& s) {
 
 // Order of profile_versions rows (alias `t`) of one name that puts the default first:
 // promoted before candidates, latest promotion first, ties (and all-candidates) by the
-// higher version.
+// higher version. Index profile_versions_default (migration 4) is in this order: keep
+// the two alike, or the default's lookup sorts every version again.
 #define PARAPLAN_DEFAULT_ORDER(t) \
   t ".promoted_at_ms IS NULL, " t ".promoted_at_ms DESC, " t ".version DESC"
 // The default version of the profiles row aliased `p` (once per name).

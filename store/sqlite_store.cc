@@ -3,7 +3,9 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <functional>
 #include <optional>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -26,11 +28,13 @@ int64_t NowMs() { return absl::ToUnixMillis(absl::Now()); }
 struct SqliteStore::Impl {
   Database db;
   absl::Mutex mu;
-  // Reads run on a connection of their own where the database is a file (WAL): a read
-  // sees the last commit and never waits for a writer's transaction. In memory (tests)
-  // they share the writer's connection.
-  Database reader;
-  absl::Mutex read_mu;
+  // Reads run on connections of their own where the database is a file (WAL): a read
+  // sees the last commit and never waits for a writer's transaction. There are
+  // kReaders, so that an estimate's profile read does not wait behind a calibration's
+  // page of 512 measurements either. In memory (tests) they share the writer's connection.
+  static constexpr int kReaders = 4;
+  Database readers[kReaders];
+  absl::Mutex read_mu[kReaders];
   bool has_reader = false;
 
   // The first (ratio, seq) row of a ratio query: ?1 profile, ?2 through_seq, then ?3 ?4
@@ -113,13 +117,30 @@ namespace {
 template <typename Impl>
 class ReadLock {
  public:
-  explicit ReadLock(Impl& impl)
-      : lock_(impl.has_reader ? &impl.read_mu : &impl.mu), db_(impl.has_reader ? impl.reader : impl.db) {}
-  Database& db() { return db_; }
+  // A free reader connection, else (all busy) the one the thread's id picks, waited for.
+  explicit ReadLock(Impl& impl) : mu_(&impl.mu), db_(&impl.db) {
+    if (impl.has_reader) {
+      int pick = static_cast<int>(std::hash<std::thread::id>()(std::this_thread::get_id()) % Impl::kReaders);
+      for (int i = 0; i < Impl::kReaders; ++i) {
+        if (impl.read_mu[i].TryLock()) {
+          mu_ = &impl.read_mu[i];
+          db_ = &impl.readers[i];
+          return;
+        }
+      }
+      mu_ = &impl.read_mu[pick];
+      db_ = &impl.readers[pick];
+    }
+    mu_->Lock();
+  }
+  ~ReadLock() { mu_->Unlock(); }
+  ReadLock(const ReadLock&) = delete;
+  ReadLock& operator=(const ReadLock&) = delete;
+  Database& db() { return *db_; }
 
  private:
-  absl::MutexLock lock_;
-  Database& db_;
+  absl::Mutex* mu_;
+  Database* db_;
 };
 
 }  // namespace
@@ -132,7 +153,9 @@ absl::StatusOr<std::unique_ptr<Store>> SqliteStore::Open(const std::string& path
   if (absl::Status s = impl->db.Open(path); !s.ok()) return s;
   if (absl::Status s = MigrateSqlite(impl->db, path); !s.ok()) return s;
   if (!path.empty() && path != ":memory:" && !absl::StartsWith(path, "file:")) {
-    if (absl::Status s = impl->reader.Open(path); !s.ok()) return s;
+    for (Database& reader : impl->readers) {
+      if (absl::Status s = reader.Open(path); !s.ok()) return s;
+    }
     impl->has_reader = true;
   }
   return std::unique_ptr<Store>(new SqliteStore(std::move(impl)));

@@ -590,7 +590,18 @@ PRAGMA user_version = 1;
   {
     Database db;
     ASSERT_TRUE(db.Open(old_path).ok());
-    EXPECT_EQ(*db.QueryInt("PRAGMA user_version"), 3);
+    EXPECT_EQ(*db.QueryInt("PRAGMA user_version"), 4);
+    // Migration 4: the default version is found through an index in its order, not by
+    // sorting every version.
+    EXPECT_EQ(*db.QueryInt("SELECT count(*) FROM sqlite_master WHERE name = 'profile_versions_default'"), 1);
+    absl::StatusOr<Statement> plan = db.Prepare(
+        "EXPLAIN QUERY PLAN SELECT d.version FROM profile_versions d WHERE d.name = 'old' ORDER BY "
+        "d.promoted_at_ms IS NULL, d.promoted_at_ms DESC, d.version DESC LIMIT 1");
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    std::string steps;
+    while (*plan->Step()) absl::StrAppend(&steps, plan->ColumnText(3), "\n");
+    EXPECT_NE(steps.find("profile_versions_default"), std::string::npos) << steps;
+    EXPECT_EQ(steps.find("TEMP B-TREE"), std::string::npos) << steps;
   }
   // Migration 3 indexed the measurement stored before it.
   auto median = (*opened)->RatioAtRank("old", 0, 1 << 30);
