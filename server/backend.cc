@@ -147,20 +147,13 @@ Backend::Backend(store::Store* store, Metrics* metrics, BackendOptions options)
       options_(options),
       accuracy_(store, metrics),
       builtin_names_(BuiltinNames()),
+      auto_calibrator_(options.auto_calibrate_after, [this](const std::string& p) { RunAutoCalibration(p); }),
       operations_(options.calibration_operations) {}
 
 Backend::~Backend() { Stop(); }
 
 void Backend::Stop() {
-  std::thread worker;
-  {
-    absl::MutexLock lock(&auto_mu_);
-    stopping_ = true;
-    auto_queue_.clear();
-    auto_queued_.clear();
-    worker = std::move(auto_thread_);
-  }
-  if (worker.joinable()) worker.join();
+  auto_calibrator_.Stop();
   operations_.Stop();
 }
 
@@ -413,8 +406,7 @@ absl::StatusOr<int> Backend::DeleteProfile(const std::string& name) {
   if (deleted.ok()) {
     accuracy_.Forget(name);
     metrics_->ForgetProfile(name);
-    absl::MutexLock lock(&auto_mu_);
-    auto_failed_at_.erase(name);
+    auto_calibrator_.Reset(name);
   }
   return deleted;
 }

@@ -10,13 +10,10 @@
 // built-in profiles (BuiltinProfiles()) cannot be deleted.
 //
 // Automatic calibration (after `auto_calibrate_after` new measurements of a profile)
-// runs on one background thread, never inside the Ingest call that triggers it: at most
-// one is queued or running per profile. After a failed one the profile waits until the
-// measurements since its last calibration have doubled (at least `auto_calibrate_after`
-// more): a calibration reads every measurement, so retries that keep failing (too few
-// distinct configurations) cost O(n) in all rather than O(n) every few ingests; a
-// success resets the wait. Stop() (or the destructor) drops the queue and waits for the
-// calibration running, if any. An automatic calibration runs under the store's
+// runs on one background thread, never inside the Ingest call that triggers it; its
+// schedule — at most one queued or running per profile, the back-off after a failure —
+// is AutoCalibrator's (auto_calibrator.h). Stop() (or the destructor) drops the queue and
+// waits for the calibration running, if any. An automatic calibration runs under the store's
 // calibration lock of the profile (store.h LockCalibration), taken without waiting: of
 // several servers sharing one PostgreSQL store, one calibrates and the others skip.
 //
@@ -39,12 +36,10 @@
 #define PARAPLAN_SERVER_BACKEND_H_
 
 #include <atomic>
-#include <deque>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
-#include <thread>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -55,6 +50,7 @@
 #include "paraplan/v1/network.pb.h"
 #include "paraplan/v1/services.pb.h"
 #include "server/accuracy.h"
+#include "server/auto_calibrator.h"
 #include "server/calibration_operations.h"
 #include "server/metrics.h"
 #include "store/store.h"
@@ -189,15 +185,9 @@ class Backend {
   // answers within one request.
   std::string ProfileLabel(const std::string& name, std::map<std::string, bool>* known);
 
-  // Automatic calibration (see the top of this file).
-  // Measurements since the last calibration that make one due (after a failure, more).
-  int AutoCalibrationThreshold(const std::string& profile) ABSL_EXCLUSIVE_LOCKS_REQUIRED(auto_mu_);
-  bool AutoCalibrationDue(const std::string& profile) ABSL_LOCKS_EXCLUDED(auto_mu_);
-  // Queues one for `profile`; false when one is already queued or running.
-  bool ScheduleAutoCalibration(const std::string& profile) ABSL_LOCKS_EXCLUDED(auto_mu_);
-  void AutoCalibrationLoop() ABSL_LOCKS_EXCLUDED(auto_mu_);
-  void RunAutoCalibration(const std::string& profile) ABSL_LOCKS_EXCLUDED(auto_mu_);
-  bool HasAutoWork() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(auto_mu_) { return stopping_ || !auto_queue_.empty(); }
+  // Automatic calibration (see the top of this file): one calibration of `profile`
+  // if it is still due, on the AutoCalibrator's thread.
+  void RunAutoCalibration(const std::string& profile);
 
   store::Store* store_;
   Metrics* metrics_;
@@ -210,15 +200,7 @@ class Backend {
   std::set<std::string> gauged_ ABSL_GUARDED_BY(gauges_mu_);  // profiles with gauges
   const std::set<std::string> builtin_names_;
 
-  absl::Mutex auto_mu_;
-  std::deque<std::string> auto_queue_ ABSL_GUARDED_BY(auto_mu_);
-  std::set<std::string> auto_queued_ ABSL_GUARDED_BY(auto_mu_);  // the names in auto_queue_
-  std::string auto_running_ ABSL_GUARDED_BY(auto_mu_);           // empty when none
-  bool auto_again_ ABSL_GUARDED_BY(auto_mu_) = false;  // asked for auto_running_ while it ran
-  // Measurements since calibration when the last automatic one of a profile failed.
-  std::map<std::string, int> auto_failed_at_ ABSL_GUARDED_BY(auto_mu_);
-  bool stopping_ ABSL_GUARDED_BY(auto_mu_) = false;
-  std::thread auto_thread_ ABSL_GUARDED_BY(auto_mu_);  // started on first use
+  AutoCalibrator auto_calibrator_;  // scheduling of RunAutoCalibration
   CalibrationOperations operations_;  // last member: its threads stop before the rest goes
 };
 

@@ -1,5 +1,6 @@
 // Backend: calibration — the explicit Calibrate (one per profile at a time here, ended by
-// its caller's deadline) and the automatic calibrations run on the background thread.
+// its caller's deadline) and the automatic ones, which AutoCalibrator schedules on its
+// background thread.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -21,53 +22,6 @@
 
 namespace paraplan::server {
 
-int Backend::AutoCalibrationThreshold(const std::string& profile) {
-  auto it = auto_failed_at_.find(profile);
-  if (it == auto_failed_at_.end()) return options_.auto_calibrate_after;
-  return it->second + std::max(options_.auto_calibrate_after, it->second);  // doubles after each failure
-}
-
-bool Backend::AutoCalibrationDue(const std::string& profile) {
-  absl::StatusOr<int> pending = store_->CountMeasurementsSinceCalibration(profile);
-  if (!pending.ok()) return false;
-  absl::MutexLock lock(&auto_mu_);
-  return *pending >= AutoCalibrationThreshold(profile);
-}
-
-bool Backend::ScheduleAutoCalibration(const std::string& profile) {
-  absl::MutexLock lock(&auto_mu_);
-  if (stopping_) return false;
-  if (auto_running_ == profile) {
-    auto_again_ = true;  // the worker looks again when this one is done
-    return false;
-  }
-  if (!auto_queued_.insert(profile).second) return false;
-  auto_queue_.push_back(profile);
-  if (!auto_thread_.joinable()) auto_thread_ = std::thread(&Backend::AutoCalibrationLoop, this);
-  return true;
-}
-
-void Backend::AutoCalibrationLoop() {
-  LowerThisThreadsPriority();  // this thread only ever fits
-  for (;;) {
-    std::string profile;
-    {
-      absl::MutexLock lock(&auto_mu_);
-      auto_mu_.Await(absl::Condition(this, &Backend::HasAutoWork));
-      if (stopping_) return;
-      profile = std::move(auto_queue_.front());
-      auto_queue_.pop_front();
-      auto_queued_.erase(profile);
-      auto_running_ = profile;
-      auto_again_ = false;
-    }
-    RunAutoCalibration(profile);
-    absl::MutexLock lock(&auto_mu_);
-    auto_running_.clear();
-    if (auto_again_ && !stopping_ && auto_queued_.insert(profile).second) auto_queue_.push_back(profile);
-  }
-}
-
 void Backend::RunAutoCalibration(const std::string& profile) {
   // One calibration of a profile at a time here (an explicit one runs first) and among
   // every server on this store: replicas on one PostgreSQL database all see the same
@@ -85,18 +39,10 @@ void Backend::RunAutoCalibration(const std::string& profile) {
   // Still due? An explicit Calibrate, or another server's, may have run since this one
   // was queued (its measurements no longer count).
   absl::StatusOr<int> pending = store_->CountMeasurementsSinceCalibration(profile);
-  if (!pending.ok()) return;
-  {
-    absl::MutexLock lock(&auto_mu_);
-    if (*pending < AutoCalibrationThreshold(profile)) return;
-  }
+  if (!pending.ok() || !auto_calibrator_.Due(profile, *pending)) return;
   absl::StatusOr<v1::CalibrateResponse> c = FitAndStore(profile, false, Interrupt{}, nullptr);
-  if (c.ok()) return;  // success clears auto_failed_at_
-  {
-    absl::MutexLock lock(&auto_mu_);
-    // Not retried until the pending measurements have doubled (see backend.h).
-    auto_failed_at_[profile] = *pending;
-  }
+  if (c.ok()) return;  // success resets the back-off (FitAndStore)
+  auto_calibrator_.Failed(profile, *pending);  // not retried until the pending measurements double
   WriteLogLine(LogLevel::kWarn, absl::StrCat("event=auto_calibration profile=", LogQuote(profile),
                                              " code=", absl::StatusCodeToString(c.status().code()),
                                              " msg=", LogQuote(c.status().message())));
@@ -247,10 +193,7 @@ absl::StatusOr<v1::CalibrateResponse> Backend::FitAndStore(const std::string& pr
                                                           result->report.num_measurements,
                                                           report.SerializeAsString(), promote, fitted_through);
   if (!version.ok()) return version.status();
-  {
-    absl::MutexLock auto_lock(&auto_mu_);
-    auto_failed_at_.erase(profile);  // the next automatic one is due after N more again
-  }
+  auto_calibrator_.Reset(profile);  // the next automatic one is due after N more again
   metrics_->RecordCalibration(profile);
   if (promote) metrics_->SetProfileVersion(profile, *version);
   metrics_->SetCalibrationAge(profile, 0);

@@ -197,8 +197,11 @@ absl::StatusOr<v1::IngestMeasurementsResponse> Backend::Ingest(const v1::IngestM
       WriteLogLine(LogLevel::kWarn, absl::StrCat("event=update_accuracy profile=", LogQuote(profile),
                                                  " msg=", LogQuote(s.message())));
     }
-    if (options_.auto_calibrate_after > 0 && AutoCalibrationDue(profile) && ScheduleAutoCalibration(profile)) {
-      out.set_calibration_triggered(true);
+    if (options_.auto_calibrate_after > 0) {
+      absl::StatusOr<int> pending = store_->CountMeasurementsSinceCalibration(profile);
+      if (pending.ok() && auto_calibrator_.Due(profile, *pending) && auto_calibrator_.Schedule(profile)) {
+        out.set_calibration_triggered(true);
+      }
     }
   }
   return out;

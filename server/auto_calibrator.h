@@ -1,0 +1,69 @@
+// The automatic calibrations' schedule: which profile is due, a queue holding each
+// profile at most once, one background thread (at background priority, started on first
+// use) that runs them one after another, and the back-off after a failure.
+//
+// Contract. A profile is due when the measurements stored since its last calibration
+// reach `after`; after a failed automatic calibration at N pending, it waits until they
+// reach N + max(after, N) (they double), so retries that keep failing cost O(n) in all
+// rather than O(n) every few ingests; a success or the profile's deletion resets the
+// wait. Schedule() queues a due profile unless it is queued already; asked while that
+// profile's calibration runs, it is looked at again when that one ends. What a
+// calibration does is `run`'s (Backend::RunAutoCalibration): it calls Due() to check it is
+// still due and Failed() when it fails. Stop() (or the destructor) drops the queue and
+// waits for the calibration running, if any; nothing is queued after it. Thread-safe.
+#ifndef PARAPLAN_SERVER_AUTO_CALIBRATOR_H_
+#define PARAPLAN_SERVER_AUTO_CALIBRATOR_H_
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+
+namespace paraplan::server {
+
+class AutoCalibrator {
+ public:
+  using Run = std::function<void(const std::string& profile)>;
+  // after >= 1: measurements since the last calibration that make one due.
+  AutoCalibrator(int after, Run run) : after_(after), run_(std::move(run)) {}
+  ~AutoCalibrator() { Stop(); }
+  AutoCalibrator(const AutoCalibrator&) = delete;
+  AutoCalibrator& operator=(const AutoCalibrator&) = delete;
+
+  // Whether `pending` measurements since the last calibration make `profile` due.
+  bool Due(const std::string& profile, int pending) ABSL_LOCKS_EXCLUDED(mu_);
+  // Queues `profile`; false when it is queued already, running (then it is looked at
+  // again when it ends) or the calibrator is stopped.
+  bool Schedule(const std::string& profile) ABSL_LOCKS_EXCLUDED(mu_);
+  // An automatic calibration of `profile` failed with `pending` measurements: back off.
+  void Failed(const std::string& profile, int pending) ABSL_LOCKS_EXCLUDED(mu_);
+  // A calibration of `profile` succeeded, or the profile was deleted: no back-off.
+  void Reset(const std::string& profile) ABSL_LOCKS_EXCLUDED(mu_);
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  int Threshold(const std::string& profile) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool HasWork() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || !queue_.empty(); }
+  void Loop() ABSL_LOCKS_EXCLUDED(mu_);
+
+  const int after_;
+  const Run run_;
+  absl::Mutex mu_;
+  std::deque<std::string> queue_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> queued_ ABSL_GUARDED_BY(mu_);  // the names in queue_
+  std::string running_ ABSL_GUARDED_BY(mu_);           // empty when none
+  bool again_ ABSL_GUARDED_BY(mu_) = false;            // asked for running_ while it ran
+  // Measurements since calibration when the last automatic one of a profile failed.
+  std::map<std::string, int> failed_at_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_ ABSL_GUARDED_BY(mu_);  // started on first use
+};
+
+}  // namespace paraplan::server
+
+#endif  // PARAPLAN_SERVER_AUTO_CALIBRATOR_H_
