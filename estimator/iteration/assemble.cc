@@ -401,6 +401,21 @@ double DpSync(const DpContext& x, const GroupSpan& g, double params) {
   return m * layers * (fwd + bwd);
 }
 
+// The share of a stage's micro-batch steps in which Megatron-Core's combined 1F1B pairs
+// one micro-batch's forward with another's backward, hiding the all-to-all
+// (moe_a2a_overlap): the rest run alone. With a pipeline, the first stage's warmup of
+// 2(pp - 1) + (v - 1) pp + 1 forward chunks (one more than interleaved 1F1B's, so that
+// paired steps are independent) of m v, and as many cooldown backwards; without one, the
+// first forward and the last backward (Megatron-LM pipeline_parallel/schedules.py,
+// get_pp_rank_microbatches; combined_1f1b.py).
+double A2aPairedShare(const ParallelConfig& c, int m) {
+  const double total = static_cast<double>(m) * c.virtual_pipeline_stages;
+  const double alone = c.pipeline_parallel > 1 ? 2.0 * (c.pipeline_parallel - 1) +
+                                                     (c.virtual_pipeline_stages - 1.0) * c.pipeline_parallel + 1
+                                               : 1.0;
+  return total > 0 ? std::max(0.0, total - alone) / total : 0.0;
+}
+
 }  // namespace
 
 void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& c,
@@ -418,7 +433,7 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
   t.tp_comm_s = m * (s.tp_fwd_s + s.tp_bwd_s);
   t.spatial_comm_s = m * (s.spatial_fwd_s + s.spatial_bwd_s);
   t.cp_comm_s = m * s.cp_s;
-  t.ep_comm_s = m * s.ep_s;
+  t.ep_comm_s = m * (s.ep_s + (1 - A2aPairedShare(c, m)) * s.ep_paired_saving_s);
   const double wgrad_share = stages.slowest_total_s > 0 ? s.wgrad_s / stages.slowest_total_s : 0;
   t.pipeline_bubble_s = BubbleStages(c, wgrad_share) * stages.mean_total_s;
 

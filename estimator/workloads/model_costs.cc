@@ -55,6 +55,7 @@ void BlockCosts::Add(const BlockCosts& o) {
   spatial_bwd_s += o.spatial_bwd_s;
   cp_s += o.cp_s;
   ep_s += o.ep_s;
+  ep_paired_saving_s += o.ep_paired_saving_s;
   host_s += o.host_s;
   wgrad_s += o.wgrad_s;
   kernels += o.kernels;
@@ -80,6 +81,7 @@ BlockCosts BlockCosts::Between(const BlockCosts& from, const BlockCosts& to) {
   d.spatial_bwd_s = to.spatial_bwd_s - from.spatial_bwd_s;
   d.cp_s = to.cp_s - from.cp_s;
   d.ep_s = to.ep_s - from.ep_s;
+  d.ep_paired_saving_s = to.ep_paired_saving_s - from.ep_paired_saving_s;
   d.host_s = to.host_s - from.host_s;
   d.wgrad_s = to.wgrad_s - from.wgrad_s;
   d.kernels = to.kernels - from.kernels;

@@ -73,6 +73,10 @@ struct BlockCosts {
   double spatial_bwd_s = 0;
   double cp_s = 0;            // exposed context-parallel comm, fwd + bwd
   double ep_s = 0;            // exposed expert-parallel all-to-all, fwd + bwd
+  // Of the all-to-all, what moe_a2a_overlap hides (net of the SMs it takes) where a step
+  // pairs one micro-batch's forward with another's backward; ep_s counts it hidden, and
+  // the steps that run alone pay it back (Assemble: A2aPairedShare).
+  double ep_paired_saving_s = 0;
   double host_s = 0;          // host-bound launch time beyond the GPU's, fwd + bwd + recompute
   double wgrad_s = 0;         // weight-gradient GEMMs (part of bwd_s; zero-bubble's W)
   double kernels = 0;         // kernels launched (collectives included), fwd + bwd + recompute

@@ -320,6 +320,10 @@ TEST(TransformerCosts, DispatchersAndOverlap) {
   EXPECT_GT(gather->layers[0].ep_s, a2a->layers[0].ep_s);
   EXPECT_LT(hidden->layers[0].ep_s, a2a->layers[0].ep_s);
   EXPECT_EQ(hidden->layers[0].fwd_s, a2a->layers[0].fwd_s);
+  // What the overlap hides is kept beside what stays exposed: together, the whole.
+  EXPECT_GT(hidden->layers[0].ep_paired_saving_s, 0);
+  EXPECT_DOUBLE_EQ(hidden->layers[0].ep_s + hidden->layers[0].ep_paired_saving_s, a2a->layers[0].ep_s);
+  EXPECT_EQ(a2a->layers[0].ep_paired_saving_s, 0);
 }
 
 // DeepSeek-style MoE fields on Mixtral's shape (h 4,096, expert FFN 14,336, top-2,
