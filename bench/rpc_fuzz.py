@@ -23,9 +23,10 @@ OK most often (accepted values worth a look). Prints the answers by status code,
 --server-pid, the server's resident memory at the start, after the first minute, its peak
 (sampled every second) and at the end. Every OK answer is decoded as its method's response
 type and searched for a NaN or infinite number. Exit 1 when the server stops answering,
-dies, answers UNKNOWN (an escaped exception), INTERNAL or DATA_LOSS, puts a NaN or an
-infinity in an answer, or (runs of 90 s or more with --server-pid) ends with more than
-twice the memory it had after the first minute: issue 21's bars. Never run it against a
+dies, answers UNKNOWN (an escaped exception), INTERNAL or DATA_LOSS, answers OK with
+bytes that are not its response type, puts a NaN or an infinity in an answer, or (runs
+of 90 s or more with --server-pid) ends with more than twice the memory it had after the
+first minute: issue 21's bars. Never run it against a
 server whose data you keep: its mutated ingests are stored when they happen to be valid.
 """
 import argparse
@@ -285,8 +286,11 @@ def main():
                 answer = calls[method](body, timeout=a.deadline_s)
                 code = 'OK'
                 decoded = responses[method]()
-                decoded.ParseFromString(answer)
-                bad_field = non_finite(decoded)
+                try:
+                    decoded.ParseFromString(answer)
+                    bad_field = non_finite(decoded)
+                except Exception:  # an OK answer that is not its response type: a failure too
+                    code = 'OK_UNDECODABLE'
             except grpc.RpcError as e:
                 code = e.code().name
                 message = e.details() or ''
@@ -338,7 +342,7 @@ def main():
         unnamed = collections.Counter({p: n for (p, ok), n in named.items() if not ok})
         print('not named most often: ' + ', '.join(f'{p} {n}' for p, n in unnamed.most_common(8)))
         print('accepted most often: ' + ', '.join(f'{p} {n}' for p, n in accepted.most_common(8)))
-    bad = by_code['UNKNOWN'] + by_code['INTERNAL'] + by_code['DATA_LOSS']
+    bad = by_code['UNKNOWN'] + by_code['INTERNAL'] + by_code['DATA_LOSS'] + by_code['OK_UNDECODABLE']
     alive = health and (not a.server_pid or end_rss is not None)
     nf = sum(non_finite_answers.values())
     print(f'server_answers_after={"yes" if alive else "NO"} unknown_internal_or_data_loss={bad} '
