@@ -13,6 +13,11 @@ int AutoCalibrator::Threshold(const std::string& profile) const {
   return it->second + std::max(after_, it->second);  // doubles after each failure
 }
 
+int AutoCalibrator::DueAt(const std::string& profile) {
+  absl::MutexLock lock(&mu_);
+  return Threshold(profile);
+}
+
 bool AutoCalibrator::Due(const std::string& profile, int pending) {
   absl::MutexLock lock(&mu_);
   return pending >= Threshold(profile);

@@ -35,6 +35,9 @@ class AutoCalibrator {
   AutoCalibrator(const AutoCalibrator&) = delete;
   AutoCalibrator& operator=(const AutoCalibrator&) = delete;
 
+  // Measurements since the last calibration that make `profile` due now (with its
+  // back-off): a count need go no higher.
+  int DueAt(const std::string& profile) ABSL_LOCKS_EXCLUDED(mu_);
   // Whether `pending` measurements since the last calibration make `profile` due.
   bool Due(const std::string& profile, int pending) ABSL_LOCKS_EXCLUDED(mu_);
   // Queues `profile`; false when it is queued already, running (then it is looked at

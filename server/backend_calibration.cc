@@ -105,7 +105,7 @@ absl::StatusOr<v1::CalibrateResponse> Backend::Calibrate(const std::string& prof
 }
 
 absl::StatusOr<std::optional<v1::CalibrateResponse>> Backend::UpToDate(const v1::SystemProfile& base) {
-  absl::StatusOr<int> pending = store_->CountMeasurementsSinceCalibration(base.name());
+  absl::StatusOr<int> pending = store_->CountMeasurementsSinceCalibration(base.name(), /*limit=*/1);
   if (!pending.ok()) return pending.status();
   absl::StatusOr<std::optional<store::CalibrationRunRow>> last = store_->LastCalibration(base.name());
   if (!last.ok()) return last.status();

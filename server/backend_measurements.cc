@@ -198,7 +198,9 @@ absl::StatusOr<v1::IngestMeasurementsResponse> Backend::Ingest(const v1::IngestM
                                                  " msg=", LogQuote(s.message())));
     }
     if (options_.auto_calibrate_after > 0) {
-      absl::StatusOr<int> pending = store_->CountMeasurementsSinceCalibration(profile);
+      // Counted no further than the threshold: O(threshold) per ingest, not O(pending).
+      absl::StatusOr<int> pending =
+          store_->CountMeasurementsSinceCalibration(profile, auto_calibrator_.DueAt(profile));
       if (pending.ok() && auto_calibrator_.Due(profile, *pending) && auto_calibrator_.Schedule(profile)) {
         out.set_calibration_triggered(true);
       }

@@ -96,8 +96,9 @@ const std::vector<pg::Prepared>& Statements() {
       {"previous_ratio", PARAPLAN_PG_RATIO_FROM " AND (" PARAPLAN_PG_RATIO ", seq) < ($3::float8, $4::bigint) "
                          "ORDER BY " PARAPLAN_PG_RATIO " DESC, seq DESC LIMIT 1"},
       {"count_since_calibration",
-       "SELECT COUNT(*) FROM measurements WHERE profile_name = $1 AND seq > "
-       "COALESCE((SELECT MAX(last_measurement_seq) FROM calibration_runs WHERE profile_name = $1), 0)"},
+       "SELECT COUNT(*) FROM (SELECT 1 FROM measurements WHERE profile_name = $1 AND seq > "
+       "COALESCE((SELECT MAX(last_measurement_seq) FROM calibration_runs WHERE profile_name = $1), 0) "
+       "LIMIT $2::bigint) AS pending"},
       {"max_seq", "SELECT COALESCE(MAX(seq), 0) FROM measurements WHERE profile_name = $1"},
       {"insert_calibration",
        "INSERT INTO calibration_runs(profile_name, from_version, to_version, created_at_ms, num_measurements, "
@@ -439,9 +440,11 @@ absl::StatusOr<std::optional<RatioKey>> PostgresStore::PreviousRatio(absl::strin
   });
 }
 
-absl::StatusOr<int> PostgresStore::CountMeasurementsSinceCalibration(absl::string_view profile_name) {
+absl::StatusOr<int> PostgresStore::CountMeasurementsSinceCalibration(absl::string_view profile_name, int64_t limit) {
   return impl_->Read([&](pqxx::nontransaction& tx) -> absl::StatusOr<int> {
-    return static_cast<int>(tx.exec_prepared1("count_since_calibration", Bytes(profile_name))[0].as<int64_t>());
+    // PostgreSQL: LIMIT NULL is none.
+    const std::optional<int64_t> cap = limit > 0 ? std::optional<int64_t>(limit) : std::nullopt;
+    return static_cast<int>(tx.exec_prepared1("count_since_calibration", Bytes(profile_name), cap)[0].as<int64_t>());
   });
 }
 

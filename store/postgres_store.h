@@ -64,7 +64,7 @@ class PostgresStore final : public Store {
                                                     int64_t through_seq) override;
   absl::StatusOr<std::optional<RatioKey>> PreviousRatio(absl::string_view profile_name, const RatioKey& key,
                                                         int64_t through_seq) override;
-  absl::StatusOr<int> CountMeasurementsSinceCalibration(absl::string_view profile_name) override;
+  absl::StatusOr<int> CountMeasurementsSinceCalibration(absl::string_view profile_name, int64_t limit) override;
 
   absl::StatusOr<int> RecordCalibration(absl::string_view name, absl::string_view body, int from_version,
                                         int num_measurements, absl::string_view report, bool promote = true,

@@ -423,14 +423,17 @@ absl::StatusOr<std::optional<RatioKey>> SqliteStore::PreviousRatio(absl::string_
   return Impl::RatioQuery(read.db(), kPreviousRatio, profile_name, through_seq, &key);
 }
 
-absl::StatusOr<int> SqliteStore::CountMeasurementsSinceCalibration(absl::string_view profile_name) {
+absl::StatusOr<int> SqliteStore::CountMeasurementsSinceCalibration(absl::string_view profile_name, int64_t limit) {
   ReadLock read(*impl_);
-  absl::StatusOr<int64_t> n = read.db().QueryInt(
-      "SELECT COUNT(*) FROM measurements WHERE profile_name = ?1 AND seq > "
-      "COALESCE((SELECT MAX(last_measurement_seq) FROM calibration_runs WHERE profile_name = ?1), 0)",
-      {profile_name});
-  if (!n.ok()) return n.status();
-  return static_cast<int>(*n);
+  absl::StatusOr<Statement> s = read.db().Prepare(
+      "SELECT COUNT(*) FROM (SELECT 1 FROM measurements WHERE profile_name = ?1 AND seq > "
+      "COALESCE((SELECT MAX(last_measurement_seq) FROM calibration_runs WHERE profile_name = ?1), 0) LIMIT ?2)");
+  if (!s.ok()) return s.status();
+  s->BindText(1, profile_name);
+  s->BindInt(2, limit > 0 ? limit : -1);  // SQLite: a negative LIMIT is none
+  absl::StatusOr<bool> row = s->Step();
+  if (!row.ok()) return row.status();
+  return *row ? static_cast<int>(s->ColumnInt(0)) : 0;
 }
 
 absl::StatusOr<int> SqliteStore::RecordCalibration(absl::string_view name, absl::string_view body, int from_version,

@@ -178,8 +178,11 @@ class Store {
                                                             int64_t through_seq) = 0;
   virtual absl::StatusOr<std::optional<RatioKey>> PreviousRatio(absl::string_view profile_name,
                                                                 const RatioKey& key, int64_t through_seq) = 0;
-  // Measurements of the profile inserted after its last calibration run.
-  virtual absl::StatusOr<int> CountMeasurementsSinceCalibration(absl::string_view profile_name) = 0;
+  // Measurements of the profile inserted after its last calibration run, counted up to
+  // `limit` (0 = all): whether a calibration is due costs O(limit), not O(pending) on
+  // every ingest of a profile whose calibrations keep failing.
+  virtual absl::StatusOr<int> CountMeasurementsSinceCalibration(absl::string_view profile_name,
+                                                                int64_t limit = 0) = 0;
 
   // --- calibration ---
   // Writes the new profile version (promoted iff promote) and the run record in one

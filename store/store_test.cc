@@ -216,6 +216,8 @@ TEST_P(StoreTest, RecentAndSinceCalibration) {
   EXPECT_EQ(recent[0].id, "m3");
   EXPECT_EQ(recent[1].id, "m4");
   EXPECT_EQ(*store_->CountMeasurementsSinceCalibration("p"), 5);
+  EXPECT_EQ(*store_->CountMeasurementsSinceCalibration("p", 3), 3);  // counted no further
+  EXPECT_EQ(*store_->CountMeasurementsSinceCalibration("p", 9), 5);
   EXPECT_EQ(*store_->RecordCalibration("p", "calibrated", 1, 5, "report"), 2);
   EXPECT_EQ(*store_->CountMeasurementsSinceCalibration("p"), 0);
   ASSERT_TRUE(store_->InsertMeasurement(Row("m5")).ok());

@@ -22,6 +22,7 @@ TEST(AutoCalibrator, DueAfterThresholdAndBacksOffByDoubling) {
   EXPECT_TRUE(a.Due("p", 20));
   // Failed at 30 pending: due again at 30 + max(20, 30) = 60.
   a.Failed("p", 30);
+  EXPECT_EQ(a.DueAt("p"), 60);
   EXPECT_FALSE(a.Due("p", 59));
   EXPECT_TRUE(a.Due("p", 60));
   // Failed at 10: 10 + max(20, 10) = 30 (at least `after` more).
