@@ -36,14 +36,28 @@ bool AutoCalibrator::Schedule(const std::string& profile) {
   return true;
 }
 
+bool AutoCalibrator::Stored(const std::string& profile, int rows) {
+  absl::MutexLock lock(&mu_);
+  Tally& t = tally_[profile];
+  t.since += rows;
+  return t.counted < 0 || t.counted + t.since >= Threshold(profile);
+}
+
+void AutoCalibrator::Counted(const std::string& profile, int pending) {
+  absl::MutexLock lock(&mu_);
+  tally_[profile] = Tally{pending, 0};
+}
+
 void AutoCalibrator::Failed(const std::string& profile, int pending) {
   absl::MutexLock lock(&mu_);
   failed_at_[profile] = pending;
+  tally_[profile] = Tally{pending, 0};
 }
 
 void AutoCalibrator::Reset(const std::string& profile) {
   absl::MutexLock lock(&mu_);
   failed_at_.erase(profile);
+  tally_.erase(profile);
 }
 
 void AutoCalibrator::Stop() {

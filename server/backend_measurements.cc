@@ -167,7 +167,7 @@ absl::StatusOr<v1::IngestMeasurementsResponse> Backend::Ingest(const v1::IngestM
   // One transaction: on error nothing of this request is stored, and the error says so.
   absl::StatusOr<std::vector<absl::Status>> stored = store_->InsertMeasurements(rows);
   if (!stored.ok()) return stored.status();
-  std::set<std::string> touched;
+  std::map<std::string, int> touched;  // profile -> measurements stored
   for (size_t k = 0; k < candidates.size(); ++k) {
     const auto& [index, c] = candidates[k];
     const absl::Status& s = (*stored)[k];
@@ -188,19 +188,21 @@ absl::StatusOr<v1::IngestMeasurementsResponse> Backend::Ingest(const v1::IngestM
     metrics_->RecordIngest(profile, "accepted");
     if (std::optional<double> ape = AbsRelativeError(c.row)) metrics_->ObservePredictionError(profile, *ape);
     if (std::optional<bool> hit = MemoryHit(c.row, c.capacity_gib)) metrics_->RecordMemoryPrediction(profile, *hit);
-    touched.insert(profile);
+    ++touched[profile];
   }
   // The measurements are stored: what follows only updates metrics and schedules work,
   // and its failures are logged, never returned (the answer must say what was stored).
-  for (const std::string& profile : touched) {
+  for (const auto& [profile, stored_rows] : touched) {
     if (absl::Status s = UpdateAccuracy(profile, false); !s.ok()) {
       WriteLogLine(LogLevel::kWarn, absl::StrCat("event=update_accuracy profile=", LogQuote(profile),
                                                  " msg=", LogQuote(s.message())));
     }
-    if (options_.auto_calibrate_after > 0) {
-      // Counted no further than the threshold: O(threshold) per ingest, not O(pending).
+    // The store counts (no further than the threshold) only when what this server
+    // stored may have made the profile due (auto_calibrator.h).
+    if (options_.auto_calibrate_after > 0 && auto_calibrator_.Stored(profile, stored_rows)) {
       absl::StatusOr<int> pending =
           store_->CountMeasurementsSinceCalibration(profile, auto_calibrator_.DueAt(profile));
+      if (pending.ok()) auto_calibrator_.Counted(profile, *pending);
       if (pending.ok() && auto_calibrator_.Due(profile, *pending) && auto_calibrator_.Schedule(profile)) {
         out.set_calibration_triggered(true);
       }

@@ -34,6 +34,23 @@ TEST(AutoCalibrator, DueAfterThresholdAndBacksOffByDoubling) {
   EXPECT_TRUE(a.Due("p", 20));
 }
 
+// The store is asked to count only when what this server stored may have reached the
+// threshold: 5 counted + 10 stored < 20; + 5 more reaches it. After a failure at 30 the
+// base is 30 and the threshold 60.
+TEST(AutoCalibrator, CountsOnlyWhenTheTallyMayReachTheThreshold) {
+  AutoCalibrator a(20, [](const std::string&) {});
+  EXPECT_TRUE(a.Stored("p", 1));  // no count known yet
+  a.Counted("p", 5);
+  EXPECT_FALSE(a.Stored("p", 10));
+  EXPECT_TRUE(a.Stored("p", 5));
+  a.Failed("p", 30);
+  EXPECT_FALSE(a.Stored("p", 29));
+  EXPECT_TRUE(a.Stored("p", 1));
+  a.Reset("p");                   // a calibration succeeded: the next count is the store's
+  EXPECT_TRUE(a.Stored("p", 1));
+  EXPECT_TRUE(a.Stored("q", 1));  // per profile
+}
+
 // A run callback the test steps through: run i records its profile and waits until the
 // test releases it (releases[i]).
 struct Runs {
