@@ -235,6 +235,29 @@ void MegatronPrecisionFlags(const Plan& p, CommandLine* f) {
   }
 }
 
+// Megatron-DeepSpeed's MoE (arguments.py: --num-experts, --topk, --expert-interval,
+// --moe-expert-parallel-size; transformer.py get_num_experts_per_layer: layer i, 1-based,
+// holds experts when i % interval == 0, the contract's own pattern). What it cannot state
+// is said in a note.
+void DeepSpeedMoeFlags(const Plan& p, CommandLine* f, Notes* notes) {
+  const v1::MoeSpec& m = p.t->moe();
+  f->Add("--num-experts", m.num_experts());
+  f->Add("--topk", m.top_k());
+  f->Add("--expert-interval", std::max(1, m.moe_layer_interval()));
+  if (p.ep > 1) f->Add("--moe-expert-parallel-size", p.ep);
+  if (m.first_dense_layers() > 0) {
+    notes->Add(absl::StrCat("Megatron-DeepSpeed places experts every --expert-interval layers from the first: the ",
+                            m.first_dense_layers(), " dense first layers are not stated"));
+  }
+  if (m.expert_ffn_hidden_size() > 0 && m.expert_ffn_hidden_size() != p.ffn) {
+    notes->Add(absl::StrCat("Megatron-DeepSpeed's experts are as wide as --ffn-hidden-size (", p.ffn,
+                            "); the planned experts are ", m.expert_ffn_hidden_size(), " wide"));
+  }
+  if (m.num_shared_experts() > 0) {
+    notes->Add("Megatron-DeepSpeed has no shared experts (its residual MoE is another design): not stated");
+  }
+}
+
 }  // namespace
 
 std::string Megatron(const Plan& p) {
@@ -303,10 +326,10 @@ std::string DeepSpeed(const Plan& p) {
   } else if (c.sequence_parallel()) {
     f.Add("--sequence-parallel");
   }
-  if (p.ep > 1) notes.Add("expert parallelism is not emitted (Megatron-DeepSpeed configures MoE per model)");
   f.Add("--micro-batch-size", p.mbs);
   f.Add("--global-batch-size", p.gbs);
   ModelShapeFlags(p, /*deepspeed=*/true, &f, &notes);
+  if (p.moe()) DeepSpeedMoeFlags(p, &f, &notes);
   // Megatron-DeepSpeed examples_deepspeed/pretrain_llama2_distributed.sh: recomputation.
   if (p.recompute == v1::RECOMPUTE_FULL) {
     f.Add("--deepspeed-activation-checkpointing");

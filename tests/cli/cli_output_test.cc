@@ -664,12 +664,23 @@ TEST(Launcher, EveryFrameworkStatesTheFourModels) {
   for (const char* framework : {"megatron", "megatron-bridge", "nemo", "deepspeed", "torchtitan"}) {
     for (const auto& [name, in] : models) {
       const std::string text = Emit(framework, in);
-      const std::vector<std::string> words = absl::StrSplit(text, absl::ByAnyChar(" =,'\n"), absl::SkipEmpty());
-      const auto says = [&](int64_t n) { return std::find(words.begin(), words.end(), absl::StrCat(n)) != words.end(); };
+      // As a flag, a key or the note's words: "--num-layers 96", "num_layers=96", "96 layers".
+      const auto says = [&](const char* flag, const char* key, const char* words, int64_t n) {
+        for (const std::string& form : {absl::StrCat(flag, " ", n), absl::StrCat(key, "=", n),
+                                        absl::StrCat(n, " ", words), absl::StrCat(words, " ", n)}) {
+          if (absl::StrContains(text, form)) return true;
+        }
+        return false;
+      };
       const v1::TransformerSpec& t = in.workload.transformer();
-      EXPECT_TRUE(says(t.num_layers())) << framework << " / " << name << ": no layer count\n" << text;
-      EXPECT_TRUE(says(t.hidden_size())) << framework << " / " << name << ": no hidden size\n" << text;
-      if (t.has_moe()) EXPECT_TRUE(says(t.moe().num_experts())) << framework << " / " << name << "\n" << text;
+      EXPECT_TRUE(says("--num-layers", "num_layers", "layers", t.num_layers()))
+          << framework << " / " << name << ": no layer count\n" << text;
+      EXPECT_TRUE(says("--hidden-size", "hidden_size", "hidden", t.hidden_size()))
+          << framework << " / " << name << ": no hidden size\n" << text;
+      if (t.has_moe()) {
+        EXPECT_TRUE(says("--num-experts", "num_moe_experts", "experts", t.moe().num_experts()))
+            << framework << " / " << name << ": no expert count\n" << text;
+      }
     }
   }
 }
