@@ -233,7 +233,9 @@ std::string FormatProfile(const v1::SystemProfile& p) {
                   val(c.jpeg_decode_mpixels_per_core_s()), ", hdf5_read_gbytes_per_core_s ",
                   val(c.hdf5_read_gbytes_per_core_s()), ", shared_fs_files_per_s ",
                   c.shared_fs_files_per_s() > 0 ? absl::StrFormat("%.4g", c.shared_fs_files_per_s()) : "unlimited",
-                  ", halo_host_staged ", c.halo_host_staged() ? "yes" : "no", ", host_staging_efficiency ",
+                  ", loader_cores_per_process ",
+                  c.loader_cores_per_process() > 0 ? absl::StrFormat("%.4g", c.loader_cores_per_process()) : "unlimited",
+                  ", sample_handover_gbytes_per_s ", val(c.sample_handover_gbytes_per_s()), ", halo_host_staged ", c.halo_host_staged() ? "yes" : "no", ", host_staging_efficiency ",
                   val(c.host_staging_efficiency()), ", halo_exchange_latency_us ", val(c.halo_exchange_latency_us()),
                   "\n");
   for (const v1::RegimeCalibration& g : c.regimes()) {

@@ -100,6 +100,8 @@ absl::StatusOr<SystemProfile> FromProto(const v1::SystemProfile& p) {
   k.jpeg_decode_mpixels_per_core_s = c.jpeg_decode_mpixels_per_core_s();
   k.hdf5_read_gbytes_per_core_s = c.hdf5_read_gbytes_per_core_s();
   k.shared_fs_files_per_s = c.shared_fs_files_per_s();
+  k.loader_cores_per_process = c.loader_cores_per_process();
+  k.sample_handover_gbytes_per_s = c.sample_handover_gbytes_per_s();
   for (const v1::RegimeCalibration& r : c.regimes()) {
     RegimeCalibration g{r.regime(), {}, r.num_measurements(), r.cv_mape_ratio(), r.max_gpus(), r.max_parameters()};
     for (const v1::RegimeValue& v : r.values()) g.values.push_back({v.parameter(), v.value()});
@@ -163,6 +165,8 @@ v1::Calibration ToProto(const Calibration& k) {
   c.set_jpeg_decode_mpixels_per_core_s(k.jpeg_decode_mpixels_per_core_s);
   c.set_hdf5_read_gbytes_per_core_s(k.hdf5_read_gbytes_per_core_s);
   c.set_shared_fs_files_per_s(k.shared_fs_files_per_s);
+  c.set_loader_cores_per_process(k.loader_cores_per_process);
+  c.set_sample_handover_gbytes_per_s(k.sample_handover_gbytes_per_s);
   c.set_matmul_efficiency_fp8(k.matmul_efficiency_fp8);
   return c;
 }

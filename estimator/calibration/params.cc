@@ -132,6 +132,21 @@ void AddStagingAndInputParams(std::vector<CalibrationParam>* p) {
   p->push_back(Ratio(
       "shared_fs_files_per_s", 100.0, 1e7,
       "measurements reading many small files from a shared file system"));
+  // Cores one process's loader keeps busy: a quarter of a core (a loader mostly waiting)
+  // to 64 (worker processes on a large host). Unlimited by default (hardware.h).
+  p->push_back(Ratio(
+      "loader_cores_per_process", 0.25, 64.0,
+      "input-bound measurements whose loaders decode inside the training process (thread-pool loaders)"));
+  // A spatial root's batch hand-over, serialise + deserialise: from a Python pickle of
+  // small objects (~0.05 GB/s) to memcpy's ~10 GB/s.
+  p->push_back(Ratio(
+      "sample_handover_gbytes_per_s", 0.05, 10.0,
+      "spatial configurations whose root hands its batch over through host memory"));
+  // One host-staged halo exchange's software latency (device synchronisation, MPI
+  // handshakes of the chain of neighbours): 2 us (GPU-direct) to 50 ms.
+  p->push_back(Ratio(
+      "halo_exchange_latency_us", 2.0, 50000.0,
+      "spatial configurations (halo exchanges)"));
 }
 
 // Per network level: efficiency, per-step latency and, between nodes, congestion.
@@ -217,6 +232,7 @@ std::vector<CalibrationParam> CalibrationParams(const SystemProfile& base) {
     q.start = std::clamp(q.before, q.lower, q.upper);
     // Unlimited (0) has no coordinate: the search starts from the physical prior.
     if (q.name == "shared_fs_files_per_s" && q.before <= 0) q.start = CalibrationDefaults::kSharedFsFilesPriorPerS;
+    if (q.name == "loader_cores_per_process" && q.before <= 0) q.start = CalibrationDefaults::kLoaderCoresPriorPerProcess;
   }
   return p;
 }

@@ -54,9 +54,12 @@ double* CalibrationField(Calibration& c, absl::string_view parameter) {
       {"expandable_segments_overhead_fraction", &Calibration::expandable_segments_overhead_fraction},
       {"memory_overhead_gib", &Calibration::memory_overhead_gib},
       {"host_staging_efficiency", &Calibration::host_staging_efficiency},
+      {"halo_exchange_latency_us", &Calibration::halo_exchange_latency_us},
       {"jpeg_decode_mpixels_per_core_s", &Calibration::jpeg_decode_mpixels_per_core_s},
       {"hdf5_read_gbytes_per_core_s", &Calibration::hdf5_read_gbytes_per_core_s},
       {"shared_fs_files_per_s", &Calibration::shared_fs_files_per_s},
+      {"loader_cores_per_process", &Calibration::loader_cores_per_process},
+      {"sample_handover_gbytes_per_s", &Calibration::sample_handover_gbytes_per_s},
   };
   for (const auto& [name, field] : kScalars) {
     if (parameter == name) return &(c.*field);

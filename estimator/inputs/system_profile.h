@@ -133,6 +133,10 @@ struct Calibration {
   double jpeg_decode_mpixels_per_core_s = 0;  // JPEG decode + crop / flip / normalise, one core
   double hdf5_read_gbytes_per_core_s = 0;     // HDF5 sample read and unpack, one core
   double shared_fs_files_per_s = 0;           // files the shared file system opens per second, all clients
+  double loader_cores_per_process = 0;        // cores one process's loader keeps busy; 0 = unlimited
+  // A spatial root's host-staged hand-over of its decoded batch (serialise, send,
+  // deserialise), GB/s of samples; 0 = default (hardware.h).
+  double sample_handover_gbytes_per_s = 0;
   double memory_overhead_fraction = 0;
   // The same share with PyTorch's expandable segments (PYTORCH_CUDA_ALLOC_CONF=
   // expandable_segments:True, as torchtitan's run_train.sh sets); 0 = default (hardware.h).

@@ -43,7 +43,10 @@ absl::Status ValidateCalibrationValues(const Calibration& c) {
                               {"collective_overhead_us", c.collective_overhead_us, 1e6},
                               {"jpeg_decode_mpixels_per_core_s", c.jpeg_decode_mpixels_per_core_s, 1e6},
                               {"hdf5_read_gbytes_per_core_s", c.hdf5_read_gbytes_per_core_s, 1e4},
-                              {"shared_fs_files_per_s", c.shared_fs_files_per_s, 1e12}}) {
+                              {"shared_fs_files_per_s", c.shared_fs_files_per_s, 1e12},
+                              {"loader_cores_per_process", c.loader_cores_per_process, 1e4},
+                              {"halo_exchange_latency_us", c.halo_exchange_latency_us, 1e7},
+                              {"sample_handover_gbytes_per_s", c.sample_handover_gbytes_per_s, 1e4}}) {
     PARAPLAN_RETURN_IF_ERROR(InRange(absl::StrCat("profile.calibration.", name), v, 0, max, false));
   }
   if (c.network.size() > 64) return Bad("profile.calibration.network", "more than 64 levels");

@@ -221,15 +221,19 @@ namespace {
 // A spatial group's root hands every micro-batch's decoded samples to the group's other
 // ranks before forward, outside the loaders' prefetch: through host memory by MPI where
 // the implementation stages its tensors there (ChainerMN's multi-node iterator pickles
-// the batch; ParaDL), else a device broadcast (a pipelined broadcast moves the batch
-// over each link once, as an all-gather of that size does).
+// the batch, mpi4py broadcasts it, each rank unpickles and stacks it; ParaDL), else a
+// device broadcast (a pipelined broadcast moves the batch over each link once, as an
+// all-gather of that size does).
 double SampleBroadcast(const ParallelConfig& c, const SystemContext& sys, int m) {
   const int sp = c.spatial_parallel;
   if (sp <= 1 || sys.input.tensor_bytes <= 0) return 0;
   const Hardware& hw = *sys.hw;
   const double bytes = c.micro_batch_size * sys.input.tensor_bytes;
   if (hw.halo_host_staged() && hw.host_staging_bytes_per_s() > 0) {
-    return m * (sp - 1) * bytes / hw.host_staging_bytes_per_s();
+    // Serialised once by the root and deserialised by every receiver at once, copied to
+    // each receiver through host memory.
+    const double serialise = hw.sample_handover_bytes_per_s() > 0 ? bytes / hw.sample_handover_bytes_per_s() : 0;
+    return m * (serialise + (sp - 1) * bytes / hw.host_staging_bytes_per_s());
   }
   const GroupSpan g = sys.coll->Place(sp, int64_t{c.filter_parallel} * c.channel_parallel);
   return m * sys.coll->AllGather(bytes, g);
@@ -287,7 +291,7 @@ void InputLoading(const ParallelConfig& c, const SystemContext& sys, int m, Cand
     const double node_samples = double(c.global_batch_size) / c.data_parallel * replicas_per_node;
     const double job_nodes = std::ceil(static_cast<double>(c.NumGpus()) / hw.gpus_per_node());
     const double core_share = std::min(1.0, replicas_per_node / hw.gpus_per_node());
-    const InputTime in = InputPipelineTime(sys.input, node_samples, job_nodes, core_share);
+    const InputTime in = InputPipelineTime(sys.input, node_samples, job_nodes, core_share, replicas_per_node);
     out->input_core_s = node_samples * sys.input.decode_s_per_sample;
     const double busy = t.compute_s + t.recompute_s;
     t.data_loading_s = std::max(0.0, in.steady_s - busy);

@@ -61,6 +61,8 @@ Calibration ResolvedCalibration(const SystemProfile& profile, int64_t num_gpus) 
   r.jpeg_decode_mpixels_per_core_s = Or(c.jpeg_decode_mpixels_per_core_s, D::kJpegDecodeMpixelsPerCoreS);
   r.hdf5_read_gbytes_per_core_s = Or(c.hdf5_read_gbytes_per_core_s, D::kHdf5ReadGbytesPerCoreS);
   r.shared_fs_files_per_s = c.shared_fs_files_per_s;  // 0 = unlimited
+  r.loader_cores_per_process = c.loader_cores_per_process;  // 0 = unlimited
+  r.sample_handover_gbytes_per_s = Or(c.sample_handover_gbytes_per_s, D::kSampleHandoverGbytesPerS);
   r.memory_overhead_fraction = Or(c.memory_overhead_fraction, D::kMemoryOverheadFraction);
   r.expandable_segments_overhead_fraction =
       Or(c.expandable_segments_overhead_fraction, D::kExpandableSegmentsOverheadFraction);
@@ -109,6 +111,8 @@ Hardware::Hardware(const SystemProfile& profile, Precision precision, int64_t nu
   jpeg_pixels_per_core_s_ = cal.jpeg_decode_mpixels_per_core_s * 1e6;
   hdf5_bytes_per_core_s_ = cal.hdf5_read_gbytes_per_core_s * 1e9;
   shared_fs_files_per_s_ = cal.shared_fs_files_per_s;
+  loader_cores_per_process_ = cal.loader_cores_per_process;
+  sample_handover_bytes_per_s_ = cal.sample_handover_gbytes_per_s * 1e9;
   overlap_efficiency_ = std::clamp(cal.overlap_efficiency, 0.0, 1.0);
   iteration_overhead_s_ = cal.iteration_overhead_s;
   kernel_overhead_s_ = cal.kernel_overhead_us * 1e-6;

@@ -98,6 +98,12 @@ struct CalibrationDefaults {
   // and other jobs take their share), so unlimited unless stated or calibrated;
   // calibration starts its search from the low end, 20,000 per second.
   static constexpr double kSharedFsFilesPriorPerS = 20000.0;
+  // Cores one process's loader keeps busy: unlimited by default (worker processes); the
+  // search starts from 1, a thread-pool loader under Python's interpreter lock.
+  static constexpr double kLoaderCoresPriorPerProcess = 1.0;
+  // A batch of float32 images pickled (protocol 4, mpi4py's default), unpickled and
+  // stacked: 0.72 GB/s of samples on a 2-core EPYC VM (bench/pickle_handover.py).
+  static constexpr double kSampleHandoverGbytesPerS = 0.7;
 };
 
 struct NetworkRates {
@@ -140,6 +146,10 @@ class Hardware {
   double jpeg_pixels_per_core_s() const { return jpeg_pixels_per_core_s_; }
   double hdf5_bytes_per_core_s() const { return hdf5_bytes_per_core_s_; }
   double shared_fs_files_per_s() const { return shared_fs_files_per_s_; }
+  // Cores one process's loader keeps busy (0 = unlimited); the rate a spatial root's
+  // decoded batch is serialised and handed over through the host, bytes/s.
+  double loader_cores_per_process() const { return loader_cores_per_process_; }
+  double sample_handover_bytes_per_s() const { return sample_handover_bytes_per_s_; }
   double overlap_efficiency() const { return overlap_efficiency_; }
   double iteration_overhead_s() const { return iteration_overhead_s_; }
   // Host time per kernel in eager mode (see CalibrationDefaults::kKernelOverheadUs).
@@ -222,6 +232,8 @@ class Hardware {
   double jpeg_pixels_per_core_s_ = 0;
   double hdf5_bytes_per_core_s_ = 0;
   double shared_fs_files_per_s_ = 0;
+  double loader_cores_per_process_ = 0;
+  double sample_handover_bytes_per_s_ = 0;
   double overlap_efficiency_ = 0;
   double iteration_overhead_s_ = 0;
   double kernel_overhead_s_ = 0;

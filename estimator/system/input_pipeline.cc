@@ -61,6 +61,7 @@ InputSystem InputSystem::Of(const SystemProfile& profile, const Workload& worklo
     }
   }
   in.cpu_cores = profile.host.cpu_cores;
+  in.loader_cores_per_process = hw.loader_cores_per_process();
   return in;
 }
 
@@ -81,14 +82,19 @@ double SharedRate(const InputSystem& in, double nodes) {
 
 }  // namespace
 
-InputTime InputPipelineTime(const InputSystem& in, double node_samples, double nodes, double core_share) {
+InputTime InputPipelineTime(const InputSystem& in, double node_samples, double nodes, double core_share,
+                            double loaders) {
   InputTime t;
   const double bytes = node_samples * in.sample_bytes;
   // Loader cores of the node, each decoding whole samples: rounds of one sample per core.
+  // Loaders that keep fewer cores busy than they are given (threads under one process's
+  // interpreter lock) decode at the rate of the cores they keep busy.
   double decode = 0;
   if (in.cpu_cores > 0 && in.decode_s_per_sample > 0 && node_samples > 0) {
     const double cores = std::max(1.0, std::floor(in.cpu_cores * std::clamp(core_share, 0.0, 1.0)));
     decode = std::ceil(node_samples / cores - 1e-9) * in.decode_s_per_sample;
+    const double busy = std::max(1.0, loaders) * in.loader_cores_per_process;
+    if (busy > 0 && busy < cores) decode = std::max(decode, node_samples * in.decode_s_per_sample / busy);
   }
   const double local = Read(bytes, in.local_bytes_per_s);
   // Every node opens its samples' files on the one metadata service.

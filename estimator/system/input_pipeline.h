@@ -35,6 +35,7 @@ struct InputSystem {
   double shared_files_per_s = 0;       // file opens, aggregate; 0 = not limited
   double decode_s_per_sample = 0;      // one core; 0 when offloaded or nothing to decode
   int cpu_cores = 0;                   // per node
+  double loader_cores_per_process = 0; // cores one loading process keeps busy; 0 = unlimited
 
   // `hw` carries the calibrated decode and file-system rates of the configuration's regime.
   static InputSystem Of(const SystemProfile& profile, const Workload& workload, const Hardware& hw);
@@ -46,9 +47,11 @@ struct InputTime {
 };
 
 // `node_samples` samples are read and decoded on each of `nodes` nodes per iteration by
-// loaders on `core_share` of the node's cores (the share of the node's processes that
-// load: a spatial group's root loads for the whole group).
-InputTime InputPipelineTime(const InputSystem& in, double node_samples, double nodes, double core_share = 1);
+// `loaders` processes on `core_share` of the node's cores (the share of the node's
+// processes that load: a spatial group's root loads for the whole group). Each process
+// keeps at most loader_cores_per_process cores busy, when that is set.
+InputTime InputPipelineTime(const InputSystem& in, double node_samples, double nodes, double core_share = 1,
+                            double loaders = 1);
 
 }  // namespace paraplan
 

@@ -105,6 +105,23 @@ TEST(InputPipeline, FileOpensAndLoaderCores) {
   EXPECT_NEAR(InputPipelineTime(in, 512, 4, 1.0).steady_s, 13 * 510.76e-6, 1e-15);
 }
 
+// Loaders that keep fewer cores busy than they are given decode at the rate of those
+// they keep busy: 1.5 cores a process (threads under one interpreter lock). A spatial
+// root alone on its 10 cores: 512 x 510.76 us / 1.5 = 174.33 ms; four data-parallel
+// loaders on the node's 40: 512 x 510.76 us / 6 = 43.58 ms. Processes that could keep
+// 64 cores busy are bound by the cores again: 52 and 13 rounds.
+TEST(InputPipeline, LoaderCoresPerProcess) {
+  InputSystem in;
+  in.decode_s_per_sample = 510.76e-6;
+  in.cpu_cores = 40;
+  in.loader_cores_per_process = 1.5;
+  EXPECT_NEAR(InputPipelineTime(in, 512, 1, 0.25, 1).steady_s, 512 * 510.76e-6 / 1.5, 1e-15);
+  EXPECT_NEAR(InputPipelineTime(in, 512, 1, 1.0, 4).steady_s, 512 * 510.76e-6 / 6, 1e-15);
+  in.loader_cores_per_process = 64;
+  EXPECT_NEAR(InputPipelineTime(in, 512, 1, 0.25, 1).steady_s, 52 * 510.76e-6, 1e-15);
+  EXPECT_NEAR(InputPipelineTime(in, 512, 1, 1.0, 4).steady_s, 13 * 510.76e-6, 1e-15);
+}
+
 // ResNet-50 on one ABCI node (4 GPUs x 32 images) with an augmentation costing 100 ms of
 // CPU a sample: 128 samples on 40 cores, 4 rounds of 100 ms = 400 ms a step, beyond the
 // GPUs' compute.
@@ -123,6 +140,18 @@ TEST(InputPipeline, InputBoundPlanNamesIo) {
   ASSERT_TRUE(e.ok());
   EXPECT_EQ(e->time.data_loading_s, 0);
   EXPECT_NE(e->bottleneck, "io");
+}
+
+// The same node when each of its 4 data-parallel processes loads on one core (a
+// thread-pool loader): 32 samples of 100 ms each, 3.2 s a step, not 400 ms.
+TEST(InputPipeline, EachProcessLoadsOnTheCoresItKeepsBusy) {
+  Workload w = Model("resnet50");
+  w.dataset.decode_core_ms_per_sample = 100;
+  SystemProfile p = Profile("abci-v100-16gb");
+  p.calibration.loader_cores_per_process = 1;
+  absl::StatusOr<Estimate> e = EstimateIteration(w, Config(1, 1, 4, 32, 128), p);
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_NEAR(e->time.data_loading_s, 3.2 - (e->time.compute_s + e->time.recompute_s), 1e-12);
 }
 
 // The node's CPUs draw power as the loaders keep them busy (host.cpu_power_w, here

@@ -548,8 +548,10 @@ TEST_F(ServerTest, CnnLayerGraph) {
   EXPECT_TRUE(Contains(r.out, "\nspatial comm (halos, cut)  ")) << Describe(r);
   EXPECT_FALSE(Contains(r.out, "tensor-parallel comm")) << Describe(r);
 
+  // With NCCL halos (ChainerMN's host-staged tensors make every split slower than data
+  // parallelism on these nodes), splits make the top 20.
   r = P({"--output", "json", "plan", "--profile", "abci-v100-16gb", "--workload", g_paths.examples + "/cnn-small.json",
-         "--gpus", "16", "--global-batch", "16", "--top", "20"});
+         "--gpus", "16", "--global-batch", "16", "--top", "20", "--set", "calibration.halo_host_staged=false"});
   ASSERT_EQ(r.code, 0) << Describe(r);
   bool split = false;
   const auto plan = FromJson<v1::PlanResponse>(r.out);
