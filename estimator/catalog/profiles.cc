@@ -149,6 +149,9 @@ SystemProfile AbciV100() {
   // samples through host memory by MPI (chainermn's send / recv / allgather, its
   // multi-node iterator).
   p.calibration.halo_host_staged = true;
+  // Its loaders are Chainer's MultithreadIterator, 20 threads inside each training process:
+  // Python and numpy augmentation under the interpreter lock keep about one core busy.
+  p.calibration.loader_cores_per_process = 1;
   p.node_power_w = 600;  // 2x Xeon Gold 6148 (2 x 150 W) + memory, NICs, fans
   p.price_per_gpu_hour_usd = 3.06;  // AWS p3.8xlarge (4x V100 16GB) $12.24/h / 4
   return p;
