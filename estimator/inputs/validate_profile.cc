@@ -41,13 +41,18 @@ absl::Status ValidateCalibrationValues(const Calibration& c) {
                               {"expandable_segments_overhead_fraction", c.expandable_segments_overhead_fraction, 1.0},
                               {"memory_overhead_gib", c.memory_overhead_gib, 1e4},
                               {"collective_overhead_us", c.collective_overhead_us, 1e6},
-                              {"jpeg_decode_mpixels_per_core_s", c.jpeg_decode_mpixels_per_core_s, 1e6},
-                              {"hdf5_read_gbytes_per_core_s", c.hdf5_read_gbytes_per_core_s, 1e4},
-                              {"shared_fs_files_per_s", c.shared_fs_files_per_s, 1e12},
-                              {"loader_cores_per_process", c.loader_cores_per_process, 1e4},
-                              {"halo_exchange_latency_us", c.halo_exchange_latency_us, 1e7},
-                              {"sample_handover_gbytes_per_s", c.sample_handover_gbytes_per_s, 1e4}}) {
+                              {"halo_exchange_latency_us", c.halo_exchange_latency_us, 1e7}}) {
     PARAPLAN_RETURN_IF_ERROR(InRange(absl::StrCat("profile.calibration.", name), v, 0, max, false));
+  }
+  // Rates whose inverse is a time: 0 (the default, or unlimited) or at least a small
+  // positive floor, so that no time, energy or cost overflows.
+  for (auto [name, v, min, max] :
+       {std::tuple{"jpeg_decode_mpixels_per_core_s", c.jpeg_decode_mpixels_per_core_s, kMinRate, 1e6},
+        {"hdf5_read_gbytes_per_core_s", c.hdf5_read_gbytes_per_core_s, kMinRate, 1e4},
+        {"shared_fs_files_per_s", c.shared_fs_files_per_s, 1.0, 1e12},
+        {"loader_cores_per_process", c.loader_cores_per_process, 0.01, 1e4},
+        {"sample_handover_gbytes_per_s", c.sample_handover_gbytes_per_s, kMinRate, 1e4}}) {
+    PARAPLAN_RETURN_IF_ERROR(InRange(absl::StrCat("profile.calibration.", name), v, min, max, true));
   }
   if (c.network.size() > 64) return Bad("profile.calibration.network", "more than 64 levels");
   for (size_t i = 0; i < c.network.size(); ++i) {

@@ -197,6 +197,12 @@ TEST(Validate, WorkloadErrorsNameTheField) {
   w = Model("mixtral-8x7b");
   w.transformer.moe.top_k = 9;
   EXPECT_THAT(std::string(ValidateWorkload(w).message()), HasSubstr("workload.transformer.moe.top_k"));
+  // A token budget of 10^307 printed its time to train as a 300-digit number of days.
+  for (double bad : {-1.0, 1e307, std::nan("")}) {
+    w = Model("gpt3-175b");
+    w.training_tokens = bad;
+    EXPECT_THAT(std::string(ValidateWorkload(w).message()), HasSubstr("workload.training_tokens")) << bad;
+  }
   // MLA: all its head dimensions, no grouped K/V heads, no head_dim beside it.
   w = Model("deepseek-v3");
   EXPECT_TRUE(ValidateWorkload(w).ok()) << ValidateWorkload(w);
@@ -272,6 +278,19 @@ TEST(Validate, ProfileRefusesNonFiniteAndAbsurdValues) {
        "profile.calibration.cudnn_attention_efficiency_bwd"},
       {[](SystemProfile* p) { p->calibration.expandable_segments_overhead_fraction = -0.1; },
        "profile.calibration.expandable_segments_overhead_fraction"},
+      // Rates whose inverse is a time: a denormal made a CNN's time to train infinite.
+      {[](SystemProfile* p) { p->calibration.jpeg_decode_mpixels_per_core_s = 1e-300; },
+       "profile.calibration.jpeg_decode_mpixels_per_core_s"},
+      {[](SystemProfile* p) { p->calibration.hdf5_read_gbytes_per_core_s = 1e-300; },
+       "profile.calibration.hdf5_read_gbytes_per_core_s"},
+      {[](SystemProfile* p) { p->calibration.shared_fs_files_per_s = 1e-300; },
+       "profile.calibration.shared_fs_files_per_s"},
+      {[](SystemProfile* p) { p->calibration.loader_cores_per_process = 1e-300; },
+       "profile.calibration.loader_cores_per_process"},
+      {[](SystemProfile* p) { p->calibration.sample_handover_gbytes_per_s = 1e-300; },
+       "profile.calibration.sample_handover_gbytes_per_s"},
+      {[](SystemProfile* p) { p->calibration.halo_exchange_latency_us = INFINITY; },
+       "profile.calibration.halo_exchange_latency_us"},
       {[](SystemProfile* p) { p->network_levels[0].oversubscription = std::nan(""); },
        "profile.network_levels[0].oversubscription"},
       {[](SystemProfile* p) { p->network_levels[1].bandwidth_gbytes_per_s = 5e-324; },

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "estimator/inputs/measured_features.h"
 #include "estimator/inputs/validate.h"
@@ -184,6 +185,32 @@ absl::StatusOr<Assembled> AssembleValidated(const Workload& workload, const Para
 
 }  // namespace
 
+absl::Status CheckFinite(const Estimate& e) {
+  const std::pair<const char*, double> figures[] = {
+      {"iteration_time_s", e.iteration_time_s},
+      {"memory.total_bytes", e.memory.total_bytes},
+      {"samples_per_s", e.samples_per_s},
+      {"tokens_per_s", e.tokens_per_s},
+      {"model_tflops_per_gpu", e.model_tflops_per_gpu},
+      {"mfu", e.mfu},
+      {"energy_per_iteration_j", e.energy_per_iteration_j},
+      {"cost_per_iteration_usd", e.cost_per_iteration_usd},
+      {"time_to_train_s", e.time_to_train_s},
+      {"energy_to_train_j", e.energy_to_train_j},
+      {"cost_to_train_usd", e.cost_to_train_usd},
+      {"interval.low_s", e.interval.low_s},
+      {"interval.high_s", e.interval.high_s},
+  };
+  for (const auto& [name, v] : figures) {
+    if (!std::isfinite(v)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          name, ": the workload's and profile's values make it overflow (", e.config.ShortString(),
+          "); look for an absurdly small rate or large count"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Estimate> EstimateIteration(const Workload& workload, const ParallelConfig& config,
                                            const SystemProfile& profile) {
   if (absl::Status s = ValidateWorkload(workload); !s.ok()) return s;
@@ -197,6 +224,7 @@ absl::StatusOr<Estimate> EstimateIteration(const Workload& workload, const Paral
   if (!a.ok()) return a.status();
   Estimate e = ToEstimate(workload, profile, c, a->model.tokens_per_sample, a->model.model_flops_per_sample, a->result);
   e.collectives = DescribeCollectives(workload, c, profile, coll, a->model, a->stages);
+  if (absl::Status s = CheckFinite(e); !s.ok()) return s;
   return e;
 }
 

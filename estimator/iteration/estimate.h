@@ -20,6 +20,11 @@ absl::StatusOr<Estimate> EstimateIteration(const Workload& workload,
                                            const ParallelConfig& config,
                                            const SystemProfile& profile);
 
+// OK when every figure of `e` is finite; else INVALID_ARGUMENT naming the first that is
+// not ("energy_to_train_j: the inputs make it overflow"): values each within its range
+// can still multiply past a double's range, and no answer may carry an infinity.
+absl::Status CheckFinite(const Estimate& e);
+
 // The iteration time alone, for inputs EstimateIteration has already accepted (or that
 // differ from accepted ones only in calibration values within their ranges): no
 // validation, no collective listing, no warnings. Calibration's many evaluations of

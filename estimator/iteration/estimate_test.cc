@@ -423,4 +423,21 @@ TEST(Estimate, AllToAllOverlapOnlyInPairedSteps) {
   EXPECT_NEAR(pp_m4 / pp_m8, 6.0 / 11.0, 1e-9);
 }
 
+// Values each within its range can still multiply past a double: the figure that
+// overflows is named, and an accepted estimate passes.
+TEST(Estimate, CheckFiniteNamesTheFigureThatOverflows) {
+  absl::StatusOr<Estimate> e =
+      EstimateIteration(testing::Model("llama3-8b"), testing::Config(1, 1, 8, 1, 64), testing::Profile("dgx-a100-80gb"));
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_TRUE(CheckFinite(*e).ok());
+  Estimate bad = *e;
+  bad.energy_to_train_j = INFINITY;
+  absl::Status s = CheckFinite(bad);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("energy_to_train_j"), std::string::npos) << s;
+  bad = *e;
+  bad.interval.high_s = std::nan("");
+  EXPECT_NE(CheckFinite(bad).message().find("interval.high_s"), std::string::npos);
+}
+
 }  // namespace paraplan

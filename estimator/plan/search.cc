@@ -18,6 +18,7 @@
 #include "estimator/inputs/validate.h"
 #include "estimator/iteration/assemble.h"
 #include "estimator/iteration/comm_schedule.h"
+#include "estimator/iteration/estimate.h"
 #include "estimator/iteration/stage_costs.h"
 #include "estimator/iteration/uncertainty.h"
 #include "estimator/plan/ranking.h"
@@ -439,6 +440,11 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
   for (const Scored* s : ParetoFront(candidates)) {
     out.pareto.push_back(ToEstimate(request.workload, profile, s->config, s->tokens_per_sample,
                                     s->model_flops_per_sample, s->result));
+  }
+  for (const std::vector<Estimate>* list : {&out.plans, &out.pareto}) {
+    for (const Estimate& e : *list) {
+      if (absl::Status s = CheckFinite(e); !s.ok()) return s;
+    }
   }
   if (out.plans.empty()) out.infeasible_reason = InfeasibleReason(space, shortfall_state, out.truncated);
   ListCollectives(space, &out);
