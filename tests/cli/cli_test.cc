@@ -560,6 +560,21 @@ TEST_F(ServerTest, CnnLayerGraph) {
     split |= std::max(1, c.spatial_parallel()) * std::max(1, c.filter_parallel()) * std::max(1, c.channel_parallel()) > 1;
   }
   EXPECT_TRUE(split) << "plans include ParaDL spatial / filter / channel splits";
+
+  // docs/accuracy.md's walk-through: ParaDL's 4-way spatial AlexNet waits on its group
+  // root's loader; worker processes on all the root's cores would wait less.
+  const std::vector<std::string> walk = {"--output", "json", "estimate", "--profile", "abci-v100-16gb", "--workload",
+                                         g_paths.examples + "/paradl-alexnet.json", "--config",
+                                         g_paths.examples + "/config-paradl-alexnet-spatial4.json"};
+  r = P(walk);
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  const auto thread_pool = FromJson<v1::Estimate>(r.out);
+  EXPECT_EQ(thread_pool.bottleneck(), "io");
+  std::vector<std::string> workers = walk;
+  workers.insert(workers.end(), {"--set", "calibration.loader_cores_per_process=0"});
+  r = P(workers);
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_LT(FromJson<v1::Estimate>(r.out).iteration_time_s(), thread_pool.iteration_time_s());
 }
 
 TEST_F(ServerTest, IngestReportsEveryLine) {
