@@ -12,6 +12,7 @@
 // filter and channel collectives are tp_fwd_s / _bwd_s.
 #include <algorithm>
 #include <numeric>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "estimator/inputs/layer_graph.h"
@@ -196,6 +197,25 @@ BlockCosts MemoryBoundLayer(const GraphContext& g, int i, double in_elems, doubl
   return blk;
 }
 
+// Kernels a layer launches forward and backward, as cuDNN / cuBLAS and an eager
+// framework run it: a convolution or fully connected layer its GEMM (+ bias add), then
+// the data and weight gradients (+ bias gradient); elementwise, pooling, softmax,
+// dropout, batch norm and concat one each way; a residual add one forward, its gradient
+// passing through; flatten none (a view).
+std::pair<double, double> LayerKernels(const LayerSpec& l) {
+  switch (l.kind) {
+    case LayerKind::kConv:
+    case LayerKind::kFc:
+      return {l.bias ? 2.0 : 1.0, l.bias ? 3.0 : 2.0};
+    case LayerKind::kAdd:
+      return {1, 0};
+    case LayerKind::kFlatten:
+      return {0, 0};
+    default:
+      return {1, 1};
+  }
+}
+
 // What travels among the spatial ranks for layer i beyond its own collectives: the halo
 // of a split layer, and past the cut the tensors made before it (`moved` marks those
 // already carried).
@@ -302,6 +322,17 @@ absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const Model
       // While its backward runs, the layer's recomputed tensors live again.
       blk.transient_bytes = without - blk.activation_bytes;
     }
+    // Host dispatch: an eager framework spends host time on every kernel it launches
+    // (kernel_overhead_us; under CUDA graphs only the GPU's gap between kernels); where a
+    // layer's kernels are shorter, the host sets the pace. Recompute re-launches the
+    // forward inside backward.
+    const double host_kernel_s = shape.cuda_graphs ? hw.kernel_gap_s() : hw.kernel_overhead_s();
+    const auto [kernels_fwd, kernels_bwd] = LayerKernels(l);
+    const double recomputed = shape.recompute == Recompute::kFull ? kernels_fwd : 0;
+    blk.kernels = kernels_fwd + kernels_bwd + recomputed;
+    blk.host_s = HostExcess(kernels_fwd, host_kernel_s, blk.fwd_s + blk.tp_fwd_s + blk.spatial_fwd_s) +
+                 HostExcess(kernels_bwd + recomputed, host_kernel_s,
+                            blk.bwd_s + blk.tp_bwd_s + blk.spatial_bwd_s + blk.recompute_s);
     out.pp_send_bytes = std::max(out.pp_send_bytes, out_elems * p);
     out.layers.push_back(blk);
   }

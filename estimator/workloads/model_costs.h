@@ -11,6 +11,7 @@
 #ifndef PARAPLAN_ESTIMATOR_WORKLOADS_MODEL_COSTS_H_
 #define PARAPLAN_ESTIMATOR_WORKLOADS_MODEL_COSTS_H_
 
+#include <algorithm>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -100,6 +101,13 @@ struct BlockCosts {
   // prefix sums, the blocks between two layers.
   static BlockCosts Between(const BlockCosts& from, const BlockCosts& to);
 };
+
+// Launches are asynchronous: the host enqueues kernels while the GPU runs earlier ones
+// (CUDA C++ Programming Guide, "Asynchronous Concurrent Execution"), so a phase takes
+// the longer of the two. Returns the host-bound time beyond the GPU's.
+inline double HostExcess(double kernels, double host_per_kernel_s, double gpu_s) {
+  return std::max(0.0, kernels * host_per_kernel_s - gpu_s);
+}
 
 struct ModelCosts {
   std::vector<BlockCosts> layers;  // partitioned over pipeline stages, in order

@@ -130,13 +130,6 @@ double OffloadedBytes(const Dims& x, unsigned offload, unsigned recomputed, cons
 // The dimensions every sub-block of a layer reads, for one configuration's shape.
 Dims LayerDims(const Workload& workload, const TransformerSpec& spec, const ModelShape& shape);
 
-// Launches are asynchronous: the host enqueues kernels while the GPU runs earlier ones
-// (CUDA C++ Programming Guide, "Asynchronous Concurrent Execution"), so a phase takes
-// the longer of the two. Returns the host-bound time beyond the GPU's.
-inline double HostExcess(double kernels, double host_per_kernel_s, double gpu_s) {
-  return std::max(0.0, kernels * host_per_kernel_s - gpu_s);
-}
-
 }  // namespace paraplan::transformer
 
 #endif  // PARAPLAN_ESTIMATOR_WORKLOADS_TRANSFORMER_BLOCKS_H_
