@@ -27,44 +27,6 @@
 
 namespace paraplan::server {
 
-namespace {
-
-bool ValidName(const std::string& n) {
-  if (n.empty() || n.size() > 63) return false;
-  for (size_t i = 0; i < n.size(); ++i) {
-    const char c = n[i];
-    const bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-    if (!alnum && (i == 0 || (c != '.' && c != '_' && c != '-'))) return false;
-  }
-  return true;
-}
-
-absl::Status CheckName(const std::string& name, const char* field) {
-  if (ValidName(name)) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      field, ": \"", Abbreviated(name), "\" must match [a-z0-9][a-z0-9._-]{0,62}"));
-}
-
-// Row -> proto with the server-assigned fields.
-absl::StatusOr<v1::SystemProfile> Decode(const store::ProfileRow& row) {
-  v1::SystemProfile p;
-  if (!p.ParseFromString(row.body)) {
-    return absl::DataLossError(absl::StrCat("profile \"", row.name, "\" version ", row.version, " is corrupt"));
-  }
-  p.set_name(row.name);
-  p.set_version(row.version);
-  p.mutable_created_at()->set_seconds(row.created_at_unix_ms / 1000);
-  p.mutable_created_at()->set_nanos(static_cast<int>(row.created_at_unix_ms % 1000) * 1000000);
-  p.set_origin(row.origin);
-  p.set_promoted(row.promoted);
-  p.set_is_default(row.is_default);
-  return p;
-}
-
-// INVALID_ARGUMENT naming the first double or float under `m` that is NaN or infinite.
-// Checked on the proto because the adapter maps some of them (a NaN oversubscription
-// becomes 1), so the estimator's validation would never see them, yet they would be
-// stored. `skip` names a field (of any message) left out: server-written reports.
 absl::Status CheckFiniteNumbers(const google::protobuf::Message& m, const std::string& path,
                                 absl::string_view skip) {
   using google::protobuf::FieldDescriptor;
@@ -98,6 +60,40 @@ absl::Status CheckFiniteNumbers(const google::protobuf::Message& m, const std::s
     }
   }
   return absl::OkStatus();
+}
+
+namespace {
+
+bool ValidName(const std::string& n) {
+  if (n.empty() || n.size() > 63) return false;
+  for (size_t i = 0; i < n.size(); ++i) {
+    const char c = n[i];
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    if (!alnum && (i == 0 || (c != '.' && c != '_' && c != '-'))) return false;
+  }
+  return true;
+}
+
+absl::Status CheckName(const std::string& name, const char* field) {
+  if (ValidName(name)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      field, ": \"", Abbreviated(name), "\" must match [a-z0-9][a-z0-9._-]{0,62}"));
+}
+
+// Row -> proto with the server-assigned fields.
+absl::StatusOr<v1::SystemProfile> Decode(const store::ProfileRow& row) {
+  v1::SystemProfile p;
+  if (!p.ParseFromString(row.body)) {
+    return absl::DataLossError(absl::StrCat("profile \"", row.name, "\" version ", row.version, " is corrupt"));
+  }
+  p.set_name(row.name);
+  p.set_version(row.version);
+  p.mutable_created_at()->set_seconds(row.created_at_unix_ms / 1000);
+  p.mutable_created_at()->set_nanos(static_cast<int>(row.created_at_unix_ms % 1000) * 1000000);
+  p.set_origin(row.origin);
+  p.set_promoted(row.promoted);
+  p.set_is_default(row.is_default);
+  return p;
 }
 
 // Validates a user-supplied profile with the estimator's rules.

@@ -9,12 +9,22 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "google/protobuf/message.h"
 #include "paraplan/v1/types.pb.h"
 
 namespace paraplan::server {
 
 // What is stored: the profile without server-assigned fields.
 std::string Encode(v1::SystemProfile p);
+
+// INVALID_ARGUMENT naming the first double or float under `m` (its path from `path`) that
+// is NaN or infinite. Checked on the proto because the adapter maps some of them (a NaN
+// oversubscription becomes 1), so the estimator's validation would never see them, yet
+// they would be stored. `skip` names a field (of any message) left out: server-written
+// reports.
+absl::Status CheckFiniteNumbers(const google::protobuf::Message& m, const std::string& path,
+                                absl::string_view skip);
 
 // GPU memory capacity of each version of a profile (GiB), to judge observed peaks.
 using Capacities = std::map<int, double>;

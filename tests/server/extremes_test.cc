@@ -10,6 +10,7 @@
 
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
+#include "server/backend_internal.h"
 #include "tests/server/fixture.h"
 
 namespace paraplan::server {
@@ -60,36 +61,11 @@ void CollectDoubles(const Message& m, const std::string& prefix,
   }
 }
 
-// The path of the first float or double of `m` (maps and repeated fields included) that
-// is not finite; empty when all are.
-std::string FirstNonFinite(const Message& m, const std::string& prefix = "") {
-  const Reflection* r = m.GetReflection();
-  std::vector<const FieldDescriptor*> fields;
-  r->ListFields(m, &fields);
-  for (const FieldDescriptor* f : fields) {
-    const std::string path = prefix + std::string(f->name());
-    const int n = f->is_repeated() ? r->FieldSize(m, f) : 1;
-    for (int i = 0; i < n; ++i) {
-      double v = 0;
-      switch (f->cpp_type()) {
-        case FieldDescriptor::CPPTYPE_DOUBLE:
-          v = f->is_repeated() ? r->GetRepeatedDouble(m, f, i) : r->GetDouble(m, f);
-          break;
-        case FieldDescriptor::CPPTYPE_FLOAT:
-          v = f->is_repeated() ? r->GetRepeatedFloat(m, f, i) : r->GetFloat(m, f);
-          break;
-        case FieldDescriptor::CPPTYPE_MESSAGE: {
-          const Message& sub = f->is_repeated() ? r->GetRepeatedMessage(m, f, i) : r->GetMessage(m, f);
-          if (std::string inner = FirstNonFinite(sub, path + "."); !inner.empty()) return inner;
-          continue;
-        }
-        default:
-          continue;
-      }
-      if (!std::isfinite(v)) return path;
-    }
-  }
-  return "";
+// The path of the first float or double of an answer that is not finite; empty when all
+// are (the server's own check of what it stores, server/backend_internal.h).
+std::string FirstNonFinite(const Message& m) {
+  const absl::Status s = CheckFiniteNumbers(m, "answer", "");
+  return s.ok() ? "" : std::string(s.message());
 }
 
 class ExtremesTest : public ServerTest {
