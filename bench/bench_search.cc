@@ -3,7 +3,9 @@
 //   GPT-3 175B on 4,096 A100 (global batch 1,536) — the headline case;
 //   Megatron 1T on 3,072 A100; Llama-3 405B on 16,384 H100; a 4-size GPU-count sweep;
 //   DeepSeek-V3 (MoE with MLA: expert folding and its own expert-TP searched) on 2,048 H100
-//   (global batch 4,096, as its report's 15,360-sequence batches scaled down).
+//   (global batch 4,096, as its report's 15,360-sequence batches scaled down);
+//   ResNet-50 on 1,024 V100 of abci-v100-16gb (global batch 32,768): the ParaDL
+//   strategies (spatial with its cut, filter, channel) over a 176-layer graph.
 #include <benchmark/benchmark.h>
 
 #include "estimator/catalog/presets.h"
@@ -48,6 +50,7 @@ void BM_Gpt3_175B_4096(benchmark::State& s) { RunSearch(s, "gpt3-175b", "dgx-a10
 void BM_Megatron1T_3072(benchmark::State& s) { RunSearch(s, "megatron-1t", "dgx-a100-80gb", {3072}, 3072); }
 void BM_Llama405B_16384(benchmark::State& s) { RunSearch(s, "llama3-405b", "dgx-h100-80gb", {16384}, 2048); }
 void BM_DeepSeekV3_2048(benchmark::State& s) { RunSearch(s, "deepseek-v3", "dgx-h100-80gb", {2048}, 4096); }
+void BM_ResNet50_1024(benchmark::State& s) { RunSearch(s, "resnet50", "abci-v100-16gb", {1024}, 32768); }
 void BM_Gpt3_Sweep(benchmark::State& s) {
   RunSearch(s, "gpt3-175b", "dgx-a100-80gb", {256, 512, 1024, 2048}, 1536);
 }
@@ -57,6 +60,7 @@ BENCHMARK(BM_Megatron1T_3072)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTim
 BENCHMARK(BM_Llama405B_16384)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_DeepSeekV3_2048)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Gpt3_Sweep)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ResNet50_1024)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace paraplan
