@@ -4,6 +4,8 @@
 // case that led here: a JPEG decode rate of 1e-300 answered OK with an infinite energy
 // to train.
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <functional>
 #include <string>
 #include <vector>
@@ -20,37 +22,65 @@ using google::protobuf::FieldDescriptor;
 using google::protobuf::Message;
 using google::protobuf::Reflection;
 
-// The double fields of `m` and of the messages it holds (the first element of a repeated
-// one), as setters on `m`, with their paths.
-struct DoubleField {
+// The numbers of `m` and of the messages it holds (the first element of a repeated
+// message or number), as setters on `m`, with their paths: doubles, and integers (set
+// from a double, saturated to their type).
+struct NumberField {
   std::string path;
+  bool integer = false;
   std::function<void(Message*, double)> set;
 };
 
-void CollectDoubles(const Message& m, const std::string& prefix,
-                    const std::function<Message*(Message*)>& reach, std::vector<DoubleField>* out, int depth = 0) {
+template <typename T>
+T Saturated(double v) {
+  return v <= static_cast<double>(std::numeric_limits<T>::lowest()) ? std::numeric_limits<T>::lowest()
+         : v >= static_cast<double>(std::numeric_limits<T>::max()) ? std::numeric_limits<T>::max()
+                                                                     : static_cast<T>(v);
+}
+
+void SetNumber(Message* at, const FieldDescriptor* f, double v) {
+  const Reflection* r = at->GetReflection();
+  const bool rep = f->is_repeated();
+  switch (f->cpp_type()) {
+    case FieldDescriptor::CPPTYPE_DOUBLE:
+      rep ? r->SetRepeatedDouble(at, f, 0, v) : r->SetDouble(at, f, v);
+      break;
+    case FieldDescriptor::CPPTYPE_INT32:
+      rep ? r->SetRepeatedInt32(at, f, 0, Saturated<int32_t>(v)) : r->SetInt32(at, f, Saturated<int32_t>(v));
+      break;
+    case FieldDescriptor::CPPTYPE_INT64:
+      rep ? r->SetRepeatedInt64(at, f, 0, Saturated<int64_t>(v)) : r->SetInt64(at, f, Saturated<int64_t>(v));
+      break;
+    default:
+      break;
+  }
+}
+
+void CollectNumbers(const Message& m, const std::string& prefix,
+                    const std::function<Message*(Message*)>& reach, std::vector<NumberField>* out, int depth = 0) {
   if (depth > 4) return;
   const Reflection* r = m.GetReflection();
   const google::protobuf::Descriptor* d = m.GetDescriptor();
   for (int i = 0; i < d->field_count(); ++i) {
     const FieldDescriptor* f = d->field(i);
     const std::string path = prefix + std::string(f->name());
-    if (f->cpp_type() == FieldDescriptor::CPPTYPE_DOUBLE && !f->is_repeated()) {
-      out->push_back({path, [reach, f](Message* root, double v) {
-                        Message* at = reach(root);
-                        at->GetReflection()->SetDouble(at, f, v);
-                      }});
-    } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+    const auto type = f->cpp_type();
+    if (type == FieldDescriptor::CPPTYPE_DOUBLE || type == FieldDescriptor::CPPTYPE_INT32 ||
+        type == FieldDescriptor::CPPTYPE_INT64) {
+      if (f->is_repeated() && r->FieldSize(m, f) == 0) continue;
+      out->push_back({f->is_repeated() ? path + "[0]" : path, type != FieldDescriptor::CPPTYPE_DOUBLE,
+                      [reach, f](Message* root, double v) { SetNumber(reach(root), f, v); }});
+    } else if (type == FieldDescriptor::CPPTYPE_MESSAGE) {
       if (f->is_repeated()) {
         if (r->FieldSize(m, f) == 0) continue;
-        CollectDoubles(r->GetRepeatedMessage(m, f, 0), path + "[0].",
+        CollectNumbers(r->GetRepeatedMessage(m, f, 0), path + "[0].",
                        [reach, f](Message* root) {
                          Message* at = reach(root);
                          return at->GetReflection()->MutableRepeatedMessage(at, f, 0);
                        },
                        out, depth + 1);
       } else {  // set or not: an unset message's numbers are its defaults, and settable
-        CollectDoubles(r->GetMessage(m, f), path + ".",
+        CollectNumbers(r->GetMessage(m, f), path + ".",
                        [reach, f](Message* root) {
                          Message* at = reach(root);
                          return at->GetReflection()->MutableMessage(at, f);
@@ -94,35 +124,57 @@ class ExtremesTest : public ServerTest {
     return p;
   }
 
-  // Each double of the profile at each extreme, through `ask`; counts the answers.
-  void Sweep(const v1::SystemProfile& base, const std::function<grpc::Status(const v1::SystemProfile&,
-                                                                            std::string* non_finite)>& ask) {
-    std::vector<DoubleField> fields;
-    CollectDoubles(base, "", [](Message* root) { return root; }, &fields);
-    ASSERT_GT(fields.size(), 30u) << "the sweep reaches the profile's numbers";
+  // Each number of `base` at each extreme, through `ask`; an answer is OK and finite, or
+  // INVALID_ARGUMENT whose message names one of `names`. Counts the answers.
+  template <typename M>
+  void Sweep(const M& base, const std::string& what, const std::vector<std::string>& names,
+             const std::function<grpc::Status(const M&, std::string* non_finite)>& ask) {
+    std::vector<NumberField> fields;
+    CollectNumbers(base, "", [](Message* root) { return root; }, &fields);
+    ASSERT_GT(fields.size(), 10u) << "the sweep reaches the numbers";
     int ok = 0, refused = 0;
-    for (const DoubleField& field : fields) {
-      for (double v : {1e-300, 5e-324, 1e300, -1.0}) {
-        v1::SystemProfile changed = base;
+    for (const NumberField& field : fields) {
+      const std::vector<double> values =
+          field.integer ? std::vector<double>{-1, 0, 2147483647.0, 4.6e18} : std::vector<double>{1e-300, 5e-324, 1e300, -1};
+      for (double v : values) {
+        M changed = base;
         field.set(&changed, v);
         std::string non_finite;
         const grpc::Status s = ask(changed, &non_finite);
         if (s.ok()) {
           ++ok;
           EXPECT_EQ(non_finite, "") << field.path << " = " << v << " answered OK with a non-finite " << non_finite;
-        } else {
-          ++refused;
-          EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << field.path << " = " << v << ": "
-                                                                        << s.error_message();
-          EXPECT_NE(s.error_message().find("profile_override"), std::string::npos)
-              << field.path << " = " << v << ": " << s.error_message();
+          continue;
         }
+        ++refused;
+        EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << field.path << " = " << v << ": "
+                                                                      << s.error_message();
+        bool named = false;
+        for (const std::string& n : names) named |= s.error_message().find(n) != std::string::npos;
+        EXPECT_TRUE(named) << field.path << " = " << v << ": " << s.error_message();
       }
     }
-    std::printf("%s: %zu numbers, %d answers OK and finite, %d refused\n", base.name().c_str(), fields.size(), ok,
-                refused);
-    for (const DoubleField& f : fields) EXPECT_FALSE(f.path.empty());
-    if (std::getenv("EXTREMES_PATHS") != nullptr) for (const DoubleField& f : fields) std::printf("  %s\n", f.path.c_str());
+    std::printf("%s: %zu numbers, %d answers OK and finite, %d refused\n", what.c_str(), fields.size(), ok, refused);
+    if (std::getenv("EXTREMES_PATHS") != nullptr) {
+      for (const NumberField& f : fields) std::printf("  %s\n", f.path.c_str());
+    }
+  }
+
+  void SweepProfile(const v1::SystemProfile& base,
+                    const std::function<grpc::Status(const v1::SystemProfile&, std::string*)>& ask) {
+    Sweep<v1::SystemProfile>(base, base.name(), {"profile_override"}, ask);
+  }
+
+  v1::Workload Preset(const std::string& name) {
+    grpc::ClientContext ctx;
+    v1::ListModelsRequest req;
+    v1::ListModelsResponse resp;
+    EXPECT_TRUE(planner_->ListModels(&ctx, req, &resp).ok());
+    for (const v1::Workload& w : resp.models()) {
+      if (w.name() == name) return w;
+    }
+    ADD_FAILURE() << "no preset " << name;
+    return {};
   }
 };
 
@@ -147,7 +199,7 @@ TEST_F(ExtremesTest, EstimateOfACnnAndAMoeNeverAnswersNonFinite) {
   spatial.set_spatial_layers(10);
   spatial.set_micro_batch_size(32);
   spatial.set_global_batch_size(64);
-  Sweep(Get("abci-v100-16gb", "resnet50", "conv1"), estimate("resnet50", spatial));
+  SweepProfile(Get("abci-v100-16gb", "resnet50", "conv1"), estimate("resnet50", spatial));
   v1::ParallelConfig moe;
   moe.set_tensor_parallel(2);
   moe.set_pipeline_parallel(2);
@@ -155,11 +207,11 @@ TEST_F(ExtremesTest, EstimateOfACnnAndAMoeNeverAnswersNonFinite) {
   moe.set_expert_parallel(8);
   moe.set_micro_batch_size(1);
   moe.set_global_batch_size(64);
-  Sweep(Get("dgx-h100-80gb", "mixtral-8x7b", "layer"), estimate("mixtral-8x7b", moe));
+  SweepProfile(Get("dgx-h100-80gb", "mixtral-8x7b", "layer"), estimate("mixtral-8x7b", moe));
 }
 
 TEST_F(ExtremesTest, PlanNeverAnswersNonFinite) {
-  Sweep(Get("dgx-a100-80gb", "llama3-8b", "layer"), [this](const v1::SystemProfile& p, std::string* non_finite) {
+  SweepProfile(Get("dgx-a100-80gb", "llama3-8b", "layer"), [this](const v1::SystemProfile& p, std::string* non_finite) {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
     v1::PlanRequest req;
@@ -173,6 +225,44 @@ TEST_F(ExtremesTest, PlanNeverAnswersNonFinite) {
     if (s.ok()) *non_finite = FirstNonFinite(resp);
     return s;
   });
+}
+
+// The same for every number of a workload (a layer graph's first layer, MoE and
+// attention settings, the dataset): refused naming the workload or the configuration it
+// no longer fits, or answered OK and finite.
+TEST_F(ExtremesTest, WorkloadNumbersNeverAnswerNonFinite) {
+  const auto estimate = [this](const char* profile, v1::ParallelConfig config) {
+    return [this, profile, config](const v1::Workload& w, std::string* non_finite) {
+      grpc::ClientContext ctx;
+      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+      v1::EstimateRequest req;
+      req.set_profile(profile);
+      *req.mutable_workload() = w;
+      *req.mutable_config() = config;
+      v1::EstimateResponse resp;
+      const grpc::Status s = planner_->Estimate(&ctx, req, &resp);
+      if (s.ok()) *non_finite = FirstNonFinite(resp);
+      return s;
+    };
+  };
+  v1::ParallelConfig spatial;
+  spatial.set_data_parallel(2);
+  spatial.set_spatial_parallel(4);
+  spatial.set_spatial_layers(10);
+  spatial.set_micro_batch_size(32);
+  spatial.set_global_batch_size(64);
+  v1::Workload cnn = Preset("resnet50");
+  cnn.mutable_dataset()->set_decode_core_ms_per_sample(2);
+  Sweep<v1::Workload>(cnn, "resnet50", {"workload", "config"}, estimate("abci-v100-16gb", spatial));
+  v1::ParallelConfig moe;
+  moe.set_tensor_parallel(2);
+  moe.set_pipeline_parallel(2);
+  moe.set_data_parallel(8);
+  moe.set_expert_parallel(8);
+  moe.set_micro_batch_size(1);
+  moe.set_global_batch_size(64);
+  Sweep<v1::Workload>(Preset("mixtral-8x7b"), "mixtral-8x7b", {"workload", "config"},
+                      estimate("dgx-h100-80gb", moe));
 }
 
 }  // namespace
