@@ -1,8 +1,8 @@
-// Every number a profile holds, pushed to a double's extremes one at a time, through the
-// real server's Estimate and Plan with profile_override: each answer is INVALID_ARGUMENT
-// naming a profile_override field, or OK with every float and double in it finite. The
-// case that led here: a JPEG decode rate of 1e-300 answered OK with an infinite energy
-// to train.
+// Every number a profile or a workload holds, pushed to its type's extremes one at a time,
+// through the real server's Estimate and Plan: each answer is INVALID_ARGUMENT naming the
+// part at fault (profile_override; the workload or the configuration), or OK with every
+// float and double in it finite. The case that led here: a JPEG decode rate of 1e-300
+// answered OK with an infinite energy to train.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -176,38 +176,51 @@ class ExtremesTest : public ServerTest {
     ADD_FAILURE() << "no preset " << name;
     return {};
   }
+
+  // ResNet-50's first 10 layers split 4 ways, 2 replicas; Mixtral on TP 2, PP 2, EP 8.
+  static v1::ParallelConfig SpatialSplit() {
+    v1::ParallelConfig c;
+    c.set_data_parallel(2);
+    c.set_spatial_parallel(4);
+    c.set_spatial_layers(10);
+    c.set_micro_batch_size(32);
+    c.set_global_batch_size(64);
+    return c;
+  }
+  static v1::ParallelConfig ExpertParallel() {
+    v1::ParallelConfig c;
+    c.set_tensor_parallel(2);
+    c.set_pipeline_parallel(2);
+    c.set_data_parallel(8);
+    c.set_expert_parallel(8);
+    c.set_micro_batch_size(1);
+    c.set_global_batch_size(64);
+    return c;
+  }
+
+  // One Estimate: `req` as filled in; the first non-finite number of an OK answer.
+  grpc::Status Estimate(const v1::EstimateRequest& req, std::string* non_finite) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+    v1::EstimateResponse resp;
+    const grpc::Status s = planner_->Estimate(&ctx, req, &resp);
+    if (s.ok()) *non_finite = FirstNonFinite(resp);
+    return s;
+  }
 };
 
 TEST_F(ExtremesTest, EstimateOfACnnAndAMoeNeverAnswersNonFinite) {
-  const auto estimate = [&](const char* model, v1::ParallelConfig config) {
+  const auto with_profile = [this](const char* model, const v1::ParallelConfig& config) {
     return [this, model, config](const v1::SystemProfile& p, std::string* non_finite) {
-      grpc::ClientContext ctx;
-      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
       v1::EstimateRequest req;
       req.set_model(model);
       *req.mutable_config() = config;
       *req.mutable_profile_override() = p;
-      v1::EstimateResponse resp;
-      const grpc::Status s = planner_->Estimate(&ctx, req, &resp);
-      if (s.ok()) *non_finite = FirstNonFinite(resp);
-      return s;
+      return Estimate(req, non_finite);
     };
   };
-  v1::ParallelConfig spatial;
-  spatial.set_data_parallel(2);
-  spatial.set_spatial_parallel(4);
-  spatial.set_spatial_layers(10);
-  spatial.set_micro_batch_size(32);
-  spatial.set_global_batch_size(64);
-  SweepProfile(Get("abci-v100-16gb", "resnet50", "conv1"), estimate("resnet50", spatial));
-  v1::ParallelConfig moe;
-  moe.set_tensor_parallel(2);
-  moe.set_pipeline_parallel(2);
-  moe.set_data_parallel(8);
-  moe.set_expert_parallel(8);
-  moe.set_micro_batch_size(1);
-  moe.set_global_batch_size(64);
-  SweepProfile(Get("dgx-h100-80gb", "mixtral-8x7b", "layer"), estimate("mixtral-8x7b", moe));
+  SweepProfile(Get("abci-v100-16gb", "resnet50", "conv1"), with_profile("resnet50", SpatialSplit()));
+  SweepProfile(Get("dgx-h100-80gb", "mixtral-8x7b", "layer"), with_profile("mixtral-8x7b", ExpertParallel()));
 }
 
 TEST_F(ExtremesTest, PlanNeverAnswersNonFinite) {
@@ -231,38 +244,20 @@ TEST_F(ExtremesTest, PlanNeverAnswersNonFinite) {
 // attention settings, the dataset): refused naming the workload or the configuration it
 // no longer fits, or answered OK and finite.
 TEST_F(ExtremesTest, WorkloadNumbersNeverAnswerNonFinite) {
-  const auto estimate = [this](const char* profile, v1::ParallelConfig config) {
+  const auto with_workload = [this](const char* profile, const v1::ParallelConfig& config) {
     return [this, profile, config](const v1::Workload& w, std::string* non_finite) {
-      grpc::ClientContext ctx;
-      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
       v1::EstimateRequest req;
       req.set_profile(profile);
       *req.mutable_workload() = w;
       *req.mutable_config() = config;
-      v1::EstimateResponse resp;
-      const grpc::Status s = planner_->Estimate(&ctx, req, &resp);
-      if (s.ok()) *non_finite = FirstNonFinite(resp);
-      return s;
+      return Estimate(req, non_finite);
     };
   };
-  v1::ParallelConfig spatial;
-  spatial.set_data_parallel(2);
-  spatial.set_spatial_parallel(4);
-  spatial.set_spatial_layers(10);
-  spatial.set_micro_batch_size(32);
-  spatial.set_global_batch_size(64);
   v1::Workload cnn = Preset("resnet50");
   cnn.mutable_dataset()->set_decode_core_ms_per_sample(2);
-  Sweep<v1::Workload>(cnn, "resnet50", {"workload", "config"}, estimate("abci-v100-16gb", spatial));
-  v1::ParallelConfig moe;
-  moe.set_tensor_parallel(2);
-  moe.set_pipeline_parallel(2);
-  moe.set_data_parallel(8);
-  moe.set_expert_parallel(8);
-  moe.set_micro_batch_size(1);
-  moe.set_global_batch_size(64);
+  Sweep<v1::Workload>(cnn, "resnet50", {"workload", "config"}, with_workload("abci-v100-16gb", SpatialSplit()));
   Sweep<v1::Workload>(Preset("mixtral-8x7b"), "mixtral-8x7b", {"workload", "config"},
-                      estimate("dgx-h100-80gb", moe));
+                      with_workload("dgx-h100-80gb", ExpertParallel()));
 }
 
 }  // namespace
