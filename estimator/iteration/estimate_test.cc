@@ -329,8 +329,7 @@ Workload TinyCnn() {
 
 TEST(Estimate, LayerGraphDataAndSpatialParallel) {
   const Workload cnn = TinyCnn();
-  SystemProfile p = Profile("abci-v100-16gb");
-  p.calibration.halo_host_staged = false;  // the device path (NCCL); host-staged below
+  const SystemProfile p = testing::DevicePathAbci();  // host-staged below
   ParallelConfig data = Config(1, 1, 4, 32, 128);
   absl::StatusOr<Estimate> d = EstimateIteration(cnn, data, p);
   ASSERT_TRUE(d.ok()) << d.status();

@@ -573,8 +573,7 @@ TEST(Search, LayerGraphsExploreParaDLStrategies) {
   // ABCI's nodes with a device-path implementation (NCCL halos, as DistConv or a PyTorch
   // port runs them): ChainerMN's host-staged tensors make every split slower than data
   // parallelism there, and the search is what this test is about.
-  SystemProfile abci = Profile("abci-v100-16gb");
-  abci.calibration.halo_host_staged = false;
+  const SystemProfile abci = testing::DevicePathAbci();
   absl::StatusOr<PlanResult> plan = Plan(req, abci);
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_FALSE(plan->plans.empty()) << plan->infeasible_reason;

@@ -18,6 +18,14 @@ inline SystemProfile Profile(const std::string& name) {
   return {};
 }
 
+// abci-v100-16gb with the CNN exchanges on the device path (NCCL), not its ChainerMN
+// stack's host path.
+inline SystemProfile DevicePathAbci() {
+  SystemProfile p = Profile("abci-v100-16gb");
+  p.calibration.halo_host_staged = false;
+  return p;
+}
+
 inline Workload Model(const std::string& name) { return *FindModelPreset(name); }
 
 inline ParallelConfig Config(int tp, int pp, int dp, int mbs, int gbs,

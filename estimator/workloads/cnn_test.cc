@@ -21,12 +21,7 @@ using testing::Config;
 using testing::Model;
 using testing::Profile;
 
-// ABCI with the exchanges on the device path (NCCL), not its ChainerMN stack's host path.
-SystemProfile DevicePathAbci() {
-  SystemProfile p = Profile("abci-v100-16gb");
-  p.calibration.halo_host_staged = false;
-  return p;
-}
+using testing::DevicePathAbci;
 
 ModelCosts Costs(const Workload& w, const ParallelConfig& c) {
   static const SystemProfile p = DevicePathAbci();

@@ -322,11 +322,9 @@ absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const Model
       // While its backward runs, the layer's recomputed tensors live again.
       blk.transient_bytes = without - blk.activation_bytes;
     }
-    // Host dispatch: an eager framework spends host time on every kernel it launches
-    // (kernel_overhead_us; under CUDA graphs only the GPU's gap between kernels); where a
-    // layer's kernels are shorter, the host sets the pace. Recompute re-launches the
-    // forward inside backward.
-    const double host_kernel_s = shape.cuda_graphs ? hw.kernel_gap_s() : hw.kernel_overhead_s();
+    // Host dispatch: where a layer's kernels are shorter than their launches, the host
+    // sets the pace. Recompute re-launches the forward inside backward.
+    const double host_kernel_s = HostPerKernelS(shape, hw);
     const auto [kernels_fwd, kernels_bwd] = LayerKernels(l);
     const double recomputed = shape.recompute == Recompute::kFull ? kernels_fwd : 0;
     blk.kernels = kernels_fwd + kernels_bwd + recomputed;

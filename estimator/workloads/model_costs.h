@@ -109,6 +109,12 @@ inline double HostExcess(double kernels, double host_per_kernel_s, double gpu_s)
   return std::max(0.0, kernels * host_per_kernel_s - gpu_s);
 }
 
+// Host time per kernel launched: an eager framework's per-call overhead, or under CUDA
+// graphs only the GPU's gap between kernels.
+inline double HostPerKernelS(const ModelShape& shape, const Hardware& hw) {
+  return shape.cuda_graphs ? hw.kernel_gap_s() : hw.kernel_overhead_s();
+}
+
 struct ModelCosts {
   std::vector<BlockCosts> layers;  // partitioned over pipeline stages, in order
   // The layers indexed for stage sums in O(1) whatever a stage's layer count (IndexLayers;

@@ -514,7 +514,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
   const GroupSpan tp = coll.Place(shape.tensor_parallel, 1);
   const GroupSpan cp = coll.Place(shape.context_parallel, shape.tensor_parallel);
   const double ovl = hw.overlap_efficiency();
-  const double host_kernel_s = shape.cuda_graphs ? hw.kernel_gap_s() : hw.kernel_overhead_s();
+  const double host_kernel_s = HostPerKernelS(shape, hw);
 
   const Part core_full = AttentionCore(x, hw, 0);
   const TpCollectives tpc = TpCosts(x, coll, tp);

@@ -155,9 +155,6 @@ class ExtremesTest : public ServerTest {
       }
     }
     std::printf("%s: %zu numbers, %d answers OK and finite, %d refused\n", what.c_str(), fields.size(), ok, refused);
-    if (std::getenv("EXTREMES_PATHS") != nullptr) {
-      for (const NumberField& f : fields) std::printf("  %s\n", f.path.c_str());
-    }
   }
 
   void SweepProfile(const v1::SystemProfile& base,
@@ -198,29 +195,41 @@ class ExtremesTest : public ServerTest {
     return c;
   }
 
-  // One Estimate: `req` as filled in; the first non-finite number of an OK answer.
-  grpc::Status Estimate(const v1::EstimateRequest& req, std::string* non_finite) {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
-    v1::EstimateResponse resp;
-    const grpc::Status s = planner_->Estimate(&ctx, req, &resp);
-    if (s.ok()) *non_finite = FirstNonFinite(resp);
-    return s;
+  // What Sweep asks of each changed M: an Estimate of `base` with `put` placing M in it;
+  // the first non-finite number of an OK answer.
+  template <typename M>
+  std::function<grpc::Status(const M&, std::string*)> EstimateWith(
+      v1::EstimateRequest base, std::function<void(const M&, v1::EstimateRequest*)> put) {
+    return [this, base, put](const M& changed, std::string* non_finite) {
+      v1::EstimateRequest req = base;
+      put(changed, &req);
+      grpc::ClientContext ctx;
+      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+      v1::EstimateResponse resp;
+      const grpc::Status s = planner_->Estimate(&ctx, req, &resp);
+      if (s.ok()) *non_finite = FirstNonFinite(resp);
+      return s;
+    };
+  }
+  static v1::EstimateRequest Request(const std::string& profile, const std::string& model,
+                                     const v1::ParallelConfig& config) {
+    v1::EstimateRequest req;
+    req.set_profile(profile);
+    req.set_model(model);
+    *req.mutable_config() = config;
+    return req;
   }
 };
 
 TEST_F(ExtremesTest, EstimateOfACnnAndAMoeNeverAnswersNonFinite) {
-  const auto with_profile = [this](const char* model, const v1::ParallelConfig& config) {
-    return [this, model, config](const v1::SystemProfile& p, std::string* non_finite) {
-      v1::EstimateRequest req;
-      req.set_model(model);
-      *req.mutable_config() = config;
-      *req.mutable_profile_override() = p;
-      return Estimate(req, non_finite);
-    };
+  const auto override_profile = [](const v1::SystemProfile& p, v1::EstimateRequest* req) {
+    req->clear_profile();
+    *req->mutable_profile_override() = p;
   };
-  SweepProfile(Get("abci-v100-16gb", "resnet50", "conv1"), with_profile("resnet50", SpatialSplit()));
-  SweepProfile(Get("dgx-h100-80gb", "mixtral-8x7b", "layer"), with_profile("mixtral-8x7b", ExpertParallel()));
+  SweepProfile(Get("abci-v100-16gb", "resnet50", "conv1"),
+               EstimateWith<v1::SystemProfile>(Request("", "resnet50", SpatialSplit()), override_profile));
+  SweepProfile(Get("dgx-h100-80gb", "mixtral-8x7b", "layer"),
+               EstimateWith<v1::SystemProfile>(Request("", "mixtral-8x7b", ExpertParallel()), override_profile));
 }
 
 TEST_F(ExtremesTest, PlanNeverAnswersNonFinite) {
@@ -244,20 +253,16 @@ TEST_F(ExtremesTest, PlanNeverAnswersNonFinite) {
 // attention settings, the dataset): refused naming the workload or the configuration it
 // no longer fits, or answered OK and finite.
 TEST_F(ExtremesTest, WorkloadNumbersNeverAnswerNonFinite) {
-  const auto with_workload = [this](const char* profile, const v1::ParallelConfig& config) {
-    return [this, profile, config](const v1::Workload& w, std::string* non_finite) {
-      v1::EstimateRequest req;
-      req.set_profile(profile);
-      *req.mutable_workload() = w;
-      *req.mutable_config() = config;
-      return Estimate(req, non_finite);
-    };
+  const auto put_workload = [](const v1::Workload& w, v1::EstimateRequest* req) {
+    req->clear_model();
+    *req->mutable_workload() = w;
   };
   v1::Workload cnn = Preset("resnet50");
   cnn.mutable_dataset()->set_decode_core_ms_per_sample(2);
-  Sweep<v1::Workload>(cnn, "resnet50", {"workload", "config"}, with_workload("abci-v100-16gb", SpatialSplit()));
+  Sweep<v1::Workload>(cnn, "resnet50", {"workload", "config"},
+                      EstimateWith<v1::Workload>(Request("abci-v100-16gb", "", SpatialSplit()), put_workload));
   Sweep<v1::Workload>(Preset("mixtral-8x7b"), "mixtral-8x7b", {"workload", "config"},
-                      with_workload("dgx-h100-80gb", ExpertParallel()));
+                      EstimateWith<v1::Workload>(Request("dgx-h100-80gb", "", ExpertParallel()), put_workload));
 }
 
 }  // namespace
