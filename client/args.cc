@@ -57,7 +57,7 @@ constexpr char kConfigFlagsUsage[] =
     "     MoE: --etp N (expert tensor parallelism; default --tp)  --moe-dispatcher alltoall|\n"
     "       allgather|deepep  --moe-a2a-overlap  Pipeline: --first-stage-layers N\n"
     "       --last-stage-layers N (decoder layers on the end stages; default an even split)\n"
-    "     Memory: --cpu-offload-layers N (per stage, weights and activations on the host)\n"
+    "     Memory: --cpu-offload-layers N (per stage, activations on the host)\n"
     "       --offload-modules attn_norm,qkv_linear,core_attn,attn_proj,mlp_norm,expert_fc1,moe_act\n"
     "       (each module's saved activations on the host between forward and backward)\n"
     "       --fp8-param-gather (FP8 weights gathered by ZeRO, no BF16 copy)\n";

@@ -95,8 +95,8 @@ struct ParallelConfig {
   // RecomputeModule bits re-run under kSelective; 0 = kRecomputeCoreAttn (Megatron's
   // default).
   unsigned recompute_modules = 0;
-  // Layers per stage whose weights and activations live on the host (Megatron-Core
-  // cpu_offloading_num_layers), streamed over the host link beside the compute.
+  // Layers per stage whose activations live on the host (Megatron-Core
+  // cpu_offloading_num_layers; weights stay), streamed over the host link beside compute.
   int cpu_offload_layers = 0;
   // OffloadModule bits: what each layer moves to the host between its forward and its
   // backward (Megatron-Core --fine-grained-activation-offloading --offload-modules).

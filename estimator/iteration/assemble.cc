@@ -179,18 +179,16 @@ void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
       mb.host_bytes += std::max(0.0, st->offloaded_bytes_per_mb * flight - layer);
     }
     if (c.cpu_offload_layers > 0 && !model.layers.empty()) {
-      // Megatron-Core CPU offloading: the offloaded layers' weights and (every micro-batch
-      // in flight) activations live on the host; one layer's of each stays as the buffer
-      // the transfers fill.
+      // Megatron-Core CPU offloading: the offloaded layers' activations (every micro-batch
+      // in flight) live on the host; one layer's stays as the buffer the transfers fill.
+      // Weights stay: cpu_offloading_weights defaults to False (model_parallel_config.py)
+      // and Megatron-Bridge's recipes set it so (scripts/performance/utils/overrides.py).
       const BlockCosts& layer = model.layers[model.layers.size() / 2];
-      const double n = c.cpu_offload_layers;
-      const double w = layer.params * model.weight_bytes_per_param / w_div_d;
-      const double moved_w = std::min(mb.weights_bytes, std::max(0.0, n - 1) * w);
-      const double moved_a =
-          std::min(mb.activations_bytes, std::max(0.0, n * layer.activation_bytes * flight - layer.activation_bytes));
-      mb.weights_bytes -= moved_w;
+      const double moved_a = std::min(
+          mb.activations_bytes,
+          std::max(0.0, c.cpu_offload_layers * layer.activation_bytes * flight - layer.activation_bytes));
       mb.activations_bytes -= moved_a;
-      mb.host_bytes += moved_w + moved_a;
+      mb.host_bytes += moved_a;
     }
     // Communication buffers: gathered TP activation (SP), pipeline send/recv, ZeRO-3
     // prefetch of two layers' full weights.
@@ -265,12 +263,10 @@ double LayerOffload(const ModelCosts& model, const StageCosts& stages, const Par
     offload_s += m * (std::max(0.0, copy - ovl * s.fwd_s) + std::max(0.0, copy - ovl * (s.bwd_s + s.recompute_s)));
   }
   if (c.cpu_offload_layers > 0 && !model.layers.empty()) {
-    // Each micro-batch: the offloaded layers' weights in for forward and for backward,
-    // their activations out and back, over the host link (PCIe, or NVLink-C2C on a
-    // Grace-Blackwell tray) beside the stage's compute.
+    // Each micro-batch: the offloaded layers' activations out and back over the host link
+    // (PCIe, or NVLink-C2C on a Grace-Blackwell tray) beside the stage's compute.
     const BlockCosts& layer = model.layers[model.layers.size() / 2];
-    const double bytes =
-        c.cpu_offload_layers * (2 * layer.params * model.weight_bytes_per_param + 2 * layer.activation_bytes);
+    const double bytes = c.cpu_offload_layers * 2 * layer.activation_bytes;
     offload_s += m * std::max(0.0, bytes / hw.pcie_bytes_per_s() - ovl * step_compute);
   }
   return offload_s;

@@ -412,10 +412,11 @@ TEST(Search, ChoosesTheTokenDispatcherWhereExpertsSpanNodes) {
   for (const Estimate& e : plan->plans) EXPECT_EQ(e.config.moe_dispatcher, MoeDispatcher::kAllToAll);
 }
 
-// Qwen3-235B at TP 1, PP 8, CP 1, EP 32, two sequences a micro-batch, no recompute, the
-// distributed optimizer, on 256 GB200s: ~220 GiB a GPU of 186 without offloading, so the search offers what the
-// Megatron-MoE model zoo runs there, the experts' inputs offloaded (expert_fc1,
-// moe_act), and each plan's numbers are those of estimating it directly. DeepSpeed has
+// Qwen3-235B at TP 1, PP 8, CP 1, EP 32, four sequences a micro-batch, no recompute, the
+// distributed optimizer, on 256 GB200s: more than the 186 GiB a GPU holds without
+// offloading, so the search offers what the Megatron-MoE model zoo runs there, the
+// experts' inputs offloaded (expert_fc1, moe_act), and each plan's numbers are those of
+// estimating it directly. DeepSpeed has
 // no such offloading: it offers none.
 TEST(Search, OffloadsExpertActivationsWhereNothingElseFits) {
   PlanRequest req;
@@ -427,7 +428,7 @@ TEST(Search, OffloadsExpertActivationsWhereNothingElseFits) {
   req.constraints.pipeline_parallel = {8};
   req.constraints.expert_parallel = {32};
   req.constraints.context_parallel = {1};
-  req.constraints.micro_batch_size = {2};
+  req.constraints.micro_batch_size = {4};
   req.constraints.recompute = {Recompute::kNone};
   req.constraints.virtual_pipeline_stages = {1};
   req.constraints.zero_stage = {1};  // the distributed optimizer, as the zoo runs it

@@ -420,10 +420,11 @@ MoeMlp MoeMlpOf(const ModelContext& m, const Dims& x) {
   Linear(m.hw, x, x.T, experts, x.h, 1, &o.mlp);
   o.mlp.act_bytes += x.T * x.r * x.h * x.p;
   // Permute before dispatch and un-permute after combine (Megatron-Core moe_utils,
-  // fused): each reads and writes the rows; un-permute keeps the expert output for the
-  // routing probabilities' gradient.
+  // fused): each reads and writes the rows and keeps nothing for backward (a scatter-add).
+  // The routing probabilities weight the experts' activation instead (experts.py,
+  // weighted_bias_swiglu_impl), which keeps them: one fp32 value per routed row.
   MemoryBound(4 * sent_rows * x.h * x.p, 2, &o.mlp);
-  o.mlp.act_bytes += sent_rows * x.h * x.p;
+  o.mlp.act_bytes += rows * 4;
   // Shared experts: one dense MLP over every token, as wide as all of them together
   // (Megatron-Core's SharedExpertMLP), sharded over TP like the dense MLP. Its input is
   // the router's, stored once; its TP collectives are taken to overlap the dispatch

@@ -254,11 +254,12 @@ TEST(TransformerCosts, FoldedExpertParallelism) {
   // balanced expert work lands on every GPU: 2,048 x 8 rows x 1,536 wide, or 4,096 x 8
   // rows (the expert-TP pair pools them) x 768 wide — equal FLOPs.
   EXPECT_NEAR(f->layers[0].model_flops / s->layers[0].model_flops, 1.0, 1e-12);
-  // Stored for the experts: the permuted rows (rows x h), the expert output un-permute
-  // keeps (the 16,384 rows sent, x h) and the SwiGLU's (2 + 1) x rows x fe / expert-TP.
+  // Stored for the experts: the permuted rows (rows x h), the SwiGLU's (2 + 1) x rows x
+  // fe / expert-TP and its routing probability per row (fp32); un-permute keeps nothing.
+  // Rows: the 16,384 sent, or twice that pooled by the expert-TP pair.
   const double sent = tokens / 2 * k;
-  const double folded_experts = (sent * h + sent * h + 3 * sent * fe) * p;
-  const double sharded_experts = (2 * sent * h + sent * h + 3 * 2 * sent * fe / 2) * p;
+  const double folded_experts = (sent * h + 3 * sent * fe) * p + sent * 4;
+  const double sharded_experts = (2 * sent * h + 3 * 2 * sent * fe / 2) * p + 2 * sent * 4;
   EXPECT_DOUBLE_EQ(s->layers[0].activation_bytes - f->layers[0].activation_bytes,
                    sharded_experts - folded_experts);
   // Expert-TP adds the all-gather / reduce-scatter of the pooled rows to the dispatch.
@@ -363,10 +364,10 @@ TEST(TransformerCosts, FirstDenseLayersSharedExpertsAndImbalance) {
   absl::StatusOr<ModelCosts> k = Costs(skewed, c);
   ASSERT_TRUE(k.ok()) << k.status();
   // The busiest expert's GPU stores twice the routed tokens' tensors: the permuted input
-  // (tokens x 2 x h), the expert output un-permute keeps (tokens x 2 x h) and the
-  // SwiGLU's (2 + 1) x tokens x 2 x fe.
+  // (tokens x 2 x h), the SwiGLU's (2 + 1) x tokens x 2 x fe and one fp32 probability per
+  // row (tokens x 2).
   EXPECT_DOUBLE_EQ(k->layers[0].activation_bytes - a->layers[0].activation_bytes,
-                   (2 * tokens * 2 * h + 3 * tokens * 2 * fe) * p);
+                   (tokens * 2 * h + 3 * tokens * 2 * fe) * p + tokens * 2 * 4);
   EXPECT_GT(k->layers[0].fwd_s, a->layers[0].fwd_s);
   // Waiting is not work: the useful FLOPs are those of balanced routing.
   EXPECT_NEAR(k->layers[0].model_flops / a->layers[0].model_flops, 1.0, 1e-12);

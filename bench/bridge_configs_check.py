@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Megatron-Bridge's shipped performance configurations through the real CLI: stated,
+accepted, and predicted to fit?
+
+usage: bridge_configs_check.py --cli PATH/TO/paraplan --server HOST:PORT [--file ROWS.jsonl] [--check] [-v]
+
+The rows (bench/data/megatron_bridge_perf_configs.jsonl, written by
+tests/launchers/extract_bridge_perf_configs.py) are the configurations NVIDIA ran for
+Megatron-Bridge's performance tables: Llama 3 / 3.1, DeepSeek-V3, Kimi-K2, Qwen3 MoE and
+GPT-OSS on H100, B200, B300, GB200 and GB300. They carry no measured time. Each becomes
+an EstimateRequest on the preset (`paraplan models`) with the run's sequence length and
+precision, sent in one `paraplan estimate --batch`. Prints one line per row that is
+rejected or predicted not to fit (every row with -v), then the counts.
+
+Two launch settings the API has no field for are sent as their nearest statement:
+partial CUDA graphs (cuda_graph_scope attn / moe_router / moe_preprocess) as none, and
+full recompute of some layers (recompute_num_layers) as full recompute of every layer.
+
+--check: exit 1 unless every row is accepted and predicted to fit.
+"""
+import argparse, collections, copy, json, os, subprocess, sys, tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def request_of(row, presets):
+    w = copy.deepcopy(presets[row['model']])
+    w['transformer']['seq_length'] = row['seq_length']
+    w['precision'] = row['precision']
+    if 'quant_recipe' in row:
+        w['quant_recipe'] = row['quant_recipe']
+    c = dict(row['config'])
+    scope = c.pop('cuda_graph_scope', None)
+    if scope is not None and 'full_iteration' in scope:
+        c['cuda_graphs'] = True
+    c.pop('recompute_layers', None)
+    return {'profile': row['profile'], 'workload': w, 'config': c}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--cli', required=True)
+    ap.add_argument('--server', default='127.0.0.1:50051')
+    ap.add_argument('--file', default=os.path.join(HERE, 'data', 'megatron_bridge_perf_configs.jsonl'))
+    ap.add_argument('--check', action='store_true')
+    ap.add_argument('-v', '--verbose', action='store_true')
+    a = ap.parse_args()
+    rows = [json.loads(l) for l in open(a.file) if l.strip()]
+    models = subprocess.run([a.cli, '--server', a.server, '-o', 'json', 'models'], capture_output=True, text=True)
+    if models.returncode != 0:
+        print('paraplan models: exit %d\n%s' % (models.returncode, models.stderr[-500:]))
+        return 1
+    presets = {m['name']: m for m in json.loads(models.stdout)['models']}
+    with tempfile.NamedTemporaryFile('w', suffix='.jsonl', delete=False) as f:
+        for r in rows:
+            f.write(json.dumps(request_of(r, presets)) + '\n')
+    res = subprocess.run([a.cli, '--server', a.server, '-o', 'json', 'estimate', '--batch', f.name],
+                         capture_output=True, text=True)
+    os.unlink(f.name)
+    outs = [json.loads(l) for l in res.stdout.splitlines() if l.strip()]
+    if len(outs) != len(rows):
+        print('estimate --batch: exit %d, %d answers for %d rows\n%s' % (res.returncode, len(outs), len(rows),
+                                                                       res.stderr[-500:]))
+        return 1
+    counts = collections.Counter()
+    for r, o in zip(rows, outs):
+        name = r['id'].replace('_PRETRAIN_CONFIG', '')
+        if 'error' in o:
+            counts['rejected'] += 1
+            print('%-46s rejected: %s' % (name, o['error'].get('message', o['error'])[:150]))
+            continue
+        e = o.get('estimate', o)
+        mem = e.get('memory', {})
+        gib = (mem.get('total_bytes') or 0) / 2**30
+        fits = mem.get('fits', True)
+        counts['fits' if fits else 'does not fit'] += 1
+        if a.verbose or not fits:
+            print('%-46s %7.1f GiB %s %8.2f s' % (name, gib, 'fits        ' if fits else 'does not fit',
+                                                   e.get('iteration_time_s', 0)))
+    print('%d configurations: %d accepted and predicted to fit, %d predicted not to fit, %d rejected'
+          % (len(rows), counts['fits'], counts['does not fit'], counts['rejected']))
+    return 1 if a.check and (counts['does not fit'] or counts['rejected']) else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
