@@ -9,7 +9,8 @@ tests/launchers/extract_bridge_perf_configs.py) are the configurations NVIDIA ra
 Megatron-Bridge's performance tables: Llama 3 / 3.1, DeepSeek-V3, Kimi-K2, Qwen3 MoE and
 GPT-OSS on H100, B200, B300, GB200 and GB300. They carry no measured time. Each becomes
 an EstimateRequest on the preset (`paraplan models`) with the run's sequence length and
-precision, sent in one `paraplan estimate --batch`. Prints one line per row that is
+precision, under FRAMEWORK_NEMO (whose defaults are these recipes': 16-bit gradient
+reduction), sent in one `paraplan estimate --batch`. Prints one line per row that is
 rejected or predicted not to fit (every row with -v), then the counts.
 
 Two launch settings the API has no field for are sent as their nearest statement:
@@ -34,7 +35,7 @@ def request_of(row, presets):
     if scope is not None and 'full_iteration' in scope:
         c['cuda_graphs'] = True
     c.pop('recompute_layers', None)
-    return {'profile': row['profile'], 'workload': w, 'config': c}
+    return {'profile': row['profile'], 'framework': 'FRAMEWORK_NEMO', 'workload': w, 'config': c}
 
 
 def main():

@@ -175,6 +175,9 @@ absl::StatusOr<Workload> FromProto(const v1::Workload& w) {
     case v1::MIXED_PRECISION_FP32_PARAMS:
       out.mixed_precision = MixedPrecision::kFp32Params;
       break;
+    case v1::MIXED_PRECISION_BF16_GRADS:
+      out.mixed_precision = MixedPrecision::kBf16Grads;
+      break;
     default:
       return BadEnum("workload.mixed_precision", w.mixed_precision());
   }
@@ -363,6 +366,7 @@ v1::Workload ToProto(const Workload& w) {
   out.set_training_tokens(w.training_tokens);
   out.set_optimizer(w.optimizer == Optimizer::kSgdMomentum ? v1::OPTIMIZER_SGD_MOMENTUM : v1::OPTIMIZER_ADAM);
   if (w.mixed_precision == MixedPrecision::kFp32Params) out.set_mixed_precision(v1::MIXED_PRECISION_FP32_PARAMS);
+  if (w.mixed_precision == MixedPrecision::kBf16Grads) out.set_mixed_precision(v1::MIXED_PRECISION_BF16_GRADS);
   if (w.mixed_precision == MixedPrecision::kMasterInOptimizer) {
     out.set_mixed_precision(v1::MIXED_PRECISION_MASTER_IN_OPTIMIZER);
   }

@@ -30,10 +30,12 @@ enum class QuantRecipe { kDefault, kDelayedScaling, kCurrentScaling, kBlockwise,
 // The optimizer's state per parameter: Adam (two moments) or SGD with momentum (one).
 enum class Optimizer { kAdam, kSgdMomentum };
 // Megatron-LM / DeepSpeed (16-bit weights, fp32 master in the optimizer, persistent fp32
-// gradient buffer) or PyTorch autocast / FSDP (fp32 parameters with 16-bit copies per
-// step, fp32 gradients that exist from backward to the optimizer step). kDefault: the
-// framework's (ResolvedMixedPrecision, workloads/model_costs.h).
-enum class MixedPrecision { kDefault, kMasterInOptimizer, kFp32Params };
+// gradient buffer), the same with a 16-bit gradient buffer reduced in 16 bits (kBf16Grads:
+// Megatron's --grad-reduce-in-bf16, grad_reduce_in_fp32 = False in NeMo's and
+// Megatron-Bridge's performance recipes) or PyTorch autocast / FSDP (fp32 parameters
+// with 16-bit copies per step, fp32 gradients that exist from backward to the optimizer
+// step). kDefault: the framework's (ResolvedMixedPrecision, workloads/model_costs.h).
+enum class MixedPrecision { kDefault, kMasterInOptimizer, kFp32Params, kBf16Grads };
 
 // Bytes of one element stored in the training precision (weights, activations).
 double BytesPerElement(Precision p);

@@ -88,6 +88,33 @@ TEST(MixedPrecision, UnstatedFollowsTheFramework) {
   EXPECT_EQ(ResolvedRecipe(w, Framework::kTorchtitan), QuantRecipe::kMxfp8);
 }
 
+// 16-bit gradients (Megatron's --grad-reduce-in-bf16; NeMo's performance recipes, so the
+// default under NeMo): the buffer holds 2 bytes a parameter, the data-parallel
+// reduce-scatter moves 2, the rest as MASTER_IN_OPTIMIZER. On 8 GPUs with the distributed
+// optimizer (ZeRO 1): weights 2 and gradients 2 bytes of all 155,207,680 parameters,
+// masters and moments 12 / 8.
+TEST(MixedPrecision, SixteenBitGradients) {
+  ParallelConfig c = Config(1, 1, 8, 1, 8);
+  c.flash_attention = true;
+  c.zero_stage = 1;
+  const MemoryBreakdown m = Memory(MixedPrecision::kBf16Grads, c);
+  EXPECT_DOUBLE_EQ(m.weights_bytes, 2 * kParams);
+  EXPECT_DOUBLE_EQ(m.gradients_bytes, 2 * kParams);
+  EXPECT_DOUBLE_EQ(m.optimizer_bytes, 12 * kParams / 8);
+  const MemoryBreakdown fp32 = Memory(MixedPrecision::kMasterInOptimizer, c);
+  EXPECT_DOUBLE_EQ(fp32.gradients_bytes, 4 * kParams);
+  c.framework = Framework::kNemo;
+  EXPECT_DOUBLE_EQ(Memory(MixedPrecision::kDefault, c).gradients_bytes, 2 * kParams);
+  c.framework = Framework::kMegatron;  // Megatron-LM reduces bf16 gradients in fp32 unless told
+  EXPECT_DOUBLE_EQ(Memory(MixedPrecision::kDefault, c).gradients_bytes, 4 * kParams);
+  const Hardware hw(Profile("dgx-h100-80gb"), Precision::kBf16);
+  const Collectives coll(hw);
+  absl::StatusOr<ModelCosts> costs =
+      ComputeModelCosts(SmallGpt(MixedPrecision::kBf16Grads), ModelShape::Of(c.Normalized()), hw, coll);
+  ASSERT_TRUE(costs.ok()) << costs.status();
+  EXPECT_EQ(costs->grad_reduce_bytes_per_param, 2);
+}
+
 TEST(MixedPrecision, GradientsPersistWithAccumulationOrDdp) {
   // Two micro-batches: the first backward's gradients wait beside the second's
   // activations.

@@ -7,8 +7,12 @@ namespace paraplan {
 
 MixedPrecision ResolvedMixedPrecision(const Workload& w, Framework f) {
   if (w.mixed_precision != MixedPrecision::kDefault) return w.mixed_precision;
-  return f == Framework::kTorchtitan || f == Framework::kPytorchFsdp ? MixedPrecision::kFp32Params
-                                                                    : MixedPrecision::kMasterInOptimizer;
+  if (f == Framework::kTorchtitan || f == Framework::kPytorchFsdp) return MixedPrecision::kFp32Params;
+  // NeMo's performance recipes reduce gradients in 16 bits: Megatron-Bridge's
+  // scripts/performance/configs/*/*_llm_pretrain.py (every family's common settings) and
+  // NeMo 2's scripts/performance set grad_reduce_in_fp32 = False.
+  if (f == Framework::kNemo) return MixedPrecision::kBf16Grads;
+  return MixedPrecision::kMasterInOptimizer;
 }
 
 QuantRecipe ResolvedRecipe(const Workload& w, Framework f) {
@@ -141,6 +145,15 @@ void SetPrecisionBytes(Precision precision, QuantRecipe recipe, Optimizer optimi
     costs->optimizer_bytes_per_param = 4 + 28 + 6 + 4 + (precision == Precision::kFp16 ? 8 : 0);
     // The same passes as launches: norm, Adam, copy, zeroing (+ unscale check in FP16).
     costs->optimizer_passes = precision == Precision::kFp16 ? 5 : 4;
+    if (mixed == MixedPrecision::kBf16Grads) {
+      // The gradient buffer and its reduction in the 16-bit type (Megatron-Core DDP:
+      // main_grad in param dtype without grad_reduce_in_fp32); the step reads it as 2
+      // bytes in the norm and Adam and zeroes 2.
+      costs->grad_bytes_per_param = 2;
+      costs->grad_reduce_bytes_per_param = 2;
+      costs->fp32_main_grads = false;
+      costs->optimizer_bytes_per_param -= 2 + 2 + 2;
+    }
   }
   if (optimizer == Optimizer::kSgdMomentum) {
     // One fp32 moment instead of two (PyTorch SGD momentum buffer): 4 bytes less state,

@@ -319,7 +319,7 @@ Dims LayerDims(const Workload& workload, const TransformerSpec& spec, const Mode
   x.dropout = spec.dropout > 0;
   x.eager_gated = spec.gated_mlp && shape.framework == Framework::kPytorchFsdp;
   x.cudnn_attention = shape.framework != Framework::kPytorchFsdp && shape.framework != Framework::kDeepSpeed;
-  x.fused_cross_entropy = shape.framework == Framework::kPytorchFsdp;
+  x.fused_cross_entropy = shape.framework == Framework::kPytorchFsdp || shape.framework == Framework::kNemo;
   x.tp_algorithm = shape.tp_algorithm;
   const bool rms = spec.normalization == Normalization::kRmsNorm;
   // LayerNorm learns a scale and a bias per channel, RMSNorm a scale only (Zhang &

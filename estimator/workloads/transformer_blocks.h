@@ -42,8 +42,11 @@ struct Dims {
   // FlashAttention-2 as DeepSpeed's and PyTorch FSDP's stacks do. The profile's cuDNN
   // rates equal FlashAttention-2's unless it states them.
   bool cudnn_attention;
-  // The loss is flash-attn's fused cross-entropy (PyTorch FSDP as llm-foundry runs it:
-  // its default loss_fn), not Megatron's op-by-op one on upcast logits.
+  // The loss is a fused cross-entropy, one kernel each way keeping the 16-bit logits:
+  // flash-attn's (PyTorch FSDP as llm-foundry runs it: its default loss_fn) or Megatron-
+  // Core's fused vocab-parallel one (NeMo: cross_entropy_loss_fusion defaults to True in
+  // Megatron-Bridge's GPTModelProvider, and its performance recipes pick Transformer
+  // Engine's kernel), not Megatron-LM's default op-by-op one on upcast logits.
   bool fused_cross_entropy;
   CollectiveAlgorithm tp_algorithm = CollectiveAlgorithm::kAuto;
   double norm_params;  // parameters of one norm: 2h (LayerNorm scale + bias) or h (RMSNorm)
