@@ -29,7 +29,9 @@ dropless routing's real imbalance (sent force-balanced).
 none rejected, none that ran predicted not to fit); a row whose recompute settings the
 table does not publish (sent as none) is reported but not counted.
 """
-import argparse, json, os, statistics, subprocess, sys, tempfile
+import argparse, json, os, statistics, sys
+
+from paraplan_batch import estimate_batch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROFILES = {'H100': 'dgx-h100-80gb', 'GB200': 'gb200-nvl72', 'GB300': 'gb300-nvl72'}
@@ -136,17 +138,11 @@ def main():
     ap.add_argument('--check', action='store_true')
     a = ap.parse_args()
     rows = [json.loads(l) for l in open(a.file) if l.strip()]
-    with tempfile.NamedTemporaryFile('w', suffix='.jsonl', delete=False) as f:
-        for r in rows:
-            f.write(json.dumps({'profile': profile_of(r['hardware']['gpu']), 'workload': workload_of(r),
-                                'config': config_of(r)}) + '\n')
-    res = subprocess.run([a.cli, '--server', a.server, '--output', 'json', 'estimate', '--batch', f.name],
-                         capture_output=True, text=True)
-    os.unlink(f.name)
-    outs = [json.loads(l) for l in res.stdout.splitlines() if l.strip()]
-    if len(outs) != len(rows):
-        print('estimate --batch: exit %d, %d answers for %d rows\n%s' % (res.returncode, len(outs), len(rows),
-                                                                       res.stderr[-500:]))
+    try:
+        outs = estimate_batch(a.cli, a.server, [{'profile': profile_of(r['hardware']['gpu']),
+                                                 'workload': workload_of(r), 'config': config_of(r)} for r in rows])
+    except RuntimeError as err:
+        print(err)
         return 1
     failed, time_apes, derived_apes = 0, [], []
     print('%-58s %9s %9s %7s %9s %9s %7s %6s' % ('run', 'time', 'predicted', 'error', 'TFLOP/s', 'predicted',

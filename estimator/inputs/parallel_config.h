@@ -101,7 +101,8 @@ struct ParallelConfig {
   // OffloadModule bits: what each layer moves to the host between its forward and its
   // backward (Megatron-Core --fine-grained-activation-offloading --offload-modules).
   unsigned offload_modules = 0;
-  // FP8 weights gathered by ZeRO, no 16-bit copy kept (Megatron fp8_param_gather).
+  // FP8 / FP4 weights gathered by ZeRO, no 16-bit copy kept (Megatron fp8_param_gather,
+  // fp4_param_gather under NVFP4).
   bool fp8_param_gather = false;
   int zero_stage = 0;
   PipelineSchedule pipeline_schedule = PipelineSchedule::kDefault;

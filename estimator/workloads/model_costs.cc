@@ -214,10 +214,12 @@ absl::StatusOr<ModelCosts> ComputeModelCosts(const Workload& workload, const Mod
     IndexLayers(&*costs);
     SetPrecisionBytes(workload.precision, ResolvedRecipe(workload, shape.framework), workload.optimizer,
                       ResolvedMixedPrecision(workload, shape.framework), &*costs);
-    if (shape.fp8_param_gather && workload.precision == Precision::kFp8) {
-      // The FP8 weights are the parameters ZeRO gathers (1 byte each); no 16-bit copy.
+    if (shape.fp8_param_gather && LowPrecisionLinears(workload.precision)) {
+      // The quantised weights are the parameters ZeRO gathers (Megatron's
+      // fp8_param_gather, and fp4_param_gather under NVFP4: Transformer Engine's quantised
+      // model init); no 16-bit copy is kept.
       costs->weight_bytes_per_param -= 2;
-      costs->param_gather_bytes_per_param = 1;
+      costs->param_gather_bytes_per_param = QuantisedBytesPerElement(ResolvedRecipe(workload, shape.framework));
     }
   }
   return costs;

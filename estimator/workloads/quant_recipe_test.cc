@@ -90,8 +90,20 @@ TEST(QuantRecipe, Fp8ParamGather) {
   EXPECT_DOUBLE_EQ(m->weight_bytes_per_param, 2);
   EXPECT_DOUBLE_EQ(m->param_gather_bytes_per_param, 1);
   EXPECT_TRUE(ValidateConfig(w, c).ok());
+  // NVFP4 (fp4_param_gather): the 4-bit weight and its transpose, each 1/2 + 1/16 bytes
+  // an element with its FP8 block scales, and ZeRO gathers 0.5625 bytes a parameter.
+  const Workload fp4 = Llama70b(Precision::kFp4, QuantRecipe::kNvfp4);
+  const Hardware hw4(h100, fp4.precision);
+  absl::StatusOr<ModelCosts> m4 = ComputeModelCosts(fp4, ModelShape::Of(c.Normalized()), hw4, coll);
+  ASSERT_TRUE(m4.ok()) << m4.status();
+  EXPECT_DOUBLE_EQ(m4->weight_bytes_per_param, 2 * 0.5625);
+  EXPECT_DOUBLE_EQ(m4->param_gather_bytes_per_param, 0.5625);
+  EXPECT_TRUE(ValidateConfig(fp4, c).ok());
   c.zero_stage = 0;
   EXPECT_NE(std::string(ValidateConfig(w, c).message()).find("config.fp8_param_gather"), std::string::npos);
+  EXPECT_NE(std::string(ValidateConfig(Llama70b(Precision::kBf16, QuantRecipe::kDefault), c).message())
+                .find("config.fp8_param_gather"),
+            std::string::npos);
 }
 
 // Transformer Engine keeps a linear's input for backward as its FP8 copy: Llama 3 70B

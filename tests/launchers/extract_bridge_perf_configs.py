@@ -24,7 +24,8 @@ What each row carries, and where it comes from in that commit:
   sequence length 8,192 for Llama 3 and 3.1, 4,096 for the rest;
 - the precision (utils/precision.py, training/mixed_precision.py): fp8_cs is tensorwise
   current scaling with FP8 parameter gather and no BF16 first and last layers, fp8_mx
-  MXFP8 with FP8 parameter gather, fp8_sc blockwise (subchannel) without, nvfp4 NVFP4;
+  MXFP8 with FP8 parameter gather, fp8_sc blockwise (subchannel) without, nvfp4 NVFP4
+  with its FP4 parameter gather (sent as fp8_param_gather);
 - the pipeline layout: the config's pp_layout string, the recipe's layout table for
   DeepSeek-V3 and Kimi-K2 (recipes/deepseek/deepseek_v3.py, recipes/kimi/kimi_k2.py:
   embedding on the first stage, MTP and loss on the last), or Megatron's
@@ -53,7 +54,7 @@ PRECISIONS = {  # dtype token -> (precision, quant recipe, fp8 parameter gather)
     'FP8_CS': ('PRECISION_FP8', 'QUANT_RECIPE_CURRENT_SCALING', True),
     'FP8_MX': ('PRECISION_FP8', 'QUANT_RECIPE_MXFP8', True),
     'FP8_SC': ('PRECISION_FP8', 'QUANT_RECIPE_BLOCKWISE', False),
-    'NVFP4': ('PRECISION_FP4', 'QUANT_RECIPE_NVFP4', False),
+    'NVFP4': ('PRECISION_FP4', 'QUANT_RECIPE_NVFP4', True),  # fp4_param_gather
 }
 # recipes/deepseek/deepseek_v3.py set_deepseek_v3_pipeline_model_parallel_layout and
 # recipes/kimi/kimi_k2.py _get_kimi_k2_pipeline_layout, as layout strings (m = MTP).

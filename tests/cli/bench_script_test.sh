@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs a bench/ checking script against the real server (temporary SQLite file, free
+# loopback port) through the real CLI: `python3 bench/SCRIPT --cli CLI --server ADDR
+# ARGS...`, failing when the script does. Used for bench/qwen3_moe_dev.py --check (the
+# Qwen3-235B runs of ../shared/data: none rejected, none that ran predicted not to fit)
+# and bench/bridge_configs_check.py --check (Megatron-Bridge's shipped configurations).
+# usage: bench_script_test.sh PARAPLAN_SERVER PARAPLAN_CLI SCRIPT [ARGS...]
+set -euo pipefail
+server=$1
+cli=$2
+script=$3
+shift 3
+root=$(cd "$(dirname "$0")/../.." && pwd)
+dir=$(mktemp -d)
+pid=
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$dir"' EXIT
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$server" --listen "127.0.0.1:$port" --db "$dir/paraplan.db" --metrics-listen off >"$dir/server.log" 2>&1 &
+pid=$!
+for _ in $(seq 100); do
+  "$cli" --server "127.0.0.1:$port" health >/dev/null 2>&1 && break
+  sleep 0.1
+done
+python3 "$root/bench/$script" --cli "$cli" --server "127.0.0.1:$port" "$@"
