@@ -215,6 +215,7 @@ int Cli::PlanOutputs(const v1::PlanRequest& req, const v1::PlanResponse& r) {
   in.num_gpus = r.plans(0).num_gpus();
   in.gpus_per_node = profile.gpus_per_node();
   in.profile = absl::StrCat(profile.name(), "@", profile.version());
+  in.framework = req.framework();
   absl::StatusOr<std::string> text = LauncherArguments(a_.Get("emit"), in);
   if (!text.ok()) return Fail(kError, std::string(text.status().message()));
   std::fputs(text->c_str(), stdout);

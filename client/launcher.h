@@ -41,6 +41,7 @@ struct LaunchInput {
   int num_gpus = 0;       // GPUs of the plan; 0 = the product of the config's degrees
   int gpus_per_node = 0;  // from the profile; 0 = one node holds all GPUs
   std::string profile;    // "NAME@VERSION", for the header comment
+  v1::Framework framework = v1::FRAMEWORK_UNSPECIFIED;  // the request's: its defaults shaped the estimate
 };
 
 absl::StatusOr<std::string> LauncherArguments(absl::string_view framework, const LaunchInput& in);

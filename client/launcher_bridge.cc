@@ -161,6 +161,12 @@ void Precision(const Plan& p, Notes* notes, Overrides* o) {
     default:
       o->Add("mixed_precision", "bf16_mixed");
   }
+  if (p.grads_16bit) {
+    // Megatron-Bridge's performance recipes set both (MixedPrecisionConfig.setup copies its
+    // own value over the DDP config's); a recipe-name override has no field to set.
+    notes->Add("the estimate keeps and reduces gradients in 16 bits, as NeMo's performance recipes do: set "
+               "cfg.mixed_precision.grad_reduce_in_fp32 = cfg.ddp.grad_reduce_in_fp32 = False in the recipe");
+  }
   if (p.precision == v1::PRECISION_FP8) {
     o->Add("model.fp8", "hybrid");
     o->Add("model.fp8_recipe", Fp8Recipe(p.recipe));

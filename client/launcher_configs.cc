@@ -143,6 +143,10 @@ std::string Nemo(const Plan& p) {
     if (p.recipe == v1::QUANT_RECIPE_MXFP8) y.Add("fp8_recipe", "mxfp8");
   }
   if (p.precision == v1::PRECISION_FP4) notes.Add("NVFP4 is not emitted for this NeMo config; set it by hand");
+  if (p.grads_16bit) {
+    notes.Add("the estimate keeps and reduces gradients in 16 bits (NeMo 2's performance recipes: "
+              "grad_reduce_in_fp32=False); NeMo 1.x keeps fp32 main gradients under megatron_amp_O2");
+  }
   if (c.offload().weights() || c.offload().activations()) {
     y.Add("cpu_offloading", "true");
     y.Add("cpu_offloading_weights", Bool(c.offload().weights()));

@@ -220,6 +220,9 @@ void MegatronPrecisionFlags(const Plan& p, CommandLine* f) {
   if (p.precision == v1::PRECISION_BF16 || p.precision == v1::PRECISION_FP8 || p.precision == v1::PRECISION_FP4) {
     f->Add("--bf16");
   }
+  // 16-bit gradient buffers and reduction, as the estimate assumed (arguments.py: bf16
+  // otherwise upgrades them to fp32).
+  if (p.grads_16bit && p.precision != v1::PRECISION_FP16) f->Add("--grad-reduce-in-bf16");
   if (p.precision == v1::PRECISION_FP8) f->Add("--fp8-format", "hybrid");
   // _add_transformer_engine_args: --fp8-recipe (tensorwise = current scaling) and the
   // FP4 format and recipe.

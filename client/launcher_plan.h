@@ -31,6 +31,9 @@ struct Plan {
   v1::PipelineSchedule schedule = v1::SCHEDULE_1F1B;  // meaningless when pp == 1
   v1::Precision precision = v1::PRECISION_BF16;
   v1::QuantRecipe recipe = v1::QUANT_RECIPE_UNSPECIFIED;
+  // The estimate kept and reduced gradients in 16 bits: MIXED_PRECISION_BF16_GRADS, stated
+  // or FRAMEWORK_NEMO's default.
+  bool grads_16bit = false;
 
   bool gqa() const { return kv_heads != t->num_attention_heads(); }
   // A head dimension other than hidden / heads (Megatron's --kv-channels).

@@ -984,6 +984,29 @@ TEST_F(ServerTest, PlanEmitLlamaFullRecomputeZero3) {
                                 "    activation-checkpoint:full\n"));
 }
 
+// Planned under NeMo, whose performance recipes keep and reduce gradients in 16 bits (the
+// estimate's default there), the plan runs as estimated elsewhere too: Megatron-LM gets
+// --grad-reduce-in-bf16 (bf16 otherwise upgrades them to fp32), Megatron-Bridge a note
+// naming the two recipe fields; planned without a framework, neither.
+TEST_F(ServerTest, PlanEmitSixteenBitGradients) {
+  const std::vector<std::string> plan = {"plan", "--profile", "dgx-h100-80gb@1", "--model", "llama3-8b", "--gpus",
+                                         "8", "--global-batch", "64", "--tp", "1", "--pp", "1", "--dp", "8",
+                                         "--mbs", "1", "--zero", "1"};
+  auto emit = [&](const std::string& framework, const std::string& launcher) {
+    std::vector<std::string> args = plan;
+    if (!framework.empty()) args.insert(args.end(), {"--framework", framework});
+    args.insert(args.end(), {"--emit", launcher});
+    Result r = P(args);
+    EXPECT_EQ(r.code, 0) << Describe(r);
+    return r.out;
+  };
+  EXPECT_TRUE(Contains(emit("nemo", "megatron"), "    --grad-reduce-in-bf16"));
+  EXPECT_FALSE(Contains(emit("", "megatron"), "--grad-reduce-in-bf16"));
+  EXPECT_TRUE(Contains(emit("nemo", "megatron-bridge"),
+                       "cfg.mixed_precision.grad_reduce_in_fp32 = cfg.ddp.grad_reduce_in_fp32 = False"));
+  EXPECT_FALSE(Contains(emit("megatron", "megatron-bridge"), "grad_reduce_in_fp32"));
+}
+
 TEST_F(ServerTest, PlanEmitErrors) {
   // An unknown framework is a usage error naming the valid ones; nothing is asked of the server.
   Result r = RunCli({"--server", absl::StrCat("127.0.0.1:", FreePort()), "plan", "--profile", "dgx-a100-80gb",
