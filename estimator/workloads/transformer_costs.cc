@@ -5,7 +5,6 @@
 // variants), generalised to grouped-query attention, gated MLPs, context and expert
 // parallelism by counting each stored tensor explicitly.
 #include <algorithm>
-#include <cmath>
 #include <tuple>
 
 #include "absl/status/status.h"
@@ -36,10 +35,6 @@ TpCollectives TpCosts(const Dims& x, const Collectives& coll, const GroupSpan& t
   out.reduce_scatter_s = coll.ReduceScatter(bytes, tp);
   return out;
 }
-
-// Share of the layers NVFP4 training keeps in BF16 (NVIDIA 2025, NVFP4 pre-training
-// recipe: "~15 % of the network").
-constexpr double kNvfp4HighPrecisionShare = 0.15;
 
 // SMs the expert-parallel dispatch and combine kernels occupy while they run: DeepEP's
 // default (deep_ep Buffer.num_sms = 24, DeepSeek-AI DeepEP README, normal kernels).
@@ -528,26 +523,18 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
   if (m.windowed) m.core_window = AttentionCore(x, hw, static_cast<double>(spec.sliding_window.tokens));
 
   const LayerKinds kinds = KindsOf(m, x);
-  // NVFP4 keeps about 15 % of the linear layers in BF16, most at the end of the network
-  // (NVIDIA, "Pretraining Large Language Models with NVFP4", 2025, sec. 4): the last
-  // layers here.
-  const int high_precision_layers =
-      x.recipe == QuantRecipe::kNvfp4 ? static_cast<int>(std::ceil(kNvfp4HighPrecisionShare * spec.num_layers)) : 0;
-  LayerKinds high = kinds;
-  if (high_precision_layers > 0) {
-    Dims x16 = x;
-    x16.bf16_linears = true;
-    x16.pin = x.p;
-    high = KindsOf(m, x16);
-  }
-
+  // Every transformer layer runs the recipe, NVFP4 included: Megatron-LM's
+  // --first-last-layers-bf16 and Megatron-Bridge's first_last_layers_bf16 are off unless
+  // set (bf16_with_nvfp4_mixed leaves them; NVIDIA's NVFP4 paper kept ~15 % of a 12B
+  // model's layers in BF16, a training choice the API does not state). The embedding and
+  // the LM head stay BF16 (HeadCosts).
   ModelCosts out;
   out.moe_dispatcher = kinds.dispatcher;
   out.layers.reserve(spec.num_layers);
   for (int i = 0; i < spec.num_layers; ++i) {
-    const LayerKinds& k = i >= spec.num_layers - high_precision_layers ? high : kinds;
     const bool w = spec.IsWindowLayer(i);
-    out.layers.push_back(spec.IsMoeLayer(i) ? (w ? k.moe_window : k.moe) : (w ? k.dense_window : k.dense));
+    out.layers.push_back(spec.IsMoeLayer(i) ? (w ? kinds.moe_window : kinds.moe)
+                                            : (w ? kinds.dense_window : kinds.dense));
   }
 
   out.pre = EmbeddingCosts(x, hw, coll, tp, host_kernel_s);
