@@ -73,11 +73,13 @@ std::vector<Workload> ModelPresets() {
   // DeepSeek-V3 technical report (DeepSeek-AI 2024, sec. 4.2) and its config.json: 61
   // layers, the first 3 dense (FFN 18,432), then 256 routed experts of 2,048 (top-8) and
   // one shared; MLA with 128 heads, query latent 1,536, key/value latent 512, head
-  // dimensions 128 + 64 (rope) and 128 (value); 14.8T tokens at 4,096. Its multi-token
-  // prediction module is not modelled. Kimi K2 (Moonshot AI 2025, config.json): the same
-  // architecture with 64 heads, 384 experts, one dense layer, 15.5T tokens.
-  for (const auto& [name, heads, experts, dense, vocab, tokens] :
-       {std::tuple{"deepseek-v3", 128, 256, 3, 129280, 14.8e12}, std::tuple{"kimi-k2", 64, 384, 1, 163840, 15.5e12}}) {
+  // dimensions 128 + 64 (rope) and 128 (value); 14.8T tokens at 4,096; one multi-token
+  // prediction depth (num_nextn_predict_layers 1; Megatron-Bridge's recipe trains it,
+  // mtp_num_layers = 1). Kimi K2 (Moonshot AI 2025, config.json): the same architecture
+  // with 64 heads, 384 experts, one dense layer, no MTP, 15.5T tokens.
+  for (const auto& [name, heads, experts, dense, vocab, tokens, mtp] :
+       {std::tuple{"deepseek-v3", 128, 256, 3, 129280, 14.8e12, 1},
+        std::tuple{"kimi-k2", 64, 384, 1, 163840, 15.5e12, 0}}) {
     Workload d = Transformer(name, 61, 7168, heads, 0, 18432, 4096, vocab, true, false, tokens);
     d.transformer.mla = {1536, 512, 128, 64, 128};
     d.transformer.moe.num_experts = experts;
@@ -86,6 +88,7 @@ std::vector<Workload> ModelPresets() {
     d.transformer.moe.moe_layer_interval = 1;
     d.transformer.moe.num_shared_experts = 1;
     d.transformer.moe.first_dense_layers = dense;
+    d.transformer.mtp_num_layers = mtp;
     p.push_back(d);
   }
   // gpt-oss-120b (OpenAI 2025 model card and config.json): 36 layers, hidden 2,880, 64

@@ -75,6 +75,7 @@ absl::Status ValidateTransformer(const TransformerSpec& t) {
   PARAPLAN_RETURN_IF_ERROR(NonNegative(p + "sliding_window.tokens", t.sliding_window.tokens, 1 << 24));
   PARAPLAN_RETURN_IF_ERROR(
       NonNegative(p + "sliding_window.layer_interval", t.sliding_window.layer_interval, t.num_layers));
+  PARAPLAN_RETURN_IF_ERROR(NonNegative(p + "mtp_num_layers", t.mtp_num_layers, 16));
   const MoeSpec& m = t.moe;
   PARAPLAN_RETURN_IF_ERROR(NonNegative(p + "moe.num_experts", m.num_experts, 1 << 16));
   PARAPLAN_RETURN_IF_ERROR(NonNegative(p + "moe.top_k", m.top_k, 1 << 16));

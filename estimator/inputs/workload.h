@@ -104,6 +104,10 @@ struct TransformerSpec {
   int64_t head_dim = 0;
   MlaSpec mla;
   SlidingWindow sliding_window;
+  // Multi-token prediction depths (DeepSeek-V3 sec. 2.2; Megatron-Core --mtp-num-layers):
+  // each adds on the last stage one layer like the model's last, the shared embedding
+  // and LM head again with their loss, and a 2h -> h projection. 0 = none.
+  int mtp_num_layers = 0;
 
   // Defaults filled in (kv heads, ffn size, MoE fields).
   TransformerSpec Resolved() const;

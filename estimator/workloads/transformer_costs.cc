@@ -441,6 +441,37 @@ MoeMlp MoeMlpOf(const ModelContext& m, const Dims& x) {
   return o;
 }
 
+// Multi-token prediction on the last stage (DeepSeek-V3 sec. 2.2; Megatron-Core
+// multi_token_prediction.py): each depth embeds the next tokens with the shared
+// embedding, normalises both streams, projects their concatenation 2h -> h (eh_proj,
+// column-parallel over TP), runs one transformer layer like the model's last and the
+// shared LM head with its loss. Its parameters: the layer, two norms and the projection.
+void AddMultiTokenPrediction(const Dims& x, const TransformerSpec& spec, const Hardware& hw, const Collectives& coll,
+                             const GroupSpan& tp, double host_kernel_s, ModelCosts* out) {
+  if (spec.mtp_num_layers <= 0 || out->layers.empty()) return;
+  const BlockCosts& last = out->layers.back();
+  BlockCosts embed = EmbeddingCosts(x, hw, coll, tp, host_kernel_s);
+  BlockCosts head = HeadCosts(x, spec, hw, coll, tp, host_kernel_s);
+  for (BlockCosts* shared : {&embed, &head}) {
+    shared->params = shared->tensors = shared->weight_tensors = 0;
+  }
+  Part proj;
+  Linear(hw, x, x.T, x.h / x.t, 2 * x.h, 1, &proj);
+  BlockCosts depth = last;
+  depth.Add(embed);
+  depth.Add(head);
+  depth.fwd_s += proj.matmul_fwd_s;
+  depth.bwd_s += proj.matmul_bwd_s;
+  depth.wgrad_s += proj.wgrad_s;
+  depth.kernels += proj.kernels_fwd + proj.kernels_bwd;
+  depth.activation_bytes += x.T * 2 * x.h * x.r * x.pin;  // the projection's input
+  depth.model_flops += 3 * proj.flops_fwd;
+  depth.params += 2 * x.h * x.h / x.t + 2 * x.norm_params;
+  depth.tensors += 3;
+  depth.weight_tensors += 1;
+  for (int d = 0; d < spec.mtp_num_layers; ++d) out->post.Add(depth);
+}
+
 // A MoE layer of `core` attention.
 BlockCosts MoeLayer(const ModelContext& m, const Dims& x, const AttentionSide& a, const MoeMlp& o, const Part& core) {
   const double ovl = m.layer.ovl;
@@ -539,6 +570,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
 
   out.pre = EmbeddingCosts(x, hw, coll, tp, host_kernel_s);
   out.post = HeadCosts(x, spec, hw, coll, tp, host_kernel_s);
+  AddMultiTokenPrediction(x, spec, hw, coll, tp, host_kernel_s, &out);
 
   // Megatron-LM scatter-gather: each TP rank sends 1/t of the boundary activation.
   out.pp_send_bytes = x.T * x.h * x.p / x.t;
