@@ -11,12 +11,14 @@ Megatron-Bridge's performance tables: Llama 3 / 3.1, DeepSeek-V3, Kimi-K2, Qwen3
 GPT-OSS on H100, B200, B300, GB200 and GB300. They carry no measured time. Each becomes
 an EstimateRequest on the preset (`paraplan models`) with the run's sequence length and
 precision, under FRAMEWORK_NEMO (whose defaults are these recipes': 16-bit gradient
-reduction, the fused cross-entropy; --framework FRAMEWORK_MEGATRON or '' to compare), sent in one `paraplan estimate --batch`. Prints one line per row that is
-rejected or predicted not to fit (every row with -v), then the counts.
+reduction, the fused cross-entropy; --framework FRAMEWORK_MEGATRON or '' to compare),
+sent in one `paraplan estimate --batch`. Prints one line per row that is rejected or
+predicted not to fit (every row with -v), then the counts.
 
-Two launch settings the API has no field for are sent as their nearest statement:
-partial CUDA graphs (cuda_graph_scope attn / moe_router / moe_preprocess) as none, and
-full recompute of some layers (recompute_num_layers) as full recompute of every layer.
+Full-iteration CUDA graphs are sent as `cuda_graphs`. Two launch settings the API has no
+field for are sent as their nearest statement: partial CUDA graphs (cuda_graph_scope
+attn / moe_router / moe_preprocess) as none, and full recompute of some layers
+(recompute_num_layers) as full recompute of every layer.
 
 --check: exit 1 unless every row is accepted and predicted to fit, KNOWN_NOT_FIT aside.
 """
