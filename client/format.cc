@@ -369,7 +369,12 @@ double ParameterCount(const v1::Workload& w) {
   const double layers = t.num_layers() * (attention + norms) + (t.num_layers() - moe_layers) * dense_mlp +
                         moe_layers * moe_mlp;
   const double embeddings = (t.tied_embeddings() ? 1 : 2) * static_cast<double>(t.vocab_size()) * h;
-  return layers + embeddings;
+  // Each multi-token prediction depth: a layer like the last (MoE where the last is), two
+  // norms and its 2h -> h projection; the embedding and head are shared.
+  const bool last_moe = moe_layers > 0 && t.num_layers() % std::max(1, t.moe().moe_layer_interval()) == 0;
+  const double mtp = t.mtp_num_layers() * (attention + norms + (last_moe ? moe_mlp : dense_mlp) + 2 * h * h +
+                                           2 * (t.normalization() == v1::NORMALIZATION_RMSNORM ? 1 : 2) * h);
+  return layers + embeddings + mtp;
 }
 
 std::string FormatModels(const v1::ListModelsResponse& r) {

@@ -128,6 +128,7 @@ void Shape(const Plan& p, Notes* notes, Overrides* o) {
     o->Add("model.window_size", absl::StrCat("[", t.sliding_window().tokens(), ",0]"));
     o->Add("model.window_attn_skip_freq", absl::StrCat("[", absl::StrJoin(windows, ","), "]"));
   }
+  if (t.mtp_num_layers() > 0) o->Add("model.mtp_num_layers", t.mtp_num_layers());
   if (p.moe()) {
     const v1::MoeSpec& m = t.moe();
     o->Add("model.num_moe_experts", m.num_experts());

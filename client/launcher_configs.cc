@@ -106,6 +106,9 @@ std::string Nemo(const Plan& p) {
   if (p.own_head_dim()) y.Add("kv_channels", t.head_dim());
   if (t.gated_mlp()) y.Add("activation", "fast-swiglu");
   if (t.has_mla()) notes.Add("NeMo 1.x's GPT model has no multi-latent attention: use --emit megatron-bridge (NeMo 2)");
+  if (t.mtp_num_layers() > 0) {
+    notes.Add("NeMo 1.x's GPT model has no multi-token prediction: use --emit megatron-bridge (NeMo 2)");
+  }
   const std::vector<int> windows = WindowLayers(t);
   if (std::find(windows.begin(), windows.end(), 1) != windows.end()) {
     notes.Add("NeMo 1.x's GPT config states no sliding windows: use --emit megatron-bridge (NeMo 2)");
@@ -302,6 +305,7 @@ std::string Torchtitan(const Plan& p) {
   f.Add("--training.max_context_length", seq);
   f.Add("--training.mixed_precision_param", p.precision == v1::PRECISION_FP32 ? "float32" : "bfloat16");
   if (p.precision == v1::PRECISION_FP16) notes.Add("torchtitan has no fp16 mixed precision; bfloat16 is emitted");
+  if (p.t->mtp_num_layers() > 0) notes.Add("torchtitan trains no multi-token prediction: the estimate's MTP layers are not run");
   if (p.offload_any()) {
     if (fsdp) {
       f.Add("--training.enable_cpu_offload");

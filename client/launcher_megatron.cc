@@ -80,6 +80,13 @@ void ModelShapeFlags(const Plan& p, bool deepspeed, CommandLine* f, Notes* notes
       f->Add("--window-attn-skip-freq", absl::StrCat("'", LayerPatternExpression(windows), "'"));
     }
   }
+  if (t.mtp_num_layers() > 0) {  // _add_mtp_args
+    if (deepspeed) {
+      notes->Add("Megatron-DeepSpeed has no multi-token prediction: the estimate's MTP layers are not trained");
+    } else {
+      f->Add("--mtp-num-layers", t.mtp_num_layers());
+    }
+  }
   f->Add("--seq-length", t.seq_length());
   f->Add("--max-position-embeddings", t.seq_length());  // required; >= seq-length
   if (!t.tied_embeddings()) f->Add("--untie-embeddings-and-output-weights");

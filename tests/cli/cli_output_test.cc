@@ -617,6 +617,7 @@ LaunchInput DeepSeekStyle() {
   mla->set_qk_nope_head_dim(128);
   mla->set_qk_rope_head_dim(64);
   mla->set_v_head_dim(128);
+  t->set_mtp_num_layers(1);
   in.config.set_pipeline_parallel(1);
   in.config.set_data_parallel(16);
   in.config.set_zero_stage(1);
@@ -692,7 +693,7 @@ TEST(Launcher, LayerKindsMlaAndWindowsAreStated) {
   for (const char* arg : {"--multi-latent-attention \\\n", "--q-lora-rank 1536 \\\n", "--kv-lora-rank 512 \\\n",
                           "--qk-head-dim 128 \\\n", "--qk-pos-emb-head-dim 64 \\\n", "--v-head-dim 128 \\\n",
                           "--moe-layer-freq '[0]*3+[1]*58' \\\n",
-                          "--moe-shared-expert-intermediate-size 2048 \\\n"}) {
+                          "--moe-shared-expert-intermediate-size 2048 \\\n", "--mtp-num-layers 1 \\\n"}) {
     EXPECT_NE(out.find(arg), std::string::npos) << arg << "\n" << out;
   }
   for (const std::string& flag : EmittedFlags(out)) EXPECT_TRUE(known.contains(flag)) << flag << "\n" << out;
@@ -716,6 +717,8 @@ TEST(Launcher, LayerKindsMlaAndWindowsAreStated) {
   const std::string bridge = Emit("megatron-bridge", DeepSeekStyle());
   EXPECT_TRUE(absl::StrContains(bridge, "'model.moe_layer_freq=[0,0,0,1,1,")) << bridge;
   EXPECT_TRUE(absl::StrContains(bridge, "model.moe_shared_expert_intermediate_size=2048")) << bridge;
+  EXPECT_TRUE(absl::StrContains(bridge, "model.mtp_num_layers=1")) << bridge;
+  EXPECT_TRUE(absl::StrContains(Emit("nemo", DeepSeekStyle()), "no multi-token prediction"));
 }
 
 TEST(Launcher, LayerPatternExpressions) {
