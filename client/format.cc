@@ -372,8 +372,7 @@ double ParameterCount(const v1::Workload& w) {
   // Each multi-token prediction depth: a layer like the last (MoE where the last is), two
   // norms and its 2h -> h projection; the embedding and head are shared.
   const bool last_moe = moe_layers > 0 && t.num_layers() % std::max(1, t.moe().moe_layer_interval()) == 0;
-  const double mtp = t.mtp_num_layers() * (attention + norms + (last_moe ? moe_mlp : dense_mlp) + 2 * h * h +
-                                           2 * (t.normalization() == v1::NORMALIZATION_RMSNORM ? 1 : 2) * h);
+  const double mtp = t.mtp_num_layers() * (attention + 2 * norms + (last_moe ? moe_mlp : dense_mlp) + 2 * h * h);
   return layers + embeddings + mtp;
 }
 

@@ -149,10 +149,12 @@ absl::StatusOr<Plan> Resolve(const LaunchInput& in) {
   if (p.schedule == v1::SCHEDULE_UNSPECIFIED) p.schedule = p.v > 1 ? v1::SCHEDULE_INTERLEAVED_1F1B : v1::SCHEDULE_1F1B;
   p.precision = in.workload.precision() == v1::PRECISION_UNSPECIFIED ? v1::PRECISION_BF16 : in.workload.precision();
   p.recipe = in.workload.quant_recipe();
+  // As the estimator resolves it (ResolvedMixedPrecision): stated, or NeMo's default for
+  // its bf16-based recipes.
   p.grads_16bit = p.precision != v1::PRECISION_FP32 &&
                   (in.workload.mixed_precision() == v1::MIXED_PRECISION_BF16_GRADS ||
                    (in.workload.mixed_precision() == v1::MIXED_PRECISION_UNSPECIFIED &&
-                    in.framework == v1::FRAMEWORK_NEMO));
+                    in.framework == v1::FRAMEWORK_NEMO && p.precision != v1::PRECISION_FP16));
   return p;
 }
 

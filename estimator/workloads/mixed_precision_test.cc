@@ -107,6 +107,11 @@ TEST(MixedPrecision, SixteenBitGradients) {
   EXPECT_DOUBLE_EQ(Memory(MixedPrecision::kDefault, c).gradients_bytes, 2 * kParams);
   c.framework = Framework::kMegatron;  // Megatron-LM reduces bf16 gradients in fp32 unless told
   EXPECT_DOUBLE_EQ(Memory(MixedPrecision::kDefault, c).gradients_bytes, 4 * kParams);
+  Workload fp16 = SmallGpt(MixedPrecision::kDefault);  // NeMo's fp16 recipes keep fp32 main gradients
+  fp16.precision = Precision::kFp16;
+  EXPECT_EQ(ResolvedMixedPrecision(fp16, Framework::kNemo), MixedPrecision::kMasterInOptimizer);
+  fp16.precision = Precision::kFp8;
+  EXPECT_EQ(ResolvedMixedPrecision(fp16, Framework::kNemo), MixedPrecision::kBf16Grads);
   const Hardware hw(Profile("dgx-h100-80gb"), Precision::kBf16);
   const Collectives coll(hw);
   absl::StatusOr<ModelCosts> costs =

@@ -10,8 +10,11 @@ MixedPrecision ResolvedMixedPrecision(const Workload& w, Framework f) {
   if (f == Framework::kTorchtitan || f == Framework::kPytorchFsdp) return MixedPrecision::kFp32Params;
   // NeMo's performance recipes reduce gradients in 16 bits: Megatron-Bridge's
   // scripts/performance/configs/*/*_llm_pretrain.py (every family's common settings) and
-  // NeMo 2's scripts/performance set grad_reduce_in_fp32 = False.
-  if (f == Framework::kNemo) return MixedPrecision::kBf16Grads;
+  // NeMo 2's scripts/performance set grad_reduce_in_fp32 = False on their bf16-based
+  // recipes (BF16, FP8, FP4); fp16 keeps fp32 main gradients.
+  if (f == Framework::kNemo && w.precision != Precision::kFp16 && w.precision != Precision::kFp32) {
+    return MixedPrecision::kBf16Grads;
+  }
   return MixedPrecision::kMasterInOptimizer;
 }
 
