@@ -208,10 +208,13 @@ std::string FormatProfile(const v1::SystemProfile& p) {
   }
   absl::StrAppend(&out, net.Render());
   const std::string cpus = p.host().cpu_power_w() > 0 ? absl::StrFormat(" (%.0f W)", p.host().cpu_power_w()) : "";
+  auto joules = [](double v) { return v > 0 ? absl::StrFormat("%.3g", v) : std::string("default"); };
   absl::StrAppend(&out, absl::StrFormat("host %.0f GiB, PCIe %.0f GB/s, %d CPU cores%s; storage %.1f GB/s per node; node "
                                         "power %.0f W; $%.2f per GPU-hour\n",
                                         p.host().memory_gib(), p.host().pcie_gbytes_per_s(), p.host().cpu_cores(), cpus,
                                         p.storage().read_gbytes_per_s(), p.node_power_w(), p.price_per_gpu_hour_usd()));
+  absl::StrAppend(&out, "storage energy: read_joules_per_gbyte ", joules(p.storage().read_joules_per_gbyte()),
+                  ", shared_fs_joules_per_gbyte ", joules(p.storage().shared_fs_joules_per_gbyte()), "\n");
   const v1::Calibration& c = p.calibration();
   auto val = [](double v) { return v > 0 ? absl::StrFormat("%.4g", v) : std::string("default"); };
   absl::StrAppend(&out, "calibration: matmul_efficiency ", val(c.matmul_efficiency()), ", memory_bound_efficiency ",

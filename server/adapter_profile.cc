@@ -66,6 +66,8 @@ absl::StatusOr<SystemProfile> FromProto(const v1::SystemProfile& p) {
   out.storage.read_gbytes_per_s = p.storage().read_gbytes_per_s();
   out.storage.shared_fs_gbytes_per_s = p.storage().shared_fs_gbytes_per_s();
   out.storage.shared_fs_node_gbytes_per_s = p.storage().shared_fs_node_gbytes_per_s();
+  out.storage.read_joules_per_gbyte = p.storage().read_joules_per_gbyte();
+  out.storage.shared_fs_joules_per_gbyte = p.storage().shared_fs_joules_per_gbyte();
   out.node_power_w = p.node_power_w();
   out.price_per_gpu_hour_usd = p.price_per_gpu_hour_usd();
   for (const v1::LayerTiming& t : p.layer_timings()) {
@@ -213,6 +215,8 @@ v1::SystemProfile ToProto(const SystemProfile& p) {
   out.mutable_storage()->set_read_gbytes_per_s(p.storage.read_gbytes_per_s);
   out.mutable_storage()->set_shared_fs_gbytes_per_s(p.storage.shared_fs_gbytes_per_s);
   out.mutable_storage()->set_shared_fs_node_gbytes_per_s(p.storage.shared_fs_node_gbytes_per_s);
+  out.mutable_storage()->set_read_joules_per_gbyte(p.storage.read_joules_per_gbyte);
+  out.mutable_storage()->set_shared_fs_joules_per_gbyte(p.storage.shared_fs_joules_per_gbyte);
   out.mutable_host()->set_cpu_cores(p.host.cpu_cores);
   out.mutable_host()->set_cpu_power_w(p.host.cpu_power_w);
   out.set_node_power_w(p.node_power_w);

@@ -159,6 +159,10 @@ struct StorageSpec {
   double read_gbytes_per_s = 0;            // per node, node-local storage
   double shared_fs_gbytes_per_s = 0;       // aggregate of the shared parallel file system
   double shared_fs_node_gbytes_per_s = 0;  // one node's client limit; 0 = none
+  // Energy per GB read beyond the drives' idle power; 0 = Hardware::Defaults'
+  // kStorageReadJoulesPerGbyte. Stated, not fitted: measurements carry no energy.
+  double read_joules_per_gbyte = 0;        // node-local storage
+  double shared_fs_joules_per_gbyte = 0;   // the shared file system (its servers and drives)
 };
 
 // Measured compute time of one layer of a named workload, per sample.

@@ -192,6 +192,12 @@ absl::Status ValidateProfile(const SystemProfile& p) {
                                    kMinRate, kMaxRate, true));
   PARAPLAN_RETURN_IF_ERROR(InRange("profile.storage.shared_fs_node_gbytes_per_s",
                                    p.storage.shared_fs_node_gbytes_per_s, kMinRate, kMaxRate, true));
+  // Energy per GB read: 0.01 J/GB (below any drive) to 1e5 (a disk array idling for
+  // the rest); 0 = the default.
+  PARAPLAN_RETURN_IF_ERROR(
+      InRange("profile.storage.read_joules_per_gbyte", p.storage.read_joules_per_gbyte, 0.01, 1e5, true));
+  PARAPLAN_RETURN_IF_ERROR(InRange("profile.storage.shared_fs_joules_per_gbyte",
+                                   p.storage.shared_fs_joules_per_gbyte, 0.01, 1e5, true));
   if (p.host.cpu_cores < 0 || p.host.cpu_cores > (1 << 20)) {
     return Bad("profile.host.cpu_cores", absl::StrCat(p.host.cpu_cores, " is outside [0, 1048576]"));
   }

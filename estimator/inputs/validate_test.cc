@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <string>
 
 #include "estimator/catalog/presets.h"
@@ -247,6 +248,12 @@ TEST(Validate, ProfileErrorsNameTheField) {
   p.calibration.host_staging_efficiency = 2;
   p.host.cpu_power_w = 300;
   EXPECT_THAT(std::string(ValidateProfile(p).message()), HasSubstr("profile.calibration.host_staging_efficiency"));
+  p = testing::Profile("abci-v100-16gb");
+  p.storage.read_joules_per_gbyte = -1;
+  EXPECT_THAT(std::string(ValidateProfile(p).message()), HasSubstr("profile.storage.read_joules_per_gbyte"));
+  p.storage.read_joules_per_gbyte = 0;
+  p.storage.shared_fs_joules_per_gbyte = std::numeric_limits<double>::infinity();
+  EXPECT_THAT(std::string(ValidateProfile(p).message()), HasSubstr("profile.storage.shared_fs_joules_per_gbyte"));
 }
 
 // Regression: a layer without output_shape, checked with a config before (or without)

@@ -289,6 +289,7 @@ void InputLoading(const ParallelConfig& c, const SystemContext& sys, int m, Cand
     const double core_share = std::min(1.0, replicas_per_node / hw.gpus_per_node());
     const InputTime in = InputPipelineTime(sys.input, node_samples, job_nodes, core_share, replicas_per_node);
     out->input_core_s = node_samples * sys.input.decode_s_per_sample;
+    out->input_read_j = job_nodes * in.read_joules;
     const double busy = t.compute_s + t.recompute_s;
     t.data_loading_s = std::max(0.0, in.steady_s - busy);
     out->first_epoch_extra_s = std::max(0.0, in.first_epoch_s - busy) - t.data_loading_s;
@@ -310,7 +311,8 @@ double NodePowerW(const SystemContext& sys, const CandidateResult& r) {
 }
 
 // Busy time, energy (GPUs busy / idle, the nodes' other power all along, their CPUs as
-// busy as the input pipeline keeps them) and cost of an assembled iteration.
+// busy as the input pipeline keeps them, the storage's energy for the bytes read) and cost
+// of an assembled iteration.
 void Tally(const ParallelConfig& c, const SystemContext& sys, CandidateResult* out) {
   const TimeBreakdown& t = out->time;
   out->busy_s = t.compute_s + t.recompute_s + t.optimizer_s;
@@ -318,7 +320,7 @@ void Tally(const ParallelConfig& c, const SystemContext& sys, CandidateResult* o
   const double nodes = std::ceil(gpus / sys.hw->gpus_per_node());
   const double idle_s = std::max(0.0, out->iteration_time_s - out->busy_s);
   out->energy_j = gpus * (sys.busy_power_w * out->busy_s + sys.idle_power_w * idle_s) +
-                  nodes * NodePowerW(sys, *out) * out->iteration_time_s;
+                  nodes * NodePowerW(sys, *out) * out->iteration_time_s + out->input_read_j;
   out->cost_usd = gpus * out->iteration_time_s / 3600.0 * sys.price_per_gpu_hour_usd;
 }
 

@@ -25,6 +25,7 @@ struct CandidateResult {
   double cost_usd = 0;
   double first_epoch_extra_s = 0;  // per iteration while the first epoch reads the shared FS
   double input_core_s = 0;         // host core-seconds of decoding per node and iteration
+  double input_read_j = 0;         // storage energy of the job's reads per iteration
 };
 
 // Data-parallel gradient groups: where a configuration's ranks that reduce gradients

@@ -104,6 +104,11 @@ struct CalibrationDefaults {
   // A batch of float32 images pickled (protocol 4, mpi4py's default), unpickled and
   // stacked: 0.72 GB/s of samples on a 2-core EPYC VM (bench/pickle_handover.py).
   static constexpr double kSampleHandoverGbytesPerS = 0.7;
+  // Energy to read a GB from an NVMe drive beyond its idle power: the drive between idle
+  // (8 W) and its power limit (25 W) at its sequential read rate (3.5 GB/s), Micron 9200
+  // NVMe datasheet; an upper figure for reads, which rarely reach the limit. A shared
+  // file system's bytes cost at least their drives' share, which is the default there.
+  static constexpr double kStorageReadJoulesPerGbyte = (25.0 - 8.0) / 3.5;
 };
 
 struct NetworkRates {

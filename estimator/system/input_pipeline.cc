@@ -62,6 +62,11 @@ InputSystem InputSystem::Of(const SystemProfile& profile, const Workload& worklo
   }
   in.cpu_cores = profile.host.cpu_cores;
   in.loader_cores_per_process = hw.loader_cores_per_process();
+  auto joules = [](double stated) {
+    return (stated > 0 ? stated : CalibrationDefaults::kStorageReadJoulesPerGbyte) * 1e-9;
+  };
+  in.local_joules_per_byte = joules(profile.storage.read_joules_per_gbyte);
+  in.shared_joules_per_byte = joules(profile.storage.shared_fs_joules_per_gbyte);
   return in;
 }
 
@@ -104,6 +109,8 @@ InputTime InputPipelineTime(const InputSystem& in, double node_samples, double n
   const double first_read = in.location == DatasetLocation::kLocal ? local : shared;
   t.steady_s = std::max(steady_read, decode);
   t.first_epoch_s = std::max(first_read, decode);
+  t.read_joules = bytes * (in.location == DatasetLocation::kSharedFs ? in.shared_joules_per_byte
+                                                                      : in.local_joules_per_byte);
   return t;
 }
 

@@ -4,7 +4,8 @@
 // link) and decoding and augmenting them on host cores. Loader workers read and decode
 // at once and prefetch ahead of the GPUs (PyTorch DataLoader's prefetch_factor, NVIDIA
 // DALI, Chainer's MultithreadIterator), so a node's input time is the slowest of the
-// three, and only what exceeds compute is exposed.
+// three, and only what exceeds compute is exposed. Reading costs the storage energy per
+// byte (profile.storage.*_joules_per_gbyte), charged to the iteration.
 //
 // Decoding by format (dataset.format; unspecified: tokens for a transformer; for a layer
 // graph JPEG when a stored sample is smaller than its tensor at one byte per element,
@@ -36,6 +37,8 @@ struct InputSystem {
   double decode_s_per_sample = 0;      // one core; 0 when offloaded or nothing to decode
   int cpu_cores = 0;                   // per node
   double loader_cores_per_process = 0; // cores one loading process keeps busy; 0 = unlimited
+  double local_joules_per_byte = 0;    // energy to read a byte, node-local storage
+  double shared_joules_per_byte = 0;   // the same from the shared file system
 
   // `hw` carries the calibrated decode and file-system rates of the configuration's regime.
   static InputSystem Of(const SystemProfile& profile, const Workload& workload, const Hardware& hw);
@@ -44,6 +47,7 @@ struct InputSystem {
 struct InputTime {
   double steady_s = 0;       // per iteration and node, in steady state
   double first_epoch_s = 0;  // the same while the first epoch runs (staged datasets)
+  double read_joules = 0;    // the storage's energy for the node's reads, steady state
 };
 
 // `node_samples` samples are read and decoded on each of `nodes` nodes per iteration by

@@ -178,17 +178,47 @@ TEST(InputPipeline, CpuPowerFollowsTheLoaders) {
     EXPECT_TRUE(e.ok()) << e.status();
     return e.ok() ? std::pair{e->energy_per_iteration_j, e->iteration_time_s} : std::pair{0.0, 0.0};
   };
+  // The 128 samples' reads from local storage at the default 17 / 3.5 J/GB.
+  const double reads = 128.0 * w.dataset.sample_bytes * 1e-9 * 17 / 3.5;
   auto [energy, t] = step(p);
   ASSERT_GT(t, 0);
   const double busy = std::min(1.0, 12.8 / (40 * t));
-  EXPECT_NEAR(energy, 4 * 100 * t + (600 - 300 * 0.75 * (1 - busy)) * t, 1e-9);
+  EXPECT_NEAR(energy, 4 * 100 * t + (600 - 300 * 0.75 * (1 - busy)) * t + reads, 1e-9);
   w.dataset.decode_offloaded = true;
   std::tie(energy, t) = step(p);
-  EXPECT_NEAR(energy, 4 * 100 * t + 375 * t, 1e-9);
+  EXPECT_NEAR(energy, 4 * 100 * t + 375 * t + reads, 1e-9);
   // Not stated: the node's 600 W all along, as before.
   p.host.cpu_power_w = 0;
   std::tie(energy, t) = step(p);
-  EXPECT_NEAR(energy, (4 * 100 + 600) * t, 1e-9);
+  EXPECT_NEAR(energy, (4 * 100 + 600) * t + reads, 1e-9);
+}
+
+// The storage draws its energy per byte read (profile.storage.*_joules_per_gbyte): 2
+// nodes of 4 GPUs, 8 x 32 samples of 110,000 bytes a step = 28.16 MB, at 10 J/GB from
+// local storage (0.2816 J) and 1,000 J/GB from the shared file system (28.16 J). GPUs
+// and nodes flat at 100 W and 600 W.
+TEST(InputPipeline, StorageEnergyFollowsTheBytesRead) {
+  Workload w = Model("resnet50");
+  w.dataset.sample_bytes = 110000;
+  w.dataset.decode_offloaded = true;
+  SystemProfile p = Profile("abci-v100-16gb");
+  p.accelerator.busy_power_w = 100;
+  p.accelerator.idle_power_w = 100;
+  p.host.cpu_power_w = 0;
+  p.storage.read_joules_per_gbyte = 10;
+  p.storage.shared_fs_joules_per_gbyte = 1000;
+  auto step = [&]() {
+    absl::StatusOr<Estimate> e = EstimateIteration(w, Config(1, 1, 8, 32, 256), p);
+    EXPECT_TRUE(e.ok()) << e.status();
+    return e.ok() ? e->energy_per_iteration_j - (8 * 100 + 2 * 600) * e->iteration_time_s : -1.0;
+  };
+  w.dataset.location = DatasetLocation::kLocal;
+  EXPECT_NEAR(step(), 0.2816, 1e-9);
+  w.dataset.location = DatasetLocation::kSharedFs;
+  EXPECT_NEAR(step(), 28.16, 1e-9);
+  // Staged: later epochs read the local copy.
+  w.dataset.location = DatasetLocation::kStaged;
+  EXPECT_NEAR(step(), 0.2816, 1e-9);
 }
 
 // CosmoFlow staged to local SSDs: the first epoch reads 4 x 16.8 MB a step from a shared
