@@ -104,6 +104,7 @@ absl::StatusOr<SystemProfile> FromProto(const v1::SystemProfile& p) {
   k.shared_fs_files_per_s = c.shared_fs_files_per_s();
   k.loader_cores_per_process = c.loader_cores_per_process();
   k.sample_handover_gbytes_per_s = c.sample_handover_gbytes_per_s();
+  k.ep_overlap_efficiency = c.ep_overlap_efficiency();
   for (const v1::RegimeCalibration& r : c.regimes()) {
     RegimeCalibration g{r.regime(), {}, r.num_measurements(), r.cv_mape_ratio(), r.max_gpus(), r.max_parameters()};
     for (const v1::RegimeValue& v : r.values()) g.values.push_back({v.parameter(), v.value()});
@@ -169,6 +170,7 @@ v1::Calibration ToProto(const Calibration& k) {
   c.set_shared_fs_files_per_s(k.shared_fs_files_per_s);
   c.set_loader_cores_per_process(k.loader_cores_per_process);
   c.set_sample_handover_gbytes_per_s(k.sample_handover_gbytes_per_s);
+  c.set_ep_overlap_efficiency(k.ep_overlap_efficiency);
   c.set_matmul_efficiency_fp8(k.matmul_efficiency_fp8);
   return c;
 }

@@ -55,6 +55,10 @@ void AddComputeParams(const SystemProfile& base, std::vector<CalibrationParam>* 
   p->push_back(Ratio(
       "overlap_efficiency", 0.2, 1.0,
       "configurations that overlap communication with compute (TP, CP or overlapped DP)"));
+  // Of the all-to-all combined 1F1B pairs with compute: 0.05 (hardly any) to all of it.
+  p->push_back(Ratio(
+      "ep_overlap_efficiency", 0.05, 1.0,
+      "MoE configurations with moe_a2a_overlap"));
 }
 
 // Host time: per iteration, per eagerly launched kernel, per checkpointed region and per

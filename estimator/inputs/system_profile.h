@@ -137,6 +137,9 @@ struct Calibration {
   // A spatial root's host-staged hand-over of its decoded batch (serialise, send,
   // deserialise), GB/s of samples; 0 = default (hardware.h).
   double sample_handover_gbytes_per_s = 0;
+  // Share of the all-to-all moe_a2a_overlap pairs with compute that it really hides;
+  // 0 = default (hardware.h).
+  double ep_overlap_efficiency = 0;
   double memory_overhead_fraction = 0;
   // The same share with PyTorch's expandable segments (PYTORCH_CUDA_ALLOC_CONF=
   // expandable_segments:True, as torchtitan's run_train.sh sets); 0 = default (hardware.h).

@@ -30,7 +30,8 @@ absl::Status ValidateCalibrationValues(const Calibration& c) {
                          {"attention_efficiency_bwd", c.attention_efficiency_bwd},
                          {"cudnn_attention_efficiency_fwd", c.cudnn_attention_efficiency_fwd},
                          {"cudnn_attention_efficiency_bwd", c.cudnn_attention_efficiency_bwd},
-                         {"host_staging_efficiency", c.host_staging_efficiency}}) {
+                         {"host_staging_efficiency", c.host_staging_efficiency},
+                         {"ep_overlap_efficiency", c.ep_overlap_efficiency}}) {
     PARAPLAN_RETURN_IF_ERROR(InRange(absl::StrCat("profile.calibration.", name), v, kMinEfficiency, 1.0, true));
   }
   for (auto [name, v, max] : {std::tuple{"matmul_half_efficiency_gflop", c.matmul_half_efficiency_gflop, 1e6},

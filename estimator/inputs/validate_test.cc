@@ -283,6 +283,8 @@ TEST(Validate, ProfileRefusesNonFiniteAndAbsurdValues) {
       {[](SystemProfile* p) { p->calibration.overlap_efficiency = -0.5; }, "profile.calibration.overlap_efficiency"},
       {[](SystemProfile* p) { p->calibration.cudnn_attention_efficiency_bwd = 1.5; },
        "profile.calibration.cudnn_attention_efficiency_bwd"},
+      {[](SystemProfile* p) { p->calibration.ep_overlap_efficiency = -0.1; },
+       "profile.calibration.ep_overlap_efficiency"},
       {[](SystemProfile* p) { p->calibration.expandable_segments_overhead_fraction = -0.1; },
        "profile.calibration.expandable_segments_overhead_fraction"},
       // Rates whose inverse is a time: a denormal made a CNN's time to train infinite.

@@ -422,6 +422,30 @@ TEST(Estimate, AllToAllOverlapOnlyInPairedSteps) {
   EXPECT_NEAR(pp_m4 / pp_m8, 6.0 / 11.0, 1e-9);
 }
 
+// Of what the pairing could hide, the schedule hides calibration.ep_overlap_efficiency
+// (default 0.46): the saving is that share of the saving at 1, and nothing else moves.
+TEST(Estimate, AllToAllOverlapHidesItsEfficiencyOfThePairedTime) {
+  const Workload w = Model("qwen3-235b-a22b");
+  ParallelConfig c = Config(1, 1, 8, 1, 64);
+  c.expert_parallel = 8;
+  auto saving = [&](double efficiency) {
+    SystemProfile p = Profile("dgx-h100-80gb");
+    p.calibration.ep_overlap_efficiency = efficiency;
+    ParallelConfig plain = c;
+    absl::StatusOr<Estimate> a = EstimateIteration(w, plain, p);
+    plain.moe_a2a_overlap = true;
+    absl::StatusOr<Estimate> b = EstimateIteration(w, plain, p);
+    EXPECT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+    if (!a.ok() || !b.ok()) return 0.0;
+    EXPECT_DOUBLE_EQ(a->time.compute_s, b->time.compute_s);
+    return a->time.ep_comm_s - b->time.ep_comm_s;
+  };
+  const double all = saving(1.0);
+  ASSERT_GT(all, 0);
+  EXPECT_NEAR(saving(0.25) / all, 0.25, 1e-9);
+  EXPECT_NEAR(saving(0) / all, 0.46, 1e-9);
+}
+
 // Values each within its range can still multiply past a double: the figure that
 // overflows is named, and an accepted estimate passes.
 TEST(Estimate, CheckFiniteNamesTheFigureThatOverflows) {

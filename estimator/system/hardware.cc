@@ -63,6 +63,7 @@ Calibration ResolvedCalibration(const SystemProfile& profile, int64_t num_gpus) 
   r.shared_fs_files_per_s = c.shared_fs_files_per_s;  // 0 = unlimited
   r.loader_cores_per_process = c.loader_cores_per_process;  // 0 = unlimited
   r.sample_handover_gbytes_per_s = Or(c.sample_handover_gbytes_per_s, D::kSampleHandoverGbytesPerS);
+  r.ep_overlap_efficiency = Or(c.ep_overlap_efficiency, D::kEpOverlapEfficiency);
   r.memory_overhead_fraction = Or(c.memory_overhead_fraction, D::kMemoryOverheadFraction);
   r.expandable_segments_overhead_fraction =
       Or(c.expandable_segments_overhead_fraction, D::kExpandableSegmentsOverheadFraction);
@@ -114,6 +115,7 @@ Hardware::Hardware(const SystemProfile& profile, Precision precision, int64_t nu
   loader_cores_per_process_ = cal.loader_cores_per_process;
   sample_handover_bytes_per_s_ = cal.sample_handover_gbytes_per_s * 1e9;
   overlap_efficiency_ = std::clamp(cal.overlap_efficiency, 0.0, 1.0);
+  ep_overlap_efficiency_ = std::clamp(cal.ep_overlap_efficiency, 0.0, 1.0);
   iteration_overhead_s_ = cal.iteration_overhead_s;
   kernel_overhead_s_ = cal.kernel_overhead_us * 1e-6;
   recompute_overhead_s_ = cal.recompute_overhead_us * 1e-6;
