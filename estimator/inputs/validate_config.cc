@@ -180,6 +180,27 @@ absl::Status ValidateBatchAndSchedule(const ParallelConfig& c) {
 
 // What a transformer admits: heads, KV heads, sequence and experts divisible by their
 // degrees, the stage layout, the expert grid, MoE-only switches.
+// Megatron-Core's combined 1F1B (overlap_moe_expert_parallel_comm) runs where its
+// TransformerConfig lets it (transformer_config.py, __post_init__).
+absl::Status ValidateA2aOverlap(const Workload& w, const ParallelConfig& c) {
+  if (!c.moe_a2a_overlap) return absl::OkStatus();
+  const std::string f = "config.moe_a2a_overlap";
+  if (c.expert_parallel == 1) return Bad(f, "needs expert_parallel > 1 (there is no all-to-all to hide)");
+  if (c.moe_dispatcher == MoeDispatcher::kAllGather) {
+    return Bad(f, "runs with the all-to-all or DeepEP dispatcher, not all-gather");
+  }
+  if (c.recompute == Recompute::kFull) return Bad(f, "does not run with full recompute");
+  if (c.recompute == Recompute::kSelective && (c.recompute_modules & kRecomputeMoe)) {
+    return Bad(f, "does not run with moe among recompute_modules");
+  }
+  if (c.pipeline_parallel > 1 && c.virtual_pipeline_stages <= 1) {
+    return Bad(f, "needs virtual_pipeline_stages > 1 with pipeline parallelism");
+  }
+  if (w.precision == Precision::kFp32) return Bad(f, "needs a 16-bit model (bf16 or fp16; FP8 and FP4 on top)");
+  if (w.transformer.mtp_num_layers > 1) return Bad(f, "runs with at most one multi-token prediction layer");
+  return absl::OkStatus();
+}
+
 absl::Status ValidateTransformerConfig(const Workload& w, const ParallelConfig& c) {
   const std::string p = "config.";
   const TransformerSpec t = w.transformer.Resolved();
@@ -225,10 +246,7 @@ absl::Status ValidateTransformerConfig(const Workload& w, const ParallelConfig& 
   if (!t.is_moe() && c.moe_dispatcher != MoeDispatcher::kAllToAll) {
     return Bad(p + "moe_dispatcher", "needs a mixture-of-experts model (moe.num_experts > 1)");
   }
-  if (c.moe_a2a_overlap && c.expert_parallel == 1) {
-    return Bad(p + "moe_a2a_overlap", "needs expert_parallel > 1 (there is no all-to-all to hide)");
-  }
-  return absl::OkStatus();
+  return ValidateA2aOverlap(w, c);
 }
 
 // What a layer graph admits: no transformer degrees; filters, spatial axes and extents
@@ -308,8 +326,9 @@ FrameworkRefusal RefusedByFramework(Framework f, const ParallelConfig& c) {
     }
     return {};
   }
-  // Fine-grained activation offloading is Megatron-Core's (TransformerConfig).
+  // Fine-grained activation offloading and the combined 1F1B are Megatron-Core's.
   if (c.offload_modules != 0) return {"offload_modules", "has no fine-grained activation offloading"};
+  if (c.moe_a2a_overlap) return {"moe_a2a_overlap", "has no all-to-all overlap (Megatron-Core's combined 1F1B)"};
   if (f == Framework::kDeepSpeed) {
     if (c.context_parallel > 1) return {"context_parallel", "has no ring attention"};
     if (c.ExpertTensorParallel() != c.tensor_parallel) return {"expert_tensor_parallel", "experts follow TP"};

@@ -100,6 +100,50 @@ TEST(Validate, FoldedExpertParallelism) {
   ExpectInvalid(w, alone, "config.moe_a2a_overlap");
 }
 
+// The all-to-all overlap where Megatron-Core's TransformerConfig runs it: EP > 1, the
+// all-to-all or DeepEP dispatcher, no full recompute nor moe recomputed, virtual stages
+// under a pipeline, a 16-bit model, at most one MTP layer; Megatron and NeMo only.
+TEST(Validate, AllToAllOverlapWhereMegatronRunsIt) {
+  Workload w = Model("qwen3-235b-a22b");
+  ParallelConfig c = Config(1, 2, 8, 1, 64);
+  c.expert_parallel = 8;
+  c.virtual_pipeline_stages = 2;
+  c.pipeline_schedule = PipelineSchedule::kInterleaved1F1B;
+  c.moe_a2a_overlap = true;
+  ASSERT_TRUE(ValidateConfig(w, c).ok()) << ValidateConfig(w, c);
+  auto refused = [&](auto change, const std::string& reason) {
+    Workload w2 = w;
+    ParallelConfig c2 = c;
+    change(&w2, &c2);
+    const absl::Status s = ValidateConfig(w2, c2);
+    EXPECT_THAT(std::string(s.message()), HasSubstr("config.moe_a2a_overlap: " + reason)) << s;
+  };
+  refused([](Workload*, ParallelConfig* x) { x->moe_dispatcher = MoeDispatcher::kAllGather; }, "runs with the all-to-all");
+  refused([](Workload*, ParallelConfig* x) { x->recompute = Recompute::kFull; }, "does not run with full recompute");
+  refused([](Workload*, ParallelConfig* x) {
+    x->recompute = Recompute::kSelective;
+    x->recompute_modules = kRecomputeMoe;
+  }, "does not run with moe");
+  refused([](Workload*, ParallelConfig* x) {
+    x->virtual_pipeline_stages = 1;
+    x->pipeline_schedule = PipelineSchedule::k1F1B;
+  }, "needs virtual_pipeline_stages > 1");
+  refused([](Workload* v, ParallelConfig*) { v->precision = Precision::kFp32; }, "needs a 16-bit model");
+  refused([](Workload* v, ParallelConfig*) { v->transformer.mtp_num_layers = 2; }, "runs with at most one multi-token");
+  // Selective recompute of other modules, and no pipeline at all, run.
+  ParallelConfig ok = c;
+  ok.recompute = Recompute::kSelective;
+  ok.recompute_modules = kRecomputeLayernorm | kRecomputeMoeAct;
+  EXPECT_TRUE(ValidateConfig(w, ok).ok()) << ValidateConfig(w, ok);
+  ok = Config(1, 1, 16, 1, 64);
+  ok.expert_parallel = 8;
+  ok.moe_a2a_overlap = true;
+  EXPECT_TRUE(ValidateConfig(w, ok).ok()) << ValidateConfig(w, ok);
+  EXPECT_TRUE(ValidateFramework(Framework::kNemo, ok).ok());
+  EXPECT_THAT(std::string(ValidateFramework(Framework::kTorchtitan, ok).message()),
+              HasSubstr("config.moe_a2a_overlap: has no all-to-all overlap"));
+}
+
 // What each framework runs (Megatron-LM: no ZeRO-2, 1F1B or interleaved; DeepSpeed: no
 // ring attention; PyTorch FSDP: data parallelism only).
 TEST(Validate, Frameworks) {

@@ -22,9 +22,13 @@ double InFlightMicroBatches(const ParallelConfig& c, int m) {
   switch (c.pipeline_schedule) {
     case PipelineSchedule::kGPipe:
       return m;  // all forwards before any backward (Huang et al. 2019)
-    case PipelineSchedule::kInterleaved1F1B:
+    case PipelineSchedule::kInterleaved1F1B: {
       // Narayanan et al. SC'21 / Korthikanti et al. 2022 eq. 5: 1 + (p-1)/(p v) times p.
-      return std::min<double>(m, pp * (1.0 + (pp - 1.0) / (pp * c.virtual_pipeline_stages)));
+      // The all-to-all overlap warms up one chunk more (get_pp_rank_microbatches:
+      // overlap_moe_expert_parallel_comm), 1/v of a stage's micro-batch.
+      const double v = c.virtual_pipeline_stages;
+      return std::min<double>(m, pp + (pp - 1.0) / v + (c.moe_a2a_overlap ? 1.0 / v : 0.0));
+    }
     default:
       return std::min(m, pp);  // 1F1B: the first stage keeps p micro-batches in flight
   }

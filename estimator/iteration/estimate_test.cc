@@ -422,6 +422,22 @@ TEST(Estimate, AllToAllOverlapOnlyInPairedSteps) {
   EXPECT_NEAR(pp_m4 / pp_m8, 6.0 / 11.0, 1e-9);
 }
 
+// The overlap warms up one chunk more (get_pp_rank_microbatches): with PP 2 and v 2 the
+// first stage holds 2 + 1/2 + 1/2 = 3 micro-batches' activations instead of 2.5.
+TEST(Estimate, AllToAllOverlapHoldsOneChunkMore) {
+  const Workload w = Model("qwen3-235b-a22b");
+  ParallelConfig c = Config(1, 2, 8, 1, 64);
+  c.expert_parallel = 8;
+  c.virtual_pipeline_stages = 2;
+  c.pipeline_schedule = PipelineSchedule::kInterleaved1F1B;
+  const SystemProfile p = Profile("gb300-nvl72");
+  absl::StatusOr<Estimate> plain = EstimateIteration(w, c, p);
+  c.moe_a2a_overlap = true;
+  absl::StatusOr<Estimate> overlapped = EstimateIteration(w, c, p);
+  ASSERT_TRUE(plain.ok() && overlapped.ok()) << plain.status() << overlapped.status();
+  EXPECT_NEAR(overlapped->memory.activations_bytes / plain->memory.activations_bytes, 3.0 / 2.5, 1e-9);
+}
+
 // Of what the pairing could hide, the schedule hides calibration.ep_overlap_efficiency
 // (default 0.46): the saving is that share of the saving at 1, and nothing else moves.
 TEST(Estimate, AllToAllOverlapHidesItsEfficiencyOfThePairedTime) {

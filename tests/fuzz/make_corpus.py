@@ -176,7 +176,7 @@ def estimate_seeds():
     # a sliding-window MoE over uneven interleaved stages with a CPU-offloaded layer.
     both(t, "EstimateRequest", "deepseek_folded",
          {"profile": "gb200-nvl72", "model": "deepseek-v3", "num_gpus": 256, "framework": "FRAMEWORK_MEGATRON",
-          "config": {"tensor_parallel": 2, "pipeline_parallel": 8, "data_parallel": 16, "expert_parallel": 32,
+          "config": {"tensor_parallel": 2, "pipeline_parallel": 8, "virtual_pipeline_stages": 2, "data_parallel": 16, "expert_parallel": 32,
                      "expert_tensor_parallel": 1, "sequence_parallel": True, "micro_batch_size": 1,
                      "global_batch_size": 256, "recompute": "RECOMPUTE_SELECTIVE",
                      "recompute_modules": ["layernorm", "moe_act", "mla_up_proj"], "zero_stage": 1,
