@@ -240,6 +240,12 @@ def profile_seeds():
     stacks["calibration"].update({"cudnn_attention_efficiency_fwd": 0.53, "cudnn_attention_efficiency_bwd": 0.45,
                                   "expandable_segments_overhead_fraction": 0.01})
     both(t, "SystemProfile", "pytorch_stacks", stacks)
+    # Stop 37: the all-to-all overlap's efficiency and the storage's energy per GB read.
+    energy = json.loads(json.dumps(calibrated))
+    energy["calibration"]["ep_overlap_efficiency"] = 0.46
+    energy["storage"] = {"read_gbytes_per_s": 25, "read_joules_per_gbyte": 4.9, "shared_fs_gbytes_per_s": 100,
+                         "shared_fs_joules_per_gbyte": 30}
+    both(t, "SystemProfile", "overlap_and_storage_energy", energy)
     # Issue 12: a denormal efficiency made every time infinite.
     tiny = json.loads(json.dumps(DGX_A100))
     tiny["calibration"] = {"matmul_efficiency": 5e-324}
