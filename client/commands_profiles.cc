@@ -110,8 +110,17 @@ int Cli::Profiles() {
   if (sub == "show") {
     v1::SystemProfile p;
     if (!sets.empty()) {
-      // The profile as --set changes it, for this output only.
+      // The profile as --set changes it, for this output only, checked by the server as a
+      // write would be (nothing stored).
       if (!ApplyOverrides(sets, arg, &p)) return failed_;
+      v1::CheckProfileRequest check;
+      *check.mutable_profile() = p;
+      v1::SystemProfile checked;
+      if (absl::Status s = link_.CheckProfile(check, &checked); !s.ok()) {
+        const int rc = RpcFailed(s);
+        std::fprintf(stderr, "paraplan: (the profile as changed by --set%s)\n", SetList(sets).c_str());
+        return rc;
+      }
       return Print(p, absl::StrCat(FormatProfile(p), SetNote(sets)));
     }
     v1::GetProfileRequest req;

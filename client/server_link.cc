@@ -101,6 +101,10 @@ absl::Status ServerLink::ListProfiles(const v1::ListProfilesRequest& r, v1::List
 absl::Status ServerLink::UpdateProfile(const v1::UpdateProfileRequest& r, v1::SystemProfile* out) {
   return PARAPLAN_CALL(v1::Profiles, UpdateProfile, r, out);
 }
+
+absl::Status ServerLink::CheckProfile(const v1::CheckProfileRequest& r, v1::SystemProfile* out) {
+  return PARAPLAN_CALL(v1::Profiles, CheckProfile, r, out);
+}
 absl::Status ServerLink::DeleteProfile(const v1::DeleteProfileRequest& r, v1::DeleteProfileResponse* out) {
   return PARAPLAN_CALL(v1::Profiles, DeleteProfile, r, out);
 }

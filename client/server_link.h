@@ -41,6 +41,7 @@ class ServerLink {
   absl::Status GetProfile(const v1::GetProfileRequest& r, v1::SystemProfile* out);
   absl::Status ListProfiles(const v1::ListProfilesRequest& r, v1::ListProfilesResponse* out);
   absl::Status UpdateProfile(const v1::UpdateProfileRequest& r, v1::SystemProfile* out);
+  absl::Status CheckProfile(const v1::CheckProfileRequest& r, v1::SystemProfile* out);
   absl::Status DeleteProfile(const v1::DeleteProfileRequest& r, v1::DeleteProfileResponse* out);
   absl::Status ListProfileVersions(const v1::ListProfileVersionsRequest& r, v1::ListProfileVersionsResponse* out);
   absl::Status PromoteProfile(const v1::PromoteProfileRequest& r, v1::SystemProfile* out);

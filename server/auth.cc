@@ -45,7 +45,7 @@ Role RequiredRole(absl::string_view service, absl::string_view method) {
   // Estimates, plans, simulations and co-design change nothing.
   if (service == "Planner" || service == "Network") return Role::kReader;
   if (method == "GetProfile" || method == "ListProfiles" || method == "ListProfileVersions" ||
-      method == "GetAccuracy" || method == "GetCalibration") {
+      method == "GetAccuracy" || method == "GetCalibration" || method == "CheckProfile") {
     return Role::kReader;
   }
   return Role::kWriter;  // create, update, fit, ingest, calibrate

@@ -337,6 +337,11 @@ absl::StatusOr<v1::SystemProfile> Backend::UpdateProfile(const v1::SystemProfile
   return WriteProfile(profile, create_if_missing ? Existing::kEither : Existing::kMustExist);
 }
 
+absl::StatusOr<v1::SystemProfile> Backend::CheckProfile(const v1::SystemProfile& profile) const {
+  if (absl::Status s = ValidateUserProfile(profile); !s.ok()) return s;
+  return profile;
+}
+
 absl::StatusOr<v1::SystemProfile> Backend::WriteProfile(const v1::SystemProfile& profile, Existing existing,
                                                         const std::string& origin) {
   if (absl::Status s = ValidateUserProfile(profile); !s.ok()) return s;

@@ -85,6 +85,8 @@ class Backend {
 
   absl::StatusOr<v1::SystemProfile> CreateProfile(const v1::SystemProfile& profile);
   absl::StatusOr<v1::SystemProfile> UpdateProfile(const v1::SystemProfile& profile, bool create_if_missing);
+  // Checks `profile` as a write would; stores nothing and answers it as given.
+  absl::StatusOr<v1::SystemProfile> CheckProfile(const v1::SystemProfile& profile) const;
   absl::StatusOr<v1::SystemProfile> GetProfile(const std::string& ref);
   // "NAME@V" becomes the default version of NAME (promotion or rollback).
   absl::StatusOr<v1::SystemProfile> PromoteProfile(const std::string& ref);

@@ -210,6 +210,13 @@ class ProfilesService final : public v1::Profiles::Service {
     if (absl::Status s = CheckProfileSize(req->profile(), *env_.limits); !s.ok()) return rpc.Done(s);
     return rpc.Done(Assign(b_->UpdateProfile(req->profile(), req->create_if_missing()), resp));
   }
+  grpc::Status CheckProfile(grpc::ServerContext* ctx, const v1::CheckProfileRequest* req,
+                            v1::SystemProfile* resp) override {
+    Rpc rpc(env_, "Profiles", "CheckProfile", ctx);
+    if (!rpc.allowed()) return rpc.Denied();
+    if (absl::Status s = CheckProfileSize(req->profile(), *env_.limits); !s.ok()) return rpc.Done(s);
+    return rpc.Done(Assign(b_->CheckProfile(req->profile()), resp));
+  }
   grpc::Status DeleteProfile(grpc::ServerContext* ctx, const v1::DeleteProfileRequest* req,
                              v1::DeleteProfileResponse* resp) override {
     Rpc rpc(env_, "Profiles", "DeleteProfile", ctx);

@@ -1812,6 +1812,13 @@ TEST_F(ServerTest, SetOverridesAProfileForOneOutput) {
   ASSERT_EQ(r.code, 0) << Describe(r);
   EXPECT_TRUE(Contains(r.out, "; 40 GiB at ") && Contains(r.out, "\nwith --set (not saved): accelerator.memory_gib=40\n"))
       << r.out;
+  // A change the profile cannot take: exit 1, the field and the reason, nothing shown.
+  r = P({"profiles", "show", "dgx-a100-80gb@1", "--set", "storage.read_joules_per_gbyte=-3"});
+  EXPECT_EQ(r.code, 1) << Describe(r);
+  EXPECT_TRUE(Contains(r.err, "INVALID_ARGUMENT: profile.storage.read_joules_per_gbyte: -3 is outside") &&
+              Contains(r.err, "(the profile as changed by --set storage.read_joules_per_gbyte=-3)"))
+      << r.err;
+  EXPECT_EQ(r.out, "");
   // Unknown paths: exit 2, naming the path and the close matches.
   r = P({"profiles", "show", "dgx-a100-80gb", "--set", "network.infiniband.bandwith_gbytes_per_s=100"});
   EXPECT_EQ(r.code, 2) << Describe(r);

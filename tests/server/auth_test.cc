@@ -119,6 +119,25 @@ TEST_F(AuthTest, RolesGateReadsWritesAndAdminCalls) {
   ctx.AddMetadata("authorization", std::string("Bearer ") + kReader);
   v1::ListModelsResponse models;
   EXPECT_TRUE(v1::Planner::NewStub(channel_)->ListModels(&ctx, {}, &models).ok());
+  // Checking a profile stores nothing: a read. What it checks is what a write would.
+  grpc::ClientContext get_ctx;
+  get_ctx.AddMetadata("authorization", std::string("Bearer ") + kReader);
+  v1::GetProfileRequest g;
+  g.set_name("dgx-a100-80gb");
+  v1::CheckProfileRequest check;
+  ASSERT_TRUE(v1::Profiles::NewStub(channel_)->GetProfile(&get_ctx, g, check.mutable_profile()).ok());
+  auto checked = [&](const v1::CheckProfileRequest& req) {
+    grpc::ClientContext c;
+    c.AddMetadata("authorization", std::string("Bearer ") + kReader);
+    v1::SystemProfile out;
+    return v1::Profiles::NewStub(channel_)->CheckProfile(&c, req, &out);
+  };
+  EXPECT_TRUE(checked(check).ok());
+  check.mutable_profile()->mutable_calibration()->set_ep_overlap_efficiency(2);
+  const grpc::Status bad = checked(check);
+  EXPECT_EQ(bad.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(bad.error_message().find("profile.calibration.ep_overlap_efficiency"), std::string::npos)
+      << bad.error_message();
 }
 
 TEST_F(AuthTest, AnonymousReadsWhenAllowed) {
