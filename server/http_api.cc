@@ -450,6 +450,9 @@ void AddApiRoutes(HttpServer& http, std::shared_ptr<grpc::Channel> channel) {
     return Forward<v1::GetCalibrationRequest, v1::CalibrationOperation>(
         req, get, [measurements](auto* c, const auto& q, auto* r) { return measurements->GetCalibration(c, q, r); });
   });
+  http.Handle("POST", "/v1/profiles:check",
+              JsonPost<v1::CheckProfileRequest, v1::SystemProfile>(
+                  [profiles](auto* c, const auto& q, auto* r) { return profiles->CheckProfile(c, q, r); }));
   http.Handle("POST", "/v1/simulate",
               JsonPost<v1::SimulateRequest, v1::SimulateResponse>(
                   [network](auto* c, const auto& q, auto* r) { return network->Simulate(c, q, r); }));

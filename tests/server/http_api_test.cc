@@ -388,6 +388,21 @@ TEST_F(HttpApiTest, IngestThenReadTheProfileAndItsAccuracy) {
   const Reply models = Get("/v1/models");
   ASSERT_EQ(models.status, 200);
   EXPECT_GT(FromJson<v1::ListModelsResponse>(models.body).models_size(), 5);
+
+  // A profile checked as a write would be, nothing stored: as given when it stands, 400
+  // naming the field when it does not.
+  v1::CheckProfileRequest check;
+  *check.mutable_profile() = FromJson<v1::SystemProfile>(p.body);
+  check.mutable_profile()->mutable_storage()->set_shared_fs_joules_per_gbyte(30);
+  const Reply fine = Post("/v1/profiles:check", ToJson(check));
+  ASSERT_EQ(fine.status, 200) << fine.body;
+  EXPECT_EQ(FromJson<v1::SystemProfile>(fine.body).storage().shared_fs_joules_per_gbyte(), 30);
+  check.mutable_profile()->mutable_storage()->set_shared_fs_joules_per_gbyte(-1);
+  const Reply bad = Post("/v1/profiles:check", ToJson(check));
+  EXPECT_EQ(bad.status, 400) << bad.body;
+  EXPECT_THAT(bad.body, HasSubstr("profile.storage.shared_fs_joules_per_gbyte"));
+  EXPECT_EQ(FromJson<v1::ListProfileVersionsResponse>(Get("/v1/profiles/dgx-h100-80gb/versions").body).versions_size(),
+            1);
 }
 
 // A calibration started over HTTP runs as an operation that GET follows to its end:
