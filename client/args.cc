@@ -135,7 +135,7 @@ std::vector<CommandSpec> PlanningCommands() {
      0,
      ConfigOptions({"profile", "workload", "model", "gpus", "top", "objective", "max-tp", "max-pp", "max-cp",
                     "max-mbs", "headroom", "emit", "report", "set", "framework"}),
-     {"allow-offload", "cuda-graphs", "tp-comm-overlap", "what-if"},
+     {"allow-offload", "cuda-graphs", "tp-comm-overlap", "moe-a2a-overlap", "what-if"},
      "paraplan plan --profile NAME (--workload FILE | --model PRESET) --gpus N[,N...] --global-batch B\n"
      "     [--top K] [--objective time|time@pNN|cost|energy] [--set PATH=VALUE ...]\n"
      "  Searches every way to split the training and ranks what fits (exit 1 when nothing\n"
@@ -151,7 +151,8 @@ std::vector<CommandSpec> PlanningCommands() {
      "     --headroom F (share of GPU memory to keep free)  --allow-offload\n"
      "  The framework the job runs in (every plan uses them): --cuda-graphs (kernels\n"
      "  replayed from CUDA graphs: no host launch cost)  --tp-comm-overlap (TP collectives\n"
-     "  overlapped with GEMMs, Transformer Engine userbuffers)  --dp-algorithm /\n"
+     "  overlapped with GEMMs, Transformer Engine userbuffers)  --moe-a2a-overlap (the MoE\n"
+     "  all-to-all beside another micro-batch, where Megatron-Core runs it)  --dp-algorithm /\n"
      "  --tp-algorithm NAME (pin a collective algorithm; default: the cheapest per call)\n"
      "  --placement packed|scattered (where the scheduler puts the job's nodes)\n"
      "  --framework megatron|nemo|deepspeed|torchtitan|pytorch-fsdp  only what it runs\n"

@@ -105,6 +105,7 @@ int Cli::Compare() {
   // What the framework offers applies to the best plan too.
   plan.mutable_constraints()->set_cuda_graphs(est.config().cuda_graphs());
   plan.mutable_constraints()->set_tp_comm_overlap(est.config().tp_comm_overlap());
+  plan.mutable_constraints()->set_moe_a2a_overlap(est.config().moe_a2a_overlap());
   v1::PlanResponse best;
   s = link_.Plan(plan, &best);
   if (!s.ok()) return RpcFailed(s);

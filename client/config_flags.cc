@@ -289,6 +289,7 @@ absl::Status ApplyConstraintFlags(const Args& a, v1::PlanConstraints* k) {
   k->set_allow_offload(a.flags.count("allow-offload") > 0);
   k->set_cuda_graphs(a.flags.count("cuda-graphs") > 0);
   k->set_tp_comm_overlap(a.flags.count("tp-comm-overlap") > 0);
+  k->set_moe_a2a_overlap(a.flags.count("moe-a2a-overlap") > 0);
   int net[3];
   if (absl::Status s = NetworkChoices(a, net); !s.ok()) return s;
   if (net[0] >= 0) k->set_dp_algorithm(static_cast<v1::CollectiveAlgorithm>(net[0]));

@@ -337,6 +337,7 @@ absl::StatusOr<PlanRequest> FromProto(const v1::PlanRequest& r, const Workload& 
   c.allow_offload = k.allow_offload();
   c.cuda_graphs = k.cuda_graphs();
   c.tp_comm_overlap = k.tp_comm_overlap();
+  c.moe_a2a_overlap = k.moe_a2a_overlap();
   if (absl::Status st = NetworkChoicesFromProto("constraints.", k.dp_algorithm(), k.tp_algorithm(), k.placement(),
                                                 &c.dp_algorithm, &c.tp_algorithm, &c.placement);
       !st.ok()) {

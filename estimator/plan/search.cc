@@ -220,6 +220,7 @@ void SearchLayouts(const SearchSpace& space, int gpus, int global_batch, const S
     const Interleaving il = InterleavingsOf(space, pp);
     for (int v : il.vs) {
       if (!Permits(k.virtual_pipeline_stages, v)) continue;
+      if (c.moe_a2a_overlap && pp > 1 && v == 1) continue;  // the overlap needs virtual stages
       if (v > 1 && m % pp != 0) continue;  // interleaving needs m divisible by pp
       const int ends = v > 1 ? il.end_layers : 0;  // v = 1 keeps the even split of uneven stages
       c.first_pipeline_stage_layers = ends;
@@ -276,6 +277,23 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
 
 namespace {
 
+// The all-to-all overlap asked of every plan: refused where no plan could run it.
+absl::Status ValidateA2aOverlapConstraint(const PlanRequest& request) {
+  if (!request.constraints.moe_a2a_overlap) return absl::OkStatus();
+  const std::string f = "constraints.moe_a2a_overlap";
+  const Framework fw = request.constraints.framework;
+  if (fw != Framework::kAny && fw != Framework::kMegatron && fw != Framework::kNemo) {
+    return absl::InvalidArgumentError(absl::StrCat(f, ": has no all-to-all overlap (", FrameworkName(fw), ")"));
+  }
+  if (request.workload.precision == Precision::kFp32) {
+    return absl::InvalidArgumentError(f + ": needs a 16-bit model (bf16 or fp16; FP8 and FP4 on top)");
+  }
+  if (request.workload.transformer.mtp_num_layers > 1) {
+    return absl::InvalidArgumentError(f + ": runs with at most one multi-token prediction layer");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidatePlanRequest(const PlanRequest& request, const SystemProfile& profile) {
   if (absl::Status s = ValidateWorkload(request.workload); !s.ok()) return s;
   if (absl::Status s = ValidateProfile(profile); !s.ok()) return s;
@@ -308,7 +326,7 @@ absl::Status ValidatePlanRequest(const PlanRequest& request, const SystemProfile
   if (!(headroom >= 0 && headroom < 1)) {
     return absl::InvalidArgumentError("constraints.memory_headroom_ratio: must be in [0, 1)");
   }
-  return absl::OkStatus();
+  return ValidateA2aOverlapConstraint(request);
 }
 
 // Searches the work items (gpu count, shape), shared out round-robin to `states.size()`

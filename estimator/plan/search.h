@@ -44,6 +44,9 @@ struct PlanConstraints {
   // Properties of the user's framework, not searched: every plan uses them as given.
   bool cuda_graphs = false;
   bool tp_comm_overlap = false;
+  // Megatron-Core's all-to-all overlap in every plan where it runs (EP > 1, no full
+  // recompute, virtual stages under a pipeline; ValidateA2aOverlap).
+  bool moe_a2a_overlap = false;
   // Pinned collective algorithms (kAuto = the cheapest per call) and where the job's
   // nodes sit; every plan uses them as given.
   CollectiveAlgorithm dp_algorithm = CollectiveAlgorithm::kAuto;

@@ -412,6 +412,49 @@ TEST(Search, ChoosesTheTokenDispatcherWhereExpertsSpanNodes) {
   for (const Estimate& e : plan->plans) EXPECT_EQ(e.config.moe_dispatcher, MoeDispatcher::kAllToAll);
 }
 
+// Asked for the all-to-all overlap, every plan runs it where Megatron-Core does (EP > 1,
+// no full recompute, virtual stages under a pipeline), each at the time and memory of
+// estimating it directly; unasked, no plan has it. Refused under DeepSpeed.
+TEST(Search, AppliesTheAllToAllOverlapWhereItRuns) {
+  PlanRequest req;
+  req.workload = Model("qwen3-30b-a3b");
+  req.gpus = {64};
+  req.global_batch_size = 256;
+  req.top_k = 20;
+  req.constraints.tensor_parallel = {1, 2};
+  req.constraints.pipeline_parallel = {1, 2};
+  const SystemProfile p = Profile("dgx-h100-80gb");
+  absl::StatusOr<PlanResult> plain = Plan(req, p);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  for (const Estimate& e : plain->plans) EXPECT_FALSE(e.config.moe_a2a_overlap);
+  req.constraints.moe_a2a_overlap = true;
+  absl::StatusOr<PlanResult> plan = Plan(req, p);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_FALSE(plan->plans.empty());
+  int overlapped = 0;
+  for (const Estimate& e : plan->plans) {
+    const ParallelConfig& c = e.config;
+    const bool runs = c.expert_parallel > 1 && c.recompute != Recompute::kFull;
+    EXPECT_EQ(c.moe_a2a_overlap, runs) << c.ShortString();
+    if (c.moe_a2a_overlap) {
+      ++overlapped;
+      EXPECT_TRUE(c.pipeline_parallel == 1 || c.virtual_pipeline_stages > 1) << c.ShortString();
+    }
+    absl::StatusOr<Estimate> direct = EstimateIteration(req.workload, c, p);
+    ASSERT_TRUE(direct.ok()) << direct.status() << c.ShortString();
+    EXPECT_DOUBLE_EQ(direct->iteration_time_s, e.iteration_time_s) << c.ShortString();
+    EXPECT_DOUBLE_EQ(direct->memory.total_bytes, e.memory.total_bytes) << c.ShortString();
+  }
+  EXPECT_GT(overlapped, 0);
+  // The best with the overlap is at least as fast as the best without it.
+  EXPECT_LE(plan->plans.front().iteration_time_s, plain->plans.front().iteration_time_s);
+  req.constraints.framework = Framework::kDeepSpeed;
+  absl::StatusOr<PlanResult> refused = Plan(req, p);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("constraints.moe_a2a_overlap"), std::string::npos) << refused.status();
+}
+
 // Qwen3-235B at TP 1, PP 8, CP 1, EP 32, four sequences a micro-batch, no recompute, the
 // distributed optimizer, on 256 GB200s: more than the 186 GiB a GPU holds without
 // offloading, so the search offers what the Megatron-MoE model zoo runs there, the

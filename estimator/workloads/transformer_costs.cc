@@ -158,7 +158,7 @@ MoeDispatch Dispatch(const Dims& x, const Collectives& coll, const ModelShape& s
   d.dispatcher = shape.moe_dispatcher;
   double a2a = shape.moe_dispatcher == MoeDispatcher::kDeepEp ? coll.DedupAllToAll(bytes, top_k, ep)
                                                               : coll.AllToAll(bytes, ep);
-  if (shape.weigh_deepep && shape.moe_dispatcher == MoeDispatcher::kAllToAll && !shape.moe_a2a_overlap) {
+  if (shape.weigh_deepep && shape.moe_dispatcher == MoeDispatcher::kAllToAll) {
     const double dedup = coll.DedupAllToAll(bytes, top_k, ep);
     if (dedup < a2a) {
       a2a = dedup;

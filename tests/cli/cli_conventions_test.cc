@@ -491,11 +491,12 @@ TEST(PlanTable, WideShowsEveryColumn) {
             absl::StrCat("profile lab@3\n\n"
                          "#  GPUs  TP  PP  DP  CP  EP  ETP  dispatcher  v  mbs  spatial[axes]@cut/filter/channel  recompute  SP   ZeRO  "
                          "flash  schedule  overlap grad  overlap param  offload  DP algorithm  rank order      "
-                         "CUDA graphs  TP overlap  iter s  tokens/s  samples/s  MFU %  mem GiB  $/iter  kJ/iter  "
-                         "bottleneck\n"
+                         "CUDA graphs  TP overlap  A2A overlap  iter s  tokens/s  samples/s  MFU %  mem GiB  $/iter  "
+                         "kJ/iter  bottleneck\n"
                          "1    64   8   4   2   1   1  -    -           1    1  1/1/1                             selective  yes     1  "
                          "yes    1f1b      no            no             none     auto          tp-cp-ep-dp-pp  no    "
-                         "       no           2.000      524k        256   50.0     40.0  0.2500   1234.6  compute\n",
+                         "       no          no            2.000      524k        256   50.0     40.0  0.2500   1234.6  "
+                         "compute\n",
                          kFooter));
 }
 
@@ -510,12 +511,12 @@ TEST(PlanTable, CsvHasEveryColumnInMachineUnits) {
             "virtual_pipeline_stages,micro_batch_size,global_batch_size,spatial_parallel,spatial_axes,spatial_layers,"
             "filter_parallel,channel_parallel,recompute,sequence_parallel,zero_stage,flash_attention,"
             "pipeline_schedule,overlap_grad_reduce,overlap_param_gather,offload,dp_algorithm,rank_order,cuda_graphs,"
-            "tp_comm_overlap,iteration_time_s,samples_per_s,tokens_per_s,mfu,memory_gib,fits,cost_per_iteration_usd,"
-            "energy_per_iteration_j,bottleneck\r\n"
+            "tp_comm_overlap,moe_a2a_overlap,iteration_time_s,samples_per_s,tokens_per_s,mfu,memory_gib,fits,"
+            "cost_per_iteration_usd,energy_per_iteration_j,bottleneck\r\n"
             "1,lab@3,64,8,4,2,1,1,1,1,512,1,1,0,1,1,selective,true,1,true,1f1b,false,false,none,auto,tp-cp-ep-dp-pp,"
-            "false,false,2,256,524288,0.5,40,true,0.25,1234567,compute\r\n"
+            "false,false,false,2,256,524288,0.5,40,true,0.25,1234567,compute\r\n"
             "2,lab@3,64,8,4,2,1,1,1,1,512,1,1,0,1,1,selective,true,1,true,1f1b,false,false,none,auto,tp-cp-ep-pp-dp,"
-            "false,false,2,256,524288,0.5,40,true,0.25,1234567,\"pipeline bubble, then \"\"dp\"\"\"\r\n");
+            "false,false,false,2,256,524288,0.5,40,true,0.25,1234567,\"pipeline bubble, then \"\"dp\"\"\"\r\n");
 }
 
 TEST(PlanTable, BestPerGpuCountBeforeTheTable) {

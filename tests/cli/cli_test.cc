@@ -1453,9 +1453,9 @@ TEST_F(ServerTest, CompactTableShowsExactlyTheColumnsThatDiffer) {
   const std::vector<std::string> lines = absl::StrSplit(r.out, '\n');
   ASSERT_GT(lines.size(), 9u) << r.out;
   EXPECT_EQ(std::vector<std::string>(absl::StrSplit(lines[2], absl::ByString("  "), absl::SkipWhitespace())).size(),
-            32u)
+            33u)
       << lines[2];
-  for (const char* column : {"spatial[axes]@cut/filter/channel", "DP algorithm", "CUDA graphs", "TP overlap",
+  for (const char* column : {"spatial[axes]@cut/filter/channel", "DP algorithm", "CUDA graphs", "TP overlap", "A2A overlap",
                              "samples/s", "$/iter", "kJ/iter", "overlap grad"}) {
     EXPECT_TRUE(Contains(lines[2], column)) << column;
   }
@@ -1481,19 +1481,20 @@ TEST_F(ServerTest, CsvHasEveryColumnAndQuotes) {
             "virtual_pipeline_stages,micro_batch_size,global_batch_size,spatial_parallel,spatial_axes,spatial_layers,"
             "filter_parallel,channel_parallel,recompute,sequence_parallel,zero_stage,flash_attention,"
             "pipeline_schedule,overlap_grad_reduce,overlap_param_gather,offload,dp_algorithm,rank_order,cuda_graphs,"
-            "tp_comm_overlap,iteration_time_s,samples_per_s,tokens_per_s,mfu,memory_gib,fits,cost_per_iteration_usd,"
-            "energy_per_iteration_j,bottleneck");
+            "tp_comm_overlap,moe_a2a_overlap,iteration_time_s,samples_per_s,tokens_per_s,mfu,memory_gib,fits,"
+            "cost_per_iteration_usd,energy_per_iteration_j,bottleneck");
   for (int i = 0; i < 4; ++i) {
     const v1::Estimate& e = response.plans(i);
     const std::vector<std::string> f = absl::StrSplit(records[static_cast<size_t>(i) + 1], ',');
-    ASSERT_EQ(f.size(), 37u) << records[static_cast<size_t>(i) + 1];
+    ASSERT_EQ(f.size(), 38u) << records[static_cast<size_t>(i) + 1];
     EXPECT_EQ(f[0], absl::StrCat(i + 1));
     EXPECT_EQ(f[1], "dgx-a100-80gb@1");
     EXPECT_EQ(f[2], absl::StrCat(e.num_gpus()));
     EXPECT_EQ(f[3], absl::StrCat(e.config().tensor_parallel()));
-    EXPECT_EQ(f[28], absl::StrFormat("%.9g", e.iteration_time_s()));
-    EXPECT_EQ(f[34], absl::StrFormat("%.9g", e.cost_per_iteration_usd()));
-    EXPECT_EQ(f[36], e.bottleneck());
+    EXPECT_EQ(f[28], e.config().moe_a2a_overlap() ? "true" : "false");
+    EXPECT_EQ(f[29], absl::StrFormat("%.9g", e.iteration_time_s()));
+    EXPECT_EQ(f[35], absl::StrFormat("%.9g", e.cost_per_iteration_usd()));
+    EXPECT_EQ(f[37], e.bottleneck());
   }
   EXPECT_FALSE(Contains(r.out, "best plan per GPU count")) << "CSV holds the records only";
 }
