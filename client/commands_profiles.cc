@@ -121,7 +121,7 @@ int Cli::Profiles() {
         std::fprintf(stderr, "paraplan: (the profile as changed by --set%s)\n", SetList(sets).c_str());
         return rc;
       }
-      return Print(p, absl::StrCat(FormatProfile(p), SetNote(sets)));
+      return Print(checked, absl::StrCat(FormatProfile(checked), SetNote(sets)));
     }
     v1::GetProfileRequest req;
     req.set_name(arg);

@@ -41,6 +41,9 @@ struct FrameworkRefusal {
   const char* reason = nullptr;
 };
 FrameworkRefusal RefusedByFramework(Framework framework, const ParallelConfig& normalized);
+// Why no configuration of `workload` runs Megatron-Core's all-to-all overlap (its
+// TransformerConfig: a 16-bit model, at most one MTP layer); null: some may.
+const char* A2aOverlapRefusedByWorkload(const Workload& workload);
 // As above, and the degrees must multiply to exactly `num_gpus`.
 absl::Status ValidateConfigForGpus(const Workload& workload, const ParallelConfig& config,
                                    int64_t num_gpus);

@@ -180,6 +180,16 @@ absl::Status ValidateBatchAndSchedule(const ParallelConfig& c) {
 
 // What a transformer admits: heads, KV heads, sequence and experts divisible by their
 // degrees, the stage layout, the expert grid, MoE-only switches.
+}  // namespace
+
+const char* A2aOverlapRefusedByWorkload(const Workload& w) {
+  if (w.precision == Precision::kFp32) return "needs a 16-bit model (bf16 or fp16; FP8 and FP4 on top)";
+  if (w.transformer.mtp_num_layers > 1) return "runs with at most one multi-token prediction layer";
+  return nullptr;
+}
+
+namespace {
+
 // Megatron-Core's combined 1F1B (overlap_moe_expert_parallel_comm) runs where its
 // TransformerConfig lets it (transformer_config.py, __post_init__).
 absl::Status ValidateA2aOverlap(const Workload& w, const ParallelConfig& c) {
@@ -196,8 +206,7 @@ absl::Status ValidateA2aOverlap(const Workload& w, const ParallelConfig& c) {
   if (c.pipeline_parallel > 1 && c.virtual_pipeline_stages <= 1) {
     return Bad(f, "needs virtual_pipeline_stages > 1 with pipeline parallelism");
   }
-  if (w.precision == Precision::kFp32) return Bad(f, "needs a 16-bit model (bf16 or fp16; FP8 and FP4 on top)");
-  if (w.transformer.mtp_num_layers > 1) return Bad(f, "runs with at most one multi-token prediction layer");
+  if (const char* why = A2aOverlapRefusedByWorkload(w)) return Bad(f, why);
   return absl::OkStatus();
 }
 

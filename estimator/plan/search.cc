@@ -277,19 +277,19 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
 
 namespace {
 
-// The all-to-all overlap asked of every plan: refused where no plan could run it.
+// The all-to-all overlap asked of every plan: refused where no plan could run it, by
+// the rules a configuration's validation applies (the framework's, the workload's).
 absl::Status ValidateA2aOverlapConstraint(const PlanRequest& request) {
   if (!request.constraints.moe_a2a_overlap) return absl::OkStatus();
-  const std::string f = "constraints.moe_a2a_overlap";
+  ParallelConfig probe;
+  probe.moe_a2a_overlap = true;
   const Framework fw = request.constraints.framework;
-  if (fw != Framework::kAny && fw != Framework::kMegatron && fw != Framework::kNemo) {
-    return absl::InvalidArgumentError(absl::StrCat(f, ": has no all-to-all overlap (", FrameworkName(fw), ")"));
+  if (const FrameworkRefusal r = RefusedByFramework(fw, probe); r.field != nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("constraints.moe_a2a_overlap: ", r.reason, " (", FrameworkName(fw), ")"));
   }
-  if (request.workload.precision == Precision::kFp32) {
-    return absl::InvalidArgumentError(f + ": needs a 16-bit model (bf16 or fp16; FP8 and FP4 on top)");
-  }
-  if (request.workload.transformer.mtp_num_layers > 1) {
-    return absl::InvalidArgumentError(f + ": runs with at most one multi-token prediction layer");
+  if (const char* why = A2aOverlapRefusedByWorkload(request.workload)) {
+    return absl::InvalidArgumentError(absl::StrCat("constraints.moe_a2a_overlap: ", why));
   }
   return absl::OkStatus();
 }
