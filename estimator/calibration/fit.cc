@@ -161,7 +161,7 @@ std::vector<double> StddevU(const SystemProfile& profile, const std::vector<Cali
 }  // namespace
 
 TimeFit FitTimes(const SystemProfile& at, const std::vector<CalibrationParam>& params,
-                 absl::Span<const CalibrationSample* const> samples) {
+                 absl::Span<const CalibrationSample* const> samples, bool all_free) {
   TimeFit fit;
   fit.u.assign(params.size(), 0.0);
   std::vector<bool> fitted(params.size(), false);
@@ -169,6 +169,10 @@ TimeFit FitTimes(const SystemProfile& at, const std::vector<CalibrationParam>& p
   for (int round = 0;; ++round) {
     columns = SensitivityColumns(at, params, fit.u, fitted, samples);
     Selection sel = SelectIdentifiable(params, columns);
+    if (all_free) {
+      sel.free.assign(params.size(), true);
+      for (std::string& why : sel.reason) why.clear();
+    }
     const bool stable = round > 0 && sel.free == fitted;
     if (stable || round == kMaxFitRounds) {
       // Keep the set that was fitted; report the sensitivities at the fitted point.

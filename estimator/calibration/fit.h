@@ -30,9 +30,11 @@ struct TimeFit {
 };
 
 // Fits `params` (coordinates relative to their start) on `samples`, starting from `at`
-// (a profile whose calibration is resolved: every value explicit).
+// (a profile whose calibration is resolved: every value explicit). `all_free`: every
+// parameter is fitted whatever its sensitivity (the prior holds a weakly determined one
+// near its start; selection still reports the sensitivities).
 TimeFit FitTimes(const SystemProfile& at, const std::vector<CalibrationParam>& params,
-                 absl::Span<const CalibrationSample* const> samples);
+                 absl::Span<const CalibrationSample* const> samples, bool all_free = false);
 
 }  // namespace paraplan
 

@@ -9,13 +9,22 @@
 //     only; wider configurations keep the base profile's values, since nothing measured
 //     says they share them (single-node GEMMs at 0.90 of peak do not make a 512-GPU job
 //     run so);
-//   - several strata that agree (the pooled fit predicts the widest stratum's runs no
-//     worse than the base profile): the pooled fit is profile-wide;
-//   - several that disagree: the widest stratum's own fit is profile-wide when it beats
-//     the base profile in grouped cross-validation on its runs (else the base values
-//     stay), and each narrower stratum keeps its own values; each parameter whose values
-//     differ by more than kDisagreementRatio and two standard deviations is reported (a
-//     missing term or a different machine, which the operator should know about).
+//   - several: the widest stratum's runs get, profile-wide, the candidate that predicts
+//     them best (grouped cross-validation among them; the pooled fit in sample), in this
+//     order of preference, a later one taken where it beats the one before by
+//     kPromotionMargin, the base values where none beats them:
+//       1. the pooled fit, where it predicts the widest stratum's runs no worse than the
+//          base profile (the narrow runs, usually the many, must not pull the wide
+//          ones), with the network levels only they cross refitted on them where that
+//          helps;
+//       2. nested: the next narrower stratum's values with only the network levels the
+//          wide runs alone cross fitted on them, every one free (a cluster whose nodes
+//          have half the NICs of its template);
+//       3. their own fit of every parameter.
+//     Unless the pooled fit is taken, each narrower stratum keeps its own values, and
+//     each parameter whose narrow and applied wide values differ by more than
+//     kDisagreementRatio and two standard deviations is reported (a missing term or a
+//     different machine, which the operator should know about).
 // Pure functions; thread-safe.
 #ifndef PARAPLAN_ESTIMATOR_CALIBRATION_REGIMES_H_
 #define PARAPLAN_ESTIMATOR_CALIBRATION_REGIMES_H_

@@ -92,9 +92,14 @@ TEST(CalibrationTransfer, SingleNodeFitNeverWorsensSixtyFourGpuRuns) {
   EXPECT_GE(covered, 0.85 * large.size());
 }
 
-// Calibrated on both, the strata (one node, across nodes) are fitted on their own where
-// they want different values; the report says which parameter disagrees.
-TEST(CalibrationTransfer, BothScalesReportTheirDisagreement) {
+// Calibrated on both, the strata (one node, across nodes) want different values: the
+// 64-GPU runs keep the single-node values (the GPU measured on 1,440 runs) with only
+// what they alone cross fitted on them, the InfiniBand level. That cluster's nodes have
+// half the NICs of the DGX template (vTrain's own validation configs,
+// config/validation/multi/*.json: inter_node_bandwidth 800 Gb/s per 8-GPU node, i.e. four
+// HDR links, not eight), so the fitted efficiency must come out near half the
+// template's 0.8, and the 64-GPU runs must get better.
+TEST(CalibrationTransfer, BothScalesFitTheNetworkOnlyTheWideRunsCross) {
   std::vector<CalibrationSample> both = Samples("vtrain_a100_single_node.jsonl");
   const std::vector<CalibrationSample> large = Samples("vtrain_a100_multi_node_64gpu.jsonl");
   both.insert(both.end(), large.begin(), large.end());
@@ -123,7 +128,17 @@ TEST(CalibrationTransfer, BothScalesReportTheirDisagreement) {
   EXPECT_EQ(FeatureNames(r->profile.calibration.regimes[0].measured_features),
             (std::vector<std::string>{"transformer", "tensor_parallel", "pipeline_parallel"}));
   EXPECT_TRUE(r->report.extrapolation_valid);
-  EXPECT_LE(after.mape, before.mape);
+  EXPECT_LT(after.mape, 0.8 * before.mape);
+  double infiniband = 0;
+  for (const NetworkCalibration& n : r->profile.calibration.network) {
+    if (n.level == "infiniband") infiniband = n.efficiency;
+  }
+  EXPECT_GT(infiniband, 0.3);
+  EXPECT_LT(infiniband, 0.55);
+  // The GPU keeps what the single-node runs measured.
+  const Error single_after = Predict(Samples("vtrain_a100_single_node.jsonl"), r->profile);
+  std::printf("single node (in sample): MAPE %.2f %% after\n", 100 * single_after.mape);
+  EXPECT_LT(single_after.mape, 0.08);
 }
 
 }  // namespace
