@@ -21,8 +21,7 @@ namespace {
 bool Enough(absl::Span<const CalibrationSample> samples, const std::vector<int>& members) {
   std::vector<CalibrationSample> picked;
   for (int i : members) picked.push_back(samples[i]);
-  return static_cast<int>(picked.size()) >= kMinCalibrationMeasurements &&
-         CountGroups(picked) >= kMinCalibrationGroups;
+  return static_cast<int>(picked.size()) >= kMinCalibrationMeasurements && CountGroups(picked) >= kMinCalibrationGroups;
 }
 
 TimeFit FitOn(const SystemProfile& at, const std::vector<CalibrationParam>& params,
@@ -62,10 +61,11 @@ double MapeOf(absl::Span<const CalibrationSample> samples, const std::vector<int
 
 // Grouped cross-validated error on `members` of a fit from `at` over `params` (refitted
 // on the other folds for each fold); nullopt with fewer than two folds.
-absl::StatusOr<std::optional<double>> CrossValidated(const SystemProfile& at, const std::vector<CalibrationParam>& params,
+absl::StatusOr<std::optional<double>> CrossValidated(const SystemProfile& at,
+                                                     const std::vector<CalibrationParam>& params,
                                                      absl::Span<const CalibrationSample> samples,
-                                                     const std::vector<int>& members, int budget,
-                                                     const Interrupt& stop, bool all_free = false) {
+                                                     const std::vector<int>& members, int budget, const Interrupt& stop,
+                                                     bool all_free = false) {
   std::vector<CalibrationSample> picked;
   for (int i : members) picked.push_back(samples[i]);
   const Folds folds = GroupedFolds(picked, kMaxCalibrationFolds);
@@ -151,6 +151,132 @@ Strata MakeStrata(absl::Span<const CalibrationSample> samples, const std::vector
   return out;
 }
 
+namespace {
+
+// What the widest stratum's runs may take (see regimes.h), with what choosing needs.
+struct WideCandidates {
+  std::vector<std::vector<int>> members;  // per stratum, narrowest first: indexes into samples
+  std::vector<TimeFit> fits;              // per stratum, on its own runs
+  std::vector<int> network;               // indexes into params: the levels only the widest stratum crosses
+  std::vector<CalibrationParam> network_params;
+  std::optional<double> cv_own;  // the widest stratum's own fit, cross-validated on its runs
+  NetworkOnTop nested;           // the network on the next narrower stratum's fit
+  NetworkOnTop refined;          // the network on the pooled fit
+  double base = 0, pooled = 0;   // the base profile's and the pooled fit's error on the wide runs
+};
+
+absl::StatusOr<WideCandidates> FitWideCandidates(const SystemProfile& at, const std::vector<CalibrationParam>& params,
+                                                 absl::Span<const CalibrationSample> samples, const Strata& strata,
+                                                 const TimeFit& pooled, int budget, const Interrupt& stop) {
+  WideCandidates w;
+  w.members.resize(strata.levels.size());
+  for (size_t k = 0; k < strata.levels.size(); ++k) {
+    for (size_t i = 0; i < samples.size(); ++i) {
+      if (strata.level_of[i] == strata.levels[k]) w.members[k].push_back(static_cast<int>(i));
+    }
+  }
+  const int narrow_level = strata.levels[strata.levels.size() - 2];
+  for (size_t j = 0; j < params.size(); ++j) {
+    if (NetworkLevelOf(at, params[j]) <= narrow_level) continue;
+    w.network.push_back(static_cast<int>(j));
+    w.network_params.push_back(params[j]);
+  }
+  for (const std::vector<int>& m : w.members) {
+    if (absl::Status s = stop.Check(kRegimeWork); !s.ok()) return s;
+    w.fits.push_back(FitOn(at, params, samples, m, budget));
+  }
+  const std::vector<int>& wide = w.members.back();
+  absl::StatusOr<std::optional<double>> own = CrossValidated(at, params, samples, wide, budget, stop);
+  if (!own.ok()) return own.status();
+  w.cv_own = *own;
+  absl::StatusOr<NetworkOnTop> nested =
+      FitNetworkOnTop(w.fits[w.fits.size() - 2].profile, w.network_params, samples, wide, budget, stop);
+  if (!nested.ok()) return nested.status();
+  w.nested = *std::move(nested);
+  absl::StatusOr<NetworkOnTop> refined = FitNetworkOnTop(pooled.profile, w.network_params, samples, wide, budget, stop);
+  if (!refined.ok()) return refined.status();
+  w.refined = *std::move(refined);
+  w.base = MapeOf(samples, wide, at);
+  w.pooled = MapeOf(samples, wide, pooled.profile);
+  return w;
+}
+
+enum class Wide { kBase, kPooled, kNested, kOwn };
+
+// Whether refitting the network on the pooled fit predicts the wide runs better.
+bool Refines(const WideCandidates& w) {
+  return w.refined.cv.has_value() && *w.refined.cv < w.pooled * (1 - kPromotionMargin);
+}
+
+// In order of preference, a later candidate where it beats the one before by
+// kPromotionMargin; the base values where none beats them.
+Wide Choose(const WideCandidates& w) {
+  Wide choice = Wide::kBase;
+  double score = w.base;
+  auto consider = [&](Wide c, const std::optional<double>& error) {
+    if (error.has_value() && *error < score * (1 - kPromotionMargin)) choice = c, score = *error;
+  };
+  if (w.pooled <= w.base) choice = Wide::kPooled, score = Refines(w) ? *w.refined.cv : w.pooled;
+  consider(Wide::kNested, w.nested.cv);
+  consider(Wide::kOwn, w.cv_own);
+  return choice;
+}
+
+std::string CvText(const std::optional<double>& cv) { return cv.has_value() ? Percent(*cv) : std::string("n/a"); }
+
+// The network fitted on top of another fit, in words.
+std::string NetworkWords(const WideCandidates& w, const NetworkOnTop& n) {
+  std::vector<std::string> values;
+  for (size_t m = 0; m < w.network.size(); ++m) {
+    if (!n.fit.selection.free[m]) continue;
+    const CalibrationParam& q = w.network_params[m];
+    const double v = q.Value(n.fit.u[m]);
+    values.push_back(absl::StrFormat("%s %.4g +- %.2g, base %.4g", q.name, v,
+                                     (q.additive ? q.step : v) * n.fit.stddev_u[m], q.before));
+  }
+  return absl::StrJoin(values, "; ");
+}
+
+void MarkNetwork(const WideCandidates& w, const NetworkOnTop& n, std::vector<bool>* fitted) {
+  for (size_t m = 0; m < w.network.size(); ++m) {
+    if (n.fit.selection.free[m]) (*fitted)[w.network[m]] = true;
+  }
+}
+
+// Each narrower stratum's values as its regime's, and every parameter on which they and
+// the values the wide runs got (coordinates `wide_u`, standard deviations `wide_sd`)
+// differ beyond kDisagreementRatio and two standard deviations.
+void AddNarrowRegimes(const SystemProfile& at, const std::vector<CalibrationParam>& params, const Strata& strata,
+                      const WideCandidates& w, const std::vector<double>& wide_u, const std::vector<double>& wide_sd,
+                      ScopedFit* out) {
+  const std::string wide_name = RegimeName(at, strata.levels.back());
+  for (size_t k = 0; k + 1 < w.fits.size(); ++k) {
+    const TimeFit& fit = w.fits[k];
+    const std::string name = RegimeName(at, strata.levels[k]);
+    out->profile.calibration.regimes.push_back({name, FittedValues(params, fit)});
+    for (size_t j = 0; j < params.size(); ++j) {
+      if (!fit.selection.free[j]) continue;
+      out->fitted[j] = true;
+      const CalibrationParam& q = params[j];
+      const double du = std::abs(fit.u[j] - wide_u[j]);
+      const double threshold = q.additive ? 10 * kDisagreementRatio : std::log1p(kDisagreementRatio);
+      const double noise = 2 * std::hypot(fit.stddev_u[j], wide_sd[j]);
+      if (du <= std::max(threshold, noise)) continue;
+      StratumDisagreement d;
+      d.parameter = q.name;
+      d.narrow_regime = name;
+      d.narrow_value = q.Value(fit.u[j]);
+      d.narrow_stddev = (q.additive ? q.step : d.narrow_value) * fit.stddev_u[j];
+      d.wide_regime = wide_name;
+      d.wide_value = q.Value(wide_u[j]);
+      d.wide_stddev = (q.additive ? q.step : d.wide_value) * wide_sd[j];
+      out->disagreements.push_back(d);
+    }
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<ScopedFit> FitByRegime(const SystemProfile& at, const std::vector<CalibrationParam>& params,
                                       absl::Span<const CalibrationSample> samples, const Strata& strata, int budget,
                                       const Interrupt& stop) {
@@ -161,7 +287,6 @@ absl::StatusOr<ScopedFit> FitByRegime(const SystemProfile& at, const std::vector
   out.fitted = out.pooled.selection.free;
   const int widest_level = static_cast<int>(at.network_levels.size()) - 1;
   const int widest = strata.levels.empty() ? widest_level : strata.levels.back();
-  const std::string wide_name = RegimeName(at, widest);
 
   if (strata.levels.size() <= 1) {
     if (widest >= widest_level) {
@@ -169,98 +294,28 @@ absl::StatusOr<ScopedFit> FitByRegime(const SystemProfile& at, const std::vector
       out.scope = "profile-wide: the measurements reach its widest regime";
     } else {
       out.profile = at;
-      out.profile.calibration.regimes.push_back({wide_name, FittedValues(params, out.pooled)});
+      out.profile.calibration.regimes.push_back({RegimeName(at, widest), FittedValues(params, out.pooled)});
       out.scope = absl::StrCat("runs ", DescribeRegime(at, widest), " and narrower: no measurement spans ",
                                RegimeName(at, widest + 1), ", so wider runs keep the base values");
     }
     return out;
   }
 
-  std::vector<std::vector<int>> members(strata.levels.size());
-  for (size_t k = 0; k < strata.levels.size(); ++k) {
-    for (size_t i = 0; i < samples.size(); ++i) {
-      if (strata.level_of[i] == strata.levels[k]) members[k].push_back(static_cast<int>(i));
-    }
-  }
-  const std::vector<int>& wide_runs = members.back();
-  const int narrow_level = strata.levels[strata.levels.size() - 2];
-  std::vector<int> wide_only;  // indexes into params: the network levels only the widest stratum crosses
-  std::vector<CalibrationParam> network_params;
-  for (size_t j = 0; j < params.size(); ++j) {
-    if (NetworkLevelOf(at, params[j]) > narrow_level) {
-      wide_only.push_back(static_cast<int>(j));
-      network_params.push_back(params[j]);
-    }
-  }
-  // One fit per stratum, narrowest first, and the candidates for the widest stratum's
-  // runs, each scored by its error on them (out of sample but for the pooled fit, of
-  // which they are a minority):
-  //   - pooled: one set of values everywhere, where it predicts the wide runs no worse
-  //     than the base profile (the narrow runs, usually the many, must not pull the wide
-  //     ones); with the network only the wide runs cross refitted on them where that
-  //     predicts them better (the pooled fit weighs them by their share of all runs);
-  //   - nested: the next narrower stratum's values (the GPU, its kernels and the inner
-  //     levels, measured on the many small runs) with only the network levels the wide
-  //     runs alone cross fitted on them (a cluster with half the NICs of its template);
-  //   - own: every parameter fitted on the wide runs alone.
-  // In that order of preference, a later one taken where it beats the one before by
-  // kPromotionMargin; none beating the base profile leaves its values. Narrower strata
-  // keep their own values unless the pooled fit is taken.
-  std::vector<TimeFit> fits;
-  for (const std::vector<int>& m : members) {
-    if (absl::Status s = stop.Check(kRegimeWork); !s.ok()) return s;
-    fits.push_back(FitOn(at, params, samples, m, budget));
-  }
-  const TimeFit& narrow = fits[fits.size() - 2];
-  const TimeFit& wide = fits.back();
-  absl::StatusOr<std::optional<double>> cv_own = CrossValidated(at, params, samples, wide_runs, budget, stop);
-  if (!cv_own.ok()) return cv_own.status();
-  absl::StatusOr<NetworkOnTop> nested = FitNetworkOnTop(narrow.profile, network_params, samples, wide_runs, budget, stop);
-  if (!nested.ok()) return nested.status();
-  absl::StatusOr<NetworkOnTop> refined =
-      FitNetworkOnTop(out.pooled.profile, network_params, samples, wide_runs, budget, stop);
-  if (!refined.ok()) return refined.status();
-
-  const double wide_base = MapeOf(samples, wide_runs, at);
-  const double wide_pooled = MapeOf(samples, wide_runs, out.pooled.profile);
-  const bool refine = refined->cv.has_value() && *refined->cv < wide_pooled * (1 - kPromotionMargin);
-  enum class Wide { kBase, kPooled, kNested, kOwn } choice = Wide::kBase;
-  double score = wide_base;
-  auto consider = [&](Wide c, const std::optional<double>& error) {
-    if (error.has_value() && *error < score * (1 - kPromotionMargin)) choice = c, score = *error;
-  };
-  if (wide_pooled <= wide_base) choice = Wide::kPooled, score = refine ? *refined->cv : wide_pooled;
-  consider(Wide::kNested, nested->cv);
-  consider(Wide::kOwn, *cv_own);
-
-  auto cv_text = [](const std::optional<double>& cv) { return cv.has_value() ? Percent(*cv) : std::string("n/a"); };
-  // The network fitted on top of another fit, in words, and marked fitted.
-  auto network_words = [&](const NetworkOnTop& n) {
-    std::vector<std::string> values;
-    for (size_t m = 0; m < wide_only.size(); ++m) {
-      if (!n.fit.selection.free[m]) continue;
-      const CalibrationParam& q = network_params[m];
-      const double v = q.Value(n.fit.u[m]);
-      values.push_back(absl::StrFormat("%s %.4g +- %.2g, base %.4g", q.name, v,
-                                       (q.additive ? q.step : v) * n.fit.stddev_u[m], q.before));
-    }
-    return absl::StrJoin(values, "; ");
-  };
-  auto mark_network = [&](const NetworkOnTop& n) {
-    for (size_t m = 0; m < wide_only.size(); ++m) {
-      if (n.fit.selection.free[m]) out.fitted[wide_only[m]] = true;
-    }
-  };
-  const std::string measured = absl::StrCat("runs ", DescribeRegime(at, widest), " ", Percent(wide_pooled),
-                                            " with the pooled fit vs ", Percent(wide_base), " before");
+  absl::StatusOr<WideCandidates> candidates = FitWideCandidates(at, params, samples, strata, out.pooled, budget, stop);
+  if (!candidates.ok()) return candidates.status();
+  const WideCandidates& w = *candidates;
+  const Wide choice = Choose(w);
+  const std::string measured = absl::StrCat("runs ", DescribeRegime(at, widest), " ", Percent(w.pooled),
+                                            " with the pooled fit vs ", Percent(w.base), " before");
   if (choice == Wide::kPooled) {
-    out.profile = refine ? refined->fit.profile : out.pooled.profile;
-    if (refine) mark_network(*refined);
-    out.scope = absl::StrCat("profile-wide: the ", strata.levels.size(), " regimes measured agree (", measured, ")",
-                             refine ? absl::StrCat("; the network only those runs cross refitted on them (",
-                                                   network_words(*refined), "; cross-validated ",
-                                                   Percent(*refined->cv), ")")
-                                    : "");
+    const bool refine = Refines(w);
+    out.profile = refine ? w.refined.fit.profile : out.pooled.profile;
+    if (refine) MarkNetwork(w, w.refined, &out.fitted);
+    out.scope = absl::StrCat(
+        "profile-wide: the ", strata.levels.size(), " regimes measured agree (", measured, ")",
+        refine ? absl::StrCat("; the network only those runs cross refitted on them (", NetworkWords(w, w.refined),
+                              "; cross-validated ", Percent(*w.refined.cv), ")")
+               : "");
     return out;
   }
 
@@ -268,57 +323,38 @@ absl::StatusOr<ScopedFit> FitByRegime(const SystemProfile& at, const std::vector
   // Per parameter: the coordinate the wide runs get and its standard deviation (0 and 0
   // at the base value), against which the narrower strata's values are compared.
   std::vector<double> wide_u(params.size(), 0.0), wide_sd(params.size(), 0.0);
+  auto take = [&](const TimeFit& fit) {
+    for (size_t j = 0; j < params.size(); ++j) {
+      if (fit.selection.free[j]) wide_u[j] = fit.u[j], wide_sd[j] = fit.stddev_u[j];
+    }
+  };
   std::string wide_words;
   if (choice == Wide::kOwn) {
-    out.profile = wide.profile;
-    out.fitted = wide.selection.free;
-    for (size_t j = 0; j < params.size(); ++j) {
-      if (wide.selection.free[j]) wide_u[j] = wide.u[j], wide_sd[j] = wide.stddev_u[j];
-    }
-    wide_words = absl::StrCat("their own fit (profile-wide; cross-validated ", cv_text(*cv_own),
-                              "; the narrower values with the network fitted on them ", cv_text(nested->cv), ")");
+    const TimeFit& own = w.fits.back();
+    out.profile = own.profile;
+    out.fitted = own.selection.free;
+    take(own);
+    wide_words = absl::StrCat("their own fit (profile-wide; cross-validated ", CvText(w.cv_own),
+                              "; the narrower values with the network fitted on them ", CvText(w.nested.cv), ")");
   } else if (choice == Wide::kNested) {
-    out.profile = nested->fit.profile;
-    mark_network(*nested);
-    for (size_t j = 0; j < params.size(); ++j) {
-      if (narrow.selection.free[j]) wide_u[j] = narrow.u[j], wide_sd[j] = narrow.stddev_u[j];
-    }
-    wide_words = absl::StrCat("the values of the runs ", DescribeRegime(at, narrow_level),
-                              ", with the network only they cross fitted on them (", network_words(*nested),
-                              "; profile-wide; cross-validated ", cv_text(nested->cv), ", their own fit ",
-                              cv_text(*cv_own), ")");
+    out.profile = w.nested.fit.profile;
+    MarkNetwork(w, w.nested, &out.fitted);
+    take(w.fits[w.fits.size() - 2]);
+    wide_words = absl::StrCat("the values of the runs ", DescribeRegime(at, strata.levels[strata.levels.size() - 2]),
+                              ", with the network only they cross fitted on them (", NetworkWords(w, w.nested),
+                              "; profile-wide; cross-validated ", CvText(w.nested.cv), ", their own fit ",
+                              CvText(w.cv_own), ")");
   } else {
     out.profile = at;
-    wide_words = absl::StrCat("the base values (neither their own fit, cross-validated ", cv_text(*cv_own),
-                              ", nor the narrower values with the network fitted on them, ", cv_text(nested->cv),
+    wide_words = absl::StrCat("the base values (neither their own fit, cross-validated ", CvText(w.cv_own),
+                              ", nor the narrower values with the network fitted on them, ", CvText(w.nested.cv),
                               ", beats them out of sample)");
   }
+  AddNarrowRegimes(at, params, strata, w, wide_u, wide_sd, &out);
   std::vector<std::string> names;
-  for (size_t k = 0; k + 1 < fits.size(); ++k) {
-    const std::string name = RegimeName(at, strata.levels[k]);
-    out.profile.calibration.regimes.push_back({name, FittedValues(params, fits[k])});
-    names.push_back(DescribeRegime(at, strata.levels[k]));
-    for (size_t j = 0; j < params.size(); ++j) {
-      if (!fits[k].selection.free[j]) continue;
-      out.fitted[j] = true;
-      const CalibrationParam& q = params[j];
-      const double du = std::abs(fits[k].u[j] - wide_u[j]);
-      const double threshold = q.additive ? 10 * kDisagreementRatio : std::log1p(kDisagreementRatio);
-      const double noise = 2 * std::hypot(fits[k].stddev_u[j], wide_sd[j]);
-      if (du <= std::max(threshold, noise)) continue;
-      StratumDisagreement d;
-      d.parameter = q.name;
-      d.narrow_regime = name;
-      d.narrow_value = q.Value(fits[k].u[j]);
-      d.narrow_stddev = (q.additive ? q.step : d.narrow_value) * fits[k].stddev_u[j];
-      d.wide_regime = wide_name;
-      d.wide_value = q.Value(wide_u[j]);
-      d.wide_stddev = (q.additive ? q.step : d.wide_value) * wide_sd[j];
-      out.disagreements.push_back(d);
-    }
-  }
-  out.scope = absl::StrCat("by regime (", measured, "): they keep ", wide_words, "; ",
-                           absl::StrJoin(names, ", "), " keep their own");
+  for (size_t k = 0; k + 1 < strata.levels.size(); ++k) names.push_back(DescribeRegime(at, strata.levels[k]));
+  out.scope = absl::StrCat("by regime (", measured, "): they keep ", wide_words, "; ", absl::StrJoin(names, ", "),
+                           " keep their own");
   return out;
 }
 
