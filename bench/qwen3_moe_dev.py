@@ -28,6 +28,14 @@ dropless routing's real imbalance (sent force-balanced).
 --max-step-mape PCT: exit 1 when the five measured step times are further off than PCT
 (ctest runs it at 13: 12.1 % today, so that a change that loses accuracy on them shows).
 
+--implied-imbalance: for each sequence length run both force-balanced and dropless, the
+load_imbalance at which paraplan's dropless / force-balanced time ratio equals the
+measured one (bisection through the CLI): the busiest GPU's routed tokens over the mean
+that real routing cost those runs. Constant across sequence lengths if the model's MoE
+share of the step is right (the attention's share grows with the sequence: the measured
+ratio falls from 1.25 at 16 k to 1.09 at 128 k). With --max-spread FRACTION, exit 1 when
+the implied values differ by more than that fraction of their mean.
+
 --check: exit 1 unless every row is accepted and predicted to fit (the issue's bar:
 none rejected, none that ran predicted not to fit); a row whose recompute settings the
 table does not publish (sent as none) is reported but not counted.
@@ -133,6 +141,54 @@ def megatron_flops(r):
     return per_token * s * p['global_batch']
 
 
+def request(r, imbalance=None):
+    w = workload_of(r)
+    if imbalance is not None:
+        w['transformer']['moe']['load_imbalance'] = imbalance
+    return {'profile': profile_of(r['hardware']['gpu']), 'workload': w, 'config': config_of(r)}
+
+
+def implied_imbalance(a, rows):
+    """Bisects load_imbalance in [1, 4] per dropless row until paraplan's dropless /
+    force-balanced ratio matches the measured ratio of the published TFLOP/s."""
+    pairs = []
+    for d in rows:
+        if 'dropless' not in d['id']:
+            continue
+        twin = [f for f in rows if f['id'] == d['id'].replace('dropless', 'forcedbalance')]
+        if twin and d['measured'].get('tflops_per_gpu') and twin[0]['measured'].get('tflops_per_gpu'):
+            pairs.append((twin[0], d, twin[0]['measured']['tflops_per_gpu'] / d['measured']['tflops_per_gpu']))
+    if not pairs:
+        print('no dropless row with a force-balanced twin')
+        return 1
+    try:
+        base = [o['iteration_time_s'] for o in estimate_batch(a.cli, a.server, [request(f) for f, _, _ in pairs])]
+        lo, hi = [1.0] * len(pairs), [4.0] * len(pairs)
+        for _ in range(14):
+            mid = [(l + h) / 2 for l, h in zip(lo, hi)]
+            outs = estimate_batch(a.cli, a.server, [request(d, m) for (_, d, _), m in zip(pairs, mid)])
+            for i, ((_, _, ratio), o) in enumerate(zip(pairs, outs)):
+                if o['iteration_time_s'] / base[i] < ratio:
+                    lo[i] = mid[i]
+                else:
+                    hi[i] = mid[i]
+    except RuntimeError as err:
+        print(err)
+        return 1
+    implied = [(l + h) / 2 for l, h in zip(lo, hi)]
+    print('%-44s %16s %17s' % ('dropless run', 'measured ratio', 'load_imbalance'))
+    for (_, d, ratio), imb in zip(pairs, implied):
+        print('%-44s %16.3f %17.3f' % (d['id'].replace('moezoo_qwen3_235b_', ''), ratio, imb))
+    mean = statistics.mean(implied)
+    print('implied load_imbalance: mean %.3f, spread %.3f-%.3f over %d sequence lengths' %
+          (mean, min(implied), max(implied), len(implied)))
+    if a.max_spread is not None and (max(implied) - min(implied)) > a.max_spread * mean:
+        print('spread %.1f%% of the mean is above --max-spread %g' % (100 * (max(implied) - min(implied)) / mean,
+                                                                      a.max_spread))
+        return 1
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--cli', required=True)
@@ -141,11 +197,16 @@ def main():
     ap.add_argument('--check', action='store_true')
     ap.add_argument('--max-step-mape', type=float, default=None, metavar='PCT',
                     help='exit 1 when the measured step times are further off than PCT %% (MAPE)')
+    ap.add_argument('--implied-imbalance', action='store_true',
+                    help='the load_imbalance each dropless run implies against its force-balanced twin')
+    ap.add_argument('--max-spread', type=float, default=None, metavar='FRACTION',
+                    help='with --implied-imbalance: exit 1 when the implied values spread wider')
     a = ap.parse_args()
     rows = [json.loads(l) for l in open(a.file) if l.strip()]
+    if a.implied_imbalance:
+        return implied_imbalance(a, rows)
     try:
-        outs = estimate_batch(a.cli, a.server, [{'profile': profile_of(r['hardware']['gpu']),
-                                                 'workload': workload_of(r), 'config': config_of(r)} for r in rows])
+        outs = estimate_batch(a.cli, a.server, [request(r) for r in rows])
     except RuntimeError as err:
         print(err)
         return 1
