@@ -128,7 +128,7 @@ TEST(CalibrationTransfer, BothScalesFitTheNetworkOnlyTheWideRunsCross) {
   EXPECT_EQ(FeatureNames(r->profile.calibration.regimes[0].measured_features),
             (std::vector<std::string>{"transformer", "tensor_parallel", "pipeline_parallel"}));
   EXPECT_TRUE(r->report.extrapolation_valid);
-  EXPECT_LT(after.mape, 0.8 * before.mape);
+  EXPECT_LT(after.mape, 0.85 * before.mape);
   double infiniband = 0;
   for (const NetworkCalibration& n : r->profile.calibration.network) {
     if (n.level == "infiniband") infiniband = n.efficiency;

@@ -206,10 +206,22 @@ void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
     } else if (model.fp32_params) {
       mb.buffers_bytes += (dense + ex) * compute_weight_bytes;  // torch.autocast's cache
     }
-    const double used = mb.weights_bytes + mb.gradients_bytes + mb.optimizer_bytes +
-                        mb.activations_bytes + mb.buffers_bytes;
-    mb.overhead_bytes = hw.memory_overhead_bytes() + MemoryOverheadFraction(hw, c) * used;
-    mb.total_bytes = used + mb.overhead_bytes;
+    auto total = [&](MemoryBreakdown* b) {
+      const double used =
+          b->weights_bytes + b->gradients_bytes + b->optimizer_bytes + b->activations_bytes + b->buffers_bytes;
+      b->overhead_bytes = hw.memory_overhead_bytes() + MemoryOverheadFraction(hw, c) * used;
+      b->total_bytes = used + b->overhead_bytes;
+    };
+    total(&mb);
+    if (model.fp32_grad_copy_at_step && !c.offload.optimizer) {
+      // The optimizer step, after the last backward has freed the activations, with the
+      // fp32 copies of its gradient shard beside the 16-bit buffer.
+      MemoryBreakdown step = mb;
+      step.activations_bytes = 0;
+      step.gradients_bytes += (dense / opt_div_d + ex / opt_div_e) * 4;
+      total(&step);
+      if (step.total_bytes > mb.total_bytes) mb = step;
+    }
     if (mb.total_bytes > best.total_bytes) best = mb;
   }
   best.capacity_bytes = hw.capacity_bytes();
@@ -486,8 +498,10 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
   // optimizer's rank updates a 1/dp share of the tensors); what their launches take
   // beyond the GPU's time is host-bound.
   const double opt_tensors = c.zero_stage >= 1 ? std::ceil(s.tensors / dpcp) : s.tensors;
+  // (+ the fp32 cast of each gradient tensor, one launch apiece, under 16-bit gradients.)
   const double opt_kernels = c.offload.optimizer ? 0
-                             : model.optimizer_passes * OptimizerKernelsPerPass(opt_tensors, shard);
+                             : model.optimizer_passes * OptimizerKernelsPerPass(opt_tensors, shard) +
+                                   (model.fp32_grad_copy_at_step ? opt_tensors : 0);
   const double host_kernel_s = c.cuda_graphs ? hw.kernel_gap_s() : hw.kernel_overhead_s();
   const double optimizer_host_s = std::max(0.0, opt_kernels * host_kernel_s - t.optimizer_s);
 

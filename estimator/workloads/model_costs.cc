@@ -15,6 +15,12 @@ MixedPrecision ResolvedMixedPrecision(const Workload& w, Framework f) {
   if (f == Framework::kNemo && w.precision != Precision::kFp16 && w.precision != Precision::kFp32) {
     return MixedPrecision::kBf16Grads;
   }
+  // Megatron-LM keeps fp32 main gradients only for bf16 (megatron/training/arguments.py:
+  // `if args.bf16:` sets accumulate_allreduce_grads_in_fp32 unless --grad-reduce-in-bf16);
+  // an fp16 run's gradient buffer and its reduction are in fp16 (param dtype).
+  if ((f == Framework::kAny || f == Framework::kMegatron) && w.precision == Precision::kFp16) {
+    return MixedPrecision::kBf16Grads;
+  }
   return MixedPrecision::kMasterInOptimizer;
 }
 
@@ -150,12 +156,17 @@ void SetPrecisionBytes(Precision precision, QuantRecipe recipe, Optimizer optimi
     costs->optimizer_passes = precision == Precision::kFp16 ? 5 : 4;
     if (mixed == MixedPrecision::kBf16Grads) {
       // The gradient buffer and its reduction in the 16-bit type (Megatron-Core DDP:
-      // main_grad in param dtype without grad_reduce_in_fp32); the step reads it as 2
-      // bytes in the norm and Adam and zeroes 2.
+      // main_grad in param dtype without grad_reduce_in_fp32). The optimizer casts its
+      // shard to fp32 before the step (Float16OptimizerWithFloat16Params and
+      // DistributedOptimizer._copy_model_grads_to_main_grads: main_param.grad =
+      // main_grad.float(), a new tensor unless main_grad is fp32): read 2, write 4, one
+      // launch per tensor (Assemble); the norm and Adam read that copy; zeroing the
+      // buffer writes 2, not 4.
       costs->grad_bytes_per_param = 2;
       costs->grad_reduce_bytes_per_param = 2;
       costs->fp32_main_grads = false;
-      costs->optimizer_bytes_per_param -= 2 + 2 + 2;
+      costs->fp32_grad_copy_at_step = true;
+      costs->optimizer_bytes_per_param += (2 + 4) - 2;
     }
   }
   if (optimizer == Optimizer::kSgdMomentum) {

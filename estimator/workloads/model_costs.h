@@ -145,6 +145,10 @@ struct ModelCosts {
   // optimizer): stacks that shard gradients may keep and reduce them in the 16-bit
   // compute dtype instead (GradientBytes).
   bool fp32_main_grads = false;
+  // MixedPrecision::kBf16Grads: the optimizer step casts its shard of the 16-bit
+  // gradients to new fp32 tensors (4 bytes a parameter, alive through the step, when the
+  // activations are gone).
+  bool fp32_grad_copy_at_step = false;
   bool fp16 = false;  // the compute dtype is fp16 (else bf16 under 16-bit mixed precision)
   // The token dispatcher the MoE layers were costed with (ModelShape.weigh_deepep).
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;

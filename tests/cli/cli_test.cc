@@ -629,7 +629,9 @@ TEST_F(ServerTest, IngestAccuracyCalibratePublishedRuns) {
   EXPECT_TRUE(Contains(r.out, "dry run: nothing stored")) << Describe(r);
   r = P({"calibrate", "--profile", "dgx-a100-80gb"});
   ASSERT_EQ(r.code, 0) << Describe(r);
-  EXPECT_TRUE(Contains(r.out, "cross-validated") && Contains(r.out, "dgx-a100-80gb@2 stored as a candidate"))
+  // Korthikanti's fp16 runs: the fit cross-validates better than the defaults (2.78 % vs
+  // 2.93 %) and becomes the default.
+  EXPECT_TRUE(Contains(r.out, "new version dgx-a100-80gb@2 is the default: promoted: cross-validated"))
       << Describe(r);
   // Every run crosses InfiniBand, the profile's widest regime: the fit is profile-wide,
   // and the largest runs were held out and predicted from the rest.

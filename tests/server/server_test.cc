@@ -725,7 +725,7 @@ TEST_F(ServerTest, CalibrationThatDoesNotCrossValidateBetterStaysACandidate) {
     EXPECT_EQ(measurements_->Calibrate(&ctx, req, &r).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   }
   {  // One measurement is not enough to calibrate on.
-    Ingest({PublicMeasurements()[0]});
+    Ingest({PredictedMeasurements()[0]});
     grpc::ClientContext ctx;
     v1::CalibrateRequest req;
     req.set_profile("dgx-a100-80gb");
@@ -734,9 +734,9 @@ TEST_F(ServerTest, CalibrationThatDoesNotCrossValidateBetterStaysACandidate) {
     EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
     EXPECT_THAT(s.error_message(), HasSubstr("needs at least 5 measurements"));
   }
-  // The nine Korthikanti runs: the defaults are already within 3 %; a fit to them does
-  // not cross-validate better by the 2 % margin, so it is stored but not promoted.
-  Ingest(PublicMeasurements());
+  // Runs the defaults predict to within their noise: a fit to them does not
+  // cross-validate better by the 2 % margin, so it is stored but not promoted.
+  Ingest(PredictedMeasurements());
   {  // A dry run stores nothing.
     grpc::ClientContext ctx;
     v1::CalibrateRequest req;
@@ -879,7 +879,7 @@ TEST_F(ServerTest, StartedCalibrationRunsToItsResultAndIsNotRepeatedOnTheSameDat
 TEST_F(ServerTest, AutomaticCalibrationAfterNMeasurements) {
   auto_calibrate_after_ = 5;
   Restart();
-  v1::IngestMeasurementsResponse r = Ingest(PublicMeasurements());
+  v1::IngestMeasurementsResponse r = Ingest(PredictedMeasurements());
   EXPECT_TRUE(r.calibration_triggered());
   // It runs in the background: version 2 appears (not cross-validating better, it is not
   // the default).
