@@ -137,7 +137,8 @@ absl::StatusOr<v1::CalibrateResponse> Backend::FitAndStore(const std::string& pr
   absl::StatusOr<SystemProfile> sp = adapter::FromProto(*base);
   if (!sp.ok()) return sp.status();
   // The measurements are read in pages and kept within a bound (BoundedSamples: the most
-  // recent few of each configuration, of a uniform choice of configurations), so memory
+  // recent few of each configuration, of a uniform choice of configurations in each band
+  // of GPU counts), so memory
   // does not grow with the store; the fit subsamples further. Measurements stored while
   // the fit runs are not in it: they count toward the next automatic calibration. The
   // read (O(store): SQLite and decoding, most of a calibration's CPU beside a busy ingest
@@ -145,7 +146,7 @@ absl::StatusOr<v1::CalibrateResponse> Backend::FitAndStore(const std::string& pr
   // keep the CPU.
   int64_t fitted_through = 0, read_rows = 0;
   absl::StatusOr<CalibrationResult> result = RunAtBackgroundPriority([&]() -> absl::StatusOr<CalibrationResult> {
-    BoundedSamples kept(kCalibrationSamplesPerConfiguration, kCalibrationConfigurations);
+    BoundedSamples kept(kCalibrationSamplesPerConfiguration, kCalibrationConfigurationsPerBand);
     absl::Status read = ForEachPaged(
         kRowsPerPage,
         [&](int64_t after) -> absl::StatusOr<std::vector<store::MeasurementRow>> {

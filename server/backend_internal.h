@@ -36,10 +36,11 @@ inline double CapacityOf(const Capacities& caps, int version) {
 // Rows per store read where whole measurements (with bodies) are read in pages.
 inline constexpr int kRowsPerPage = 512;
 // What a calibration keeps of the stored measurements (BoundedSamples): the 4 most recent
-// of each configuration, of at most 1,024 configurations: at most 4,096 samples however
-// large the store (the fit itself subsamples to 400, calibrate.h).
+// of each configuration, of at most 512 configurations in each of the 6 bands of GPU
+// counts: at most 12,288 samples however large the store (the fit itself subsamples to
+// 400, calibrate.h), and the few multi-node runs are never thinned by the many small ones.
 inline constexpr int kCalibrationSamplesPerConfiguration = 4;
-inline constexpr int kCalibrationConfigurations = 1024;
+inline constexpr int kCalibrationConfigurationsPerBand = 512;
 
 // Calls `each` on every row that `fetch(after_seq)` pages through (store *After reads
 // with `page` rows a page), oldest first; only one page is held at a time.

@@ -147,18 +147,19 @@ void AddMemoryChanges(const MemoryFit& fit, size_t num_peaks, const MemoryFit& e
                               expandable.fraction_clamped, num_expandable, "torchtitan "));
 }
 
-ParameterChange TimeChange(const CalibrationParam& p, const TimeFit& fit, const std::vector<bool>& fitted, size_t j,
-                           const std::string& fitted_on, Calibration after) {
+ParameterChange TimeChange(const CalibrationParam& p, const ScopedFit& fit, size_t j, const std::string& fitted_on,
+                           Calibration after) {
   ParameterChange c;
   c.name = p.name;
   c.before = p.before;
   c.lower_bound = p.lower;
   c.upper_bound = p.upper;
-  c.sensitivity_ratio = fit.selection.sensitivity[j];
-  c.fitted = fitted[j];
+  const AppliedParam& applied = fit.applied[j];
+  c.sensitivity_ratio = applied.sensitivity;
+  c.fitted = fit.fitted[j];
   if (!c.fitted) {
     c.after = p.ref(after);
-    c.reason = fit.selection.reason[j];
+    c.reason = fit.pooled.selection.reason[j];
     // A default derived from another parameter (the small-GEMM size from the matmul
     // efficiency, FP8 from 16-bit) moves with it.
     if (std::abs(c.after - c.before) > 1e-12 * std::abs(c.before)) {
@@ -168,10 +169,11 @@ ParameterChange TimeChange(const CalibrationParam& p, const TimeFit& fit, const 
   }
   c.after = p.ref(after);
   // Delta method: d theta = theta du (log coordinate) or step du (linear).
-  c.stddev = (p.additive ? p.step : c.after) * fit.stddev_u[j];
+  c.stddev = (p.additive ? p.step : c.after) * applied.stddev_u;
   c.at_bound = AtBound(p, p.Coordinate(c.after));
-  c.reason = absl::StrFormat("fitted on %s: %.4g +- %.2g; moves predictions by %s per %s", fitted_on, c.after,
-                             c.stddev, Percent(c.sensitivity_ratio), p.StepName());
+  c.reason = absl::StrFormat("fitted on %s: %.4g +- %.2g; moves predictions by %s per %s",
+                             applied.fitted_on.empty() ? fitted_on : applied.fitted_on, c.after, c.stddev,
+                             Percent(c.sensitivity_ratio), p.StepName());
   if (c.at_bound) {
     const bool upper = std::abs(c.after - p.upper) < std::abs(c.after - p.lower);
     absl::StrAppend(&c.reason, "; at its ", upper ? "upper" : "lower", " bound ",
@@ -503,7 +505,7 @@ absl::StatusOr<CalibrationResult> CalibrateProfile(const SystemProfile& base,
   for (const Scale& k : u.scale) widest_gpus = std::max(widest_gpus, k.gpus);
   const Calibration after = ResolvedCalibration(result.profile, widest_gpus);
   for (size_t j = 0; j < params.size(); ++j)
-    changes.push_back(TimeChange(params[j], scoped.pooled, scoped.fitted, j, fitted_on, after));
+    changes.push_back(TimeChange(params[j], scoped, j, fitted_on, after));
 
   const Peaks peaks = PeaksOf(at, usable);
   const MemoryFit memory = FitMemory(peaks.standard);

@@ -512,6 +512,25 @@ TEST(BoundedSamples, RecentOfEachOfABoundedChoiceOfConfigurations) {
   EXPECT_GE(forward.size(), 512u);
   EXPECT_LE(forward.size(), 1024u);
   EXPECT_EQ(forward, configurations(true));
+
+  // Each band of GPU counts has its own room: 2,000 configurations on one node halve to
+  // fit 256, and the 20 on 64 GPUs that arrive among them all stay.
+  BoundedSamples bands(4, 256);
+  for (int i = 0; i < 2000; ++i) {
+    CalibrationSample s = one;
+    s.config.global_batch_size = s.config.micro_batch_size * s.config.data_parallel * (1 + i);
+    bands.Add(s);
+    if (i % 100 == 0) {
+      s.config.data_parallel *= 8;
+      s.config.global_batch_size *= 8;
+      bands.Add(s);
+    }
+  }
+  int wide = 0, narrow = 0;
+  for (const CalibrationSample& s : bands.Take()) (s.config.Normalized().NumGpus() > 8 ? wide : narrow) += 1;
+  EXPECT_EQ(wide, 20);
+  EXPECT_GE(narrow, 128);
+  EXPECT_LE(narrow, 256);
 }
 
 std::vector<CalibrationSample> VTrainSamples() {

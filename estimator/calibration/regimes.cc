@@ -237,9 +237,27 @@ std::string NetworkWords(const WideCandidates& w, const NetworkOnTop& n) {
   return absl::StrJoin(values, "; ");
 }
 
-void MarkNetwork(const WideCandidates& w, const NetworkOnTop& n, std::vector<bool>* fitted) {
+// "N measurements", or "B of N" when a fit on N runs took a subsample of B.
+std::string OnRuns(size_t n, int budget) {
+  return budget > 0 && n > static_cast<size_t>(budget) ? absl::StrCat(budget, " of ", n, " measurements")
+                                                       : absl::StrCat(n, " measurements");
+}
+
+// Marks the network parameters `n` (fitted on the widest stratum's runs) fitted and
+// records where their values came from.
+void MarkNetwork(const WideCandidates& w, const NetworkOnTop& n, int budget, ScopedFit* out) {
+  const std::string on = absl::StrCat(OnRuns(w.members.back().size(), budget), " of the widest regime");
   for (size_t m = 0; m < w.network.size(); ++m) {
-    if (n.fit.selection.free[m]) (*fitted)[w.network[m]] = true;
+    if (!n.fit.selection.free[m]) continue;
+    out->fitted[w.network[m]] = true;
+    out->applied[w.network[m]] = {n.fit.stddev_u[m], n.fit.selection.sensitivity[m], on};
+  }
+}
+
+// Records that every parameter `fit` (on `runs` measurements) chose takes its value.
+void TakeStats(const TimeFit& fit, size_t runs, int budget, ScopedFit* out) {
+  for (size_t j = 0; j < out->applied.size(); ++j) {
+    if (fit.selection.free[j]) out->applied[j] = {fit.stddev_u[j], fit.selection.sensitivity[j], OnRuns(runs, budget)};
   }
 }
 
@@ -285,6 +303,10 @@ absl::StatusOr<ScopedFit> FitByRegime(const SystemProfile& at, const std::vector
   for (size_t i = 0; i < samples.size(); ++i) all[i] = static_cast<int>(i);
   out.pooled = FitOn(at, params, samples, all, budget);
   out.fitted = out.pooled.selection.free;
+  out.applied.resize(params.size());
+  for (size_t j = 0; j < params.size(); ++j) {
+    out.applied[j] = {out.pooled.stddev_u[j], out.pooled.selection.sensitivity[j], ""};
+  }
   const int widest_level = static_cast<int>(at.network_levels.size()) - 1;
   const int widest = strata.levels.empty() ? widest_level : strata.levels.back();
 
@@ -310,7 +332,7 @@ absl::StatusOr<ScopedFit> FitByRegime(const SystemProfile& at, const std::vector
   if (choice == Wide::kPooled) {
     const bool refine = Refines(w);
     out.profile = refine ? w.refined.fit.profile : out.pooled.profile;
-    if (refine) MarkNetwork(w, w.refined, &out.fitted);
+    if (refine) MarkNetwork(w, w.refined, budget, &out);
     out.scope = absl::StrCat(
         "profile-wide: the ", strata.levels.size(), " regimes measured agree (", measured, ")",
         refine ? absl::StrCat("; the network only those runs cross refitted on them (", NetworkWords(w, w.refined),
@@ -334,12 +356,14 @@ absl::StatusOr<ScopedFit> FitByRegime(const SystemProfile& at, const std::vector
     out.profile = own.profile;
     out.fitted = own.selection.free;
     take(own);
+    TakeStats(own, w.members.back().size(), budget, &out);
     wide_words = absl::StrCat("their own fit (profile-wide; cross-validated ", CvText(w.cv_own),
                               "; the narrower values with the network fitted on them ", CvText(w.nested.cv), ")");
   } else if (choice == Wide::kNested) {
     out.profile = w.nested.fit.profile;
-    MarkNetwork(w, w.nested, &out.fitted);
     take(w.fits[w.fits.size() - 2]);
+    TakeStats(w.fits[w.fits.size() - 2], w.members[w.members.size() - 2].size(), budget, &out);
+    MarkNetwork(w, w.nested, budget, &out);
     wide_words = absl::StrCat("the values of the runs ", DescribeRegime(at, strata.levels[strata.levels.size() - 2]),
                               ", with the network only they cross fitted on them (", NetworkWords(w, w.nested),
                               "; profile-wide; cross-validated ", CvText(w.nested.cv), ", their own fit ",

@@ -53,10 +53,20 @@ struct Strata {
 // `level` per sample: RegimeLevel of its configuration.
 Strata MakeStrata(absl::Span<const CalibrationSample> samples, const std::vector<int>& level);
 
+// Per parameter, the fit its profile-wide value came from: its standard deviation (in
+// the parameter's coordinate), its sensitivity there, and which runs it was fitted on
+// ("" = the pooled fit's, as the caller describes them).
+struct AppliedParam {
+  double stddev_u = 0;
+  double sensitivity = 0;
+  std::string fitted_on;
+};
+
 struct ScopedFit {
   SystemProfile profile;    // profile-wide values and the regimes' overrides (values only)
-  TimeFit pooled;           // the fit on every sample (the report's parameter table)
+  TimeFit pooled;           // the fit on every sample
   std::vector<bool> fitted; // per parameter: fitted in some stratum that is applied
+  std::vector<AppliedParam> applied;  // per parameter (the report's parameter table)
   std::vector<StratumDisagreement> disagreements;
   std::string scope;        // in words: where the fitted values apply
 };

@@ -79,19 +79,36 @@ std::string ConfigurationKey(const CalibrationSample& s) {
 BoundedSamples::BoundedSamples(int per_configuration, int max_configurations)
     : per_configuration_(std::max(1, per_configuration)), max_configurations_(std::max(1, max_configurations)) {}
 
+namespace {
+
+int GpuBand(const CalibrationSample& s) {
+  const int64_t gpus = s.config.Normalized().NumGpus();
+  int band = 0;
+  for (int64_t upper : kGpuBands) {
+    if (gpus <= upper) return band;
+    ++band;
+  }
+  return band;
+}
+
+}  // namespace
+
 void BoundedSamples::Add(CalibrationSample s) {
   ++added_;
+  Band& band = bands_[GpuBand(s)];
   std::string key = ConfigurationKey(s);
-  auto it = kept_.find(key);
-  if (it == kept_.end()) {
+  auto it = band.kept.find(key);
+  if (it == band.kept.end()) {
     const uint64_t hash = std::hash<std::string>()(key) * 0x9E3779B97F4A7C15ull;  // spread the bits
-    if (!Admitted(hash)) return;
-    it = kept_.emplace(std::move(key), Kept{hash, {}, 0}).first;
-    while (static_cast<int>(kept_.size()) > max_configurations_ && level_ < 63) {
-      ++level_;
-      for (auto k = kept_.begin(); k != kept_.end();) k = Admitted(k->second.hash) ? std::next(k) : kept_.erase(k);
+    if (!band.Admitted(hash)) return;
+    it = band.kept.emplace(std::move(key), Kept{hash, {}, 0}).first;
+    while (static_cast<int>(band.kept.size()) > max_configurations_ && band.level < 63) {
+      ++band.level;
+      for (auto k = band.kept.begin(); k != band.kept.end();) {
+        k = band.Admitted(k->second.hash) ? std::next(k) : band.kept.erase(k);
+      }
     }
-    if (!Admitted(hash)) return;  // its own configuration fell out with the rest (`it` erased)
+    if (!band.Admitted(hash)) return;  // its own configuration fell out with the rest (`it` erased)
   }
   Kept& k = it->second;
   if (static_cast<int>(k.recent.size()) < per_configuration_) {
@@ -104,17 +121,21 @@ void BoundedSamples::Add(CalibrationSample s) {
 
 int64_t BoundedSamples::kept() const {
   int64_t n = 0;
-  for (const auto& [key, k] : kept_) n += static_cast<int64_t>(k.recent.size());
+  for (const auto& [index, band] : bands_) {
+    for (const auto& [key, k] : band.kept) n += static_cast<int64_t>(k.recent.size());
+  }
   return n;
 }
 
 std::vector<CalibrationSample> BoundedSamples::Take() {
   std::vector<CalibrationSample> out;
   out.reserve(static_cast<size_t>(kept()));
-  for (auto& [key, k] : kept_) {
-    for (size_t i = 0; i < k.recent.size(); ++i) out.push_back(std::move(k.recent[(k.next + i) % k.recent.size()]));
+  for (auto& [index, band] : bands_) {
+    for (auto& [key, k] : band.kept) {
+      for (size_t i = 0; i < k.recent.size(); ++i) out.push_back(std::move(k.recent[(k.next + i) % k.recent.size()]));
+    }
   }
-  kept_.clear();
+  bands_.clear();
   return out;
 }
 

@@ -28,10 +28,13 @@ int CountGroups(absl::Span<const CalibrationSample> samples);
 // The measurements a calibration reads, kept within a bound however many the store
 // holds: the `per_configuration` most recent of each configuration (model, every degree,
 // batch sizes, recompute, ZeRO; repeats of one configuration are near-identical for the
-// fit), of at most `max_configurations` configurations, chosen uniformly by a hash of
-// the configuration (a configuration is kept iff its hash's top `level` bits are zero;
-// the level rises and halves the kept set whenever it outgrows the bound), so the
-// choice does not depend on the order they arrive in. Samples are added oldest first.
+// fit), of at most `max_configurations` configurations in each band of GPU counts
+// (kGpuBands: one GPU, one 8-GPU node, up to 64, 512, 4,096, more), chosen uniformly
+// within the band by a hash of the configuration (kept iff its hash's top `level` bits
+// are zero; the band's level rises and halves its kept set whenever it outgrows the
+// bound), so the choice does not depend on the order they arrive in, and thousands of
+// single-node runs never crowd out the few large ones that alone inform the network
+// between nodes. Samples are added oldest first.
 class BoundedSamples {
  public:
   BoundedSamples(int per_configuration, int max_configurations);
@@ -47,14 +50,20 @@ class BoundedSamples {
     std::vector<CalibrationSample> recent;  // a ring of per_configuration_
     size_t next = 0;                        // where the next replaces, once full
   };
-  bool Admitted(uint64_t hash) const { return level_ == 0 || (hash >> (64 - level_)) == 0; }
+  struct Band {
+    int level = 0;
+    std::map<std::string, Kept> kept;
+    bool Admitted(uint64_t hash) const { return level == 0 || (hash >> (64 - level)) == 0; }
+  };
 
   int per_configuration_;
   int max_configurations_;
-  int level_ = 0;
   int64_t added_ = 0;
-  std::map<std::string, Kept> kept_;
+  std::map<int, Band> bands_;  // by kGpuBands index
 };
+
+// Upper GPU counts of BoundedSamples' bands (the last band has no upper end).
+inline constexpr int64_t kGpuBands[] = {1, 8, 64, 512, 4096};
 
 struct Subsample {
   std::vector<int> indices;  // ascending
