@@ -173,7 +173,10 @@ std::string FormatEstimate(const v1::Estimate& e) {
   mem.Add({"capacity", GibText(m.capacity_bytes())});
   if (m.host_bytes() > 0) mem.Add({"offloaded to host", GibText(m.host_bytes())});
   absl::StrAppend(&out, mem.Render(), m.fits() ? "fits" : "DOES NOT FIT",
-                  absl::StrFormat(" (headroom %.1f%%)\n\n", 100 * e.memory_headroom_ratio()));
+                  absl::StrFormat(" (headroom %.1f%%)\n", 100 * e.memory_headroom_ratio()),
+                  m.peak_at_optimizer_step()
+                      ? "peak at the optimizer step: fp32 copies of the 16-bit gradients, activations freed\n\n"
+                      : "\n");
   absl::StrAppend(&out, absl::StrFormat("throughput   %s samples/s, %s tokens/s\n", SiText(e.samples_per_s()),
                                         SiText(e.tokens_per_s())));
   absl::StrAppend(&out, absl::StrFormat("model FLOPs  %.1f TFLOP/s per GPU, MFU %.1f%%\n", e.model_tflops_per_gpu(),

@@ -77,6 +77,7 @@ v1::Estimate ToProto(const Estimate& e) {
   m->set_capacity_bytes(e.memory.capacity_bytes);
   m->set_fits(e.memory.fits);
   m->set_host_bytes(e.memory.host_bytes);
+  m->set_peak_at_optimizer_step(e.memory.peak_at_optimizer_step);
   out.set_samples_per_s(e.samples_per_s);
   out.set_tokens_per_s(e.tokens_per_s);
   out.set_model_tflops_per_gpu(e.model_tflops_per_gpu);

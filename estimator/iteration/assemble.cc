@@ -218,6 +218,7 @@ void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
       // fp32 copies of its gradient shard beside the 16-bit buffer.
       MemoryBreakdown step = mb;
       step.activations_bytes = 0;
+      step.peak_at_optimizer_step = true;
       step.gradients_bytes += (dense / opt_div_d + ex / opt_div_e) * 4;
       total(&step);
       if (step.total_bytes > mb.total_bytes) mb = step;

@@ -42,6 +42,9 @@ struct MemoryBreakdown {
   double capacity_bytes = 0;
   bool fits = false;
   double host_bytes = 0;
+  // The peak is at the optimizer step (fp32 copies of a 16-bit gradient buffer's shard,
+  // counted in gradients_bytes; activations freed), not during the backward.
+  bool peak_at_optimizer_step = false;
 };
 
 

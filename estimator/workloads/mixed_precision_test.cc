@@ -120,6 +120,36 @@ TEST(MixedPrecision, SixteenBitGradients) {
   EXPECT_EQ(costs->grad_reduce_bytes_per_param, 2);
 }
 
+// fp16 under Megatron-LM keeps its gradient buffer in fp16 (arguments.py upgrades it to
+// fp32 only for bf16); the optimizer casts it to new fp32 tensors before the step. One
+// GPU, full recompute, micro-batch 1: the activations are smaller than those 4 bytes a
+// parameter, so the peak is the step's: weights 2, gradients 2 + 4, masters and moments
+// 12 bytes of all 155,207,680 parameters, no activations. Without recompute at
+// micro-batch 8 the backward's activations are the larger: gradients 2, no step peak.
+TEST(MixedPrecision, Fp16GradientsPeakAtTheStepWhenActivationsAreSmall) {
+  Workload fp16 = SmallGpt(MixedPrecision::kDefault);
+  fp16.precision = Precision::kFp16;
+  EXPECT_EQ(ResolvedMixedPrecision(fp16, Framework::kAny), MixedPrecision::kBf16Grads);
+  EXPECT_EQ(ResolvedMixedPrecision(fp16, Framework::kMegatron), MixedPrecision::kBf16Grads);
+  EXPECT_EQ(ResolvedMixedPrecision(fp16, Framework::kDeepSpeed), MixedPrecision::kMasterInOptimizer);
+  ParallelConfig c = Config(1, 1, 1, 1, 1, Recompute::kFull);
+  c.flash_attention = true;
+  absl::StatusOr<Estimate> e = EstimateIteration(fp16, c, Profile("dgx-h100-80gb"));
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_TRUE(e->memory.peak_at_optimizer_step);
+  EXPECT_DOUBLE_EQ(e->memory.weights_bytes, 2 * kParams);
+  EXPECT_DOUBLE_EQ(e->memory.gradients_bytes, (2 + 4) * kParams);
+  EXPECT_DOUBLE_EQ(e->memory.optimizer_bytes, 12 * kParams);
+  EXPECT_EQ(e->memory.activations_bytes, 0);
+  c = Config(1, 1, 1, 8, 8);
+  c.flash_attention = true;
+  e = EstimateIteration(fp16, c, Profile("dgx-h100-80gb"));
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_FALSE(e->memory.peak_at_optimizer_step);
+  EXPECT_DOUBLE_EQ(e->memory.gradients_bytes, 2 * kParams);
+  EXPECT_GT(e->memory.activations_bytes, 4 * kParams);
+}
+
 TEST(MixedPrecision, GradientsPersistWithAccumulationOrDdp) {
   // Two micro-batches: the first backward's gradients wait beside the second's
   // activations.
