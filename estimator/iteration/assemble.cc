@@ -499,10 +499,11 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
   // optimizer's rank updates a 1/dp share of the tensors); what their launches take
   // beyond the GPU's time is host-bound.
   const double opt_tensors = c.zero_stage >= 1 ? std::ceil(s.tensors / dpcp) : s.tensors;
-  // (+ the fp32 cast of each gradient tensor, one launch apiece, under 16-bit gradients.)
+  // (+ under 16-bit gradients the fp32 cast of each gradient tensor, a launch apiece at
+  // kGradCastLaunchShare of an op's.)
   const double opt_kernels = c.offload.optimizer ? 0
                              : model.optimizer_passes * OptimizerKernelsPerPass(opt_tensors, shard) +
-                                   (model.fp32_grad_copy_at_step ? opt_tensors : 0);
+                                   (model.fp32_grad_copy_at_step ? kGradCastLaunchShare * opt_tensors : 0);
   const double host_kernel_s = c.cuda_graphs ? hw.kernel_gap_s() : hw.kernel_overhead_s();
   const double optimizer_host_s = std::max(0.0, opt_kernels * host_kernel_s - t.optimizer_s);
 

@@ -159,14 +159,14 @@ void SetPrecisionBytes(Precision precision, QuantRecipe recipe, Optimizer optimi
       // main_grad in param dtype without grad_reduce_in_fp32). The optimizer casts its
       // shard to fp32 before the step (Float16OptimizerWithFloat16Params and
       // DistributedOptimizer._copy_model_grads_to_main_grads: main_param.grad =
-      // main_grad.float(), a new tensor unless main_grad is fp32): read 2, write 4, one
-      // launch per tensor (Assemble); the norm and Adam read that copy; zeroing the
+      // main_grad.float(), a new tensor unless main_grad is fp32): kGradCastBytesPerParam
+      // and a launch per tensor (Assemble); the norm and Adam read that copy; zeroing the
       // buffer writes 2, not 4.
       costs->grad_bytes_per_param = 2;
       costs->grad_reduce_bytes_per_param = 2;
       costs->fp32_main_grads = false;
       costs->fp32_grad_copy_at_step = true;
-      costs->optimizer_bytes_per_param += (2 + 4) - 2;
+      costs->optimizer_bytes_per_param += kGradCastBytesPerParam - 2;
     }
   }
   if (optimizer == Optimizer::kSgdMomentum) {

@@ -147,12 +147,21 @@ struct ModelCosts {
   bool fp32_main_grads = false;
   // MixedPrecision::kBf16Grads: the optimizer step casts its shard of the 16-bit
   // gradients to new fp32 tensors (4 bytes a parameter, alive through the step, when the
-  // activations are gone).
+  // activations are gone; kGradCast*).
   bool fp32_grad_copy_at_step = false;
   bool fp16 = false;  // the compute dtype is fp16 (else bf16 under 16-bit mixed precision)
   // The token dispatcher the MoE layers were costed with (ModelShape.weigh_deepep).
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
 };
+
+// The optimizer's fp32 cast of a 16-bit gradient tensor (`main_grad.float()`) moves 2 + 4
+// bytes a parameter and costs the host 11.5 us a tensor, a third of a Megatron op's launch
+// (kernel_overhead_us, 35 us by default): measured on one H200
+// (scripts/microbench/grad_cast.py, docs/microbench/h200_grad_cast.jsonl). There the cast
+// streamed at half a plain copy's rate (12.6 bytes a parameter at the copy rate); that is
+// the H200's elementwise kernels, not taken for every GPU.
+inline constexpr double kGradCastBytesPerParam = 2 + 4;
+inline constexpr double kGradCastLaunchShare = 1.0 / 3;
 
 // Bytes per parameter of the gradients a configuration holds and reduces. Megatron-LM's
 // DDP and distributed optimizer keep fp32 main gradients and reduce them in fp32 for
