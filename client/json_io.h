@@ -7,8 +7,9 @@
 // INVALID_ARGUMENT naming the file and line), after NormalizeEnumNames
 // (json_enums.h): enum values may be written "selective", "bf16", "interleaved_1f1b";
 // a JSON line with an enum value that names none is refused (protobuf would drop it).
-// PrintJson prints `m` as ToJson does (proto field names, every primitive field) with
-// 64-bit integers as JSON numbers (json_int64.h).
+// A floating-point field written -0 loads as 0 (JSON prints -0 as "-0", which would read
+// back as 0). PrintJson prints `m` as ToJson does (proto field names, every primitive
+// field) with 64-bit integers as JSON numbers (json_int64.h).
 #ifndef PARAPLAN_CLIENT_JSON_IO_H_
 #define PARAPLAN_CLIENT_JSON_IO_H_
 

@@ -3,6 +3,7 @@
 // numbers, the configuration flags, --set overrides, the plan table (compact, wide, CSV,
 // cost column, best per GPU count) and the comparison. Expected texts are written out
 // in full.
+#include <cmath>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -202,6 +203,18 @@ TEST(JsonInt64, PrintsNumbersNotStrings) {
   v1::Workload back;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(PrintJson(w, true), &back).ok());
   EXPECT_EQ(back.layer_graph().layers(0).input_shape(1), 9223372036854775807);
+}
+
+// -0 (here from an underflowing -.0e1350) loads as 0, so that what is printed reads back
+// as the same message (JSON prints -0 as "-0", which reads back as 0); nested fields too.
+TEST(JsonNumbers, NegativeZeroLoadsAsZero) {
+  v1::Workload w;
+  ASSERT_TRUE(LoadJsonLine("w.jsonl", 1, R"({"training_tokens": -.0e1350, "dataset": {"fraction": -0.0}})", &w).ok());
+  EXPECT_FALSE(std::signbit(w.training_tokens()));
+  EXPECT_FALSE(std::signbit(w.dataset().fraction()));
+  v1::Workload back;
+  ASSERT_TRUE(LoadJsonLine("printed", 1, PrintJson(w, false), &back).ok());
+  EXPECT_EQ(back.SerializeAsString(), w.SerializeAsString());
 }
 
 TEST(JsonInt64, ResponseCountsAndTextThatLooksLikeANumber) {
