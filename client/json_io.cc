@@ -18,6 +18,21 @@ namespace {
 
 using google::protobuf::FieldDescriptor;
 
+// Element `i` of a repeated floating-point field (or the singular field, i < 0) set to 0
+// where it is -0.
+void ZeroIfNegativeZero(const google::protobuf::Reflection* r, google::protobuf::Message* m,
+                        const FieldDescriptor* f, int i) {
+  const bool dbl = f->cpp_type() == FieldDescriptor::CPPTYPE_DOUBLE;
+  const double v = dbl ? (i < 0 ? r->GetDouble(*m, f) : r->GetRepeatedDouble(*m, f, i))
+                       : (i < 0 ? r->GetFloat(*m, f) : r->GetRepeatedFloat(*m, f, i));
+  if (v != 0 || !std::signbit(v)) return;
+  if (dbl) {
+    i < 0 ? r->SetDouble(m, f, 0.0) : r->SetRepeatedDouble(m, f, i, 0.0);
+  } else {
+    i < 0 ? r->SetFloat(m, f, 0.0f) : r->SetRepeatedFloat(m, f, i, 0.0f);
+  }
+}
+
 // -0 read as 0 in every floating-point field, nested ones included: no field of ours
 // tells them apart, and JSON prints -0 as "-0", which reads back as 0 (protobuf then
 // serializes the two differently).
@@ -27,27 +42,15 @@ void ZeroNegativeZeros(google::protobuf::Message* m) {
   r->ListFields(*m, &fields);
   for (const FieldDescriptor* f : fields) {
     const auto type = f->cpp_type();
-    if (type == FieldDescriptor::CPPTYPE_MESSAGE) {
-      if (f->is_repeated()) {
-        for (int i = 0; i < r->FieldSize(*m, f); ++i) ZeroNegativeZeros(r->MutableRepeatedMessage(m, f, i));
+    const bool floating = type == FieldDescriptor::CPPTYPE_DOUBLE || type == FieldDescriptor::CPPTYPE_FLOAT;
+    if (type != FieldDescriptor::CPPTYPE_MESSAGE && !floating) continue;
+    const int n = f->is_repeated() ? r->FieldSize(*m, f) : 1;
+    for (int i = 0; i < n; ++i) {
+      const int index = f->is_repeated() ? i : -1;
+      if (floating) {
+        ZeroIfNegativeZero(r, m, f, index);
       } else {
-        ZeroNegativeZeros(r->MutableMessage(m, f));
-      }
-    } else if (type == FieldDescriptor::CPPTYPE_DOUBLE) {
-      if (f->is_repeated()) {
-        for (int i = 0; i < r->FieldSize(*m, f); ++i) {
-          if (r->GetRepeatedDouble(*m, f, i) == 0) r->SetRepeatedDouble(m, f, i, 0.0);
-        }
-      } else if (r->GetDouble(*m, f) == 0 && std::signbit(r->GetDouble(*m, f))) {
-        r->SetDouble(m, f, 0.0);
-      }
-    } else if (type == FieldDescriptor::CPPTYPE_FLOAT) {
-      if (f->is_repeated()) {
-        for (int i = 0; i < r->FieldSize(*m, f); ++i) {
-          if (r->GetRepeatedFloat(*m, f, i) == 0) r->SetRepeatedFloat(m, f, i, 0.0f);
-        }
-      } else if (r->GetFloat(*m, f) == 0 && std::signbit(r->GetFloat(*m, f))) {
-        r->SetFloat(m, f, 0.0f);
+        ZeroNegativeZeros(index < 0 ? r->MutableMessage(m, f) : r->MutableRepeatedMessage(m, f, index));
       }
     }
   }

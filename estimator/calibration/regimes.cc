@@ -161,7 +161,7 @@ struct WideCandidates {
   std::vector<CalibrationParam> network_params;
   std::optional<double> cv_own;  // the widest stratum's own fit, cross-validated on its runs
   NetworkOnTop nested;           // the network on the next narrower stratum's fit
-  NetworkOnTop refined;          // the network on the pooled fit
+  NetworkOnTop refined;          // the network on the pooled fit (fitted only where that fit qualifies)
   double base = 0, pooled = 0;   // the base profile's and the pooled fit's error on the wide runs
 };
 
@@ -193,11 +193,15 @@ absl::StatusOr<WideCandidates> FitWideCandidates(const SystemProfile& at, const 
       FitNetworkOnTop(w.fits[w.fits.size() - 2].profile, w.network_params, samples, wide, budget, stop);
   if (!nested.ok()) return nested.status();
   w.nested = *std::move(nested);
-  absl::StatusOr<NetworkOnTop> refined = FitNetworkOnTop(pooled.profile, w.network_params, samples, wide, budget, stop);
-  if (!refined.ok()) return refined.status();
-  w.refined = *std::move(refined);
   w.base = MapeOf(samples, wide, at);
   w.pooled = MapeOf(samples, wide, pooled.profile);
+  // The network refitted on the pooled fit matters only where the pooled fit qualifies.
+  if (w.pooled <= w.base) {
+    absl::StatusOr<NetworkOnTop> refined =
+        FitNetworkOnTop(pooled.profile, w.network_params, samples, wide, budget, stop);
+    if (!refined.ok()) return refined.status();
+    w.refined = *std::move(refined);
+  }
   return w;
 }
 
