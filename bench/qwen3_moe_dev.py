@@ -26,7 +26,7 @@ field yet): partial CUDA graphs (--cuda-graph-scope attn moe_router moe_preproce
 dropless routing's real imbalance (sent force-balanced).
 
 --max-step-mape PCT: exit 1 when the five measured step times are further off than PCT
-(ctest runs it at 13: 12.1 % today, so that a change that loses accuracy on them shows).
+(ctest runs it at 12: 10.7 % today, so that a change that loses accuracy on them shows).
 
 --implied-imbalance: for each sequence length run both force-balanced and dropless, the
 load_imbalance at which paraplan's dropless / force-balanced time ratio equals the

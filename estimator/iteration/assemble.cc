@@ -341,58 +341,75 @@ void Tally(const ParallelConfig& c, const SystemContext& sys, CandidateResult* o
   out->cost_usd = gpus * out->iteration_time_s / 3600.0 * sys.price_per_gpu_hour_usd;
 }
 
-// What one data-parallel group's gradient reduction (and ZeRO's parameter gathers) adds
-// to the iteration beyond the compute it hides behind.
+// The data-parallel groups' traffic (gradient reductions, ZeRO's parameter gathers) by
+// the stretch of work it runs beside on its own stream. The dense and the expert groups
+// share the stretch (and the node's NICs), so their traffic is summed before it is hidden.
+struct DpTraffic {
+  double first_fwd = 0;   // beside the first micro-batch's forward (ZeRO-1/2's parameter all-gather)
+  double last_bwd = 0;    // beside the last micro-batch's backward (all-reduce, ZeRO-1's reduce-scatter)
+  double every_bwd = 0;   // beside every micro-batch's backward (ZeRO-2's reduce-scatter)
+  double layer_fwd = 0;   // beside each layer's forward, every micro-batch (ZeRO-3 / FSDP, one layer ahead)
+  double layer_bwd = 0;   // beside each layer's backward, every micro-batch
+  double exposed = 0;     // not overlapped, or exposed already (DeepSpeed's tensor-by-tensor gathers)
+};
+
+// The stretches of one micro-batch's critical path that the data-parallel stream runs
+// beside: compute and the exposed collectives of the other dimensions, which use other
+// links or other SMs' time (an expert all-to-all over NVLink beside an FSDP gather over
+// InfiniBand). Context- and expert-parallel comm falls half in forward, half in backward.
+struct DpWindows {
+  double fwd = 0, bwd = 0;
+};
+
+DpWindows Windows(const BlockCosts& s) {
+  const double split = 0.5 * (s.cp_s + s.ep_s);
+  return {s.fwd_s + s.tp_fwd_s + s.spatial_fwd_s + split,
+          s.bwd_s + s.recompute_s + s.tp_bwd_s + s.spatial_bwd_s + split};
+}
+
 struct DpContext {
   const ModelCosts& model;
   const StageCosts& stages;
   const ParallelConfig& c;
   const Collectives& coll;
-  double ovl;       // overlap efficiency
-  int m;            // micro-batches
-  double last_bwd;  // the last micro-batch's backward, which an overlapped reduction hides behind
-  double layers;    // the slowest stage's layers
-  // Traffic leaving the node while the last backward runs (pipeline sends, TP groups
-  // across nodes): an overlapped DP reduction shares the node's NICs with it.
-  double beside_dp;
+  const Hardware& hw;
+  DpWindows mb;     // one micro-batch's windows
+  DpWindows layer;  // one layer's
 };
 
-double DpSync(const DpContext& x, const GroupSpan& g, double params) {
+// Adds one data-parallel group's traffic (`params` parameters reduced over `g`) to `t`.
+void AddDpTraffic(const DpContext& x, const GroupSpan& g, double params, DpTraffic* t) {
   const ParallelConfig& c = x.c;
   const Collectives& coll = x.coll;
-  const BlockCosts& s = x.stages.slowest;
-  const double ovl = x.ovl, last_bwd = x.last_bwd, layers = x.layers;
-  const int m = x.m;
-  if (g.size <= 1 || params <= 0) return 0.0;
-  // Two transfers sharing a link at once each get half of it (max-min fairness): an
-  // overlapped reduction of d seconds beside a seconds of blocking traffic delays that
-  // traffic by min(a, d) (work-conserving link; in the limits d >> a and d << a the
-  // iteration grows by a and by d).
-  const double beside = g.level >= 1 && c.overlap_grad_reduce ? x.beside_dp : 0.0;
-  auto contention = [&](double d) { return std::min(beside, d); };
+  if (g.size <= 1 || params <= 0) return;
   const double grad_bytes = params * GradientBytesOf(x.model, c).reduced;
   const double gather_bytes = params * x.model.param_gather_bytes_per_param;
   if (c.zero_stage == 0) {
-    const double ar = coll.AllReduce(grad_bytes, g, c.dp_algorithm);
-    return c.overlap_grad_reduce ? std::max(0.0, ar - ovl * last_bwd) + contention(ar) : ar;
+    (c.overlap_grad_reduce ? t->last_bwd : t->exposed) += coll.AllReduce(grad_bytes, g, c.dp_algorithm);
+    return;
   }
-  const double ag = coll.AllGather(gather_bytes, g);
-  const double ag_exposed = c.overlap_param_gather ? std::max(0.0, ag - ovl * s.fwd_s) : ag;
-  if (c.zero_stage == 1) {
-    // Distributed optimizer: one reduce-scatter of the accumulated gradients per
-    // iteration, overlapped with the last micro-batch's backward.
+  if (c.zero_stage <= 2) {
+    (c.overlap_param_gather ? t->first_fwd : t->exposed) += coll.AllGather(gather_bytes, g);
     const double rs = coll.ReduceScatter(grad_bytes, g);
-    return (c.overlap_grad_reduce ? std::max(0.0, rs - ovl * last_bwd) + contention(rs) : rs) + ag_exposed;
+    if (c.zero_stage == 1) {
+      // Distributed optimizer: one reduce-scatter of the accumulated gradients per
+      // iteration, overlapped with the last micro-batch's backward.
+      (c.overlap_grad_reduce ? t->last_bwd : t->exposed) += rs;
+    } else {
+      // ZeRO-2 keeps only its gradient shard, so it reduce-scatters every micro-batch
+      // (DeepSpeed stage 2: gradient buckets reduced during each backward; Rajbhandari et
+      // al. SC'20 sec. 5.2).
+      const int m = std::max(1, c.NumMicroBatches());
+      if (c.overlap_grad_reduce) {
+        t->every_bwd += rs;
+      } else {
+        t->exposed += m * rs;
+      }
+    }
+    return;
   }
-  if (c.zero_stage == 2) {
-    // ZeRO-2 keeps only its gradient shard, so it reduce-scatters every micro-batch
-    // (DeepSpeed stage 2: gradient buckets reduced during each backward; Rajbhandari et
-    // al. SC'20 sec. 5.2).
-    const double rs = coll.ReduceScatter(grad_bytes, g);
-    return m * (c.overlap_grad_reduce ? std::max(0.0, rs - ovl * last_bwd) + contention(rs) : rs) + ag_exposed;
-  }
-  const double fwd_layer = s.fwd_s / layers;
-  const double bwd_layer = (s.bwd_s + s.recompute_s) / layers;
+  const int m = std::max(1, c.NumMicroBatches());
+  const double layers = std::max(1, x.stages.slowest_layers);
   const bool prefetch = c.overlap_param_gather || c.overlap_grad_reduce;
   const Zero3Calls z = Zero3Collectives(x.model, x.stages, c, params);
   if (c.framework == Framework::kDeepSpeed) {
@@ -403,21 +420,43 @@ double DpSync(const DpContext& x, const GroupSpan& g, double params) {
     const double rs_layer = z.reduces * coll.ReduceScatter(z.reduce_bytes, g);
     const bool ahead = prefetch && z.prefetch;
     const double n = std::max(1.0, z.gathers);
-    const double fwd = ahead ? z.gathers * std::max(0.0, ag - ovl * fwd_layer / n) : z.gathers * ag;
-    const double bwd_ag = ahead ? z.gathers * std::max(0.0, ag - ovl * bwd_layer / n) : z.gathers * ag;
-    const double bwd_rs = c.overlap_grad_reduce ? std::max(0.0, rs_layer - ovl * bwd_layer) : rs_layer;
-    return m * layers * (fwd + bwd_ag + bwd_rs);
+    const Hardware& hw = x.hw;
+    const double fwd = ahead ? z.gathers * hw.ExposedBeside(ag, x.layer.fwd / n) : z.gathers * ag;
+    const double bwd_ag = ahead ? z.gathers * hw.ExposedBeside(ag, x.layer.bwd / n) : z.gathers * ag;
+    const double bwd_rs = c.overlap_grad_reduce ? hw.ExposedBeside(rs_layer, x.layer.bwd) : rs_layer;
+    t->exposed += m * layers * (fwd + bwd_ag + bwd_rs);
+    return;
   }
   // ZeRO-3 / FSDP: per layer and micro-batch, all-gather its weights before forward and
   // again before backward, reduce-scatter its gradients after backward (Zhao et al.
-  // 2023, PyTorch FSDP, sec. 3.3). Prefetching one layer ahead hides a layer's
-  // collectives behind the neighbouring layer's compute and no further; each call pays
-  // its latency, which dominates at thousands of ranks.
+  // 2023, PyTorch FSDP, sec. 3.3; Megatron-FSDP reduce-scatters every micro-batch under
+  // optim_grads_params). Prefetching one layer ahead hides a layer's collectives behind
+  // the neighbouring layer's work and no further; each call pays its latency, which
+  // dominates at thousands of ranks.
   const double ag_layer = coll.AllGather(z.gather_bytes, g);
   const double rs_layer = coll.ReduceScatter(z.reduce_bytes, g);
-  const double fwd = prefetch ? std::max(0.0, ag_layer - ovl * fwd_layer) : ag_layer;
-  const double bwd = prefetch ? std::max(0.0, ag_layer + rs_layer - ovl * bwd_layer) : ag_layer + rs_layer;
-  return m * layers * (fwd + bwd);
+  if (prefetch) {
+    t->layer_fwd += ag_layer;
+    t->layer_bwd += ag_layer + rs_layer;
+  } else {
+    t->exposed += m * layers * (2 * ag_layer + rs_layer);
+  }
+}
+
+// What the data-parallel traffic adds to the iteration beyond the work it hides behind.
+// `beside_dp`: traffic leaving the node while the last backward runs (pipeline sends, TP
+// groups across nodes), with which an overlapped reduction over the network shares the
+// node's NICs. Two transfers sharing a link at once each get half of it (max-min
+// fairness): an overlapped reduction of d seconds beside a seconds of blocking traffic
+// delays that traffic by min(a, d) (work-conserving link; in the limits d >> a and
+// d << a the iteration grows by a and by d).
+double DpExposed(const DpContext& x, const DpTraffic& t, double beside_dp, int m) {
+  const Hardware& hw = x.hw;
+  const double layers = std::max(1, x.stages.slowest_layers);
+  auto contention = [&](double d) { return std::min(beside_dp, d); };
+  return t.exposed + hw.ExposedBeside(t.first_fwd, x.mb.fwd) + hw.ExposedBeside(t.last_bwd, x.mb.bwd) +
+         contention(t.last_bwd) + m * (hw.ExposedBeside(t.every_bwd, x.mb.bwd) + contention(t.every_bwd)) +
+         m * layers * (hw.ExposedBeside(t.layer_fwd, x.layer.fwd) + hw.ExposedBeside(t.layer_bwd, x.layer.bwd));
 }
 
 // The share of a stage's micro-batch steps in which Megatron-Core's combined 1F1B pairs
@@ -441,7 +480,6 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
               const SystemContext& sys, CandidateResult* out, const MemoryBreakdown* memory) {
   const Hardware& hw = *sys.hw;
   const Collectives& coll = *sys.coll;
-  const double ovl = hw.overlap_efficiency();
   const int m = std::max(1, c.NumMicroBatches());
   const BlockCosts& s = stages.slowest;
   TimeBreakdown& t = out->time;
@@ -479,10 +517,16 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
   const double dense = std::max(stages.first.params - stages.first.expert_params,
                                 stages.last.params - stages.last.expert_params);
   const double ex = std::max(stages.first.expert_params, stages.last.expert_params);
-  const double last_bwd = s.bwd_s + s.recompute_s + s.tp_bwd_s + s.spatial_bwd_s;
-  const DpContext dpx{model, stages, c, coll, ovl, m, last_bwd, static_cast<double>(std::max(1, stages.slowest_layers)),
-                      beside_dp};
-  t.dp_comm_s = DpSync(dpx, groups.dense, dense) + DpSync(dpx, groups.expert, ex);
+  const double layers = std::max(1, stages.slowest_layers);
+  const DpWindows mb = Windows(s);
+  const DpContext dpx{model, stages, c, coll, hw, mb, {mb.fwd / layers, mb.bwd / layers}};
+  DpTraffic traffic;
+  AddDpTraffic(dpx, groups.dense, dense, &traffic);
+  AddDpTraffic(dpx, groups.expert, ex, &traffic);
+  // An overlapped reduction shares the NICs only where it leaves the node.
+  const bool dp_leaves_node = std::max(groups.dense.size > 1 ? groups.dense.level : 0,
+                                       groups.expert.size > 1 ? groups.expert.level : 0) >= 1;
+  t.dp_comm_s = DpExposed(dpx, traffic, dp_leaves_node && c.overlap_grad_reduce ? beside_dp : 0.0, m);
 
   // Optimizer step: memory-bound over this GPU's shard of the parameters.
   const double dpcp = double{1.0} * c.data_parallel * c.context_parallel * c.spatial_parallel;

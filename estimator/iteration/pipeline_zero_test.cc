@@ -241,6 +241,33 @@ TEST(ShardedDataParallel, Zero3GathersEveryLayerEveryMicroBatch) {
   EXPECT_NEAR(e->time.dp_comm_s, 2 * 32 * (ag + ag + rs), 1e-9);
 }
 
+// Prefetched (one layer ahead), the gathers run on their own stream beside the layers'
+// work: a layer's forward hides its successor's all-gather, its backward the next
+// all-gather and its own reduce-scatter. Each costs what outlasts the layer's work, or
+// 20 % of the stretch they share (overlap_efficiency 0.8: the collective's SMs).
+TEST(ShardedDataParallel, Zero3PrefetchedCostsWhatOutlastsTheLayerOrItsSmShare) {
+  SystemProfile p = SimpleNet();
+  p.calibration.overlap_efficiency = 0.8;
+  const Workload w = testing::Model("llama3-8b");
+  ParallelConfig c = Config(1, 1, 64, 1, 128);  // m = 2
+  c.zero_stage = 3;
+  c.overlap_param_gather = true;
+  for (const double bw : {80e9, 2e9}) {  // a node's NICs; a fortieth of them (gathers outlast the layer)
+    p.network_levels[1].bandwidth_gbytes_per_s = bw / 8e9;
+    absl::StatusOr<Estimate> e = EstimateIteration(w, c, p);
+    ASSERT_TRUE(e.ok()) << e.status();
+    const double per_layer = OneStageParams(w, c, p) / 32;
+    const double ag = 20e-6 + 63.0 / 64 * per_layer * 2 / bw;
+    const double rs = ag;  // 2-byte gradients
+    const BlockCosts s = ComputeStageCosts(Bf16Costs(w, c, p), 1, 1).slowest;
+    const double fwd = s.fwd_s / 32, bwd = (s.bwd_s + s.recompute_s) / 32;
+    auto exposed = [](double comm, double work) { return std::max(comm - work, 0.2 * std::min(comm, work)); };
+    EXPECT_NEAR(e->time.dp_comm_s, 2 * 32 * (exposed(ag, fwd) + exposed(ag + rs, bwd)), 1e-9) << bw;
+    // Both sides of the max are exercised: the slow network's gathers outlast the forward.
+    EXPECT_EQ(ag > fwd, bw < 10e9) << ag << " " << fwd;
+  }
+}
+
 // DeepSpeed ZeRO-3 without prefetch: one all-gather per weight tensor and pass (Llama 3
 // 8B: 4 a layer, 32 layers, the word and position embeddings and the untied head: 131),
 // and the gradients in reduce buckets of 5e8 elements (17 for its 8.03 B parameters);

@@ -161,6 +161,15 @@ class Hardware {
   double loader_cores_per_process() const { return loader_cores_per_process_; }
   double sample_handover_bytes_per_s() const { return sample_handover_bytes_per_s_; }
   double overlap_efficiency() const { return overlap_efficiency_; }
+  // Exposed time of `comm_s` of communication on a side stream beside `window_s` of
+  // work on the critical path: what outlasts the window, or what the overlapped
+  // stretch costs that work (the collective's kernels hold SMs and memory bandwidth:
+  // 1 - overlap_efficiency of the overlapped time), whichever is larger.
+  double ExposedBeside(double comm_s, double window_s) const {
+    const double comm = comm_s > 0 ? comm_s : 0.0, window = window_s > 0 ? window_s : 0.0;
+    const double outlasts = comm - window, shared = (1.0 - overlap_efficiency_) * (comm < window ? comm : window);
+    return outlasts > shared ? outlasts : shared;
+  }
   // Share of the all-to-all moe_a2a_overlap pairs with compute that it really hides.
   double ep_overlap_efficiency() const { return ep_overlap_efficiency_; }
   double iteration_overhead_s() const { return iteration_overhead_s_; }

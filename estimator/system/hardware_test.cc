@@ -18,6 +18,24 @@ using testing::Profile;
 // Kernels also pay a 1 us GPU-side gap (CUDA-graph replay cost, launch.csv).
 constexpr double kGap = 1e-6;
 
+// A collective beside other work costs what outlasts that work, or 1 - overlap_efficiency
+// of the stretch they share (its kernels' SMs: docs/microbench/h100_overlap_interference.jsonl),
+// whichever is larger.
+TEST(Hardware, CommunicationBesideWorkCostsItsSmShare) {
+  SystemProfile p = Profile("dgx-a100-80gb");
+  p.calibration.overlap_efficiency = 0.8;
+  const Hardware hw(p, Precision::kBf16);
+  EXPECT_NEAR(hw.ExposedBeside(10e-3, 4e-3), 6e-3, 1e-15);    // outlasts it by 6 ms
+  EXPECT_NEAR(hw.ExposedBeside(4e-3, 10e-3), 0.8e-3, 1e-15);  // 4 ms shared, 20 % of it
+  EXPECT_NEAR(hw.ExposedBeside(10e-3, 10e-3), 2e-3, 1e-15);
+  EXPECT_NEAR(hw.ExposedBeside(9e-3, 8e-3), 1.6e-3, 1e-15);   // 20 % of 8 ms > the 1 ms it outlasts
+  EXPECT_EQ(hw.ExposedBeside(0, 10e-3), 0);
+  EXPECT_EQ(hw.ExposedBeside(-1, -1), 0);
+  p.calibration.overlap_efficiency = 1.0;
+  const Hardware free_overlap(p, Precision::kBf16);
+  EXPECT_EQ(free_overlap.ExposedBeside(4e-3, 10e-3), 0);
+}
+
 TEST(Hardware, LargeMatmulRunsAtCalibratedPeak) {
   SystemProfile p = Profile("dgx-a100-80gb");
   p.accelerator.sm_count = 0;  // no wave quantisation

@@ -903,7 +903,8 @@ TEST_F(ServerTest, PlanEmitTorchtitan) {
 }
 
 // A small plan of a GQA / SwiGLU model: full recompute, ZeRO-3, TP overlap, and the rank
-// order the planner prefers here (pipeline inside data parallel).
+// order the planner prefers here (data parallel inside the node: FSDP's gathers on NVLink,
+// the pipeline's sends across nodes; its collectives cost the work beside them a share).
 TEST_F(ServerTest, PlanEmitLlamaFullRecomputeZero3) {
   const std::vector<std::string> plan = {
       "plan", "--profile", "dgx-h100-80gb@1", "--model", "llama3-8b", "--gpus", "16", "--global-batch", "64",
@@ -930,7 +931,6 @@ TEST_F(ServerTest, PlanEmitLlamaFullRecomputeZero3) {
                                 "    --expert-model-parallel-size 1 \\\n"
                                 "    --sequence-parallel \\\n"
                                 "    --tp-comm-overlap \\\n"
-                                "    --use-tp-pp-dp-mapping \\\n"
                                 "    --micro-batch-size 1 \\\n"
                                 "    --global-batch-size 64 \\\n"
                                 "    --recompute-granularity full \\\n"
@@ -965,7 +965,6 @@ TEST_F(ServerTest, PlanEmitLlamaFullRecomputeZero3) {
   ASSERT_EQ(r.code, 0) << Describe(r);
   EXPECT_EQ(r.out, absl::StrCat("# torchtitan command line (overrides of a config function) ", header,
                                 "# note: --module llama3 --config llama3_8b: torchtitan's config function for 32 layers, hidden 4096, 32 heads (8 K/V), FFN 14336, vocabulary 128256; the flags below override its parallelism and batch\n"
-                                "# note: torchtitan places pipeline stages outermost (tp-cp-dp-pp); the planned order tp-cp-ep-pp-dp is not available\n"
                                 "torchrun --nproc_per_node 8 --nnodes 2 -m torchtitan.train \\\n"
                                 "    --module llama3 \\\n"
                                 "    --config llama3_8b \\\n"
@@ -984,6 +983,29 @@ TEST_F(ServerTest, PlanEmitLlamaFullRecomputeZero3) {
                                 "    --compile.enable \\\n"
                                 "    --compile.enable_async_tensor_parallel \\\n"
                                 "    activation-checkpoint:full\n"));
+}
+
+// The same plan under the distributed optimizer (one gradient reduction an iteration,
+// pipeline sends every micro-batch): pipeline inside data parallel, which Megatron-LM
+// states with --use-tp-pp-dp-mapping and torchtitan cannot place.
+TEST_F(ServerTest, PlanEmitPipelineInsideDataParallel) {
+  const std::vector<std::string> plan = {
+      "plan", "--profile", "dgx-h100-80gb@1", "--model", "llama3-8b", "--gpus", "16", "--global-batch", "64",
+      "--tp", "2", "--pp", "2", "--dp", "4", "--cp", "1", "--mbs", "1", "--vpp", "1", "--zero", "1", "--recompute",
+      "full", "--sp", "on", "--flash", "on", "--overlap-grad-reduce", "on", "--schedule", "1f1b", "--tp-comm-overlap"};
+  std::vector<std::string> args = plan;
+  args.insert(args.end(), {"--emit", "megatron"});
+  Result r = P(args);
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_NE(r.out.find("    --use-tp-pp-dp-mapping \\\n"), std::string::npos) << r.out;
+  args = plan;
+  args.insert(args.end(), {"--emit", "torchtitan"});
+  r = P(args);
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_NE(r.out.find("# note: torchtitan places pipeline stages outermost (tp-cp-dp-pp); the planned order "
+                       "tp-cp-ep-pp-dp is not available\n"),
+            std::string::npos)
+      << r.out;
 }
 
 // Planned under NeMo, whose performance recipes keep and reduce gradients in 16 bits (the
