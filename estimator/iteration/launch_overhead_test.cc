@@ -116,6 +116,20 @@ TEST(KernelCount, GpuBoundLayerPaysNoHostTime) {
   EXPECT_EQ(l.host_s, 0);
 }
 
+// An MoE layer's dispatcher brings the routed-token counts to the host every forward,
+// so however GPU-bound, the GPU waits for the first launch after it: one kernel's host
+// time (35 us) a layer; under CUDA graphs nothing. A dense layer pays nothing.
+TEST(KernelCount, MoeDispatchSynchronisesTheHost) {
+  const SystemProfile p = Profile("dgx-h100-80gb");
+  const Workload w = testing::Model("mixtral-8x7b");
+  const BlockCosts moe = Layer(w, Config(1, 1, 1, 1, 1), p);
+  EXPECT_NEAR(moe.host_s, 35e-6, 1e-12);
+  ParallelConfig graphs = Config(1, 1, 1, 1, 1);
+  graphs.cuda_graphs = true;
+  EXPECT_EQ(Layer(w, graphs, p).host_s, 0);
+  EXPECT_EQ(Layer(testing::Model("llama3-8b"), Config(1, 1, 1, 1, 1), p).host_s, 0);
+}
+
 // Llama-3-8B-shaped layer on H100, FlashAttention, TP 1, one 8k sequence: under FP8 the
 // four linears run at the FP8 rate (1,979 at the profile's 0.60 vs 989 at 0.69 TFLOP/s)
 // and pay an input cast (read 2 B + write 1 B per input element) at the memory-bound

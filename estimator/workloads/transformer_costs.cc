@@ -206,6 +206,22 @@ struct LayerContext {
   double checkpoint_s = 0;   // each checkpointed region (one per layer) per micro-batch
 };
 
+// Host-bound time of a layer's forward beyond its GPU time; for an MoE layer in eager
+// mode, split at the dispatcher's device-to-host synchronisation (see AssembleLayer).
+double DispatchSplitExcess(const LayerContext& L, const Part& core, const Part& attn, const Part& resid, bool moe,
+                           double moe_kernels, double host_fwd, double gpu_fwd) {
+  if (!moe || L.shape.cuda_graphs) return HostExcess(1, host_fwd, gpu_fwd);
+  const Part* before[] = {&core, &attn, &resid};
+  double kernels = moe_kernels, gpu = 0;
+  for (const Part* q : before) {
+    kernels += q->kernels_fwd;
+    gpu += q->matmul_fwd_s + q->mem_fwd_bytes / L.hw.hbm_bytes_per_s();
+  }
+  const double host_before = std::min(host_fwd, kernels * L.host_kernel_s), gpu_before = std::min(gpu_fwd, gpu);
+  return HostExcess(1, host_before, gpu_before) + HostExcess(1, host_fwd - host_before, gpu_fwd - gpu_before) +
+         L.host_kernel_s;
+}
+
 // One layer from its sub-blocks: the attention core, the attention's linears, the
 // residual path and the MLP (dense or MoE, `extras`); `mla_up` the MLA up-projections
 // (nullptr without MLA), `ep_s` the expert-parallel time, `moe_kernels` the router's and
@@ -321,8 +337,15 @@ BlockCosts AssembleLayer(const LayerContext& L, const Dims& x, const Part& core,
     blk.activation_bytes -= blk.offloaded_bytes;
     blk.expert_offloadable_bytes = std::min(blk.expert_offloadable_bytes, blk.activation_bytes);
   }
-  blk.host_s = HostExcess(1, host_fwd, gpu_fwd) +
-               HostExcess(1, host_bwd + host_recompute, gpu_bwd + blk.recompute_s);
+  // Every token dispatcher brings the routed-token counts to the host once per MoE layer
+  // forward (they size the expert GEMMs and the all-to-all splits: Megatron-Core's
+  // alltoall dispatcher synchronises at cuda_sync_point, DeepEP's dispatch waits on the
+  // GPU's received counts, the all-gather dispatcher calls .cpu()), so the host cannot
+  // run ahead across it: the part before the dispatch (attention, router, permute) and
+  // the part after (experts, combine) each take the longer of host and GPU, and the GPU
+  // waits for the first launch after it.
+  const double fwd_excess = DispatchSplitExcess(L, core, attn, resid, extras.moe, moe_kernels, host_fwd, gpu_fwd);
+  blk.host_s = fwd_excess + HostExcess(1, host_bwd + host_recompute, gpu_bwd + blk.recompute_s);
   blk.model_flops = 3 * (core.flops_fwd * (x.flash ? 2 : 1) + attn.flops_fwd + mlp.flops_fwd);
   return blk;
 }
