@@ -14,14 +14,19 @@ side-stream kernel of k persistent blocks of 512 threads that outlasts them, in 
 that bracket an NCCL kernel over InfiniBand (mostly waiting on the network, some copying):
   spin   the blocks only hold their SMs (register arithmetic, no memory traffic)
   copy   the blocks stream a 2 GiB device-to-device copy as fast as k blocks can
+(Beside memory-bound kernels, whose small blocks fit on an SM beside a side block, the spin
+blocks also take the SMs' issue slots: a LayerNorm runs 3.5x as long beside 8 of them. A
+collective's blocks move data and wait on memory, as the copy blocks do.)
 One JSON line per (GEMM shape, kind, k):
-  slowdown   GEMM time beside the kernel over alone, minus 1: the overlapped stretch's
-             cost as a share of its time (1 - overlap_efficiency)
+  slowdown   the work's time beside the kernel over alone, minus 1: the overlapped
+             stretch's cost as a share of its time (1 - overlap_efficiency)
   sm_share   k / SMs, what the blocks take if the GEMM's waves shrink in proportion
   side_gbytes_per_s   the copy kernel's rate (read + write) while beside the GEMMs
 
+With --memory-bound, a LayerNorm and an add (what a layer runs beside its GEMMs) instead.
+
 Run on one GPU (not in CI):
-    python3 scripts/microbench/overlap_interference.py --out overlap.jsonl
+    python3 scripts/microbench/overlap_interference.py --out overlap.jsonl [--memory-bound]
 Needs PyTorch with CUDA and Triton.
 """
 import argparse
@@ -85,16 +90,9 @@ class Side:
         return one * self.units
 
 
-def gemm_loop(a, b, reps):
-    def run():
-        for _ in range(reps):
-            torch.mm(a, b)
-    return run
-
-
 def beside(side, loop):
-    """GEMM loop time (ms) on the current stream while `side` runs on another, and the
-    side kernel's own time (ms)."""
+    """The work loop's time (ms) on the current stream while `side` runs on another, and
+    the side kernel's own time (ms)."""
     stream = torch.cuda.Stream()
     torch.cuda.synchronize()
     s0, s1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -111,23 +109,44 @@ def beside(side, loop):
     return g0.elapsed_time(g1), s0.elapsed_time(s1)
 
 
+def works(memory_bound):
+    """(label, fields, fn) of what runs on the critical path: a layer's GEMMs, or with
+    `memory_bound` the memory-bound kernels beside them (a LayerNorm, an add)."""
+    if memory_bound:
+        x = torch.randn(16384, 4096, dtype=torch.bfloat16, device="cuda")
+        w = torch.ones(4096, dtype=torch.bfloat16, device="cuda")
+        y, z = torch.randn(1 << 27, dtype=torch.bfloat16, device="cuda"), torch.empty(1 << 27, dtype=torch.bfloat16,
+                                                                                   device="cuda")
+        yield ("layernorm 16384x4096 bf16", {"bytes": 2 * x.numel() * 2},
+               lambda: torch.nn.functional.layer_norm(x, (4096,), w, w))
+        # y + y: each element read once (both operands are one load) and written once.
+        yield ("add 2 x 128 Mi bf16", {"bytes": 2 * y.numel() * 2}, lambda: torch.add(y, y, out=z))
+        return
+    # (tokens, in, out): a dense layer's QKV and FC1 at 16 k tokens, an expert's FC1 at the
+    # tokens one of 16 local experts gets, a GEMM of about one wave.
+    for m, k_dim, n in [(16384, 4096, 12288), (16384, 4096, 4096), (8192, 4096, 3072), (2048, 4096, 2048)]:
+        a = torch.randn(m, k_dim, dtype=torch.bfloat16, device="cuda")
+        b = torch.randn(k_dim, n, dtype=torch.bfloat16, device="cuda")
+        yield ("gemm", {"gemm": [m, k_dim, n], "flops": 2 * m * k_dim * n}, lambda a=a, b=b: torch.mm(a, b))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="overlap_interference.jsonl")
     ap.add_argument("--ctas", default="8,16,24,32")
+    ap.add_argument("--memory-bound", action="store_true",
+                    help="time memory-bound kernels (LayerNorm, add) instead of GEMMs")
     args = ap.parse_args()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     name = torch.cuda.get_device_name(0)
-    # (tokens, in, out): a dense layer's QKV and FC1 at 16 k tokens, an expert's FC1 at the
-    # tokens one of 16 local experts gets, a GEMM of about one wave.
-    shapes = [(16384, 4096, 12288), (16384, 4096, 4096), (8192, 4096, 3072), (2048, 4096, 2048)]
     with open(args.out, "w") as out:
-        for m, k_dim, n in shapes:
-            a = torch.randn(m, k_dim, dtype=torch.bfloat16, device="cuda")
-            b = torch.randn(k_dim, n, dtype=torch.bfloat16, device="cuda")
-            one = gpu_ms(lambda: torch.mm(a, b), 10)
-            reps = max(10, int(200 / one))  # ~200 ms of GEMMs
-            loop = gemm_loop(a, b, reps)
+        for label, fields, fn in works(args.memory_bound):
+            one = gpu_ms(fn, 10)
+            reps = max(10, int(200 / one))  # ~200 ms of work
+
+            def loop(fn=fn, reps=reps):
+                for _ in range(reps):
+                    fn()
             alone = min(gpu_ms(loop, 3), gpu_ms(loop, 3))
             for kind in ("spin", "copy"):
                 for ctas in (int(x) for x in args.ctas.split(",")):
@@ -136,11 +155,15 @@ def main():
                     runs = [beside(side, loop) for _ in range(3)]
                     g_ms = sorted(r[0] for r in runs)[1]
                     s_ms = sorted(r[1] for r in runs)[1]
-                    row = {"gpu": name, "sms": sms, "gemm": [m, k_dim, n], "gemm_tflops_alone":
-                           round(2 * m * k_dim * n * reps / (alone * 1e-3) / 1e12, 1),
-                           "kind": kind, "ctas": ctas, "sm_share": round(ctas / sms, 4),
-                           "gemm_ms_alone": round(alone, 3), "gemm_ms_beside": round(g_ms, 3),
-                           "slowdown": round(g_ms / alone - 1, 4), "side_ms": round(s_ms, 3)}
+                    row = {"gpu": name, "sms": sms, "work": label}
+                    if "flops" in fields:
+                        row.update({"gemm": fields["gemm"], "gemm_tflops_alone":
+                                    round(fields["flops"] * reps / (alone * 1e-3) / 1e12, 1)})
+                    else:
+                        row["gbytes_per_s_alone"] = round(fields["bytes"] * reps / (alone * 1e-3) / 1e9, 1)
+                    row.update({"kind": kind, "ctas": ctas, "sm_share": round(ctas / sms, 4),
+                                "ms_alone": round(alone, 3), "ms_beside": round(g_ms, 3),
+                                "slowdown": round(g_ms / alone - 1, 4), "side_ms": round(s_ms, 3)})
                     if kind == "copy":
                         moved = 2 * 4 * side.src.numel() * side.units
                         row["side_gbytes_per_s"] = round(moved / (s_ms * 1e-3) / 1e9, 1)
