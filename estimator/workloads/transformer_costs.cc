@@ -11,6 +11,7 @@
 #include "estimator/workloads/model_costs.h"
 #include "estimator/workloads/transformer_blocks.h"
 #include "estimator/workloads/transformer_ends.h"
+#include "estimator/workloads/transformer_recompute.h"
 
 namespace paraplan {
 
@@ -39,94 +40,6 @@ TpCollectives TpCosts(const Dims& x, const Collectives& coll, const GroupSpan& t
 // SMs the expert-parallel dispatch and combine kernels occupy while they run: DeepEP's
 // default (deep_ep Buffer.num_sms = 24, DeepSeek-AI DeepEP README, normal kernels).
 constexpr double kEpCommSms = 24;
-
-// What the MLP half of a layer offers the selective recompute modules beyond its Part.
-struct MlpExtras {
-  bool moe = false;
-  double act_out_bytes = 0;  // the experts' activation-function output (moe_act)
-  double act_fwd_bytes = 0;  // memory traffic of recomputing it
-  double rows = 0;           // token-expert rows this GPU's experts take (expert_fc1 / moe_act offload)
-  double width = 0;          // their FFN width on this GPU (fe / expert TP)
-  Part shared;               // shared experts (stored tensors beyond their input)
-};
-
-struct Recomputed {
-  double saved_bytes = 0;  // activations no longer kept to backward
-  double seconds = 0;      // forward work re-run in backward (incl. its communication)
-  double kernels = 0;      // kernels it launches
-  double regions = 0;      // checkpointed regions (host bookkeeping each)
-};
-
-// Megatron-Core's selective recompute (TransformerConfig.recompute_modules): each module
-// keeps only its input and re-runs its forward in backward. core_attn: the attention core
-// (Korthikanti et al. 2022 sec. 4.3; nothing stored to drop under flash attention);
-// layernorm: both norms' outputs (the QKV and MLP inputs); mlp: a dense MLP; moe: the
-// whole MoE block with its dispatch and combine; moe_act: the experts' activation
-// function output; shared_experts: the shared experts; mla_up_proj: MLA's up
-// projections (the Q, K and V they make; nothing without MLA).
-Recomputed SelectiveRecompute(const Dims& x, const Hardware& hw, unsigned modules, const Part& core,
-                              const Part* mla_up, const Part& mlp, const MlpExtras& extras, double ep_s) {
-  if (modules == 0) modules = kRecomputeCoreAttn;
-  Recomputed r;
-  const double bw = hw.hbm_bytes_per_s();
-  auto rerun = [&](const Part& p, double saved) {
-    r.saved_bytes += saved;
-    r.seconds += p.matmul_fwd_s + p.mem_fwd_bytes / bw;
-    r.kernels += p.kernels_fwd;
-    r.regions += 1;
-  };
-  const double e = x.T * x.h * x.r * x.p;  // one token-hidden tensor of this GPU
-  if ((modules & kRecomputeCoreAttn) && !x.flash) rerun(core, core.act_bytes);
-  if ((modules & kRecomputeMlaUpProj) && mla_up != nullptr) rerun(*mla_up, mla_up->act_bytes);
-  if (modules & kRecomputeLayernorm) {
-    Part norms;
-    MemoryBound(2 * 2 * e, 2, &norms);
-    rerun(norms, 2 * e);
-  }
-  const bool whole_mlp = extras.moe ? (modules & kRecomputeMoe) : (modules & kRecomputeMlp);
-  if (whole_mlp) {
-    rerun(mlp, mlp.act_bytes - e);
-    r.seconds += ep_s / 2;  // the forward's dispatch and combine again
-    return r;
-  }
-  if (extras.moe && (modules & kRecomputeMoeAct)) {
-    Part act;
-    MemoryBound(extras.act_fwd_bytes, 1, &act);
-    rerun(act, extras.act_out_bytes);
-  }
-  if (extras.moe && (modules & kRecomputeSharedExperts) && extras.shared.kernels_fwd > 0) {
-    rerun(extras.shared, extras.shared.act_bytes);
-  }
-  return r;
-}
-
-// torchtitan's selective activation checkpointing (activation_checkpoint.py, the "op"
-// policy its Llama configurations use): each block is a checkpointed region that keeps
-// the outputs of its compute-intensive ops (matmuls, attention) except every second
-// matmul, and recomputes everything else from the block's input in backward. In a
-// Llama block the matmuls run wq, wk, wv, wo, w1, w3, w2: it keeps wq's, wv's, the
-// attention's, w1's and w2's outputs, and re-runs wk and wo (half the attention linears'
-// FLOPs for any head grouping), w3 (a third of a gated MLP's) and every memory-bound
-// kernel; with two MLP linears (w1, w2) it keeps w1's output and re-runs w2 (half the
-// MLP's). Three matmuls re-run either way, where the kernel counts here launch four (QKV,
-// projection, the MLP's two). Dense layers; MoE layers keep Megatron's reading of
-// selective.
-Recomputed OpLevelSac(const Dims& x, const Hardware& hw, const Part& core, const Part& attn, const Part& resid,
-                      const Part& mlp) {
-  const double e = x.T * x.h * x.r * x.p;  // the block's input
-  const double heads = x.a * x.d / x.t, kv = x.g * x.d / x.t;
-  const double kept = e + x.T * (heads + kv) * x.p + x.T * heads * x.p + core.act_bytes +  // wq, wv, attention
-                      x.T * x.f / x.t * x.p +                                             // w1
-                      (x.gated ? x.T * x.h * x.p : 0);                                    // w2
-  Recomputed r;
-  r.saved_bytes = core.act_bytes + attn.act_bytes + resid.act_bytes + mlp.act_bytes - kept;
-  const double mlp_share = x.gated ? 1.0 / 3 : 1.0 / 2;
-  r.seconds = attn.matmul_fwd_s / 2 + mlp.matmul_fwd_s * mlp_share +
-              (attn.mem_fwd_bytes + resid.mem_fwd_bytes + mlp.mem_fwd_bytes) / hw.hbm_bytes_per_s();
-  r.kernels = attn.kernels_fwd + resid.kernels_fwd + mlp.kernels_fwd - 1;
-  r.regions = 1;
-  return r;
-}
 
 // Moving one MoE layer's tokens to their experts and back, forward and backward.
 struct MoeDispatch {
@@ -206,8 +119,53 @@ struct LayerContext {
   double checkpoint_s = 0;   // each checkpointed region (one per layer) per micro-batch
 };
 
-// Host-bound time of a layer's forward beyond its GPU time; for an MoE layer in eager
-// mode, split at the dispatcher's device-to-host synchronisation (see AssembleLayer).
+// Exposed TP collectives of a layer's two sub-blocks (attention, MLP), each a column-
+// then a row-parallel linear, and the calls they launch per direction.
+// Without SP: forward all-reduce after the row linear (blocking); backward all-reduce of
+// the column linear's input gradient, overlapped with its weight-gradient GEMM
+// (Megatron-LM async TP all-reduce).
+// With SP: forward all-gather before the column linear and reduce-scatter after the row
+// linear (blocking); backward all-gather of the output gradient (blocking), all-gather
+// of the saved sharded input overlapped with the data-gradient GEMM, and reduce-scatter
+// of the input gradient overlapped with the weight-gradient GEMM (Korthikanti et al.
+// 2022, sec. 4.2.2).
+// With tp_comm_overlap (Transformer Engine userbuffers) the forward collectives are split
+// into chunks pipelined with the adjacent GEMM, hidden as far as it lasts.
+struct TpExposure {
+  double fwd_s = 0, bwd_s = 0, calls_fwd = 0, calls_bwd = 0;
+};
+TpExposure TensorParallelExposure(const LayerContext& L, const Dims& x, const Part& attn, const Part& mlp) {
+  TpExposure out;
+  if (x.t <= 1) return out;
+  const Part* subs[2] = {&attn, &mlp};
+  for (const Part* q : subs) {
+    const double w = q->first_wgrad_s, dg = q->first_dgrad_s, f = q->matmul_fwd_s;
+    auto fwd_exposed = [&](double comm) {
+      return L.shape.tp_comm_overlap ? std::max(0.0, comm - L.ovl * 0.5 * f) : comm;
+    };
+    if (x.sp) {
+      out.fwd_s += fwd_exposed(L.tpc.all_gather_s) + fwd_exposed(L.tpc.reduce_scatter_s);
+      out.bwd_s += (L.shape.tp_comm_overlap ? std::max(0.0, L.tpc.all_gather_s - L.ovl * dg) : L.tpc.all_gather_s) +
+                   std::max(0.0, L.tpc.all_gather_s - L.ovl * dg) + std::max(0.0, L.tpc.reduce_scatter_s - L.ovl * w);
+      out.calls_fwd += 2;
+      out.calls_bwd += 3;
+    } else {
+      out.fwd_s += fwd_exposed(L.tpc.all_reduce_s);
+      out.bwd_s += std::max(0.0, L.tpc.all_reduce_s - L.ovl * w);
+      out.calls_fwd += 1;
+      out.calls_bwd += 1;
+    }
+  }
+  return out;
+}
+
+// Host-bound time of a layer's forward beyond its GPU time. Every token dispatcher brings
+// the routed-token counts to the host once per MoE layer forward (they size the expert
+// GEMMs and the all-to-all splits: Megatron-Core's alltoall dispatcher synchronises at
+// cuda_sync_point, DeepEP's dispatch waits on the GPU's received counts, the all-gather
+// dispatcher calls .cpu()), so in eager mode the host cannot run ahead across it: the
+// part before the dispatch (attention, router) and the part after (experts, combine)
+// each take the longer of host and GPU, and the GPU waits for the first launch after it.
 double DispatchSplitExcess(const LayerContext& L, const Part& core, const Part& attn, const Part& resid, bool moe,
                            double moe_kernels, double host_fwd, double gpu_fwd) {
   if (!moe || L.shape.cuda_graphs) return HostExcess(1, host_fwd, gpu_fwd);
@@ -248,45 +206,14 @@ BlockCosts AssembleLayer(const LayerContext& L, const Dims& x, const Part& core,
   // writes the input gradient: twice the forward traffic.
   blk.bwd_s = matmul_bwd + 2 * mem_fwd_s + mem_bwd_extra / L.hw.hbm_bytes_per_s();
   blk.wgrad_s = wgrad;
-  // Two sub-blocks (attention, MLP), each a column- then a row-parallel linear.
-  // Without SP: forward all-reduce after the row linear (blocking); backward
-  // all-reduce of the column linear's input gradient, overlapped with its weight-
-  // gradient GEMM (Megatron-LM async TP all-reduce).
-  // With SP: forward all-gather before the column linear and reduce-scatter after the
-  // row linear (blocking); backward all-gather of the output gradient (blocking),
-  // all-gather of the saved sharded input overlapped with the data-gradient GEMM, and
-  // reduce-scatter of the input gradient overlapped with the weight-gradient GEMM
-  // (Korthikanti et al. 2022, sec. 4.2.2).
-  // With tp_comm_overlap (Transformer Engine userbuffers) the forward collectives are
-  // split into chunks pipelined with the adjacent GEMM, hidden as far as it lasts.
-  const Part* subs[2] = {&attn, &mlp};
-  double tp_calls_fwd = 0, tp_calls_bwd = 0;
-  for (const Part* q : subs) {
-    const double w = q->first_wgrad_s, dg = q->first_dgrad_s, f = q->matmul_fwd_s;
-    auto fwd_exposed = [&](double comm) {
-      return L.shape.tp_comm_overlap ? std::max(0.0, comm - L.ovl * 0.5 * f) : comm;
-    };
-    if (x.t <= 1) break;
-    if (x.sp) {
-      blk.tp_fwd_s += fwd_exposed(L.tpc.all_gather_s) + fwd_exposed(L.tpc.reduce_scatter_s);
-      blk.tp_bwd_s += (L.shape.tp_comm_overlap ? std::max(0.0, L.tpc.all_gather_s - L.ovl * dg)
-                                             : L.tpc.all_gather_s) +
-                      std::max(0.0, L.tpc.all_gather_s - L.ovl * dg) +
-                      std::max(0.0, L.tpc.reduce_scatter_s - L.ovl * w);
-      tp_calls_fwd += 2;
-      tp_calls_bwd += 3;
-    } else {
-      blk.tp_fwd_s += fwd_exposed(L.tpc.all_reduce_s);
-      blk.tp_bwd_s += std::max(0.0, L.tpc.all_reduce_s - L.ovl * w);
-      tp_calls_fwd += 1;
-      tp_calls_bwd += 1;
-    }
-  }
+  const TpExposure tp = TensorParallelExposure(L, x, attn, mlp);
+  blk.tp_fwd_s = tp.fwd_s;
+  blk.tp_bwd_s = tp.bwd_s;
   blk.cp_s = L.cp.exposed_s;
   blk.ep_s = ep_s;
   const double act_full = core.act_bytes + attn.act_bytes + resid.act_bytes + mlp.act_bytes;
-  const double launched_fwd = kernels_fwd + tp_calls_fwd + ep_calls + L.cp.calls / 3;
-  const double launched_bwd = kernels_bwd + tp_calls_bwd + ep_calls + 2 * L.cp.calls / 3;
+  const double launched_fwd = kernels_fwd + tp.calls_fwd + ep_calls + L.cp.calls / 3;
+  const double launched_bwd = kernels_bwd + tp.calls_bwd + ep_calls + 2 * L.cp.calls / 3;
   blk.kernels = launched_fwd + launched_bwd;
   const double host_fwd = L.host_kernel_s * launched_fwd;
   const double host_bwd = L.host_kernel_s * launched_bwd;
@@ -337,19 +264,11 @@ BlockCosts AssembleLayer(const LayerContext& L, const Dims& x, const Part& core,
     blk.activation_bytes -= blk.offloaded_bytes;
     blk.expert_offloadable_bytes = std::min(blk.expert_offloadable_bytes, blk.activation_bytes);
   }
-  // Every token dispatcher brings the routed-token counts to the host once per MoE layer
-  // forward (they size the expert GEMMs and the all-to-all splits: Megatron-Core's
-  // alltoall dispatcher synchronises at cuda_sync_point, DeepEP's dispatch waits on the
-  // GPU's received counts, the all-gather dispatcher calls .cpu()), so the host cannot
-  // run ahead across it: the part before the dispatch (attention, router, permute) and
-  // the part after (experts, combine) each take the longer of host and GPU, and the GPU
-  // waits for the first launch after it.
-  const double fwd_excess = DispatchSplitExcess(L, core, attn, resid, extras.moe, moe_kernels, host_fwd, gpu_fwd);
-  blk.host_s = fwd_excess + HostExcess(1, host_bwd + host_recompute, gpu_bwd + blk.recompute_s);
+  blk.host_s = DispatchSplitExcess(L, core, attn, resid, extras.moe, moe_kernels, host_fwd, gpu_fwd) +
+               HostExcess(1, host_bwd + host_recompute, gpu_bwd + blk.recompute_s);
   blk.model_flops = 3 * (core.flops_fwd * (x.flash ? 2 : 1) + attn.flops_fwd + mlp.flops_fwd);
   return blk;
 }
-
 
 // What every layer kind of one model shares: its spec and shape, the rates and groups,
 // the attention cores (full and, for sliding-window layers, windowed).
