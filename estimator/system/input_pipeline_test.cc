@@ -69,7 +69,7 @@ TEST(InputPipeline, DecodesByFormat) {
   w.layer_graph.layers = {conv};
   w.dataset.sample_bytes = 25000;
   EXPECT_EQ(ResolvedFormat(w), DatasetFormat::kJpeg);
-  EXPECT_NEAR(InputSystem::Of(p, w, hw).decode_s_per_sample, 226.0 * 226 / 100e6, 1e-15);
+  EXPECT_NEAR(InputSystem::Of(p, w, hw).decode_s_per_sample, 226.0 * 226 / 50e6, 1e-15);
   EXPECT_DOUBLE_EQ(InputSystem::Of(p, w, hw).tensor_bytes, 4.0 * 3 * 226 * 226);
   w.dataset.sample_bytes = 4 * 3 * 226 * 226;
   EXPECT_EQ(ResolvedFormat(w), DatasetFormat::kHdf5);
