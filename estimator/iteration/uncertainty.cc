@@ -16,17 +16,22 @@ double Scale(double mape) { return mape; }  // Laplace: b = E|X|
 
 }  // namespace
 
+double UncalibratedMapeRatio(unsigned features) {
+  return (features & kFeatureLayerGraph) != 0 ? kUncalibratedCnnMapeRatio : kUncalibratedMapeRatio;
+}
+
 Uncertainty PredictionUncertainty(const SystemProfile& profile, int64_t num_gpus, double model_flops_per_token,
                                   unsigned features) {
   Uncertainty u;
   const int level = RegimeLevel(profile, num_gpus);
   const RegimeCalibration* r = NearestMeasuredRegime(profile, level);
+  const double floor = UncalibratedMapeRatio(features);
   if (r == nullptr) {
     u.notes.push_back(absl::StrFormat(
         "profile \"%s\" is not calibrated on measurements: the interval is the model's error on published runs "
-        "(%.1f %%)",
-        profile.name, 100 * kUncalibratedMapeRatio));
-    u.scale = Scale(kUncalibratedMapeRatio);
+        "(%s%.1f %%)",
+        profile.name, (features & kFeatureLayerGraph) != 0 ? "of CNNs: " : "", 100 * floor));
+    u.scale = Scale(floor);
     return u;
   }
   const int measured_level = RegimeLevelOf(profile, r->regime);
@@ -50,8 +55,8 @@ Uncertainty PredictionUncertainty(const SystemProfile& profile, int64_t num_gpus
     u.notes.push_back(absl::StrCat("no measurement used ", DescribeFeatures(features & ~measured)));
   }
   u.in_envelope = u.notes.empty();
-  const double mape = r->cv_mape_ratio > 0 ? r->cv_mape_ratio : kUncalibratedMapeRatio;
-  u.scale = Scale(u.in_envelope ? mape : std::max(mape, kUncalibratedMapeRatio));
+  const double mape = r->cv_mape_ratio > 0 ? r->cv_mape_ratio : floor;
+  u.scale = Scale(u.in_envelope ? mape : std::max(mape, floor));
   return u;
 }
 

@@ -11,8 +11,8 @@
 // calibrated on measurements of its regime with at least as many GPUs and as large a
 // model, and its measurements (in any regime) exercised every feature of the
 // configuration (inputs/measured_features.h: FP8, ZeRO-3, context parallelism ...);
-// outside, or for a profile never calibrated, b is at least kUncalibratedMapeRatio, the
-// model's error on published runs it was not fitted to.
+// outside, or for a profile never calibrated, b is at least the model's error on
+// published runs of the workload's kind (UncalibratedMapeRatio).
 // Pure functions; thread-safe.
 #ifndef PARAPLAN_ESTIMATOR_ITERATION_UNCERTAINTY_H_
 #define PARAPLAN_ESTIMATOR_ITERATION_UNCERTAINTY_H_
@@ -28,6 +28,13 @@ namespace paraplan {
 // Uncalibrated MAPE over 383 published runs (2021-2024) held out from development
 // (issue 23's acceptance set): the spread to expect where calibration has not looked.
 inline constexpr double kUncalibratedMapeRatio = 0.132;
+// Uncalibrated MAPE of CNN layer graphs over ParaDL's 36 published runs on at most 16 ABCI
+// GPUs (../shared/data/paradl_abci_small.jsonl, docs/accuracy.md): their input pipelines,
+// host-staged halos and the framework's costs keep CNNs far less certain than transformers.
+inline constexpr double kUncalibratedCnnMapeRatio = 0.330;
+// The floor of the Laplace scale for `features` (MeasuredFeature bits): the CNN figure
+// for a layer graph, the transformer figure otherwise.
+double UncalibratedMapeRatio(unsigned features);
 inline constexpr double kDefaultIntervalConfidence = 0.9;
 
 struct Uncertainty {

@@ -35,6 +35,22 @@ TEST(Uncertainty, UncalibratedProfileIsOutsideTheEnvelope) {
   EXPECT_NEAR(e->iteration_time_s / e->interval.low_s, 1.3552, 2e-4);
 }
 
+// A CNN on a profile never calibrated: the floor is the model's error on ParaDL's published
+// CNN runs, 33.0 % = Laplace scale 0.33: factor exp(0.33 ln 10) = 2.1380 at 90 %.
+TEST(Uncertainty, UncalibratedCnnGetsTheCnnError) {
+  const SystemProfile p = Profile("abci-v100-16gb");
+  const Uncertainty cnn = PredictionUncertainty(p, 4, 1e9, kFeatureLayerGraph | kFeatureCnnSplit);
+  EXPECT_FALSE(cnn.in_envelope);
+  ASSERT_EQ(cnn.notes.size(), 1u);
+  EXPECT_NE(cnn.notes[0].find("published runs (of CNNs: 33.0 %)"), std::string::npos) << cnn.notes[0];
+  EXPECT_NEAR(QuantileFactor(cnn.scale, 0.95), 2.1380, 2e-4);
+  EXPECT_DOUBLE_EQ(PredictionUncertainty(p, 4, 1e9, kFeatureTransformer).scale, 0.132);
+  // Through an estimate of a CNN workload.
+  absl::StatusOr<Estimate> e = EstimateIteration(testing::Model("alexnet"), testing::Config(1, 1, 4, 1, 32), p);
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_NEAR(e->interval.high_s / e->iteration_time_s, 2.1380, 2e-4);
+}
+
 // Calibrated on single-node runs of models up to 22 B: a node-sized run of that model is
 // inside, with the regime's 4 % error (95th percentile: exp(0.04 ln 10) = 1.0965); 64
 // GPUs or a larger model are outside and say why.
