@@ -4,8 +4,9 @@
 #   run_validation.sh SERVER CLI SHARED            validate_public.py on Korthikanti's runs
 #                                                  (its own bar: MAPE <= 5 %, max 10 %)
 #   run_validation.sh SERVER CLI SHARED paradl     ParaDL's 36 runs as a regression guard:
-#     every run answered, uncalibrated MAPE at most 40 % (33.04 % since the measured JPEG decode rate), and a
-#     dry-run calibration on them that lowers the in-sample error and names its model gap
+#     every run answered, uncalibrated MAPE at most 35 % (33.04 % since the measured JPEG
+#     decode rate, 37.64 % before), and a dry-run calibration on them that lowers the
+#     in-sample error and names its model gap
 set -euo pipefail
 server=$1 cli=$2 shared=$3 mode=${4:-korthikanti}
 dir=$(mktemp -d)
@@ -38,9 +39,9 @@ mape, runs = float(m.group(1)), int(m.group(2))
 unanswered = [l for l in text.splitlines() if l.startswith('paradl_') and ' - ' in l]
 if runs != 36 or unanswered:
     sys.exit('paradl: %d runs, %d unanswered' % (runs, len(unanswered)))
-if mape > 40:
-    sys.exit('paradl: uncalibrated MAPE %.2f %% is above the 40 %% guard' % mape)
-print('paradl: 36 runs answered, uncalibrated MAPE %.2f %% (guard 40 %%)' % mape)
+if mape > 35:
+    sys.exit('paradl: uncalibrated MAPE %.2f %% is above the 35 %% guard' % mape)
+print('paradl: 36 runs answered, uncalibrated MAPE %.2f %% (guard 35 %%)' % mape)
 EOF
 "$cli" --server "127.0.0.1:$port" ingest "$runs" | tail -1
 "$cli" --server "127.0.0.1:$port" --timeout 300 calibrate --profile abci-v100-16gb --dry-run >"$dir/fit.txt"
