@@ -29,8 +29,9 @@ namespace paraplan {
 // (issue 23's acceptance set): the spread to expect where calibration has not looked.
 inline constexpr double kUncalibratedMapeRatio = 0.132;
 // Uncalibrated MAPE of CNN layer graphs over ParaDL's 36 published runs on at most 16 ABCI
-// GPUs (../shared/data/paradl_abci_small.jsonl, docs/accuracy.md): their input pipelines,
-// host-staged halos and the framework's costs keep CNNs far less certain than transformers.
+// GPUs (../shared/data/paradl_abci_small.jsonl, docs/accuracy.md; runs the CNN terms were
+// developed on, so a floor): their input pipelines, host-staged halos and the framework's
+// costs keep CNNs far less certain than transformers.
 inline constexpr double kUncalibratedCnnMapeRatio = 0.330;
 // The floor of the Laplace scale for `features` (MeasuredFeature bits): the CNN figure
 // for a layer graph, the transformer figure otherwise.

@@ -1016,12 +1016,12 @@ TEST_F(ServerTest, PlanBoundsTheBatchAndAnswersTruncatedAtTheDeadline) {
   req.clear_gpus();
   for (int g = 64; g <= 4096; g += 64) req.add_gpus(g);
   req.set_global_batch_size(1536);
-  // DeepSeek-V3's searches (MoE: expert parallelism, dispatchers, stage layouts) take
-  // several seconds over the 64 GPU counts; GPT-3's took 1.7 s on two cores by 2026-11,
-  // inside the deadline, and the answer was no longer truncated.
+  // DeepSeek-V3's 64 searches (MoE: expert parallelism, dispatchers, stage layouts) take
+  // 8.8 s on two cores (`paraplan plan --model deepseek-v3 --gpus 64,128,...,4096`); GPT-3's
+  // took 1.6 s by 2026-11, inside the deadline, and the answer was no longer truncated.
   req.set_model("deepseek-v3");
   grpc::ClientContext ctx;
-  // 2 s: the 64 searches take far longer on two cores, so the answer is truncated, and the
+  // 2 s: the 64 searches take four times as long, so the answer is truncated, and the
   // tenth of the deadline the server keeps to answer (200 ms) survives a loaded machine
   // (500 ms left 50 ms, and a busy CI host missed it).
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
