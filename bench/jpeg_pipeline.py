@@ -5,6 +5,7 @@ runs did: the source of jpeg_decode_mpixels_per_core_s's default
 
 usage: /usr/bin/python3 bench/jpeg_pipeline.py [--images N] [--side PX] [--crop PX]
                                                [--kbytes KB] [--threads T,...] [--batch B]
+                                               [--jsonl PATH]
 
 Needs Pillow and numpy (Debian: python3-pil python3-numpy, hence /usr/bin/python3).
 ParaDL's train_imagenet.py (ankahira/paraDL, data/) reads ImageNet pre-resized to
@@ -20,11 +21,15 @@ page cache (file-system reads are charged apart).
 Prints, per thread count: core-ms per image (single thread), images/s, and the speed-up
 over one thread (how much of the work leaves the interpreter lock), then the Mpixel/s of
 crop pixels per core: what paraplan's jpeg_decode_mpixels_per_core_s states (per input
-pixel of the network, as the model counts them).
+pixel of the network, as the model counts them). --jsonl PATH appends one JSON line per
+thread count (docs/microbench/epyc_jpeg_pipeline.jsonl holds the measurement the default
+cites).
 """
 import argparse
 import io
+import json
 import os
+import platform
 import random
 import tempfile
 import time
@@ -50,6 +55,18 @@ def synthetic_jpeg(side, target_bytes, rng):
             if best is None or abs(len(data) - target_bytes) < abs(len(best) - target_bytes):
                 best = data
     return best
+
+
+def cpu_name():
+    """The CPU's model name (/proc/cpuinfo), else the machine type."""
+    try:
+        with open('/proc/cpuinfo') as f:
+            for line in f:
+                if line.startswith('model name'):
+                    return line.split(':', 1)[1].strip()
+    except OSError:
+        pass
+    return platform.machine()
 
 
 def load_sample(path, mean, crop):
@@ -91,6 +108,7 @@ def main():
     ap.add_argument('--threads', default='1,2,20')
     ap.add_argument('--batch', type=int, default=128)
     ap.add_argument('--repeats', type=int, default=3)
+    ap.add_argument('--jsonl', default=None, help='append one JSON line per thread count here')
     args = ap.parse_args()
     threads = [int(t) for t in args.threads.split(',')]
     if args.images < 1 or args.crop >= args.side or args.batch < 1 or min(threads) < 1:
@@ -116,6 +134,14 @@ def main():
             rate = args.images / best
             if single is None and t == 1:
                 single = rate
+            if args.jsonl:
+                with open(args.jsonl, 'a') as out:
+                    out.write(json.dumps({
+                        'cpu': cpu_name(), 'cores_here': os.cpu_count(),
+                        'pillow': Image.__version__, 'numpy': np.__version__, 'images': args.images,
+                        'side': args.side, 'crop': args.crop, 'jpeg_kbytes': round(size / 1000, 1),
+                        'batch': args.batch, 'threads': t, 'images_per_s': round(rate, 1),
+                        'core_ms_per_image': round(1e3 / rate, 3) if t == 1 else None}) + '\n')
             line = '  %2d thread%s: %7.1f images/s' % (t, ' ' if t == 1 else 's', rate)
             if t == 1:
                 line += ', %.3f core-ms per image' % (1e3 / rate)

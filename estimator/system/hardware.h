@@ -89,8 +89,9 @@ struct CalibrationDefaults {
   static constexpr double kHostStagingEfficiency = 0.5;
   // A 256 x 256 ImageNet JPEG (~25 KB) through Pillow's decode, a float32 array, a random
   // 227 x 227 crop and flip, mean subtraction and scaling (Chainer's LabeledImageDataset
-  // as ParaDL ran it): 1.02-1.04 core-ms per image on a 2-core AMD EPYC VM, 49.6-50.8 Mpixel/s
-  // of crop pixels (`bench/jpeg_pipeline.py`; libjpeg-turbo's decode alone runs 100-200).
+  // as ParaDL ran it): 1.02-1.05 core-ms per image on a 2-core AMD EPYC VM, 49.0-50.8 Mpixel/s
+  // of crop pixels (`bench/jpeg_pipeline.py`, docs/microbench/epyc_jpeg_pipeline.jsonl;
+  // libjpeg-turbo's decode alone runs 100-200).
   static constexpr double kJpegDecodeMpixelsPerCoreS = 50.0;
   // HDF5 samples are commonly deflate-compressed: zlib inflates ~0.4 GB/s per core
   // (lzbench, zlib level 6 decompression).
