@@ -8,10 +8,7 @@
 #ifndef PARAPLAN_TESTS_SERVER_FIXTURE_H_
 #define PARAPLAN_TESTS_SERVER_FIXTURE_H_
 
-#include <arpa/inet.h>
 #include <grpcpp/grpcpp.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -28,6 +25,7 @@
 #include "paraplan/v1/services.grpc.pb.h"
 #include "server/server.h"
 #include "store/postgres_test_instance.h"
+#include "tests/server/http_client.h"
 #include "tests/server/prometheus_text.h"
 
 namespace paraplan::server {
@@ -206,28 +204,6 @@ class ServerTest : public ::testing::Test {
   std::unique_ptr<v1::Profiles::Stub> profiles_;
   std::unique_ptr<v1::Measurements::Stub> measurements_;
 };
-
-// GET http://127.0.0.1:PORT/PATH over a plain socket (HTTP/1.0, so the server closes
-// the connection after the body). Returns the whole response, headers included; empty
-// when the connection fails.
-inline std::string HttpGet(int port, const std::string& path) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return "";
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string out;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-    const std::string req = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-    if (write(fd, req.data(), req.size()) == static_cast<ssize_t>(req.size())) {
-      char buf[65536];
-      for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
-    }
-  }
-  close(fd);
-  return out;
-}
 
 }  // namespace paraplan::server
 

@@ -3,9 +3,6 @@
 // the real server on --metrics-listen, where paths other than /metrics used to crash
 // the whole process (civetweb): unknown paths, wrong methods, a huge request line and a
 // few thousand random requests and raw bytes must leave /metrics and gRPC serving.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -33,85 +30,6 @@ namespace {
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-// A connected loopback socket, or -1.
-// `from`: the client's own loopback address (127.0.0.1 by default; Linux answers for
-// all of 127/8), so that one test can be several clients.
-int Connect(int port, const char* from = nullptr) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  if (from != nullptr) {
-    sockaddr_in local{};
-    local.sin_family = AF_INET;
-    if (inet_pton(AF_INET, from, &local.sin_addr) != 1 ||
-        bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0) {
-      close(fd);
-      return -1;
-    }
-  }
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-// Sends all of `data`, ignoring failures (the server may refuse early and close).
-void SendAll(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-    if (n <= 0) return;
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-}
-
-// What the server sends until it closes the connection (or `timeout` passes).
-std::string ReadAll(int fd, absl::Duration timeout = absl::Seconds(5)) {
-  const absl::Time deadline = absl::Now() + timeout;
-  std::string out;
-  char buf[65536];
-  for (;;) {
-    const int ms = static_cast<int>(absl::ToInt64Milliseconds(deadline - absl::Now()));
-    pollfd p{fd, POLLIN, 0};
-    if (ms <= 0 || poll(&p, 1, ms) <= 0) break;
-    const ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  return out;
-}
-
-// One request: connect, send `request`, half-close, read the answer until the server
-// closes. Empty when the server closed (or reset) without answering.
-std::string Exchange(int port, std::string_view request, absl::Duration timeout = absl::Seconds(5),
-                     const char* from = nullptr) {
-  const int fd = Connect(port, from);
-  if (fd < 0) return "";
-  SendAll(fd, request);
-  shutdown(fd, SHUT_WR);
-  std::string out = ReadAll(fd, timeout);
-  close(fd);
-  return out;
-}
-
-// The status code of an HTTP response; 0 when there is none.
-int StatusOf(const std::string& response) {
-  int status = 0;
-  if (!absl::StartsWith(response, "HTTP/1.1 ") || response.size() < 12 ||
-      !absl::SimpleAtoi(response.substr(9, 3), &status)) {
-    return 0;
-  }
-  return status;
-}
-
-std::string BodyOf(const std::string& response) {
-  const size_t at = response.find("\r\n\r\n");
-  return at == std::string::npos ? "" : response.substr(at + 4);
-}
 
 // `headers`: further header lines, each ending in CRLF.
 std::string Get(const std::string& path, const std::string& headers = "") {
