@@ -160,6 +160,7 @@ struct WideCandidates {
   std::vector<int> network;               // indexes into params: the levels only the widest stratum crosses
   std::vector<CalibrationParam> network_params;
   std::optional<double> cv_own;  // the widest stratum's own fit, cross-validated on its runs
+  NetworkOnTop on_base;          // the network on the base values
   NetworkOnTop nested;           // the network on the next narrower stratum's fit
   NetworkOnTop refined;          // the network on the pooled fit (fitted only where that fit qualifies)
   double base = 0, pooled = 0;   // the base profile's and the pooled fit's error on the wide runs
@@ -189,6 +190,9 @@ absl::StatusOr<WideCandidates> FitWideCandidates(const SystemProfile& at, const 
   absl::StatusOr<std::optional<double>> own = CrossValidated(at, params, samples, wide, budget, stop);
   if (!own.ok()) return own.status();
   w.cv_own = *own;
+  absl::StatusOr<NetworkOnTop> on_base = FitNetworkOnTop(at, w.network_params, samples, wide, budget, stop);
+  if (!on_base.ok()) return on_base.status();
+  w.on_base = *std::move(on_base);
   absl::StatusOr<NetworkOnTop> nested =
       FitNetworkOnTop(w.fits[w.fits.size() - 2].profile, w.network_params, samples, wide, budget, stop);
   if (!nested.ok()) return nested.status();
@@ -205,7 +209,7 @@ absl::StatusOr<WideCandidates> FitWideCandidates(const SystemProfile& at, const 
   return w;
 }
 
-enum class Wide { kBase, kPooled, kNested, kOwn };
+enum class Wide { kBase, kPooled, kBaseNetwork, kNested, kOwn };
 
 // Whether refitting the network on the pooled fit predicts the wide runs better.
 bool Refines(const WideCandidates& w) {
@@ -221,6 +225,7 @@ Wide Choose(const WideCandidates& w) {
     if (error.has_value() && *error < score * (1 - kPromotionMargin)) choice = c, score = *error;
   };
   if (w.pooled <= w.base) choice = Wide::kPooled, score = Refines(w) ? *w.refined.cv : w.pooled;
+  consider(Wide::kBaseNetwork, w.on_base.cv);
   consider(Wide::kNested, w.nested.cv);
   consider(Wide::kOwn, w.cv_own);
   return choice;
@@ -363,6 +368,12 @@ absl::StatusOr<ScopedFit> FitByRegime(const SystemProfile& at, const std::vector
     TakeStats(own, w.members.back().size(), budget, &out);
     wide_words = absl::StrCat("their own fit (profile-wide; cross-validated ", CvText(w.cv_own),
                               "; the narrower values with the network fitted on them ", CvText(w.nested.cv), ")");
+  } else if (choice == Wide::kBaseNetwork) {
+    out.profile = w.on_base.fit.profile;
+    MarkNetwork(w, w.on_base, budget, &out);  // levels no narrower stratum fits: nothing to compare
+    wide_words = absl::StrCat("the base values with the network only they cross fitted on them (",
+                              NetworkWords(w, w.on_base), "; profile-wide; cross-validated ", CvText(w.on_base.cv),
+                              ", their own fit ", CvText(w.cv_own), ")");
   } else if (choice == Wide::kNested) {
     out.profile = w.nested.fit.profile;
     take(w.fits[w.fits.size() - 2]);
@@ -375,8 +386,8 @@ absl::StatusOr<ScopedFit> FitByRegime(const SystemProfile& at, const std::vector
   } else {
     out.profile = at;
     wide_words = absl::StrCat("the base values (neither their own fit, cross-validated ", CvText(w.cv_own),
-                              ", nor the narrower values with the network fitted on them, ", CvText(w.nested.cv),
-                              ", beats them out of sample)");
+                              ", nor the network fitted on the base values, ", CvText(w.on_base.cv),
+                              ", or on the narrower ones, ", CvText(w.nested.cv), ", beats them out of sample)");
   }
   AddNarrowRegimes(at, params, strata, w, wide_u, wide_sd, &out);
   std::vector<std::string> names;

@@ -17,10 +17,13 @@
 //          base profile (the narrow runs, usually the many, must not pull the wide
 //          ones), with the network levels only they cross refitted on them where that
 //          helps;
-//       2. nested: the next narrower stratum's values with only the network levels the
-//          wide runs alone cross fitted on them, every one free (a cluster whose nodes
-//          have half the NICs of its template);
-//       3. their own fit of every parameter.
+//       2. the base values with only the network levels the wide runs alone cross
+//          fitted on them, every one free (a cluster built like its template but with
+//          half its NICs, whose single-node GEMM rate does not carry to many nodes:
+//          vTrain's);
+//       3. nested: the next narrower stratum's values with only those network levels
+//          fitted on them (the same, where the single node's values do carry);
+//       4. their own fit of every parameter.
 //     Unless the pooled fit is taken, each narrower stratum keeps its own values, and
 //     each parameter whose narrow and applied wide values differ by more than
 //     kDisagreementRatio and two standard deviations is reported (a missing term or a

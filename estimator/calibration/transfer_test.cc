@@ -11,6 +11,7 @@
 #include "estimator/inputs/measured_features.h"
 #include "estimator/calibration/calibrate.h"
 #include "estimator/iteration/estimate.h"
+#include "estimator/system/hardware.h"
 #include "estimator/testing/public_data.h"
 #include "estimator/testing/test_util.h"
 #include "gtest/gtest.h"
@@ -92,12 +93,13 @@ TEST(CalibrationTransfer, SingleNodeFitNeverWorsensSixtyFourGpuRuns) {
   EXPECT_GE(covered, 0.85 * large.size());
 }
 
-// Calibrated on both, the strata (one node, across nodes) want different values: the
-// 64-GPU runs keep the single-node values (the GPU measured on 1,440 runs) with only
-// what they alone cross fitted on them, the InfiniBand level. That cluster's nodes have
-// half the NICs of the DGX template (vTrain's own validation configs,
-// config/validation/multi/*.json: inter_node_bandwidth 800 Gb/s per 8-GPU node, i.e. four
-// HDR links, not eight), so the fitted efficiency must come out near half the
+// Calibrated on both, the strata (one node, across nodes) want different values (matmul
+// efficiency 0.90 on one node, which would make the 64-GPU runs faster than they ran):
+// the 64-GPU runs keep the base values with only what they alone cross fitted on them,
+// the InfiniBand level (regimes.h, candidate 2), and the report names the disagreement.
+// That cluster's nodes have half the NICs of the DGX template (vTrain's own validation
+// configs, config/validation/multi/*.json: inter_node_bandwidth 800 Gb/s per 8-GPU node,
+// i.e. four HDR links, not eight), so the fitted efficiency must come out near half the
 // template's 0.8, and the 64-GPU runs must get better.
 TEST(CalibrationTransfer, BothScalesFitTheNetworkOnlyTheWideRunsCross) {
   std::vector<CalibrationSample> both = Samples("vtrain_a100_single_node.jsonl");
@@ -128,7 +130,9 @@ TEST(CalibrationTransfer, BothScalesFitTheNetworkOnlyTheWideRunsCross) {
   EXPECT_EQ(FeatureNames(r->profile.calibration.regimes[0].measured_features),
             (std::vector<std::string>{"transformer", "tensor_parallel", "pipeline_parallel"}));
   EXPECT_TRUE(r->report.extrapolation_valid);
-  EXPECT_LT(after.mape, 0.85 * before.mape);
+  EXPECT_LT(after.mape, 0.75 * before.mape);
+  // The 64-GPU runs keep the template's GEMM rate; the single node's 0.90 is its regime's.
+  EXPECT_NEAR(ResolvedCalibration(r->profile).matmul_efficiency, ResolvedCalibration(base).matmul_efficiency, 1e-9);
   double infiniband = 0;
   for (const NetworkCalibration& n : r->profile.calibration.network) {
     if (n.level == "infiniband") infiniband = n.efficiency;
