@@ -1,0 +1,204 @@
+// Unit tests of what the plan search proposes for the knobs frameworks added (search.h):
+// torchtitan's selective recompute under fused attention, the MoE token dispatcher where
+// experts span nodes, the all-to-all overlap where it runs, offloaded expert activations
+// where nothing else fits, and ParaDL's strategies for layer graphs. The search's
+// correctness (brute force), limits and errors: search_test.cc.
+#include <string>
+#include <vector>
+
+#include "estimator/inputs/validate.h"
+#include "estimator/iteration/estimate.h"
+#include "estimator/plan/search.h"
+#include "estimator/testing/test_util.h"
+#include "gtest/gtest.h"
+
+namespace paraplan {
+namespace {
+
+using testing::Model;
+using testing::Profile;
+
+// Under fused attention Megatron's selective recompute stores what no recompute does, so
+// the search skips it; torchtitan's is its per-op policy, which keeps less: the search
+// offers it (Llama 3 70B on 64 H100s, where a plan with it is on the front).
+TEST(Search, OffersTorchtitansSelectiveUnderFlash) {
+  PlanRequest req;
+  req.workload = testing::Model("llama3-70b");
+  req.gpus = {64};
+  req.global_batch_size = 512;
+  req.top_k = 20;
+  req.constraints.flash_attention = Flag::kOn;
+  auto selective = [&](Framework f) {
+    req.constraints.framework = f;
+    absl::StatusOr<PlanResult> r = Plan(req, Profile("dgx-h100-80gb"));
+    EXPECT_TRUE(r.ok()) << r.status();
+    int n = 0;
+    for (const Estimate& e : r->plans) n += e.config.recompute == Recompute::kSelective;
+    return n;
+  };
+  EXPECT_GT(selective(Framework::kTorchtitan), 0);
+  EXPECT_EQ(selective(Framework::kMegatron), 0);
+}
+
+// Where the expert group leaves the node, the search weighs DeepEP against the
+// all-to-all and keeps the faster; inside one node, and under DeepSpeed, it keeps to the
+// all-to-all.
+TEST(Search, ChoosesTheTokenDispatcherWhereExpertsSpanNodes) {
+  PlanRequest req;
+  req.workload = Model("qwen3-30b-a3b");
+  req.gpus = {32};
+  req.global_batch_size = 64;
+  req.top_k = 5;
+  req.constraints.expert_parallel = {16};
+  req.constraints.tensor_parallel = {1};
+  const SystemProfile p = Profile("dgx-h100-80gb");
+  absl::StatusOr<PlanResult> plan = Plan(req, p);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_FALSE(plan->plans.empty());
+  const Estimate& best = plan->plans.front();
+  EXPECT_EQ(best.config.moe_dispatcher, MoeDispatcher::kDeepEp);
+  for (MoeDispatcher d : {MoeDispatcher::kAllToAll, MoeDispatcher::kDeepEp}) {
+    ParallelConfig c = best.config;
+    c.moe_dispatcher = d;
+    absl::StatusOr<Estimate> direct = EstimateIteration(req.workload, c, p);
+    ASSERT_TRUE(direct.ok()) << direct.status();
+    EXPECT_LE(best.iteration_time_s, direct->iteration_time_s);
+    if (d == best.config.moe_dispatcher) EXPECT_DOUBLE_EQ(direct->iteration_time_s, best.iteration_time_s);
+  }
+  req.constraints.expert_parallel = {8};
+  plan = Plan(req, p);
+  ASSERT_TRUE(plan.ok());
+  for (const Estimate& e : plan->plans) EXPECT_EQ(e.config.moe_dispatcher, MoeDispatcher::kAllToAll);
+  req.constraints.expert_parallel = {16};
+  req.constraints.framework = Framework::kDeepSpeed;
+  plan = Plan(req, p);
+  ASSERT_TRUE(plan.ok());
+  for (const Estimate& e : plan->plans) EXPECT_EQ(e.config.moe_dispatcher, MoeDispatcher::kAllToAll);
+}
+
+// Asked for the all-to-all overlap, every plan runs it where Megatron-Core does (EP > 1,
+// no full recompute, virtual stages under a pipeline), each at the time and memory of
+// estimating it directly; unasked, no plan has it. Refused under DeepSpeed.
+TEST(Search, AppliesTheAllToAllOverlapWhereItRuns) {
+  PlanRequest req;
+  req.workload = Model("qwen3-30b-a3b");
+  req.gpus = {64};
+  req.global_batch_size = 256;
+  req.top_k = 20;
+  req.constraints.tensor_parallel = {1, 2};
+  req.constraints.pipeline_parallel = {1, 2};
+  const SystemProfile p = Profile("dgx-h100-80gb");
+  absl::StatusOr<PlanResult> plain = Plan(req, p);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  for (const Estimate& e : plain->plans) EXPECT_FALSE(e.config.moe_a2a_overlap);
+  req.constraints.moe_a2a_overlap = true;
+  absl::StatusOr<PlanResult> plan = Plan(req, p);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_FALSE(plan->plans.empty());
+  int overlapped = 0;
+  for (const Estimate& e : plan->plans) {
+    const ParallelConfig& c = e.config;
+    const bool runs = c.expert_parallel > 1 && c.recompute != Recompute::kFull;
+    EXPECT_EQ(c.moe_a2a_overlap, runs) << c.ShortString();
+    if (c.moe_a2a_overlap) {
+      ++overlapped;
+      EXPECT_TRUE(c.pipeline_parallel == 1 || c.virtual_pipeline_stages > 1) << c.ShortString();
+    }
+    absl::StatusOr<Estimate> direct = EstimateIteration(req.workload, c, p);
+    ASSERT_TRUE(direct.ok()) << direct.status() << c.ShortString();
+    EXPECT_DOUBLE_EQ(direct->iteration_time_s, e.iteration_time_s) << c.ShortString();
+    EXPECT_DOUBLE_EQ(direct->memory.total_bytes, e.memory.total_bytes) << c.ShortString();
+  }
+  EXPECT_GT(overlapped, 0);
+  // The best with the overlap is at least as fast as the best without it.
+  EXPECT_LE(plan->plans.front().iteration_time_s, plain->plans.front().iteration_time_s);
+  req.constraints.framework = Framework::kDeepSpeed;
+  absl::StatusOr<PlanResult> refused = Plan(req, p);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("constraints.moe_a2a_overlap"), std::string::npos) << refused.status();
+}
+
+// Qwen3-235B at TP 1, PP 8, CP 1, EP 32, four sequences a micro-batch, no recompute, the
+// distributed optimizer, on 256 GB200s: more than the 186 GiB a GPU holds without
+// offloading, so the search offers what the Megatron-MoE model zoo runs there, the
+// experts' inputs offloaded (expert_fc1, moe_act), and each plan's numbers are those of
+// estimating it directly. DeepSpeed has
+// no such offloading: it offers none.
+TEST(Search, OffloadsExpertActivationsWhereNothingElseFits) {
+  PlanRequest req;
+  req.workload = Model("qwen3-235b-a22b");
+  req.gpus = {256};
+  req.global_batch_size = 2048;
+  req.top_k = 3;
+  req.constraints.tensor_parallel = {1};
+  req.constraints.pipeline_parallel = {8};
+  req.constraints.expert_parallel = {32};
+  req.constraints.context_parallel = {1};
+  req.constraints.micro_batch_size = {4};
+  req.constraints.recompute = {Recompute::kNone};
+  req.constraints.virtual_pipeline_stages = {1};
+  req.constraints.zero_stage = {1};  // the distributed optimizer, as the zoo runs it
+  const SystemProfile p = Profile("gb200-nvl72");
+  absl::StatusOr<PlanResult> plan = Plan(req, p);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_FALSE(plan->plans.empty()) << plan->infeasible_reason;
+  for (const Estimate& e : plan->plans) {
+    EXPECT_EQ(e.config.offload_modules, kOffloadExpertFc1 | kOffloadMoeAct) << e.config.ShortString();
+    absl::StatusOr<Estimate> direct = EstimateIteration(req.workload, e.config, p);
+    ASSERT_TRUE(direct.ok()) << direct.status();
+    EXPECT_DOUBLE_EQ(direct->iteration_time_s, e.iteration_time_s);
+    EXPECT_DOUBLE_EQ(direct->memory.total_bytes, e.memory.total_bytes);
+    ParallelConfig kept = e.config;
+    kept.offload_modules = 0;
+    absl::StatusOr<Estimate> without = EstimateIteration(req.workload, kept, p);
+    ASSERT_TRUE(without.ok());
+    EXPECT_FALSE(without->memory.fits) << without->memory.total_bytes / (1 << 30);
+  }
+  req.constraints.framework = Framework::kDeepSpeed;
+  plan = Plan(req, p);
+  ASSERT_TRUE(plan.ok());
+  for (const Estimate& e : plan->plans) EXPECT_EQ(e.config.offload_modules, 0u);
+}
+
+
+
+TEST(Search, LayerGraphsExploreParaDLStrategies) {
+  Workload cnn;
+  cnn.name = "cnn";
+  cnn.kind = Workload::Kind::kLayerGraph;
+  cnn.layer_graph.layers = {
+      {"conv1", LayerKind::kConv, {3, 512, 512}, {64, 256, 256}, {7, 7}, {2, 2}},
+      {"relu1", LayerKind::kRelu, {64, 256, 256}, {64, 256, 256}, {}, {}},
+      {"conv2", LayerKind::kConv, {64, 256, 256}, {128, 256, 256}, {3, 3}, {1, 1}},
+      {"conv3", LayerKind::kConv, {128, 256, 256}, {128, 256, 256}, {3, 3}, {1, 1}},
+      {"pool", LayerKind::kPool, {128, 256, 256}, {128, 32, 32}, {8, 8}, {8, 8}},
+      {"fc", LayerKind::kFc, {128, 32, 32}, {1000}, {}, {}},
+  };
+  PlanRequest req;
+  req.workload = cnn;
+  req.gpus = {16};
+  req.global_batch_size = 16;  // small batch: data parallelism alone cannot use 16 GPUs well
+  req.top_k = 20;
+  // ABCI's nodes with a device-path implementation (NCCL halos, as DistConv or a PyTorch
+  // port runs them): ChainerMN's host-staged tensors make every split slower than data
+  // parallelism there, and the search is what this test is about.
+  const SystemProfile abci = testing::DevicePathAbci();
+  absl::StatusOr<PlanResult> plan = Plan(req, abci);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_FALSE(plan->plans.empty()) << plan->infeasible_reason;
+  bool hybrid = false;
+  for (const Estimate& e : plan->plans) {
+    EXPECT_EQ(e.config.NumGpus(), 16);
+    EXPECT_TRUE(ValidateConfig(cnn, e.config).ok()) << e.config.ShortString();
+    hybrid |= e.config.spatial_parallel * e.config.filter_parallel * e.config.channel_parallel > 1;
+  }
+  EXPECT_TRUE(hybrid);  // the space includes spatial / filter / channel splits
+  // The same search on the estimator one by one gives the same time for the best plan.
+  absl::StatusOr<Estimate> again = EstimateIteration(cnn, plan->plans[0].config, abci);
+  ASSERT_TRUE(again.ok());
+  EXPECT_DOUBLE_EQ(again->iteration_time_s, plan->plans[0].iteration_time_s);
+}
+
+}  // namespace
+}  // namespace paraplan
