@@ -373,7 +373,8 @@ absl::StatusOr<ScopedFit> FitByRegime(const SystemProfile& at, const std::vector
     MarkNetwork(w, w.on_base, budget, &out);  // levels no narrower stratum fits: nothing to compare
     wide_words = absl::StrCat("the base values with the network only they cross fitted on them (",
                               NetworkWords(w, w.on_base), "; profile-wide; cross-validated ", CvText(w.on_base.cv),
-                              ", their own fit ", CvText(w.cv_own), ")");
+                              ", on the narrower values ", CvText(w.nested.cv), ", their own fit ",
+                              CvText(w.cv_own), ")");
   } else if (choice == Wide::kNested) {
     out.profile = w.nested.fit.profile;
     take(w.fits[w.fits.size() - 2]);
