@@ -36,6 +36,15 @@ ParallelConfig ParallelConfig::Normalized() const {
   return c;
 }
 
+bool OverlapsGradientReduction(const ParallelConfig& c) {
+  if (c.framework != Framework::kDeepSpeed) return c.overlap_grad_reduce;
+  return c.overlap_grad_reduce && c.pipeline_parallel <= 1 && (c.zero_stage == 1 || c.zero_stage == 2);
+}
+
+bool OverlapsParameterGather(const ParallelConfig& c) {
+  return c.overlap_param_gather && c.framework != Framework::kDeepSpeed;
+}
+
 int64_t ParallelConfig::NumGpus() const {
   return int64_t{AtLeastOne(data_parallel)} * AtLeastOne(tensor_parallel) *
          AtLeastOne(pipeline_parallel) * AtLeastOne(context_parallel) *

@@ -160,6 +160,20 @@ struct ParallelConfig {
   std::string ShortString() const;
 };
 
+// Whether ZeRO 0-2's gradient reduction overlaps the backward: overlap_grad_reduce, except
+// under DeepSpeed, which reduces after the backward unless ZeRO 1 or 2 runs without
+// pipeline stages (overlap_comm's bucket hooks): its pipeline engine reduces and steps
+// after the last micro-batch (deepspeed/runtime/pipe/schedule.py, TrainSchedule:
+// ReduceTiedGrads, ReduceGrads, OptimizerStep at the final step), and without ZeRO its
+// engine all-reduces once backward() has returned (engine.py, allreduce_gradients:
+// buffered_allreduce_fallback).
+bool OverlapsGradientReduction(const ParallelConfig& c);
+// Whether ZeRO 1-2's all-gather of the updated parameters overlaps the next forward:
+// overlap_param_gather (Megatron's distributed optimizer), never under DeepSpeed, whose
+// ZeRO 1 / 2 optimizer gathers them inside step() (runtime/zero/stage_1_and_2.py:
+// all_gather_dp_groups).
+bool OverlapsParameterGather(const ParallelConfig& c);
+
 const char* RecomputeName(Recompute r);
 // "layernorm,moe_act": the module names of `modules`, comma-separated, in bit order.
 std::string RecomputeModulesText(unsigned modules);

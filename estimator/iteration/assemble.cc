@@ -384,23 +384,24 @@ void AddDpTraffic(const DpContext& x, const GroupSpan& g, double params, DpTraff
   if (g.size <= 1 || params <= 0) return;
   const double grad_bytes = params * GradientBytesOf(x.model, c).reduced;
   const double gather_bytes = params * x.model.param_gather_bytes_per_param;
+  const bool overlap_reduce = OverlapsGradientReduction(c);
   if (c.zero_stage == 0) {
-    (c.overlap_grad_reduce ? t->last_bwd : t->exposed) += coll.AllReduce(grad_bytes, g, c.dp_algorithm);
+    (overlap_reduce ? t->last_bwd : t->exposed) += coll.AllReduce(grad_bytes, g, c.dp_algorithm);
     return;
   }
   if (c.zero_stage <= 2) {
-    (c.overlap_param_gather ? t->first_fwd : t->exposed) += coll.AllGather(gather_bytes, g);
+    (OverlapsParameterGather(c) ? t->first_fwd : t->exposed) += coll.AllGather(gather_bytes, g);
     const double rs = coll.ReduceScatter(grad_bytes, g);
     if (c.zero_stage == 1) {
       // Distributed optimizer: one reduce-scatter of the accumulated gradients per
       // iteration, overlapped with the last micro-batch's backward.
-      (c.overlap_grad_reduce ? t->last_bwd : t->exposed) += rs;
+      (overlap_reduce ? t->last_bwd : t->exposed) += rs;
     } else {
       // ZeRO-2 keeps only its gradient shard, so it reduce-scatters every micro-batch
       // (DeepSpeed stage 2: gradient buckets reduced during each backward; Rajbhandari et
       // al. SC'20 sec. 5.2).
       const int m = std::max(1, c.NumMicroBatches());
-      if (c.overlap_grad_reduce) {
+      if (overlap_reduce) {
         t->every_bwd += rs;
       } else {
         t->exposed += m * rs;
@@ -507,7 +508,7 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
     if (pp_level >= 1) beside_dp += c.virtual_pipeline_stages * hop;
   }
   const int64_t tp_size = int64_t{c.tensor_parallel} * c.filter_parallel * c.channel_parallel;
-  if (c.overlap_grad_reduce && tp_size > hw.gpus_per_node() &&
+  if (OverlapsGradientReduction(c) && tp_size > hw.gpus_per_node() &&
       coll.Place(static_cast<int>(tp_size), 1).level >= 1) {
     beside_dp += s.tp_bwd_s + s.spatial_bwd_s;
   }
@@ -526,7 +527,7 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
   // An overlapped reduction shares the NICs only where it leaves the node.
   const bool dp_leaves_node = std::max(groups.dense.size > 1 ? groups.dense.level : 0,
                                        groups.expert.size > 1 ? groups.expert.level : 0) >= 1;
-  t.dp_comm_s = DpExposed(dpx, traffic, dp_leaves_node && c.overlap_grad_reduce ? beside_dp : 0.0, m);
+  t.dp_comm_s = DpExposed(dpx, traffic, dp_leaves_node && OverlapsGradientReduction(c) ? beside_dp : 0.0, m);
 
   // Optimizer step: memory-bound over this GPU's shard of the parameters.
   const double dpcp = double{1.0} * c.data_parallel * c.context_parallel * c.spatial_parallel;

@@ -116,7 +116,7 @@ std::vector<CollectiveUse> DescribeCollectives(const Workload& workload, const P
   for (const auto& [g, params] : {std::pair{groups.dense, dense}, std::pair{groups.expert, experts}}) {
     const double grad = params * GradientBytesOf(model, c).reduced;
     const double gather = params * model.param_gather_bytes_per_param;
-    const bool ovl = c.overlap_grad_reduce;
+    const bool ovl = OverlapsGradientReduction(c);
     switch (c.zero_stage) {
       case 0:
         b.Add("dp", K::kAllReduce, g, grad, 1, ovl, c.dp_algorithm);
@@ -124,12 +124,14 @@ std::vector<CollectiveUse> DescribeCollectives(const Workload& workload, const P
       case 1:
       case 2:
         b.Add("dp", K::kReduceScatter, g, grad, c.zero_stage == 1 ? 1 : m, ovl);
-        b.Add("dp", K::kAllGather, g, gather, 1, c.overlap_param_gather);
+        b.Add("dp", K::kAllGather, g, gather, 1, OverlapsParameterGather(c));
         break;
       default: {
+        // ZeRO-3 prefetches under either flag (DeepSpeed too: its bucket hooks).
+        const bool prefetch = c.overlap_param_gather || c.overlap_grad_reduce;
         const Zero3Calls z = Zero3Collectives(model, stages, c, params);
-        b.Add("dp", K::kAllGather, g, z.gather_bytes, 2 * z.gathers * layers * m, c.overlap_param_gather || ovl);
-        b.Add("dp", K::kReduceScatter, g, z.reduce_bytes, z.reduces * layers * m, c.overlap_param_gather || ovl);
+        b.Add("dp", K::kAllGather, g, z.gather_bytes, 2 * z.gathers * layers * m, prefetch);
+        b.Add("dp", K::kReduceScatter, g, z.reduce_bytes, z.reduces * layers * m, prefetch);
         break;
       }
     }

@@ -90,6 +90,13 @@ void AddWarnings(const Workload& workload, const SystemProfile& profile, const P
     w->push_back("pipeline bubble above 20% of the iteration: more micro-batches or virtual stages help");
   }
   if (c.offload.any()) w->push_back("offload uses PCIe; host memory and bandwidth are shared per node");
+  if (c.zero_stage <= 2 && ((c.overlap_grad_reduce && !OverlapsGradientReduction(c)) ||
+                            (c.overlap_param_gather && c.zero_stage >= 1 && !OverlapsParameterGather(c)))) {
+    w->push_back(c.pipeline_parallel > 1 || c.zero_stage == 0
+                     ? "DeepSpeed reduces gradients after the backward (its pipeline engine after the last "
+                       "micro-batch) and gathers ZeRO's parameters inside its step: not overlapped"
+                     : "DeepSpeed gathers ZeRO's parameters inside its optimizer step: not overlapped");
+  }
   if (workload.kind == Workload::Kind::kLayerGraph && !profile.layer_timings.empty()) {
     int measured = 0;
     for (const LayerSpec& l : workload.layer_graph.layers) {

@@ -2,6 +2,7 @@
 // against numbers computed by hand from their published formulas.
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "estimator/iteration/assemble.h"
 #include "estimator/iteration/estimate.h"
@@ -311,6 +312,61 @@ TEST(ShardedDataParallel, Zero2ReducesEveryMicroBatch) {
   const double ag = 20e-6 + 63.0 / 64 * params * 2 / 80e9;
   EXPECT_NEAR(z1->time.dp_comm_s, rs + ag, 1e-9);
   EXPECT_NEAR(z2->time.dp_comm_s, 4 * rs + ag, 1e-9);
+}
+
+// DeepSpeed's pipeline engine reduces the gradients and steps after the last micro-batch
+// (deepspeed/runtime/pipe/schedule.py, TrainSchedule), and its ZeRO-1 / 2 optimizer
+// gathers the updated parameters inside step() (stage_1_and_2.py): overlap_grad_reduce
+// and overlap_param_gather hide nothing there, where under Megatron the same flags hide
+// both. Without pipeline stages DeepSpeed's bucket hooks (overlap_comm) hide the
+// reduction behind the last backward, never the gather.
+TEST(ShardedDataParallel, DeepSpeedReducesAfterThePipelineAndGathersInTheStep) {
+  const SystemProfile p = SimpleNet();
+  const Workload w = testing::Model("llama3-8b");
+  ParallelConfig c = Config(1, 2, 32, 1, 256);  // 8 micro-batches over 2 stages
+  c.zero_stage = 1;
+  auto dp_comm = [&](Framework f, bool overlap) {
+    c.framework = f;
+    c.overlap_grad_reduce = c.overlap_param_gather = overlap;
+    absl::StatusOr<Estimate> e = EstimateIteration(w, c, p);
+    EXPECT_TRUE(e.ok()) << e.status();
+    return e.ok() ? e->time.dp_comm_s : NAN;
+  };
+  // By hand: one reduce-scatter of the larger stage's gradients (bf16: DeepSpeed's
+  // communication_data_type) and one all-gather of its bf16 weights over the 32 ranks of
+  // 4 nodes, a ring through each node's 8 NICs of 10 GB/s.
+  const StageCosts s = ComputeStageCosts(Bf16Costs(w, c, p), 2, 1);
+  const double params = std::max(s.first.params, s.last.params);
+  const double one_way = 20e-6 + 31.0 / 32 * params * 2 / 80e9;
+  EXPECT_NEAR(dp_comm(Framework::kDeepSpeed, false), 2 * one_way, 1e-9);
+  EXPECT_NEAR(dp_comm(Framework::kDeepSpeed, true), 2 * one_way, 1e-9);
+  EXPECT_LT(dp_comm(Framework::kMegatron, true), dp_comm(Framework::kMegatron, false));
+
+  // Without stages: ZeRO-1's reduction hides behind the last backward, its gather does
+  // not; without ZeRO, DeepSpeed's engine all-reduces after backward() returns.
+  c = Config(1, 1, 64, 1, 256);
+  c.zero_stage = 1;
+  const double gather = 20e-6 + 63.0 / 64 * OneStageParams(w, c, p) * 2 / 80e9;
+  EXPECT_NEAR(dp_comm(Framework::kDeepSpeed, false), 2 * gather, 1e-9);  // rs and ag alike: 2 bytes
+  const double hooked = dp_comm(Framework::kDeepSpeed, true);
+  EXPECT_GE(hooked, gather - 1e-12);
+  EXPECT_LT(hooked, 1.5 * gather);
+  c.zero_stage = 0;
+  EXPECT_NEAR(dp_comm(Framework::kDeepSpeed, true), dp_comm(Framework::kDeepSpeed, false), 1e-12);
+  EXPECT_LT(dp_comm(Framework::kMegatron, true), dp_comm(Framework::kMegatron, false));
+
+  // An estimate that asks DeepSpeed for an overlap it does not run says so.
+  auto warns = [&](Framework f) {
+    c.framework = f;
+    absl::StatusOr<Estimate> e = EstimateIteration(w, c, p);
+    if (!e.ok()) return false;
+    return std::any_of(e->warnings.begin(), e->warnings.end(),
+                       [](const std::string& m) { return m.find("DeepSpeed reduces gradients after") == 0; });
+  };
+  EXPECT_TRUE(warns(Framework::kDeepSpeed));
+  EXPECT_FALSE(warns(Framework::kMegatron));
+  c.overlap_grad_reduce = c.overlap_param_gather = false;
+  EXPECT_FALSE(warns(Framework::kDeepSpeed));
 }
 
 }  // namespace
