@@ -342,6 +342,10 @@ FrameworkRefusal RefusedByFramework(Framework f, const ParallelConfig& c) {
     if (c.context_parallel > 1) return {"context_parallel", "has no ring attention"};
     if (c.ExpertTensorParallel() != c.tensor_parallel) return {"expert_tensor_parallel", "experts follow TP"};
     if (c.virtual_pipeline_stages > 1) return {"virtual_pipeline_stages", "no interleaved schedule"};
+    // Its pipeline engine runs one schedule, TrainSchedule's 1F1B (runtime/pipe/schedule.py).
+    if (c.pipeline_parallel > 1 && s != PipelineSchedule::k1F1B) {
+      return {"pipeline_schedule", "runs 1F1B only (its pipeline engine's TrainSchedule)"};
+    }
     if (c.pipeline_parallel > 1 && c.zero_stage >= 2) return {"zero_stage", "2 and 3 do not run with pipeline stages"};
     if (c.moe_dispatcher == MoeDispatcher::kDeepEp) return {"moe_dispatcher", "has no DeepEP dispatcher"};
     return {};

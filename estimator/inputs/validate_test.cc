@@ -145,7 +145,7 @@ TEST(Validate, AllToAllOverlapWhereMegatronRunsIt) {
 }
 
 // What each framework runs (Megatron-LM: no ZeRO-2, 1F1B or interleaved; DeepSpeed: no
-// ring attention; PyTorch FSDP: data parallelism only).
+// ring attention, 1F1B only; PyTorch FSDP: data parallelism only).
 TEST(Validate, Frameworks) {
   ParallelConfig c = Config(8, 4, 4, 1, 64);
   c.zero_stage = 2;
@@ -156,6 +156,14 @@ TEST(Validate, Frameworks) {
   EXPECT_TRUE(ValidateFramework(Framework::kMegatron, c).ok());
   c.pipeline_schedule = PipelineSchedule::kZeroBubble;
   EXPECT_THAT(std::string(ValidateFramework(Framework::kNemo, c).message()), HasSubstr("config.pipeline_schedule"));
+  // DeepSpeed's pipeline engine runs its TrainSchedule (1F1B) and nothing else.
+  for (PipelineSchedule s : {PipelineSchedule::kZeroBubble, PipelineSchedule::kGPipe}) {
+    c.pipeline_schedule = s;
+    EXPECT_THAT(std::string(ValidateFramework(Framework::kDeepSpeed, c).message()),
+                HasSubstr("config.pipeline_schedule: runs 1F1B only"));
+  }
+  c.pipeline_schedule = PipelineSchedule::k1F1B;
+  EXPECT_TRUE(ValidateFramework(Framework::kDeepSpeed, c).ok());
   c.pipeline_schedule = PipelineSchedule::kDefault;
   c.context_parallel = 2;
   EXPECT_THAT(std::string(ValidateFramework(Framework::kDeepSpeed, c).message()), HasSubstr("config.context_parallel"));
