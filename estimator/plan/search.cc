@@ -168,9 +168,12 @@ void SearchSettings(const SearchSpace& space, int gpus, int global_batch, const 
         }
         for (bool og : overlap_grad) {
           c.overlap_grad_reduce = og;
+          // A flag the framework ignores (DeepSpeed's pipeline engine) is left off unless asked for.
+          if (og && zero <= 2 && k.overlap_grad_reduce == Flag::kAny && !OverlapsGradientReduction(c)) continue;
           // Overlapping the parameter all-gather with the forward costs no memory and
-          // hides what it can: with sharded states it is always on.
-          for (int opg = zero > 0 ? 1 : 0; opg < (zero > 0 ? 2 : 1); ++opg) {
+          // hides what it can: with sharded states it is always on, where the framework runs it.
+          const bool gather_overlaps = zero > 0 && (zero >= 3 || k.framework != Framework::kDeepSpeed);
+          for (int opg = gather_overlaps ? 1 : 0; opg < (gather_overlaps ? 2 : 1); ++opg) {
             c.overlap_param_gather = opg;
             // The two rank orders differ only where pipeline and data parallelism both
             // span ranks: else they place every group alike.

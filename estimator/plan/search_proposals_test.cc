@@ -40,6 +40,38 @@ TEST(Search, OffersTorchtitansSelectiveUnderFlash) {
   EXPECT_EQ(selective(Framework::kMegatron), 0);
 }
 
+// Under DeepSpeed the search proposes what its engines run: 1F1B on pipeline stages (its
+// TrainSchedule), and no overlap flag where the engine reduces after the last micro-batch
+// or gathers inside its step (OverlapsGradientReduction / OverlapsParameterGather): a
+// plan says what will happen. Megatron keeps both overlaps on.
+TEST(Search, DeepSpeedPlansRunItsScheduleWithoutOverlapsItIgnores) {
+  PlanRequest req;
+  req.workload = testing::Model("gpt3-175b");
+  req.gpus = {256};
+  req.global_batch_size = 512;
+  req.top_k = 20;
+  auto plans = [&](Framework f) {
+    req.constraints.framework = f;
+    absl::StatusOr<PlanResult> r = Plan(req, Profile("dgx-a100-80gb"));
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? r->plans : std::vector<Estimate>();
+  };
+  int staged = 0;
+  for (const Estimate& e : plans(Framework::kDeepSpeed)) {
+    const ParallelConfig& c = e.config;
+    EXPECT_TRUE(c.pipeline_parallel == 1 || c.pipeline_schedule == PipelineSchedule::k1F1B) << c.ShortString();
+    if (c.zero_stage <= 2) {
+      EXPECT_EQ(c.overlap_grad_reduce, OverlapsGradientReduction(c)) << c.ShortString();
+      EXPECT_FALSE(c.overlap_param_gather) << c.ShortString();
+    }
+    staged += c.pipeline_parallel > 1;
+  }
+  EXPECT_GT(staged, 0);
+  for (const Estimate& e : plans(Framework::kMegatron)) {
+    if (e.config.zero_stage == 1) EXPECT_TRUE(e.config.overlap_param_gather) << e.config.ShortString();
+  }
+}
+
 // Where the expert group leaves the node, the search weighs DeepEP against the
 // all-to-all and keeps the faster; inside one node, and under DeepSpeed, it keeps to the
 // all-to-all.
