@@ -63,7 +63,9 @@ TEST(Calibrate, WideRunsFitOnlyTheirNetworkUnlessTheirGpusDiffer) {
   EXPECT_NE(r->report.scope.find("the network only "), std::string::npos);
   EXPECT_TRUE(r->report.disagreements.empty());
   for (const NetworkCalibration& n : r->profile.calibration.network) {
-    if (n.level == "infiniband") EXPECT_NEAR(n.efficiency, slow_network.calibration.network[1].efficiency, 0.1);
+    if (n.level == "infiniband") {
+      EXPECT_NEAR(n.efficiency, slow_network.calibration.network[1].efficiency, 0.1);
+    }
   }
 
   samples = SmallModels(gpu, 0.01);
@@ -112,8 +114,12 @@ TEST(Calibrate, WideRunsOnTheTemplatesGpusFitOnlyTheNetworkOnTheBaseValues) {
   const Calibration applied = ResolvedCalibration(r->profile);
   EXPECT_NEAR(applied.matmul_efficiency, base.calibration.matmul_efficiency, 1e-9);
   for (const NetworkCalibration& n : applied.network) {
-    if (n.level == "infiniband") EXPECT_NEAR(n.efficiency, half_nics.calibration.network[1].efficiency, 0.08);
-    if (n.level == "nvlink") EXPECT_NEAR(n.efficiency, base.calibration.network[0].efficiency, 0.08);
+    if (n.level == "infiniband") {
+      EXPECT_NEAR(n.efficiency, half_nics.calibration.network[1].efficiency, 0.08);
+    }
+    if (n.level == "nvlink") {
+      EXPECT_NEAR(n.efficiency, base.calibration.network[0].efficiency, 0.08);
+    }
   }
   bool matmul = false;
   for (const StratumDisagreement& d : r->report.disagreements) {

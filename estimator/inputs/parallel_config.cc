@@ -45,6 +45,10 @@ bool OverlapsParameterGather(const ParallelConfig& c) {
   return c.overlap_param_gather && c.framework != Framework::kDeepSpeed;
 }
 
+bool ShardsOncePerIteration(const ParallelConfig& c) {
+  return c.zero_stage >= 3 && c.framework == Framework::kTorchtitan && c.pipeline_parallel > 1;
+}
+
 int64_t ParallelConfig::NumGpus() const {
   return int64_t{AtLeastOne(data_parallel)} * AtLeastOne(tensor_parallel) *
          AtLeastOne(pipeline_parallel) * AtLeastOne(context_parallel) *

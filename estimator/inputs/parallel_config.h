@@ -174,6 +174,14 @@ bool OverlapsGradientReduction(const ParallelConfig& c);
 // all_gather_dp_groups).
 bool OverlapsParameterGather(const ParallelConfig& c);
 
+// Whether ZeRO-3 keeps each pipeline stage's weights gathered from its first micro-batch's
+// forward to its last backward and reduce-scatters the accumulated gradients once, after
+// it: torchtitan's FSDP2 under pipeline stages (its reshard_after_forward "default" is
+// False with PP; torch.distributed.pipelining's stage.py, backward_maybe_with_nosync,
+// turns off resharding and gradient sync for every backward but the last, then runs
+// FSDP's post-backward). Else ZeRO-3 gathers every layer each pass and micro-batch.
+bool ShardsOncePerIteration(const ParallelConfig& c);
+
 const char* RecomputeName(Recompute r);
 // "layernorm,moe_act": the module names of `modules`, comma-separated, in bit order.
 std::string RecomputeModulesText(unsigned modules);

@@ -148,7 +148,10 @@ void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
     // ZeRO (Rajbhandari et al. SC'20): stage 1 shards optimizer states, 2 also
     // gradients, 3 also weights, over the data-parallel ranks.
     const double opt_div_d = c.zero_stage >= 1 ? dpcp : 1, opt_div_e = c.zero_stage >= 1 ? expert_dp : 1;
-    const double grad_div_d = c.zero_stage >= 2 ? dpcp : 1, grad_div_e = c.zero_stage >= 2 ? expert_dp : 1;
+    // torchtitan's pipeline stages accumulate their gradients unsharded (ShardsOncePerIteration).
+    const bool once = ShardsOncePerIteration(c);
+    const double grad_div_d = c.zero_stage >= 2 && !once ? dpcp : 1;
+    const double grad_div_e = c.zero_stage >= 2 && !once ? expert_dp : 1;
     const double w_div_d = c.zero_stage >= 3 ? dpcp : 1, w_div_e = c.zero_stage >= 3 ? expert_dp : 1;
     MemoryBreakdown mb;
     mb.weights_bytes = (dense / w_div_d + ex / w_div_e) * model.weight_bytes_per_param;
@@ -201,6 +204,8 @@ void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
       // DeepSpeed holds the module's tensors and those it prefetched: two weight tensors.
       const BlockCosts& l = model.layers[0];
       mb.buffers_bytes += 2 * l.params / std::max(1.0, l.weight_tensors) * compute_weight_bytes;
+    } else if (once) {
+      mb.buffers_bytes += (dense + ex) * compute_weight_bytes;  // the stage's weights, gathered
     } else if (c.zero_stage >= 3 && !model.layers.empty()) {
       mb.buffers_bytes += 2 * model.layers[0].params * compute_weight_bytes;
     } else if (model.fp32_params) {
@@ -436,6 +441,13 @@ void AddDpTraffic(const DpContext& x, const GroupSpan& g, double params, DpTraff
   // dominates at thousands of ranks.
   const double ag_layer = coll.AllGather(z.gather_bytes, g);
   const double rs_layer = coll.ReduceScatter(z.reduce_bytes, g);
+  if (ShardsOncePerIteration(c)) {
+    // Each layer gathered once, prefetched beside the first micro-batch's forward; the
+    // gradients reduce-scattered once after the last backward, one layer after another.
+    (prefetch ? t->first_fwd : t->exposed) += layers * ag_layer;
+    t->exposed += layers * rs_layer;
+    return;
+  }
   if (prefetch) {
     t->layer_fwd += ag_layer;
     t->layer_bwd += ag_layer + rs_layer;

@@ -130,6 +130,11 @@ std::vector<CollectiveUse> DescribeCollectives(const Workload& workload, const P
         // ZeRO-3 prefetches under either flag (DeepSpeed too: its bucket hooks).
         const bool prefetch = c.overlap_param_gather || c.overlap_grad_reduce;
         const Zero3Calls z = Zero3Collectives(model, stages, c, params);
+        if (ShardsOncePerIteration(c)) {  // gathered once, reduced once after the last backward
+          b.Add("dp", K::kAllGather, g, z.gather_bytes, layers, prefetch);
+          b.Add("dp", K::kReduceScatter, g, z.reduce_bytes, layers, false);
+          break;
+        }
         b.Add("dp", K::kAllGather, g, z.gather_bytes, 2 * z.gathers * layers * m, prefetch);
         b.Add("dp", K::kReduceScatter, g, z.reduce_bytes, z.reduces * layers * m, prefetch);
         break;

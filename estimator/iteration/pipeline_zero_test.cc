@@ -369,5 +369,46 @@ TEST(ShardedDataParallel, DeepSpeedReducesAfterThePipelineAndGathersInTheStep) {
   EXPECT_FALSE(warns(Framework::kDeepSpeed));
 }
 
+// torchtitan's FSDP2 under pipeline stages keeps a stage's weights gathered from the first
+// micro-batch's forward to the last backward and reduce-scatters the accumulated
+// gradients once, after it (torch.distributed.pipelining, stage.py): one all-gather and
+// one reduce-scatter per layer an iteration, where without stages it gathers twice and
+// reduces once per layer and micro-batch; the stage's 16-bit weights and its unsharded
+// gradients are held.
+TEST(ShardedDataParallel, TorchtitanPipelineGathersOnceAndReducesAfterTheLastBackward) {
+  const SystemProfile p = SimpleNet();
+  const Workload w = testing::Model("llama3-8b");
+  ParallelConfig c = Config(1, 2, 32, 1, 256);  // 8 micro-batches over 2 stages of 16 layers
+  c.zero_stage = 3;
+  c.framework = Framework::kTorchtitan;
+  absl::StatusOr<Estimate> tt = EstimateIteration(w, c, p);
+  ASSERT_TRUE(tt.ok()) << tt.status();
+  const ModelCosts m = Bf16Costs(w, c, p);
+  const StageCosts s = ComputeStageCosts(m, 2, 1);
+  const double params = std::max(s.first.params, s.last.params);
+  // By hand, nothing prefetched: per layer an all-gather of its 16-bit weights and a
+  // reduce-scatter of its gradients over 32 ranks on 4 nodes (8 NICs of 10 GB/s).
+  const double layer = params / 16;
+  const double ag = 20e-6 + 31.0 / 32 * layer * m.param_gather_bytes_per_param / 80e9;
+  const double rs = 20e-6 + 31.0 / 32 * layer * GradientBytesOf(m, c).reduced / 80e9;
+  EXPECT_NEAR(tt->time.dp_comm_s, 16 * (ag + rs), 1e-9);
+  // Held: the stage's weights in 16 bits and its gradients whole.
+  EXPECT_GE(tt->memory.buffers_bytes, params * m.param_gather_bytes_per_param);
+  EXPECT_NEAR(tt->memory.gradients_bytes / (params * GradientBytesOf(m, c).held), 1, 1e-5);
+
+  // Without stages torchtitan gathers every layer twice and reduces it once per
+  // micro-batch (4 of them), its gradients sharded over the 64 ranks.
+  c.pipeline_parallel = 1;
+  c.data_parallel = 64;
+  absl::StatusOr<Estimate> flat = EstimateIteration(w, c, p);
+  ASSERT_TRUE(flat.ok()) << flat.status();
+  const double flat_params = OneStageParams(w, c, p);
+  const double flat_layer = flat_params / 32;
+  const double flat_ag = 20e-6 + 63.0 / 64 * flat_layer * m.param_gather_bytes_per_param / 80e9;
+  const double flat_rs = 20e-6 + 63.0 / 64 * flat_layer * GradientBytesOf(m, c).reduced / 80e9;
+  EXPECT_NEAR(flat->time.dp_comm_s, 4 * 32 * (2 * flat_ag + flat_rs), 1e-9);
+  EXPECT_NEAR(flat->memory.gradients_bytes / (flat_params * GradientBytesOf(m, c).held / 64), 1, 1e-5);
+}
+
 }  // namespace
 }  // namespace paraplan

@@ -68,7 +68,9 @@ TEST(Search, DeepSpeedPlansRunItsScheduleWithoutOverlapsItIgnores) {
   }
   EXPECT_GT(staged, 0);
   for (const Estimate& e : plans(Framework::kMegatron)) {
-    if (e.config.zero_stage == 1) EXPECT_TRUE(e.config.overlap_param_gather) << e.config.ShortString();
+    if (e.config.zero_stage == 1) {
+      EXPECT_TRUE(e.config.overlap_param_gather) << e.config.ShortString();
+    }
   }
 }
 
@@ -95,7 +97,9 @@ TEST(Search, ChoosesTheTokenDispatcherWhereExpertsSpanNodes) {
     absl::StatusOr<Estimate> direct = EstimateIteration(req.workload, c, p);
     ASSERT_TRUE(direct.ok()) << direct.status();
     EXPECT_LE(best.iteration_time_s, direct->iteration_time_s);
-    if (d == best.config.moe_dispatcher) EXPECT_DOUBLE_EQ(direct->iteration_time_s, best.iteration_time_s);
+    if (d == best.config.moe_dispatcher) {
+      EXPECT_DOUBLE_EQ(direct->iteration_time_s, best.iteration_time_s);
+    }
   }
   req.constraints.expert_parallel = {8};
   plan = Plan(req, p);

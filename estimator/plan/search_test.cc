@@ -293,7 +293,9 @@ TEST(Search, RanksByAQuantileOfTheTime) {
   for (size_t i = 0; i < r->plans.size(); ++i) {
     const Estimate& e = r->plans[i];
     EXPECT_EQ(e.in_envelope, e.num_gpus == 8) << e.config.ShortString();
-    if (i > 0) EXPECT_LE(r->plans[i - 1].interval.high_s, e.interval.high_s * (1 + 1e-9)) << i;
+    if (i > 0) {
+      EXPECT_LE(r->plans[i - 1].interval.high_s, e.interval.high_s * (1 + 1e-9)) << i;
+    }
   }
   req.objective_quantile = 1.0;
   EXPECT_EQ(Plan(req, p).status().code(), absl::StatusCode::kInvalidArgument);
