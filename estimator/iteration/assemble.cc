@@ -105,11 +105,6 @@ DpGroups PlaceDp(const ParallelConfig& c, const Collectives& coll) {
 
 DpGroups PlaceDataParallel(const ParallelConfig& c, const Collectives& coll) { return PlaceDp(c, coll); }
 
-bool AllReducesShardedGradients(const ModelCosts& model, const ParallelConfig& c) {
-  return c.framework == Framework::kDeepSpeed && c.pipeline_parallel > 1 && c.zero_stage == 1 &&
-         model.fp32_main_grads && !model.fp16;
-}
-
 Zero3Calls Zero3Collectives(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& c,
                             double params) {
   const double layers = std::max(1, stages.slowest_layers);
@@ -401,8 +396,7 @@ void AddDpTraffic(const DpContext& x, const GroupSpan& g, double params, DpTraff
   }
   if (c.zero_stage <= 2) {
     (OverlapsParameterGather(c) ? t->first_fwd : t->exposed) += coll.AllGather(gather_bytes, g);
-    const double rs = AllReducesShardedGradients(x.model, c) ? coll.AllReduce(grad_bytes, g, c.dp_algorithm)
-                                                             : coll.ReduceScatter(grad_bytes, g);
+    const double rs = coll.ReduceScatter(grad_bytes, g);
     if (c.zero_stage == 1) {
       // Distributed optimizer: one reduce-scatter of the accumulated gradients per
       // iteration, overlapped with the last micro-batch's backward.

@@ -36,12 +36,6 @@ struct DpGroups {
 };
 DpGroups PlaceDataParallel(const ParallelConfig& c, const Collectives& coll);
 
-// Whether ZeRO-1's gradients are all-reduced whole instead of reduce-scattered: DeepSpeed's
-// pipeline engine under bf16 reduces through its BF16_Optimizer (pipe/engine.py,
-// _bf16_reduce_grads: buffered_allreduce_fallback over the optimizer's gradients), each
-// rank then stepping its own partition.
-bool AllReducesShardedGradients(const ModelCosts& model, const ParallelConfig& c);
-
 // ZeRO-3's collectives per layer and micro-batch, for `params` parameters of the slowest
 // stage. FSDP (and any framework but DeepSpeed) gathers a layer's weights in one call
 // each pass and reduce-scatters its gradients in one. DeepSpeed ZeRO-3

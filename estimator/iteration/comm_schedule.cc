@@ -123,11 +123,7 @@ std::vector<CollectiveUse> DescribeCollectives(const Workload& workload, const P
         break;
       case 1:
       case 2:
-        if (AllReducesShardedGradients(model, c)) {
-          b.Add("dp", K::kAllReduce, g, grad, 1, ovl, c.dp_algorithm);
-        } else {
-          b.Add("dp", K::kReduceScatter, g, grad, c.zero_stage == 1 ? 1 : m, ovl);
-        }
+        b.Add("dp", K::kReduceScatter, g, grad, c.zero_stage == 1 ? 1 : m, ovl);
         b.Add("dp", K::kAllGather, g, gather, 1, OverlapsParameterGather(c));
         break;
       default: {
