@@ -105,6 +105,10 @@ DpGroups PlaceDp(const ParallelConfig& c, const Collectives& coll) {
 
 DpGroups PlaceDataParallel(const ParallelConfig& c, const Collectives& coll) { return PlaceDp(c, coll); }
 
+bool DeepSpeedBf16Optimizer(const ModelCosts& model, const ParallelConfig& c) {
+  return c.framework == Framework::kDeepSpeed && c.zero_stage == 0 && model.fp32_main_grads && !model.fp16;
+}
+
 Zero3Calls Zero3Collectives(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& c,
                             double params) {
   const double layers = std::max(1, stages.slowest_layers);
@@ -147,7 +151,8 @@ void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
     const double ex = st->expert_params;
     // ZeRO (Rajbhandari et al. SC'20): stage 1 shards optimizer states, 2 also
     // gradients, 3 also weights, over the data-parallel ranks.
-    const double opt_div_d = c.zero_stage >= 1 ? dpcp : 1, opt_div_e = c.zero_stage >= 1 ? expert_dp : 1;
+    const bool shard_states = c.zero_stage >= 1 || DeepSpeedBf16Optimizer(model, c);
+    const double opt_div_d = shard_states ? dpcp : 1, opt_div_e = shard_states ? expert_dp : 1;
     // torchtitan's pipeline stages accumulate their gradients unsharded (ShardsOncePerIteration).
     const bool once = ShardsOncePerIteration(c);
     const double grad_div_d = c.zero_stage >= 2 && !once ? dpcp : 1;
@@ -392,6 +397,7 @@ void AddDpTraffic(const DpContext& x, const GroupSpan& g, double params, DpTraff
   const bool overlap_reduce = OverlapsGradientReduction(c);
   if (c.zero_stage == 0) {
     (overlap_reduce ? t->last_bwd : t->exposed) += coll.AllReduce(grad_bytes, g, c.dp_algorithm);
+    if (DeepSpeedBf16Optimizer(x.model, c)) t->exposed += coll.AllGather(gather_bytes, g);
     return;
   }
   if (c.zero_stage <= 2) {
@@ -543,8 +549,8 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
 
   // Optimizer step: memory-bound over this GPU's shard of the parameters.
   const double dpcp = double{1.0} * c.data_parallel * c.context_parallel * c.spatial_parallel;
-  const double shard = c.zero_stage >= 1 ? dense / dpcp + ex / static_cast<double>(c.ExpertDataParallel())
-                                         : dense + ex;
+  const bool sharded_step = c.zero_stage >= 1 || DeepSpeedBf16Optimizer(model, c);
+  const double shard = sharded_step ? dense / dpcp + ex / static_cast<double>(c.ExpertDataParallel()) : dense + ex;
   if (c.offload.optimizer) {
     // ZeRO-Offload (Ren et al. 2021): gradients to host, updated weights back, over PCIe.
     t.offload_s += shard * (GradientBytesOf(model, c).reduced + model.weight_bytes_per_param) /
@@ -555,7 +561,7 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
   // The step's kernels are launched from the host like the layers' (a distributed
   // optimizer's rank updates a 1/dp share of the tensors); what their launches take
   // beyond the GPU's time is host-bound.
-  const double opt_tensors = c.zero_stage >= 1 ? std::ceil(s.tensors / dpcp) : s.tensors;
+  const double opt_tensors = sharded_step ? std::ceil(s.tensors / dpcp) : s.tensors;
   // (+ under 16-bit gradients the fp32 cast of each gradient tensor, a launch apiece at
   // kGradCastLaunchShare of an op's.)
   const double opt_kernels = c.offload.optimizer ? 0

@@ -120,6 +120,7 @@ std::vector<CollectiveUse> DescribeCollectives(const Workload& workload, const P
     switch (c.zero_stage) {
       case 0:
         b.Add("dp", K::kAllReduce, g, grad, 1, ovl, c.dp_algorithm);
+        if (DeepSpeedBf16Optimizer(model, c)) b.Add("dp", K::kAllGather, g, gather, 1, false);
         break;
       case 1:
       case 2:

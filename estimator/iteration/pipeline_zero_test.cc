@@ -342,6 +342,20 @@ TEST(ShardedDataParallel, DeepSpeedReducesAfterThePipelineAndGathersInTheStep) {
   EXPECT_NEAR(dp_comm(Framework::kDeepSpeed, true), 2 * one_way, 1e-9);
   EXPECT_LT(dp_comm(Framework::kMegatron, true), dp_comm(Framework::kMegatron, false));
 
+  // bf16 without ZeRO runs DeepSpeed's BF16_Optimizer: its states partitioned over the 32
+  // ranks (Megatron's DDP keeps them whole), an all-reduce of the whole gradients and an
+  // all-gather of the updated weights, both after the backward.
+  c.zero_stage = 0;
+  c.framework = Framework::kDeepSpeed;
+  absl::StatusOr<Estimate> bf16 = EstimateIteration(w, c, p);
+  c.framework = Framework::kMegatron;
+  absl::StatusOr<Estimate> ddp = EstimateIteration(w, c, p);
+  ASSERT_TRUE(bf16.ok() && ddp.ok());
+  const double all_reduce = 20e-6 + 2 * 31.0 / 32 * params * 2 / 80e9;
+  EXPECT_NEAR(bf16->time.dp_comm_s, all_reduce + one_way, 1e-9);
+  EXPECT_NEAR(ddp->memory.optimizer_bytes / bf16->memory.optimizer_bytes, 32, 1e-6);
+  c.zero_stage = 1;
+
   // Without stages: ZeRO-1's reduction hides behind the last backward, its gather does
   // not; without ZeRO, DeepSpeed's engine all-reduces after backward() returns.
   c = Config(1, 1, 64, 1, 256);
