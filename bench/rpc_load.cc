@@ -348,7 +348,9 @@ int main(int argc, char** argv) {
 
   const auto [total_errors, total_ok] = PrintKinds(load.opt, tallies, elapsed);
   if (load.soak) {
-    std::printf("measurements_stored=%zu\n", Sorted(tallies, kIngest).size() * kMeasurementsPerIngest);
+    size_t ingests = 0;
+    for (const auto& per_thread : tallies) ingests += per_thread[kIngest].ms.size();
+    std::printf("measurements_stored=%zu\n", ingests * kMeasurementsPerIngest);
   }
   if (opt.server_pid > 0) PrintRss(opt.server_pid, rss);
   if (load.writers) return WritersVerdict(load, tallies, total_errors);

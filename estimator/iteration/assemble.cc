@@ -105,10 +105,6 @@ DpGroups PlaceDp(const ParallelConfig& c, const Collectives& coll) {
 
 DpGroups PlaceDataParallel(const ParallelConfig& c, const Collectives& coll) { return PlaceDp(c, coll); }
 
-bool DeepSpeedBf16Optimizer(const ModelCosts& model, const ParallelConfig& c) {
-  return c.framework == Framework::kDeepSpeed && c.zero_stage == 0 && model.fp32_main_grads && !model.fp16;
-}
-
 Zero3Calls Zero3Collectives(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& c,
                             double params) {
   const double layers = std::max(1, stages.slowest_layers);

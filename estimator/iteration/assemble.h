@@ -36,14 +36,6 @@ struct DpGroups {
 };
 DpGroups PlaceDataParallel(const ParallelConfig& c, const Collectives& coll);
 
-// Whether DeepSpeed runs its BF16_Optimizer: bf16 mixed precision without ZeRO (engine.py
-// _do_optimizer_sanity_check; get_data_types accumulates the gradients in fp32 then). It
-// partitions the fp32 master weights and the optimizer states over the data-parallel
-// ranks (bf16_optimizer.py, fp32_groups_flat_partition), all-reduces the whole gradients
-// after the backward and all-gathers the updated bf16 weights after its step: ZeRO-1's
-// memory, an all-reduce and a gather.
-bool DeepSpeedBf16Optimizer(const ModelCosts& model, const ParallelConfig& c);
-
 // ZeRO-3's collectives per layer and micro-batch, for `params` parameters of the slowest
 // stage. FSDP (and any framework but DeepSpeed) gathers a layer's weights in one call
 // each pass and reduce-scatters its gradients in one. DeepSpeed ZeRO-3

@@ -172,7 +172,8 @@ void SearchSettings(const SearchSpace& space, int gpus, int global_batch, const 
           if (og && zero <= 2 && k.overlap_grad_reduce == Flag::kAny && !OverlapsGradientReduction(c)) continue;
           // Overlapping the parameter all-gather with the forward costs no memory and
           // hides what it can: with sharded states it is always on, where the framework runs it.
-          const bool gather_overlaps = zero > 0 && (zero >= 3 || k.framework != Framework::kDeepSpeed);
+          c.overlap_param_gather = true;
+          const bool gather_overlaps = zero >= 3 || (zero > 0 && OverlapsParameterGather(c));
           for (int opg = gather_overlaps ? 1 : 0; opg < (gather_overlaps ? 2 : 1); ++opg) {
             c.overlap_param_gather = opg;
             // The two rank orders differ only where pipeline and data parallelism both

@@ -183,10 +183,13 @@ GradientBytes GradientBytesOf(const ModelCosts& model, const ParallelConfig& c) 
                              c.framework != Framework::kTorchtitan && c.framework != Framework::kPytorchFsdp;
   if (model.fp32_main_grads && (c.framework == Framework::kDeepSpeed || megatron_fsdp)) {
     g.reduced = 2;
-    // DeepSpeed without ZeRO accumulates bf16 gradients in fp32.
-    if (!(c.framework == Framework::kDeepSpeed && c.zero_stage == 0 && !model.fp16)) g.held = 2;
+    if (!DeepSpeedBf16Optimizer(model, c)) g.held = 2;  // its fp32 accumulation buffers stay
   }
   return g;
+}
+
+bool DeepSpeedBf16Optimizer(const ModelCosts& model, const ParallelConfig& c) {
+  return c.framework == Framework::kDeepSpeed && c.zero_stage == 0 && model.fp32_main_grads && !model.fp16;
 }
 
 ModelCosts WithExpertOffload(ModelCosts costs) {

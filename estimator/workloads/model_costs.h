@@ -177,6 +177,14 @@ struct GradientBytes {
 };
 GradientBytes GradientBytesOf(const ModelCosts& model, const ParallelConfig& c);
 
+// Whether DeepSpeed runs its BF16_Optimizer: bf16 mixed precision without ZeRO (engine.py
+// _do_optimizer_sanity_check; get_data_types accumulates the gradients in fp32 then). It
+// holds fp32 gradients whole, partitions the fp32 master weights and the optimizer states
+// over the data-parallel ranks (bf16_optimizer.py, fp32_groups_flat_partition),
+// all-reduces the gradients after the backward and all-gathers the updated bf16 weights
+// after its step: ZeRO-1's memory, an all-reduce and a gather.
+bool DeepSpeedBf16Optimizer(const ModelCosts& model, const ParallelConfig& c);
+
 // Kernels one optimizer pass launches over `tensors` tensors of `elements` elements in
 // all: Apex / Megatron-LM multi_tensor_apply (csrc/multi_tensor_apply.cuh) launches a
 // kernel whenever its argument list fills — 36 tensors of a depth-4 list (Adam: grad,
