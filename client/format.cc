@@ -65,7 +65,7 @@ std::string ConfigSummary(const v1::ParallelConfig& c) {
   if (Deg(c.filter_parallel()) > 1) absl::StrAppend(&s, " filter", c.filter_parallel());
   if (Deg(c.channel_parallel()) > 1) absl::StrAppend(&s, " channel", c.channel_parallel());
   absl::StrAppend(&s, ", micro-batch ", Deg(c.micro_batch_size()), ", global batch ", c.global_batch_size(),
-                  ", recompute ", RecomputeText(c.recompute()));
+                  ", recompute ", RecomputeText(c));
   if (c.sequence_parallel()) absl::StrAppend(&s, ", sequence parallel");
   if (c.zero_stage() > 0) absl::StrAppend(&s, ", ZeRO-", c.zero_stage());
   if (c.flash_attention()) absl::StrAppend(&s, ", flash attention");

@@ -99,10 +99,24 @@ std::string LayerPatternExpression(const std::vector<int>& bits) {
   return best;
 }
 
+std::string UnrunModulesNote(const Plan& p, const std::string& framework, const std::string& instead) {
+  if (p.recompute != v1::RECOMPUTE_SELECTIVE) return "";
+  std::vector<std::string> modules;
+  for (const std::string& m : p.c->recompute_modules()) {
+    if (m != "core_attn") modules.push_back(m);
+  }
+  if (modules.empty()) return "";
+  return absl::StrCat("the plan recomputes Megatron-Core's modules (", absl::StrJoin(modules, ", "), "); ", framework,
+                      " has none: its selective recompute ", instead, ", not what was planned");
+}
+
 std::string Header(const std::string& title, const Plan& p) {
   std::string plan = absl::StrCat("TP", p.tp, " PP", p.pp, " DP", p.dp, " CP", p.cp, " EP", p.ep);
   if (p.pp > 1) absl::StrAppend(&plan, ", schedule ", ScheduleName(p.schedule), p.v > 1 ? absl::StrCat(" v", p.v) : "");
   absl::StrAppend(&plan, ", micro-batch ", p.mbs, ", global batch ", p.gbs, ", recompute ", RecomputeName(p.recompute));
+  if (p.recompute == v1::RECOMPUTE_SELECTIVE && p.c->recompute_modules_size() > 0) {
+    absl::StrAppend(&plan, " (", absl::StrJoin(p.c->recompute_modules(), ", "), ")");
+  }
   if (p.c->sequence_parallel()) absl::StrAppend(&plan, ", sequence parallel");
   absl::StrAppend(&plan, ", ZeRO-", p.zero, ", ", PrecisionName(p.precision));
   return absl::StrCat("# ", title, " for ", p.model, p.profile.empty() ? "" : absl::StrCat(" on ", p.profile), ": ",

@@ -324,6 +324,10 @@ std::string Torchtitan(const Plan& p) {
     notes.Add(absl::StrCat("FP8: add the float8 converter (tensorwise) to the model in the config function",
                            fsdp ? ", with FSDP float8 all-gather" : "", "; it has no command-line flag"));
   }
+  if (std::string n = UnrunModulesNote(p, "torchtitan", "(op-level) keeps every second matmul's output");
+      !n.empty()) {
+    notes.Add(n);
+  }
   // The activation-checkpointing subcommand, last (tyro reads what follows as its own).
   f.Add(absl::StrCat("activation-checkpoint:", RecomputeName(p.recompute)));
   return absl::StrCat(Header("torchtitan command line (overrides of a config function)", p), notes.text(),

@@ -347,6 +347,9 @@ std::string DeepSpeed(const Plan& p) {
     f.Add("--recompute-method", "uniform");
   } else if (p.recompute == v1::RECOMPUTE_SELECTIVE) {
     f.Add("--recompute-granularity", "selective");
+    if (std::string n = UnrunModulesNote(p, "Megatron-DeepSpeed", "re-runs the core attention"); !n.empty()) {
+      notes.Add(n);
+    }
   }
   if (fp16) f.Add("--fp16");
   if (bf16) f.Add("--bf16");

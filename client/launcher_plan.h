@@ -76,6 +76,11 @@ std::string LayerPatternExpression(const std::vector<int>& bits);
 // The shared experts as Megatron-Core builds them: one MLP as wide as all of them.
 int64_t SharedExpertWidth(const v1::MoeSpec& m);
 
+// Where the plan recomputes Megatron-Core's modules beyond core_attn under selective
+// recompute and `framework` has no such modules: a note saying what its selective
+// recompute does `instead`; "" otherwise.
+std::string UnrunModulesNote(const Plan& p, const std::string& framework, const std::string& instead);
+
 // "# TITLE for MODEL on PROFILE: N GPUs (M nodes x K)" and "# plan: TP.. PP.. ...".
 std::string Header(const std::string& title, const Plan& p);
 

@@ -2,13 +2,12 @@
 
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "report/units.h"
 
 namespace paraplan::cli {
-
-namespace {
-}  // namespace
 
 std::string SecondsText(double s) {
   if (s >= 3600 * 24) return absl::StrFormat("%.1f d", s / 86400);
@@ -38,6 +37,14 @@ const char* RecomputeText(v1::Recompute r) {
     default:
       return "none";
   }
+}
+
+std::string RecomputeText(const v1::ParallelConfig& c) {
+  std::string s = RecomputeText(c.recompute());
+  if (c.recompute() == v1::RECOMPUTE_SELECTIVE && c.recompute_modules_size() > 0) {
+    absl::StrAppend(&s, " (", absl::StrJoin(c.recompute_modules(), ", "), ")");
+  }
+  return s;
 }
 
 const char* ScheduleText(const v1::ParallelConfig& c) {

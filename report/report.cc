@@ -143,7 +143,7 @@ std::string PlansTable(const ReportInput& in, const EnergyUnit& eu) {
                     Deg(c.tensor_parallel()), "</td><td>", Deg(c.pipeline_parallel()), "</td><td>",
                     Deg(c.data_parallel()), "</td><td>", Deg(c.context_parallel()), "</td><td>",
                     Deg(c.expert_parallel()), "</td><td>", Deg(c.virtual_pipeline_stages()), "</td><td>",
-                    Deg(c.micro_batch_size()), "</td><td class=\"l\">", RecomputeText(c.recompute()),
+                    Deg(c.micro_batch_size()), "</td><td class=\"l\">", RecomputeText(c),
                     "</td><td class=\"l\">", c.sequence_parallel() ? "yes" : "no", "</td><td>", c.zero_stage(),
                     "</td><td class=\"l\">", ScheduleText(c), "</td><td class=\"l opt\">", E(Options(c)), "</td><td>",
                     E(Duration(e.iteration_time_s())), "</td><td>", E(SiText(e.tokens_per_s())), "</td><td>",

@@ -338,6 +338,17 @@ FrameworkRefusal RefusedByFramework(Framework f, const ParallelConfig& c) {
   // Fine-grained activation offloading and the combined 1F1B are Megatron-Core's.
   if (c.offload_modules != 0) return {"offload_modules", "has no fine-grained activation offloading"};
   if (c.moe_a2a_overlap) return {"moe_a2a_overlap", "has no all-to-all overlap (Megatron-Core's combined 1F1B)"};
+  // So are the recompute modules: elsewhere selective recompute re-runs the core attention
+  // (Megatron-DeepSpeed's) or torchtitan's chosen ops, never a named module.
+  if (c.recompute == Recompute::kSelective && (c.recompute_modules & ~unsigned{kRecomputeCoreAttn}) != 0) {
+    return {"recompute_modules", "has no recompute modules (Megatron-Core's) beyond the core attention"};
+  }
+  // Both lay pipeline stages outermost: DeepSpeed's PipeModelDataParallelTopology (axes
+  // pipe, data, model; runtime/pipe/topology.py), torchtitan's device mesh (pp, dp, cp, tp;
+  // ParallelDims.build_mesh).
+  if (c.rank_order == RankOrder::kTpCpEpPpDp && c.pipeline_parallel > 1 && c.data_parallel > 1) {
+    return {"rank_order", "places pipeline stages outermost (tp-cp-ep-dp-pp)"};
+  }
   if (f == Framework::kDeepSpeed) {
     if (c.context_parallel > 1) return {"context_parallel", "has no ring attention"};
     if (c.ExpertTensorParallel() != c.tensor_parallel) return {"expert_tensor_parallel", "experts follow TP"};

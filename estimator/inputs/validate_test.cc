@@ -170,6 +170,24 @@ TEST(Validate, Frameworks) {
   EXPECT_THAT(std::string(ValidateFramework(Framework::kPytorchFsdp, c).message()),
               HasSubstr("FRAMEWORK_PYTORCH_FSDP"));
   EXPECT_TRUE(ValidateFramework(Framework::kPytorchFsdp, Config(1, 1, 64, 1, 64)).ok());
+  // DeepSpeed and torchtitan lay pipeline stages outermost; Megatron runs either order.
+  ParallelConfig order = Config(8, 4, 4, 1, 64);
+  order.rank_order = RankOrder::kTpCpEpPpDp;
+  EXPECT_TRUE(ValidateFramework(Framework::kMegatron, order).ok());
+  for (Framework f : {Framework::kDeepSpeed, Framework::kTorchtitan}) {
+    EXPECT_THAT(std::string(ValidateFramework(f, order).message()),
+                HasSubstr("config.rank_order: places pipeline stages outermost"));
+  }
+  // Recompute modules are Megatron-Core's; elsewhere selective recompute re-runs the core
+  // attention alone.
+  ParallelConfig modules = Config(8, 4, 4, 1, 64);
+  modules.recompute = Recompute::kSelective;
+  modules.recompute_modules = kRecomputeCoreAttn;
+  EXPECT_TRUE(ValidateFramework(Framework::kDeepSpeed, modules).ok());
+  modules.recompute_modules |= kRecomputeLayernorm;
+  EXPECT_TRUE(ValidateFramework(Framework::kNemo, modules).ok());
+  EXPECT_THAT(std::string(ValidateFramework(Framework::kDeepSpeed, modules).message()),
+              HasSubstr("config.recompute_modules: has no recompute modules"));
   // Megatron-Core refuses CPU offloading beside pipeline stages or recomputation
   // (TransformerConfig.__post_init__).
   ParallelConfig offload = Config(8, 4, 4, 1, 64);

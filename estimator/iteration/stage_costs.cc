@@ -14,6 +14,7 @@ StageMemory MemoryOf(const BlockCosts& stage, const BlockCosts& chunk, int layer
   StageMemory m;
   m.offloaded_bytes_per_mb = stage.offloaded_bytes;
   m.expert_offloadable_bytes_per_mb = stage.expert_offloadable_bytes;
+  m.light_recompute_bytes_per_mb = stage.light_recompute_bytes;
   m.layers = layers;
   m.params = stage.params;
   m.expert_params = stage.expert_params;

@@ -21,6 +21,7 @@ struct StageMemory {
   double chunk_activation_bytes_per_mb = 0;  // one chunk (for offload working set)
   double offloaded_bytes_per_mb = 0;  // all its chunks, one micro-batch: on the host (offload_modules)
   double expert_offloadable_bytes_per_mb = 0;  // of its activations, what expert offloading would move
+  double light_recompute_bytes_per_mb = 0;     // of its activations, what light recompute modules would drop
   int layers = 0;                     // decoder / graph layers, all its chunks
 };
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <cstdint>
 #include <string>
 #include <thread>
@@ -119,14 +120,116 @@ void Offer(const SearchSpace& space, int global_batch, const ModelCosts& model, 
   }
 }
 
+// A shape's light-recompute variant (LightRecomputeModules): its per-layer costs computed
+// when a setting of the shape first fails to fit, its stage costs once per layout. A
+// setting that fits without the modules is never tried with them: they only add time.
+class RecomputeFallback {
+ public:
+  RecomputeFallback(const SearchSpace& space, int gpus, ModelShape shape, unsigned modules)
+      : space_(space), gpus_(gpus), shape_(shape), modules_(modules) {
+    shape_.recompute = Recompute::kSelective;
+    shape_.recompute_modules = modules;
+  }
+  unsigned modules() const { return modules_; }
+  // The variant's per-layer costs; nullptr where they could not be computed (deadline).
+  const ModelCosts* Model() {
+    if (!tried_) {
+      tried_ = true;
+      const size_t slot = space_.Slot(gpus_);
+      const PlanRequest& r = *space_.request;
+      absl::StatusOr<ModelCosts> m = ComputeModelCosts(r.workload, shape_, *space_.hws[slot], *space_.colls[slot],
+                                                       Interrupt{r.deadline, r.cancelled});
+      if (m.ok()) model_ = *std::move(m);
+    }
+    return model_.has_value() ? &*model_ : nullptr;
+  }
+  // Stage costs of the layout (pp, v, end-stage layers) being searched: set by SetLayout.
+  const StageCosts* Stages() {
+    const ModelCosts* m = Model();
+    if (m == nullptr) return nullptr;
+    if (!stages_.has_value()) stages_ = ComputeStageCosts(*m, pp_, v_, ends_, ends_);
+    return &*stages_;
+  }
+  void SetLayout(int pp, int v, int ends) {
+    pp_ = pp;
+    v_ = v;
+    ends_ = ends;
+    stages_.reset();
+  }
+
+ private:
+  const SearchSpace& space_;
+  const int gpus_;
+  ModelShape shape_;
+  const unsigned modules_;
+  bool tried_ = false;
+  std::optional<ModelCosts> model_;
+  int pp_ = 1, v_ = 1, ends_ = 0;
+  std::optional<StageCosts> stages_;
+};
+
+// The overlap flags and rank orders of a setting that fits (`mem` its memory), each
+// assembled and offered.
+void OfferFitting(const SearchSpace& space, int global_batch, const ModelCosts& model, const StageCosts& stages,
+                  const SystemContext& sys, QuantileFactors* quantile, ParallelConfig c, MemoryBreakdown* mem,
+                  WorkerState* st) {
+  const PlanConstraints& k = space.request->constraints;
+  const int zero = c.zero_stage, pp = c.pipeline_parallel, dp = c.data_parallel;
+  for (bool og : FlagValues(k.overlap_grad_reduce)) {
+    c.overlap_grad_reduce = og;
+    // A flag the framework ignores (DeepSpeed's pipeline engine) is left off unless asked for.
+    if (og && zero <= 2 && k.overlap_grad_reduce == Flag::kAny && !OverlapsGradientReduction(c)) continue;
+    // Overlapping the parameter all-gather with the forward costs no memory and
+    // hides what it can: with sharded states it is always on, where the framework runs it.
+    c.overlap_param_gather = true;
+    const bool gather_overlaps = zero >= 3 || (zero > 0 && OverlapsParameterGather(c));
+    for (int opg = gather_overlaps ? 1 : 0; opg < (gather_overlaps ? 2 : 1); ++opg) {
+      c.overlap_param_gather = opg;
+      // The two rank orders differ only where pipeline and data parallelism both
+      // span ranks: else they place every group alike.
+      for (int order = 0; order < (pp > 1 && dp > 1 ? 2 : 1); ++order) {
+        c.rank_order = order ? RankOrder::kTpCpEpPpDp : RankOrder::kTpCpEpDpPp;
+        if (RefusedByFramework(k.framework, c).field != nullptr) continue;
+        Scored s;
+        Assemble(model, stages, c, sys, &s.result, mem);
+        ++st->evaluated;
+        ++st->feasible;
+        Offer(space, global_batch, model, c, quantile->Of(c), std::move(s), st);
+      }
+    }
+  }
+}
+
+// A setting that does not fit (`mem` its memory), tried with the shape's light recompute
+// modules where dropping what they can drop (at most `light_share` of the end stages'
+// activations, and the allocator's share of them) could make it fit; true when it fits
+// with them (and was offered).
+bool OfferWithLightRecompute(const SearchSpace& space, int global_batch, const SystemContext& sys, double capacity,
+                             QuantileFactors* quantile, ParallelConfig c, const MemoryBreakdown& without,
+                             double light_share, RecomputeFallback* fallback, WorkerState* st) {
+  if (fallback == nullptr) return false;
+  if (without.total_bytes - capacity > light_share * (without.activations_bytes + without.overhead_bytes)) return false;
+  const ModelCosts* model = fallback->Model();
+  const StageCosts* stages = model != nullptr ? fallback->Stages() : nullptr;
+  if (stages == nullptr) return false;
+  c.recompute = Recompute::kSelective;
+  c.recompute_modules = fallback->modules();
+  c.moe_dispatcher = model->moe_dispatcher;
+  MemoryBreakdown mem;
+  AssembleMemory(*model, *stages, c, sys, &mem);
+  if (!(mem.total_bytes <= capacity && mem.fits)) return false;
+  OfferFitting(space, global_batch, *model, *stages, sys, quantile, c, &mem, st);
+  return true;
+}
+
 // Every ZeRO stage, offload, schedule, overlap flag and rank order of `c` (its degrees
 // and stages set), within `capacity` bytes.
 void SearchSettings(const SearchSpace& space, int gpus, int global_batch, const Shape& shape, const ModelCosts& model,
                     const StageCosts& stages, double capacity, QuantileFactors* quantile, ParallelConfig c,
-                    WorkerState* st) {
+                    RecomputeFallback* fallback, WorkerState* st) {
   const PlanConstraints& k = space.request->constraints;
   const SystemContext& sys = space.systems[space.Slot(gpus)];
-  const std::vector<bool> overlap_grad = FlagValues(k.overlap_grad_reduce);
+  const int overlap_grad = static_cast<int>(FlagValues(k.overlap_grad_reduce).size());
   const int pp = c.pipeline_parallel, v = c.virtual_pipeline_stages, dp = c.data_parallel;
   PipelineSchedule schedules_v1[] = {PipelineSchedule::k1F1B, PipelineSchedule::kGPipe, PipelineSchedule::kZeroBubble};
   PipelineSchedule schedules_v[] = {PipelineSchedule::kInterleaved1F1B};
@@ -137,6 +240,10 @@ void SearchSettings(const SearchSpace& space, int gpus, int global_batch, const 
     return m.activation_bytes_per_mb > 0 ? m.expert_offloadable_bytes_per_mb / m.activation_bytes_per_mb : 0;
   };
   const double offload_share = std::max(share(stages.first), share(stages.last));
+  auto light = [](const StageMemory& m) {
+    return m.activation_bytes_per_mb > 0 ? m.light_recompute_bytes_per_mb / m.activation_bytes_per_mb : 0;
+  };
+  const double light_share = std::max(light(stages.first), light(stages.last));
   for (int zero = 0; zero <= 3; ++zero) {
     if (!Permits(k.zero_stage, zero)) continue;
     if (zero > 0 && dp * shape.cp * shape.spatial == 1) continue;  // nothing to shard
@@ -152,10 +259,13 @@ void SearchSettings(const SearchSpace& space, int gpus, int global_batch, const 
         // GPipe has 1F1B's bubble and holds every micro-batch's activations: never
         // better, searched only when asked for.
         if (c.pipeline_schedule == PipelineSchedule::kGPipe && k.pipeline_schedule.empty()) continue;
-        st->enumerated += static_cast<int>(overlap_grad.size()) * 2;
+        st->enumerated += overlap_grad * 2;
         MemoryBreakdown mem;
         AssembleMemory(model, stages, c, sys, &mem);
         if (!(mem.total_bytes <= capacity && mem.fits)) {
+          if (OfferWithLightRecompute(space, global_batch, sys, capacity, quantile, c, mem, light_share, fallback, st)) {
+            continue;
+          }
           const double shortfall = mem.total_bytes - capacity;
           st->shape_shortfall_after_offload =
               std::min(st->shape_shortfall_after_offload, shortfall - offload_share * mem.activations_bytes);
@@ -166,29 +276,7 @@ void SearchSettings(const SearchSpace& space, int gpus, int global_batch, const 
           }
           continue;
         }
-        for (bool og : overlap_grad) {
-          c.overlap_grad_reduce = og;
-          // A flag the framework ignores (DeepSpeed's pipeline engine) is left off unless asked for.
-          if (og && zero <= 2 && k.overlap_grad_reduce == Flag::kAny && !OverlapsGradientReduction(c)) continue;
-          // Overlapping the parameter all-gather with the forward costs no memory and
-          // hides what it can: with sharded states it is always on, where the framework runs it.
-          c.overlap_param_gather = true;
-          const bool gather_overlaps = zero >= 3 || (zero > 0 && OverlapsParameterGather(c));
-          for (int opg = gather_overlaps ? 1 : 0; opg < (gather_overlaps ? 2 : 1); ++opg) {
-            c.overlap_param_gather = opg;
-            // The two rank orders differ only where pipeline and data parallelism both
-            // span ranks: else they place every group alike.
-            for (int order = 0; order < (pp > 1 && dp > 1 ? 2 : 1); ++order) {
-              c.rank_order = order ? RankOrder::kTpCpEpPpDp : RankOrder::kTpCpEpDpPp;
-              if (RefusedByFramework(k.framework, c).field != nullptr) continue;
-              Scored s;
-              Assemble(model, stages, c, sys, &s.result, &mem);
-              ++st->evaluated;
-              ++st->feasible;
-              Offer(space, global_batch, model, c, quantile->Of(c), std::move(s), st);
-            }
-          }
-        }
+        OfferFitting(space, global_batch, model, stages, sys, quantile, c, &mem, st);
       }
     }
   }
@@ -197,7 +285,7 @@ void SearchSettings(const SearchSpace& space, int gpus, int global_batch, const 
 // Every pipeline layout (stages, virtual stages, end-stage layers) of a shape whose
 // per-layer costs are `model`, each with every setting (SearchSettings).
 void SearchLayouts(const SearchSpace& space, int gpus, int global_batch, const Shape& shape, const ModelCosts& model,
-                   ParallelConfig c, WorkerState* st) {
+                   ParallelConfig c, RecomputeFallback* fallback, WorkerState* st) {
   const PlanRequest& req = *space.request;
   const PlanConstraints& k = req.constraints;
   c.moe_dispatcher = model.moe_dispatcher;  // DeepEP where the costs weighed it faster
@@ -232,8 +320,9 @@ void SearchLayouts(const SearchSpace& space, int gpus, int global_batch, const S
       c.pipeline_parallel = pp;
       c.data_parallel = dp;
       c.virtual_pipeline_stages = v;
+      if (fallback != nullptr) fallback->SetLayout(pp, v, ends);
       SearchSettings(space, gpus, global_batch, shape, model, ComputeStageCosts(model, pp, v, ends, ends), capacity,
-                     &quantile, c, st);
+                     &quantile, c, fallback, st);
     }
   }
 }
@@ -271,10 +360,13 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
   }
   const int64_t feasible = st->feasible;
   st->shape_shortfall_after_offload = INFINITY;
-  SearchLayouts(space, gpus, global_batch, shape, *model, c, st);
+  const unsigned light = LightRecomputeModules(space, c);
+  std::optional<RecomputeFallback> fallback;
+  if (light != 0) fallback.emplace(space, gpus, ms, light);
+  SearchLayouts(space, gpus, global_batch, shape, *model, c, fallback ? &*fallback : nullptr, st);
   if (st->feasible > feasible || !TryExpertOffload(space, c, *st)) return;
   c.offload_modules = kOffloadExpertFc1 | kOffloadMoeAct;
-  SearchLayouts(space, gpus, global_batch, shape, WithExpertOffload(*std::move(model)), c, st);
+  SearchLayouts(space, gpus, global_batch, shape, WithExpertOffload(*std::move(model)), c, nullptr, st);
 }
 
 }  // namespace

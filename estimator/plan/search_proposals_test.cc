@@ -1,7 +1,8 @@
 // Unit tests of what the plan search proposes for the knobs frameworks added (search.h):
 // torchtitan's selective recompute under fused attention, the MoE token dispatcher where
 // experts span nodes, the all-to-all overlap where it runs, offloaded expert activations
-// where nothing else fits, and ParaDL's strategies for layer graphs. The search's
+// where nothing else fits, Megatron-Core's light recompute modules where a setting does not
+// fit without them, and ParaDL's strategies for layer graphs. The search's
 // correctness (brute force), limits and errors: search_test.cc.
 #include <string>
 #include <vector>
@@ -198,6 +199,54 @@ TEST(Search, OffloadsExpertActivationsWhereNothingElseFits) {
 }
 
 
+
+// Qwen3-235B on 256 H100s at PP 4 and EP 16: no setting fits without recomputation, and
+// Megatron-Core's output-discarding checkpoints of the norms and the experts' activation
+// (recompute_modules layernorm, moe_act: the Megatron-MoE model zoo's choice) make some
+// fit at a fraction of full recompute's cost. The search offers them only on a setting
+// that does not fit without (each plan's same configuration without them is over the
+// memory), its numbers are those of estimating it directly, and it is faster than the best
+// plan full recompute gives. DeepSpeed has no recompute modules: it offers none.
+TEST(Search, RecomputesLightModulesWhereTheSettingDoesNotFitWithout) {
+  PlanRequest req;
+  req.workload = Model("qwen3-235b-a22b");
+  req.gpus = {256};
+  req.global_batch_size = 2048;
+  req.top_k = 5;
+  req.constraints.tensor_parallel = {1};
+  req.constraints.pipeline_parallel = {4};
+  req.constraints.expert_parallel = {16};
+  req.constraints.framework = Framework::kMegatron;
+  const SystemProfile p = Profile("dgx-h100-80gb");
+  absl::StatusOr<PlanResult> plan = Plan(req, p);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_FALSE(plan->plans.empty()) << plan->infeasible_reason;
+  for (const Estimate& e : plan->plans) {
+    ASSERT_EQ(e.config.recompute, Recompute::kSelective) << e.config.ShortString();
+    EXPECT_EQ(e.config.recompute_modules, kRecomputeLayernorm | kRecomputeMoeAct) << e.config.ShortString();
+    absl::StatusOr<Estimate> direct = EstimateIteration(req.workload, e.config, p);
+    ASSERT_TRUE(direct.ok()) << direct.status();
+    EXPECT_DOUBLE_EQ(direct->iteration_time_s, e.iteration_time_s);
+    EXPECT_DOUBLE_EQ(direct->memory.total_bytes, e.memory.total_bytes);
+    EXPECT_TRUE(direct->memory.fits);
+    ParallelConfig kept = e.config;
+    kept.recompute = Recompute::kNone;
+    kept.recompute_modules = 0;
+    absl::StatusOr<Estimate> without = EstimateIteration(req.workload, kept, p);
+    ASSERT_TRUE(without.ok()) << without.status();
+    EXPECT_FALSE(without->memory.fits) << without->memory.total_bytes / (1 << 30);
+  }
+  req.constraints.recompute = {Recompute::kFull};
+  absl::StatusOr<PlanResult> full = Plan(req, p);
+  ASSERT_TRUE(full.ok() && !full->plans.empty());
+  EXPECT_LT(plan->plans.front().iteration_time_s, full->plans.front().iteration_time_s);
+  req.constraints.recompute = {};
+  req.constraints.framework = Framework::kDeepSpeed;
+  req.constraints.pipeline_parallel = {};
+  plan = Plan(req, p);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  for (const Estimate& e : plan->plans) EXPECT_EQ(e.config.recompute_modules, 0u) << e.config.ShortString();
+}
 
 TEST(Search, LayerGraphsExploreParaDLStrategies) {
   Workload cnn;

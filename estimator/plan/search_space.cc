@@ -222,6 +222,23 @@ ParallelConfig ShapeConfig(const PlanConstraints& k, const Shape& shape, int glo
   return c;
 }
 
+unsigned LightRecomputeModules(const SearchSpace& space, const ParallelConfig& c) {
+  const PlanConstraints& k = space.request->constraints;
+  if (!space.transformer || c.recompute == Recompute::kFull || c.offload_modules != 0) return 0;
+  if (k.framework != Framework::kAny && k.framework != Framework::kMegatron && k.framework != Framework::kNemo) {
+    return 0;
+  }
+  if (!Permits(k.recompute, Recompute::kSelective)) return 0;
+  unsigned light = kRecomputeLayernorm;
+  if (space.spec.is_moe()) light |= kRecomputeMoeAct;
+  if (space.spec.mla.enabled()) light |= kRecomputeMlaUpProj;
+  // Selective recompute without modules named re-runs the core attention (Megatron's default).
+  const unsigned base = c.recompute == Recompute::kSelective
+                            ? (c.recompute_modules != 0 ? c.recompute_modules : kRecomputeCoreAttn)
+                            : 0;
+  return (base | light) == base ? 0 : base | light;
+}
+
 Interleaving InterleavingsOf(const SearchSpace& space, int pp) {
   Interleaving out;
   if (pp > 1 && space.transformer && space.num_layers % pp == 0) {

@@ -98,6 +98,17 @@ std::vector<Shape> EnumerateShapes(const SearchSpace& space, int gpus, const std
 // parallel, ZeRO, offload, schedule and flag settings are filled in by the search.
 ParallelConfig ShapeConfig(const PlanConstraints& k, const Shape& shape, int global_batch);
 
+// Megatron-Core's output-discarding checkpoints (TransformerConfig.recompute_modules:
+// "moe_act", "layernorm" and "mla_up_proj" drop their outputs in the forward and re-run
+// them in the backward; the Megatron-MoE model zoo's recipes set them where a MoE
+// configuration does not fit otherwise): memory-bound re-runs that free the norms', the
+// experts' activation's and MLA's up-projections' outputs. The recompute modules of `c`
+// with those added, for the search to try on a setting that does not fit without them;
+// 0 where they cannot apply: a layer graph, full recompute, fine-grained offloading, a
+// framework other than Megatron-Core's, selective recompute not permitted, or torchtitan's
+// op-level selective recompute.
+unsigned LightRecomputeModules(const SearchSpace& space, const ParallelConfig& c);
+
 // Virtual stages to try at `pp` stages, and the end stages' layer counts they take.
 // Layers that do not divide over the stages interleave as Megatron-Core lays them out
 // with the embedding and the loss counted as layers (Qwen3-235B's 94 over 8 x 4): the end

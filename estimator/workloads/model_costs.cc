@@ -75,6 +75,7 @@ void BlockCosts::Add(const BlockCosts& o) {
   activation_bytes += o.activation_bytes;
   offloaded_bytes += o.offloaded_bytes;
   expert_offloadable_bytes += o.expert_offloadable_bytes;
+  light_recompute_bytes += o.light_recompute_bytes;
   transient_bytes = transient_bytes > o.transient_bytes ? transient_bytes : o.transient_bytes;
   params += o.params;
   tensors += o.tensors;
@@ -101,6 +102,7 @@ BlockCosts BlockCosts::Between(const BlockCosts& from, const BlockCosts& to) {
   d.activation_bytes = to.activation_bytes - from.activation_bytes;
   d.offloaded_bytes = to.offloaded_bytes - from.offloaded_bytes;
   d.expert_offloadable_bytes = to.expert_offloadable_bytes - from.expert_offloadable_bytes;
+  d.light_recompute_bytes = to.light_recompute_bytes - from.light_recompute_bytes;
   d.params = to.params - from.params;
   d.tensors = to.tensors - from.tensors;
   d.weight_tensors = to.weight_tensors - from.weight_tensors;
@@ -197,6 +199,7 @@ ModelCosts WithExpertOffload(ModelCosts costs) {
     l.offloaded_bytes = l.expert_offloadable_bytes;
     l.activation_bytes -= l.offloaded_bytes;
     l.expert_offloadable_bytes = std::min(l.expert_offloadable_bytes, l.activation_bytes);
+    l.light_recompute_bytes = std::min(l.light_recompute_bytes, l.activation_bytes);
   }
   IndexLayers(&costs);
   return costs;

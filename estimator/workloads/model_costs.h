@@ -86,6 +86,9 @@ struct BlockCosts {
   // Of what it keeps, what offloading expert_fc1 and moe_act would move (MoE layers; the
   // planner's bound on what that offloading can save).
   double expert_offloadable_bytes = 0;
+  // Of what it keeps, what Megatron-Core's light recompute modules (layernorm, moe_act,
+  // mla_up_proj) would drop beyond this shape's recompute (the planner's bound on them).
+  double light_recompute_bytes = 0;
   double transient_bytes = 0;   // extra working memory while its backward runs
   double params = 0;            // parameters held (after TP/EP sharding)
   double tensors = 0;           // parameter tensors held (the optimizer launches per tensor list)

@@ -222,14 +222,14 @@ BlockCosts AssembleLayer(const LayerContext& L, const Dims& x, const Part& core,
   // A layer's recompute runs inside its backward (the checkpoint's backward re-runs the
   // forward, then differentiates it), so the host launches both in one stretch.
   double host_recompute = 0;
+  const bool op_sac_shape = L.shape.framework == Framework::kTorchtitan && !extras.moe && mla_up == nullptr &&
+                            L.shape.recompute_modules == 0;
   switch (L.shape.recompute) {
     case Recompute::kNone:
       blk.activation_bytes = act_full;
       break;
     case Recompute::kSelective: {
-      const bool op_sac = L.shape.framework == Framework::kTorchtitan && !extras.moe && mla_up == nullptr &&
-                          L.shape.recompute_modules == 0;
-      const Recomputed r = op_sac ? OpLevelSac(x, L.hw, core, attn, resid, mlp)
+      const Recomputed r = op_sac_shape ? OpLevelSac(x, L.hw, core, attn, resid, mlp)
                                   : SelectiveRecompute(x, L.hw, L.shape.recompute_modules, core, mla_up, mlp,
                                                        extras, ep_s);
       blk.activation_bytes = act_full - r.saved_bytes;
@@ -251,6 +251,9 @@ BlockCosts AssembleLayer(const LayerContext& L, const Dims& x, const Part& core,
   if (L.shape.recompute == Recompute::kSelective) {
     recomputed = L.shape.recompute_modules == 0 ? kRecomputeCoreAttn : L.shape.recompute_modules;
     if (mla_up == nullptr) recomputed &= ~kRecomputeMlaUpProj;
+  }
+  if (L.shape.recompute == Recompute::kNone || (L.shape.recompute == Recompute::kSelective && !op_sac_shape)) {
+    blk.light_recompute_bytes = std::min(blk.activation_bytes, LightRecomputeBytes(x, recomputed, mla_up, extras));
   }
   if (extras.moe && L.shape.recompute != Recompute::kFull) {
     blk.expert_offloadable_bytes = std::min(

@@ -327,6 +327,26 @@ TEST(TransformerCosts, RecomputeModules) {
             (b.activation_bytes - norm->layers[0].activation_bytes) +
                 (b.activation_bytes - act->layers[0].activation_bytes));
   EXPECT_GT(moe->layers[0].recompute_s, b.ep_s / 2);
+  // The planner's bound on the light modules (layernorm, moe_act): by hand, both norms'
+  // outputs (2 x 2,048 tokens x 4,096 x 2 bytes) and the experts' activation output
+  // (16,384 rows x 1,536 x 2 bytes), what the two together drop, and no more.
+  const double light = 2.0 * 2048 * 4096 * 2 + 16384.0 * 1536 * 2;
+  EXPECT_DOUBLE_EQ(b.light_recompute_bytes, light);
+  c.recompute_modules = kRecomputeLayernorm | kRecomputeMoeAct;
+  absl::StatusOr<ModelCosts> both = Costs(w, c);
+  ASSERT_TRUE(both.ok());
+  EXPECT_DOUBLE_EQ(b.activation_bytes - both->layers[0].activation_bytes, light);
+  EXPECT_EQ(both->layers[0].light_recompute_bytes, 0);
+  EXPECT_DOUBLE_EQ(moe->layers[0].light_recompute_bytes, 2.0 * 2048 * 4096 * 2);  // moe_act is inside moe
+  c.recompute = Recompute::kNone;
+  c.recompute_modules = 0;
+  absl::StatusOr<ModelCosts> none = Costs(w, c);
+  ASSERT_TRUE(none.ok());
+  EXPECT_DOUBLE_EQ(none->layers[0].light_recompute_bytes, light);
+  c.recompute = Recompute::kFull;
+  absl::StatusOr<ModelCosts> full = Costs(w, c);
+  ASSERT_TRUE(full.ok());
+  EXPECT_EQ(full->layers[0].light_recompute_bytes, 0);
 }
 
 // The dispatchers and the all-to-all overlap on the same 8 x 8 grid.

@@ -38,6 +38,15 @@ Recomputed SelectiveRecompute(const Dims& x, const Hardware& hw, unsigned module
   return r;
 }
 
+double LightRecomputeBytes(const Dims& x, unsigned modules, const Part* mla_up, const MlpExtras& extras) {
+  const double e = x.T * x.h * x.r * x.p;
+  double bytes = 0;
+  if (!(modules & kRecomputeLayernorm)) bytes += 2 * e;
+  if (mla_up != nullptr && !(modules & kRecomputeMlaUpProj)) bytes += mla_up->act_bytes;
+  if (extras.moe && !(modules & (kRecomputeMoe | kRecomputeMoeAct))) bytes += extras.act_out_bytes;
+  return bytes;
+}
+
 Recomputed OpLevelSac(const Dims& x, const Hardware& hw, const Part& core, const Part& attn, const Part& resid,
                       const Part& mlp) {
   const double e = x.T * x.h * x.r * x.p;  // the block's input

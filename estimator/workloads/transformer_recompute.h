@@ -38,6 +38,11 @@ struct Recomputed {
 Recomputed SelectiveRecompute(const Dims& x, const Hardware& hw, unsigned modules, const Part& core,
                               const Part* mla_up, const Part& mlp, const MlpExtras& extras, double ep_s);
 
+// What adding the light modules (layernorm, moe_act, mla_up_proj: the output-discarding
+// ones) to `modules` (0 = none recomputed) would drop beyond what `modules` drops: the
+// plan search's bound on what they can save (SelectiveRecompute's terms).
+double LightRecomputeBytes(const Dims& x, unsigned modules, const Part* mla_up, const MlpExtras& extras);
+
 // torchtitan's selective activation checkpointing (activation_checkpoint.py, the "op"
 // policy its Llama configurations use): each block is a checkpointed region that keeps
 // the outputs of its compute-intensive ops (matmuls, attention) except every second

@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
@@ -185,22 +186,23 @@ TEST_F(ServerTest, CsvHasEveryColumnAndQuotes) {
   EXPECT_EQ(records[0],
             "rank,profile,gpus,tensor_parallel,pipeline_parallel,data_parallel,context_parallel,expert_parallel,"
             "virtual_pipeline_stages,micro_batch_size,global_batch_size,spatial_parallel,spatial_axes,spatial_layers,"
-            "filter_parallel,channel_parallel,recompute,sequence_parallel,zero_stage,flash_attention,"
+            "filter_parallel,channel_parallel,recompute,recompute_modules,sequence_parallel,zero_stage,flash_attention,"
             "pipeline_schedule,overlap_grad_reduce,overlap_param_gather,offload,dp_algorithm,rank_order,cuda_graphs,"
             "tp_comm_overlap,moe_a2a_overlap,iteration_time_s,samples_per_s,tokens_per_s,mfu,memory_gib,fits,"
             "cost_per_iteration_usd,energy_per_iteration_j,bottleneck");
   for (int i = 0; i < 4; ++i) {
     const v1::Estimate& e = response.plans(i);
     const std::vector<std::string> f = absl::StrSplit(records[static_cast<size_t>(i) + 1], ',');
-    ASSERT_EQ(f.size(), 38u) << records[static_cast<size_t>(i) + 1];
+    ASSERT_EQ(f.size(), 39u) << records[static_cast<size_t>(i) + 1];
     EXPECT_EQ(f[0], absl::StrCat(i + 1));
     EXPECT_EQ(f[1], "dgx-a100-80gb@1");
     EXPECT_EQ(f[2], absl::StrCat(e.num_gpus()));
     EXPECT_EQ(f[3], absl::StrCat(e.config().tensor_parallel()));
-    EXPECT_EQ(f[28], e.config().moe_a2a_overlap() ? "true" : "false");
-    EXPECT_EQ(f[29], absl::StrFormat("%.9g", e.iteration_time_s()));
-    EXPECT_EQ(f[35], absl::StrFormat("%.9g", e.cost_per_iteration_usd()));
-    EXPECT_EQ(f[37], e.bottleneck());
+    EXPECT_EQ(f[17], absl::StrJoin(e.config().recompute_modules(), " "));
+    EXPECT_EQ(f[29], e.config().moe_a2a_overlap() ? "true" : "false");
+    EXPECT_EQ(f[30], absl::StrFormat("%.9g", e.iteration_time_s()));
+    EXPECT_EQ(f[36], absl::StrFormat("%.9g", e.cost_per_iteration_usd()));
+    EXPECT_EQ(f[38], e.bottleneck());
   }
   EXPECT_FALSE(Contains(r.out, "best plan per GPU count")) << "CSV holds the records only";
 }
