@@ -229,9 +229,11 @@ unsigned LightRecomputeModules(const SearchSpace& space, const ParallelConfig& c
     return 0;
   }
   if (!Permits(k.recompute, Recompute::kSelective)) return 0;
-  unsigned light = kRecomputeLayernorm;
-  if (space.spec.is_moe()) light |= kRecomputeMoeAct;
-  if (space.spec.mla.enabled()) light |= kRecomputeMlaUpProj;
+  // Norms of their own (SeparateNorms) exist in MoE layers and beside MLA only.
+  unsigned light = 0;
+  if (space.spec.is_moe()) light |= kRecomputeLayernorm | kRecomputeMoeAct;
+  if (space.spec.mla.enabled()) light |= kRecomputeLayernorm | kRecomputeMlaUpProj;
+  if (light == 0) return 0;
   // Selective recompute without modules named re-runs the core attention (Megatron's default).
   const unsigned base = c.recompute == Recompute::kSelective
                             ? (c.recompute_modules != 0 ? c.recompute_modules : kRecomputeCoreAttn)

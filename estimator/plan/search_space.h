@@ -102,7 +102,8 @@ ParallelConfig ShapeConfig(const PlanConstraints& k, const Shape& shape, int glo
 // "moe_act", "layernorm" and "mla_up_proj" drop their outputs in the forward and re-run
 // them in the backward; the Megatron-MoE model zoo's recipes set them where a MoE
 // configuration does not fit otherwise): memory-bound re-runs that free the norms', the
-// experts' activation's and MLA's up-projections' outputs. The recompute modules of `c`
+// experts' activation's and MLA's up-projections' outputs (a dense layer without MLA has no
+// norm of its own to drop). The recompute modules of `c`
 // with those added, for the search to try on a setting that does not fit without them;
 // 0 where they cannot apply: a layer graph, full recompute, fine-grained offloading, a
 // framework other than Megatron-Core's, selective recompute not permitted, or torchtitan's

@@ -317,7 +317,9 @@ TEST(TransformerCosts, RecomputeModules) {
   ASSERT_TRUE(base.ok() && norm.ok() && act.ok() && moe.ok());
   const BlockCosts& b = base->layers[0];
   EXPECT_EQ(b.recompute_s, 0);  // core_attn under flash attention: nothing to re-run
-  EXPECT_DOUBLE_EQ(b.activation_bytes - norm->layers[0].activation_bytes, 2.0 * 2048 * 4096 * 2);
+  // The pre-MLP norm alone is a module of its own (the input norm is fused into the QKV
+  // projection): 2,048 tokens x 4,096 x 2 bytes.
+  EXPECT_DOUBLE_EQ(b.activation_bytes - norm->layers[0].activation_bytes, 2048.0 * 4096 * 2);
   EXPECT_DOUBLE_EQ(b.activation_bytes - act->layers[0].activation_bytes, 16384.0 * 1536 * 2);
   EXPECT_GT(norm->layers[0].recompute_s, 0);
   EXPECT_GT(act->layers[0].recompute_s, 0);
@@ -327,17 +329,17 @@ TEST(TransformerCosts, RecomputeModules) {
             (b.activation_bytes - norm->layers[0].activation_bytes) +
                 (b.activation_bytes - act->layers[0].activation_bytes));
   EXPECT_GT(moe->layers[0].recompute_s, b.ep_s / 2);
-  // The planner's bound on the light modules (layernorm, moe_act): by hand, both norms'
-  // outputs (2 x 2,048 tokens x 4,096 x 2 bytes) and the experts' activation output
+  // The planner's bound on the light modules (layernorm, moe_act): by hand, the pre-MLP
+  // norm's output (2,048 tokens x 4,096 x 2 bytes) and the experts' activation output
   // (16,384 rows x 1,536 x 2 bytes), what the two together drop, and no more.
-  const double light = 2.0 * 2048 * 4096 * 2 + 16384.0 * 1536 * 2;
+  const double light = 2048.0 * 4096 * 2 + 16384.0 * 1536 * 2;
   EXPECT_DOUBLE_EQ(b.light_recompute_bytes, light);
   c.recompute_modules = kRecomputeLayernorm | kRecomputeMoeAct;
   absl::StatusOr<ModelCosts> both = Costs(w, c);
   ASSERT_TRUE(both.ok());
   EXPECT_DOUBLE_EQ(b.activation_bytes - both->layers[0].activation_bytes, light);
   EXPECT_EQ(both->layers[0].light_recompute_bytes, 0);
-  EXPECT_DOUBLE_EQ(moe->layers[0].light_recompute_bytes, 2.0 * 2048 * 4096 * 2);  // moe_act is inside moe
+  EXPECT_DOUBLE_EQ(moe->layers[0].light_recompute_bytes, 2048.0 * 4096 * 2);  // moe_act is inside moe
   c.recompute = Recompute::kNone;
   c.recompute_modules = 0;
   absl::StatusOr<ModelCosts> none = Costs(w, c);
@@ -347,6 +349,41 @@ TEST(TransformerCosts, RecomputeModules) {
   absl::StatusOr<ModelCosts> full = Costs(w, c);
   ASSERT_TRUE(full.ok());
   EXPECT_EQ(full->layers[0].light_recompute_bytes, 0);
+}
+
+// Under Megatron-Core's Transformer Engine spec a dense layer fuses both norms into the
+// linears after them (TELayerNormColumnParallelLinear), so the layernorm module drops
+// nothing there; with MLA the input norm is a module of its own (DeepSeek-V3's first,
+// dense, layers: one norm, 2,048 tokens x 7,168 x 2 bytes at TP 1).
+TEST(TransformerCosts, LayernormRecomputeDropsOnlyNormsOfTheirOwn) {
+  ParallelConfig c = testing::Config(8, 1, 16, 1, 16, Recompute::kSelective);
+  c.sequence_parallel = true;
+  c.flash_attention = true;
+  c.recompute_modules = kRecomputeCoreAttn;
+  // What adding `modules` drops from layer `layer`'s activations.
+  auto dropped = [&](const Workload& w, int layer, unsigned modules) {
+    absl::StatusOr<ModelCosts> base = Costs(w, c);
+    ParallelConfig n = c;
+    n.recompute_modules = kRecomputeCoreAttn | modules;
+    absl::StatusOr<ModelCosts> more = Costs(w, n);
+    EXPECT_TRUE(base.ok() && more.ok());
+    return base->layers[layer].activation_bytes - more->layers[layer].activation_bytes;
+  };
+  const Workload gpt3 = Model("gpt3-175b");
+  EXPECT_EQ(dropped(gpt3, 0, kRecomputeLayernorm), 0);
+  absl::StatusOr<ModelCosts> gpt3_costs = Costs(gpt3, c);
+  ASSERT_TRUE(gpt3_costs.ok());
+  EXPECT_EQ(gpt3_costs->layers[0].light_recompute_bytes, 0);  // nothing light to add: the planner skips it
+  c = testing::Config(1, 1, 16, 1, 16, Recompute::kSelective);
+  c.flash_attention = true;
+  c.recompute_modules = kRecomputeCoreAttn;
+  c.expert_parallel = 16;
+  const Workload dsv3 = Model("deepseek-v3");
+  EXPECT_DOUBLE_EQ(dropped(dsv3, 0, kRecomputeLayernorm), 4096.0 * 7168 * 2);
+  absl::StatusOr<ModelCosts> dsv3_costs = Costs(dsv3, c);
+  ASSERT_TRUE(dsv3_costs.ok());
+  EXPECT_DOUBLE_EQ(dsv3_costs->layers[0].light_recompute_bytes,
+                   dropped(dsv3, 0, kRecomputeLayernorm | kRecomputeMlaUpProj));
 }
 
 // The dispatchers and the all-to-all overlap on the same 8 x 8 grid.

@@ -2,6 +2,10 @@
 
 namespace paraplan::transformer {
 
+double SeparateNorms(const Part* mla_up, const MlpExtras& extras) {
+  return (mla_up != nullptr ? 1 : 0) + (extras.moe ? 1 : 0);
+}
+
 Recomputed SelectiveRecompute(const Dims& x, const Hardware& hw, unsigned modules, const Part& core,
                               const Part* mla_up, const Part& mlp, const MlpExtras& extras, double ep_s) {
   if (modules == 0) modules = kRecomputeCoreAttn;
@@ -16,10 +20,11 @@ Recomputed SelectiveRecompute(const Dims& x, const Hardware& hw, unsigned module
   const double e = x.T * x.h * x.r * x.p;  // one token-hidden tensor of this GPU
   if ((modules & kRecomputeCoreAttn) && !x.flash) rerun(core, core.act_bytes);
   if ((modules & kRecomputeMlaUpProj) && mla_up != nullptr) rerun(*mla_up, mla_up->act_bytes);
-  if (modules & kRecomputeLayernorm) {
-    Part norms;
-    MemoryBound(2 * 2 * e, 2, &norms);
-    rerun(norms, 2 * e);
+  const double norms = SeparateNorms(mla_up, extras);
+  if ((modules & kRecomputeLayernorm) && norms > 0) {
+    Part part;
+    MemoryBound(2 * norms * e, norms, &part);
+    rerun(part, norms * e);
   }
   const bool whole_mlp = extras.moe ? (modules & kRecomputeMoe) : (modules & kRecomputeMlp);
   if (whole_mlp) {
@@ -41,7 +46,7 @@ Recomputed SelectiveRecompute(const Dims& x, const Hardware& hw, unsigned module
 double LightRecomputeBytes(const Dims& x, unsigned modules, const Part* mla_up, const MlpExtras& extras) {
   const double e = x.T * x.h * x.r * x.p;
   double bytes = 0;
-  if (!(modules & kRecomputeLayernorm)) bytes += 2 * e;
+  if (!(modules & kRecomputeLayernorm)) bytes += SeparateNorms(mla_up, extras) * e;
   if (mla_up != nullptr && !(modules & kRecomputeMlaUpProj)) bytes += mla_up->act_bytes;
   if (extras.moe && !(modules & (kRecomputeMoe | kRecomputeMoeAct))) bytes += extras.act_out_bytes;
   return bytes;

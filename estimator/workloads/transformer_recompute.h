@@ -28,10 +28,19 @@ struct Recomputed {
   double regions = 0;      // checkpointed regions (host bookkeeping each)
 };
 
+// The layer's norms that are modules of their own under Megatron-Core's Transformer Engine
+// layer spec (gpt_layer_specs.py): the input norm with MLA (its down-projections are plain
+// linears; otherwise TELayerNormColumnParallelLinear fuses it into the QKV projection),
+// the pre-MLP norm in an MoE layer (TENorm before the router; a dense MLP fuses it into
+// fc1). Only these does the layernorm module re-run (transformer_layer.py: not an
+// IdentityOp).
+double SeparateNorms(const Part* mla_up, const MlpExtras& extras);
+
 // Megatron-Core's selective recompute (TransformerConfig.recompute_modules): each module
 // keeps only its input and re-runs its forward in backward. core_attn: the attention core
 // (Korthikanti et al. 2022 sec. 4.3; nothing stored to drop under flash attention);
-// layernorm: both norms' outputs (the QKV and MLP inputs); mlp: a dense MLP; moe: the
+// layernorm: the outputs of the norms that are modules of their own (SeparateNorms: the
+// MLP input in an MoE layer, the attention input with MLA); mlp: a dense MLP; moe: the
 // whole MoE block with its dispatch and combine; moe_act: the experts' activation
 // function output; shared_experts: the shared experts; mla_up_proj: MLA's up
 // projections (the Q, K and V they make; nothing without MLA).
