@@ -23,6 +23,7 @@
 #include "estimator/iteration/stage_costs.h"
 #include "estimator/iteration/uncertainty.h"
 #include "estimator/plan/ranking.h"
+#include "estimator/plan/recompute_fallback.h"
 #include "estimator/plan/search_space.h"
 #include "estimator/system/collectives.h"
 #include "estimator/system/hardware.h"
@@ -119,54 +120,6 @@ void Offer(const SearchSpace& space, int global_batch, const ModelCosts& model, 
     if (st->pool[o].WouldAccept(p.key)) st->pool[o].Offer(p);
   }
 }
-
-// A shape's light-recompute variant (LightRecomputeModules): its per-layer costs computed
-// when a setting of the shape first fails to fit, its stage costs once per layout. A
-// setting that fits without the modules is never tried with them: they only add time.
-class RecomputeFallback {
- public:
-  RecomputeFallback(const SearchSpace& space, int gpus, ModelShape shape, unsigned modules)
-      : space_(space), gpus_(gpus), shape_(shape), modules_(modules) {
-    shape_.recompute = Recompute::kSelective;
-    shape_.recompute_modules = modules;
-  }
-  unsigned modules() const { return modules_; }
-  // The variant's per-layer costs; nullptr where they could not be computed (deadline).
-  const ModelCosts* Model() {
-    if (!tried_) {
-      tried_ = true;
-      const size_t slot = space_.Slot(gpus_);
-      const PlanRequest& r = *space_.request;
-      absl::StatusOr<ModelCosts> m = ComputeModelCosts(r.workload, shape_, *space_.hws[slot], *space_.colls[slot],
-                                                       Interrupt{r.deadline, r.cancelled});
-      if (m.ok()) model_ = *std::move(m);
-    }
-    return model_.has_value() ? &*model_ : nullptr;
-  }
-  // Stage costs of the layout (pp, v, end-stage layers) being searched: set by SetLayout.
-  const StageCosts* Stages() {
-    const ModelCosts* m = Model();
-    if (m == nullptr) return nullptr;
-    if (!stages_.has_value()) stages_ = ComputeStageCosts(*m, pp_, v_, ends_, ends_);
-    return &*stages_;
-  }
-  void SetLayout(int pp, int v, int ends) {
-    pp_ = pp;
-    v_ = v;
-    ends_ = ends;
-    stages_.reset();
-  }
-
- private:
-  const SearchSpace& space_;
-  const int gpus_;
-  ModelShape shape_;
-  const unsigned modules_;
-  bool tried_ = false;
-  std::optional<ModelCosts> model_;
-  int pp_ = 1, v_ = 1, ends_ = 0;
-  std::optional<StageCosts> stages_;
-};
 
 // The overlap flags and rank orders of a setting that fits (`mem` its memory), each
 // assembled and offered.
