@@ -240,6 +240,18 @@ TEST(Search, RecomputesLightModulesWhereTheSettingDoesNotFitWithout) {
   absl::StatusOr<PlanResult> full = Plan(req, p);
   ASSERT_TRUE(full.ok() && !full->plans.empty());
   EXPECT_LT(plan->plans.front().iteration_time_s, full->plans.front().iteration_time_s);
+  // Asked for selective recompute under fused attention (where the core attention has
+  // nothing to drop), it plans the light modules rather than nothing.
+  req.constraints.recompute = {Recompute::kSelective};
+  req.constraints.flash_attention = Flag::kOn;
+  absl::StatusOr<PlanResult> selective = Plan(req, p);
+  ASSERT_TRUE(selective.ok()) << selective.status();
+  ASSERT_FALSE(selective->plans.empty()) << selective->infeasible_reason;
+  for (const Estimate& e : selective->plans) {
+    EXPECT_EQ(e.config.recompute_modules & (kRecomputeLayernorm | kRecomputeMoeAct),
+              kRecomputeLayernorm | kRecomputeMoeAct) << e.config.ShortString();
+  }
+  req.constraints.flash_attention = Flag::kAny;
   req.constraints.recompute = {};
   req.constraints.framework = Framework::kDeepSpeed;
   req.constraints.pipeline_parallel = {};

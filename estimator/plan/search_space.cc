@@ -183,7 +183,12 @@ std::vector<Shape> EnumerateShapes(const SearchSpace& space, int gpus, const std
                 if (!space.transformer && flash) continue;
                 // With fused attention nothing s^2 is stored: selective == none, except
                 // torchtitan's, which keeps its blocks' matmul outputs (op-level SAC).
-                if (flash && rc == Recompute::kSelective && k.framework != Framework::kTorchtitan) continue;
+                // Kept where none is not permitted: the light recompute modules
+                // (LightRecomputeModules) then make selective differ.
+                if (flash && rc == Recompute::kSelective && k.framework != Framework::kTorchtitan &&
+                    Permits(k.recompute, Recompute::kNone)) {
+                  continue;
+                }
                 shapes.push_back(Shape{tp, cp, ep, mbs, rc, seq, flash, etp, deepep, split.spatial,
                                        split.filter, split.channel, split.spatial_layers, split.spatial_axes});
               }
