@@ -57,6 +57,28 @@ TEST(QuantRecipe, CurrentScalingAddsAnAmaxPass) {
   EXPECT_DOUBLE_EQ(current->layers[0].model_flops, delayed->layers[0].model_flops);
 }
 
+// A grouped linear quantises all its experts' slices in one call (Transformer Engine's
+// split_quantize): current scaling's casts add the same launches to an MoE layer whether
+// it holds 128 experts or 32 — by hand, its four quantised linears (QKV, projection, the
+// experts' fc1 and fc2; the router's GEMM stays in 16 bits) each 2 forward and 3
+// backward, 20 — while their bytes grow with the rows, not the experts.
+TEST(QuantRecipe, GroupedLinearsQuantiseInOneCall) {
+  const SystemProfile h100 = Profile("dgx-h100-80gb");
+  auto extra = [&](int experts) {
+    Workload w = Model("qwen3-30b-a3b");
+    w.transformer.moe.num_experts = experts;
+    w.precision = Precision::kBf16;
+    absl::StatusOr<ModelCosts> bf16 = Costs(w, h100);
+    w.precision = Precision::kFp8;
+    w.quant_recipe = QuantRecipe::kCurrentScaling;
+    absl::StatusOr<ModelCosts> fp8 = Costs(w, h100);
+    EXPECT_TRUE(bf16.ok() && fp8.ok());
+    return fp8->layers[0].kernels - bf16->layers[0].kernels;
+  };
+  EXPECT_EQ(extra(128), 20);
+  EXPECT_EQ(extra(32), 20);
+}
+
 // NVFP4 runs every transformer layer at the FP4 rate, the last as the first (Megatron's
 // first_last_layers_bf16 is off unless set), faster than FP8's; the LM head stays BF16
 // either way.

@@ -94,8 +94,12 @@ void Linear(const Hardware& hw, const Dims& x, double m, double n, double k, dou
     const CastTraffic c = Casts(x.recipe, m, n, k);
     part->mem_fwd_bytes += c.fwd_bytes * batch;
     part->mem_bwd_bytes += c.bwd_bytes * batch;
-    part->kernels_fwd += c.fwd_kernels * batch;
-    part->kernels_bwd += c.bwd_kernels * batch;
+    // A grouped linear (batch > 1: an MoE layer's local experts) quantises every expert's
+    // slice in one call (Transformer Engine, pytorch/module/grouped_linear.py:
+    // tex.split_quantize over m_splits, for the inputs forward and the output gradients
+    // backward): the host issues the recipe's casts once, not once per expert.
+    part->kernels_fwd += c.fwd_kernels;
+    part->kernels_bwd += c.bwd_kernels;
   }
 }
 

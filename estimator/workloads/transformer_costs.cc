@@ -355,9 +355,13 @@ MoeMlp MoeMlpOf(const ModelContext& m, const Dims& x) {
   const double rows = sent_rows * etp;
   o.routed = MlpBlock(x, m.hw, rows, o.fe, o.local_experts, etp, 1);
   o.mlp = o.routed;
-  // Router: T x h x E matmul; it keeps its input, the pre-MLP norm's output (this GPU's
+  // Router: T x h x E matmul in 16 bits (or fp32) under any recipe (Megatron-Core
+  // moe_utils.py router_gating_linear: torch.mm in router_dtype, outside Transformer
+  // Engine's quantisation); it keeps its input, the pre-MLP norm's output (this GPU's
   // share under SP), which the shared experts read too.
-  Linear(m.hw, x, x.T, experts, x.h, 1, &o.mlp);
+  Dims router = x;
+  router.bf16_linears = true;
+  Linear(m.hw, router, x.T, experts, x.h, 1, &o.mlp);
   o.mlp.act_bytes += x.T * x.r * x.h * x.p;
   // Permute before dispatch and un-permute after combine (Megatron-Core moe_utils,
   // fused): each reads and writes the rows and keeps nothing for backward (a scatter-add).
