@@ -76,22 +76,22 @@ Workload RoundNumberTransformer() {
 }
 
 // The breakdown of RoundNumberTransformer (fused attention) on RoundNumberSystem, term by
-// term, from the formulas with the numbers written out. The 1-FLOP GEMM tail is left out
-// (a relative 1e-10).
-TEST(Estimate, BreakdownMatchesHandComputation) {
+// term, from the formulas with the numbers written out (the tests below). The 1-FLOP GEMM
+// tail is left out (a relative 1e-10).
+struct RoundNumberHand {
   const SystemProfile p = RoundNumberSystem();
   const Workload w = RoundNumberTransformer();
-  const double R = 100e12, hbm = 1000e9, nvlink = 100e9, gap = 1e-6;
+  static constexpr double R = 100e12, hbm = 1000e9, nvlink = 100e9, gap = 1e-6;
   // Micro-batch 1: T = 2048 tokens, e = T h = 2^21 activation elements, 2 bytes each.
-  const double T = 2048, h = 1024, s = 2048, V = 32768, e = T * h;
+  static constexpr double T = 2048, h = 1024, s = 2048, V = 32768, e = T * h;
   // A GEMM of M x N x K (CUTLASS tiles, Hardware::MatmulTime) takes 2 M N (K + 64) / R
   // plus the kernel gap: its 2 M N K FLOPs at the peak rate, slowed by K / (K + 64) for
   // the tiles' 64-deep mainloop prologue. Every GEMM here is compute-bound: the least
   // intense, T x h x h, does 410 FLOP per byte of operands against R / hbm = 100.
-  auto gemm = [&](double M, double N, double K) { return 2 * M * N * (K + 64) / R + gap; };
+  static double gemm(double M, double N, double K) { return 2 * M * N * (K + 64) / R + gap; }
   // A linear layer's backward is a data-gradient GEMM (M x K x N) and a weight-gradient
   // GEMM (K x N x M) (Narayanan et al. SC'21).
-  auto gemm_bwd = [&](double M, double N, double K) { return gemm(M, K, N) + gemm(K, N, M); };
+  static double gemm_bwd(double M, double N, double K) { return gemm(M, K, N) + gemm(K, N, M); }
   //
   // One layer, forward: QKV (T x 3h x h), projection (T x h x h), MLP up (T x 4h x h) and
   // down (T x h x 4h): 539.56 us + 4 us; fused causal attention, 4 b s^2 h / 2 = 2 s^2 h
@@ -120,52 +120,61 @@ TEST(Estimate, BreakdownMatchesHandComputation) {
   const double P = 4 * layer_params + 2 * V * h + 2 * h;
   // Megatron-LM mixed-precision optimizer step: 42 bytes of HBM traffic per parameter
   // (grad norm 4, Adam 28, master-to-bf16 copy 6, zeroing the gradient 4), one kernel.
-  const double bytes_per_param = 42;
+  static constexpr double bytes_per_param = 42;
 
-  auto estimate = [&](const ParallelConfig& config) {
+  Estimate Of(const ParallelConfig& config) const {
     absl::StatusOr<Estimate> r = EstimateIteration(w, config, p);
     EXPECT_TRUE(r.ok()) << r.status();
     return r.ok() ? *r : Estimate{};
-  };
-  auto near = [](double expected) { return 1e-9 * expected + 1e-12; };
+  }
+  static double Near(double expected) { return 1e-9 * expected + 1e-12; }
+  // Two micro-batches of 1 on one rank's layers, embedding and head.
+  double Compute() const { return 2 * (pre + 4 * (layer_fwd + layer_bwd) + post); }
+};
 
+// Data parallelism in one node, without and with the distributed optimizer.
+TEST(Estimate, DataParallelBreakdownMatchesHandComputation) {
+  const RoundNumberHand H;
   // DP 8 in one node, 2 micro-batches of 1, no ZeRO, no overlap.
   ParallelConfig dp8_config = Config(1, 1, 8, 1, 16);
   dp8_config.flash_attention = true;
-  const Estimate dp8 = estimate(dp8_config);
-  const double compute = 2 * (pre + 4 * (layer_fwd + layer_bwd) + post);  // 33.18 ms
+  const Estimate dp8 = H.Of(dp8_config);
+  const double compute = H.Compute();  // 33.18 ms
   // Ring all-reduce (Thakur et al. 2005) of the fp32 gradients: 2 (P-1)/P x 4 P bytes /
   // 100 GB/s = 8.22 ms.
-  const double ring_ar = 2 * 7.0 / 8 * 4 * P / nvlink;
+  const double ring_ar = 2 * 7.0 / 8 * 4 * H.P / H.nvlink;
   // Optimizer: all 117.5 M parameters on every rank: 4.93 ms + one kernel gap.
-  const double optimizer = P * bytes_per_param / hbm + gap;
-  EXPECT_NEAR(dp8.time.compute_s, compute, near(compute));
-  EXPECT_NEAR(dp8.time.dp_comm_s, ring_ar, near(ring_ar));
-  EXPECT_NEAR(dp8.time.optimizer_s, optimizer, near(optimizer));
+  const double optimizer = H.P * H.bytes_per_param / H.hbm + H.gap;
+  EXPECT_NEAR(dp8.time.compute_s, compute, H.Near(compute));
+  EXPECT_NEAR(dp8.time.dp_comm_s, ring_ar, H.Near(ring_ar));
+  EXPECT_NEAR(dp8.time.optimizer_s, optimizer, H.Near(optimizer));
   EXPECT_EQ(dp8.time.pipeline_bubble_s, 0);
   EXPECT_EQ(dp8.time.pp_comm_s, 0);
   EXPECT_EQ(dp8.time.tp_comm_s, 0);
   EXPECT_EQ(dp8.time.recompute_s, 0);
   EXPECT_NEAR(dp8.time.overhead_s, 0, 1e-12);
-  EXPECT_NEAR(dp8.iteration_time_s, compute + ring_ar + optimizer, near(compute));
+  EXPECT_NEAR(dp8.iteration_time_s, compute + ring_ar + optimizer, H.Near(compute));
   EXPECT_EQ(dp8.bottleneck, "compute");
   // Cost: 8 GPUs at $1 per GPU-hour. Energy: 500 W while computing or stepping the
   // optimizer, 100 W while waiting for the all-reduce (no node power).
   EXPECT_NEAR(dp8.cost_per_iteration_usd, 8 * dp8.iteration_time_s / 3600, 1e-15);
   const double energy = 8 * (500 * (compute + optimizer) + 100 * ring_ar);
-  EXPECT_NEAR(dp8.energy_per_iteration_j, energy, near(energy));
+  EXPECT_NEAR(dp8.energy_per_iteration_j, energy, H.Near(energy));
 
   // ZeRO-1 (distributed optimizer): reduce-scatter the fp32 gradients and all-gather the
   // bf16 weights, (P-1)/P x (4 + 2) P bytes = 6.17 ms; each rank updates P / 8.
   ParallelConfig zero1_config = dp8_config;
   zero1_config.zero_stage = 1;
-  const Estimate zero1 = estimate(zero1_config);
-  const double rs_ag = 7.0 / 8 * (4 + 2) * P / nvlink;
-  const double optimizer_shard = P / 8 * bytes_per_param / hbm + gap;
-  EXPECT_NEAR(zero1.time.dp_comm_s, rs_ag, near(rs_ag));
-  EXPECT_NEAR(zero1.time.optimizer_s, optimizer_shard, near(optimizer_shard));
-  EXPECT_NEAR(zero1.time.compute_s, compute, near(compute));
+  const Estimate zero1 = H.Of(zero1_config);
+  const double rs_ag = 7.0 / 8 * (4 + 2) * H.P / H.nvlink;
+  const double optimizer_shard = H.P / 8 * H.bytes_per_param / H.hbm + H.gap;
+  EXPECT_NEAR(zero1.time.dp_comm_s, rs_ag, H.Near(rs_ag));
+  EXPECT_NEAR(zero1.time.optimizer_s, optimizer_shard, H.Near(optimizer_shard));
+  EXPECT_NEAR(zero1.time.compute_s, compute, H.Near(compute));
+}
 
+TEST(Estimate, TwoNodeRingMatchesHandComputation) {
+  const RoundNumberHand H;
   // DP 16 over two nodes, 1 micro-batch: the ring crosses InfiniBand with every GPU
   // driving its own 10 GB/s share, 8 x 10 = 80 GB/s per node pair (below NVLink's 100).
   // Ring 2 (15/16) 4P / 80 GB/s = 1.875 x 4P / 80 GB/s beats the double binary tree
@@ -174,33 +183,36 @@ TEST(Estimate, BreakdownMatchesHandComputation) {
   // 100 GB/s; together 3 x 4P / 100 GB/s = 2.4 x 4P / 80 GB/s).
   ParallelConfig dp16_config = Config(1, 1, 16, 1, 16);
   dp16_config.flash_attention = true;
-  const Estimate dp16 = estimate(dp16_config);
-  const double ring_two_nodes = 2 * 15.0 / 16 * 4 * P / 80e9;
-  EXPECT_NEAR(dp16.time.dp_comm_s, ring_two_nodes, near(ring_two_nodes));
-  EXPECT_NEAR(dp16.time.compute_s, compute / 2, near(compute));
+  const Estimate dp16 = H.Of(dp16_config);
+  const double ring_two_nodes = 2 * 15.0 / 16 * 4 * H.P / 80e9;
+  EXPECT_NEAR(dp16.time.dp_comm_s, ring_two_nodes, H.Near(ring_two_nodes));
+  EXPECT_NEAR(dp16.time.compute_s, H.Compute() / 2, H.Near(H.Compute()));
+}
 
+TEST(Estimate, PipelineBreakdownMatchesHandComputation) {
+  const RoundNumberHand H;
   // PP 2 x DP 4, 1F1B, 4 micro-batches. Stage 0: embedding + 2 layers; stage 1 (the
   // slowest): 2 layers + LM head.
   ParallelConfig pp2_config = Config(1, 2, 4, 1, 16);
   pp2_config.flash_attention = true;
-  const Estimate pp2 = estimate(pp2_config);
-  const double stage0 = pre + 2 * (layer_fwd + layer_bwd), stage1 = 2 * (layer_fwd + layer_bwd) + post;
+  const Estimate pp2 = H.Of(pp2_config);
+  const double stage0 = H.pre + 2 * (H.layer_fwd + H.layer_bwd), stage1 = 2 * (H.layer_fwd + H.layer_bwd) + H.post;
   const double compute_pp = 4 * stage1;  // 48.59 ms
   // 1F1B bubble (Narayanan et al. SC'21): (p - 1) x the mean stage time: 8.29 ms.
   const double bubble = (2 - 1) * (stage0 + stage1) / 2;
   // One activation (T h x 2 bytes = 4 MiB) forward and one gradient backward per
   // micro-batch over NVLink (adjacent stages are 4 ranks apart, inside the node): 0.34 ms.
-  const double pp_comm = 2 * 4 * (2 * e / nvlink);
+  const double pp_comm = 2 * 4 * (2 * H.e / H.nvlink);
   // DP over the larger stage's parameters (stage 1: 2 layers, LM head, final norm):
   // 2 (3/4) 4 x 58,730,496 bytes / 100 GB/s = 3.52 ms.
-  const double P_last = 2 * layer_params + V * h + 2 * h;
-  const double ring_ar_pp = 2 * 3.0 / 4 * 4 * P_last / nvlink;
-  EXPECT_NEAR(pp2.time.compute_s, compute_pp, near(compute_pp));
-  EXPECT_NEAR(pp2.time.pipeline_bubble_s, bubble, near(bubble));
-  EXPECT_NEAR(pp2.time.pp_comm_s, pp_comm, near(pp_comm));
-  EXPECT_NEAR(pp2.time.dp_comm_s, ring_ar_pp, near(ring_ar_pp));
-  const double optimizer_pp = P_last * bytes_per_param / hbm + gap;
-  EXPECT_NEAR(pp2.time.optimizer_s, optimizer_pp, near(optimizer_pp));
+  const double P_last = 2 * H.layer_params + H.V * H.h + 2 * H.h;
+  const double ring_ar_pp = 2 * 3.0 / 4 * 4 * P_last / H.nvlink;
+  EXPECT_NEAR(pp2.time.compute_s, compute_pp, H.Near(compute_pp));
+  EXPECT_NEAR(pp2.time.pipeline_bubble_s, bubble, H.Near(bubble));
+  EXPECT_NEAR(pp2.time.pp_comm_s, pp_comm, H.Near(pp_comm));
+  EXPECT_NEAR(pp2.time.dp_comm_s, ring_ar_pp, H.Near(ring_ar_pp));
+  const double optimizer_pp = P_last * H.bytes_per_param / H.hbm + H.gap;
+  EXPECT_NEAR(pp2.time.optimizer_s, optimizer_pp, H.Near(optimizer_pp));
 }
 
 // torchtitan's launcher runs PyTorch's allocator with expandable segments: its overhead
