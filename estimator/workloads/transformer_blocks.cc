@@ -258,15 +258,16 @@ double MlaParams(const Dims& x, const MlaSpec& m) {
 }
 
 double OffloadedBytes(const Dims& x, unsigned offload, unsigned recomputed, const Part& core, double expert_rows,
-                      double expert_width) {
+                      double expert_width, bool mla) {
   constexpr double kMinOffloadedTensorElements = 1 << 20;  // min_offloaded_tensor_size
   double bytes = 0;
   auto move = [&](double elements, double bytes_per_element) {
     if (elements >= kMinOffloadedTensorElements) bytes += elements * bytes_per_element;
   };
   const double e = x.T * x.h * x.r;  // one token-hidden tensor of this GPU, in elements
-  if (offload & kOffloadAttnNorm) move(e, x.p);
-  if ((offload & kOffloadQkvLinear) && !(recomputed & kRecomputeLayernorm)) move(e, x.pin);
+  const bool moe = expert_rows > 0;
+  if ((offload & kOffloadAttnNorm) && mla) move(e, x.p);
+  if ((offload & kOffloadQkvLinear) && !(mla && (recomputed & kRecomputeLayernorm))) move(e, x.pin);
   if (offload & kOffloadCoreAttn) {
     if (!(recomputed & kRecomputeMlaUpProj)) {
       move(x.T * x.a / x.t * x.dqk, x.p);   // Q
@@ -276,7 +277,7 @@ double OffloadedBytes(const Dims& x, unsigned offload, unsigned recomputed, cons
     if (!(recomputed & kRecomputeCoreAttn) || x.flash) bytes += core.act_bytes;
   }
   if (offload & kOffloadAttnProj) move(x.T * x.a / x.t * x.dv, x.pin);
-  if (offload & kOffloadMlpNorm) move(e, x.p);
+  if ((offload & kOffloadMlpNorm) && moe) move(e, x.p);
   if (offload & kOffloadExpertFc1) move(expert_rows * x.h, x.pin);
   if (offload & kOffloadMoeAct) move(expert_rows * expert_width * (x.gated ? 2 : 1), x.p);
   return bytes;

@@ -119,16 +119,20 @@ Part MlpResidual(const Dims& x);
 // GPU, that the named modules move to the host between forward and backward. Each module
 // offloads what autograd saves inside it (its input, transformer_config.py
 // offload_modules): attn_norm its input; qkv_linear the norm's output it reads (nothing
-// when selective recompute re-runs the norms); core_attn Q, K, V and the core's own saved
+// when selective recompute re-runs that norm); core_attn Q, K, V and the core's own saved
 // tensors (those kept: not under core_attn recompute, nor MLA's Q, K, V under
 // mla_up_proj); attn_proj the core's output; mlp_norm its input; expert_fc1 the routed
 // rows the experts receive (`expert_rows` x hidden, quantised as the linears keep them);
 // moe_act the activation's input (`expert_rows` x (2 if gated) `expert_width`). A tensor
 // under min_offloaded_tensor_size (2^20 elements, Megatron-Core's default) stays.
 // `recomputed`: RecomputeModule bits in force (0 without selective recompute;
-// mla_up_proj only with MLA).
+// mla_up_proj only with MLA). The norms are modules of their own only where the
+// Transformer Engine spec keeps them apart (the input norm beside MLA, `mla`; the pre-MLP
+// norm in an MoE layer, `expert_rows` > 0): Megatron-Core offloads (attn_norm, mlp_norm)
+// and recomputes only those (transformer_layer.py: not an IdentityOp); fused into the
+// linear after it, the input norm's output stays the QKV linear's input.
 double OffloadedBytes(const Dims& x, unsigned offload, unsigned recomputed, const Part& core, double expert_rows,
-                      double expert_width);
+                      double expert_width, bool mla);
 
 // The dimensions every sub-block of a layer reads, for one configuration's shape.
 Dims LayerDims(const Workload& workload, const TransformerSpec& spec, const ModelShape& shape);

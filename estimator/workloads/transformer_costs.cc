@@ -258,12 +258,13 @@ BlockCosts AssembleLayer(const LayerContext& L, const Dims& x, const Part& core,
   if (extras.moe && L.shape.recompute != Recompute::kFull) {
     blk.expert_offloadable_bytes = std::min(
         blk.activation_bytes,
-        OffloadedBytes(x, kOffloadExpertFc1 | kOffloadMoeAct, recomputed, core, extras.rows, extras.width));
+        OffloadedBytes(x, kOffloadExpertFc1 | kOffloadMoeAct, recomputed, core, extras.rows, extras.width,
+                       mla_up != nullptr));
   }
   if (L.shape.offload_modules != 0) {
     blk.offloaded_bytes =
         std::min(blk.activation_bytes, OffloadedBytes(x, L.shape.offload_modules, recomputed, core, extras.rows,
-                                                      extras.width));
+                                                      extras.width, mla_up != nullptr));
     blk.activation_bytes -= blk.offloaded_bytes;
     blk.expert_offloadable_bytes = std::min(blk.expert_offloadable_bytes, blk.activation_bytes);
   }

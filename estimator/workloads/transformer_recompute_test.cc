@@ -143,5 +143,40 @@ TEST(TransformerRecompute, LayernormRecomputeDropsOnlyNormsOfTheirOwn) {
                    dropped(dsv3, 0, kRecomputeLayernorm | kRecomputeMlaUpProj));
 }
 
+// Fine-grained offloading of the norms follows the same rule as their recompute
+// (transformer_layer.py: attn_norm and mlp_norm only where the norm is not an IdentityOp):
+// Qwen3's MoE layer, TP 2 with SP (2,048 tokens a GPU), moves its pre-MLP norm's input,
+// 2,048 x 4,096 x 2 bytes, and nothing for attn_norm (fused into the QKV projection); the
+// QKV linear's input still leaves with layernorm recomputed, that norm not being re-run.
+TEST(TransformerRecompute, NormOffloadingFollowsTheSeparateNorms) {
+  const Workload w = Model("qwen3-235b-a22b");
+  ParallelConfig c = testing::Config(2, 1, 16, 1, 16);
+  c.sequence_parallel = true;
+  c.flash_attention = true;
+  c.expert_parallel = 32;
+  c.expert_tensor_parallel = 1;
+  auto moved = [&](unsigned offload) {
+    ParallelConfig o = c;
+    o.offload_modules = offload;
+    absl::StatusOr<ModelCosts> m = Costs(w, o);
+    EXPECT_TRUE(m.ok()) << m.status();
+    return m.ok() ? m->layers[0].offloaded_bytes : -1;
+  };
+  const double e = 2048.0 * 4096 * 2;
+  EXPECT_EQ(moved(kOffloadAttnNorm), 0);
+  EXPECT_DOUBLE_EQ(moved(kOffloadMlpNorm), e);
+  c.recompute = Recompute::kSelective;
+  c.recompute_modules = kRecomputeLayernorm;
+  EXPECT_DOUBLE_EQ(moved(kOffloadQkvLinear), e);
+  // A dense layer fuses its pre-MLP norm into fc1: nothing to move.
+  ParallelConfig dense = testing::Config(8, 1, 16, 1, 16);
+  dense.sequence_parallel = true;
+  dense.flash_attention = true;
+  dense.offload_modules = kOffloadMlpNorm;
+  absl::StatusOr<ModelCosts> gpt3 = Costs(Model("gpt3-175b"), dense);
+  ASSERT_TRUE(gpt3.ok());
+  EXPECT_EQ(gpt3->layers[0].offloaded_bytes, 0);
+}
+
 }  // namespace
 }  // namespace paraplan
