@@ -187,6 +187,10 @@ SystemProfile DgxH200() {
 // peaks below are half of it.
 // Calibration stays zero: no Blackwell measurement exists here, so hardware.h's physical
 // defaults apply (matmul 0.75 of peak, FP8 as BF16, memory-bound 0.70, network 0.80).
+// OpenXLA's cuBLAS table for sm_100 agrees on BF16 (4 x 4096^3: 1,670 TFLOP/s, 0.74 of
+// peak; the model reads 0.83-1.09 of it over 12 shapes: hardware_test.cc) at benchmark
+// clocks; whether a B200 sustains them under a training load as an H100 does not (0.69,
+// docs/accuracy.md) is unmeasured.
 SystemProfile DgxB200() {
   SystemProfile p;
   p.name = "dgx-b200-180gb";
