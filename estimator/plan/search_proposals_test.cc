@@ -4,6 +4,7 @@
 // where nothing else fits, Megatron-Core's light recompute modules where a setting does not
 // fit without them, and ParaDL's strategies for layer graphs. The search's
 // correctness (brute force), limits and errors: search_test.cc.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -156,6 +157,37 @@ TEST(Search, AppliesTheAllToAllOverlapWhereItRuns) {
   EXPECT_NE(refused.status().message().find("constraints.moe_a2a_overlap"), std::string::npos) << refused.status();
 }
 
+// Qwen3-235B on 256 GPUs, global batch 2,048, at the TP, PP and EP given.
+PlanRequest Qwen3Request(int top_k, int tp, int pp, int ep) {
+  PlanRequest req;
+  req.workload = Model("qwen3-235b-a22b");
+  req.gpus = {256};
+  req.global_batch_size = 2048;
+  req.top_k = top_k;
+  req.constraints.tensor_parallel = {tp};
+  req.constraints.pipeline_parallel = {pp};
+  req.constraints.expert_parallel = {ep};
+  return req;
+}
+
+// Each plan's numbers are those of estimating it directly, and the same configuration
+// without what `strip` takes away does not fit: the search added it because it had to.
+void ExpectDirectAndNeeded(const PlanRequest& req, const SystemProfile& p, const PlanResult& plan,
+                           const std::function<void(ParallelConfig*)>& strip) {
+  for (const Estimate& e : plan.plans) {
+    absl::StatusOr<Estimate> direct = EstimateIteration(req.workload, e.config, p);
+    ASSERT_TRUE(direct.ok()) << direct.status();
+    EXPECT_DOUBLE_EQ(direct->iteration_time_s, e.iteration_time_s);
+    EXPECT_DOUBLE_EQ(direct->memory.total_bytes, e.memory.total_bytes);
+    EXPECT_TRUE(direct->memory.fits);
+    ParallelConfig kept = e.config;
+    strip(&kept);
+    absl::StatusOr<Estimate> without = EstimateIteration(req.workload, kept, p);
+    ASSERT_TRUE(without.ok()) << without.status();
+    EXPECT_FALSE(without->memory.fits) << kept.ShortString() << ": " << without->memory.total_bytes / (1 << 30);
+  }
+}
+
 // Qwen3-235B at TP 1, PP 8, CP 1, EP 32, four sequences a micro-batch, no recompute, the
 // distributed optimizer, on 256 GB200s: more than the 186 GiB a GPU holds without
 // offloading, so the search offers what the Megatron-MoE model zoo runs there, the
@@ -163,14 +195,7 @@ TEST(Search, AppliesTheAllToAllOverlapWhereItRuns) {
 // estimating it directly. DeepSpeed has
 // no such offloading: it offers none.
 TEST(Search, OffloadsExpertActivationsWhereNothingElseFits) {
-  PlanRequest req;
-  req.workload = Model("qwen3-235b-a22b");
-  req.gpus = {256};
-  req.global_batch_size = 2048;
-  req.top_k = 3;
-  req.constraints.tensor_parallel = {1};
-  req.constraints.pipeline_parallel = {8};
-  req.constraints.expert_parallel = {32};
+  PlanRequest req = Qwen3Request(3, 1, 8, 32);
   req.constraints.context_parallel = {1};
   req.constraints.micro_batch_size = {4};
   req.constraints.recompute = {Recompute::kNone};
@@ -182,23 +207,13 @@ TEST(Search, OffloadsExpertActivationsWhereNothingElseFits) {
   ASSERT_FALSE(plan->plans.empty()) << plan->infeasible_reason;
   for (const Estimate& e : plan->plans) {
     EXPECT_EQ(e.config.offload_modules, kOffloadExpertFc1 | kOffloadMoeAct) << e.config.ShortString();
-    absl::StatusOr<Estimate> direct = EstimateIteration(req.workload, e.config, p);
-    ASSERT_TRUE(direct.ok()) << direct.status();
-    EXPECT_DOUBLE_EQ(direct->iteration_time_s, e.iteration_time_s);
-    EXPECT_DOUBLE_EQ(direct->memory.total_bytes, e.memory.total_bytes);
-    ParallelConfig kept = e.config;
-    kept.offload_modules = 0;
-    absl::StatusOr<Estimate> without = EstimateIteration(req.workload, kept, p);
-    ASSERT_TRUE(without.ok());
-    EXPECT_FALSE(without->memory.fits) << without->memory.total_bytes / (1 << 30);
   }
+  ExpectDirectAndNeeded(req, p, *plan, [](ParallelConfig* c) { c->offload_modules = 0; });
   req.constraints.framework = Framework::kDeepSpeed;
   plan = Plan(req, p);
   ASSERT_TRUE(plan.ok());
   for (const Estimate& e : plan->plans) EXPECT_EQ(e.config.offload_modules, 0u);
 }
-
-
 
 // Qwen3-235B on 256 H100s at PP 4 and EP 16: no setting fits without recomputation, and
 // Megatron-Core's output-discarding checkpoints of the norms and the experts' activation
@@ -208,14 +223,7 @@ TEST(Search, OffloadsExpertActivationsWhereNothingElseFits) {
 // memory), its numbers are those of estimating it directly, and it is faster than the best
 // plan full recompute gives. DeepSpeed has no recompute modules: it offers none.
 TEST(Search, RecomputesLightModulesWhereTheSettingDoesNotFitWithout) {
-  PlanRequest req;
-  req.workload = Model("qwen3-235b-a22b");
-  req.gpus = {256};
-  req.global_batch_size = 2048;
-  req.top_k = 5;
-  req.constraints.tensor_parallel = {1};
-  req.constraints.pipeline_parallel = {4};
-  req.constraints.expert_parallel = {16};
+  PlanRequest req = Qwen3Request(5, 1, 4, 16);
   req.constraints.framework = Framework::kMegatron;
   const SystemProfile p = Profile("dgx-h100-80gb");
   absl::StatusOr<PlanResult> plan = Plan(req, p);
@@ -224,18 +232,11 @@ TEST(Search, RecomputesLightModulesWhereTheSettingDoesNotFitWithout) {
   for (const Estimate& e : plan->plans) {
     ASSERT_EQ(e.config.recompute, Recompute::kSelective) << e.config.ShortString();
     EXPECT_EQ(e.config.recompute_modules, kRecomputeLayernorm | kRecomputeMoeAct) << e.config.ShortString();
-    absl::StatusOr<Estimate> direct = EstimateIteration(req.workload, e.config, p);
-    ASSERT_TRUE(direct.ok()) << direct.status();
-    EXPECT_DOUBLE_EQ(direct->iteration_time_s, e.iteration_time_s);
-    EXPECT_DOUBLE_EQ(direct->memory.total_bytes, e.memory.total_bytes);
-    EXPECT_TRUE(direct->memory.fits);
-    ParallelConfig kept = e.config;
-    kept.recompute = Recompute::kNone;
-    kept.recompute_modules = 0;
-    absl::StatusOr<Estimate> without = EstimateIteration(req.workload, kept, p);
-    ASSERT_TRUE(without.ok()) << without.status();
-    EXPECT_FALSE(without->memory.fits) << without->memory.total_bytes / (1 << 30);
   }
+  ExpectDirectAndNeeded(req, p, *plan, [](ParallelConfig* c) {
+    c->recompute = Recompute::kNone;
+    c->recompute_modules = 0;
+  });
   req.constraints.recompute = {Recompute::kFull};
   absl::StatusOr<PlanResult> full = Plan(req, p);
   ASSERT_TRUE(full.ok() && !full->plans.empty());

@@ -100,6 +100,15 @@ class ServerTest : public ::testing::Test {
     return planner_->Estimate(&ctx, r, out);
   }
 
+  // Creates profile `p` (its version 1) on the server.
+  grpc::Status CreateProfile(const v1::SystemProfile& p) {
+    grpc::ClientContext ctx;
+    v1::CreateProfileRequest req;
+    *req.mutable_profile() = p;
+    v1::SystemProfile out;
+    return profiles_->CreateProfile(&ctx, req, &out);
+  }
+
   v1::SystemProfile Profile(const std::string& ref) {
     grpc::ClientContext ctx;
     v1::GetProfileRequest req;

@@ -35,11 +35,7 @@ class NetworkTest : public ServerTest {
     p.set_num_nodes(nodes);
     p.mutable_network_levels(p.network_levels_size() - 1)->set_bandwidth_gbytes_per_s(gbps);
     if (price > 0) p.set_price_per_gpu_hour_usd(price);
-    grpc::ClientContext ctx;
-    v1::CreateProfileRequest req;
-    *req.mutable_profile() = p;
-    v1::SystemProfile out;
-    const grpc::Status s = profiles_->CreateProfile(&ctx, req, &out);
+    const grpc::Status s = CreateProfile(p);
     ASSERT_TRUE(s.ok()) << s.error_message();
   }
 

@@ -155,11 +155,7 @@ TEST_F(ServerTest, ConcurrentWritesStayConsistent) {
   for (int t = 0; t < 6; ++t) {
     threads.emplace_back([&] {
       {
-        grpc::ClientContext ctx;
-        v1::CreateProfileRequest req;
-        *req.mutable_profile() = p;
-        v1::SystemProfile out;
-        grpc::Status s = profiles_->CreateProfile(&ctx, req, &out);
+        grpc::Status s = CreateProfile(p);
         (s.ok() ? created : exists)++;
       }
       grpc::ClientContext ctx;
@@ -397,11 +393,7 @@ TEST_F(ServerTest, AutomaticCalibrationRunsInTheBackgroundOncePerProfile) {
   v1::SystemProfile p = Profile("dgx-a100-80gb");
   p.set_name("busy");
   {
-    grpc::ClientContext ctx;
-    v1::CreateProfileRequest req;
-    *req.mutable_profile() = p;
-    v1::SystemProfile out;
-    ASSERT_TRUE(profiles_->CreateProfile(&ctx, req, &out).ok());
+    ASSERT_TRUE(CreateProfile(p).ok());
   }
   // Six concurrent ingests of 54 fresh measurements each: the last makes one due.
   const std::vector<v1::Measurement> ms = PublicMeasurements();
