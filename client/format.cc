@@ -223,6 +223,7 @@ std::string FormatProfile(const v1::SystemProfile& p) {
   absl::StrAppend(&out, "calibration: matmul_efficiency ", val(c.matmul_efficiency()), ", memory_bound_efficiency ",
                   val(c.memory_bound_efficiency()), ", overlap_efficiency ", val(c.overlap_efficiency()),
                   ", ep_overlap_efficiency ", val(c.ep_overlap_efficiency()),
+                  ", rank_speed_spread ", val(c.rank_speed_spread()),
                   ", iteration_overhead_s ", val(c.iteration_overhead_s()), ", memory_overhead_fraction ",
                   val(c.memory_overhead_fraction()), ", expandable_segments_overhead_fraction ",
                   val(c.expandable_segments_overhead_fraction()), ", memory_overhead_gib ", val(c.memory_overhead_gib()),

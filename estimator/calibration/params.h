@@ -25,6 +25,7 @@ struct CalibrationParam {
   double upper = 0;
   bool additive = false;  // linear coordinate (see above) instead of log
   double step = 0;        // additive only: the change sensitivities are quoted for
+  std::string step_name;  // additive only: how that change reads ("" = in ms, a time)
   double before = 0;      // resolved value in the base profile
   double start = 0;       // `before` clamped into [lower, upper]
   // `ref` indexes network levels as IndexedCalibration / ResolvedCalibration lay them out.
@@ -37,7 +38,7 @@ struct CalibrationParam {
   double UpperU() const { return Coordinate(upper); }
   // Coordinate change of one sensitivity step: ln(1.1) (10 %) or 1 (one `step`).
   double StepU() const;
-  // "10 % change" or "10 ms".
+  // "10 % change", "10 ms" or `step_name`.
   std::string StepName() const;
 };
 

@@ -55,6 +55,7 @@ double* CalibrationField(Calibration& c, absl::string_view parameter) {
       {"memory_overhead_gib", &Calibration::memory_overhead_gib},
       {"host_staging_efficiency", &Calibration::host_staging_efficiency},
       {"ep_overlap_efficiency", &Calibration::ep_overlap_efficiency},
+      {"rank_speed_spread", &Calibration::rank_speed_spread},
       {"halo_exchange_latency_us", &Calibration::halo_exchange_latency_us},
       {"jpeg_decode_mpixels_per_core_s", &Calibration::jpeg_decode_mpixels_per_core_s},
       {"hdf5_read_gbytes_per_core_s", &Calibration::hdf5_read_gbytes_per_core_s},

@@ -140,6 +140,11 @@ struct Calibration {
   // Share of the all-to-all moe_a2a_overlap pairs with compute that it really hides;
   // 0 = default (hardware.h).
   double ep_overlap_efficiency = 0;
+  // Spread of the GPUs' sustained compute speed: the standard deviation of one GPU's rate
+  // relative to the median GPU's (manufacturing and power-management variation). A job
+  // of N GPUs synchronises every iteration and runs at its slowest GPU's pace;
+  // 0 = default (hardware.h).
+  double rank_speed_spread = 0;
   double memory_overhead_fraction = 0;
   // The same share with PyTorch's expandable segments (PYTORCH_CUDA_ALLOC_CONF=
   // expandable_segments:True, as torchtitan's run_train.sh sets); 0 = default (hardware.h).

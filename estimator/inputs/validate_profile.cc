@@ -39,6 +39,7 @@ absl::Status ValidateCalibrationValues(const Calibration& c) {
                               {"kernel_overhead_us", c.kernel_overhead_us, 1e6},
                               {"recompute_overhead_us", c.recompute_overhead_us, 1e7},
                               {"memory_overhead_fraction", c.memory_overhead_fraction, 1.0},
+                              {"rank_speed_spread", c.rank_speed_spread, 0.5},
                               {"expandable_segments_overhead_fraction", c.expandable_segments_overhead_fraction, 1.0},
                               {"memory_overhead_gib", c.memory_overhead_gib, 1e4},
                               {"collective_overhead_us", c.collective_overhead_us, 1e6},

@@ -357,6 +357,9 @@ TEST(Validate, ProfileRefusesNonFiniteAndAbsurdValues) {
        "profile.calibration.ep_overlap_efficiency"},
       {[](SystemProfile* p) { p->calibration.expandable_segments_overhead_fraction = -0.1; },
        "profile.calibration.expandable_segments_overhead_fraction"},
+      {[](SystemProfile* p) { p->calibration.rank_speed_spread = 0.6; }, "profile.calibration.rank_speed_spread"},
+      {[](SystemProfile* p) { p->calibration.rank_speed_spread = std::nan(""); },
+       "profile.calibration.rank_speed_spread"},
       // Rates whose inverse is a time: a denormal made a CNN's time to train infinite.
       {[](SystemProfile* p) { p->calibration.jpeg_decode_mpixels_per_core_s = 1e-300; },
        "profile.calibration.jpeg_decode_mpixels_per_core_s"},

@@ -60,16 +60,6 @@ Uncertainty PredictionUncertainty(const SystemProfile& profile, int64_t num_gpus
   return u;
 }
 
-double NormalQuantile(double p) {
-  // Bisection on the normal CDF, 0.5 erfc(-z / sqrt 2): 60 halvings of [-40, 40].
-  double lo = -40, hi = 40;
-  for (int i = 0; i < 60; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (0.5 * std::erfc(-mid / std::sqrt(2.0)) < p ? lo : hi) = mid;
-  }
-  return 0.5 * (lo + hi);
-}
-
 double QuantileFactor(double scale, double quantile) {
   const double x = quantile >= 0.5 ? -std::log(2 * (1 - quantile)) : std::log(2 * quantile);
   return std::exp(scale * x);

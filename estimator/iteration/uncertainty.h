@@ -49,9 +49,6 @@ struct Uncertainty {
 Uncertainty PredictionUncertainty(const SystemProfile& profile, int64_t num_gpus, double model_flops_per_token,
                                   unsigned features = 0);
 
-// The standard normal quantile z with P(Z <= z) = p, for p in (0, 1).
-double NormalQuantile(double p);
-
 // The multiplier of a predicted time for its `quantile` (0.9: the time the run stays
 // under with 90 % probability): exp(F^-1(quantile)) for Laplace(0, scale).
 double QuantileFactor(double scale, double quantile);

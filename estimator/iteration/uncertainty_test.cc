@@ -12,13 +12,6 @@ namespace {
 
 using testing::Profile;
 
-TEST(Uncertainty, NormalQuantileMatchesTables) {
-  EXPECT_NEAR(NormalQuantile(0.5), 0, 1e-9);
-  EXPECT_NEAR(NormalQuantile(0.95), 1.644854, 1e-5);
-  EXPECT_NEAR(NormalQuantile(0.975), 1.959964, 1e-5);
-  EXPECT_NEAR(NormalQuantile(0.1), -1.281552, 1e-5);
-}
-
 // A built-in profile has seen no measurements: the 90 % interval spans the model's
 // published-run error, 13.2 % MAPE = Laplace scale 0.132; P(|X| > t) = exp(-t / b) = 0.1
 // at t = 0.132 ln 10 = 0.30394, factor exp(0.30394) = 1.3552.

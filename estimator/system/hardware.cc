@@ -8,6 +8,7 @@
 
 #include "estimator/inputs/calibration_regime.h"
 #include "estimator/inputs/units.h"
+#include "estimator/system/order_statistics.h"
 
 namespace paraplan {
 
@@ -64,6 +65,7 @@ Calibration ResolvedCalibration(const SystemProfile& profile, int64_t num_gpus) 
   r.loader_cores_per_process = c.loader_cores_per_process;  // 0 = unlimited
   r.sample_handover_gbytes_per_s = Or(c.sample_handover_gbytes_per_s, D::kSampleHandoverGbytesPerS);
   r.ep_overlap_efficiency = Or(c.ep_overlap_efficiency, D::kEpOverlapEfficiency);
+  r.rank_speed_spread = Or(c.rank_speed_spread, D::kRankSpeedSpread);
   r.memory_overhead_fraction = Or(c.memory_overhead_fraction, D::kMemoryOverheadFraction);
   r.expandable_segments_overhead_fraction =
       Or(c.expandable_segments_overhead_fraction, D::kExpandableSegmentsOverheadFraction);
@@ -79,7 +81,10 @@ std::atomic<uint64_t> next_hardware_id{1};
 Hardware::Hardware(const SystemProfile& profile, Precision precision, int64_t num_gpus)
     : id_(next_hardware_id.fetch_add(1, std::memory_order_relaxed)) {
   const Calibration cal = ResolvedCalibration(profile, num_gpus);
-  const double clock = profile.accelerator.ClockScale();  // a power cap lowers the clocks
+  // A power cap lowers the clocks; the job runs at the pace of its slowest GPU, the
+  // expected largest of num_gpus draws of the GPUs' speed spread below the median.
+  pace_ = 1 / (1 + std::max(0.0, cal.rank_speed_spread) * ExpectedMaxOfNormals(num_gpus));
+  const double clock = profile.accelerator.ClockScale() * pace_;
   peak_flops_per_s_ = profile.accelerator.PeakTflops(precision) * 1e12 * clock;
   // matmul_efficiency_fp8: the share of the low-precision peak, FP8 or FP4.
   matmul_flops_per_s_ = peak_flops_per_s_ * (LowPrecisionLinears(precision) ? cal.matmul_efficiency_fp8

@@ -214,5 +214,27 @@ TEST(Hardware, PowerLimitLowersTheClocks) {
   EXPECT_DOUBLE_EQ(p.accelerator.BusyPowerW(), 700);
 }
 
+// A job runs at its slowest GPU's pace. With a spread of sigma = 0.01 of the median GPU's
+// speed (Sinha et al.'s HPC clusters), 1,024 GPUs wait for the expected largest of 1,024
+// normal draws, 3.248 sigma (the integral, order_statistics_test): compute rates /
+// 1.03248; one GPU, or no GPU count (microbenchmarks), runs at the median GPU's rate; HBM
+// does not move. Unstated, there is no spread.
+TEST(Hardware, AJobRunsAtItsSlowestGpusPace) {
+  SystemProfile p = Profile("dgx-a100-80gb");
+  EXPECT_DOUBLE_EQ(Hardware(p, Precision::kBf16, 1024).matmul_flops_per_s(),
+                   Hardware(p, Precision::kBf16, 1).matmul_flops_per_s());
+  p.calibration.rank_speed_spread = 0.01;
+  const Hardware alone(p, Precision::kBf16);
+  const Hardware one(p, Precision::kBf16, 1);
+  const Hardware wide(p, Precision::kBf16, 1024);
+  EXPECT_DOUBLE_EQ(one.matmul_flops_per_s(), alone.matmul_flops_per_s());
+  EXPECT_NEAR(wide.matmul_flops_per_s() / one.matmul_flops_per_s(), 1 / 1.032482, 3e-4);
+  EXPECT_NEAR(wide.peak_flops_per_s() / one.peak_flops_per_s(), 1 / 1.032482, 3e-4);
+  EXPECT_DOUBLE_EQ(wide.hbm_bytes_per_s(), one.hbm_bytes_per_s());
+  p.calibration.rank_speed_spread = 0.03;  // a cluster with throttling nodes
+  const Hardware spread(p, Precision::kBf16, 1024);
+  EXPECT_NEAR(spread.matmul_flops_per_s() / one.matmul_flops_per_s(), 1 / (1 + 0.03 * 3.2482), 6e-4);
+}
+
 }  // namespace
 }  // namespace paraplan

@@ -246,6 +246,10 @@ def profile_seeds():
     energy["storage"] = {"read_gbytes_per_s": 25, "read_joules_per_gbyte": 4.9, "shared_fs_gbytes_per_s": 100,
                          "shared_fs_joules_per_gbyte": 30}
     both(t, "SystemProfile", "overlap_and_storage_energy", energy)
+    # Stop 43: the spread of the GPUs' speed (a job runs at its slowest GPU's pace).
+    spread = json.loads(json.dumps(calibrated))
+    spread["calibration"]["rank_speed_spread"] = 0.011
+    both(t, "SystemProfile", "rank_speed_spread", spread)
     # Issue 12: a denormal efficiency made every time infinite.
     tiny = json.loads(json.dumps(DGX_A100))
     tiny["calibration"] = {"matmul_efficiency": 5e-324}
