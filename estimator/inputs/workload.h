@@ -193,6 +193,14 @@ QuantRecipe ResolvedRecipe(const Workload& w);
 // (an E4M3 scale per 16); 2 (16-bit) for kDefault.
 double QuantisedBytesPerElement(QuantRecipe r);
 
+// Quantised copies a weight keeps for its GEMMs: 2 (the row-wise and the column-wise or
+// transposed orientation), but 1 for the per-tensor FP8 recipes (delayed, current
+// scaling) on GPUs whose FP8 GEMMs take any operand layout: Transformer Engine's
+// is_non_tn_fp8_gemm_supported (compute capability 10.x-11.x, >= 13) reuses the row-wise
+// data where Hopper's TN-only FP8 GEMMs need a transpose. MXFP8, NVFP4 and blockwise scale
+// each orientation apart, so they keep two everywhere.
+double QuantisedOrientations(QuantRecipe r, bool fp8_any_layout);
+
 }  // namespace paraplan
 
 #endif  // PARAPLAN_ESTIMATOR_INPUTS_WORKLOAD_H_

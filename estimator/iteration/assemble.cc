@@ -8,30 +8,15 @@ namespace paraplan {
 namespace {
 
 // The caching allocator's overhead share: torchtitan's launcher turns on expandable
-// segments (run_train.sh: PYTORCH_ALLOC_CONF="expandable_segments:True"), which leave
-// far less reserved beyond what is allocated than the default allocator does.
+// segments (run_train.sh: PYTORCH_ALLOC_CONF="expandable_segments:True"), and so do
+// NeMo's Megatron-Bridge performance recipes (the env_vars of 218 of the 251 pretraining
+// recipes of its models here, perf_recipes/ at 067f987), which leave far less reserved
+// beyond what is allocated than the default allocator does. Megatron-LM's launchers
+// leave the default.
 double MemoryOverheadFraction(const Hardware& hw, const ParallelConfig& c) {
-  return c.framework == Framework::kTorchtitan ? hw.expandable_segments_overhead_fraction()
-                                               : hw.memory_overhead_fraction();
-}
-
-// Micro-batches whose activations the first stage holds at once.
-double InFlightMicroBatches(const ParallelConfig& c, int m) {
-  const int pp = c.pipeline_parallel;
-  if (pp <= 1) return 1;
-  switch (c.pipeline_schedule) {
-    case PipelineSchedule::kGPipe:
-      return m;  // all forwards before any backward (Huang et al. 2019)
-    case PipelineSchedule::kInterleaved1F1B: {
-      // Narayanan et al. SC'21 / Korthikanti et al. 2022 eq. 5: 1 + (p-1)/(p v) times p.
-      // The all-to-all overlap warms up one chunk more (get_pp_rank_microbatches:
-      // overlap_moe_expert_parallel_comm), 1/v of a stage's micro-batch.
-      const double v = c.virtual_pipeline_stages;
-      return std::min<double>(m, pp + (pp - 1.0) / v + (c.moe_a2a_overlap ? 1.0 / v : 0.0));
-    }
-    default:
-      return std::min(m, pp);  // 1F1B: the first stage keeps p micro-batches in flight
-  }
+  return c.framework == Framework::kTorchtitan || c.framework == Framework::kNemo
+             ? hw.expandable_segments_overhead_fraction()
+             : hw.memory_overhead_fraction();
 }
 
 // Bubble of the schedule as a multiple of one micro-batch's stage time; `wgrad_share`
@@ -101,7 +86,39 @@ DpGroups PlaceDp(const ParallelConfig& c, const Collectives& coll) {
   return g;
 }
 
+// The share of the first stage's layers its first chunk holds under virtual stages: the
+// first stage's deficit against whole chunks sits there (Megatron-Core's
+// account_for_embedding_in_pipeline_split takes the embedding's slot from the first
+// virtual stage: 7 layers over 8 chunks are 0 + 7 x 1); 1/v when they divide evenly.
+double FirstChunkShare(int layers, int v) {
+  if (v <= 1 || layers <= 0) return 1;
+  const int per_chunk = (layers + v - 1) / v;
+  return std::max(0, layers - (v - 1) * per_chunk) / static_cast<double>(layers);
+}
+
 }  // namespace
+
+double InFlightMicroBatches(const ParallelConfig& c, int m, int first_stage_layers) {
+  const int pp = c.pipeline_parallel;
+  if (pp <= 1) return 1;
+  switch (c.pipeline_schedule) {
+    case PipelineSchedule::kGPipe:
+      return m;  // all forwards before any backward (Huang et al. 2019)
+    case PipelineSchedule::kInterleaved1F1B: {
+      // Megatron-Core's get_pp_rank_microbatches: the first rank runs (p - 1) x 2 + (v - 1)
+      // x p warm-up forwards, p micro-batches per chunk in turn, and one more before its
+      // first backward: p micro-batches of every chunk, then p - 1 more of chunk 0 — with
+      // even chunks p + (p - 1) / v stage micro-batches (Narayanan et al. SC'21,
+      // Korthikanti et al. 2022 eq. 5). The all-to-all overlap warms up one chunk more
+      // (overlap_moe_expert_parallel_comm), of chunk 0.
+      const double chunk0 = FirstChunkShare(first_stage_layers, c.virtual_pipeline_stages);
+      return std::min<double>(m, pp + (pp - 1.0 + (c.moe_a2a_overlap ? 1.0 : 0.0)) * chunk0);
+    }
+    default:
+      return std::min(m, pp);  // 1F1B: the first stage keeps p micro-batches in flight
+  }
+}
+
 
 DpGroups PlaceDataParallel(const ParallelConfig& c, const Collectives& coll) { return PlaceDp(c, coll); }
 
@@ -130,7 +147,7 @@ void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
   const int m = std::max(1, c.NumMicroBatches());
   const double dpcp = double{1.0} * c.data_parallel * c.context_parallel * c.spatial_parallel;
   const double expert_dp = static_cast<double>(c.ExpertDataParallel());
-  const double in_flight = InFlightMicroBatches(c, m);
+  const double in_flight = InFlightMicroBatches(c, m, stages.first.layers);
 
   // Gradients that exist only from backward to the step (PyTorch, set_to_none) grow as
   // the activations are freed, layer by layer: at the peak, the larger of the two —

@@ -63,6 +63,35 @@ TEST(Pipeline, NinetyFourLayersOverThirtyTwoStagesOfThree) {
   EXPECT_NEAR(s.first.chunk_activation_bytes_per_mb, m->pre.activation_bytes, 1);
 }
 
+// Megatron-Core's interleaved warm-up on the first rank: (p - 1) x 2 + (v - 1) x p forwards
+// and one more, p micro-batches of each chunk in turn — every chunk's p, then p - 1 more
+// of chunk 0. By hand, in first-stage micro-batches:
+// - Llama 3.1 405B on PP 16, v 8 with the embedding's slot accounted (7 layers: chunk 0
+//   the embedding alone, then 7 x 1): 16 x 7 + 15 x 0 layers = 16 (the even-chunk formula
+//   p + (p - 1) / v says 17.875, 13 layers' activations more);
+// - 7 layers over v 2 (3 + 4): 4 x 7 + 3 x 3 = 37 layers = 4 + 9/7; 8 layers (4 + 4):
+//   4 + 3/2; the all-to-all overlap warms up one chunk-0 micro-batch more: 4 + 12/7;
+// - never more than the micro-batches there are; 1F1B p; GPipe all of them.
+TEST(Pipeline, InterleavedWarmUpFillsChunkZeroLast) {
+  ParallelConfig c = Config(4, 16, 2, 1, 768);
+  c.virtual_pipeline_stages = 8;
+  c.pipeline_schedule = PipelineSchedule::kInterleaved1F1B;
+  EXPECT_DOUBLE_EQ(InFlightMicroBatches(c, 384, 7), 16);
+  c = Config(1, 4, 1, 1, 16);
+  c.virtual_pipeline_stages = 2;
+  c.pipeline_schedule = PipelineSchedule::kInterleaved1F1B;
+  EXPECT_DOUBLE_EQ(InFlightMicroBatches(c, 16, 7), 4 + 9.0 / 7);
+  EXPECT_DOUBLE_EQ(InFlightMicroBatches(c, 16, 8), 4 + 1.5);
+  EXPECT_DOUBLE_EQ(InFlightMicroBatches(c, 4, 8), 4);
+  c.moe_a2a_overlap = true;
+  EXPECT_DOUBLE_EQ(InFlightMicroBatches(c, 16, 7), 4 + 12.0 / 7);
+  c.moe_a2a_overlap = false;
+  c.pipeline_schedule = PipelineSchedule::k1F1B;
+  EXPECT_DOUBLE_EQ(InFlightMicroBatches(c, 16, 8), 4);
+  c.pipeline_schedule = PipelineSchedule::kGPipe;
+  EXPECT_DOUBLE_EQ(InFlightMicroBatches(c, 16, 8), 16);
+}
+
 // CPU offloading of 3 layers a stage (Llama 3 70B, TP 8, PP 4, 8 micro-batches of 1,
 // 1F1B: 4 in flight on the first stage): 3 layers' activations of every micro-batch in
 // flight leave the GPU but one layer's (the buffer); the weights stay (Megatron-Core's

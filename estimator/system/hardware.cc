@@ -100,6 +100,7 @@ Hardware::Hardware(const SystemProfile& profile, Precision precision, int64_t nu
   kernel_gap_s_ = CalibrationDefaults::kGraphKernelUs * 1e-6;
   collective_overhead_s_ = cal.collective_overhead_us * 1e-6;
   sm_count_ = std::max(0, profile.accelerator.sm_count);
+  fp8_any_layout_ = profile.accelerator.peak_tflops_fp4 > 0;
   // The tail is a time; scale the half-efficiency size with this precision's rate.
   const double bf16_rate =
       profile.accelerator.PeakTflops(Precision::kBf16) * 1e12 * cal.matmul_efficiency;

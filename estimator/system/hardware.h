@@ -158,6 +158,9 @@ class Hardware {
   double hbm_bytes_per_s() const { return hbm_bytes_per_s_; }
   double pcie_bytes_per_s() const { return pcie_bytes_per_s_; }
   bool halo_host_staged() const { return halo_host_staged_; }
+  // FP8 GEMMs take operands in any layout (no transposed FP8 copies): the Blackwell
+  // data-centre GPUs, told apart in a profile by their FP4 tensor cores (peak_tflops_fp4).
+  bool fp8_any_layout() const { return fp8_any_layout_; }
   // The profile's measured per-sample (forward, backward) time of a workload's layer, or
   // nullptr when none is stored.
   const std::pair<double, double>* MeasuredLayer(const std::string& workload, const std::string& layer) const;
@@ -275,6 +278,7 @@ class Hardware {
   double overlap_efficiency_ = 0;
   double ep_overlap_efficiency_ = 0;
   double pace_ = 1;
+  bool fp8_any_layout_ = false;
   double iteration_overhead_s_ = 0;
   double kernel_overhead_s_ = 0;
   double recompute_overhead_s_ = 0;

@@ -112,7 +112,7 @@ BlockCosts BlockCosts::Between(const BlockCosts& from, const BlockCosts& to) {
 }
 
 void SetPrecisionBytes(Precision precision, QuantRecipe recipe, Optimizer optimizer, MixedPrecision mixed,
-                       ModelCosts* costs) {
+                       bool fp8_any_layout, ModelCosts* costs) {
   if (precision != Precision::kFp32 && mixed == MixedPrecision::kFp32Params) {
     // PyTorch autocast / FSDP MixedPrecision: fp32 parameters and gradients, Adam's two
     // fp32 moments (PyTorch AdamW state); gathers in the 16-bit param dtype, gradients
@@ -139,10 +139,12 @@ void SetPrecisionBytes(Precision precision, QuantRecipe recipe, Optimizer optimi
     costs->optimizer_passes = 3;  // gradient norm, Adam, zeroing the gradients
   } else {
     // FP8 / FP4 (Transformer Engine) keep a quantised copy of each linear weight and of
-    // its transpose beside the 16-bit weight: 2 + 1 + 1 bytes for FP8, MXFP8
-    // 2 + 2 x (1 + 1/32), NVFP4 2 + 2 x (1/2 + 1/16).
+    // its transpose beside the 16-bit weight: 2 + 1 + 1 bytes for FP8 (2 + 1 where FP8
+    // GEMMs take any layout), MXFP8 2 + 2 x (1 + 1/32), NVFP4 2 + 2 x (1/2 + 1/16).
     costs->weight_bytes_per_param =
-        LowPrecisionLinears(precision) ? 2 + 2 * QuantisedBytesPerElement(recipe) : 2;
+        LowPrecisionLinears(precision)
+            ? 2 + QuantisedOrientations(recipe, fp8_any_layout) * QuantisedBytesPerElement(recipe)
+            : 2;
     costs->grad_bytes_per_param = 4;              // fp32 main_grad (Megatron-LM)
     costs->optimizer_state_bytes_per_param = 12;  // fp32 master + m + v
     costs->grad_reduce_bytes_per_param = 4;       // gradients reduced in fp32 (Megatron-LM)
@@ -233,7 +235,7 @@ absl::StatusOr<ModelCosts> ComputeModelCosts(const Workload& workload, const Mod
   if (costs.ok()) {
     IndexLayers(&*costs);
     SetPrecisionBytes(workload.precision, ResolvedRecipe(workload, shape.framework), workload.optimizer,
-                      ResolvedMixedPrecision(workload, shape.framework), &*costs);
+                      ResolvedMixedPrecision(workload, shape.framework), hw.fp8_any_layout(), &*costs);
     if (shape.fp8_param_gather && LowPrecisionLinears(workload.precision)) {
       // The quantised weights are the parameters ZeRO gathers (Megatron's
       // fp8_param_gather, and fp4_param_gather under NVFP4: Transformer Engine's quantised

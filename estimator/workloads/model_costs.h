@@ -224,9 +224,10 @@ ModelCosts WithExpertOffload(ModelCosts costs);
 // fp32 main gradients, fp32 master weights + Adam moments = 18 bytes/param).
 // SGD with momentum keeps one fp32 moment instead of Adam's two. PyTorch autocast / FSDP
 // (MixedPrecision::kFp32Params): fp32 weights and gradients + Adam moments = 16.
-// FP8 / FP4 linears keep quantised copies of the weights beside them (`recipe`, resolved).
+// FP8 / FP4 linears keep quantised copies of the weights beside them (`recipe`, resolved;
+// one orientation or two: QuantisedOrientations).
 void SetPrecisionBytes(Precision precision, QuantRecipe recipe, Optimizer optimizer, MixedPrecision mixed,
-                       ModelCosts* costs);
+                       bool fp8_any_layout, ModelCosts* costs);
 
 }  // namespace paraplan
 

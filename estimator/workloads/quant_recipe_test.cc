@@ -32,17 +32,55 @@ Workload Llama70b(Precision p, QuantRecipe r) {
   return w;
 }
 
-// Weight bytes per parameter: the 16-bit weight and its quantised copies, both
-// orientations — FP8 2 + 1 + 1; MXFP8 2 + 2 x (1 + 1/32); NVFP4 2 + 2 x (1/2 + 1/16).
+// Weight bytes per parameter: the 16-bit weight and its quantised copies — both
+// orientations on an H100 (FP8 2 + 1 + 1: Hopper's FP8 GEMMs are TN only), one for the
+// per-tensor FP8 recipes where FP8 GEMMs take any layout (GB200: 2 + 1, Transformer
+// Engine's is_non_tn_fp8_gemm_supported); MXFP8 2 + 2 x (1 + 1/32) and NVFP4
+// 2 + 2 x (1/2 + 1/16) scale each orientation apart. FP8 parameter gather drops the
+// 16-bit copy: 2 on an H100, 1 on a GB200.
 TEST(QuantRecipe, WeightCopies) {
   const SystemProfile gb200 = Profile("gb200-nvl72");
-  for (const auto& [p, r, bytes] : {std::tuple{Precision::kFp8, QuantRecipe::kDefault, 4.0},
-                                    {Precision::kFp8, QuantRecipe::kMxfp8, 4.0625},
-                                    {Precision::kFp4, QuantRecipe::kDefault, 3.125},
-                                    {Precision::kBf16, QuantRecipe::kDefault, 2.0}}) {
-    absl::StatusOr<ModelCosts> m = Costs(Llama70b(p, r), gb200);
+  const SystemProfile h100 = Profile("dgx-h100-80gb");
+  for (const auto& [profile, p, r, bytes] :
+       {std::tuple{&h100, Precision::kFp8, QuantRecipe::kDelayedScaling, 4.0},
+        {&h100, Precision::kFp8, QuantRecipe::kCurrentScaling, 4.0},
+        {&gb200, Precision::kFp8, QuantRecipe::kDelayedScaling, 3.0},
+        {&gb200, Precision::kFp8, QuantRecipe::kCurrentScaling, 3.0},
+        {&gb200, Precision::kFp8, QuantRecipe::kBlockwise, 4.0},
+        {&gb200, Precision::kFp8, QuantRecipe::kMxfp8, 4.0625},
+        {&gb200, Precision::kFp4, QuantRecipe::kDefault, 3.125},
+        {&gb200, Precision::kBf16, QuantRecipe::kDefault, 2.0}}) {
+    absl::StatusOr<ModelCosts> m = Costs(Llama70b(p, r), *profile);
     ASSERT_TRUE(m.ok()) << m.status();
-    EXPECT_DOUBLE_EQ(m->weight_bytes_per_param, bytes) << static_cast<int>(r);
+    EXPECT_DOUBLE_EQ(m->weight_bytes_per_param, bytes) << profile->name << " " << static_cast<int>(r);
+  }
+  ParallelConfig c = testing::Config(8, 1, 1, 1, 1);
+  c.zero_stage = 1;
+  c.fp8_param_gather = true;
+  c = c.Normalized();
+  for (const auto& [profile, bytes] : {std::pair{&h100, 2.0}, {&gb200, 1.0}}) {
+    const Hardware hw(*profile, Precision::kFp8);
+    const Collectives coll(hw);
+    absl::StatusOr<ModelCosts> m =
+        ComputeModelCosts(Llama70b(Precision::kFp8, QuantRecipe::kCurrentScaling), ModelShape::Of(c), hw, coll);
+    ASSERT_TRUE(m.ok()) << m.status();
+    EXPECT_DOUBLE_EQ(m->weight_bytes_per_param, bytes) << profile->name;
+  }
+}
+
+// Where FP8 GEMMs take any layout, the per-tensor recipes write no transposes: the
+// backward of one linear (m x k input, n outputs) moves 2mn + 2mk bytes less and launches
+// one kernel less; the forward is the same.
+TEST(QuantRecipe, NoTransposesWhereFp8GemmsTakeAnyLayout) {
+  for (QuantRecipe r : {QuantRecipe::kDelayedScaling, QuantRecipe::kCurrentScaling}) {
+    SystemProfile any = Profile("gb200-nvl72");
+    SystemProfile tn = any;
+    tn.accelerator.peak_tflops_fp4 = 0;  // the same GPU with Hopper's TN-only FP8 GEMMs
+    absl::StatusOr<ModelCosts> a = Costs(Llama70b(Precision::kFp8, r), any);
+    absl::StatusOr<ModelCosts> b = Costs(Llama70b(Precision::kFp8, r), tn);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_DOUBLE_EQ(a->layers[0].fwd_s, b->layers[0].fwd_s);
+    EXPECT_LT(a->layers[0].bwd_s, b->layers[0].bwd_s);
   }
 }
 

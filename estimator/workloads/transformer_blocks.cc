@@ -16,19 +16,22 @@ namespace {
 // its amax; blockwise re-quantises the transposes from BF16 (its 1 x 128 blocks lie
 // along K); MXFP8 writes both orientations (1 + 1/32 bytes each) in one pass; NVFP4 adds
 // the per-tensor amax pass, writes FP4 (1/2 + 1/16 bytes) both ways, and runs the random
-// Hadamard transform over the weight-gradient inputs (read 2, write 2 again).
+// Hadamard transform over the weight-gradient inputs (read 2, write 2 again). Where FP8
+// GEMMs take any layout (Blackwell), the per-tensor recipes transpose nothing.
 struct CastTraffic {
   double fwd_bytes = 0, bwd_bytes = 0, fwd_kernels = 0, bwd_kernels = 0;
 };
 
-CastTraffic Casts(QuantRecipe r, double m, double n, double k) {
+CastTraffic Casts(QuantRecipe r, double m, double n, double k, bool any_layout) {
+  const double transposes = any_layout ? 0 : 2 * m * n + 2 * m * k;
+  const double transpose_kernels = any_layout ? 0 : 1;
   switch (r) {
     case QuantRecipe::kDefault:
       return {};
     case QuantRecipe::kDelayedScaling:
-      return {3 * m * k, 3 * m * n + 2 * m * n + 2 * m * k, 1, 2};
+      return {3 * m * k, 3 * m * n + transposes, 1, 1 + transpose_kernels};
     case QuantRecipe::kCurrentScaling:
-      return {5 * m * k, 5 * m * n + 2 * m * n + 2 * m * k, 2, 3};
+      return {5 * m * k, 5 * m * n + transposes, 2, 2 + transpose_kernels};
     case QuantRecipe::kBlockwise:
       return {3 * m * k, 6 * m * n + 3 * m * k, 1, 3};
     case QuantRecipe::kMxfp8: {
@@ -91,7 +94,7 @@ void Linear(const Hardware& hw, const Dims& x, double m, double n, double k, dou
     part->kernels_bwd += batch;
   }
   if (x.lowp && !x.bf16_linears) {
-    const CastTraffic c = Casts(x.recipe, m, n, k);
+    const CastTraffic c = Casts(x.recipe, m, n, k, x.fp8_any_layout);
     part->mem_fwd_bytes += c.fwd_bytes * batch;
     part->mem_bwd_bytes += c.bwd_bytes * batch;
     // A grouped linear (batch > 1: an MoE layer's local experts) quantises every expert's

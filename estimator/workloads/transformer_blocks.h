@@ -29,6 +29,9 @@ struct Dims {
   // the 16-bit tensor otherwise (= p).
   double pin = 2;
   QuantRecipe recipe = QuantRecipe::kDefault;
+  // FP8 GEMMs take any operand layout (Hardware::fp8_any_layout): the per-tensor recipes
+  // write no transposes.
+  bool fp8_any_layout = false;
   bool fp32_params;  // MixedPrecision::kFp32Params: each linear casts its fp32 weight
   bool dropout;    // dropout > 0: dropout kernels run and their masks are stored
   // The gated MLP's activation runs as separate eager ops (PyTorch FSDP's Hugging Face /

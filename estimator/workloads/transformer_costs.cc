@@ -488,7 +488,8 @@ LayerKinds KindsOf(const ModelContext& m, const Dims& x) {
 absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const ModelShape& shape,
                                             const Hardware& hw, const Collectives& coll) {
   const TransformerSpec spec = workload.transformer.Resolved();
-  const Dims x = LayerDims(workload, spec, shape);
+  Dims x = LayerDims(workload, spec, shape);
+  x.fp8_any_layout = hw.fp8_any_layout();
   const GroupSpan tp = coll.Place(shape.tensor_parallel, 1);
   const GroupSpan cp = coll.Place(shape.context_parallel, shape.tensor_parallel);
   const double ovl = hw.overlap_efficiency();

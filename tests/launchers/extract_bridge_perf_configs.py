@@ -109,6 +109,20 @@ def end_stage_layers(layout, pp, v):
     return per_rank[0], per_rank[-1]
 
 
+def apply_layout(c, layout, pp, v, layers, layout_rule):
+    """The first and last stages' decoder layers into `c`: from the layout string (the
+    recipe's default table for DeepSeek-V3 and Kimi-K2 when none is given), or from
+    Megatron's embedding / loss accounting. Returns the layout used, if any."""
+    if pp > 1 and not layout and layout_rule in ('deepseek', 'kimi') and (pp, v) in RECIPE_LAYOUTS:
+        layout = RECIPE_LAYOUTS[(pp, v)].format(last='mL' if layout_rule == 'deepseek' else 'L')
+    if pp > 1 and layout:
+        c['first_pipeline_stage_layers'], c['last_pipeline_stage_layers'] = end_stage_layers(layout, pp, v)
+    elif pp > 1 and layout_rule == 'account' and (layers + 2) % (pp * v) == 0:
+        slots = (layers + 2) // (pp * v)
+        c['first_pipeline_stage_layers'] = c['last_pipeline_stage_layers'] = v * slots - 1
+    return layout
+
+
 def config_of(name, b, family, dtype):
     preset, seq, layers, layout_rule = FAMILIES[family]
     precision, recipe, fp8_gather = PRECISIONS[dtype]
@@ -140,14 +154,7 @@ def config_of(name, b, family, dtype):
     if b.cuda_graph_impl not in (None, 'none'):
         c['cuda_graph_scope'] = list(b.cuda_graph_scope or []) if not isinstance(b.cuda_graph_scope, str) \
             else [b.cuda_graph_scope]
-    layout = b.pp_layout
-    if pp > 1 and not layout and layout_rule in ('deepseek', 'kimi'):
-        layout = RECIPE_LAYOUTS[(pp, v)].format(last='mL' if layout_rule == 'deepseek' else 'L')
-    if pp > 1 and layout:
-        c['first_pipeline_stage_layers'], c['last_pipeline_stage_layers'] = end_stage_layers(layout, pp, v)
-    elif pp > 1 and layout_rule == 'account' and (layers + 2) % (pp * v) == 0:
-        slots = (layers + 2) // (pp * v)
-        c['first_pipeline_stage_layers'] = c['last_pipeline_stage_layers'] = v * slots - 1
+    layout = apply_layout(c, b.pp_layout, pp, v, layers, layout_rule)
     row = {'id': name, 'model': preset, 'profile': PROFILES[name.split('_CONFIG_')[1].split('_')[0]],
            'num_gpus': b.num_gpus, 'seq_length': seq, 'precision': precision, 'config': c}
     if recipe:
