@@ -242,7 +242,7 @@ absl::StatusOr<ParallelConfig> FromProto(const v1::ParallelConfig& c) {
   if (!offload_modules.ok()) return offload_modules.status();
   out.offload_modules = *offload_modules;
   out.cpu_offload_layers = c.cpu_offload_layers();
-  out.fp8_param_gather = c.fp8_param_gather();
+  if (c.has_fp8_param_gather()) out.fp8_param_gather = c.fp8_param_gather();
   out.first_pipeline_stage_layers = c.first_pipeline_stage_layers();
   out.last_pipeline_stage_layers = c.last_pipeline_stage_layers();
   out.micro_batch_size = c.micro_batch_size();
@@ -454,7 +454,7 @@ v1::ParallelConfig ToProto(const ParallelConfig& c) {
   }
   out.set_first_pipeline_stage_layers(c.first_pipeline_stage_layers);
   out.set_cpu_offload_layers(c.cpu_offload_layers);
-  out.set_fp8_param_gather(c.fp8_param_gather);
+  if (c.fp8_param_gather.has_value()) out.set_fp8_param_gather(*c.fp8_param_gather);
   out.set_last_pipeline_stage_layers(c.last_pipeline_stage_layers);
   out.set_micro_batch_size(c.micro_batch_size);
   out.set_global_batch_size(c.global_batch_size);

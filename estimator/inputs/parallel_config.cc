@@ -220,7 +220,7 @@ std::string ParallelConfig::ShortString() const {
   if (offload.activations) absl::StrAppend(&s, " offload-act");
   if (cpu_offload_layers > 0) absl::StrAppend(&s, " cpu-offload", cpu_offload_layers);
   if (offload_modules != 0) absl::StrAppend(&s, " offload(", OffloadModulesText(offload_modules), ")");
-  if (fp8_param_gather) absl::StrAppend(&s, " fp8-param-gather");
+  if (fp8_param_gather.value_or(false)) absl::StrAppend(&s, " fp8-param-gather");
   if (rank_order == RankOrder::kTpCpEpPpDp) absl::StrAppend(&s, " order=tp-cp-ep-pp-dp");
   return s;
 }

@@ -7,6 +7,7 @@
 #define PARAPLAN_ESTIMATOR_INPUTS_PARALLEL_CONFIG_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -102,8 +103,8 @@ struct ParallelConfig {
   // backward (Megatron-Core --fine-grained-activation-offloading --offload-modules).
   unsigned offload_modules = 0;
   // FP8 / FP4 weights gathered by ZeRO, no 16-bit copy kept (Megatron fp8_param_gather,
-  // fp4_param_gather under NVFP4).
-  bool fp8_param_gather = false;
+  // fp4_param_gather under NVFP4). Unset: the framework's default (WeightBytesOf).
+  std::optional<bool> fp8_param_gather;
   int zero_stage = 0;
   PipelineSchedule pipeline_schedule = PipelineSchedule::kDefault;
   bool overlap_grad_reduce = false;

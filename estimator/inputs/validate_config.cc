@@ -136,7 +136,7 @@ absl::Status ValidateConfigFields(const Workload& w, const ParallelConfig& raw) 
   if (raw.zero_stage < 0 || raw.zero_stage > 3) {
     return Bad(p + "zero_stage", absl::StrCat(raw.zero_stage, " must be 0, 1, 2 or 3"));
   }
-  if (raw.fp8_param_gather && (!LowPrecisionLinears(w.precision) || raw.zero_stage < 1)) {
+  if (raw.fp8_param_gather.value_or(false) && (!LowPrecisionLinears(w.precision) || raw.zero_stage < 1)) {
     return Bad(p + "fp8_param_gather",
                "needs PRECISION_FP8 or PRECISION_FP4 and zero_stage >= 1 (ZeRO gathers the quantised weights)");
   }

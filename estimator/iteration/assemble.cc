@@ -125,7 +125,7 @@ DpGroups PlaceDataParallel(const ParallelConfig& c, const Collectives& coll) { r
 Zero3Calls Zero3Collectives(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& c,
                             double params) {
   const double layers = std::max(1, stages.slowest_layers);
-  const double gather = params * model.param_gather_bytes_per_param / layers;
+  const double gather = params * WeightBytesOf(model, c).gathered / layers;
   const double grad = params * GradientBytesOf(model, c).reduced / layers;
   if (c.framework != Framework::kDeepSpeed) return {1, gather, 1, grad, true};
   const double n = std::max(1.0, stages.slowest.weight_tensors / layers);
@@ -156,8 +156,8 @@ void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
   const bool grads_then_activations = model.fp32_params && m == 1 && !(c.zero_stage == 0 && dpcp > 1);
   // Bytes per parameter of the weights the kernels read: fp32 parameters compute with
   // 16-bit copies.
-  const double compute_weight_bytes = model.fp32_params ? model.param_gather_bytes_per_param
-                                                        : model.weight_bytes_per_param;
+  const WeightBytes weight = WeightBytesOf(model, c);
+  const double compute_weight_bytes = model.fp32_params ? weight.gathered : weight.held;
   MemoryBreakdown best;
   for (const StageMemory* st : {&stages.first, &stages.last}) {
     const double dense = st->params - st->expert_params;
@@ -172,7 +172,7 @@ void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
     const double grad_div_e = c.zero_stage >= 2 && !once ? expert_dp : 1;
     const double w_div_d = c.zero_stage >= 3 ? dpcp : 1, w_div_e = c.zero_stage >= 3 ? expert_dp : 1;
     MemoryBreakdown mb;
-    mb.weights_bytes = (dense / w_div_d + ex / w_div_e) * model.weight_bytes_per_param;
+    mb.weights_bytes = (dense / w_div_d + ex / w_div_e) * weight.held;
     mb.gradients_bytes = (dense / grad_div_d + ex / grad_div_e) * GradientBytesOf(model, c).held;
     mb.optimizer_bytes =
         (dense / opt_div_d + ex / opt_div_e) * model.optimizer_state_bytes_per_param;
@@ -288,7 +288,7 @@ double LayerOffload(const ModelCosts& model, const StageCosts& stages, const Par
   double offload_s = 0;
   const double step_compute = s.fwd_s + s.bwd_s + s.recompute_s;
   if (c.offload.weights) {
-    const double w = stages.first.params * model.weight_bytes_per_param;
+    const double w = stages.first.params * WeightBytesOf(model, c).held;
     offload_s += m * std::max(0.0, 2 * w / hw.pcie_bytes_per_s() - ovl * step_compute);
   }
   if (c.offload.activations) {
@@ -406,7 +406,7 @@ void AddDpTraffic(const DpContext& x, const GroupSpan& g, double params, DpTraff
   const Collectives& coll = x.coll;
   if (g.size <= 1 || params <= 0) return;
   const double grad_bytes = params * GradientBytesOf(x.model, c).reduced;
-  const double gather_bytes = params * x.model.param_gather_bytes_per_param;
+  const double gather_bytes = params * WeightBytesOf(x.model, c).gathered;
   const bool overlap_reduce = OverlapsGradientReduction(c);
   if (c.zero_stage == 0) {
     (overlap_reduce ? t->last_bwd : t->exposed) += coll.AllReduce(grad_bytes, g, c.dp_algorithm);
@@ -566,7 +566,7 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
   const double shard = sharded_step ? dense / dpcp + ex / static_cast<double>(c.ExpertDataParallel()) : dense + ex;
   if (c.offload.optimizer) {
     // ZeRO-Offload (Ren et al. 2021): gradients to host, updated weights back, over PCIe.
-    t.offload_s += shard * (GradientBytesOf(model, c).reduced + model.weight_bytes_per_param) /
+    t.offload_s += shard * (GradientBytesOf(model, c).reduced + WeightBytesOf(model, c).held) /
                    hw.pcie_bytes_per_s();
   } else {
     t.optimizer_s = hw.MemoryTime(shard * model.optimizer_bytes_per_param);

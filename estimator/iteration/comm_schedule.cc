@@ -115,7 +115,7 @@ std::vector<CollectiveUse> DescribeCollectives(const Workload& workload, const P
   const double experts = std::max(stages.first.expert_params, stages.last.expert_params);
   for (const auto& [g, params] : {std::pair{groups.dense, dense}, std::pair{groups.expert, experts}}) {
     const double grad = params * GradientBytesOf(model, c).reduced;
-    const double gather = params * model.param_gather_bytes_per_param;
+    const double gather = params * WeightBytesOf(model, c).gathered;
     const bool ovl = OverlapsGradientReduction(c);
     switch (c.zero_stage) {
       case 0:

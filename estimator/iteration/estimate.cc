@@ -230,6 +230,7 @@ absl::StatusOr<Estimate> EstimateIteration(const Workload& workload, const Paral
   absl::StatusOr<Assembled> a = AssembleValidated(workload, c, profile, hw, coll);
   if (!a.ok()) return a.status();
   Estimate e = ToEstimate(workload, profile, c, a->model.tokens_per_sample, a->model.model_flops_per_sample, a->result);
+  EchoResolvedDefaults(a->model, &e.config);
   e.collectives = DescribeCollectives(workload, c, profile, coll, a->model, a->stages);
   if (absl::Status s = CheckFinite(e); !s.ok()) return s;
   return e;

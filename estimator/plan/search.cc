@@ -111,6 +111,7 @@ void Offer(const SearchSpace& space, int global_batch, const ModelCosts& model, 
   for (int o = 0; o < kObjectives && !pooled; ++o) pooled = st->pool[o].WouldAccept(ObjectiveValue(s.result, o));
   if (!top && !pooled) return;
   s.config = c;
+  EchoResolvedDefaults(model, &s.config);
   s.model_flops_per_sample = model.model_flops_per_sample;
   s.tokens_per_sample = model.tokens_per_sample;
   if (top) st->top.Offer(s);

@@ -39,7 +39,6 @@ ModelShape ModelShape::Of(const ParallelConfig& c) {
   s.expert_tensor_parallel = c.ExpertTensorParallel();
   s.moe_dispatcher = c.moe_dispatcher;
   s.moe_a2a_overlap = c.moe_a2a_overlap;
-  s.fp8_param_gather = c.fp8_param_gather;
   s.spatial_parallel = c.spatial_parallel;
   s.filter_parallel = c.filter_parallel;
   s.channel_parallel = c.channel_parallel;
@@ -192,6 +191,20 @@ GradientBytes GradientBytesOf(const ModelCosts& model, const ParallelConfig& c) 
   return g;
 }
 
+bool QuantisedParamGather(const ModelCosts& model, const ParallelConfig& c) {
+  return model.quantised_gather_bytes_per_param > 0 && c.zero_stage >= 1 &&
+         c.fp8_param_gather.value_or(model.quantised_gather_by_default);
+}
+
+void EchoResolvedDefaults(const ModelCosts& model, ParallelConfig* c) {
+  if (model.quantised_gather_bytes_per_param > 0) c->fp8_param_gather = QuantisedParamGather(model, *c);
+}
+
+WeightBytes WeightBytesOf(const ModelCosts& model, const ParallelConfig& c) {
+  if (!QuantisedParamGather(model, c)) return {model.weight_bytes_per_param, model.param_gather_bytes_per_param};
+  return {model.weight_bytes_per_param - 2, model.quantised_gather_bytes_per_param};
+}
+
 bool DeepSpeedBf16Optimizer(const ModelCosts& model, const ParallelConfig& c) {
   return c.framework == Framework::kDeepSpeed && c.zero_stage == 0 && model.fp32_main_grads && !model.fp16;
 }
@@ -236,12 +249,16 @@ absl::StatusOr<ModelCosts> ComputeModelCosts(const Workload& workload, const Mod
     IndexLayers(&*costs);
     SetPrecisionBytes(workload.precision, ResolvedRecipe(workload, shape.framework), workload.optimizer,
                       ResolvedMixedPrecision(workload, shape.framework), hw.fp8_any_layout(), &*costs);
-    if (shape.fp8_param_gather && LowPrecisionLinears(workload.precision)) {
-      // The quantised weights are the parameters ZeRO gathers (Megatron's
-      // fp8_param_gather, and fp4_param_gather under NVFP4: Transformer Engine's quantised
-      // model init); no 16-bit copy is kept.
-      costs->weight_bytes_per_param -= 2;
-      costs->param_gather_bytes_per_param = QuantisedBytesPerElement(ResolvedRecipe(workload, shape.framework));
+    if (LowPrecisionLinears(workload.precision)) {
+      const QuantRecipe recipe = ResolvedRecipe(workload, shape.framework);
+      costs->quantised_gather_bytes_per_param = QuantisedBytesPerElement(recipe);
+      // NeMo's mixed-precision presets gather the quantised weights (Megatron-Bridge
+      // training/mixed_precision.py: fp8_param_gather = True in bf16_with_fp8_delayed_,
+      // _current_scaling_ and _mxfp8_mixed, fp4_param_gather in _nvfp4_mixed; False for
+      // the blockwise _subchannel_scaling_mixed). Megatron-LM's --fp8-param-gather is off
+      // unless given.
+      costs->quantised_gather_by_default =
+          shape.framework == Framework::kNemo && recipe != QuantRecipe::kBlockwise && recipe != QuantRecipe::kDefault;
     }
   }
   return costs;

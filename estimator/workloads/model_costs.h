@@ -44,7 +44,6 @@ struct ModelShape {
   // says which was taken. ModelShape::Of leaves it off.
   bool weigh_deepep = false;
   bool moe_a2a_overlap = false;
-  bool fp8_param_gather = false;
   int spatial_parallel = 1;
   int filter_parallel = 1;
   int channel_parallel = 1;
@@ -138,6 +137,10 @@ struct ModelCosts {
   double optimizer_state_bytes_per_param = 0;
   double grad_reduce_bytes_per_param = 0;  // element size of the gradient all-reduce
   double param_gather_bytes_per_param = 0;
+  // FP8 / FP4 linears: the quantised weight bytes ZeRO can gather instead of the 16-bit
+  // ones (0 = none), and whether the framework does so unless told otherwise (WeightBytesOf).
+  double quantised_gather_bytes_per_param = 0;
+  bool quantised_gather_by_default = false;
   int optimizer_passes = 0;  // multi-tensor passes of one optimizer step over the shard
   // MixedPrecision::kFp32Params: the step computes with 16-bit copies of the fp32 weights
   // (param_gather_bytes_per_param each, held from forward to backward: torch.autocast's
@@ -179,6 +182,22 @@ struct GradientBytes {
   double reduced = 0;  // element of the gradient all-reduce / reduce-scatter
 };
 GradientBytes GradientBytesOf(const ModelCosts& model, const ParallelConfig& c);
+
+// Bytes per parameter of the weights a configuration holds and ZeRO gathers. With FP8 /
+// FP4 parameter gather (the config's fp8_param_gather, or unset the framework's default:
+// ModelCosts.quantised_gather_by_default) under ZeRO >= 1, the quantised weights are the
+// parameters (Transformer Engine's quantised model init): no 16-bit copy is kept, and the
+// gathers move the quantised bytes.
+struct WeightBytes {
+  double held = 0;
+  double gathered = 0;
+};
+WeightBytes WeightBytesOf(const ModelCosts& model, const ParallelConfig& c);
+bool QuantisedParamGather(const ModelCosts& model, const ParallelConfig& c);
+
+// Writes into `c` what it left to the framework and `model` resolved, so that plans and
+// estimates say what they costed (and launchers emit it): fp8_param_gather for FP8 / FP4.
+void EchoResolvedDefaults(const ModelCosts& model, ParallelConfig* c);
 
 // Whether DeepSpeed runs its BF16_Optimizer: bf16 mixed precision without ZeRO (engine.py
 // _do_optimizer_sanity_check; get_data_types accumulates the gradients in fp32 then). It

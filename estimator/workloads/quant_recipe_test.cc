@@ -2,6 +2,8 @@
 // weight copies each keeps, the quantisation traffic ordering, the layers NVFP4 keeps in
 // BF16, and what the accelerator must offer — against hand counts and the BF16 model.
 #include <cmath>
+#include <optional>
+#include <tuple>
 
 #include "estimator/inputs/validate.h"
 #include "estimator/iteration/estimate.h"
@@ -64,7 +66,7 @@ TEST(QuantRecipe, WeightCopies) {
     absl::StatusOr<ModelCosts> m =
         ComputeModelCosts(Llama70b(Precision::kFp8, QuantRecipe::kCurrentScaling), ModelShape::Of(c), hw, coll);
     ASSERT_TRUE(m.ok()) << m.status();
-    EXPECT_DOUBLE_EQ(m->weight_bytes_per_param, bytes) << profile->name;
+    EXPECT_DOUBLE_EQ(WeightBytesOf(*m, c).held, bytes) << profile->name;
   }
 }
 
@@ -135,7 +137,8 @@ TEST(QuantRecipe, Nvfp4RunsEveryLayerAndKeepsTheHeadInBf16) {
 }
 
 // fp8_param_gather: the FP8 weight and its transpose stay (1 + 1 bytes), the BF16 copy
-// goes, and ZeRO gathers one byte a parameter.
+// goes, and ZeRO gathers one byte a parameter (WeightBytesOf; ModelCosts keeps the
+// 16-bit figures for configurations that do not).
 TEST(QuantRecipe, Fp8ParamGather) {
   const SystemProfile h100 = Profile("dgx-h100-80gb");
   const Workload w = Llama70b(Precision::kFp8, QuantRecipe::kDefault);
@@ -146,8 +149,8 @@ TEST(QuantRecipe, Fp8ParamGather) {
   c.fp8_param_gather = true;
   absl::StatusOr<ModelCosts> m = ComputeModelCosts(w, ModelShape::Of(c.Normalized()), hw, coll);
   ASSERT_TRUE(m.ok()) << m.status();
-  EXPECT_DOUBLE_EQ(m->weight_bytes_per_param, 2);
-  EXPECT_DOUBLE_EQ(m->param_gather_bytes_per_param, 1);
+  EXPECT_DOUBLE_EQ(WeightBytesOf(*m, c).held, 2);
+  EXPECT_DOUBLE_EQ(WeightBytesOf(*m, c).gathered, 1);
   EXPECT_TRUE(ValidateConfig(w, c).ok());
   // NVFP4 (fp4_param_gather): the 4-bit weight and its transpose, each 1/2 + 1/16 bytes
   // an element with its FP8 block scales, and ZeRO gathers 0.5625 bytes a parameter.
@@ -155,14 +158,47 @@ TEST(QuantRecipe, Fp8ParamGather) {
   const Hardware hw4(h100, fp4.precision);
   absl::StatusOr<ModelCosts> m4 = ComputeModelCosts(fp4, ModelShape::Of(c.Normalized()), hw4, coll);
   ASSERT_TRUE(m4.ok()) << m4.status();
-  EXPECT_DOUBLE_EQ(m4->weight_bytes_per_param, 2 * 0.5625);
-  EXPECT_DOUBLE_EQ(m4->param_gather_bytes_per_param, 0.5625);
+  EXPECT_DOUBLE_EQ(WeightBytesOf(*m4, c).held, 2 * 0.5625);
+  EXPECT_DOUBLE_EQ(WeightBytesOf(*m4, c).gathered, 0.5625);
   EXPECT_TRUE(ValidateConfig(fp4, c).ok());
+  c.fp8_param_gather = false;  // said off: the 16-bit weight and its gathers
+  EXPECT_DOUBLE_EQ(WeightBytesOf(*m, c).held, 4);
+  EXPECT_DOUBLE_EQ(WeightBytesOf(*m, c).gathered, 2);
+  c.fp8_param_gather = true;
   c.zero_stage = 0;
   EXPECT_NE(std::string(ValidateConfig(w, c).message()).find("config.fp8_param_gather"), std::string::npos);
   EXPECT_NE(std::string(ValidateConfig(Llama70b(Precision::kBf16, QuantRecipe::kDefault), c).message())
                 .find("config.fp8_param_gather"),
             std::string::npos);
+}
+
+// Unstated, fp8_param_gather is the framework's: NeMo's mixed-precision presets gather
+// the quantised weights under delayed and current scaling, MXFP8 and NVFP4 (not
+// blockwise), with a distributed optimizer (ZeRO >= 1); Megatron-LM and the rest do not.
+// Estimates echo what they costed.
+TEST(QuantRecipe, Fp8ParamGatherIsNemosDefault) {
+  const SystemProfile h100 = Profile("dgx-h100-80gb");
+  const Hardware hw(h100, Precision::kFp8);
+  const Collectives coll(hw);
+  for (const auto& [framework, recipe, zero, gathers] :
+       {std::tuple{Framework::kNemo, QuantRecipe::kCurrentScaling, 1, true},
+        {Framework::kNemo, QuantRecipe::kDelayedScaling, 1, true},
+        {Framework::kNemo, QuantRecipe::kMxfp8, 1, true},
+        {Framework::kNemo, QuantRecipe::kBlockwise, 1, false},
+        {Framework::kNemo, QuantRecipe::kCurrentScaling, 0, false},
+        {Framework::kMegatron, QuantRecipe::kCurrentScaling, 1, false},
+        {Framework::kAny, QuantRecipe::kCurrentScaling, 1, false}}) {
+    ParallelConfig c = testing::Config(8, 1, 8, 1, 8);
+    c.zero_stage = zero;
+    c.framework = framework;
+    const Workload w = Llama70b(Precision::kFp8, recipe);
+    absl::StatusOr<ModelCosts> m = ComputeModelCosts(w, ModelShape::Of(c.Normalized()), hw, coll);
+    ASSERT_TRUE(m.ok()) << m.status();
+    EXPECT_EQ(QuantisedParamGather(*m, c), gathers) << static_cast<int>(framework) << " " << static_cast<int>(recipe);
+    absl::StatusOr<Estimate> e = EstimateIteration(w, c, h100);
+    ASSERT_TRUE(e.ok()) << e.status();
+    EXPECT_EQ(e->config.fp8_param_gather, std::optional<bool>(gathers));
+  }
 }
 
 // Transformer Engine keeps a linear's input for backward as its FP8 copy: Llama 3 70B
