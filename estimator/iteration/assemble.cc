@@ -119,7 +119,6 @@ double InFlightMicroBatches(const ParallelConfig& c, int m, int first_stage_laye
   }
 }
 
-
 DpGroups PlaceDataParallel(const ParallelConfig& c, const Collectives& coll) { return PlaceDp(c, coll); }
 
 Zero3Calls Zero3Collectives(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& c,

@@ -83,7 +83,7 @@ Hardware::Hardware(const SystemProfile& profile, Precision precision, int64_t nu
   const Calibration cal = ResolvedCalibration(profile, num_gpus);
   // A power cap lowers the clocks; the job runs at the pace of its slowest GPU, the
   // expected largest of num_gpus draws of the GPUs' speed spread below the median.
-  pace_ = 1 / (1 + std::max(0.0, cal.rank_speed_spread) * ExpectedMaxOfNormals(num_gpus));
+  if (cal.rank_speed_spread > 0) pace_ = 1 / (1 + cal.rank_speed_spread * ExpectedMaxOfNormals(num_gpus));
   const double clock = profile.accelerator.ClockScale() * pace_;
   peak_flops_per_s_ = profile.accelerator.PeakTflops(precision) * 1e12 * clock;
   // matmul_efficiency_fp8: the share of the low-precision peak, FP8 or FP4.
