@@ -55,14 +55,6 @@ struct Zero3Calls {
 Zero3Calls Zero3Collectives(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& c,
                             double params);
 
-// Micro-batches, in whole first-stage micro-batches, whose activations the first pipeline
-// stage holds at once under `config`'s schedule with `m` micro-batches, its first stage
-// holding `first_stage_layers` layers over its chunks (interleaved: Megatron-Core's warm-up,
-// p micro-batches of every chunk and p - 1 more of chunk 0, which holds the first stage's
-// deficit against whole chunks — 16 for Llama 3.1 405B at PP 16, v 8 with the embedding's
-// slot accounted, where the even-chunk formula says 17.9).
-double InFlightMicroBatches(const ParallelConfig& config, int m, int first_stage_layers);
-
 // Rank distance between adjacent pipeline stages.
 inline int64_t PipelineStride(const ParallelConfig& c) {
   return c.rank_order == RankOrder::kTpCpEpDpPp ? c.InnerDegree() * c.data_parallel : c.InnerDegree();

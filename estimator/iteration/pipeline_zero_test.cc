@@ -6,6 +6,7 @@
 
 #include "estimator/iteration/assemble.h"
 #include "estimator/iteration/estimate.h"
+#include "estimator/iteration/pipeline_schedule.h"
 #include "estimator/iteration/stage_costs.h"
 #include "estimator/system/collectives.h"
 #include "estimator/system/hardware.h"
