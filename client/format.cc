@@ -61,6 +61,10 @@ std::string ConfigSummary(const v1::ParallelConfig& c) {
   if (Deg(c.context_parallel()) > 1) absl::StrAppend(&s, " CP", c.context_parallel());
   if (Deg(c.expert_parallel()) > 1) absl::StrAppend(&s, " EP", c.expert_parallel());
   if (Deg(c.virtual_pipeline_stages()) > 1) absl::StrAppend(&s, " v", c.virtual_pipeline_stages());
+  if (c.first_pipeline_stage_layers() > 0 || c.last_pipeline_stage_layers() > 0) {
+    absl::StrAppend(&s, " (end stages ", c.first_pipeline_stage_layers(), " and ", c.last_pipeline_stage_layers(),
+                    " layers)");
+  }
   if (Deg(c.spatial_parallel()) > 1) absl::StrAppend(&s, " spatial", c.spatial_parallel());
   if (Deg(c.filter_parallel()) > 1) absl::StrAppend(&s, " filter", c.filter_parallel());
   if (Deg(c.channel_parallel()) > 1) absl::StrAppend(&s, " channel", c.channel_parallel());

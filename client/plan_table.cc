@@ -73,6 +73,12 @@ std::string Dispatcher(const v1::ParallelConfig& c) {
   }
 }
 
+// The first and last pipeline stages' decoder layers ("3/2"); "even" for an even split.
+std::string StageEnds(const v1::ParallelConfig& c) {
+  if (c.first_pipeline_stage_layers() <= 0 && c.last_pipeline_stage_layers() <= 0) return "even";
+  return absl::StrCat(c.first_pipeline_stage_layers(), "/", c.last_pipeline_stage_layers());
+}
+
 std::string RankOrder(const v1::ParallelConfig& c) {
   return c.rank_order().empty() ? "tp-cp-ep-dp-pp" : c.rank_order();
 }
@@ -130,6 +136,7 @@ std::vector<Column> Columns(const v1::PlanResponse& r, v1::Objective objective) 
       {"ETP", cfg(ExpertTp), Show::kIfDiffers, "-"},
       {"dispatcher", cfg(Dispatcher), Show::kIfDiffers, "-"},
       {"v", cfg([](C c) { return absl::StrCat(Deg(c.virtual_pipeline_stages())); }), Show::kIfDiffers, ""},
+      {"stage ends", cfg(StageEnds), Show::kIfDiffers, "even"},
       {"mbs", cfg([](C c) { return absl::StrCat(Deg(c.micro_batch_size())); }), Show::kIfDiffers, ""},
       {"spatial[axes]@cut/filter/channel", cfg(Spatial), Show::kIfDiffers, "1/1/1"},
       {"recompute", cfg([](C c) { return RecomputeText(c); }), Show::kIfDiffers, ""},
@@ -176,6 +183,8 @@ std::vector<CsvColumn> CsvColumns() {
       {"context_parallel", [](E e) { return absl::StrCat(Deg(e.config().context_parallel())); }},
       {"expert_parallel", [](E e) { return absl::StrCat(Deg(e.config().expert_parallel())); }},
       {"virtual_pipeline_stages", [](E e) { return absl::StrCat(Deg(e.config().virtual_pipeline_stages())); }},
+      {"first_pipeline_stage_layers", [](E e) { return absl::StrCat(e.config().first_pipeline_stage_layers()); }},
+      {"last_pipeline_stage_layers", [](E e) { return absl::StrCat(e.config().last_pipeline_stage_layers()); }},
       {"micro_batch_size", [](E e) { return absl::StrCat(Deg(e.config().micro_batch_size())); }},
       {"global_batch_size", [](E e) { return absl::StrCat(e.config().global_batch_size()); }},
       {"spatial_parallel", [](E e) { return absl::StrCat(Deg(e.config().spatial_parallel())); }},

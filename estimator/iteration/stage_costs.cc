@@ -84,6 +84,13 @@ class Chunks {
 
 }  // namespace
 
+double SlowestStageS(const ModelCosts& model, int pp, int v, int first_layers, int last_layers) {
+  const Chunks chunks(model, pp, v, first_layers, last_layers);
+  double slowest = 0;
+  for (int stage = 0; stage < pp; ++stage) slowest = std::max(slowest, chunks.TotalS(stage));
+  return slowest;
+}
+
 StageCosts ComputeStageCosts(const ModelCosts& given, int pp, int v, int first_layers, int last_layers) {
   // Costs built by hand (tests) are indexed here, on a copy.
   ModelCosts indexed;

@@ -41,6 +41,9 @@ struct StageCosts {
 // first_layers / last_layers: decoder layers on the first / last stage (0 = even).
 StageCosts ComputeStageCosts(const ModelCosts& model, int pp, int v, int first_layers = 0, int last_layers = 0);
 
+// The slowest stage's time per micro-batch under that layout, alone (`model` indexed).
+double SlowestStageS(const ModelCosts& model, int pp, int v, int first_layers, int last_layers);
+
 }  // namespace paraplan
 
 #endif  // PARAPLAN_ESTIMATOR_ITERATION_STAGE_COSTS_H_

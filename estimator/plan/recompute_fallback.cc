@@ -28,14 +28,15 @@ const ModelCosts* RecomputeFallback::Model() {
 const StageCosts* RecomputeFallback::Stages() {
   const ModelCosts* m = Model();
   if (m == nullptr) return nullptr;
-  if (!stages_.has_value()) stages_ = ComputeStageCosts(*m, pp_, v_, ends_, ends_);
+  if (!stages_.has_value()) stages_ = ComputeStageCosts(*m, pp_, v_, first_, last_);
   return &*stages_;
 }
 
-void RecomputeFallback::SetLayout(int pp, int v, int end_stage_layers) {
+void RecomputeFallback::SetLayout(int pp, int v, int first_stage_layers, int last_stage_layers) {
   pp_ = pp;
   v_ = v;
-  ends_ = end_stage_layers;
+  first_ = first_stage_layers;
+  last_ = last_stage_layers;
   stages_.reset();
 }
 

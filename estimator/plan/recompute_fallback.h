@@ -23,7 +23,7 @@ class RecomputeFallback {
   const ModelCosts* Model();
   // Stage costs of the layout set by SetLayout; nullptr with Model().
   const StageCosts* Stages();
-  void SetLayout(int pp, int v, int end_stage_layers);
+  void SetLayout(int pp, int v, int first_stage_layers, int last_stage_layers);
 
  private:
   const SearchSpace& space_;
@@ -32,7 +32,7 @@ class RecomputeFallback {
   const unsigned modules_;
   bool tried_ = false;
   std::optional<ModelCosts> model_;
-  int pp_ = 1, v_ = 1, ends_ = 0;
+  int pp_ = 1, v_ = 1, first_ = 0, last_ = 0;
   std::optional<StageCosts> stages_;
 };
 

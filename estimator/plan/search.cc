@@ -268,15 +268,17 @@ void SearchLayouts(const SearchSpace& space, int gpus, int global_batch, const S
       if (!Permits(k.virtual_pipeline_stages, v)) continue;
       if (c.moe_a2a_overlap && pp > 1 && v == 1) continue;  // the overlap needs virtual stages
       if (v > 1 && m % pp != 0) continue;  // interleaving needs m divisible by pp
-      const int ends = v > 1 ? il.end_layers : 0;  // v = 1 keeps the even split of uneven stages
-      c.first_pipeline_stage_layers = ends;
-      c.last_pipeline_stage_layers = ends;
+      // Interleaved: the end stages one slot short where layers + 2 divide; otherwise the
+      // ends balanced against the embedding and the head where that is faster.
+      const EndLayers ends = v > 1 ? EndLayers{il.end_layers, il.end_layers} : BalancedEndLayers(model, pp);
+      c.first_pipeline_stage_layers = ends.first;
+      c.last_pipeline_stage_layers = ends.last;
       c.pipeline_parallel = pp;
       c.data_parallel = dp;
       c.virtual_pipeline_stages = v;
-      if (fallback != nullptr) fallback->SetLayout(pp, v, ends);
-      SearchSettings(space, gpus, global_batch, shape, model, ComputeStageCosts(model, pp, v, ends, ends), capacity,
-                     &quantile, c, fallback, st);
+      if (fallback != nullptr) fallback->SetLayout(pp, v, ends.first, ends.last);
+      SearchSettings(space, gpus, global_batch, shape, model, ComputeStageCosts(model, pp, v, ends.first, ends.last),
+                     capacity, &quantile, c, fallback, st);
     }
   }
 }

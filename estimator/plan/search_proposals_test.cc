@@ -2,7 +2,8 @@
 // torchtitan's selective recompute under fused attention, the MoE token dispatcher where
 // experts span nodes, the all-to-all overlap where it runs, offloaded expert activations
 // where nothing else fits, Megatron-Core's light recompute modules where a setting does not
-// fit without them, and ParaDL's strategies for layer graphs. The search's
+// fit without them, pipeline end stages balanced against the embedding and the head, and
+// ParaDL's strategies for layer graphs. The search's
 // correctness (brute force), limits and errors: search_test.cc.
 #include <functional>
 #include <string>
@@ -11,6 +12,7 @@
 #include "estimator/inputs/validate.h"
 #include "estimator/iteration/estimate.h"
 #include "estimator/plan/search.h"
+#include "estimator/plan/search_space.h"
 #include "estimator/testing/test_util.h"
 #include "gtest/gtest.h"
 
@@ -259,6 +261,52 @@ TEST(Search, RecomputesLightModulesWhereTheSettingDoesNotFitWithout) {
   plan = Plan(req, p);
   ASSERT_TRUE(plan.ok()) << plan.status();
   for (const Estimate& e : plan->plans) EXPECT_EQ(e.config.recompute_modules, 0u) << e.config.ShortString();
+}
+
+// End stages balanced by hand: 10 layers of 1 s, no embedding cost, a 3 s head, 4 stages.
+// The even split (2, 3, 2, 3 layers) leaves the last stage 3 + 3 = 6 s; Megatron-Core's
+// first / last counts with the middle stages even: 3, 3, 3, 1 (+ 3) = 4 s, the best
+// (4, 2, 2, 2 + 3 = 5; 2, 3, 3, 2 + 3 = 5). A head under half a layer balances nothing.
+TEST(Search, BalancesEndStagesAgainstTheHead) {
+  ModelCosts m;
+  m.layers.resize(10);
+  for (BlockCosts& l : m.layers) l.fwd_s = 1;
+  m.post.fwd_s = 3;
+  IndexLayers(&m);
+  const EndLayers ends = BalancedEndLayers(m, 4);
+  EXPECT_EQ(ends.first, 3);
+  EXPECT_EQ(ends.last, 1);
+  EXPECT_DOUBLE_EQ(SlowestStageS(m, 4, 1, 3, 1), 4);
+  EXPECT_DOUBLE_EQ(SlowestStageS(m, 4, 1, 0, 0), 6);
+  m.post.fwd_s = 0.4;
+  IndexLayers(&m);
+  EXPECT_EQ(BalancedEndLayers(m, 4).first, 0);
+}
+
+// DeepSeek-V3 on 256 B200s at PP 16 (61 layers, the MTP layer, the LM head and the loss on
+// the last stage): the plan's end stages are uneven, and it runs faster than the even
+// split of the same configuration would.
+TEST(Search, PlansDeepSeekV3StagesAroundItsHead) {
+  PlanRequest req;
+  req.workload = testing::Model("deepseek-v3");
+  req.gpus = {256};
+  req.global_batch_size = 4096;
+  req.top_k = 1;
+  req.constraints.framework = Framework::kNemo;
+  req.constraints.pipeline_parallel = {16};
+  const SystemProfile p = Profile("dgx-b200-180gb");
+  absl::StatusOr<PlanResult> r = Plan(req, p);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_FALSE(r->plans.empty());
+  ParallelConfig c = r->plans[0].config;
+  EXPECT_GT(c.first_pipeline_stage_layers + c.last_pipeline_stage_layers, 0);
+  absl::StatusOr<Estimate> direct = EstimateIteration(req.workload, c, p);
+  ASSERT_TRUE(direct.ok()) << direct.status();
+  EXPECT_NEAR(direct->iteration_time_s, r->plans[0].iteration_time_s, 1e-9);
+  c.first_pipeline_stage_layers = c.last_pipeline_stage_layers = 0;
+  absl::StatusOr<Estimate> even = EstimateIteration(req.workload, c, p);
+  ASSERT_TRUE(even.ok()) << even.status();
+  EXPECT_LT(r->plans[0].iteration_time_s, even->iteration_time_s);
 }
 
 TEST(Search, LayerGraphsExploreParaDLStrategies) {

@@ -121,6 +121,19 @@ struct Interleaving {
 };
 Interleaving InterleavingsOf(const SearchSpace& space, int pp);
 
+// Without virtual stages: the first and last stages' decoder layers that balance the
+// embedding on the first and the LM head, loss and MTP layers on the last against the
+// middle stages, as Megatron-Core lays them out (--decoder-first-pipeline-num-layers /
+// --decoder-last-pipeline-num-layers; the middle stages take the rest evenly) — DeepSeek-V3's
+// 61 layers over 16 stages: 4, 14 x 4, 1 with the MTP layer and the loss beside it, as
+// Megatron-Bridge lays it out. {0, 0} (the even split) unless that makes the slowest stage
+// at least 1 % faster; per-layer costs `model` (indexed).
+struct EndLayers {
+  int first = 0;
+  int last = 0;
+};
+EndLayers BalancedEndLayers(const ModelCosts& model, int pp);
+
 }  // namespace paraplan
 
 #endif  // PARAPLAN_ESTIMATOR_PLAN_SEARCH_SPACE_H_

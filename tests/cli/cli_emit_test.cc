@@ -186,6 +186,8 @@ TEST_F(ServerTest, PlanEmitLlamaFullRecomputeZero3) {
                                 "    --pipeline-model-parallel-size 2 \\\n"
                                 "    --context-parallel-size 1 \\\n"
                                 "    --expert-model-parallel-size 1 \\\n"
+                                "    --decoder-first-pipeline-num-layers 17 \\\n"
+                                "    --decoder-last-pipeline-num-layers 15 \\\n"
                                 "    --sequence-parallel \\\n"
                                 "    --tp-comm-overlap \\\n"
                                 "    --micro-batch-size 1 \\\n"

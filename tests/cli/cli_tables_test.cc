@@ -160,9 +160,9 @@ TEST_F(ServerTest, CompactTableShowsExactlyTheColumnsThatDiffer) {
   const std::vector<std::string> lines = absl::StrSplit(r.out, '\n');
   ASSERT_GT(lines.size(), 9u) << r.out;
   EXPECT_EQ(std::vector<std::string>(absl::StrSplit(lines[2], absl::ByString("  "), absl::SkipWhitespace())).size(),
-            33u)
+            34u)
       << lines[2];
-  for (const char* column : {"spatial[axes]@cut/filter/channel", "DP algorithm", "CUDA graphs", "TP overlap", "A2A overlap",
+  for (const char* column : {"stage ends", "spatial[axes]@cut/filter/channel", "DP algorithm", "CUDA graphs", "TP overlap", "A2A overlap",
                              "samples/s", "$/iter", "kJ/iter", "overlap grad"}) {
     EXPECT_TRUE(Contains(lines[2], column)) << column;
   }
@@ -185,7 +185,8 @@ TEST_F(ServerTest, CsvHasEveryColumnAndQuotes) {
   ASSERT_EQ(records.size(), 5u) << r.out;
   EXPECT_EQ(records[0],
             "rank,profile,gpus,tensor_parallel,pipeline_parallel,data_parallel,context_parallel,expert_parallel,"
-            "virtual_pipeline_stages,micro_batch_size,global_batch_size,spatial_parallel,spatial_axes,spatial_layers,"
+            "virtual_pipeline_stages,first_pipeline_stage_layers,last_pipeline_stage_layers,micro_batch_size,"
+            "global_batch_size,spatial_parallel,spatial_axes,spatial_layers,"
             "filter_parallel,channel_parallel,recompute,recompute_modules,sequence_parallel,zero_stage,flash_attention,"
             "pipeline_schedule,overlap_grad_reduce,overlap_param_gather,offload,dp_algorithm,rank_order,cuda_graphs,"
             "tp_comm_overlap,moe_a2a_overlap,iteration_time_s,samples_per_s,tokens_per_s,mfu,memory_gib,fits,"
@@ -193,16 +194,18 @@ TEST_F(ServerTest, CsvHasEveryColumnAndQuotes) {
   for (int i = 0; i < 4; ++i) {
     const v1::Estimate& e = response.plans(i);
     const std::vector<std::string> f = absl::StrSplit(records[static_cast<size_t>(i) + 1], ',');
-    ASSERT_EQ(f.size(), 39u) << records[static_cast<size_t>(i) + 1];
+    ASSERT_EQ(f.size(), 41u) << records[static_cast<size_t>(i) + 1];
     EXPECT_EQ(f[0], absl::StrCat(i + 1));
     EXPECT_EQ(f[1], "dgx-a100-80gb@1");
     EXPECT_EQ(f[2], absl::StrCat(e.num_gpus()));
     EXPECT_EQ(f[3], absl::StrCat(e.config().tensor_parallel()));
-    EXPECT_EQ(f[17], absl::StrJoin(e.config().recompute_modules(), " "));
-    EXPECT_EQ(f[29], e.config().moe_a2a_overlap() ? "true" : "false");
-    EXPECT_EQ(f[30], absl::StrFormat("%.9g", e.iteration_time_s()));
-    EXPECT_EQ(f[36], absl::StrFormat("%.9g", e.cost_per_iteration_usd()));
-    EXPECT_EQ(f[38], e.bottleneck());
+    EXPECT_EQ(f[9], absl::StrCat(e.config().first_pipeline_stage_layers()));
+    EXPECT_EQ(f[10], absl::StrCat(e.config().last_pipeline_stage_layers()));
+    EXPECT_EQ(f[19], absl::StrJoin(e.config().recompute_modules(), " "));
+    EXPECT_EQ(f[31], e.config().moe_a2a_overlap() ? "true" : "false");
+    EXPECT_EQ(f[32], absl::StrFormat("%.9g", e.iteration_time_s()));
+    EXPECT_EQ(f[38], absl::StrFormat("%.9g", e.cost_per_iteration_usd()));
+    EXPECT_EQ(f[40], e.bottleneck());
   }
   EXPECT_FALSE(Contains(r.out, "best plan per GPU count")) << "CSV holds the records only";
 }

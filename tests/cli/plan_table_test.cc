@@ -108,11 +108,13 @@ TEST(PlanTable, WideShowsEveryColumn) {
   r.mutable_plans()->DeleteSubrange(1, 2);
   EXPECT_EQ(FormatPlanTable(r, o),
             absl::StrCat("profile lab@3\n\n"
-                         "#  GPUs  TP  PP  DP  CP  EP  ETP  dispatcher  v  mbs  spatial[axes]@cut/filter/channel  recompute  SP   ZeRO  "
+                         "#  GPUs  TP  PP  DP  CP  EP  ETP  dispatcher  v  stage ends  mbs  spatial[axes]@cut/filter/channel  recompute  "
+                         "SP   ZeRO  "
                          "flash  schedule  overlap grad  overlap param  offload  DP algorithm  rank order      "
                          "CUDA graphs  TP overlap  A2A overlap  iter s  tokens/s  samples/s  MFU %  mem GiB  $/iter  "
                          "kJ/iter  bottleneck\n"
-                         "1    64   8   4   2   1   1  -    -           1    1  1/1/1                             selective  yes     1  "
+                         "1    64   8   4   2   1   1  -    -           1  even          1  1/1/1                             selective  "
+                         "yes     1  "
                          "yes    1f1b      no            no             none     auto          tp-cp-ep-dp-pp  no    "
                          "       no          no            2.000      524k        256   50.0     40.0  0.2500   1234.6  "
                          "compute\n",
@@ -129,14 +131,15 @@ TEST(PlanTable, CsvHasEveryColumnInMachineUnits) {
   r.mutable_plans(1)->mutable_config()->add_recompute_modules("moe_act");
   EXPECT_EQ(FormatPlanTable(r, o),
             "rank,profile,gpus,tensor_parallel,pipeline_parallel,data_parallel,context_parallel,expert_parallel,"
-            "virtual_pipeline_stages,micro_batch_size,global_batch_size,spatial_parallel,spatial_axes,spatial_layers,"
+            "virtual_pipeline_stages,first_pipeline_stage_layers,last_pipeline_stage_layers,micro_batch_size,"
+            "global_batch_size,spatial_parallel,spatial_axes,spatial_layers,"
             "filter_parallel,channel_parallel,recompute,recompute_modules,sequence_parallel,zero_stage,flash_attention,"
             "pipeline_schedule,overlap_grad_reduce,overlap_param_gather,offload,dp_algorithm,rank_order,cuda_graphs,"
             "tp_comm_overlap,moe_a2a_overlap,iteration_time_s,samples_per_s,tokens_per_s,mfu,memory_gib,fits,"
             "cost_per_iteration_usd,energy_per_iteration_j,bottleneck\r\n"
-            "1,lab@3,64,8,4,2,1,1,1,1,512,1,1,0,1,1,selective,,true,1,true,1f1b,false,false,none,auto,tp-cp-ep-dp-pp,"
+            "1,lab@3,64,8,4,2,1,1,1,0,0,1,512,1,1,0,1,1,selective,,true,1,true,1f1b,false,false,none,auto,tp-cp-ep-dp-pp,"
             "false,false,false,2,256,524288,0.5,40,true,0.25,1234567,compute\r\n"
-            "2,lab@3,64,8,4,2,1,1,1,1,512,1,1,0,1,1,selective,layernorm moe_act,true,1,true,1f1b,false,false,none,auto,tp-cp-ep-pp-dp,"
+            "2,lab@3,64,8,4,2,1,1,1,0,0,1,512,1,1,0,1,1,selective,layernorm moe_act,true,1,true,1f1b,false,false,none,auto,tp-cp-ep-pp-dp,"
             "false,false,false,2,256,524288,0.5,40,true,0.25,1234567,\"pipeline bubble, then \"\"dp\"\"\"\r\n");
 }
 
