@@ -22,15 +22,21 @@ namespace {
 using testing::Model;
 using testing::Profile;
 
+// A plan request for `w` on `gpus` GPUs at `global_batch`, ranking `top_k` plans.
+PlanRequest Request(const Workload& w, int gpus, int global_batch, int top_k) {
+  PlanRequest req;
+  req.workload = w;
+  req.gpus = {gpus};
+  req.global_batch_size = global_batch;
+  req.top_k = top_k;
+  return req;
+}
+
 // Under fused attention Megatron's selective recompute stores what no recompute does, so
 // the search skips it; torchtitan's is its per-op policy, which keeps less: the search
 // offers it (Llama 3 70B on 64 H100s, where a plan with it is on the front).
 TEST(Search, OffersTorchtitansSelectiveUnderFlash) {
-  PlanRequest req;
-  req.workload = testing::Model("llama3-70b");
-  req.gpus = {64};
-  req.global_batch_size = 512;
-  req.top_k = 20;
+  PlanRequest req = Request(testing::Model("llama3-70b"), 64, 512, 20);
   req.constraints.flash_attention = Flag::kOn;
   auto selective = [&](Framework f) {
     req.constraints.framework = f;
@@ -49,11 +55,7 @@ TEST(Search, OffersTorchtitansSelectiveUnderFlash) {
 // or gathers inside its step (OverlapsGradientReduction / OverlapsParameterGather): a
 // plan says what will happen. Megatron keeps both overlaps on.
 TEST(Search, DeepSpeedPlansRunItsScheduleWithoutOverlapsItIgnores) {
-  PlanRequest req;
-  req.workload = testing::Model("gpt3-175b");
-  req.gpus = {256};
-  req.global_batch_size = 512;
-  req.top_k = 20;
+  PlanRequest req = Request(testing::Model("gpt3-175b"), 256, 512, 20);
   auto plans = [&](Framework f) {
     req.constraints.framework = f;
     absl::StatusOr<PlanResult> r = Plan(req, Profile("dgx-a100-80gb"));
@@ -82,11 +84,7 @@ TEST(Search, DeepSpeedPlansRunItsScheduleWithoutOverlapsItIgnores) {
 // all-to-all and keeps the faster; inside one node, and under DeepSpeed, it keeps to the
 // all-to-all.
 TEST(Search, ChoosesTheTokenDispatcherWhereExpertsSpanNodes) {
-  PlanRequest req;
-  req.workload = Model("qwen3-30b-a3b");
-  req.gpus = {32};
-  req.global_batch_size = 64;
-  req.top_k = 5;
+  PlanRequest req = Request(Model("qwen3-30b-a3b"), 32, 64, 5);
   req.constraints.expert_parallel = {16};
   req.constraints.tensor_parallel = {1};
   const SystemProfile p = Profile("dgx-h100-80gb");
@@ -120,11 +118,7 @@ TEST(Search, ChoosesTheTokenDispatcherWhereExpertsSpanNodes) {
 // no full recompute, virtual stages under a pipeline), each at the time and memory of
 // estimating it directly; unasked, no plan has it. Refused under DeepSpeed.
 TEST(Search, AppliesTheAllToAllOverlapWhereItRuns) {
-  PlanRequest req;
-  req.workload = Model("qwen3-30b-a3b");
-  req.gpus = {64};
-  req.global_batch_size = 256;
-  req.top_k = 20;
+  PlanRequest req = Request(Model("qwen3-30b-a3b"), 64, 256, 20);
   req.constraints.tensor_parallel = {1, 2};
   req.constraints.pipeline_parallel = {1, 2};
   const SystemProfile p = Profile("dgx-h100-80gb");
@@ -161,11 +155,7 @@ TEST(Search, AppliesTheAllToAllOverlapWhereItRuns) {
 
 // Qwen3-235B on 256 GPUs, global batch 2,048, at the TP, PP and EP given.
 PlanRequest Qwen3Request(int top_k, int tp, int pp, int ep) {
-  PlanRequest req;
-  req.workload = Model("qwen3-235b-a22b");
-  req.gpus = {256};
-  req.global_batch_size = 2048;
-  req.top_k = top_k;
+  PlanRequest req = Request(Model("qwen3-235b-a22b"), 256, 2048, top_k);
   req.constraints.tensor_parallel = {tp};
   req.constraints.pipeline_parallel = {pp};
   req.constraints.expert_parallel = {ep};
@@ -287,11 +277,7 @@ TEST(Search, BalancesEndStagesAgainstTheHead) {
 // the last stage): the plan's end stages are uneven, and it runs faster than the even
 // split of the same configuration would.
 TEST(Search, PlansDeepSeekV3StagesAroundItsHead) {
-  PlanRequest req;
-  req.workload = testing::Model("deepseek-v3");
-  req.gpus = {256};
-  req.global_batch_size = 4096;
-  req.top_k = 1;
+  PlanRequest req = Request(testing::Model("deepseek-v3"), 256, 4096, 1);
   req.constraints.framework = Framework::kNemo;
   req.constraints.pipeline_parallel = {16};
   const SystemProfile p = Profile("dgx-b200-180gb");
@@ -321,11 +307,7 @@ TEST(Search, LayerGraphsExploreParaDLStrategies) {
       {"pool", LayerKind::kPool, {128, 256, 256}, {128, 32, 32}, {8, 8}, {8, 8}},
       {"fc", LayerKind::kFc, {128, 32, 32}, {1000}, {}, {}},
   };
-  PlanRequest req;
-  req.workload = cnn;
-  req.gpus = {16};
-  req.global_batch_size = 16;  // small batch: data parallelism alone cannot use 16 GPUs well
-  req.top_k = 20;
+  PlanRequest req = Request(cnn, 16, 16, 20);  // small batch: data parallelism alone cannot use 16 GPUs well
   // ABCI's nodes with a device-path implementation (NCCL halos, as DistConv or a PyTorch
   // port runs them): ChainerMN's host-staged tensors make every split slower than data
   // parallelism there, and the search is what this test is about.
