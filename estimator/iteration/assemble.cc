@@ -94,7 +94,12 @@ void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
   const int m = std::max(1, c.NumMicroBatches());
   const double dpcp = double{1.0} * c.data_parallel * c.context_parallel * c.spatial_parallel;
   const double expert_dp = static_cast<double>(c.ExpertDataParallel());
-  const double in_flight = InFlightMicroBatches(c, m, stages.first.layers);
+  // Chunk 0's share of the first stage's activations, from the chunks as laid out.
+  const StageMemory& first = stages.first;
+  const double chunk0_share = first.activation_bytes_per_mb > 0
+                                  ? first.chunk_activation_bytes_per_mb / first.activation_bytes_per_mb
+                                  : 1.0 / std::max(1, c.virtual_pipeline_stages);
+  const double in_flight = InFlightMicroBatches(c, m, chunk0_share);
 
   // Gradients that exist only from backward to the step (PyTorch, set_to_none) grow as
   // the activations are freed, layer by layer: at the peak, the larger of the two —

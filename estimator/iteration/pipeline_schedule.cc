@@ -4,21 +4,7 @@
 
 namespace paraplan {
 
-namespace {
-
-// The share of the first stage's layers its first chunk holds under virtual stages: the
-// first stage's deficit against whole chunks sits there (Megatron-Core's
-// account_for_embedding_in_pipeline_split takes the embedding's slot from the first
-// virtual stage: 7 layers over 8 chunks are 0 + 7 x 1); 1/v when they divide evenly.
-double FirstChunkShare(int layers, int v) {
-  if (v <= 1 || layers <= 0) return 1;
-  const int per_chunk = (layers + v - 1) / v;
-  return std::max(0, layers - (v - 1) * per_chunk) / static_cast<double>(layers);
-}
-
-}  // namespace
-
-double InFlightMicroBatches(const ParallelConfig& c, int m, int first_stage_layers) {
+double InFlightMicroBatches(const ParallelConfig& c, int m, double chunk0_share) {
   const int pp = c.pipeline_parallel;
   if (pp <= 1) return 1;
   switch (c.pipeline_schedule) {
@@ -31,8 +17,7 @@ double InFlightMicroBatches(const ParallelConfig& c, int m, int first_stage_laye
       // even chunks p + (p - 1) / v stage micro-batches (Narayanan et al. SC'21,
       // Korthikanti et al. 2022 eq. 5). The all-to-all overlap warms up one chunk more
       // (overlap_moe_expert_parallel_comm), of chunk 0.
-      const double chunk0 = FirstChunkShare(first_stage_layers, c.virtual_pipeline_stages);
-      return std::min<double>(m, pp + (pp - 1.0 + (c.moe_a2a_overlap ? 1.0 : 0.0)) * chunk0);
+      return std::min<double>(m, pp + (pp - 1.0 + (c.moe_a2a_overlap ? 1.0 : 0.0)) * chunk0_share);
     }
     default:
       return std::min(m, pp);  // 1F1B: the first stage keeps p micro-batches in flight

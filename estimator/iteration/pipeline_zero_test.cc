@@ -67,30 +67,56 @@ TEST(Pipeline, NinetyFourLayersOverThirtyTwoStagesOfThree) {
 // Megatron-Core's interleaved warm-up on the first rank: (p - 1) x 2 + (v - 1) x p forwards
 // and one more, p micro-batches of each chunk in turn — every chunk's p, then p - 1 more
 // of chunk 0. By hand, in first-stage micro-batches:
-// - Llama 3.1 405B on PP 16, v 8 with the embedding's slot accounted (7 layers: chunk 0
-//   the embedding alone, then 7 x 1): 16 x 7 + 15 x 0 layers = 16 (the even-chunk formula
-//   p + (p - 1) / v says 17.875, 13 layers' activations more);
-// - 7 layers over v 2 (3 + 4): 4 x 7 + 3 x 3 = 37 layers = 4 + 9/7; 8 layers (4 + 4):
-//   4 + 3/2; the all-to-all overlap warms up one chunk-0 micro-batch more: 4 + 12/7;
+// - PP 16, v 8, chunk 0 the embedding alone (Llama 3.1 405B with the embedding's slot
+//   accounted; its activations ~0 of the stage's): 16 (the even-chunk formula p + (p - 1) / v
+//   says 17.875);
+// - 7 layers over v 2 as 3 + 4: 4 x 7 + 3 x 3 = 37 layers = 4 + 9/7; even chunks: 4 + 3/2;
+//   the all-to-all overlap warms up one chunk-0 micro-batch more: 4 + 12/7;
 // - never more than the micro-batches there are; 1F1B p; GPipe all of them.
+// And end to end: Llama 3 8B at PP 4, v 2 with 7 layers on the first stage (3 + 4): the
+// first stage holds its activations for 4 micro-batches and chunk 0's (the embedding and 3
+// layers) for 3 more.
 TEST(Pipeline, InterleavedWarmUpFillsChunkZeroLast) {
   ParallelConfig c = Config(4, 16, 2, 1, 768);
   c.virtual_pipeline_stages = 8;
   c.pipeline_schedule = PipelineSchedule::kInterleaved1F1B;
-  EXPECT_DOUBLE_EQ(InFlightMicroBatches(c, 384, 7), 16);
+  EXPECT_DOUBLE_EQ(InFlightMicroBatches(c, 384, 0), 16);
   c = Config(1, 4, 1, 1, 16);
   c.virtual_pipeline_stages = 2;
   c.pipeline_schedule = PipelineSchedule::kInterleaved1F1B;
-  EXPECT_DOUBLE_EQ(InFlightMicroBatches(c, 16, 7), 4 + 9.0 / 7);
-  EXPECT_DOUBLE_EQ(InFlightMicroBatches(c, 16, 8), 4 + 1.5);
-  EXPECT_DOUBLE_EQ(InFlightMicroBatches(c, 4, 8), 4);
+  EXPECT_DOUBLE_EQ(InFlightMicroBatches(c, 16, 3.0 / 7), 4 + 9.0 / 7);
+  EXPECT_DOUBLE_EQ(InFlightMicroBatches(c, 16, 0.5), 4 + 1.5);
+  EXPECT_DOUBLE_EQ(InFlightMicroBatches(c, 4, 0.5), 4);
   c.moe_a2a_overlap = true;
-  EXPECT_DOUBLE_EQ(InFlightMicroBatches(c, 16, 7), 4 + 12.0 / 7);
+  EXPECT_DOUBLE_EQ(InFlightMicroBatches(c, 16, 3.0 / 7), 4 + 12.0 / 7);
   c.moe_a2a_overlap = false;
   c.pipeline_schedule = PipelineSchedule::k1F1B;
-  EXPECT_DOUBLE_EQ(InFlightMicroBatches(c, 16, 8), 4);
+  EXPECT_DOUBLE_EQ(InFlightMicroBatches(c, 16, 0.5), 4);
   c.pipeline_schedule = PipelineSchedule::kGPipe;
-  EXPECT_DOUBLE_EQ(InFlightMicroBatches(c, 16, 8), 16);
+  EXPECT_DOUBLE_EQ(InFlightMicroBatches(c, 16, 0.5), 16);
+
+  const SystemProfile p = Profile("dgx-h100-80gb");
+  const Workload w = testing::Model("llama3-8b");
+  c = Config(1, 4, 1, 1, 16);
+  c.virtual_pipeline_stages = 2;
+  c.first_pipeline_stage_layers = 7;
+  c.last_pipeline_stage_layers = 9;
+  c.flash_attention = true;
+  c = c.Normalized();
+  const Hardware hw(p, w.precision);
+  const Collectives coll(hw);
+  absl::StatusOr<ModelCosts> m = ComputeModelCosts(w, ModelShape::Of(c), hw, coll);
+  ASSERT_TRUE(m.ok()) << m.status();
+  const StageCosts s = ComputeStageCosts(*m, 4, 2, 7, 9);
+  const double layer = m->layers[0].activation_bytes;
+  EXPECT_NEAR(s.first.activation_bytes_per_mb, m->pre.activation_bytes + 7 * layer, 1);
+  EXPECT_NEAR(s.first.chunk_activation_bytes_per_mb, m->pre.activation_bytes + 3 * layer, 1);
+  absl::StatusOr<Estimate> e = EstimateIteration(w, c, p);
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_NEAR(e->memory.activations_bytes,
+              4 * s.first.activation_bytes_per_mb + 3 * s.first.chunk_activation_bytes_per_mb +
+                  s.first.transient_bytes,
+              1);
 }
 
 // CPU offloading of 3 layers a stage (Llama 3 70B, TP 8, PP 4, 8 micro-batches of 1,

@@ -31,7 +31,15 @@ class Chunks {
  public:
   Chunks(const ModelCosts& model, int pp, int v, int first_layers, int last_layers)
       : model_(model), pp_(pp), chunks_(pp * v), layers_(static_cast<int>(model.layers.size())) {
-    if (first_layers > 0 || last_layers > 0) {
+    const int middle = layers_ - first_layers - last_layers;
+    if ((first_layers > 0 || last_layers > 0) && v == 1 && first_layers >= 0 && middle >= 0 &&
+        (pp == 2 ? middle == 0 : pp > 2 && middle % (pp - 2) == 0)) {
+      // Ends given and the middle stages even (how Megatron-Core lays them out without
+      // virtual stages): the boundaries by arithmetic, nothing allocated (the search asks
+      // this for many candidate ends).
+      first_ = first_layers;
+      per_ = pp > 2 ? middle / (pp - 2) : 0;
+    } else if (first_layers > 0 || last_layers > 0) {
       ParallelConfig layout;
       layout.pipeline_parallel = pp;
       layout.virtual_pipeline_stages = v;
@@ -43,6 +51,7 @@ class Chunks {
     }
   }
   int Begin(int chunk) const {
+    if (first_ >= 0) return chunk == 0 ? 0 : chunk >= chunks_ ? layers_ : first_ + (chunk - 1) * per_;
     return begins_.empty() ? static_cast<int>(int64_t{chunk} * layers_ / chunks_) : begins_[chunk];
   }
   // The stage's time per micro-batch (its chunks, and the embedding / head on the end
@@ -79,6 +88,7 @@ class Chunks {
  private:
   const ModelCosts& model_;
   const int pp_, chunks_, layers_;
+  int first_ = -1, per_ = 0;  // first_ >= 0: ends given, middle stages of per_ layers
   std::vector<int> begins_;
 };
 

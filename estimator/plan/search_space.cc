@@ -258,22 +258,13 @@ EndLayers BalancedEndLayers(const ModelCosts& model, int pp) {
   const int first0 = static_cast<int>(std::floor(per_stage - pre / layer));
   const int last0 = static_cast<int>(std::floor(per_stage - post / layer));
   const double even = SlowestStageS(model, pp, 1, 0, 0);
-  // The slowest stage of ends `first`, `last` and even middle stages, from the prefix sums
-  // (this runs for every shape and stage count: no layout vectors).
-  const std::vector<double>& sum = model.prefix_total_s;
-  auto slowest = [&](int first, int last) {
-    double s = std::max(sum[first] + pre, sum[n] - sum[n - last] + post);
-    const int per = pp > 2 ? (n - first - last) / (pp - 2) : 0;
-    for (int i = 0, b = first; i < pp - 2; ++i, b += per) s = std::max(s, sum[b + per] - sum[b]);
-    return s;
-  };
   EndLayers best;
   double best_s = 0.99 * even;
   for (int first = std::max(1, first0 - 1); first <= std::max(1, first0 + 2); ++first) {
     for (int last = std::max(1, last0 - 1); last <= std::max(1, last0 + 2); ++last) {
       const int middle = n - first - last;
       if (pp == 2 ? middle != 0 : middle < pp - 2 || middle % (pp - 2) != 0) continue;
-      const double s = slowest(first, last);
+      const double s = SlowestStageS(model, pp, 1, first, last);
       if (s < best_s) {
         best_s = s;
         best = {first, last};

@@ -202,7 +202,10 @@ void EchoResolvedDefaults(const ModelCosts& model, ParallelConfig* c) {
 
 WeightBytes WeightBytesOf(const ModelCosts& model, const ParallelConfig& c) {
   if (!QuantisedParamGather(model, c)) return {model.weight_bytes_per_param, model.param_gather_bytes_per_param};
-  return {model.weight_bytes_per_param - 2, model.quantised_gather_bytes_per_param};
+  // Under fp32 parameters (torchtitan's float8 FSDP all-gather) the fp32 weights stay the
+  // parameters and only the gathers shrink; else the 16-bit copy goes.
+  return {model.fp32_params ? model.weight_bytes_per_param : model.weight_bytes_per_param - 2,
+          model.quantised_gather_bytes_per_param};
 }
 
 bool DeepSpeedBf16Optimizer(const ModelCosts& model, const ParallelConfig& c) {

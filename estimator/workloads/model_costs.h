@@ -187,7 +187,8 @@ GradientBytes GradientBytesOf(const ModelCosts& model, const ParallelConfig& c);
 // FP4 parameter gather (the config's fp8_param_gather, or unset the framework's default:
 // ModelCosts.quantised_gather_by_default) under ZeRO >= 1, the quantised weights are the
 // parameters (Transformer Engine's quantised model init): no 16-bit copy is kept, and the
-// gathers move the quantised bytes.
+// gathers move the quantised bytes; under fp32 parameters (torchtitan's float8 FSDP
+// all-gather) the fp32 weights stay and only the gathers shrink.
 struct WeightBytes {
   double held = 0;
   double gathered = 0;

@@ -165,6 +165,14 @@ TEST(QuantRecipe, Fp8ParamGather) {
   EXPECT_DOUBLE_EQ(WeightBytesOf(*m, c).held, 4);
   EXPECT_DOUBLE_EQ(WeightBytesOf(*m, c).gathered, 2);
   c.fp8_param_gather = true;
+  // torchtitan (fp32 parameters, float8 FSDP all-gather): the 4-byte weights stay, 1 byte
+  // a parameter is gathered.
+  ParallelConfig titan = c;
+  titan.framework = Framework::kTorchtitan;
+  absl::StatusOr<ModelCosts> mt = ComputeModelCosts(w, ModelShape::Of(titan.Normalized()), hw, coll);
+  ASSERT_TRUE(mt.ok()) << mt.status();
+  EXPECT_DOUBLE_EQ(WeightBytesOf(*mt, titan).held, 4);
+  EXPECT_DOUBLE_EQ(WeightBytesOf(*mt, titan).gathered, 1);
   c.zero_stage = 0;
   EXPECT_NE(std::string(ValidateConfig(w, c).message()).find("config.fp8_param_gather"), std::string::npos);
   EXPECT_NE(std::string(ValidateConfig(Llama70b(Precision::kBf16, QuantRecipe::kDefault), c).message())

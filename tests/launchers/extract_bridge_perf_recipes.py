@@ -148,11 +148,9 @@ def set_layout(model, layout=None, *args, **kwargs):
 def apply_flex_dispatcher_backend(model, backend=None, *args, **kwargs):
     """training/flex_dispatcher_backend.py: a deepep or hybridep backend makes the dispatcher
     flex (DeepEP is refused on GB200 / GB300: row_of falls back to all-to-all there)."""
-    if backend in ('deepep', 'hybridep'):
+    if backend in ('deepep', 'hybridep'):  # anything else is left as it is
         model.moe_token_dispatcher_type = 'flex'
         model.moe_flex_dispatcher_backend = backend
-    elif backend is None or isinstance(backend, Rec):
-        pass  # not a valid backend: left as it is
 
 
 SPECIAL = {'apply_flex_dispatcher_backend': apply_flex_dispatcher_backend}
