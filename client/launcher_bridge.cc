@@ -119,6 +119,7 @@ void Shape(const Plan& p, Notes* notes, Overrides* o) {
     notes->Add("RMSNorm models are emitted with rotary embeddings and no linear biases (the workload states neither)");
   }
   o->Add("model.gated_linear_unit", Bool(t.gated_mlp()));
+  if (t.qk_layernorm() || t.has_mla()) o->Add("model.qk_layernorm", Bool(true));  // MLA: its latent norms
   o->Add("model.hidden_dropout", t.dropout());
   o->Add("model.attention_dropout", t.dropout());
   o->Add("model.share_embeddings_and_output_weights", Bool(t.tied_embeddings()));

@@ -105,6 +105,9 @@ std::string Nemo(const Plan& p) {
   if (p.gqa()) y.Add("num_query_groups", p.kv_heads);
   if (p.own_head_dim()) y.Add("kv_channels", t.head_dim());
   if (t.gated_mlp()) y.Add("activation", "fast-swiglu");
+  if (t.qk_layernorm() && !t.has_mla()) {
+    notes.Add("NeMo 1.x's GPT config states no query / key norms: use --emit megatron-bridge (NeMo 2)");
+  }
   if (t.has_mla()) notes.Add("NeMo 1.x's GPT model has no multi-latent attention: use --emit megatron-bridge (NeMo 2)");
   if (t.mtp_num_layers() > 0) {
     notes.Add("NeMo 1.x's GPT model has no multi-token prediction: use --emit megatron-bridge (NeMo 2)");

@@ -37,7 +37,7 @@ void ModelShapeFlags(const Plan& p, bool deepspeed, CommandLine* f, Notes* notes
     f->Add("--disable-bias-linear");
     notes->Add("rotary position embeddings and linears without bias, as RMSNorm models (Llama, Mixtral, Qwen, "
                "DeepSeek) have them: the workload does not state either; check the model's own (rope base, "
-               "QK norm, attention bias)");
+               "attention bias)");
   }
   if (t.has_dropout()) {
     const std::string d = absl::StrCat(t.dropout());
@@ -58,6 +58,16 @@ void ModelShapeFlags(const Plan& p, bool deepspeed, CommandLine* f, Notes* notes
     }
   }
   if (t.gated_mlp()) f->Add("--swiglu");
+  // Megatron-Core's --qk-layernorm: per-head query / key norms, or under MLA the latent
+  // norms the estimate always counts (gpt_layer_specs.py: the up projections fused with
+  // their norm only when qk_layernorm; DeepSeek-V3's launch scripts set it).
+  if (t.qk_layernorm() || t.has_mla()) {
+    if (deepspeed) {
+      if (t.qk_layernorm() && !t.has_mla()) notes->Add("Megatron-DeepSpeed has no query / key norms: this runs without them");
+    } else {
+      f->Add("--qk-layernorm");
+    }
+  }
   if (t.has_mla()) {
     if (deepspeed) {
       notes->Add("Megatron-DeepSpeed has no multi-latent attention: this runs plain attention instead");

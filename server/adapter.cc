@@ -68,6 +68,7 @@ absl::StatusOr<TransformerSpec> TransformerFromProto(const v1::TransformerSpec& 
   s.sliding_window.tokens = t.sliding_window().tokens();
   s.sliding_window.layer_interval = t.sliding_window().layer_interval();
   s.mtp_num_layers = t.mtp_num_layers();
+  s.qk_layernorm = t.qk_layernorm();
   s.ffn_hidden_size = t.ffn_hidden_size();
   s.seq_length = t.seq_length();
   s.vocab_size = t.vocab_size();
@@ -393,6 +394,7 @@ v1::Workload ToProto(const Workload& w) {
       t->mutable_sliding_window()->set_layer_interval(s.sliding_window.layer_interval);
     }
     t->set_mtp_num_layers(s.mtp_num_layers);
+    t->set_qk_layernorm(s.qk_layernorm);
     t->set_ffn_hidden_size(s.ffn_hidden_size);
     t->set_seq_length(s.seq_length);
     t->set_vocab_size(s.vocab_size);

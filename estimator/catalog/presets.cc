@@ -54,13 +54,15 @@ std::vector<Workload> ModelPresets() {
   mixtral.transformer.moe.expert_ffn_hidden_size = 14336;
   mixtral.transformer.moe.moe_layer_interval = 1;
   p.push_back(mixtral);
-  // Qwen3 Technical Report (Yang et al. 2025, Table 2) and the models' config.json:
-  // every layer MoE, 128 experts, top-8, no shared expert, heads of 128 (hidden / heads
-  // differs), 36T pre-training tokens at 4,096 (stage 1).
+  // Qwen3 Technical Report (Yang et al. 2025, Table 2 and sec. 2: QK-Norm in place of
+  // Qwen2's QKV bias) and the models' config.json: every layer MoE, 128 experts, top-8,
+  // no shared expert, heads of 128 (hidden / heads differs), 36T pre-training tokens at
+  // 4,096 (stage 1).
   for (const auto& [name, layers, hidden, heads, expert_ffn] :
        {std::tuple{"qwen3-235b-a22b", 94, 4096, 64, 1536}, std::tuple{"qwen3-30b-a3b", 48, 2048, 32, 768}}) {
     Workload q = Transformer(name, layers, hidden, heads, 4, 3 * hidden, 4096, 151936, true, false, 36e12);
     q.transformer.head_dim = 128;
+    q.transformer.qk_layernorm = true;
     q.transformer.moe.num_experts = 128;
     q.transformer.moe.top_k = 8;
     q.transformer.moe.expert_ffn_hidden_size = expert_ffn;

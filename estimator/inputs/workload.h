@@ -108,6 +108,10 @@ struct TransformerSpec {
   // each adds on the last stage one layer like the model's last, the shared embedding
   // and LM head again with their loss, and a 2h -> h projection. 0 = none.
   int mtp_num_layers = 0;
+  // A norm over each head's query and key before rope (Qwen3; Megatron-Core
+  // --qk-layernorm: TENorm over head_dim, of `normalization`'s kind). Ignored with MLA,
+  // whose latent norms are always counted.
+  bool qk_layernorm = false;
 
   // Defaults filled in (kv heads, ffn size, MoE fields).
   TransformerSpec Resolved() const;

@@ -180,7 +180,7 @@ void ExpectDirectAndNeeded(const PlanRequest& req, const SystemProfile& p, const
   }
 }
 
-// Qwen3-235B at TP 1, PP 8, CP 1, EP 32, four sequences a micro-batch, no recompute, the
+// Qwen3-235B at TP 1, PP 8, CP 1, EP 32, two sequences a micro-batch, no recompute, the
 // distributed optimizer, on 256 GB200s: more than the 186 GiB a GPU holds without
 // offloading, so the search offers what the Megatron-MoE model zoo runs there, the
 // experts' inputs offloaded (expert_fc1, moe_act), and each plan's numbers are those of
@@ -189,7 +189,7 @@ void ExpectDirectAndNeeded(const PlanRequest& req, const SystemProfile& p, const
 TEST(Search, OffloadsExpertActivationsWhereNothingElseFits) {
   PlanRequest req = Qwen3Request(3, 1, 8, 32);
   req.constraints.context_parallel = {1};
-  req.constraints.micro_batch_size = {4};
+  req.constraints.micro_batch_size = {2};
   req.constraints.recompute = {Recompute::kNone};
   req.constraints.virtual_pipeline_stages = {1};
   req.constraints.zero_stage = {1};  // the distributed optimizer, as the zoo runs it
@@ -207,7 +207,7 @@ TEST(Search, OffloadsExpertActivationsWhereNothingElseFits) {
   for (const Estimate& e : plan->plans) EXPECT_EQ(e.config.offload_modules, 0u);
 }
 
-// Qwen3-235B on 256 H100s at PP 4 and EP 16: no setting fits without recomputation, and
+// Qwen3-235B on 256 H100s at TP 2, PP 4 and EP 16: no setting fits without recomputation, and
 // Megatron-Core's output-discarding checkpoints of the norms and the experts' activation
 // (recompute_modules layernorm, moe_act: the Megatron-MoE model zoo's choice) make some
 // fit at a fraction of full recompute's cost. The search offers them only on a setting
@@ -215,7 +215,7 @@ TEST(Search, OffloadsExpertActivationsWhereNothingElseFits) {
 // memory), its numbers are those of estimating it directly, and it is faster than the best
 // plan full recompute gives. DeepSpeed has no recompute modules: it offers none.
 TEST(Search, RecomputesLightModulesWhereTheSettingDoesNotFitWithout) {
-  PlanRequest req = Qwen3Request(5, 1, 4, 16);
+  PlanRequest req = Qwen3Request(5, 2, 4, 16);
   req.constraints.framework = Framework::kMegatron;
   const SystemProfile p = Profile("dgx-h100-80gb");
   absl::StatusOr<PlanResult> plan = Plan(req, p);

@@ -189,6 +189,16 @@ Part AttentionBlock(const Dims& x, const Hardware& hw) {
   // linear inputs quantised under FP8 / FP4: pin).
   part.act_bytes = e * x.r * x.p + e * x.r * x.pin + x.T * (x.a + x.g) * x.d / x.t * x.p +
                    x.T * x.g * x.d / x.t * x.p + context * x.pin + mask;
+  if (x.qk_norm) {
+    // Query and key norms over head_dim (Megatron-Core SelfAttention q_layernorm /
+    // k_layernorm, one TENorm kernel each way per tensor): each reads and writes this
+    // GPU's Q or K and keeps its input for backward (TE's norm saves input and rstd);
+    // rope and the attention core keep the normalised copies counted above.
+    const double qk = x.T * (x.a + x.g) * x.d / x.t;
+    MemoryBound(2 * qk * x.p, 2, &part);
+    part.kernels_bwd += 2 * x.norm_wgrad_kernels;
+    part.act_bytes += qk * x.p;
+  }
   return part;
 }
 
@@ -325,6 +335,7 @@ Dims LayerDims(const Workload& workload, const TransformerSpec& spec, const Mode
   x.pin = x.lowp ? QuantisedBytesPerElement(x.recipe) : x.p;
   x.fp32_params = ResolvedMixedPrecision(workload, shape.framework) == MixedPrecision::kFp32Params && x.p < 4;
   x.dropout = spec.dropout > 0;
+  x.qk_norm = spec.qk_layernorm && !mla;
   x.eager_gated = spec.gated_mlp && shape.framework == Framework::kPytorchFsdp;
   x.cudnn_attention = shape.framework != Framework::kPytorchFsdp && shape.framework != Framework::kDeepSpeed;
   x.fused_cross_entropy = shape.framework == Framework::kPytorchFsdp || shape.framework == Framework::kNemo;

@@ -34,6 +34,7 @@ struct Dims {
   bool fp8_any_layout = false;
   bool fp32_params;  // MixedPrecision::kFp32Params: each linear casts its fp32 weight
   bool dropout;    // dropout > 0: dropout kernels run and their masks are stored
+  bool qk_norm;    // a norm over each head's query and key (TransformerSpec::qk_layernorm, no MLA)
   // The gated MLP's activation runs as separate eager ops (PyTorch FSDP's Hugging Face /
   // llm-foundry modules: down(silu(gate(x)) * up(x))), whose autograd keeps the
   // activation's output beside its input and the product; Megatron's fused SwiGLU and

@@ -294,6 +294,7 @@ struct AttentionSide {
   Part attn, mla_up, resid;
   bool mla = false;
   double params = 0, tensors = 0, norm_tensors = 0;
+  double qk_norm_tensors = 0;  // the query and key norms' parameter tensors (not weight matrices)
 };
 
 AttentionSide AttentionSideOf(const ModelContext& m, const Dims& x) {
@@ -306,6 +307,11 @@ AttentionSide AttentionSideOf(const ModelContext& m, const Dims& x) {
   // Parameter tensors beyond the four linears: MLA adds a linear and a norm per latent.
   a.tensors = a.mla ? (m.spec.mla.q_lora_rank > 0 ? 4 : 2) : 0;
   a.norm_tensors = m.spec.normalization == Normalization::kRmsNorm ? 1 : 2;
+  if (x.qk_norm) {
+    // The query and key norms: head_dim wide each, replicated over TP.
+    a.params += 2 * x.norm_params / x.h * x.d;
+    a.qk_norm_tensors = 2 * a.norm_tensors;
+  }
   return a;
 }
 
@@ -323,7 +329,7 @@ BlockCosts MakeLayer(const ModelContext& m, const Dims& x, const AttentionSide& 
 BlockCosts DenseLayer(const ModelContext& m, const Dims& x, const AttentionSide& a, const Part& core) {
   BlockCosts b = MakeLayer(m, x, a, core, MlpBlock(x, m.hw, x.T, x.f, 1, x.t, x.r), MlpExtras{}, 0, 0, 0);
   b.params = a.params + x.h * x.f * (x.gated ? 3 : 2) / x.t;
-  b.tensors = 2 * a.norm_tensors + 8 + a.tensors;
+  b.tensors = 2 * a.norm_tensors + 8 + a.tensors + a.qk_norm_tensors;
   b.weight_tensors = 4 + a.tensors / 2;
   return b;
 }
@@ -456,7 +462,8 @@ BlockCosts MoeLayer(const ModelContext& m, const Dims& x, const AttentionSide& a
   b.expert_params = o.local_experts * x.h * o.fe * mats / etp;
   b.params = a.params + x.h * m.spec.moe.num_experts + x.h * o.shared_f * mats / x.t + b.expert_params;
   // + router, experts' linears, the shared experts' two linears (weight and bias).
-  b.tensors = 2 * a.norm_tensors + 4 + a.tensors + 1 + 4 * o.local_experts + (o.shared_f > 0 ? 4 : 0);
+  b.tensors = 2 * a.norm_tensors + 4 + a.tensors + a.qk_norm_tensors + 1 + 4 * o.local_experts +
+              (o.shared_f > 0 ? 4 : 0);
   b.weight_tensors = 2 + a.tensors / 2 + 1 + 2 * o.local_experts + (o.shared_f > 0 ? 2 : 0);
   return b;
 }

@@ -383,9 +383,9 @@ TEST(TransformerCosts, NoDropoutStoresNoMasksAndLaunchesFewerKernels) {
   EXPECT_EQ(b->pre.activation_bytes, 0);
 }
 
-// head_dim apart from hidden / heads (Qwen3: 64 heads of 128 over a hidden of 4,096):
-// Q and the output projection are heads x head_dim wide, K and V kv_heads x head_dim.
-TEST(TransformerCosts, HeadDimSetsTheAttentionWidths) {
+// Four layers shaped as Qwen3-235B's attention and dense MLP width (hidden 4,096, 64
+// heads over 4 K/V heads, FFN 12,288, 4,096 tokens, RMSNorm, no dropout); head_dim unset.
+Workload Qwen3ShapedLayers() {
   Workload w;
   w.kind = Workload::Kind::kTransformer;
   w.precision = Precision::kBf16;
@@ -400,6 +400,14 @@ TEST(TransformerCosts, HeadDimSetsTheAttentionWidths) {
   t.vocab_size = 151936;
   t.normalization = Normalization::kRmsNorm;
   t.dropout = 0;
+  return w;
+}
+
+// head_dim apart from hidden / heads (Qwen3: 64 heads of 128 over a hidden of 4,096):
+// Q and the output projection are heads x head_dim wide, K and V kv_heads x head_dim.
+TEST(TransformerCosts, HeadDimSetsTheAttentionWidths) {
+  Workload w = Qwen3ShapedLayers();
+  TransformerSpec& t = w.transformer;
   ParallelConfig c = testing::Config(1, 1, 1, 1, 1, Recompute::kSelective);
   c.sequence_parallel = false;
   t.head_dim = 128;
@@ -419,6 +427,47 @@ TEST(TransformerCosts, HeadDimSetsTheAttentionWidths) {
   const double tokens = 4096, more = 64;
   EXPECT_DOUBLE_EQ(wide->layers[0].activation_bytes - narrow->layers[0].activation_bytes,
                    2 * tokens * more * ((64 + 4) + 4 + 64));
+}
+
+// Query / key norms (Qwen3; Megatron-Core --qk-layernorm): at TP 2, each GPU's 32 query
+// and 2 key heads of 128 over 4,096 tokens are read and written once more forward and
+// their inputs kept (2 bytes each); the norms learn a 128-wide scale each.
+TEST(TransformerCosts, QkLayerNormKeepsTheNormInputs) {
+  Workload w = Qwen3ShapedLayers();
+  TransformerSpec& t = w.transformer;
+  t.head_dim = 128;
+  ParallelConfig c = testing::Config(2, 1, 1, 1, 1, Recompute::kSelective);
+  c.sequence_parallel = false;
+  c.flash_attention = true;
+  absl::StatusOr<ModelCosts> plain = Costs(w, c);
+  t.qk_layernorm = true;
+  absl::StatusOr<ModelCosts> normed = Costs(w, c);
+  ASSERT_TRUE(plain.ok() && normed.ok()) << plain.status() << normed.status();
+  const BlockCosts& a = plain->layers[0];
+  const BlockCosts& b = normed->layers[0];
+  const double elements = 4096.0 * (32 + 2) * 128;
+  EXPECT_DOUBLE_EQ(b.params - a.params, 2 * 128.0);
+  EXPECT_DOUBLE_EQ(b.activation_bytes - a.activation_bytes, 2 * elements);
+  // Forward: two norm kernels; backward: their two data-gradient kernels each way (read
+  // output gradient and input, write input gradient) and one scale-gradient reduction each.
+  EXPECT_DOUBLE_EQ(b.kernels - a.kernels, 2 + 2 * 2 + 2);
+  EXPECT_DOUBLE_EQ(b.tensors - a.tensors, 2);
+  // Read and write Q and K: 2 x 2 bytes per element at the A100's memory-bound rate;
+  // backward twice that traffic.
+  const Hardware hw(Profile("dgx-a100-80gb"), Precision::kBf16);
+  const double fwd = 4 * elements / hw.hbm_bytes_per_s();
+  EXPECT_NEAR(b.fwd_s - a.fwd_s, fwd, 1e-12);
+  EXPECT_NEAR(b.bwd_s - a.bwd_s, 2 * fwd, 1e-12);
+  EXPECT_DOUBLE_EQ(b.model_flops, a.model_flops);
+  // MLA's latent norms are always counted: the flag changes nothing there.
+  Workload mla = Model("deepseek-v3");
+  ParallelConfig m = testing::Config(1, 1, 1, 1, 1, Recompute::kSelective);
+  absl::StatusOr<ModelCosts> off = Costs(mla, m);
+  mla.transformer.qk_layernorm = true;
+  absl::StatusOr<ModelCosts> on = Costs(mla, m);
+  ASSERT_TRUE(off.ok() && on.ok());
+  EXPECT_DOUBLE_EQ(on->layers[0].activation_bytes, off->layers[0].activation_bytes);
+  EXPECT_DOUBLE_EQ(on->layers[0].fwd_s, off->layers[0].fwd_s);
 }
 
 // RMSNorm learns a scale per channel, LayerNorm a scale and a bias: two norms a layer

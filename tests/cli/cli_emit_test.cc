@@ -180,7 +180,7 @@ TEST_F(ServerTest, PlanEmitLlamaFullRecomputeZero3) {
                                 "refuses 1)\n"
                                 "# note: rotary position embeddings and linears without bias, as RMSNorm models (Llama, "
                                 "Mixtral, Qwen, DeepSeek) have them: the workload does not state either; check the "
-                                "model's own (rope base, QK norm, attention bias)\n"
+                                "model's own (rope base, attention bias)\n"
                                 "torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py \\\n"
                                 "    --tensor-model-parallel-size 2 \\\n"
                                 "    --pipeline-model-parallel-size 2 \\\n"

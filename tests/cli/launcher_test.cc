@@ -279,6 +279,22 @@ TEST(Launcher, LayerKindsMlaAndWindowsAreStated) {
   EXPECT_TRUE(absl::StrContains(bridge, "model.moe_shared_expert_intermediate_size=2048")) << bridge;
   EXPECT_TRUE(absl::StrContains(bridge, "model.mtp_num_layers=1")) << bridge;
   EXPECT_TRUE(absl::StrContains(Emit("nemo", DeepSeekStyle()), "no multi-token prediction"));
+  // MLA's latent norms are Megatron-Core's qk_layernorm (gpt_layer_specs.py).
+  EXPECT_NE(Emit("megatron", DeepSeekStyle()).find("--qk-layernorm \\\n"), std::string::npos);
+  EXPECT_TRUE(absl::StrContains(bridge, "model.qk_layernorm=true")) << bridge;
+}
+
+// Query / key norms (Qwen3) reach every launcher that can build them, and the others say so.
+TEST(Launcher, QueryKeyNormsAreStated) {
+  LaunchInput in = LlamaZero3();
+  std::string out = Emit("megatron", in);
+  EXPECT_EQ(out.find("--qk-layernorm"), std::string::npos) << out;
+  in.workload.mutable_transformer()->set_qk_layernorm(true);
+  out = Emit("megatron", in);
+  EXPECT_NE(out.find("--qk-layernorm \\\n"), std::string::npos) << out;
+  EXPECT_TRUE(absl::StrContains(Emit("megatron-bridge", in), "model.qk_layernorm=true"));
+  EXPECT_TRUE(absl::StrContains(Emit("nemo", in), "no query / key norms"));
+  EXPECT_TRUE(absl::StrContains(Emit("deepspeed", in), "no query / key norms"));
 }
 
 TEST(Launcher, LayerPatternExpressions) {
