@@ -112,6 +112,33 @@ void MemoryBound(double bytes, double kernels, Part* part) {
   part->kernels_bwd += 2 * kernels;
 }
 
+namespace {
+
+// Context parallelism's ring attention as Transformer Engine runs it (AttnFuncWithCPAndKVP2P,
+// pytorch/attention/dot_product_attention/context_parallel.py): the core runs as c calls
+// each way, one per K/V block (every rank does a full block each step: the rank holding
+// the causal diagonal's far half sets the pace). Forward merges each block's output into
+// the output by its log-sum-exp (flash_attn_fwd_out_correction, one fused kernel a step
+// in the output's dtype: read the block's output and the output, write the output; the
+// log-sum-exp's own merge is a head_dim-th of that); backward adds each block's dQ into
+// dQ and its dK, dV into the blocks passed on around the ring (read two, write one).
+// The ring's sends are ContextParallel's (transformer_costs.cc).
+void RingAttentionSteps(const Dims& x, const Hardware& hw, Part* core) {
+  const double rows = x.b * x.s / x.c * x.a / x.t;  // this GPU's queries x heads
+  const double out = rows * x.dv, dq = rows * x.dqk;
+  const double dkv = x.b * x.s / x.c * x.kv / x.t * (x.dqk + x.dv);
+  const double fwd = x.c * 3 * x.p * out;
+  const double bwd = x.c * 3 * x.p * (dq + dkv);
+  core->mem_fwd_bytes += fwd;
+  core->mem_bwd_bytes += bwd - 2 * fwd;  // backward does not differentiate the merges
+  core->kernels_fwd += (x.c - 1) + 2 * x.c;
+  core->kernels_bwd += 3 * (x.c - 1) + 2 * x.c;
+  core->matmul_fwd_s += (x.c - 1) * hw.kernel_gap_s();
+  core->matmul_bwd_s += 3 * (x.c - 1) * hw.kernel_gap_s();
+}
+
+}  // namespace
+
 Part AttentionCore(const Dims& x, const Hardware& hw, double window) {
   Part core;
   const double heads = x.a / x.t;
@@ -132,6 +159,7 @@ Part AttentionCore(const Dims& x, const Hardware& hw, double window) {
     core.kernels_fwd = 1;
     core.kernels_bwd = 3;
     core.act_bytes = x.b * heads * q_len * 4;  // log-sum-exp statistics (fp32)
+    if (x.c > 1) RingAttentionSteps(x, hw, &core);
     return core;
   }
   // Q K^T and P V as batched GEMMs (16-bit even under FP8), each with data- and

@@ -6,6 +6,7 @@
 #include "estimator/testing/model_costs_on_a100.h"
 #include "estimator/testing/test_util.h"
 #include "estimator/workloads/model_costs.h"
+#include "estimator/workloads/transformer_blocks.h"
 #include "gtest/gtest.h"
 
 namespace paraplan {
@@ -468,6 +469,35 @@ TEST(TransformerCosts, QkLayerNormKeepsTheNormInputs) {
   ASSERT_TRUE(off.ok() && on.ok());
   EXPECT_DOUBLE_EQ(on->layers[0].activation_bytes, off->layers[0].activation_bytes);
   EXPECT_DOUBLE_EQ(on->layers[0].fwd_s, off->layers[0].fwd_s);
+}
+
+// Ring attention's steps (Transformer Engine's AttnFuncWithCPAndKVP2P) at CP 4, TP 2, one
+// sequence of 4,096 (Qwen3's heads: 32 query and 2 K/V heads of 128 a GPU, 1,024 queries):
+// the core runs 4 calls each way; forward merges each block's output into the output
+// (read 2 + read 2 + write 2 bytes over 1,024 x 32 x 128 elements, 4 times), backward adds
+// each block's dQ (the same elements) and dK, dV (1,024 x 2 x 256) once a step.
+TEST(TransformerCosts, RingAttentionMergesEachBlock) {
+  Workload w = Qwen3ShapedLayers();
+  w.transformer.head_dim = 128;
+  ParallelConfig c = testing::Config(2, 1, 1, 1, 1);
+  c.context_parallel = 4;
+  c.flash_attention = true;
+  const TransformerSpec spec = w.transformer.Resolved();
+  const transformer::Dims x = transformer::LayerDims(w, spec, ModelShape::Of(c.Normalized()));
+  const Hardware hw(Profile("dgx-a100-80gb"), Precision::kBf16);
+  const transformer::Part core = transformer::AttentionCore(x, hw, 0);
+  const double out = 1024.0 * 32 * 128, dkv = 1024.0 * 2 * 256;
+  EXPECT_DOUBLE_EQ(core.mem_fwd_bytes, 4 * 6 * out);
+  EXPECT_DOUBLE_EQ(core.mem_bwd_bytes + 2 * core.mem_fwd_bytes, 4 * 6 * (out + dkv));
+  EXPECT_DOUBLE_EQ(core.kernels_fwd, 4 + 4 + 4);       // attention, lse merge, output merge
+  EXPECT_DOUBLE_EQ(core.kernels_bwd, 4 * 3 + 4 + 4);   // attention backward, dQ add, dK/dV add
+  // Without context parallelism the core is one call each way and moves nothing else.
+  c.context_parallel = 1;
+  const transformer::Part whole =
+      transformer::AttentionCore(transformer::LayerDims(w, spec, ModelShape::Of(c.Normalized())), hw, 0);
+  EXPECT_EQ(whole.mem_fwd_bytes, 0);
+  EXPECT_EQ(whole.kernels_fwd, 1);
+  EXPECT_EQ(whole.kernels_bwd, 3);
 }
 
 // RMSNorm learns a scale per channel, LayerNorm a scale and a bias: two norms a layer
