@@ -83,18 +83,24 @@ SystemProfile DgxH100() {
   // FP8 GEMMs (torch._scaled_mm) reach 0.69 of the FP8 peak at best where BF16 reaches
   // 0.80 of its own on the same H100 (shared/data/h100_microbench/gemm.csv): 0.69 x 0.86.
   p.calibration.matmul_efficiency_fp8 = 0.60;
-  // FlashAttention-2 via PyTorch SDPA on H100 SXM reaches ~330 TFLOP/s forward and
-  // ~280 backward at 4k-32k causal sequences, a third of the dense peak (it does not use
-  // Hopper's asynchronous tensor-core instructions): shared/data/h100_microbench/attention.csv.
-  p.calibration.attention_efficiency_fwd = 0.33;
-  p.calibration.attention_efficiency_bwd = 0.28;
+  // FlashAttention-2 via PyTorch SDPA on H100 SXM at long causal sequences (the rate its
+  // fixed work per query tile leaves at short ones: hardware.h, attention_half_keys): 0.34
+  // of the dense peak forward, 0.33 backward, a third of the peak (it does not use
+  // Hopper's asynchronous tensor-core instructions). Fitted with the default half keys
+  // (150, 700) to 512-128 k tokens: shared/data/h100_microbench/attention.csv (at 4 k:
+  // 318 and 238 TFLOP/s measured, 313 and 243 modelled), docs/microbench/h100_long_attention.jsonl.
+  p.calibration.attention_efficiency_fwd = 0.34;
+  p.calibration.attention_efficiency_bwd = 0.33;
   // cuDNN's fused attention (SDPA's cuDNN backend, the kernel Transformer Engine runs on
-  // Hopper) on the same H100 at boost clock: 0.62 forward, 0.52 backward of the peak
-  // (medians over 8 k-64 k causal tokens, Llama 3 heads; scripts/microbench/long_attention.py,
-  // docs/microbench/h100_long_attention.jsonl); at GEMM-like power it runs at the capped
-  // clock as the GEMMs do (x 0.86, 688 / 798 TFLOP/s above): 0.53 and 0.45.
-  p.calibration.cudnn_attention_efficiency_fwd = 0.53;
-  p.calibration.cudnn_attention_efficiency_bwd = 0.45;
+  // Hopper) on the same H100, Llama 3 heads (scripts/microbench/long_attention.py,
+  // docs/microbench/h100_long_attention.jsonl): fitted the same way to 2 k-64 k causal
+  // tokens, whose runs last well under a second (boost clock), 0.61 forward and 0.55
+  // backward at long sequences; at 128 k the runs last ~4 s, long enough to settle at
+  // the 700 W cap, and reach 549 and 526 TFLOP/s: 0.56 and 0.54 of the peak once the
+  // fixed work per query tile is taken off. Attention draws less power than the GEMMs,
+  // which settle at 0.86 of their boost rate (above): it keeps 0.91 forward, 0.97 backward.
+  p.calibration.cudnn_attention_efficiency_fwd = 0.56;
+  p.calibration.cudnn_attention_efficiency_bwd = 0.54;
   // NVLink 4: 900 GB/s per GPU both directions = 450 GB/s each way.
   p.network_levels.push_back(Level("nvlink", 8, 450, 3, Topology::kSwitch, 1));
   // NDR InfiniBand 400 Gb/s per GPU = 50 GB/s each way.

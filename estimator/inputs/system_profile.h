@@ -123,6 +123,10 @@ struct Calibration {
   // and backward, share of 16-bit peak; 0 = the FlashAttention-2 shares above.
   double cudnn_attention_efficiency_fwd = 0;
   double cudnn_attention_efficiency_bwd = 0;
+  // Keys per query at which a fused attention call runs at half its efficiency above (its
+  // fixed work per query tile); 0 = CalibrationDefaults' (hardware.h).
+  double attention_half_keys_fwd = 0;
+  double attention_half_keys_bwd = 0;
   double collective_overhead_us = 0;   // fixed cost of one collective call (launch, rendezvous)
   bool halo_host_staged = false;       // CNN halos copied through host memory + MPI
   double halo_exchange_latency_us = 0; // software latency of one halo exchange; 0 = default

@@ -43,7 +43,9 @@ absl::Status ValidateCalibrationValues(const Calibration& c) {
                               {"expandable_segments_overhead_fraction", c.expandable_segments_overhead_fraction, 1.0},
                               {"memory_overhead_gib", c.memory_overhead_gib, 1e4},
                               {"collective_overhead_us", c.collective_overhead_us, 1e6},
-                              {"halo_exchange_latency_us", c.halo_exchange_latency_us, 1e7}}) {
+                              {"halo_exchange_latency_us", c.halo_exchange_latency_us, 1e7},
+                              {"attention_half_keys_fwd", c.attention_half_keys_fwd, 1e6},
+                              {"attention_half_keys_bwd", c.attention_half_keys_bwd, 1e6}}) {
     PARAPLAN_RETURN_IF_ERROR(InRange(absl::StrCat("profile.calibration.", name), v, 0, max, false));
   }
   // Rates whose inverse is a time: 0 (the default, or unlimited) or at least a small

@@ -13,9 +13,10 @@ using testing::Profile;
 // A system of round numbers with every calibrated loss switched off, so that each term
 // of the breakdown can be computed by hand: 100 TFLOP/s at efficiency 1 (also for fused
 // attention), 1000 GB/s HBM at efficiency 1, no SM count (no wave quantisation), a
-// 1-FLOP small-GEMM tail, 8 GPUs per node on 100 GB/s NVLink, 10 GB/s per GPU across
-// nodes, no link latency, ~0 per collective call and ~0 host time per kernel (no
-// launch-bound time). What remains is Hardware::kernel_gap_s, 1 us per kernel.
+// 1-FLOP small-GEMM tail, no fixed attention work per query tile, 8 GPUs per node on
+// 100 GB/s NVLink, 10 GB/s per GPU across nodes, no link latency, ~0 per collective call
+// and ~0 host time per kernel (no launch-bound time). What remains is
+// Hardware::kernel_gap_s, 1 us per kernel.
 SystemProfile RoundNumberSystem() {
   SystemProfile p;
   p.name = "round-numbers";
@@ -48,6 +49,8 @@ SystemProfile RoundNumberSystem() {
   c.memory_bound_efficiency = 1;
   c.attention_efficiency_fwd = 1;
   c.attention_efficiency_bwd = 1;
+  c.attention_half_keys_fwd = 1e-9;  // (0 is the default's 150 keys)
+  c.attention_half_keys_bwd = 1e-9;
   c.collective_overhead_us = 1e-9;
   c.kernel_overhead_us = 1e-9;
   for (const NetworkLevel& l : p.network_levels) {

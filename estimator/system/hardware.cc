@@ -54,6 +54,13 @@ Calibration ResolvedCalibration(const SystemProfile& profile, int64_t num_gpus) 
   r.attention_efficiency_bwd = Or(c.attention_efficiency_bwd, D::kAttentionEfficiencyBwd);
   r.cudnn_attention_efficiency_fwd = Or(c.cudnn_attention_efficiency_fwd, r.attention_efficiency_fwd);
   r.cudnn_attention_efficiency_bwd = Or(c.cudnn_attention_efficiency_bwd, r.attention_efficiency_bwd);
+  // The fixed work per query tile is memory traffic (the queries' and output's rows, dQ),
+  // worth keys of compute in proportion to the GPU's 16-bit FLOP per byte of HBM.
+  const double bw = profile.accelerator.memory_bandwidth_gbytes_per_s;
+  const double intensity = bw > 0 ? profile.accelerator.PeakTflops(Precision::kBf16) * 1e3 / bw : 0;
+  const double keys_scale = intensity > 0 ? intensity / D::kAttentionHalfKeysFlopsPerByte : 1.0;
+  r.attention_half_keys_fwd = Or(c.attention_half_keys_fwd, D::kAttentionHalfKeysFwd * keys_scale);
+  r.attention_half_keys_bwd = Or(c.attention_half_keys_bwd, D::kAttentionHalfKeysBwd * keys_scale);
   r.collective_overhead_us = Or(c.collective_overhead_us, D::kCollectiveOverheadUs);
   r.halo_host_staged = c.halo_host_staged;
   r.halo_exchange_latency_us =
@@ -97,6 +104,8 @@ Hardware::Hardware(const SystemProfile& profile, Precision precision, int64_t nu
   attention_bwd_flops_per_s_ = other_peak * cal.attention_efficiency_bwd;
   cudnn_attention_fwd_flops_per_s_ = other_peak * cal.cudnn_attention_efficiency_fwd;
   cudnn_attention_bwd_flops_per_s_ = other_peak * cal.cudnn_attention_efficiency_bwd;
+  attention_half_keys_fwd_ = cal.attention_half_keys_fwd;
+  attention_half_keys_bwd_ = cal.attention_half_keys_bwd;
   kernel_gap_s_ = CalibrationDefaults::kGraphKernelUs * 1e-6;
   collective_overhead_s_ = cal.collective_overhead_us * 1e-6;
   sm_count_ = std::max(0, profile.accelerator.sm_count);

@@ -65,6 +65,20 @@ struct CalibrationDefaults {
   // (Dao 2023, FlashAttention-2, sec. 4.1: ~0.65 forward, ~0.5 backward at long sequences).
   static constexpr double kAttentionEfficiencyFwd = 0.65;
   static constexpr double kAttentionEfficiencyBwd = 0.50;
+  // Those are the kernels' rates at long sequences. Each call also does fixed work per
+  // query tile (load the queries, normalise and write the output; backward its dQ and the
+  // dot(dO, O) pass), worth the keys below: a call whose queries see K keys on average
+  // runs at K / (K + half) of that rate. Fitted to causal attention on an H100, 512 to
+  // 128 k tokens, head dimension 128, FlashAttention-2 and cuDNN alike (shared/data/
+  // h100_microbench attention.csv: within 4 % from 1 k to 32 k tokens; docs/microbench/
+  // h100_long_attention.jsonl: within 5-9 %): backward 0.20 of the peak at 2 k tokens,
+  // 0.32 at 32 k (FlashAttention-2). That fixed work is memory traffic (the queries' and
+  // the output's rows, dQ), so on another GPU it is worth keys in proportion to its 16-bit
+  // FLOP per byte of HBM against the H100's 295 (989 TFLOP/s over 3.35 TB/s): an A100's
+  // 156 makes it 79 and 370.
+  static constexpr double kAttentionHalfKeysFwd = 150;
+  static constexpr double kAttentionHalfKeysBwd = 700;
+  static constexpr double kAttentionHalfKeysFlopsPerByte = 989.0 / 3.35;
   // Fixed cost of one NCCL collective call as a framework sees it (kernel launch, proxy
   // and peer rendezvous, c10d work bookkeeping): nccl-tests all_reduce_perf at 1 MiB on a
   // DGX A100 takes 44 us on 2 GPUs and 93 us on 8 (shared/data/nccl_tests_a100), i.e.
@@ -209,6 +223,9 @@ class Hardware {
   double attention_bwd_flops_per_s(bool cudnn = false) const {
     return cudnn ? cudnn_attention_bwd_flops_per_s_ : attention_bwd_flops_per_s_;
   }
+  // A fused attention call's fixed work per query tile, in keys (CalibrationDefaults).
+  double attention_half_keys_fwd() const { return attention_half_keys_fwd_; }
+  double attention_half_keys_bwd() const { return attention_half_keys_bwd_; }
   int sm_count() const { return sm_count_; }
   double memory_overhead_fraction() const { return memory_overhead_fraction_; }
   double expandable_segments_overhead_fraction() const { return expandable_segments_overhead_fraction_; }
@@ -260,6 +277,8 @@ class Hardware {
   double attention_bwd_flops_per_s_ = 0;
   double cudnn_attention_fwd_flops_per_s_ = 0;
   double cudnn_attention_bwd_flops_per_s_ = 0;
+  double attention_half_keys_fwd_ = 0;
+  double attention_half_keys_bwd_ = 0;
   double kernel_gap_s_ = 0;
   double collective_overhead_s_ = 0;
   int sm_count_ = 0;

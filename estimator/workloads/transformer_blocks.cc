@@ -149,12 +149,17 @@ Part AttentionCore(const Dims& x, const Hardware& hw, double window) {
     // average; a window of w keeps w - w^2 / 2s, its kernels skipping masked blocks);
     // backward recomputes the scores (2.5x forward matmul FLOPs); no s^2 tensor is
     // stored. Its own efficiency curve, forward and backward (attention_efficiency_fwd /
-    // _bwd). Kernels: one forward; backward = dot(dO, O) preprocessing, the main kernel
-    // and the dQ conversion.
+    // _bwd), less each call's fixed work per query tile (attention_half_keys_fwd / _bwd:
+    // a call whose queries see K keys on average runs at K / (K + half) of it; under
+    // context parallelism each query meets its keys in c calls). Kernels: one forward;
+    // backward = dot(dO, O) preprocessing, the main kernel and the dQ conversion.
     const double keys = window > 0 && window < x.s ? window - window * window / (2 * x.s) : x.s / 2;
     const double flops = 2 * x.b * heads * q_len * keys * (x.dqk + x.dv);
-    core.matmul_fwd_s = flops / hw.attention_fwd_flops_per_s(x.cudnn_attention) + hw.kernel_gap_s();
-    core.matmul_bwd_s = 2.5 * flops / hw.attention_bwd_flops_per_s(x.cudnn_attention) + 3 * hw.kernel_gap_s();
+    const double fwd_tiles = 1 + x.c * hw.attention_half_keys_fwd() / keys;
+    const double bwd_tiles = 1 + x.c * hw.attention_half_keys_bwd() / keys;
+    core.matmul_fwd_s = flops / hw.attention_fwd_flops_per_s(x.cudnn_attention) * fwd_tiles + hw.kernel_gap_s();
+    core.matmul_bwd_s =
+        2.5 * flops / hw.attention_bwd_flops_per_s(x.cudnn_attention) * bwd_tiles + 3 * hw.kernel_gap_s();
     core.flops_fwd = flops;
     core.kernels_fwd = 1;
     core.kernels_bwd = 3;

@@ -181,8 +181,11 @@ TEST(TransformerCosts, AttentionKernelFollowsTheFramework) {
   };
   const double flops = 2.0 * 8192 * 4096 * 32 * (128 + 128);
   const double peak = 989e12 * p.accelerator.ClockScale();
-  const double fa2 = flops / (0.33 * peak) + 2.5 * flops / (0.28 * peak);
-  const double cudnn = flops / (0.53 * peak) + 2.5 * flops / (0.45 * peak);
+  // 4,096 keys a query on average: each kernel at 4,096 / (4,096 + 150) forward and
+  // 4,096 / (4,096 + 700) backward of its long-sequence rate.
+  const double fwd_tiles = 1 + 150.0 / 4096, bwd_tiles = 1 + 700.0 / 4096;
+  const double fa2 = flops / (0.34 * peak) * fwd_tiles + 2.5 * flops / (0.33 * peak) * bwd_tiles;
+  const double cudnn = flops / (0.56 * peak) * fwd_tiles + 2.5 * flops / (0.54 * peak) * bwd_tiles;
   const double megatron = layer_fwd_bwd(Framework::kMegatron);
   EXPECT_NEAR(layer_fwd_bwd(Framework::kDeepSpeed) - megatron, fa2 - cudnn, 1e-9);
   EXPECT_NEAR(layer_fwd_bwd(Framework::kPytorchFsdp) - layer_fwd_bwd(Framework::kTorchtitan), fa2 - cudnn, 1e-9);
@@ -498,6 +501,31 @@ TEST(TransformerCosts, RingAttentionMergesEachBlock) {
   EXPECT_EQ(whole.mem_fwd_bytes, 0);
   EXPECT_EQ(whole.kernels_fwd, 1);
   EXPECT_EQ(whole.kernels_bwd, 3);
+}
+
+// A fused attention call does fixed work per query tile worth 150 keys forward and 700
+// backward (attention_half_keys): causal over 4,096 tokens its queries see 2,048 keys on
+// average, so cuDNN's kernel on the H100 profile (0.56 / 0.54 of 989 TFLOP/s at long
+// sequences) runs at 2,048 / 2,198 of its forward rate and 2,048 / 2,748 of its backward
+// one; split over CP 4, each query meets its keys in 4 calls.
+TEST(TransformerCosts, FusedAttentionPaysItsFixedWorkPerQueryTile) {
+  Workload w = Qwen3ShapedLayers();
+  w.transformer.head_dim = 128;
+  ParallelConfig c = testing::Config(2, 1, 1, 1, 1);
+  c.flash_attention = true;
+  const TransformerSpec spec = w.transformer.Resolved();
+  const Hardware hw(Profile("dgx-h100-80gb"), Precision::kBf16);
+  for (const int cp : {1, 4}) {
+    c.context_parallel = cp;
+    const transformer::Dims x = transformer::LayerDims(w, spec, ModelShape::Of(c.Normalized()));
+    const transformer::Part core = transformer::AttentionCore(x, hw, 0);
+    // 32 heads a GPU, 4,096 / cp queries, 2,048 keys each on average, head dim 128 + 128.
+    const double flops = 2.0 * 32 * (4096.0 / cp) * 2048 * 256;
+    EXPECT_DOUBLE_EQ(core.flops_fwd, flops);
+    EXPECT_NEAR(core.matmul_fwd_s, flops / (0.56 * 989e12) * (1 + cp * 150.0 / 2048) + cp * 1e-6, 1e-12) << cp;
+    EXPECT_NEAR(core.matmul_bwd_s, 2.5 * flops / (0.54 * 989e12) * (1 + cp * 700.0 / 2048) + 3 * cp * 1e-6, 1e-12)
+        << cp;
+  }
 }
 
 // RMSNorm learns a scale per channel, LayerNorm a scale and a bias: two norms a layer
