@@ -189,6 +189,17 @@ def estimate_seeds():
                      "expert_parallel": 16, "first_pipeline_stage_layers": 8, "last_pipeline_stage_layers": 8,
                      "cpu_offload_layers": 1, "micro_batch_size": 1, "global_batch_size": 64,
                      "pipeline_schedule": "SCHEDULE_INTERLEAVED_1F1B", "flash_attention": True}})
+    # Stop 44: query / key norms (Qwen3) under ring attention over 4 ranks.
+    both(t, "EstimateRequest", "qk_norm_ring_attention",
+         {"profile": "dgx-h100-80gb", "num_gpus": 64,
+          "workload": {"name": "qwen3-like", "precision": "PRECISION_BF16",
+                       "transformer": {"num_layers": 8, "hidden_size": 4096, "num_attention_heads": 64,
+                                       "num_kv_heads": 4, "head_dim": 128, "ffn_hidden_size": 12288,
+                                       "gated_mlp": True, "seq_length": 32768, "vocab_size": 151936,
+                                       "normalization": "NORMALIZATION_RMSNORM", "dropout": 0,
+                                       "qk_layernorm": True}},
+          "config": {"tensor_parallel": 2, "context_parallel": 4, "data_parallel": 8, "micro_batch_size": 1,
+                     "global_batch_size": 64, "sequence_parallel": True, "flash_attention": True}})
     # A 3-D volume split over three axes.
     both(t, "EstimateRequest", "cnn_3d_axes", {"profile": "abci-v100-16gb", "workload": VOLUME,
          "config": {"spatial_parallel": 8, "spatial_axes": 3, "micro_batch_size": 1, "global_batch_size": 1},
@@ -250,6 +261,10 @@ def profile_seeds():
     spread = json.loads(json.dumps(calibrated))
     spread["calibration"]["rank_speed_spread"] = 0.011
     both(t, "SystemProfile", "rank_speed_spread", spread)
+    # Stop 44: a fused attention call's fixed work per query tile, in keys.
+    tiles = json.loads(json.dumps(calibrated))
+    tiles["calibration"].update({"attention_half_keys_fwd": 150, "attention_half_keys_bwd": 700})
+    both(t, "SystemProfile", "attention_half_keys", tiles)
     # Issue 12: a denormal efficiency made every time infinite.
     tiny = json.loads(json.dumps(DGX_A100))
     tiny["calibration"] = {"matmul_efficiency": 5e-324}
