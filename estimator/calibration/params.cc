@@ -126,7 +126,7 @@ void AddAttentionParams(std::vector<CalibrationParam>* p) {
   p->push_back(Ratio(
       "cudnn_attention_efficiency_bwd", 0.1, 0.9,
       "configurations with flash_attention under Megatron, NeMo or torchtitan (cuDNN's kernel)"));
-  // Their fixed work per query tile, in keys: 150 forward, 700 backward on an H100
+  // Their fixed work per query tile, in keys: 280 forward, 700 backward on an H100
   // (hardware.h); a tenth to ten times that spans kernels and GPUs.
   p->push_back(Ratio(
       "attention_half_keys_fwd", 15, 1500,

@@ -84,12 +84,13 @@ SystemProfile DgxH100() {
   // 0.80 of its own on the same H100 (shared/data/h100_microbench/gemm.csv): 0.69 x 0.86.
   p.calibration.matmul_efficiency_fp8 = 0.60;
   // FlashAttention-2 via PyTorch SDPA on H100 SXM at long causal sequences (the rate its
-  // fixed work per query tile leaves at short ones: hardware.h, attention_half_keys): 0.34
+  // fixed work per query tile leaves at short ones: hardware.h, attention_half_keys): 0.35
   // of the dense peak forward, 0.33 backward, a third of the peak (it does not use
-  // Hopper's asynchronous tensor-core instructions). Fitted with the default half keys
-  // (150, 700) to 512-128 k tokens: shared/data/h100_microbench/attention.csv (at 4 k:
-  // 318 and 238 TFLOP/s measured, 313 and 243 modelled), docs/microbench/h100_long_attention.jsonl.
-  p.calibration.attention_efficiency_fwd = 0.34;
+  // Hopper's asynchronous tensor-core instructions). Fitted with the half keys (280, 700)
+  // to 512-128 k tokens by scripts/microbench/fit_attention.py: shared/data/h100_microbench/
+  // attention.csv (at 4 k: 318 and 238 TFLOP/s measured, 305 and 243 modelled),
+  // docs/microbench/h100_long_attention.jsonl.
+  p.calibration.attention_efficiency_fwd = 0.35;
   p.calibration.attention_efficiency_bwd = 0.33;
   // cuDNN's fused attention (SDPA's cuDNN backend, the kernel Transformer Engine runs on
   // Hopper) on the same H100, Llama 3 heads (scripts/microbench/long_attention.py,

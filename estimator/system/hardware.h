@@ -69,14 +69,14 @@ struct CalibrationDefaults {
   // query tile (load the queries, normalise and write the output; backward its dQ and the
   // dot(dO, O) pass), worth the keys below: a call whose queries see K keys on average
   // runs at K / (K + half) of that rate. Fitted to causal attention on an H100, 512 to
-  // 128 k tokens, head dimension 128, FlashAttention-2 and cuDNN alike (shared/data/
-  // h100_microbench attention.csv: within 4 % from 1 k to 32 k tokens; docs/microbench/
-  // h100_long_attention.jsonl: within 5-9 %): backward 0.20 of the peak at 2 k tokens,
-  // 0.32 at 32 k (FlashAttention-2). That fixed work is memory traffic (the queries' and
-  // the output's rows, dQ), so on another GPU it is worth keys in proportion to its 16-bit
-  // FLOP per byte of HBM against the H100's 295 (989 TFLOP/s over 3.35 TB/s): an A100's
-  // 156 makes it 79 and 370.
-  static constexpr double kAttentionHalfKeysFwd = 150;
+  // 128 k tokens, head dimension 128, FlashAttention-2 and cuDNN alike, one half per
+  // direction (`scripts/microbench/fit_attention.py docs/microbench/h100_long_attention.jsonl
+  // ../shared/data/h100_microbench/attention.csv`: 276 and 692 keys; every point within
+  // 12 %): backward 0.20 of the peak at 2 k tokens, 0.32 at 32 k (FlashAttention-2). That
+  // fixed work is memory traffic (the queries' and the output's rows, dQ), so on another
+  // GPU it is worth keys in proportion to its 16-bit FLOP per byte of HBM against the
+  // H100's 295 (989 TFLOP/s over 3.35 TB/s): an A100's 156 makes it 148 and 370.
+  static constexpr double kAttentionHalfKeysFwd = 280;
   static constexpr double kAttentionHalfKeysBwd = 700;
   static constexpr double kAttentionHalfKeysFlopsPerByte = 989.0 / 3.35;
   // Fixed cost of one NCCL collective call as a framework sees it (kernel launch, proxy

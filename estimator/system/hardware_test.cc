@@ -99,7 +99,7 @@ TEST(Hardware, Fp8SpeedsUpLinearsOnly) {
   EXPECT_NEAR(bf16.MatmulTime(8192, 8192, 8192, 1, 2), flops / (989e12 * 0.69) + kGap, 1e-9);
   // Attention score GEMMs and fused attention stay on the 16-bit tensor cores.
   EXPECT_NEAR(fp8.BatchedMatmulTime(8192, 8192, 8192, 1, 2), bf16.MatmulTime(8192, 8192, 8192, 1, 2), 1e-12);
-  EXPECT_NEAR(fp8.attention_fwd_flops_per_s(), 989e12 * 0.34, 1e3);
+  EXPECT_NEAR(fp8.attention_fwd_flops_per_s(), 989e12 * 0.35, 1e3);
   EXPECT_NEAR(fp8.attention_bwd_flops_per_s(), 989e12 * 0.33, 1e3);
 }
 
