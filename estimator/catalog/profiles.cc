@@ -167,9 +167,9 @@ SystemProfile AbciV100() {
 // Hopper with HBM3e: the GH100 die of the H100 SXM5, same clocks and 700 W cap, in the
 // same DGX node and fabric (8x ConnectX-7 NDR, NVSwitch, 2x Xeon 8480C, 2 TB, NVMe), so
 // everything but the memory and the price is dgx-h100-80gb's, its measured shares
-// included (sustained BF16 GEMMs 0.69 of peak, FP8 0.60, FlashAttention-2 0.33 / 0.28,
-// cuDNN attention 0.53 / 0.45: docs/microbench/h100_sustained_gemm.txt,
-// shared/data/h100_microbench). Not re-measured on an H200.
+// included (sustained BF16 GEMMs 0.69 of peak, FP8 0.60, FlashAttention-2 0.35 / 0.33,
+// cuDNN attention 0.56 / 0.54 at long sequences: docs/microbench/h100_sustained_gemm.txt,
+// h100_long_attention.jsonl, shared/data/h100_microbench). Not re-measured on an H200.
 SystemProfile DgxH200() {
   SystemProfile p = DgxH100();
   p.name = "dgx-h200-141gb";

@@ -163,9 +163,9 @@ TEST(TransformerCosts, LlamaLayerKeepsWhatAutogradKeeps) {
 
 // Flash attention's core runs cuDNN's kernel under Megatron (Transformer Engine on
 // Hopper), NeMo, torchtitan and any; FlashAttention-2 under DeepSpeed and PyTorch FSDP.
-// On the H100 profile: cuDNN 0.53 / 0.45 of the 989 TFLOP/s peak, FlashAttention-2 0.33 /
-// 0.28. One Llama 3 8B layer at 8,192 tokens: 2 x 8,192 x 32 x 4,096 x 256 causal FLOPs
-// forward, 2.5x backward.
+// On the H100 profile: cuDNN 0.56 / 0.54 of the 989 TFLOP/s peak at long sequences,
+// FlashAttention-2 0.35 / 0.33. One Llama 3 8B layer at 8,192 tokens: 2 x 8,192 x 32 x
+// 4,096 x 256 causal FLOPs forward, 2.5x backward.
 TEST(TransformerCosts, AttentionKernelFollowsTheFramework) {
   const SystemProfile p = Profile("dgx-h100-80gb");
   const Hardware hw(p, Precision::kBf16);
