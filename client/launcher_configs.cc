@@ -51,127 +51,158 @@ class Hydra {
   CommandLine line_;
 };
 
-}  // namespace
-
-std::string Nemo(const Plan& p) {
+// Trainer devices and precision; the model's batch sizes and parallelism.
+void NemoParallelism(const Plan& p, Hydra* y, Notes* notes) {
   const v1::ParallelConfig& c = *p.c;
-  const v1::TransformerSpec& t = *p.t;
-  Notes notes;
-  Hydra y;
   // NeMo examples/nlp/language_modeling/conf/megatron_gpt_config.yaml, trainer: (PyTorch
   // Lightning Trainer arguments; precision in Lightning's names).
-  y.Section("trainer");
-  y.Add("devices", p.per_node);
-  y.Add("num_nodes", p.nodes);
-  y.Add("precision", p.precision == v1::PRECISION_FP16   ? "16-mixed"
-                     : p.precision == v1::PRECISION_FP32 ? "32"
-                                                         : "bf16-mixed");
+  y->Section("trainer");
+  y->Add("devices", p.per_node);
+  y->Add("num_nodes", p.nodes);
+  y->Add("precision", p.precision == v1::PRECISION_FP16   ? "16-mixed"
+                      : p.precision == v1::PRECISION_FP32 ? "32"
+                                                          : "bf16-mixed");
   // megatron_gpt_config.yaml, model: batch sizes and parallelism.
-  y.Section("model");
-  y.Add("micro_batch_size", p.mbs);
-  y.Add("global_batch_size", p.gbs);
-  y.Add("tensor_model_parallel_size", p.tp);
-  y.Add("pipeline_model_parallel_size", p.pp);
-  y.Add("virtual_pipeline_model_parallel_size", p.v > 1 ? absl::StrCat(p.v) : "null");
-  y.Add("context_parallel_size", p.cp);
-  y.Add("expert_model_parallel_size", p.ep);
-  if (p.moe()) y.Add("expert_tensor_parallel_size", p.etp);
+  y->Section("model");
+  y->Add("micro_batch_size", p.mbs);
+  y->Add("global_batch_size", p.gbs);
+  y->Add("tensor_model_parallel_size", p.tp);
+  y->Add("pipeline_model_parallel_size", p.pp);
+  y->Add("virtual_pipeline_model_parallel_size", p.v > 1 ? absl::StrCat(p.v) : "null");
+  y->Add("context_parallel_size", p.cp);
+  y->Add("expert_model_parallel_size", p.ep);
+  if (p.moe()) y->Add("expert_tensor_parallel_size", p.etp);
   if (p.stage_layers() && c.first_pipeline_stage_layers() > 0) {
-    y.Add("num_layers_in_first_pipeline_stage", c.first_pipeline_stage_layers());
+    y->Add("num_layers_in_first_pipeline_stage", c.first_pipeline_stage_layers());
   }
   if (p.stage_layers() && c.last_pipeline_stage_layers() > 0) {
-    y.Add("num_layers_in_last_pipeline_stage", c.last_pipeline_stage_layers());
+    y->Add("num_layers_in_last_pipeline_stage", c.last_pipeline_stage_layers());
   }
-  y.Add("sequence_parallel", Bool(c.sequence_parallel()));
-  if (p.pp_inside_dp()) y.Add("use_tp_pp_dp_mapping", "true");
-  if (c.tp_comm_overlap()) y.Add("ub_tp_comm_overlap", "true");
+  y->Add("sequence_parallel", Bool(c.sequence_parallel()));
+  if (p.pp_inside_dp()) y->Add("use_tp_pp_dp_mapping", "true");
+  if (c.tp_comm_overlap()) y->Add("ub_tp_comm_overlap", "true");
   if (p.foreign_schedule())
-    notes.Add(absl::StrCat("NeMo has no ", ScheduleName(p.schedule), " schedule; it runs 1F1B"));
+    notes->Add(absl::StrCat("NeMo has no ", ScheduleName(p.schedule), " schedule; it runs 1F1B"));
+}
+
+// Activation checkpointing, NeMo 1.x's names.
+void NemoRecompute(const Plan& p, Hydra* y) {
+  const v1::ParallelConfig& c = *p.c;
   // megatron_gpt_config.yaml, model: activation checkpointing ("Activation Checkpointing").
   const bool full = p.recompute == v1::RECOMPUTE_FULL;
-  y.Add("activations_checkpoint_granularity", p.recompute == v1::RECOMPUTE_NONE ? "null" : RecomputeName(p.recompute));
-  y.Add("activations_checkpoint_method", full ? "uniform" : "null");
-  y.Add("activations_checkpoint_num_layers", full ? "1" : "null");
+  y->Add("activations_checkpoint_granularity", p.recompute == v1::RECOMPUTE_NONE ? "null" : RecomputeName(p.recompute));
+  y->Add("activations_checkpoint_method", full ? "uniform" : "null");
+  y->Add("activations_checkpoint_num_layers", full ? "1" : "null");
   if (p.recompute == v1::RECOMPUTE_SELECTIVE && c.recompute_modules_size() > 0) {
-    y.Add("recompute_modules", absl::StrCat("[", absl::StrJoin(c.recompute_modules(), ","), "]"));
+    y->Add("recompute_modules", absl::StrCat("[", absl::StrJoin(c.recompute_modules(), ","), "]"));
   }
+}
+
+// The model's shape, and what NeMo 1.x's GPT config cannot state.
+void NemoArchitecture(const Plan& p, Hydra* y, Notes* notes) {
+  const v1::ParallelConfig& c = *p.c;
+  const v1::TransformerSpec& t = *p.t;
   // megatron_gpt_config.yaml, model: architecture.
-  y.Add("encoder_seq_length", t.seq_length());
-  y.Add("max_position_embeddings", t.seq_length());
-  y.Add("num_layers", t.num_layers());
-  y.Add("hidden_size", t.hidden_size());
-  y.Add("ffn_hidden_size", p.ffn);
-  y.Add("num_attention_heads", t.num_attention_heads());
-  if (p.gqa()) y.Add("num_query_groups", p.kv_heads);
-  if (p.own_head_dim()) y.Add("kv_channels", t.head_dim());
-  if (t.gated_mlp()) y.Add("activation", "fast-swiglu");
+  y->Add("encoder_seq_length", t.seq_length());
+  y->Add("max_position_embeddings", t.seq_length());
+  y->Add("num_layers", t.num_layers());
+  y->Add("hidden_size", t.hidden_size());
+  y->Add("ffn_hidden_size", p.ffn);
+  y->Add("num_attention_heads", t.num_attention_heads());
+  if (p.gqa()) y->Add("num_query_groups", p.kv_heads);
+  if (p.own_head_dim()) y->Add("kv_channels", t.head_dim());
+  if (t.gated_mlp()) y->Add("activation", "fast-swiglu");
   if (t.qk_layernorm() && !t.has_mla()) {
-    notes.Add("NeMo 1.x's GPT config states no query / key norms: use --emit megatron-bridge (NeMo 2)");
+    notes->Add("NeMo 1.x's GPT config states no query / key norms: use --emit megatron-bridge (NeMo 2)");
   }
-  if (t.has_mla()) notes.Add("NeMo 1.x's GPT model has no multi-latent attention: use --emit megatron-bridge (NeMo 2)");
+  if (t.has_mla()) {
+    notes->Add("NeMo 1.x's GPT model has no multi-latent attention: use --emit megatron-bridge (NeMo 2)");
+  }
   if (t.mtp_num_layers() > 0) {
-    notes.Add("NeMo 1.x's GPT model has no multi-token prediction: use --emit megatron-bridge (NeMo 2)");
+    notes->Add("NeMo 1.x's GPT model has no multi-token prediction: use --emit megatron-bridge (NeMo 2)");
   }
   const std::vector<int> windows = WindowLayers(t);
   if (std::find(windows.begin(), windows.end(), 1) != windows.end()) {
-    notes.Add("NeMo 1.x's GPT config states no sliding windows: use --emit megatron-bridge (NeMo 2)");
+    notes->Add("NeMo 1.x's GPT config states no sliding windows: use --emit megatron-bridge (NeMo 2)");
   }
-  y.Add("share_embeddings_and_output_weights", Bool(t.tied_embeddings()));
+  y->Add("share_embeddings_and_output_weights", Bool(t.tied_embeddings()));
   if (p.moe()) {
-    y.Add("num_moe_experts", t.moe().num_experts());
-    y.Add("moe_router_topk", std::max(1, t.moe().top_k()));
+    y->Add("num_moe_experts", t.moe().num_experts());
+    y->Add("moe_router_topk", std::max(1, t.moe().top_k()));
     // TransformerConfig fields NeMo passes through from the model section.
     const v1::MoeSpec& m = t.moe();
-    y.Add("moe_ffn_hidden_size", m.expert_ffn_hidden_size() > 0 ? m.expert_ffn_hidden_size() : p.ffn);
+    y->Add("moe_ffn_hidden_size", m.expert_ffn_hidden_size() > 0 ? m.expert_ffn_hidden_size() : p.ffn);
     const std::vector<int> moe_layers = MoeLayers(t);
     if (std::find(moe_layers.begin(), moe_layers.end(), 0) != moe_layers.end()) {
-      y.Add("moe_layer_freq", absl::StrCat("[", absl::StrJoin(moe_layers, ","), "]"));
+      y->Add("moe_layer_freq", absl::StrCat("[", absl::StrJoin(moe_layers, ","), "]"));
     }
     if (m.num_shared_experts() > 0) {
-      y.Add("moe_shared_expert_intermediate_size", SharedExpertWidth(m));
+      y->Add("moe_shared_expert_intermediate_size", SharedExpertWidth(m));
     }
-    y.Add("moe_token_dispatcher_type", c.moe_dispatcher() == v1::MOE_DISPATCHER_ALLGATHER ? "allgather"
-                                       : c.moe_dispatcher() == v1::MOE_DISPATCHER_DEEPEP  ? "flex"
-                                                                                          : "alltoall");
-    if (c.moe_dispatcher() == v1::MOE_DISPATCHER_DEEPEP) y.Add("moe_enable_deepep", "true");
+    y->Add("moe_token_dispatcher_type", c.moe_dispatcher() == v1::MOE_DISPATCHER_ALLGATHER ? "allgather"
+                                        : c.moe_dispatcher() == v1::MOE_DISPATCHER_DEEPEP  ? "flex"
+                                                                                           : "alltoall");
+    if (c.moe_dispatcher() == v1::MOE_DISPATCHER_DEEPEP) y->Add("moe_enable_deepep", "true");
     if (c.moe_a2a_overlap()) {
-      y.Add("overlap_moe_expert_parallel_comm", "true");
-      y.Add("delay_wgrad_compute", "true");
-      A2aOverlapNote(p, &notes);
+      y->Add("overlap_moe_expert_parallel_comm", "true");
+      y->Add("delay_wgrad_compute", "true");
+      A2aOverlapNote(p, notes);
     }
   }
+}
+
+// Transformer Engine FP8, 16-bit gradients, CPU offloading and CUDA graphs.
+void NemoPrecisionAndOffload(const Plan& p, Hydra* y, Notes* notes) {
+  const v1::ParallelConfig& c = *p.c;
   // megatron_gpt_config.yaml, model: Transformer Engine FP8 and CPU offloading.
   if (p.precision == v1::PRECISION_FP8) {
-    y.Add("fp8", "true");
-    y.Add("fp8_hybrid", "true");
-    if (p.recipe == v1::QUANT_RECIPE_CURRENT_SCALING) y.Add("fp8_recipe", "tensorwise");
-    if (p.recipe == v1::QUANT_RECIPE_BLOCKWISE) y.Add("fp8_recipe", "blockwise");
-    if (p.recipe == v1::QUANT_RECIPE_MXFP8) y.Add("fp8_recipe", "mxfp8");
+    y->Add("fp8", "true");
+    y->Add("fp8_hybrid", "true");
+    if (p.recipe == v1::QUANT_RECIPE_CURRENT_SCALING) y->Add("fp8_recipe", "tensorwise");
+    if (p.recipe == v1::QUANT_RECIPE_BLOCKWISE) y->Add("fp8_recipe", "blockwise");
+    if (p.recipe == v1::QUANT_RECIPE_MXFP8) y->Add("fp8_recipe", "mxfp8");
   }
-  if (p.precision == v1::PRECISION_FP4) notes.Add("NVFP4 is not emitted for this NeMo config; set it by hand");
+  if (p.precision == v1::PRECISION_FP4) notes->Add("NVFP4 is not emitted for this NeMo config; set it by hand");
   if (p.grads_16bit) {
-    notes.Add("the estimate keeps and reduces gradients in 16 bits (NeMo 2's performance recipes: "
+    notes->Add("the estimate keeps and reduces gradients in 16 bits (NeMo 2's performance recipes: "
               "grad_reduce_in_fp32=False); NeMo 1.x keeps fp32 main gradients under megatron_amp_O2");
   }
   if (c.offload().weights() || c.offload().activations()) {
-    y.Add("cpu_offloading", "true");
-    y.Add("cpu_offloading_weights", Bool(c.offload().weights()));
-    y.Add("cpu_offloading_activations", Bool(c.offload().activations()));
+    y->Add("cpu_offloading", "true");
+    y->Add("cpu_offloading_weights", Bool(c.offload().weights()));
+    y->Add("cpu_offloading_activations", Bool(c.offload().activations()));
   }
-  if (c.offload().optimizer()) notes.Add("optimizer offload is not emitted (no NeMo setting for it here)");
-  if (c.cuda_graphs()) notes.Add("CUDA graphs are not emitted; enable them in NeMo by hand");
+  if (c.offload().optimizer()) notes->Add("optimizer offload is not emitted (no NeMo setting for it here)");
+  if (c.cuda_graphs()) notes->Add("CUDA graphs are not emitted; enable them in NeMo by hand");
+}
+
+// FSDP (ZeRO-3) or the distributed optimizer (ZeRO-1/2) and its overlaps.
+void NemoOptimizer(const Plan& p, Hydra* y, Notes* notes) {
+  const v1::ParallelConfig& c = *p.c;
   // megatron_gpt_config.yaml, model: fsdp (ZeRO-3) or optim.name distributed_fused_adam
   // (ZeRO-1/2) with its overlap_grad_sync / overlap_param_sync.
   if (p.zero == 3) {
-    y.Add("fsdp", "true");
-    y.Add("fsdp_sharding_strategy", "full");
-    if (p.pp > 1) notes.Add("NeMo's FSDP does not combine with pipeline parallelism");
+    y->Add("fsdp", "true");
+    y->Add("fsdp_sharding_strategy", "full");
+    if (p.pp > 1) notes->Add("NeMo's FSDP does not combine with pipeline parallelism");
   } else if (p.zero > 0) {
-    y.Section("model.optim");
-    y.Add("name", "distributed_fused_adam");
-    y.Add("overlap_grad_sync", Bool(c.overlap_grad_reduce()));
-    y.Add("overlap_param_sync", Bool(c.overlap_param_gather()));
+    y->Section("model.optim");
+    y->Add("name", "distributed_fused_adam");
+    y->Add("overlap_grad_sync", Bool(c.overlap_grad_reduce()));
+    y->Add("overlap_param_sync", Bool(c.overlap_param_gather()));
   }
+}
+
+}  // namespace
+
+std::string Nemo(const Plan& p) {
+  Notes notes;
+  Hydra y;
+  NemoParallelism(p, &y, &notes);
+  NemoRecompute(p, &y);
+  NemoArchitecture(p, &y, &notes);
+  NemoPrecisionAndOffload(p, &y, &notes);
+  NemoOptimizer(p, &y, &notes);
   return absl::StrCat(Header("NeMo megatron_gpt_pretraining.py (Hydra overrides of megatron_gpt_config.yaml)", p),
                       notes.text(), y.Render("python examples/nlp/language_modeling/megatron_gpt_pretraining.py"));
 }
