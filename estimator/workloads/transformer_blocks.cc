@@ -124,9 +124,9 @@ namespace {
 // dQ and its dK, dV into the blocks passed on around the ring (read two, write one).
 // The ring's sends are ContextParallel's (transformer_costs.cc).
 void RingAttentionSteps(const Dims& x, const Hardware& hw, Part* core) {
-  const double rows = x.b * x.s / x.c * x.a / x.t;  // this GPU's queries x heads
+  const double rows = x.T * x.a / x.t;  // this GPU's queries x heads
   const double out = rows * x.dv, dq = rows * x.dqk;
-  const double dkv = x.b * x.s / x.c * x.kv / x.t * (x.dqk + x.dv);
+  const double dkv = x.T * x.kv / x.t * (x.dqk + x.dv);
   const double fwd = x.c * 3 * x.p * out;
   const double bwd = x.c * 3 * x.p * (dq + dkv);
   core->mem_fwd_bytes += fwd;

@@ -308,9 +308,9 @@ AttentionSide AttentionSideOf(const ModelContext& m, const Dims& x) {
   a.tensors = a.mla ? (m.spec.mla.q_lora_rank > 0 ? 4 : 2) : 0;
   a.norm_tensors = m.spec.normalization == Normalization::kRmsNorm ? 1 : 2;
   if (x.qk_norm) {
-    // The query and key norms: head_dim wide each, replicated over TP.
-    a.params += 2 * x.norm_params / x.h * x.d;
+    // The query and key norms: each of its parameter vectors head_dim wide, replicated over TP.
     a.qk_norm_tensors = 2 * a.norm_tensors;
+    a.params += a.qk_norm_tensors * x.d;
   }
   return a;
 }
