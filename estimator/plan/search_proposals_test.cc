@@ -80,36 +80,34 @@ TEST(Search, DeepSpeedPlansRunItsScheduleWithoutOverlapsItIgnores) {
   }
 }
 
-// Where the expert group leaves the node, the search weighs DeepEP against the
-// all-to-all and keeps the faster; inside one node, and under DeepSpeed, it keeps to the
-// all-to-all.
-TEST(Search, ChoosesTheTokenDispatcherWhereExpertsSpanNodes) {
+// The search weighs DeepEP against the all-to-all and keeps the faster, each plan at the
+// time of estimating it directly; under DeepSpeed, which has no DeepEP, the all-to-all.
+TEST(Search, ChoosesTheTokenDispatcherByItsCost) {
   PlanRequest req = Request(Model("qwen3-30b-a3b"), 32, 64, 5);
-  req.constraints.expert_parallel = {16};
   req.constraints.tensor_parallel = {1};
   const SystemProfile p = Profile("dgx-h100-80gb");
-  absl::StatusOr<PlanResult> plan = Plan(req, p);
-  ASSERT_TRUE(plan.ok()) << plan.status();
-  ASSERT_FALSE(plan->plans.empty());
-  const Estimate& best = plan->plans.front();
-  EXPECT_EQ(best.config.moe_dispatcher, MoeDispatcher::kDeepEp);
-  for (MoeDispatcher d : {MoeDispatcher::kAllToAll, MoeDispatcher::kDeepEp}) {
-    ParallelConfig c = best.config;
-    c.moe_dispatcher = d;
-    absl::StatusOr<Estimate> direct = EstimateIteration(req.workload, c, p);
-    ASSERT_TRUE(direct.ok()) << direct.status();
-    EXPECT_LE(best.iteration_time_s, direct->iteration_time_s);
-    if (d == best.config.moe_dispatcher) {
-      EXPECT_DOUBLE_EQ(direct->iteration_time_s, best.iteration_time_s);
+  // Across nodes (EP 16) and inside one (EP 8), DeepEP sends fewer copies of each token.
+  for (int ep : {16, 8}) {
+    req.constraints.expert_parallel = {ep};
+    absl::StatusOr<PlanResult> plan = Plan(req, p);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    ASSERT_FALSE(plan->plans.empty());
+    const Estimate& best = plan->plans.front();
+    EXPECT_EQ(best.config.moe_dispatcher, MoeDispatcher::kDeepEp) << "EP " << ep;
+    for (MoeDispatcher d : {MoeDispatcher::kAllToAll, MoeDispatcher::kDeepEp}) {
+      ParallelConfig c = best.config;
+      c.moe_dispatcher = d;
+      absl::StatusOr<Estimate> direct = EstimateIteration(req.workload, c, p);
+      ASSERT_TRUE(direct.ok()) << direct.status();
+      EXPECT_LE(best.iteration_time_s, direct->iteration_time_s);
+      if (d == best.config.moe_dispatcher) {
+        EXPECT_DOUBLE_EQ(direct->iteration_time_s, best.iteration_time_s);
+      }
     }
   }
-  req.constraints.expert_parallel = {8};
-  plan = Plan(req, p);
-  ASSERT_TRUE(plan.ok());
-  for (const Estimate& e : plan->plans) EXPECT_EQ(e.config.moe_dispatcher, MoeDispatcher::kAllToAll);
   req.constraints.expert_parallel = {16};
   req.constraints.framework = Framework::kDeepSpeed;
-  plan = Plan(req, p);
+  absl::StatusOr<PlanResult> plan = Plan(req, p);
   ASSERT_TRUE(plan.ok());
   for (const Estimate& e : plan->plans) EXPECT_EQ(e.config.moe_dispatcher, MoeDispatcher::kAllToAll);
 }

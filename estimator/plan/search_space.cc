@@ -72,15 +72,13 @@ std::vector<int> ExpertTensorDegrees(int tp, int ep) {
   return {tp};
 }
 
-// Whether DeepEP is weighed against the all-to-all for an expert grid of ep x etp
-// ranks: where the expert group leaves the fastest network domain, DeepEP sends a token
-// once per node it reaches and forwards it over NVLink inside (Megatron-Core's flex
-// dispatcher); inside one domain the two cost the same here. Not under DeepSpeed, which
-// has no DeepEP.
-bool WeighDeepEp(const SearchSpace& space, int ep, int etp) {
+// Whether DeepEP is weighed against the all-to-all for an expert group of ep ranks:
+// DeepEP sends a token once per rank its experts touch (and across nodes once per node,
+// forwarded over NVLink inside; Megatron-Core's flex dispatcher), where the all-to-all
+// sends every copy. Not under DeepSpeed, which has no DeepEP.
+bool WeighDeepEp(const SearchSpace& space, int ep) {
   return ep > 1 && !space.profile->network_levels.empty() &&
-         space.request->constraints.framework != Framework::kDeepSpeed &&
-         int64_t{ep} * etp > ResolvedDomainSize(*space.profile, 0);
+         space.request->constraints.framework != Framework::kDeepSpeed;
 }
 
 }  // namespace
@@ -172,7 +170,7 @@ std::vector<Shape> EnumerateShapes(const SearchSpace& space, int gpus, const std
       for (int ep : eps)
       for (int etp : ExpertTensorDegrees(tp, ep)) {
         if (gpus % (int64_t{ep} * etp) != 0) continue;
-        const bool deepep = WeighDeepEp(space, ep, etp);
+        const bool deepep = WeighDeepEp(space, ep);
         for (int mbs : micro_batches) {
           for (Recompute rc : recomputes) {
             if (!Permits(k.recompute, rc)) continue;

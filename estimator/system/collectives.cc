@@ -358,16 +358,21 @@ double Collectives::AllToAll(double bytes, const GroupSpan& g) const {
 
 double Collectives::DedupAllToAll(double bytes, double copies, const GroupSpan& g) const {
   if (g.size <= 1 || bytes <= 0) return 0;
-  if (g.level == 0 || hw_.levels().empty() || copies <= 1) return AllToAll(bytes, g);
+  if (hw_.levels().empty() || copies <= 1) return AllToAll(bytes, g);
   const double p = g.size;
+  const double tokens = bytes / copies;  // one copy of each token
+  // A given rank of the group receives a token with probability `hit` (the token's copies
+  // drawn evenly over the group), and then once, however many of its experts it holds.
+  const double hit = 1 - std::pow(1 - 1 / p, copies);
+  if (g.level == 0) return AllToAll(tokens * p * hit, g);
   const double domains = p / g.inner;
   // Other domains one token touches: each copy lands in a given domain with 1/domains.
   const double touched = (domains - 1) * (1 - std::pow(1 - 1 / domains, copies));
-  const double inter = bytes / copies * touched / UniformRate(g.level, bytes);
-  // Inside the domain: the copies for its own GPUs, and the forwarding of the copies that
-  // arrived for the domain's other GPUs.
-  const double local = bytes * (g.inner - 1) / p;
-  const double forwarded = bytes * (p - g.inner) / p * (g.inner - 1) / g.inner;
+  const double inter = tokens * touched / UniformRate(g.level, bytes);
+  // Inside the domain, once per rank hit: the tokens for its own GPUs, and the forwarding
+  // of those that arrived for the domain's other GPUs.
+  const double local = tokens * (g.inner - 1) * hit;
+  const double forwarded = tokens * (p - g.inner) * (g.inner - 1) / g.inner * hit;
   const double intra = (local + forwarded) / UniformRate(g.level - 1, bytes);
   // Two phases (send, forward), each one kernel over every peer at once.
   return hw_.collective_overhead_s() + 2 * Latency(g) + std::max(intra, inter);
