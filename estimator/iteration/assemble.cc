@@ -326,7 +326,22 @@ struct DpTraffic {
   double layer_fwd = 0;   // beside each layer's forward, every micro-batch (ZeRO-3 / FSDP, one layer ahead)
   double layer_bwd = 0;   // beside each layer's backward, every micro-batch
   double exposed = 0;     // not overlapped, or exposed already (DeepSpeed's tensor-by-tensor gathers)
+  // The overlapped stretches' seconds, each weighted by the share of a node-wide ring's
+  // SMs its collectives hold (Collectives::SmShare): their mean share is held / seconds.
+  double first_fwd_held = 0, last_bwd_held = 0, every_bwd_held = 0, layer_fwd_held = 0, layer_bwd_held = 0;
+
+  // Adds one group's traffic, its collectives holding `share` of the reference SMs.
+  void Add(const DpTraffic& g, double share) {
+    first_fwd += g.first_fwd, first_fwd_held += share * g.first_fwd;
+    last_bwd += g.last_bwd, last_bwd_held += share * g.last_bwd;
+    every_bwd += g.every_bwd, every_bwd_held += share * g.every_bwd;
+    layer_fwd += g.layer_fwd, layer_fwd_held += share * g.layer_fwd;
+    layer_bwd += g.layer_bwd, layer_bwd_held += share * g.layer_bwd;
+    exposed += g.exposed;
+  }
 };
+
+double MeanShare(double seconds, double held) { return seconds > 0 ? held / seconds : 1.0; }
 
 // The stretches of one micro-batch's critical path that the data-parallel stream runs
 // beside: compute and the exposed collectives of the other dimensions, which use other
@@ -352,11 +367,10 @@ struct DpContext {
   DpWindows layer;  // one layer's
 };
 
-// Adds one data-parallel group's traffic (`params` parameters reduced over `g`) to `t`.
-void AddDpTraffic(const DpContext& x, const GroupSpan& g, double params, DpTraffic* t) {
+// One data-parallel group's traffic (`params` parameters reduced over `g`) into `t`.
+void GroupDpTraffic(const DpContext& x, const GroupSpan& g, double params, DpTraffic* t) {
   const ParallelConfig& c = x.c;
   const Collectives& coll = x.coll;
-  if (g.size <= 1 || params <= 0) return;
   const double grad_bytes = params * GradientBytesOf(x.model, c).reduced;
   const double gather_bytes = params * WeightBytesOf(x.model, c).gathered;
   const bool overlap_reduce = OverlapsGradientReduction(c);
@@ -398,9 +412,10 @@ void AddDpTraffic(const DpContext& x, const GroupSpan& g, double params, DpTraff
     const bool ahead = prefetch && z.prefetch;
     const double n = std::max(1.0, z.gathers);
     const Hardware& hw = x.hw;
-    const double fwd = ahead ? z.gathers * hw.ExposedBeside(ag, x.layer.fwd / n) : z.gathers * ag;
-    const double bwd_ag = ahead ? z.gathers * hw.ExposedBeside(ag, x.layer.bwd / n) : z.gathers * ag;
-    const double bwd_rs = c.overlap_grad_reduce ? hw.ExposedBeside(rs_layer, x.layer.bwd) : rs_layer;
+    const double sms = coll.SmShare(g);
+    const double fwd = ahead ? z.gathers * hw.ExposedBeside(ag, x.layer.fwd / n, sms) : z.gathers * ag;
+    const double bwd_ag = ahead ? z.gathers * hw.ExposedBeside(ag, x.layer.bwd / n, sms) : z.gathers * ag;
+    const double bwd_rs = c.overlap_grad_reduce ? hw.ExposedBeside(rs_layer, x.layer.bwd, sms) : rs_layer;
     t->exposed += m * layers * (fwd + bwd_ag + bwd_rs);
     return;
   }
@@ -427,6 +442,14 @@ void AddDpTraffic(const DpContext& x, const GroupSpan& g, double params, DpTraff
   }
 }
 
+// Adds one data-parallel group's traffic (`params` parameters reduced over `g`) to `t`.
+void AddDpTraffic(const DpContext& x, const GroupSpan& g, double params, DpTraffic* t) {
+  if (g.size <= 1 || params <= 0) return;
+  DpTraffic mine;
+  GroupDpTraffic(x, g, params, &mine);
+  t->Add(mine, x.coll.SmShare(g));
+}
+
 // What the data-parallel traffic adds to the iteration beyond the work it hides behind.
 // `beside_dp`: traffic leaving the node while the last backward runs (pipeline sends, TP
 // groups across nodes), with which an overlapped reduction over the network shares the
@@ -438,9 +461,14 @@ double DpExposed(const DpContext& x, const DpTraffic& t, double beside_dp, int m
   const Hardware& hw = x.hw;
   const double layers = std::max(1, x.stages.slowest_layers);
   auto contention = [&](double d) { return std::min(beside_dp, d); };
-  return t.exposed + hw.ExposedBeside(t.first_fwd, x.mb.fwd) + hw.ExposedBeside(t.last_bwd, x.mb.bwd) +
-         contention(t.last_bwd) + m * (hw.ExposedBeside(t.every_bwd, x.mb.bwd) + contention(t.every_bwd)) +
-         m * layers * (hw.ExposedBeside(t.layer_fwd, x.layer.fwd) + hw.ExposedBeside(t.layer_bwd, x.layer.bwd));
+  auto beside = [&](double seconds, double held, double window) {
+    return hw.ExposedBeside(seconds, window, MeanShare(seconds, held));
+  };
+  return t.exposed + beside(t.first_fwd, t.first_fwd_held, x.mb.fwd) +
+         beside(t.last_bwd, t.last_bwd_held, x.mb.bwd) + contention(t.last_bwd) +
+         m * (beside(t.every_bwd, t.every_bwd_held, x.mb.bwd) + contention(t.every_bwd)) +
+         m * layers *
+             (beside(t.layer_fwd, t.layer_fwd_held, x.layer.fwd) + beside(t.layer_bwd, t.layer_bwd_held, x.layer.bwd));
 }
 
 // The share of a stage's micro-batch steps in which Megatron-Core's combined 1F1B pairs

@@ -378,6 +378,21 @@ double Collectives::DedupAllToAll(double bytes, double copies, const GroupSpan& 
   return hw_.collective_overhead_s() + 2 * Latency(g) + std::max(intra, inter);
 }
 
+// NCCL's channels (one thread block each) for a ring. Inside an H100 node an all-gather
+// runs 24 (measured, docs/microbench/h100_overlap_interference.jsonl's note); a
+// communicator with one rank per node runs 2 (NCCL's "Channel 00/02", "01/02" in the
+// logs of localRanks 1 communicators), doubled on Hopper and later (nccl
+// src/graph/connect.cc: "4 compute channels per search channel to reach peak BW on
+// <8 PPN"). Beside a GEMM, blocks holding SMs slow it by ~1.2x their share of the SMs
+// (8 of 132: 0.07; 24: 0.14-0.18), so the interference scales with the channels.
+constexpr double kNodeRingChannels = 24;
+constexpr double kOneRankPerNodeChannels = 4;
+
+double Collectives::SmShare(const GroupSpan& g) const {
+  if (g.size <= 1 || g.level < 1 || g.inner != 1) return 1.0;
+  return kOneRankPerNodeChannels / kNodeRingChannels;
+}
+
 double Collectives::SendRecv(double bytes, int level) const {
   const auto& levels = hw_.levels();
   if (bytes <= 0 || levels.empty()) return 0;

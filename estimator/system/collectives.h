@@ -70,6 +70,11 @@ class Collectives {
   // each node touched, then NVLink). `bytes` counts every copy, as AllToAll's does.
   double DedupAllToAll(double bytes, double copies, const GroupSpan& g) const;
   double SendRecv(double bytes, int level) const;
+  // The share of a node-wide ring's thread blocks (one an SM, what overlap_efficiency's
+  // interference was measured beside) a collective over `g` holds: a ring with one
+  // member per node runs kOneRankPerNodeChannels of NCCL's channels, one inside or across
+  // a node's GPUs kNodeRingChannels.
+  double SmShare(const GroupSpan& g) const;
 
  private:
   // Per-rank ring rate for a `bytes` buffer (levels may have a size-dependent curve).

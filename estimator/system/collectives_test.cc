@@ -194,6 +194,20 @@ TEST(Collectives, DedupAllToAllSendsOneCopyPerNode) {
   EXPECT_NEAR(c.DedupAllToAll(bytes, 8, node) / c.AllToAll(bytes * 0.656391, node), 1, 1e-6);
 }
 
+// A ring with one member per node runs 4 of NCCL's channels where a ring inside or across
+// whole nodes runs 24: it holds a sixth of the SMs (its interference with the work beside it).
+TEST(Collectives, RingsOfOneRankPerNodeHoldFewSms) {
+  const Hardware hw(Simple(), Precision::kBf16);
+  const Collectives c(hw);
+  const GroupSpan per_node = c.Place(32, 8);  // every 8th rank: one per node
+  ASSERT_EQ(per_node.level, 1);
+  ASSERT_EQ(per_node.inner, 1);
+  EXPECT_DOUBLE_EQ(c.SmShare(per_node), 4.0 / 24);
+  EXPECT_DOUBLE_EQ(c.SmShare(c.Place(8, 1)), 1.0);   // inside a node
+  EXPECT_DOUBLE_EQ(c.SmShare(c.Place(32, 2)), 1.0);  // 4 members a node
+  EXPECT_DOUBLE_EQ(c.SmShare(c.Place(1, 1)), 1.0);
+}
+
 TEST(Collectives, SingleMemberGroupsCostNothing) {
   const Hardware hw(Simple(), Precision::kBf16);
   const Collectives c(hw);

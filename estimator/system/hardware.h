@@ -194,10 +194,12 @@ class Hardware {
   // Exposed time of `comm_s` of communication on a side stream beside `window_s` of
   // work on the critical path: what outlasts the window, or what the overlapped
   // stretch costs that work (the collective's kernels hold SMs and memory bandwidth:
-  // 1 - overlap_efficiency of the overlapped time), whichever is larger.
-  double ExposedBeside(double comm_s, double window_s) const {
+  // 1 - overlap_efficiency of the overlapped time for a collective holding a node-wide
+  // ring's SMs, `sm_share` of that for one holding fewer), whichever is larger.
+  double ExposedBeside(double comm_s, double window_s, double sm_share = 1.0) const {
     const double comm = comm_s > 0 ? comm_s : 0.0, window = window_s > 0 ? window_s : 0.0;
-    const double outlasts = comm - window, shared = (1.0 - overlap_efficiency_) * (comm < window ? comm : window);
+    const double outlasts = comm - window;
+    const double shared = (1.0 - overlap_efficiency_) * sm_share * (comm < window ? comm : window);
     return outlasts > shared ? outlasts : shared;
   }
   // Share of the all-to-all moe_a2a_overlap pairs with compute that it really hides.

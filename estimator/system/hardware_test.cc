@@ -31,6 +31,9 @@ TEST(Hardware, CommunicationBesideWorkCostsItsSmShare) {
   EXPECT_NEAR(hw.ExposedBeside(9e-3, 8e-3), 1.6e-3, 1e-15);   // 20 % of 8 ms > the 1 ms it outlasts
   EXPECT_EQ(hw.ExposedBeside(0, 10e-3), 0);
   EXPECT_EQ(hw.ExposedBeside(-1, -1), 0);
+  // A collective holding a sixth of the SMs (one rank per node) costs a sixth of that.
+  EXPECT_NEAR(hw.ExposedBeside(4e-3, 10e-3, 1.0 / 6), 0.8e-3 / 6, 1e-15);
+  EXPECT_NEAR(hw.ExposedBeside(10e-3, 4e-3, 1.0 / 6), 6e-3, 1e-15);  // what outlasts stays
   p.calibration.overlap_efficiency = 1.0;
   const Hardware free_overlap(p, Precision::kBf16);
   EXPECT_EQ(free_overlap.ExposedBeside(4e-3, 10e-3), 0);
