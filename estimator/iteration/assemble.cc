@@ -367,6 +367,27 @@ struct DpContext {
   DpWindows layer;  // one layer's
 };
 
+// torchtitan's FSDP2 shards parameter by parameter: each all-gather lands in a flat
+// buffer that a copy-out kernel splits into the parameters' own tensors (read and write
+// the gathered bytes), and each reduce-scatter first copies the parameters' 16-bit
+// gradients into a flat buffer of the reduce dtype -- both on the compute stream
+// (torch/distributed/fsdp/_fully_shard: FSDPParamGroup.wait_for_unshard runs
+// foreach_all_gather_copy_out, foreach_reduce runs foreach_reduce_scatter_copy_in before
+// the reduce-scatter stream waits on it). Megatron-FSDP, FSDP1 and DeepSpeed gather into
+// flat buffers the parameters are views of ("due to per-parameter sharding, FSDP2 issues
+// more data copy than MFSDP": Megatron-FSDP's runtime_schedule.md).
+struct Fsdp2Copies {
+  double out = 0;  // per all-gather
+  double in = 0;   // per reduce-scatter
+};
+Fsdp2Copies Fsdp2CopyTimes(const DpContext& x, const Zero3Calls& z) {
+  if (x.c.framework != Framework::kTorchtitan) return {};
+  const double reduced = GradientBytesOf(x.model, x.c).reduced;
+  const double params = reduced > 0 ? z.reduce_bytes / reduced : 0;
+  return {x.hw.MemoryTime(2 * z.gather_bytes),
+          x.hw.MemoryTime(z.reduce_bytes + params * x.model.param_gather_bytes_per_param)};
+}
+
 // One data-parallel group's traffic (`params` parameters reduced over `g`) into `t`.
 void GroupDpTraffic(const DpContext& x, const GroupSpan& g, double params, DpTraffic* t) {
   const ParallelConfig& c = x.c;
@@ -427,11 +448,12 @@ void GroupDpTraffic(const DpContext& x, const GroupSpan& g, double params, DpTra
   // dominates at thousands of ranks.
   const double ag_layer = coll.AllGather(z.gather_bytes, g);
   const double rs_layer = coll.ReduceScatter(z.reduce_bytes, g);
+  const Fsdp2Copies copies = Fsdp2CopyTimes(x, z);
   if (ShardsOncePerIteration(c)) {
     // Each layer gathered once, prefetched beside the first micro-batch's forward; the
     // gradients reduce-scattered once after the last backward, one layer after another.
     (prefetch ? t->first_fwd : t->exposed) += layers * ag_layer;
-    t->exposed += layers * rs_layer;
+    t->exposed += layers * (rs_layer + copies.out + copies.in);
     return;
   }
   if (prefetch) {
@@ -440,6 +462,7 @@ void GroupDpTraffic(const DpContext& x, const GroupSpan& g, double params, DpTra
   } else {
     t->exposed += m * layers * (2 * ag_layer + rs_layer);
   }
+  t->exposed += m * layers * (2 * copies.out + copies.in);
 }
 
 // Adds one data-parallel group's traffic (`params` parameters reduced over `g`) to `t`.
