@@ -7,6 +7,7 @@
 #ifndef PARAPLAN_ESTIMATOR_ITERATION_ASSEMBLE_H_
 #define PARAPLAN_ESTIMATOR_ITERATION_ASSEMBLE_H_
 
+#include "estimator/iteration/data_parallel.h"
 #include "estimator/iteration/result.h"
 #include "estimator/iteration/stage_costs.h"
 #include "estimator/system/collectives.h"
@@ -28,32 +29,8 @@ struct CandidateResult {
   double input_read_j = 0;         // storage energy of the job's reads per iteration
 };
 
-// Data-parallel gradient groups: where a configuration's ranks that reduce gradients
-// together sit.
-struct DpGroups {
-  GroupSpan dense;   // dp x cp ranks that hold the same dense parameters
-  GroupSpan expert;  // ranks that hold the same experts
-};
+// Where a configuration's data-parallel groups sit (DpGroups, data_parallel.h).
 DpGroups PlaceDataParallel(const ParallelConfig& c, const Collectives& coll);
-
-// ZeRO-3's collectives per layer and micro-batch, for `params` parameters of the slowest
-// stage. FSDP (and any framework but DeepSpeed) gathers a layer's weights in one call
-// each pass and reduce-scatters its gradients in one. DeepSpeed ZeRO-3
-// (deepspeed/runtime/zero/partitioned_param_coordinator.py; defaults from
-// deepspeed/runtime/zero/config.py) gathers each weight tensor in a call of its own, none
-// under stage3_param_persistence_threshold (1e5 elements: kept whole on every rank),
-// prefetches the next tensor while one computes unless a tensor alone reaches
-// stage3_max_live_parameters (1e9), and reduces gradients in reduce_bucket_size (5e8
-// element) buckets.
-struct Zero3Calls {
-  double gathers = 0;       // all-gathers per layer and pass (forward; again in backward)
-  double gather_bytes = 0;  // each
-  double reduces = 0;       // reduce-scatters per layer (may be a fraction: a bucket spans layers)
-  double reduce_bytes = 0;  // each
-  bool prefetch = true;     // the next gather may start while this one's module computes
-};
-Zero3Calls Zero3Collectives(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& c,
-                            double params);
 
 // Rank distance between adjacent pipeline stages.
 inline int64_t PipelineStride(const ParallelConfig& c) {

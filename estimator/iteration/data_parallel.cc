@@ -1,0 +1,230 @@
+#include "estimator/iteration/data_parallel.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace paraplan {
+
+namespace {
+
+// DeepSpeed ZeRO-3's defaults (deepspeed/runtime/zero/config.py, DeepSpeedZeroConfig):
+// stage3_param_persistence_threshold, stage3_max_live_parameters, reduce_bucket_size, in
+// parameter elements.
+constexpr double kDeepSpeedPersistenceThreshold = 1e5;
+constexpr double kDeepSpeedMaxLiveParameters = 1e9;
+constexpr double kDeepSpeedReduceBucket = 5e8;
+
+
+// The data-parallel groups' traffic (gradient reductions, ZeRO's parameter gathers) by
+// the stretch of work it runs beside on its own stream. The dense and the expert groups
+// share the stretch (and the node's NICs), so their traffic is summed before it is hidden.
+struct DpTraffic {
+  double first_fwd = 0;   // beside the first micro-batch's forward (ZeRO-1/2's parameter all-gather)
+  double last_bwd = 0;    // beside the last micro-batch's backward (all-reduce, ZeRO-1's reduce-scatter)
+  double every_bwd = 0;   // beside every micro-batch's backward (ZeRO-2's reduce-scatter)
+  double layer_fwd = 0;   // beside each layer's forward, every micro-batch (ZeRO-3 / FSDP, one layer ahead)
+  double layer_bwd = 0;   // beside each layer's backward, every micro-batch
+  double exposed = 0;     // not overlapped, or exposed already (DeepSpeed's tensor-by-tensor gathers)
+  // The overlapped stretches' seconds, each weighted by the share of a node-wide ring's
+  // SMs its collectives hold (Collectives::SmShare): their mean share is held / seconds.
+  double first_fwd_held = 0, last_bwd_held = 0, every_bwd_held = 0, layer_fwd_held = 0, layer_bwd_held = 0;
+
+  // Adds one group's traffic, its collectives holding `share` of the reference SMs.
+  void Add(const DpTraffic& g, double share) {
+    first_fwd += g.first_fwd, first_fwd_held += share * g.first_fwd;
+    last_bwd += g.last_bwd, last_bwd_held += share * g.last_bwd;
+    every_bwd += g.every_bwd, every_bwd_held += share * g.every_bwd;
+    layer_fwd += g.layer_fwd, layer_fwd_held += share * g.layer_fwd;
+    layer_bwd += g.layer_bwd, layer_bwd_held += share * g.layer_bwd;
+    exposed += g.exposed;
+  }
+};
+
+double MeanShare(double seconds, double held) { return seconds > 0 ? held / seconds : 1.0; }
+
+// The stretches of one micro-batch's critical path that the data-parallel stream runs
+// beside: compute and the exposed collectives of the other dimensions, which use other
+// links or other SMs' time (an expert all-to-all over NVLink beside an FSDP gather over
+// InfiniBand). Context- and expert-parallel comm falls half in forward, half in backward.
+struct DpWindows {
+  double fwd = 0, bwd = 0;
+};
+
+DpWindows Windows(const BlockCosts& s) {
+  const double split = 0.5 * (s.cp_s + s.ep_s);
+  return {s.fwd_s + s.tp_fwd_s + s.spatial_fwd_s + split,
+          s.bwd_s + s.recompute_s + s.tp_bwd_s + s.spatial_bwd_s + split};
+}
+
+struct DpContext {
+  const ModelCosts& model;
+  const StageCosts& stages;
+  const ParallelConfig& c;
+  const Collectives& coll;
+  const Hardware& hw;
+  DpWindows mb;     // one micro-batch's windows
+  DpWindows layer;  // one layer's
+};
+
+// torchtitan's FSDP2 shards parameter by parameter: each all-gather lands in a flat
+// buffer that a copy-out kernel splits into the parameters' own tensors (read and write
+// the gathered bytes), and each reduce-scatter first copies the parameters' 16-bit
+// gradients into a flat buffer of the reduce dtype -- both on the compute stream
+// (torch/distributed/fsdp/_fully_shard: FSDPParamGroup.wait_for_unshard runs
+// foreach_all_gather_copy_out, foreach_reduce runs foreach_reduce_scatter_copy_in before
+// the reduce-scatter stream waits on it). Megatron-FSDP, FSDP1 and DeepSpeed gather into
+// flat buffers the parameters are views of ("due to per-parameter sharding, FSDP2 issues
+// more data copy than MFSDP": Megatron-FSDP's runtime_schedule.md).
+struct Fsdp2Copies {
+  double out = 0;  // per all-gather
+  double in = 0;   // per reduce-scatter
+};
+Fsdp2Copies Fsdp2CopyTimes(const DpContext& x, const Zero3Calls& z) {
+  if (x.c.framework != Framework::kTorchtitan) return {};
+  const double reduced = GradientBytesOf(x.model, x.c).reduced;
+  const double params = reduced > 0 ? z.reduce_bytes / reduced : 0;
+  return {x.hw.MemoryTime(2 * z.gather_bytes),
+          x.hw.MemoryTime(z.reduce_bytes + params * x.model.param_gather_bytes_per_param)};
+}
+
+// One data-parallel group's traffic (`params` parameters reduced over `g`) into `t`.
+void GroupDpTraffic(const DpContext& x, const GroupSpan& g, double params, DpTraffic* t) {
+  const ParallelConfig& c = x.c;
+  const Collectives& coll = x.coll;
+  const double grad_bytes = params * GradientBytesOf(x.model, c).reduced;
+  const double gather_bytes = params * WeightBytesOf(x.model, c).gathered;
+  const bool overlap_reduce = OverlapsGradientReduction(c);
+  if (c.zero_stage == 0) {
+    (overlap_reduce ? t->last_bwd : t->exposed) += coll.AllReduce(grad_bytes, g, c.dp_algorithm);
+    if (DeepSpeedBf16Optimizer(x.model, c)) t->exposed += coll.AllGather(gather_bytes, g);
+    return;
+  }
+  if (c.zero_stage <= 2) {
+    (OverlapsParameterGather(c) ? t->first_fwd : t->exposed) += coll.AllGather(gather_bytes, g);
+    const double rs = coll.ReduceScatter(grad_bytes, g);
+    if (c.zero_stage == 1) {
+      // Distributed optimizer: one reduce-scatter of the accumulated gradients per
+      // iteration, overlapped with the last micro-batch's backward.
+      (overlap_reduce ? t->last_bwd : t->exposed) += rs;
+    } else {
+      // ZeRO-2 keeps only its gradient shard, so it reduce-scatters every micro-batch
+      // (DeepSpeed stage 2: gradient buckets reduced during each backward; Rajbhandari et
+      // al. SC'20 sec. 5.2).
+      const int m = std::max(1, c.NumMicroBatches());
+      if (overlap_reduce) {
+        t->every_bwd += rs;
+      } else {
+        t->exposed += m * rs;
+      }
+    }
+    return;
+  }
+  const int m = std::max(1, c.NumMicroBatches());
+  const double layers = std::max(1, x.stages.slowest_layers);
+  const bool prefetch = c.overlap_param_gather || c.overlap_grad_reduce;
+  const Zero3Calls z = Zero3Collectives(x.model, x.stages, c, params);
+  if (c.framework == Framework::kDeepSpeed) {
+    // DeepSpeed ZeRO-3 (Zero3Collectives): tensor by tensor, each gather hidden behind
+    // the module before it where it is prefetched; the gradient buckets leave under
+    // overlap_comm beside the backward.
+    const double ag = coll.AllGather(z.gather_bytes, g);
+    const double rs_layer = z.reduces * coll.ReduceScatter(z.reduce_bytes, g);
+    const bool ahead = prefetch && z.prefetch;
+    const double n = std::max(1.0, z.gathers);
+    const Hardware& hw = x.hw;
+    const double sms = coll.SmShare(g);
+    const double fwd = ahead ? z.gathers * hw.ExposedBeside(ag, x.layer.fwd / n, sms) : z.gathers * ag;
+    const double bwd_ag = ahead ? z.gathers * hw.ExposedBeside(ag, x.layer.bwd / n, sms) : z.gathers * ag;
+    const double bwd_rs = c.overlap_grad_reduce ? hw.ExposedBeside(rs_layer, x.layer.bwd, sms) : rs_layer;
+    t->exposed += m * layers * (fwd + bwd_ag + bwd_rs);
+    return;
+  }
+  // ZeRO-3 / FSDP: per layer and micro-batch, all-gather its weights before forward and
+  // again before backward, reduce-scatter its gradients after backward (Zhao et al.
+  // 2023, PyTorch FSDP, sec. 3.3; Megatron-FSDP reduce-scatters every micro-batch under
+  // optim_grads_params). Prefetching one layer ahead hides a layer's collectives behind
+  // the neighbouring layer's work and no further; each call pays its latency, which
+  // dominates at thousands of ranks.
+  const double ag_layer = coll.AllGather(z.gather_bytes, g);
+  const double rs_layer = coll.ReduceScatter(z.reduce_bytes, g);
+  const Fsdp2Copies copies = Fsdp2CopyTimes(x, z);
+  if (ShardsOncePerIteration(c)) {
+    // Each layer gathered once, prefetched beside the first micro-batch's forward; the
+    // gradients reduce-scattered once after the last backward, one layer after another.
+    (prefetch ? t->first_fwd : t->exposed) += layers * ag_layer;
+    t->exposed += layers * (rs_layer + copies.out + copies.in);
+    return;
+  }
+  if (prefetch) {
+    t->layer_fwd += ag_layer;
+    t->layer_bwd += ag_layer + rs_layer;
+  } else {
+    t->exposed += m * layers * (2 * ag_layer + rs_layer);
+  }
+  t->exposed += m * layers * (2 * copies.out + copies.in);
+}
+
+// Adds one data-parallel group's traffic (`params` parameters reduced over `g`) to `t`.
+void AddDpTraffic(const DpContext& x, const GroupSpan& g, double params, DpTraffic* t) {
+  if (g.size <= 1 || params <= 0) return;
+  DpTraffic mine;
+  GroupDpTraffic(x, g, params, &mine);
+  t->Add(mine, x.coll.SmShare(g));
+}
+
+// What the data-parallel traffic adds to the iteration beyond the work it hides behind.
+// `beside_dp`: traffic leaving the node while the last backward runs (pipeline sends, TP
+// groups across nodes), with which an overlapped reduction over the network shares the
+// node's NICs. Two transfers sharing a link at once each get half of it (max-min
+// fairness): an overlapped reduction of d seconds beside a seconds of blocking traffic
+// delays that traffic by min(a, d) (work-conserving link; in the limits d >> a and
+// d << a the iteration grows by a and by d).
+double DpExposed(const DpContext& x, const DpTraffic& t, double beside_dp, int m) {
+  const Hardware& hw = x.hw;
+  const double layers = std::max(1, x.stages.slowest_layers);
+  auto contention = [&](double d) { return std::min(beside_dp, d); };
+  auto beside = [&](double seconds, double held, double window) {
+    return hw.ExposedBeside(seconds, window, MeanShare(seconds, held));
+  };
+  return t.exposed + beside(t.first_fwd, t.first_fwd_held, x.mb.fwd) +
+         beside(t.last_bwd, t.last_bwd_held, x.mb.bwd) + contention(t.last_bwd) +
+         m * (beside(t.every_bwd, t.every_bwd_held, x.mb.bwd) + contention(t.every_bwd)) +
+         m * layers *
+             (beside(t.layer_fwd, t.layer_fwd_held, x.layer.fwd) + beside(t.layer_bwd, t.layer_bwd_held, x.layer.bwd));
+}
+
+}  // namespace
+
+Zero3Calls Zero3Collectives(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& c,
+                            double params) {
+  const double layers = std::max(1, stages.slowest_layers);
+  const double gather = params * WeightBytesOf(model, c).gathered / layers;
+  const double grad = params * GradientBytesOf(model, c).reduced / layers;
+  if (c.framework != Framework::kDeepSpeed) return {1, gather, 1, grad, true};
+  const double n = std::max(1.0, stages.slowest.weight_tensors / layers);
+  const double tensor_params = params / layers / n;
+  Zero3Calls z;
+  z.gathers = tensor_params < kDeepSpeedPersistenceThreshold ? 0 : n;
+  z.gather_bytes = gather / n;
+  const double bucket = std::min(params, kDeepSpeedReduceBucket);
+  z.reduces = bucket > 0 ? std::ceil(params / bucket) / layers : 0;
+  z.reduce_bytes = bucket * GradientBytesOf(model, c).reduced;
+  z.prefetch = tensor_params < kDeepSpeedMaxLiveParameters;
+  return z;
+}
+
+double DataParallelExposed(const DataParallelInputs& in, const DpGroups& groups, double dense, double expert,
+                           double beside_dp, int m) {
+  const double layers = std::max(1, in.stages.slowest_layers);
+  const DpWindows mb = Windows(in.slowest);
+  const DpContext dpx{in.model, in.stages, in.c, in.coll, in.hw, mb, {mb.fwd / layers, mb.bwd / layers}};
+  DpTraffic traffic;
+  AddDpTraffic(dpx, groups.dense, dense, &traffic);
+  AddDpTraffic(dpx, groups.expert, expert, &traffic);
+  // An overlapped reduction shares the NICs only where it leaves the node.
+  const bool dp_leaves_node = std::max(groups.dense.size > 1 ? groups.dense.level : 0,
+                                       groups.expert.size > 1 ? groups.expert.level : 0) >= 1;
+  return DpExposed(dpx, traffic, dp_leaves_node && OverlapsGradientReduction(in.c) ? beside_dp : 0.0, m);
+}
+
+}  // namespace paraplan

@@ -1,0 +1,65 @@
+// The data-parallel groups' traffic and what it costs an iteration: gradient
+// reductions, ZeRO's parameter gathers (per layer under ZeRO-3 / FSDP, tensor by tensor
+// under DeepSpeed), FSDP2's copies, each on its own stream beside the stretch of work it
+// hides behind, costing what outlasts that work or what its thread blocks take from it,
+// and sharing the node's NICs with traffic that leaves the node beside it.
+//
+// Part of the search's inner loop (Assemble): allocates nothing.
+#ifndef PARAPLAN_ESTIMATOR_ITERATION_DATA_PARALLEL_H_
+#define PARAPLAN_ESTIMATOR_ITERATION_DATA_PARALLEL_H_
+
+#include "estimator/inputs/parallel_config.h"
+#include "estimator/iteration/stage_costs.h"
+#include "estimator/system/collectives.h"
+#include "estimator/system/hardware.h"
+#include "estimator/workloads/model_costs.h"
+
+namespace paraplan {
+
+// Data-parallel gradient groups: where a configuration's ranks that reduce gradients
+// together sit.
+struct DpGroups {
+  GroupSpan dense;   // dp x cp ranks that hold the same dense parameters
+  GroupSpan expert;  // ranks that hold the same experts
+};
+
+// ZeRO-3's collectives per layer and micro-batch, for `params` parameters of the slowest
+// stage. FSDP (and any framework but DeepSpeed) gathers a layer's weights in one call
+// each pass and reduce-scatters its gradients in one. DeepSpeed ZeRO-3
+// (deepspeed/runtime/zero/partitioned_param_coordinator.py; defaults from
+// deepspeed/runtime/zero/config.py) gathers each weight tensor in a call of its own, none
+// under stage3_param_persistence_threshold (1e5 elements: kept whole on every rank),
+// prefetches the next tensor while one computes unless a tensor alone reaches
+// stage3_max_live_parameters (1e9), and reduces gradients in reduce_bucket_size (5e8
+// element) buckets.
+struct Zero3Calls {
+  double gathers = 0;       // all-gathers per layer and pass (forward; again in backward)
+  double gather_bytes = 0;  // each
+  double reduces = 0;       // reduce-scatters per layer (may be a fraction: a bucket spans layers)
+  double reduce_bytes = 0;  // each
+  bool prefetch = true;     // the next gather may start while this one's module computes
+};
+Zero3Calls Zero3Collectives(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& c,
+                            double params);
+
+// One candidate's costs the data-parallel traffic runs beside.
+struct DataParallelInputs {
+  const ModelCosts& model;
+  const StageCosts& stages;
+  const ParallelConfig& c;  // normalized
+  const Collectives& coll;
+  const Hardware& hw;
+  const BlockCosts& slowest;  // the slowest stage's costs of one micro-batch
+};
+
+// Seconds the data-parallel traffic of `dense` and `expert` parameters (the fuller end
+// stage's) over `groups` adds to an iteration of `m` micro-batches beyond the work it runs
+// beside. `beside_dp`: traffic leaving the node while the last backward runs (pipeline
+// sends, TP groups across nodes), with which an overlapped reduction over the network
+// shares the node's NICs.
+double DataParallelExposed(const DataParallelInputs& in, const DpGroups& groups, double dense, double expert,
+                           double beside_dp, int m);
+
+}  // namespace paraplan
+
+#endif  // PARAPLAN_ESTIMATOR_ITERATION_DATA_PARALLEL_H_
