@@ -327,6 +327,10 @@ std::string Torchtitan(const Plan& p) {
   }
   f.Add("--parallelism.context_parallel_degree", p.cp);
   if (p.ep > 1) f.Add("--parallelism.expert_parallel_degree", p.ep);
+  if (c.moe_dispatcher() == v1::MOE_DISPATCHER_DEEPEP) {
+    notes.Add("DeepEP: the token dispatcher is the config function's (torchtitan's qwen3 config qwen3_moe_deepep runs "
+              "it); it has no command-line flag");
+  }
   if (p.pp_inside_dp()) {
     notes.Add(
         "torchtitan places pipeline stages outermost (tp-cp-dp-pp); the planned order tp-cp-ep-pp-dp is not "

@@ -90,6 +90,17 @@ TEST(Launcher, TorchtitanMoeFp8) {
             "    activation-checkpoint:full\n");
 }
 
+// A plan with DeepEP says, under torchtitan, where the dispatcher is set: its config
+// function (torchtitan's qwen3 config qwen3_moe_deepep runs it), for no flag names it.
+TEST(Launcher, TorchtitanNamesWhereDeepEpIsSet) {
+  LaunchInput in = MoeFp8();
+  EXPECT_FALSE(absl::StrContains(Emit("torchtitan", in), "DeepEP"));
+  in.config.set_moe_dispatcher(v1::MOE_DISPATCHER_DEEPEP);
+  EXPECT_TRUE(absl::StrContains(Emit("torchtitan", in),
+                                "# note: DeepEP: the token dispatcher is the config function's (torchtitan's qwen3 "
+                                "config qwen3_moe_deepep runs it); it has no command-line flag\n"));
+}
+
 TEST(Launcher, NemoDenseFp16) {
   EXPECT_EQ(Emit("nemo", DenseFp16()),
             "# NeMo megatron_gpt_pretraining.py (Hydra overrides of megatron_gpt_config.yaml) for dense-test: 12 GPUs (2 nodes x 8)\n"
