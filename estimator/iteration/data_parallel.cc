@@ -155,13 +155,17 @@ void GroupDpTraffic(const DpContext& x, const GroupSpan& g, double params, DpTra
     t->exposed += layers * (rs_layer + copies.out + copies.in);
     return;
   }
+  // torchtitan keeps its last block gathered from forward into backward (apply_fsdp:
+  // reshard_after_forward is off for the last block, "since FSDP would prefetch it
+  // immediately"): layers - 1 gathers a backward.
+  const double bwd_gathers = c.framework == Framework::kTorchtitan ? (layers - 1) / layers : 1.0;
   if (prefetch) {
     t->layer_fwd += ag_layer;
-    t->layer_bwd += ag_layer + rs_layer;
+    t->layer_bwd += bwd_gathers * ag_layer + rs_layer;
   } else {
-    t->exposed += m * layers * (2 * ag_layer + rs_layer);
+    t->exposed += m * layers * ((1 + bwd_gathers) * ag_layer + rs_layer);
   }
-  t->exposed += m * layers * (2 * copies.out + copies.in);
+  t->exposed += m * layers * ((1 + bwd_gathers) * copies.out + copies.in);
 }
 
 // Adds one data-parallel group's traffic (`params` parameters reduced over `g`) to `t`.
