@@ -212,13 +212,14 @@ void MegatronMoeFlags(const Plan& p, CommandLine* f, Notes* notes) {
   if (m.num_shared_experts() > 0) {  // one shared MLP as wide as all of them
     f->Add("--moe-shared-expert-intermediate-size", SharedExpertWidth(m));
   }
-  // _add_moe_args: the token dispatcher (DeepEP runs under the flex dispatcher) and the
+  // _add_moe_args: the token dispatcher (DeepEP runs under the flex dispatcher, named as
+  // its backend: TransformerConfig warns that moe_enable_deepep is deprecated) and the
   // EP all-to-all overlapped with another micro-batch (combined 1F1B).
   if (c.moe_dispatcher() == v1::MOE_DISPATCHER_ALLGATHER) {
     f->Add("--moe-token-dispatcher-type", "allgather");
   } else if (c.moe_dispatcher() == v1::MOE_DISPATCHER_DEEPEP) {
     f->Add("--moe-token-dispatcher-type", "flex");
-    f->Add("--moe-enable-deepep");
+    f->Add("--moe-flex-dispatcher-backend", "deepep");
   } else {
     f->Add("--moe-token-dispatcher-type", "alltoall");
   }

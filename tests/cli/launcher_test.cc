@@ -215,7 +215,7 @@ TEST(Launcher, MegatronMoeFoldingAndRecipes) {
   in.workload.set_quant_recipe(v1::QUANT_RECIPE_MXFP8);
   const std::string out = Emit("megatron", in);
   for (const char* arg : {"    --expert-tensor-parallel-size 1 \\\n", "    --moe-token-dispatcher-type flex \\\n",
-                          "    --moe-enable-deepep \\\n", "    --overlap-moe-expert-parallel-comm \\\n",
+                          "    --moe-flex-dispatcher-backend deepep \\\n", "    --overlap-moe-expert-parallel-comm \\\n",
                           "    --recompute-granularity selective \\\n",
                           "    --recompute-modules layernorm moe_act \\\n",
                           "    --decoder-first-pipeline-num-layers 15 \\\n",
