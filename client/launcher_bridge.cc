@@ -56,19 +56,7 @@ const char* Fp8Recipe(v1::QuantRecipe r) {
 
 void Parallelism(const Plan& p, Notes* notes, Overrides* o) {
   const v1::ParallelConfig& c = *p.c;
-  o->Add("model.tensor_model_parallel_size", p.tp);
-  o->Add("model.pipeline_model_parallel_size", p.pp);
-  o->Add("model.virtual_pipeline_model_parallel_size", p.v > 1 ? absl::StrCat(p.v) : "null");
-  o->Add("model.context_parallel_size", p.cp);
-  o->Add("model.expert_model_parallel_size", p.ep);
-  if (p.moe()) o->Add("model.expert_tensor_parallel_size", p.etp);
-  o->Add("model.sequence_parallel", Bool(c.sequence_parallel()));
-  if (p.stage_layers() && c.first_pipeline_stage_layers() > 0) {
-    o->Add("model.num_layers_in_first_pipeline_stage", c.first_pipeline_stage_layers());
-  }
-  if (p.stage_layers() && c.last_pipeline_stage_layers() > 0) {
-    o->Add("model.num_layers_in_last_pipeline_stage", c.last_pipeline_stage_layers());
-  }
+  AddCoreParallelism(p, "model.", o);
   if (c.tp_comm_overlap()) o->Add("comm_overlap.tp_comm_overlap", "true");
   if (p.foreign_schedule()) {
     notes->Add(absl::StrCat("Megatron-Core has no ", ScheduleName(p.schedule), " schedule; it runs 1F1B"));

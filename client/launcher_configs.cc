@@ -66,19 +66,7 @@ void NemoParallelism(const Plan& p, Hydra* y, Notes* notes) {
   y->Section("model");
   y->Add("micro_batch_size", p.mbs);
   y->Add("global_batch_size", p.gbs);
-  y->Add("tensor_model_parallel_size", p.tp);
-  y->Add("pipeline_model_parallel_size", p.pp);
-  y->Add("virtual_pipeline_model_parallel_size", p.v > 1 ? absl::StrCat(p.v) : "null");
-  y->Add("context_parallel_size", p.cp);
-  y->Add("expert_model_parallel_size", p.ep);
-  if (p.moe()) y->Add("expert_tensor_parallel_size", p.etp);
-  if (p.stage_layers() && c.first_pipeline_stage_layers() > 0) {
-    y->Add("num_layers_in_first_pipeline_stage", c.first_pipeline_stage_layers());
-  }
-  if (p.stage_layers() && c.last_pipeline_stage_layers() > 0) {
-    y->Add("num_layers_in_last_pipeline_stage", c.last_pipeline_stage_layers());
-  }
-  y->Add("sequence_parallel", Bool(c.sequence_parallel()));
+  AddCoreParallelism(p, "", y);
   if (p.pp_inside_dp()) y->Add("use_tp_pp_dp_mapping", "true");
   if (c.tp_comm_overlap()) y->Add("ub_tp_comm_overlap", "true");
   if (p.foreign_schedule())

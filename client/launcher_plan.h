@@ -63,6 +63,26 @@ const char* RecomputeName(v1::Recompute r);        // none | selective | full
 const char* ScheduleName(v1::PipelineSchedule s);  // 1f1b | interleaved 1f1b | gpipe | zero-bubble
 const char* Bool(bool b);                          // true | false
 
+// Megatron-Core's model-parallel degrees, sequence parallelism and end-stage layer counts
+// under its ModelParallelConfig / TransformerConfig names, which NeMo 1.x's `model:`
+// section and Megatron-Bridge's `model.*` overrides both take: out->Add(prefix + name, value).
+template <typename Out>
+void AddCoreParallelism(const Plan& p, const std::string& prefix, Out* out) {
+  out->Add(prefix + "tensor_model_parallel_size", p.tp);
+  out->Add(prefix + "pipeline_model_parallel_size", p.pp);
+  out->Add(prefix + "virtual_pipeline_model_parallel_size", p.v > 1 ? absl::StrCat(p.v) : "null");
+  out->Add(prefix + "context_parallel_size", p.cp);
+  out->Add(prefix + "expert_model_parallel_size", p.ep);
+  if (p.moe()) out->Add(prefix + "expert_tensor_parallel_size", p.etp);
+  if (p.stage_layers() && p.c->first_pipeline_stage_layers() > 0) {
+    out->Add(prefix + "num_layers_in_first_pipeline_stage", p.c->first_pipeline_stage_layers());
+  }
+  if (p.stage_layers() && p.c->last_pipeline_stage_layers() > 0) {
+    out->Add(prefix + "num_layers_in_last_pipeline_stage", p.c->last_pipeline_stage_layers());
+  }
+  out->Add(prefix + "sequence_parallel", Bool(p.c->sequence_parallel()));
+}
+
 // Per layer, 1 where the layer is an MoE layer / attends through a sliding window, as the
 // contract defines them (types.proto MoeSpec: the first first_dense_layers dense, then
 // every moe_layer_interval-th layer from the first; SlidingWindow: every
