@@ -14,7 +14,6 @@ constexpr double kDeepSpeedPersistenceThreshold = 1e5;
 constexpr double kDeepSpeedMaxLiveParameters = 1e9;
 constexpr double kDeepSpeedReduceBucket = 5e8;
 
-
 // The data-parallel groups' traffic (gradient reductions, ZeRO's parameter gathers) by
 // the stretch of work it runs beside on its own stream. The dense and the expert groups
 // share the stretch (and the node's NICs), so their traffic is summed before it is hidden.
@@ -79,16 +78,17 @@ struct Fsdp2Copies {
   double out = 0;  // per all-gather
   double in = 0;   // per reduce-scatter
 };
-Fsdp2Copies Fsdp2CopyTimes(const DpContext& x, const Zero3Calls& z) {
+Fsdp2Copies Fsdp2CopyTimes(const DpContext& x, double layer_params) {
   if (x.c.framework != Framework::kTorchtitan) return {};
+  const double gathered = WeightBytesOf(x.model, x.c).gathered;
   const double reduced = GradientBytesOf(x.model, x.c).reduced;
-  const double params = reduced > 0 ? z.reduce_bytes / reduced : 0;
-  return {x.hw.MemoryTime(2 * z.gather_bytes),
-          x.hw.MemoryTime(z.reduce_bytes + params * x.model.param_gather_bytes_per_param)};
+  return {x.hw.MemoryTime(2 * layer_params * gathered),
+          x.hw.MemoryTime(layer_params * (x.model.param_gather_bytes_per_param + reduced))};
 }
 
-// One data-parallel group's traffic (`params` parameters reduced over `g`) into `t`.
-void GroupDpTraffic(const DpContext& x, const GroupSpan& g, double params, DpTraffic* t) {
+// One data-parallel group's traffic (`params` parameters reduced over `g`, its
+// collectives holding `sms` of a node-wide ring's SMs) into `t`.
+void GroupDpTraffic(const DpContext& x, const GroupSpan& g, double params, double sms, DpTraffic* t) {
   const ParallelConfig& c = x.c;
   const Collectives& coll = x.coll;
   const double grad_bytes = params * GradientBytesOf(x.model, c).reduced;
@@ -132,7 +132,6 @@ void GroupDpTraffic(const DpContext& x, const GroupSpan& g, double params, DpTra
     const bool ahead = prefetch && z.prefetch;
     const double n = std::max(1.0, z.gathers);
     const Hardware& hw = x.hw;
-    const double sms = coll.SmShare(g);
     const double fwd = ahead ? z.gathers * hw.ExposedBeside(ag, x.layer.fwd / n, sms) : z.gathers * ag;
     const double bwd_ag = ahead ? z.gathers * hw.ExposedBeside(ag, x.layer.bwd / n, sms) : z.gathers * ag;
     const double bwd_rs = c.overlap_grad_reduce ? hw.ExposedBeside(rs_layer, x.layer.bwd, sms) : rs_layer;
@@ -147,7 +146,7 @@ void GroupDpTraffic(const DpContext& x, const GroupSpan& g, double params, DpTra
   // dominates at thousands of ranks.
   const double ag_layer = coll.AllGather(z.gather_bytes, g);
   const double rs_layer = coll.ReduceScatter(z.reduce_bytes, g);
-  const Fsdp2Copies copies = Fsdp2CopyTimes(x, z);
+  const Fsdp2Copies copies = Fsdp2CopyTimes(x, params / layers);
   if (ShardsOncePerIteration(c)) {
     // Each layer gathered once, prefetched beside the first micro-batch's forward; the
     // gradients reduce-scattered once after the last backward, one layer after another.
@@ -171,9 +170,10 @@ void GroupDpTraffic(const DpContext& x, const GroupSpan& g, double params, DpTra
 // Adds one data-parallel group's traffic (`params` parameters reduced over `g`) to `t`.
 void AddDpTraffic(const DpContext& x, const GroupSpan& g, double params, DpTraffic* t) {
   if (g.size <= 1 || params <= 0) return;
+  const double sms = x.coll.SmShare(g);
   DpTraffic mine;
-  GroupDpTraffic(x, g, params, &mine);
-  t->Add(mine, x.coll.SmShare(g));
+  GroupDpTraffic(x, g, params, sms, &mine);
+  t->Add(mine, sms);
 }
 
 // What the data-parallel traffic adds to the iteration beyond the work it hides behind.
