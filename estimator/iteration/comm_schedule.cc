@@ -136,7 +136,7 @@ std::vector<CollectiveUse> DescribeCollectives(const Workload& workload, const P
           b.Add("dp", K::kReduceScatter, g, z.reduce_bytes, layers, false);
           break;
         }
-        b.Add("dp", K::kAllGather, g, z.gather_bytes, 2 * z.gathers * layers * m, prefetch);
+        b.Add("dp", K::kAllGather, g, z.gather_bytes, (z.gathers + z.bwd_gathers) * layers * m, prefetch);
         b.Add("dp", K::kReduceScatter, g, z.reduce_bytes, z.reduces * layers * m, prefetch);
         break;
       }

@@ -13,6 +13,36 @@ namespace {
 constexpr double kDeepSpeedPersistenceThreshold = 1e5;
 constexpr double kDeepSpeedMaxLiveParameters = 1e9;
 constexpr double kDeepSpeedReduceBucket = 5e8;
+constexpr double kDeepSpeedMaxReuseDistance = 1e9;  // stage3_max_reuse_distance
+
+// DeepSpeed ZeRO-3's gathers per layer and micro-batch in backward (its recomputed
+// forward included): a tensor released after its module runs is gathered again at its
+// next use, and it is released unless the modules run in between hold fewer than
+// stage3_max_reuse_distance elements (partitioned_param_coordinator.py,
+// __params_to_release). `tensors` weight tensors on the stage, `n` a layer's, each of
+// `size` elements; `post` the LM head's block (its backward follows its forward at once).
+double DeepSpeedBackwardGathers(double tensors, double n, double size, double layers, const BlockCosts& post,
+                                Recompute recompute) {
+  constexpr double kR = kDeepSpeedMaxReuseDistance;
+  const double head = post.params;
+  const double head_kept = std::min(tensors, post.weight_tensors);
+  const double others = tensors - head_kept;
+  double kept = head_kept;
+  if (recompute != Recompute::kFull) {
+    // Forward to backward, a tensor j tensors before the head waits while the rest of the
+    // forward and the backward back to it run: 2 (head + j size) elements.
+    kept += std::clamp(std::ceil((kR / 2 - head) / size), 0.0, others);
+  } else {
+    // Forward to recomputed forward: the layer's other tensors once, every later layer's
+    // three times (forward, recomputed forward, backward), the head twice.
+    const double last_layers = std::ceil((kR - 2 * head - (n - 1) * size) / (3 * n * size));
+    kept += std::min(others, n * std::clamp(last_layers, 0.0, layers));
+  }
+  double bwd = (tensors - kept) / layers;
+  // Recomputed forward to backward, a tensor m tensors before the layer's end waits 2 m size.
+  if (recompute == Recompute::kFull) bwd += n - std::min(n, std::ceil(kR / (2 * size)));
+  return bwd;
+}
 
 // The data-parallel groups' traffic (gradient reductions, ZeRO's parameter gathers) by
 // the stretch of work it runs beside on its own stream. The dense and the expert groups
@@ -126,16 +156,17 @@ void GroupDpTraffic(const DpContext& x, const GroupSpan& g, double params, doubl
   if (c.framework == Framework::kDeepSpeed) {
     // DeepSpeed ZeRO-3 (Zero3Collectives): tensor by tensor, each gather hidden behind
     // the module before it where it is prefetched; the gradient buckets leave under
-    // overlap_comm beside the backward.
+    // overlap_comm beside the backward, on their own stream but through the same links
+    // as the backward's gathers, so the two share the backward's window.
     const double ag = coll.AllGather(z.gather_bytes, g);
     const double rs_layer = z.reduces * coll.ReduceScatter(z.reduce_bytes, g);
     const bool ahead = prefetch && z.prefetch;
-    const double n = std::max(1.0, z.gathers);
     const Hardware& hw = x.hw;
-    const double fwd = ahead ? z.gathers * hw.ExposedBeside(ag, x.layer.fwd / n, sms) : z.gathers * ag;
-    const double bwd_ag = ahead ? z.gathers * hw.ExposedBeside(ag, x.layer.bwd / n, sms) : z.gathers * ag;
-    const double bwd_rs = c.overlap_grad_reduce ? hw.ExposedBeside(rs_layer, x.layer.bwd, sms) : rs_layer;
-    t->exposed += m * layers * (fwd + bwd_ag + bwd_rs);
+    const double fwd = ahead ? hw.ExposedBeside(z.gathers * ag, x.layer.fwd, sms) : z.gathers * ag;
+    const double beside_bwd = (ahead ? z.bwd_gathers * ag : 0) + (c.overlap_grad_reduce ? rs_layer : 0);
+    const double blocking_bwd = (ahead ? 0 : z.bwd_gathers * ag) + (c.overlap_grad_reduce ? 0 : rs_layer);
+    const double bwd = hw.ExposedBeside(beside_bwd, x.layer.bwd, sms) + blocking_bwd;
+    t->exposed += m * layers * (fwd + bwd);
     return;
   }
   // ZeRO-3 / FSDP: per layer and micro-batch, all-gather its weights before forward and
@@ -204,11 +235,14 @@ Zero3Calls Zero3Collectives(const ModelCosts& model, const StageCosts& stages, c
   const double layers = std::max(1, stages.slowest_layers);
   const double gather = params * WeightBytesOf(model, c).gathered / layers;
   const double grad = params * GradientBytesOf(model, c).reduced / layers;
-  if (c.framework != Framework::kDeepSpeed) return {1, gather, 1, grad, true};
+  if (c.framework != Framework::kDeepSpeed) return {1, 1, gather, 1, grad, true};
   const double n = std::max(1.0, stages.slowest.weight_tensors / layers);
   const double tensor_params = params / layers / n;
   Zero3Calls z;
-  z.gathers = tensor_params < kDeepSpeedPersistenceThreshold ? 0 : n;
+  if (tensor_params >= kDeepSpeedPersistenceThreshold) {
+    z.gathers = n;
+    z.bwd_gathers = DeepSpeedBackwardGathers(n * layers, n, tensor_params, layers, model.post, c.recompute);
+  }
   z.gather_bytes = gather / n;
   const double bucket = std::min(params, kDeepSpeedReduceBucket);
   z.reduces = bucket > 0 ? std::ceil(params / bucket) / layers : 0;

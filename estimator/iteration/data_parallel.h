@@ -31,9 +31,15 @@ struct DpGroups {
 // under stage3_param_persistence_threshold (1e5 elements: kept whole on every rank),
 // prefetches the next tensor while one computes unless a tensor alone reaches
 // stage3_max_live_parameters (1e9), and reduces gradients in reduce_bucket_size (5e8
-// element) buckets.
+// element) buckets. It releases a gathered tensor after its module runs unless its trace
+// shows the tensor used again within stage3_max_reuse_distance (1e9) elements of the
+// modules run in between (__params_to_release): the last tensors before the LM head's
+// backward stay gathered into their backward, and under full recompute a layer's later
+// tensors stay from their recomputed forward into their backward, its earlier ones are
+// gathered a third time (tensors of a stage's mean size; DeepSpeedReuse).
 struct Zero3Calls {
-  double gathers = 0;       // all-gathers per layer and pass (forward; again in backward)
+  double gathers = 0;       // all-gathers per layer and micro-batch in forward
+  double bwd_gathers = 0;   // in backward, its recomputed forward included
   double gather_bytes = 0;  // each
   double reduces = 0;       // reduce-scatters per layer (may be a fraction: a bucket spans layers)
   double reduce_bytes = 0;  // each

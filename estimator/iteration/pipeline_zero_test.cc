@@ -327,8 +327,11 @@ TEST(ShardedDataParallel, Zero3PrefetchedCostsWhatOutlastsTheLayerOrItsSmShare) 
 
 // DeepSpeed ZeRO-3 without prefetch: one all-gather per weight tensor and pass (Llama 3
 // 8B: 4 a layer, 32 layers, the word and position embeddings and the untied head: 131),
-// and the gradients in reduce buckets of 5e8 elements (17 for its 8.03 B parameters);
-// every micro-batch. Its live set is two tensors' weights, not two layers'.
+// but the head's backward follows its forward at once, so it stays gathered (130 in
+// backward: any other tensor waits for the head's 2 x 525 M elements, over
+// stage3_max_reuse_distance's 1e9); the gradients in reduce buckets of 5e8 elements (17
+// for its 8.03 B parameters); every micro-batch. Its live set is two tensors' weights,
+// not two layers'.
 TEST(ShardedDataParallel, DeepSpeedZero3GathersTensorByTensor) {
   const SystemProfile p = SimpleNet();
   const Workload w = testing::Model("llama3-8b");
@@ -342,7 +345,7 @@ TEST(ShardedDataParallel, DeepSpeedZero3GathersTensorByTensor) {
   const double tensors = 32 * 4 + 2 + 1;
   const double ag = 20e-6 + 63.0 / 64 * params * 2 / tensors / 80e9;
   const double rs = 20e-6 + 63.0 / 64 * 5e8 * 2 / 80e9;  // fp16 / bf16 communication_data_type
-  EXPECT_NEAR(e->time.dp_comm_s, 2 * (2 * tensors * ag + 17 * rs), 1e-9);
+  EXPECT_NEAR(e->time.dp_comm_s, 2 * ((2 * tensors - 1) * ag + 17 * rs), 1e-9);
 
   // The same run under FSDP gathers a layer at a time, and holds two layers.
   c.framework = Framework::kAny;
@@ -350,6 +353,37 @@ TEST(ShardedDataParallel, DeepSpeedZero3GathersTensorByTensor) {
   ASSERT_TRUE(fsdp.ok());
   const double layer_bytes = Bf16Costs(w, c, p).layers[0].params * 2;
   EXPECT_NEAR(fsdp->memory.buffers_bytes - e->memory.buffers_bytes, 2 * layer_bytes - 2 * layer_bytes / 4, 1e3);
+}
+
+// DeepSpeed ZeRO-3 releases a tensor after its module unless it is used again within
+// stage3_max_reuse_distance (1e9) elements. GPT-3 175B (96 layers of 4 weight tensors,
+// word and position embeddings, tied head: 386 tensors of 453 M elements on average):
+// without recompute the last two layer tensors stay gathered into their backward (2 x
+// 453 M < 1e9 after the last; 4 x 453 M after the one before): 384 backward gathers.
+// Under full recompute every tensor is gathered again for the recomputed forward, and in
+// each layer only the last two of its 386 / 96 tensors stay from there into their
+// backward (2 m x 453 M < 1e9 for m = 0, 1): 386 + 96 x (386 / 96 - 2) = 580.
+TEST(ShardedDataParallel, DeepSpeedZero3RegathersWhatItReleased) {
+  const SystemProfile p = SimpleNet();
+  const Workload w = testing::Model("gpt3-175b");
+  ParallelConfig c = Config(1, 1, 64, 1, 128);  // m = 2
+  c.zero_stage = 3;
+  c.framework = Framework::kDeepSpeed;
+  absl::StatusOr<Estimate> none = EstimateIteration(w, c, p);
+  c.recompute = Recompute::kFull;
+  absl::StatusOr<Estimate> full = EstimateIteration(w, c, p);
+  ASSERT_TRUE(none.ok() && full.ok()) << none.status() << full.status();
+  const double params = OneStageParams(w, c, p);
+  const double tensors = 96 * 4 + 2;
+  ASSERT_NEAR(params / tensors, 453e6, 1e6);
+  const double ag = 20e-6 + 63.0 / 64 * params * 2 / tensors / 80e9;
+  EXPECT_NEAR(full->time.dp_comm_s - none->time.dp_comm_s, 2 * (580 - 384) * ag, 1e-9);
+  // The schedule lists the same calls: forward and backward gathers, every micro-batch.
+  double gathers = 0;
+  for (const CollectiveUse& use : full->collectives) {
+    if (use.dimension == "dp" && use.kind == CollectiveKind::kAllGather) gathers += use.calls;
+  }
+  EXPECT_NEAR(gathers, 2 * (386 + 580), 1e-9);
 }
 
 // ZeRO-2 keeps only a gradient shard: a reduce-scatter every micro-batch; ZeRO-1 (the
