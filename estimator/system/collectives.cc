@@ -356,18 +356,33 @@ double Collectives::AllToAll(double bytes, const GroupSpan& g) const {
   return call + (p - 1) * Latency(g) + std::max(intra, inter);
 }
 
-double Collectives::DedupAllToAll(double bytes, double copies, const GroupSpan& g) const {
+namespace {
+
+// The chance that a token's `copies` experts all miss a given one of `parts` equal shares
+// of `experts`: distinct experts, drawn without replacement (C(E - E/parts, k) / C(E, k));
+// each copy drawn independently where `experts` is 0 (or fewer than the copies).
+double MissesShare(double copies, double experts, double parts) {
+  if (experts < copies) return std::pow(1 - 1 / parts, copies);
+  const double elsewhere = experts - experts / parts;
+  double miss = 1;
+  for (double i = 0; i < copies; ++i) miss *= std::max(0.0, (elsewhere - i) / (experts - i));
+  return miss;
+}
+
+}  // namespace
+
+double Collectives::DedupAllToAll(double bytes, double copies, const GroupSpan& g, double experts) const {
   if (g.size <= 1 || bytes <= 0) return 0;
   if (hw_.levels().empty() || copies <= 1) return AllToAll(bytes, g);
   const double p = g.size;
   const double tokens = bytes / copies;  // one copy of each token
   // A given rank of the group receives a token with probability `hit` (the token's copies
-  // drawn evenly over the group), and then once, however many of its experts it holds.
-  const double hit = 1 - std::pow(1 - 1 / p, copies);
+  // spread evenly over the group), and then once, however many of its experts it holds.
+  const double hit = 1 - MissesShare(copies, experts, p);
   if (g.level == 0) return AllToAll(tokens * p * hit, g);
   const double domains = p / g.inner;
-  // Other domains one token touches: each copy lands in a given domain with 1/domains.
-  const double touched = (domains - 1) * (1 - std::pow(1 - 1 / domains, copies));
+  // Other domains one token touches: a given one holds 1/domains of the experts.
+  const double touched = (domains - 1) * (1 - MissesShare(copies, experts, domains));
   const double inter = tokens * touched / UniformRate(g.level, bytes);
   // Inside the domain, once per rank hit: the tokens for its own GPUs, and the forwarding
   // of those that arrived for the domain's other GPUs.

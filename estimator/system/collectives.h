@@ -67,8 +67,10 @@ class Collectives {
   // An all-to-all where each token goes to `copies` destinations drawn evenly over the
   // group, sent once per other domain of the group's outer level and forwarded inside
   // the domain (DeepEP's normal kernels, DeepSeek-AI 2025: RDMA to the same local rank of
-  // each node touched, then NVLink). `bytes` counts every copy, as AllToAll's does.
-  double DedupAllToAll(double bytes, double copies, const GroupSpan& g) const;
+  // each node touched, then NVLink). `bytes` counts every copy, as AllToAll's does. The
+  // copies go to distinct experts of `experts` spread evenly over the group (drawn
+  // without replacement; 0: each copy drawn independently).
+  double DedupAllToAll(double bytes, double copies, const GroupSpan& g, double experts = 0) const;
   double SendRecv(double bytes, int level) const;
   // The share of a node-wide ring's thread blocks (one an SM, what overlap_efficiency's
   // interference was measured beside) a collective over `g` holds: a ring with one

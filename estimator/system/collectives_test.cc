@@ -192,6 +192,16 @@ TEST(Collectives, DedupAllToAllSendsOneCopyPerNode) {
   // is_token_in_rank).
   const GroupSpan node = c.Place(8, 1);
   EXPECT_NEAR(c.DedupAllToAll(bytes, 8, node) / c.AllToAll(bytes * 0.656391, node), 1, 1e-6);
+  // A token's 8 experts are distinct (top-k): of 128 experts, 16 a rank, a given rank is
+  // missed with C(112, 8) / C(128, 8) = 0.33258, so 8 x 0.66742 = 5.339 ranks are hit
+  // (0.66742 of the copies' bytes); 4 nodes of 32 experts each are missed with
+  // C(96, 8) / C(128, 8) = 0.09275: 3 x 0.90725 = 2.722 other nodes.
+  double miss_rank = 1, miss_node = 1;
+  for (int i = 0; i < 8; ++i) miss_rank *= (112.0 - i) / (128 - i), miss_node *= (96.0 - i) / (128 - i);
+  EXPECT_NEAR(miss_rank, 0.33258, 1e-5);
+  EXPECT_NEAR(miss_node, 0.09275, 1e-5);
+  EXPECT_NEAR(c.DedupAllToAll(bytes, 8, node, 128) / c.AllToAll(bytes * (1 - miss_rank), node), 1, 1e-6);
+  EXPECT_NEAR(c.DedupAllToAll(bytes, 8, g, 128) / c.AllToAll(bytes, g), 3 * (1 - miss_node) / 8 / (24.0 / 32), 1e-6);
 }
 
 // A ring with one member per node runs 4 of NCCL's channels where a ring inside or across

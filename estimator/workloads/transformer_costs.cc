@@ -52,10 +52,10 @@ struct MoeDispatch {
 // All-to-all (GShard; Megatron-Core MoEAlltoAllTokenDispatcher): dispatch and combine
 // each way; with expert-TP the received rows are all-gathered over it before the
 // experts and reduce-scattered after. DeepEP: the same all-to-alls, one copy per node
-// touched. All-gather (MoEAllGatherTokenDispatcher): every token of the expert grid is
+// and per rank touched (the token's top_k distinct experts of `experts`). All-gather (MoEAllGatherTokenDispatcher): every token of the expert grid is
 // gathered to every rank of it, the outputs reduce-scattered back, whatever top_k is.
 MoeDispatch Dispatch(const Dims& x, const Collectives& coll, const ModelShape& shape, double sent_rows,
-                     double top_k, const GroupSpan& ep, const GroupSpan& etp_group) {
+                     double top_k, double experts, const GroupSpan& ep, const GroupSpan& etp_group) {
   MoeDispatch d;
   const int etp = shape.expert_tensor_parallel;
   const double bytes = sent_rows * x.h * x.p;
@@ -69,10 +69,10 @@ MoeDispatch Dispatch(const Dims& x, const Collectives& coll, const ModelShape& s
     return d;
   }
   d.dispatcher = shape.moe_dispatcher;
-  double a2a = shape.moe_dispatcher == MoeDispatcher::kDeepEp ? coll.DedupAllToAll(bytes, top_k, ep)
+  double a2a = shape.moe_dispatcher == MoeDispatcher::kDeepEp ? coll.DedupAllToAll(bytes, top_k, ep, experts)
                                                               : coll.AllToAll(bytes, ep);
   if (shape.weigh_deepep && shape.moe_dispatcher == MoeDispatcher::kAllToAll) {
-    const double dedup = coll.DedupAllToAll(bytes, top_k, ep);
+    const double dedup = coll.DedupAllToAll(bytes, top_k, ep, experts);
     if (dedup < a2a) {
       a2a = dedup;
       d.dispatcher = MoeDispatcher::kDeepEp;
@@ -387,7 +387,7 @@ MoeMlp MoeMlpOf(const ModelContext& m, const Dims& x) {
     shared.act_bytes -= x.T * x.h * x.r * x.p;
     AddPart(shared, &o.mlp);
   }
-  o.dispatch = Dispatch(x, m.coll, m.shape, sent_rows, k, m.ep, m.etp_group);
+  o.dispatch = Dispatch(x, m.coll, m.shape, sent_rows, k, experts, m.ep, m.etp_group);
   o.extras.moe = true;
   o.extras.act_out_bytes = rows * o.fe / etp * x.p;
   o.extras.act_fwd_bytes = (x.gated ? 3 : 2) * rows * o.fe / etp * x.p;
