@@ -364,8 +364,13 @@ namespace {
 double MissesShare(double copies, double experts, double parts) {
   if (experts < copies) return std::pow(1 - 1 / parts, copies);
   const double elsewhere = experts - experts / parts;
+  if (elsewhere < copies) return 0;
+  if (copies > 64) {  // the same ratio of factorials, in constant time for wide top-k
+    return std::exp(std::lgamma(elsewhere + 1) - std::lgamma(elsewhere - copies + 1) - std::lgamma(experts + 1) +
+                    std::lgamma(experts - copies + 1));
+  }
   double miss = 1;
-  for (double i = 0; i < copies; ++i) miss *= std::max(0.0, (elsewhere - i) / (experts - i));
+  for (double i = 0; i < copies; ++i) miss *= (elsewhere - i) / (experts - i);
   return miss;
 }
 

@@ -202,6 +202,11 @@ TEST(Collectives, DedupAllToAllSendsOneCopyPerNode) {
   EXPECT_NEAR(miss_node, 0.09275, 1e-5);
   EXPECT_NEAR(c.DedupAllToAll(bytes, 8, node, 128) / c.AllToAll(bytes * (1 - miss_rank), node), 1, 1e-6);
   EXPECT_NEAR(c.DedupAllToAll(bytes, 8, g, 128) / c.AllToAll(bytes, g), 3 * (1 - miss_node) / 8 / (24.0 / 32), 1e-6);
+  // Wide top-k takes the factorials' ratio in closed form: 100 of 1,024 experts over 8
+  // ranks, by the product as above.
+  double miss_wide = 1;
+  for (int i = 0; i < 100; ++i) miss_wide *= (896.0 - i) / (1024 - i);
+  EXPECT_NEAR(c.DedupAllToAll(bytes, 100, node, 1024) / c.AllToAll(bytes * (1 - miss_wide) * 8 / 100, node), 1, 1e-9);
 }
 
 // A ring with one member per node runs 4 of NCCL's channels where a ring inside or across
