@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/launcher_plan.h"
+#include "estimator/inputs/deepspeed_zero3.h"
 
 namespace paraplan::cli::launcher {
 
@@ -304,6 +305,14 @@ std::string DeepSpeed(const Plan& p) {
                    ",\n  \"gradient_accumulation_steps\": ", p.micro_batches,
                    ",\n  \"zero_optimization\": {\n    \"stage\": ", p.zero,
                    ",\n    \"overlap_comm\": ", Bool(c.overlap_grad_reduce()));
+  if (p.zero >= 3) {
+    // The fetch and bucket settings the estimate assumed (deepspeed_zero3.h), pinned.
+    absl::StrAppend(&json, ",\n    \"stage3_prefetch_bucket_size\": ", deepspeed::kPrefetchBucket,
+                    ",\n    \"stage3_param_persistence_threshold\": ", deepspeed::kPersistenceThreshold,
+                    ",\n    \"stage3_max_live_parameters\": ", deepspeed::kMaxLiveParameters,
+                    ",\n    \"stage3_max_reuse_distance\": ", deepspeed::kMaxReuseDistance,
+                    ",\n    \"reduce_bucket_size\": ", deepspeed::kReduceBucket);
+  }
   if (c.offload().optimizer()) {
     absl::StrAppend(&json, ",\n    \"offload_optimizer\": {\"device\": \"cpu\", \"pin_memory\": true}");
   }

@@ -3,17 +3,17 @@
 #include <algorithm>
 #include <cmath>
 
+#include "estimator/inputs/deepspeed_zero3.h"
+
 namespace paraplan {
 
 namespace {
 
-// DeepSpeed ZeRO-3's defaults (deepspeed/runtime/zero/config.py, DeepSpeedZeroConfig):
-// stage3_param_persistence_threshold, stage3_max_live_parameters, reduce_bucket_size, in
-// parameter elements.
-constexpr double kDeepSpeedPersistenceThreshold = 1e5;
-constexpr double kDeepSpeedMaxLiveParameters = 1e9;
-constexpr double kDeepSpeedReduceBucket = 5e8;
-constexpr double kDeepSpeedMaxReuseDistance = 1e9;  // stage3_max_reuse_distance
+// DeepSpeed ZeRO-3's defaults (estimator/inputs/deepspeed_zero3.h), in parameter elements.
+constexpr double kDeepSpeedPersistenceThreshold = deepspeed::kPersistenceThreshold;
+constexpr double kDeepSpeedMaxLiveParameters = deepspeed::kMaxLiveParameters;
+constexpr double kDeepSpeedReduceBucket = deepspeed::kReduceBucket;
+constexpr double kDeepSpeedMaxReuseDistance = deepspeed::kMaxReuseDistance;
 
 // DeepSpeed ZeRO-3's gathers per layer and micro-batch in backward (its recomputed
 // forward included): a tensor released after its module runs is gathered again at its

@@ -177,6 +177,24 @@ TEST(Launcher, DeepSpeedDenseFp16) {
             "    --deepspeed_config=ds_config.json\n");
 }
 
+// Under ZeRO-3 the ds_config pins the fetch and bucket settings the estimate assumed
+// (DeepSpeed's defaults: deepspeed/runtime/zero/config.py), so a release that changes
+// them does not change the plan.
+TEST(Launcher, DeepSpeedZero3PinsTheFetchSettingsItWasEstimatedWith) {
+  const std::string out = Emit("deepspeed", LlamaZero3());
+  EXPECT_TRUE(absl::StrContains(out,
+                                "    \"stage\": 3,\n"
+                                "    \"overlap_comm\": true,\n"
+                                "    \"stage3_prefetch_bucket_size\": 50000000,\n"
+                                "    \"stage3_param_persistence_threshold\": 100000,\n"
+                                "    \"stage3_max_live_parameters\": 1000000000,\n"
+                                "    \"stage3_max_reuse_distance\": 1000000000,\n"
+                                "    \"reduce_bucket_size\": 500000000"))
+      << out;
+  // Stages 1 and 2 leave DeepSpeed's buckets alone (the model does not read them there).
+  EXPECT_FALSE(absl::StrContains(Emit("deepspeed", DenseFp16()), "reduce_bucket_size"));
+}
+
 TEST(Launcher, MegatronZero2AndVirtualStagesThatDoNotDivide) {
   LaunchInput in = DenseFp16();
   in.config.set_pipeline_schedule(v1::SCHEDULE_UNSPECIFIED);
