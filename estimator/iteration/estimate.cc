@@ -36,6 +36,11 @@ SystemContext MakeSystemContext(const SystemProfile& profile, const Workload& wo
 
 namespace {
 
+// Ranks in a ZeRO-3 group from which pre-0.6 DeepSpeed's per-rank fetch work is worth a
+// warning: ~6 us of host time a rank per gather (a narrow() and a copy a rank) idles the
+// GPU ~1.5 ms a gather at 256, against a few ms of a large layer's module compute.
+constexpr int64_t kOldDeepSpeedWarnRanks = 256;
+
 std::string Bottleneck(const TimeBreakdown& t, const MemoryBreakdown& m) {
   if (!m.fits) return "memory";
   const std::pair<double, const char*> parts[] = {
@@ -96,6 +101,17 @@ void AddWarnings(const Workload& workload, const SystemProfile& profile, const P
                      ? "DeepSpeed reduces gradients after the backward (its pipeline engine after the last "
                        "micro-batch) and gathers ZeRO's parameters inside its step: not overlapped"
                      : "DeepSpeed gathers ZeRO's parameters inside its optimizer step: not overlapped");
+  }
+  // DeepSpeed before 0.6.0 (PR #1453) synchronised the device at every ZeRO-3 module
+  // fetch and looped over every rank in Python per gather (stage3.py
+  // _synchronize_communication, partition_parameters.py _allgather_param): work the model
+  // leaves out, which grows with the group (docs/model.md).
+  if (c.framework == Framework::kDeepSpeed && c.zero_stage >= 3 &&
+      int64_t{c.data_parallel} * c.context_parallel >= kOldDeepSpeedWarnRanks) {
+    w->push_back(absl::StrFormat(
+        "ZeRO-3 over %d ranks: DeepSpeed releases before 0.6.0 synchronise at every parameter fetch and loop "
+        "over the ranks per gather; on those this step runs slower than predicted",
+        c.data_parallel * c.context_parallel));
   }
   if (workload.kind == Workload::Kind::kLayerGraph && !profile.layer_timings.empty()) {
     int measured = 0;

@@ -386,6 +386,28 @@ TEST(ShardedDataParallel, DeepSpeedZero3RegathersWhatItReleased) {
   EXPECT_NEAR(gathers, 2 * (386 + 580), 1e-9);
 }
 
+// DeepSpeed before 0.6.0 synchronised the device at every ZeRO-3 fetch and looped over
+// the ranks per gather, which the model leaves out: an estimate of a ZeRO-3 group of 256
+// ranks or more under DeepSpeed says so; smaller groups, and other frameworks, do not.
+TEST(ShardedDataParallel, DeepSpeedZero3AtScaleWarnsOfOldReleases) {
+  const SystemProfile p = SimpleNet();
+  const Workload w = testing::Model("llama3-8b");
+  auto warns = [&](int dp, Framework f) {
+    ParallelConfig c = Config(1, 1, dp, 1, dp);
+    c.zero_stage = 3;
+    c.framework = f;
+    absl::StatusOr<Estimate> e = EstimateIteration(w, c, p);
+    EXPECT_TRUE(e.ok()) << e.status();
+    if (!e.ok()) return false;
+    return std::any_of(e->warnings.begin(), e->warnings.end(), [](const std::string& m) {
+      return m.find("DeepSpeed releases before 0.6.0") != std::string::npos;
+    });
+  };
+  EXPECT_TRUE(warns(256, Framework::kDeepSpeed));
+  EXPECT_FALSE(warns(128, Framework::kDeepSpeed));
+  EXPECT_FALSE(warns(256, Framework::kAny));
+}
+
 // ZeRO-2 keeps only a gradient shard: a reduce-scatter every micro-batch; ZeRO-1 (the
 // distributed optimizer) reduce-scatters once per iteration.
 TEST(ShardedDataParallel, Zero2ReducesEveryMicroBatch) {
