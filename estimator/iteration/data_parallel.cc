@@ -9,12 +9,6 @@ namespace paraplan {
 
 namespace {
 
-// DeepSpeed ZeRO-3's defaults (estimator/inputs/deepspeed_zero3.h), in parameter elements.
-constexpr double kDeepSpeedPersistenceThreshold = deepspeed::kPersistenceThreshold;
-constexpr double kDeepSpeedMaxLiveParameters = deepspeed::kMaxLiveParameters;
-constexpr double kDeepSpeedReduceBucket = deepspeed::kReduceBucket;
-constexpr double kDeepSpeedMaxReuseDistance = deepspeed::kMaxReuseDistance;
-
 // DeepSpeed ZeRO-3's gathers per layer and micro-batch in backward (its recomputed
 // forward included): a tensor released after its module runs is gathered again at its
 // next use, and it is released unless the modules run in between hold fewer than
@@ -23,7 +17,7 @@ constexpr double kDeepSpeedMaxReuseDistance = deepspeed::kMaxReuseDistance;
 // `size` elements; `post` the LM head's block (its backward follows its forward at once).
 double DeepSpeedBackwardGathers(double tensors, double n, double size, double layers, const BlockCosts& post,
                                 Recompute recompute) {
-  constexpr double kR = kDeepSpeedMaxReuseDistance;
+  constexpr double kR = deepspeed::kMaxReuseDistance;
   const double head = post.params;
   const double head_kept = std::min(tensors, post.weight_tensors);
   const double others = tensors - head_kept;
@@ -239,15 +233,15 @@ Zero3Calls Zero3Collectives(const ModelCosts& model, const StageCosts& stages, c
   const double n = std::max(1.0, stages.slowest.weight_tensors / layers);
   const double tensor_params = params / layers / n;
   Zero3Calls z;
-  if (tensor_params >= kDeepSpeedPersistenceThreshold) {
+  if (tensor_params >= deepspeed::kPersistenceThreshold) {
     z.gathers = n;
     z.bwd_gathers = DeepSpeedBackwardGathers(n * layers, n, tensor_params, layers, model.post, c.recompute);
   }
   z.gather_bytes = gather / n;
-  const double bucket = std::min(params, kDeepSpeedReduceBucket);
+  const double bucket = std::min(params, static_cast<double>(deepspeed::kReduceBucket));
   z.reduces = bucket > 0 ? std::ceil(params / bucket) / layers : 0;
   z.reduce_bytes = bucket * GradientBytesOf(model, c).reduced;
-  z.prefetch = tensor_params < kDeepSpeedMaxLiveParameters;
+  z.prefetch = tensor_params < deepspeed::kMaxLiveParameters;
   return z;
 }
 

@@ -106,12 +106,12 @@ void AddWarnings(const Workload& workload, const SystemProfile& profile, const P
   // fetch and looped over every rank in Python per gather (stage3.py
   // _synchronize_communication, partition_parameters.py _allgather_param): work the model
   // leaves out, which grows with the group (docs/model.md).
-  if (c.framework == Framework::kDeepSpeed && c.zero_stage >= 3 &&
-      int64_t{c.data_parallel} * c.context_parallel >= kOldDeepSpeedWarnRanks) {
+  const int64_t zero3_ranks = int64_t{c.data_parallel} * c.context_parallel;
+  if (c.framework == Framework::kDeepSpeed && c.zero_stage >= 3 && zero3_ranks >= kOldDeepSpeedWarnRanks) {
     w->push_back(absl::StrFormat(
         "ZeRO-3 over %d ranks: DeepSpeed releases before 0.6.0 synchronise at every parameter fetch and loop "
         "over the ranks per gather; on those this step runs slower than predicted",
-        c.data_parallel * c.context_parallel));
+        zero3_ranks));
   }
   if (workload.kind == Workload::Kind::kLayerGraph && !profile.layer_timings.empty()) {
     int measured = 0;

@@ -279,6 +279,14 @@ double OneStageParams(const Workload& w, const ParallelConfig& c, const SystemPr
   return ComputeStageCosts(Bf16Costs(w, c, p), 1, 1).first.params;
 }
 
+// `dp` ranks of a global batch of `gbs` under ZeRO-3 as `framework` runs it.
+ParallelConfig Zero3(int dp, int gbs, Framework framework) {
+  ParallelConfig c = Config(1, 1, dp, 1, gbs);
+  c.zero_stage = 3;
+  c.framework = framework;
+  return c;
+}
+
 // ZeRO-3 / FSDP without prefetch: every micro-batch gathers each layer's weights before
 // its forward and again before its backward and reduce-scatters its gradients.
 TEST(ShardedDataParallel, Zero3GathersEveryLayerEveryMicroBatch) {
@@ -335,9 +343,7 @@ TEST(ShardedDataParallel, Zero3PrefetchedCostsWhatOutlastsTheLayerOrItsSmShare) 
 TEST(ShardedDataParallel, DeepSpeedZero3GathersTensorByTensor) {
   const SystemProfile p = SimpleNet();
   const Workload w = testing::Model("llama3-8b");
-  ParallelConfig c = Config(1, 1, 64, 1, 128);  // m = 2
-  c.zero_stage = 3;
-  c.framework = Framework::kDeepSpeed;
+  ParallelConfig c = Zero3(64, 128, Framework::kDeepSpeed);  // m = 2
   absl::StatusOr<Estimate> e = EstimateIteration(w, c, p);
   ASSERT_TRUE(e.ok()) << e.status();
   const double params = OneStageParams(w, c, p);
@@ -358,17 +364,16 @@ TEST(ShardedDataParallel, DeepSpeedZero3GathersTensorByTensor) {
 // DeepSpeed ZeRO-3 releases a tensor after its module unless it is used again within
 // stage3_max_reuse_distance (1e9) elements. GPT-3 175B (96 layers of 4 weight tensors,
 // word and position embeddings, tied head: 386 tensors of 453 M elements on average):
-// without recompute the last two layer tensors stay gathered into their backward (2 x
-// 453 M < 1e9 after the last; 4 x 453 M after the one before): 384 backward gathers.
+// without recompute the last two layer tensors stay gathered into their backward (the
+// last is used again at once; the one before waits 2 x 453 M < 1e9 elements, the one
+// before that 4 x 453 M > 1e9): 384 backward gathers.
 // Under full recompute every tensor is gathered again for the recomputed forward, and in
 // each layer only the last two of its 386 / 96 tensors stay from there into their
 // backward (2 m x 453 M < 1e9 for m = 0, 1): 386 + 96 x (386 / 96 - 2) = 580.
 TEST(ShardedDataParallel, DeepSpeedZero3RegathersWhatItReleased) {
   const SystemProfile p = SimpleNet();
   const Workload w = testing::Model("gpt3-175b");
-  ParallelConfig c = Config(1, 1, 64, 1, 128);  // m = 2
-  c.zero_stage = 3;
-  c.framework = Framework::kDeepSpeed;
+  ParallelConfig c = Zero3(64, 128, Framework::kDeepSpeed);  // m = 2
   absl::StatusOr<Estimate> none = EstimateIteration(w, c, p);
   c.recompute = Recompute::kFull;
   absl::StatusOr<Estimate> full = EstimateIteration(w, c, p);
@@ -393,10 +398,7 @@ TEST(ShardedDataParallel, DeepSpeedZero3AtScaleWarnsOfOldReleases) {
   const SystemProfile p = SimpleNet();
   const Workload w = testing::Model("llama3-8b");
   auto warns = [&](int dp, Framework f) {
-    ParallelConfig c = Config(1, 1, dp, 1, dp);
-    c.zero_stage = 3;
-    c.framework = f;
-    absl::StatusOr<Estimate> e = EstimateIteration(w, c, p);
+    absl::StatusOr<Estimate> e = EstimateIteration(w, Zero3(dp, dp, f), p);
     EXPECT_TRUE(e.ok()) << e.status();
     if (!e.ok()) return false;
     return std::any_of(e->warnings.begin(), e->warnings.end(), [](const std::string& m) {

@@ -52,8 +52,9 @@ struct MoeDispatch {
 // All-to-all (GShard; Megatron-Core MoEAlltoAllTokenDispatcher): dispatch and combine
 // each way; with expert-TP the received rows are all-gathered over it before the
 // experts and reduce-scattered after. DeepEP: the same all-to-alls, one copy per node
-// and per rank touched (the token's top_k distinct experts of `experts`). All-gather (MoEAllGatherTokenDispatcher): every token of the expert grid is
-// gathered to every rank of it, the outputs reduce-scattered back, whatever top_k is.
+// and per rank touched (the token's top_k distinct experts of `experts`). All-gather
+// (MoEAllGatherTokenDispatcher): every token of the expert grid is gathered to every
+// rank of it, the outputs reduce-scattered back, whatever top_k is.
 MoeDispatch Dispatch(const Dims& x, const Collectives& coll, const ModelShape& shape, double sent_rows,
                      double top_k, double experts, const GroupSpan& ep, const GroupSpan& etp_group) {
   MoeDispatch d;
