@@ -134,6 +134,12 @@ void AddAttentionParams(std::vector<CalibrationParam>* p) {
   p->push_back(Ratio(
       "attention_half_keys_bwd", 70, 7000,
       "configurations with flash_attention at short sequences or wide context parallelism"));
+  // Their softmax work per score in head-dimension units: 42 forward, 23 backward on an
+  // H100 (hardware.h); 4 to 200 spans the exponential units' share from Volta to Blackwell.
+  p->push_back(Ratio("attention_softmax_head_dim_fwd", 4, 200,
+                     "configurations with flash_attention and a head dimension other than 128"));
+  p->push_back(Ratio("attention_softmax_head_dim_bwd", 4, 200,
+                     "configurations with flash_attention and a head dimension other than 128"));
 }
 
 // Host-staged CNN tensors and the input pipeline (decode, reads, file opens).

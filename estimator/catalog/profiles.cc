@@ -1,6 +1,7 @@
 // Built-in system profiles from vendor specifications. Calibration is left zero, so
 // the physical defaults of hardware.h apply until measurements are ingested, except
-// where a microbenchmark of the same silicon is cited (dgx-h100-80gb, dgx-h200-141gb).
+// where a microbenchmark of the same silicon is cited (dgx-h100-80gb, dgx-h200-141gb) or
+// the silicon departs from the default's rule (Blackwell Ultra's softmax units).
 #include "estimator/catalog/presets.h"
 
 namespace paraplan {
@@ -18,6 +19,12 @@ NetworkLevel Level(const char* name, int domain, double gbytes_per_s, double lat
   l.oversubscription = oversubscription;
   return l;
 }
+
+// Blackwell Ultra doubles the special-function units' throughput over Blackwell (NVIDIA
+// technical blog, "Making Softmax More Efficient with NVIDIA Blackwell Ultra", MUFU.EX2):
+// a fused attention kernel's softmax is worth half the head-dimension units hardware.h's
+// rule gives from the GPU's 16-bit FLOP per SM (42 forward, 23 backward on an H100, x the
+// GPU's TFLOP/s per SM / (989 / 132)): dgx-b300-288gb and gb300-nvl72 state theirs.
 
 SystemProfile DgxA100() {
   SystemProfile p;
@@ -107,7 +114,11 @@ SystemProfile DgxH100() {
   // NDR InfiniBand 400 Gb/s per GPU = 50 GB/s each way.
   p.network_levels.push_back(Level("infiniband", 0, 50, 5, Topology::kFatTree, 1));
   p.host.memory_gib = 2048;       // DGX H100: 2 TB system memory
-  p.host.pcie_gbytes_per_s = 50;  // PCIe Gen5 x16: 64 GB/s raw
+  // PCIe Gen5 x16: 64 GB/s raw. Measured on an H100 SXM host, pinned 1 GiB copies: 55.2
+  // GB/s each way alone, 47.3 each way with both at once (scripts/microbench/
+  // moe_layer_step.py, docs/microbench/h100_moe_layer_step.jsonl): offloading's out and
+  // back run between the two.
+  p.host.pcie_gbytes_per_s = 50;
   p.host.cpu_cores = 112;         // DGX H100: 2x Intel Xeon Platinum 8480C, 56 cores each
   p.storage.read_gbytes_per_s = 25;
   p.node_power_w = 4600;  // DGX H100 10.2 kW max minus 8 x 700 W GPUs
@@ -285,6 +296,9 @@ SystemProfile DgxB300() {
   // Neither AWS (p6-b300) nor CoreWeave (contact sales) publishes an on-demand rate;
   // Hyperstack's on-demand B300 list price, hyperstack.cloud/gpu-pricing (read 2026-08).
   p.price_per_gpu_hour_usd = 7.40;
+  // Blackwell Ultra's softmax units (above): 42 and 23 x (2,250 / 160) / 7.49 / 2.
+  p.calibration.attention_softmax_head_dim_fwd = 39.4;
+  p.calibration.attention_softmax_head_dim_bwd = 21.6;
   return p;
 }
 
@@ -378,6 +392,9 @@ SystemProfile Gb300Nvl72() {
   // cost rankings between the two racks compare speed only. Give the contract rate with
   // `--set price_per_gpu_hour_usd=...` or a stored profile.
   p.price_per_gpu_hour_usd = 10.50;
+  // Blackwell Ultra's softmax units (above): 42 and 23 x (2,500 / 160) / 7.49 / 2.
+  p.calibration.attention_softmax_head_dim_fwd = 43.8;
+  p.calibration.attention_softmax_head_dim_bwd = 24.0;
   return p;
 }
 

@@ -61,6 +61,13 @@ Calibration ResolvedCalibration(const SystemProfile& profile, int64_t num_gpus) 
   const double keys_scale = intensity > 0 ? intensity / D::kAttentionHalfKeysFlopsPerByte : 1.0;
   r.attention_half_keys_fwd = Or(c.attention_half_keys_fwd, D::kAttentionHalfKeysFwd * keys_scale);
   r.attention_half_keys_bwd = Or(c.attention_half_keys_bwd, D::kAttentionHalfKeysBwd * keys_scale);
+  // The softmax work is the special-function units' (16 per SM and clock), worth head-
+  // dimension units in proportion to the GPU's 16-bit FLOP per SM.
+  const int sms = profile.accelerator.sm_count;
+  const double per_sm = sms > 0 ? profile.accelerator.PeakTflops(Precision::kBf16) / sms : 0;
+  const double softmax_scale = per_sm > 0 ? per_sm / D::kAttentionSoftmaxTflopsPerSm : 1.0;
+  r.attention_softmax_head_dim_fwd = Or(c.attention_softmax_head_dim_fwd, D::kAttentionSoftmaxHeadDimFwd * softmax_scale);
+  r.attention_softmax_head_dim_bwd = Or(c.attention_softmax_head_dim_bwd, D::kAttentionSoftmaxHeadDimBwd * softmax_scale);
   r.collective_overhead_us = Or(c.collective_overhead_us, D::kCollectiveOverheadUs);
   r.halo_host_staged = c.halo_host_staged;
   r.halo_exchange_latency_us =
@@ -106,6 +113,8 @@ Hardware::Hardware(const SystemProfile& profile, Precision precision, int64_t nu
   cudnn_attention_bwd_flops_per_s_ = other_peak * cal.cudnn_attention_efficiency_bwd;
   attention_half_keys_fwd_ = cal.attention_half_keys_fwd;
   attention_half_keys_bwd_ = cal.attention_half_keys_bwd;
+  attention_softmax_head_dim_fwd_ = cal.attention_softmax_head_dim_fwd;
+  attention_softmax_head_dim_bwd_ = cal.attention_softmax_head_dim_bwd;
   kernel_gap_s_ = CalibrationDefaults::kGraphKernelUs * 1e-6;
   collective_overhead_s_ = cal.collective_overhead_us * 1e-6;
   sm_count_ = std::max(0, profile.accelerator.sm_count);

@@ -139,6 +139,12 @@ void RingAttentionSteps(const Dims& x, const Hardware& hw, Part* core) {
 
 }  // namespace
 
+double HeadDimRate(double head_dim, double softmax_head_dim) {
+  constexpr double kRef = CalibrationDefaults::kAttentionReferenceHeadDim;
+  if (!(head_dim > 0) || !(softmax_head_dim > 0) || head_dim >= kRef) return 1;
+  return (kRef + softmax_head_dim) / kRef * head_dim / (head_dim + softmax_head_dim);
+}
+
 Part AttentionCore(const Dims& x, const Hardware& hw, double window) {
   Part core;
   const double heads = x.a / x.t;
@@ -151,12 +157,17 @@ Part AttentionCore(const Dims& x, const Hardware& hw, double window) {
     // stored. Its own efficiency curve, forward and backward (attention_efficiency_fwd /
     // _bwd), less each call's fixed work per query tile (attention_half_keys_fwd / _bwd:
     // a call whose queries see K keys on average runs at K / (K + half) of it; under
-    // context parallelism each query meets its keys in c calls). Kernels: one forward;
-    // backward = dot(dO, O) preprocessing, the main kernel and the dQ conversion.
+    // context parallelism each query meets its keys in c calls), and at a head dimension
+    // other than the 128 those rates were measured at, the softmax's share of each score
+    // (attention_softmax_head_dim_fwd / _bwd). Kernels: one forward; backward = dot(dO, O)
+    // preprocessing, the main kernel and the dQ conversion.
     const double keys = window > 0 && window < x.s ? window - window * window / (2 * x.s) : x.s / 2;
     const double flops = 2 * x.b * heads * q_len * keys * (x.dqk + x.dv);
-    const double fwd_tiles = 1 + x.c * hw.attention_half_keys_fwd() / keys;
-    const double bwd_tiles = 1 + x.c * hw.attention_half_keys_bwd() / keys;
+    const double head_dim = (x.dqk + x.dv) / 2;
+    const double fwd_tiles = (1 + x.c * hw.attention_half_keys_fwd() / keys) /
+                             HeadDimRate(head_dim, hw.attention_softmax_head_dim_fwd());
+    const double bwd_tiles = (1 + x.c * hw.attention_half_keys_bwd() / keys) /
+                             HeadDimRate(head_dim, hw.attention_softmax_head_dim_bwd());
     core.matmul_fwd_s = flops / hw.attention_fwd_flops_per_s(x.cudnn_attention) * fwd_tiles + hw.kernel_gap_s();
     core.matmul_bwd_s =
         2.5 * flops / hw.attention_bwd_flops_per_s(x.cudnn_attention) * bwd_tiles + 3 * hw.kernel_gap_s();

@@ -88,6 +88,13 @@ void Linear(const Hardware& hw, const Dims& x, double m, double n, double k, dou
 // kernels (reads the output gradient and the saved input, writes the input gradient).
 void MemoryBound(double bytes, double kernels, Part* part);
 
+// A fused attention kernel's rate at `head_dim` over its rate at the 128 its efficiency
+// was measured at, its softmax worth `softmax_head_dim` units of head dimension a score:
+// (128 + d0) / 128 x d / (d + d0) below 128; 1 from 128 up (MLA's 192 / 128 heads measure
+// 3 % slower forward and 13 % backward on cuDNN, not faster: h100_mla_attention.jsonl) and
+// where either is 0. Head dimension 64 at d0 = 42: 0.80.
+double HeadDimRate(double head_dim, double softmax_head_dim);
+
 // Attention core (scores, softmax, dropout, context).
 // `window`: keys a query attends to at most (0 = the whole causal prefix).
 Part AttentionCore(const Dims& x, const Hardware& hw, double window);
