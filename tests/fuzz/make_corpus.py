@@ -265,6 +265,10 @@ def profile_seeds():
     tiles = json.loads(json.dumps(calibrated))
     tiles["calibration"].update({"attention_half_keys_fwd": 150, "attention_half_keys_bwd": 700})
     both(t, "SystemProfile", "attention_half_keys", tiles)
+    # Stop 47: the softmax's work per score, in head-dimension units.
+    softmax = json.loads(json.dumps(calibrated))
+    softmax["calibration"].update({"attention_softmax_head_dim_fwd": 42, "attention_softmax_head_dim_bwd": 23})
+    both(t, "SystemProfile", "attention_softmax_head_dim", softmax)
     # Issue 12: a denormal efficiency made every time infinite.
     tiny = json.loads(json.dumps(DGX_A100))
     tiny["calibration"] = {"matmul_efficiency": 5e-324}
