@@ -36,6 +36,10 @@ ParallelConfig ParallelConfig::Normalized() const {
   return c;
 }
 
+bool SendsWholeStageActivation(Framework framework, bool sequence_parallel) {
+  return framework == Framework::kDeepSpeed && !sequence_parallel;
+}
+
 bool OverlapsGradientReduction(const ParallelConfig& c) {
   if (c.framework != Framework::kDeepSpeed) return c.overlap_grad_reduce;
   return c.overlap_grad_reduce && c.pipeline_parallel <= 1 && (c.zero_stage == 1 || c.zero_stage == 2);

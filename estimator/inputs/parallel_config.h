@@ -161,6 +161,13 @@ struct ParallelConfig {
   std::string ShortString() const;
 };
 
+// Whether each tensor-parallel rank sends the whole activation at a pipeline-stage
+// boundary, not its 1/t: under DeepSpeed's pipeline engine without sequence parallelism
+// (deepspeed/runtime/pipe/engine.py, _exec_send_activations / _exec_send_grads: p2p.send
+// of the stage's output tensors, which every TP rank holds whole). Megatron-LM splits
+// them (its scatter-gather; under sequence parallelism the activation is split already).
+bool SendsWholeStageActivation(Framework framework, bool sequence_parallel);
+
 // Whether ZeRO 0-2's gradient reduction overlaps the backward: overlap_grad_reduce, except
 // under DeepSpeed, which reduces after the backward unless ZeRO 1 or 2 runs without
 // pipeline stages (overlap_comm's bucket hooks): its pipeline engine reduces and steps

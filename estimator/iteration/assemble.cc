@@ -146,7 +146,8 @@ void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
     }
     // Communication buffers: gathered TP activation (SP), pipeline send/recv, ZeRO-3
     // prefetch of two layers' full weights.
-    mb.buffers_bytes = 4 * model.pp_send_bytes * c.tensor_parallel;
+    const bool whole = SendsWholeStageActivation(c.framework, c.sequence_parallel && c.tensor_parallel > 1);
+    mb.buffers_bytes = 4 * model.pp_send_bytes * (whole ? 1 : c.tensor_parallel);
     if (c.zero_stage >= 3 && !model.layers.empty() && c.framework == Framework::kDeepSpeed) {
       // DeepSpeed holds the module's tensors and those it prefetched: two weight tensors.
       const BlockCosts& l = model.layers[0];
@@ -329,7 +330,10 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
   t.pipeline_bubble_s = BubbleStages(c, wgrad_share) * stages.mean_total_s;
 
   // Pipeline point-to-point: one activation forward and one gradient backward per
-  // micro-batch and chunk boundary, on the level that joins adjacent stages.
+  // micro-batch and chunk boundary, on the level that joins adjacent stages; the fill
+  // and the drain wait on p - 1 of each beside the stages' compute in the bubble (the
+  // first micro-batch's activation reaches the last stage through p - 1 sends, its
+  // gradient returns through as many).
   // Traffic that leaves the node during the last micro-batch's backward (TP groups that
   // span nodes, with a CNN's spatial traffic beside them; the backward pipeline sends):
   // an overlapped DP reduction shares the node's NICs with it (see grad_sync).
@@ -337,7 +341,7 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
   if (c.pipeline_parallel > 1) {
     const int pp_level = coll.LevelOfStride(PipelineStride(c));
     const double hop = coll.SendRecv(model.pp_send_bytes, pp_level);
-    t.pp_comm_s = 2.0 * m * c.virtual_pipeline_stages * hop;
+    t.pp_comm_s = 2.0 * (m * c.virtual_pipeline_stages + c.pipeline_parallel - 1) * hop;
     if (pp_level >= 1) beside_dp += c.virtual_pipeline_stages * hop;
   }
   const int64_t tp_size = int64_t{c.tensor_parallel} * c.filter_parallel * c.channel_parallel;

@@ -206,8 +206,9 @@ TEST(Estimate, PipelineBreakdownMatchesHandComputation) {
   // 1F1B bubble (Narayanan et al. SC'21): (p - 1) x the mean stage time: 8.29 ms.
   const double bubble = (2 - 1) * (stage0 + stage1) / 2;
   // One activation (T h x 2 bytes = 4 MiB) forward and one gradient backward per
-  // micro-batch over NVLink (adjacent stages are 4 ranks apart, inside the node): 0.34 ms.
-  const double pp_comm = 2 * 4 * (2 * H.e / H.nvlink);
+  // micro-batch over NVLink (adjacent stages are 4 ranks apart, inside the node), and one
+  // of each more that the fill and drain wait on (p - 1 = 1): 2 x (4 + 1) sends, 0.42 ms.
+  const double pp_comm = 2 * (4 + 1) * (2 * H.e / H.nvlink);
   // DP over the larger stage's parameters (stage 1: 2 layers, LM head, final norm):
   // 2 (3/4) 4 x 58,730,496 bytes / 100 GB/s = 3.52 ms.
   const double P_last = 2 * H.layer_params + H.V * H.h + 2 * H.h;
@@ -218,6 +219,36 @@ TEST(Estimate, PipelineBreakdownMatchesHandComputation) {
   EXPECT_NEAR(pp2.time.dp_comm_s, ring_ar_pp, H.Near(ring_ar_pp));
   const double optimizer_pp = P_last * H.bytes_per_param / H.hbm + H.gap;
   EXPECT_NEAR(pp2.time.optimizer_s, optimizer_pp, H.Near(optimizer_pp));
+}
+
+// At a pipeline-stage boundary each TP rank sends 1/t of the activation under Megatron
+// (its scatter-gather, or sequence-parallel already) but all of it under DeepSpeed's
+// pipeline engine: GPT-3 175B, micro-batch 1, TP 8 PP 2: 2,048 x 12,288 x 2 B =
+// 50,331,648 B a send there, 6,291,456 B under Megatron; 2 sends a micro-batch either way.
+// The receive buffers hold the whole activation in both (4 of them).
+TEST(Estimate, DeepSpeedPipelineSendsTheWholeActivation) {
+  ParallelConfig c = Config(8, 2, 1, 1, 4);
+  c.sequence_parallel = false;
+  const auto pp = [](const Estimate& e) {
+    for (const CollectiveUse& u : e.collectives) {
+      if (u.dimension == "pp") return u;
+    }
+    return CollectiveUse{};
+  };
+  absl::StatusOr<Estimate> megatron = EstimateIteration(Model("gpt3-175b"), c, Profile("dgx-a100-80gb"));
+  c.framework = Framework::kDeepSpeed;
+  absl::StatusOr<Estimate> deepspeed = EstimateIteration(Model("gpt3-175b"), c, Profile("dgx-a100-80gb"));
+  ASSERT_TRUE(megatron.ok() && deepspeed.ok());
+  EXPECT_DOUBLE_EQ(pp(*megatron).bytes, 2048.0 * 12288 * 2 / 8);
+  EXPECT_DOUBLE_EQ(pp(*deepspeed).bytes, 2048.0 * 12288 * 2);
+  EXPECT_DOUBLE_EQ(pp(*deepspeed).calls, 2 * 4);
+  EXPECT_DOUBLE_EQ(megatron->memory.buffers_bytes, deepspeed->memory.buffers_bytes);
+  EXPECT_GT(deepspeed->time.pp_comm_s, 4 * megatron->time.pp_comm_s);
+  // Under sequence parallelism the activation is split already, whichever framework.
+  c.sequence_parallel = true;
+  absl::StatusOr<Estimate> sp = EstimateIteration(Model("gpt3-175b"), c, Profile("dgx-a100-80gb"));
+  ASSERT_TRUE(sp.ok());
+  EXPECT_DOUBLE_EQ(pp(*sp).bytes, 2048.0 * 12288 * 2 / 8);
 }
 
 // torchtitan's launcher runs PyTorch's allocator with expandable segments: its overhead

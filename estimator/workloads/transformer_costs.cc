@@ -532,8 +532,9 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
   out.post = HeadCosts(x, spec, hw, coll, tp, host_kernel_s);
   AddMultiTokenPrediction(x, spec, hw, coll, tp, host_kernel_s, &out);
 
-  // Megatron-LM scatter-gather: each TP rank sends 1/t of the boundary activation.
-  out.pp_send_bytes = x.T * x.h * x.p / x.t;
+  // Each TP rank sends 1/t of the boundary activation (Megatron-LM's scatter-gather, or
+  // sequence-parallel already), or all of it (DeepSpeed's pipeline engine).
+  out.pp_send_bytes = x.T * x.h * x.p / (SendsWholeStageActivation(shape.framework, shape.sequence_parallel) ? 1 : x.t);
   out.tokens_per_sample = x.s;
   // Useful FLOPs per sample over the whole model (all GPUs of one model replica).
   double flops_mb = out.post.model_flops * x.t * x.c;
