@@ -239,7 +239,9 @@ std::string FormatProfile(const v1::SystemProfile& p) {
                   val(c.cudnn_attention_efficiency_bwd()), ", attention_half_keys_fwd ",
                   val(c.attention_half_keys_fwd()), ", attention_half_keys_bwd ", val(c.attention_half_keys_bwd()),
                   ", attention_softmax_head_dim_fwd ", val(c.attention_softmax_head_dim_fwd()),
-                  ", attention_softmax_head_dim_bwd ", val(c.attention_softmax_head_dim_bwd()));
+                  ", attention_softmax_head_dim_bwd ", val(c.attention_softmax_head_dim_bwd()),
+                  ", cudnn_attention_softmax_head_dim_fwd ", val(c.cudnn_attention_softmax_head_dim_fwd()),
+                  ", cudnn_attention_softmax_head_dim_bwd ", val(c.cudnn_attention_softmax_head_dim_bwd()));
   for (const v1::NetworkCalibration& n : c.network()) {
     absl::StrAppend(&out, ", ", n.level(), ".efficiency ", val(n.efficiency()));
   }

@@ -99,6 +99,8 @@ absl::StatusOr<SystemProfile> FromProto(const v1::SystemProfile& p) {
   k.attention_half_keys_bwd = c.attention_half_keys_bwd();
   k.attention_softmax_head_dim_fwd = c.attention_softmax_head_dim_fwd();
   k.attention_softmax_head_dim_bwd = c.attention_softmax_head_dim_bwd();
+  k.cudnn_attention_softmax_head_dim_fwd = c.cudnn_attention_softmax_head_dim_fwd();
+  k.cudnn_attention_softmax_head_dim_bwd = c.cudnn_attention_softmax_head_dim_bwd();
   k.collective_overhead_us = c.collective_overhead_us();
   k.halo_host_staged = c.halo_host_staged();
   k.halo_exchange_latency_us = c.halo_exchange_latency_us();
@@ -156,6 +158,8 @@ v1::Calibration ToProto(const Calibration& k) {
   c.set_attention_half_keys_bwd(k.attention_half_keys_bwd);
   c.set_attention_softmax_head_dim_fwd(k.attention_softmax_head_dim_fwd);
   c.set_attention_softmax_head_dim_bwd(k.attention_softmax_head_dim_bwd);
+  c.set_cudnn_attention_softmax_head_dim_fwd(k.cudnn_attention_softmax_head_dim_fwd);
+  c.set_cudnn_attention_softmax_head_dim_bwd(k.cudnn_attention_softmax_head_dim_bwd);
   c.set_collective_overhead_us(k.collective_overhead_us);
   c.set_halo_host_staged(k.halo_host_staged);
   for (const RegimeCalibration& g : k.regimes) {

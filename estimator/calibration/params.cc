@@ -134,12 +134,17 @@ void AddAttentionParams(std::vector<CalibrationParam>* p) {
   p->push_back(Ratio(
       "attention_half_keys_bwd", 70, 7000,
       "configurations with flash_attention at short sequences or wide context parallelism"));
-  // Their softmax work per score in head-dimension units: 42 forward, 23 backward on an
-  // H100 (hardware.h); 4 to 200 spans the exponential units' share from Volta to Blackwell.
-  p->push_back(Ratio("attention_softmax_head_dim_fwd", 4, 200,
-                     "configurations with flash_attention and a head dimension other than 128"));
-  p->push_back(Ratio("attention_softmax_head_dim_bwd", 4, 200,
-                     "configurations with flash_attention and a head dimension other than 128"));
+  // Their softmax work per score in head-dimension units: FlashAttention-2 22 / 22, cuDNN
+  // 70 / 37 on an H100 (hardware.h); 4 to 300 spans the exponential units' share from
+  // Volta to Blackwell.
+  for (const char* name : {"attention_softmax_head_dim_fwd", "attention_softmax_head_dim_bwd"}) {
+    p->push_back(Ratio(name, 4, 300, "configurations with flash_attention and a head dimension below 128"));
+  }
+  for (const char* name : {"cudnn_attention_softmax_head_dim_fwd", "cudnn_attention_softmax_head_dim_bwd"}) {
+    p->push_back(Ratio(name, 4, 300,
+                       "configurations with flash_attention and a head dimension below 128 under Megatron, NeMo or "
+                       "torchtitan (cuDNN's kernel)"));
+  }
 }
 
 // Host-staged CNN tensors and the input pipeline (decode, reads, file opens).

@@ -23,8 +23,9 @@ NetworkLevel Level(const char* name, int domain, double gbytes_per_s, double lat
 // Blackwell Ultra doubles the special-function units' throughput over Blackwell (NVIDIA
 // technical blog, "Making Softmax More Efficient with NVIDIA Blackwell Ultra", MUFU.EX2):
 // a fused attention kernel's softmax is worth half the head-dimension units hardware.h's
-// rule gives from the GPU's 16-bit FLOP per SM (42 forward, 23 backward on an H100, x the
-// GPU's TFLOP/s per SM / (989 / 132)): dgx-b300-288gb and gb300-nvl72 state theirs.
+// rule gives from the GPU's 16-bit FLOP per SM (FlashAttention-2 22 / 22, cuDNN 70 / 37 on an
+// H100, x the GPU's TFLOP/s per SM / (989 / 132)): dgx-b300-288gb and gb300-nvl72 state
+// theirs.
 
 SystemProfile DgxA100() {
   SystemProfile p;
@@ -296,9 +297,11 @@ SystemProfile DgxB300() {
   // Neither AWS (p6-b300) nor CoreWeave (contact sales) publishes an on-demand rate;
   // Hyperstack's on-demand B300 list price, hyperstack.cloud/gpu-pricing (read 2026-08).
   p.price_per_gpu_hour_usd = 7.40;
-  // Blackwell Ultra's softmax units (above): 42 and 23 x (2,250 / 160) / 7.49 / 2.
-  p.calibration.attention_softmax_head_dim_fwd = 39.4;
-  p.calibration.attention_softmax_head_dim_bwd = 21.6;
+  // Blackwell Ultra's softmax units (above): x (2,250 / 160) / 7.49 / 2 = 0.9384.
+  p.calibration.attention_softmax_head_dim_fwd = 20.6;
+  p.calibration.attention_softmax_head_dim_bwd = 20.6;
+  p.calibration.cudnn_attention_softmax_head_dim_fwd = 65.7;
+  p.calibration.cudnn_attention_softmax_head_dim_bwd = 34.7;
   return p;
 }
 
@@ -392,9 +395,11 @@ SystemProfile Gb300Nvl72() {
   // cost rankings between the two racks compare speed only. Give the contract rate with
   // `--set price_per_gpu_hour_usd=...` or a stored profile.
   p.price_per_gpu_hour_usd = 10.50;
-  // Blackwell Ultra's softmax units (above): 42 and 23 x (2,500 / 160) / 7.49 / 2.
-  p.calibration.attention_softmax_head_dim_fwd = 43.8;
-  p.calibration.attention_softmax_head_dim_bwd = 24.0;
+  // Blackwell Ultra's softmax units (above): x (2,500 / 160) / 7.49 / 2 = 1.0427.
+  p.calibration.attention_softmax_head_dim_fwd = 22.9;
+  p.calibration.attention_softmax_head_dim_bwd = 22.9;
+  p.calibration.cudnn_attention_softmax_head_dim_fwd = 73.0;
+  p.calibration.cudnn_attention_softmax_head_dim_bwd = 38.6;
   return p;
 }
 

@@ -53,6 +53,8 @@ double* CalibrationField(Calibration& c, absl::string_view parameter) {
       {"attention_half_keys_bwd", &Calibration::attention_half_keys_bwd},
       {"attention_softmax_head_dim_fwd", &Calibration::attention_softmax_head_dim_fwd},
       {"attention_softmax_head_dim_bwd", &Calibration::attention_softmax_head_dim_bwd},
+      {"cudnn_attention_softmax_head_dim_fwd", &Calibration::cudnn_attention_softmax_head_dim_fwd},
+      {"cudnn_attention_softmax_head_dim_bwd", &Calibration::cudnn_attention_softmax_head_dim_bwd},
       {"collective_overhead_us", &Calibration::collective_overhead_us},
       {"memory_overhead_fraction", &Calibration::memory_overhead_fraction},
       {"expandable_segments_overhead_fraction", &Calibration::expandable_segments_overhead_fraction},

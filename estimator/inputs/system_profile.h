@@ -128,10 +128,13 @@ struct Calibration {
   double attention_half_keys_fwd = 0;
   double attention_half_keys_bwd = 0;
   // A fused attention kernel's softmax work per score (exponential, row maximum,
-  // rescaling) as head-dimension units of its matmul work: at head dimension d it runs at
-  // (128 + d0) / 128 x d / (d + d0) of its rate at 128; 0 = CalibrationDefaults' (hardware.h).
+  // rescaling) as head-dimension units of its matmul work: at head dimension d < 128 it
+  // runs at (128 + d0) / 128 x d / (d + d0) of its rate at 128. FlashAttention-2's, and
+  // cuDNN's; 0 = CalibrationDefaults' (hardware.h).
   double attention_softmax_head_dim_fwd = 0;
   double attention_softmax_head_dim_bwd = 0;
+  double cudnn_attention_softmax_head_dim_fwd = 0;
+  double cudnn_attention_softmax_head_dim_bwd = 0;
   double collective_overhead_us = 0;   // fixed cost of one collective call (launch, rendezvous)
   bool halo_host_staged = false;       // CNN halos copied through host memory + MPI
   double halo_exchange_latency_us = 0; // software latency of one halo exchange; 0 = default

@@ -47,7 +47,9 @@ absl::Status ValidateCalibrationValues(const Calibration& c) {
                               {"attention_half_keys_fwd", c.attention_half_keys_fwd, 1e6},
                               {"attention_half_keys_bwd", c.attention_half_keys_bwd, 1e6},
                               {"attention_softmax_head_dim_fwd", c.attention_softmax_head_dim_fwd, 1e4},
-                              {"attention_softmax_head_dim_bwd", c.attention_softmax_head_dim_bwd, 1e4}}) {
+                              {"attention_softmax_head_dim_bwd", c.attention_softmax_head_dim_bwd, 1e4},
+                              {"cudnn_attention_softmax_head_dim_fwd", c.cudnn_attention_softmax_head_dim_fwd, 1e4},
+                              {"cudnn_attention_softmax_head_dim_bwd", c.cudnn_attention_softmax_head_dim_bwd, 1e4}}) {
     PARAPLAN_RETURN_IF_ERROR(InRange(absl::StrCat("profile.calibration.", name), v, 0, max, false));
   }
   // Rates whose inverse is a time: 0 (the default, or unlimited) or at least a small

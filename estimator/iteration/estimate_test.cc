@@ -51,8 +51,10 @@ SystemProfile RoundNumberSystem() {
   c.attention_efficiency_bwd = 1;
   c.attention_half_keys_fwd = 1e-9;  // (0 is the default's 280 keys)
   c.attention_half_keys_bwd = 1e-9;
-  c.attention_softmax_head_dim_fwd = 1e-9;  // (0 is the default's 42 units)
+  c.attention_softmax_head_dim_fwd = 1e-9;  // (0 is the default's 22 units)
   c.attention_softmax_head_dim_bwd = 1e-9;
+  c.cudnn_attention_softmax_head_dim_fwd = 1e-9;
+  c.cudnn_attention_softmax_head_dim_bwd = 1e-9;
   c.collective_overhead_us = 1e-9;
   c.kernel_overhead_us = 1e-9;
   for (const NetworkLevel& l : p.network_levels) {

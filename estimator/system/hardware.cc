@@ -68,6 +68,10 @@ Calibration ResolvedCalibration(const SystemProfile& profile, int64_t num_gpus) 
   const double softmax_scale = per_sm > 0 ? per_sm / D::kAttentionSoftmaxTflopsPerSm : 1.0;
   r.attention_softmax_head_dim_fwd = Or(c.attention_softmax_head_dim_fwd, D::kAttentionSoftmaxHeadDimFwd * softmax_scale);
   r.attention_softmax_head_dim_bwd = Or(c.attention_softmax_head_dim_bwd, D::kAttentionSoftmaxHeadDimBwd * softmax_scale);
+  r.cudnn_attention_softmax_head_dim_fwd =
+      Or(c.cudnn_attention_softmax_head_dim_fwd, D::kCudnnAttentionSoftmaxHeadDimFwd * softmax_scale);
+  r.cudnn_attention_softmax_head_dim_bwd =
+      Or(c.cudnn_attention_softmax_head_dim_bwd, D::kCudnnAttentionSoftmaxHeadDimBwd * softmax_scale);
   r.collective_overhead_us = Or(c.collective_overhead_us, D::kCollectiveOverheadUs);
   r.halo_host_staged = c.halo_host_staged;
   r.halo_exchange_latency_us =
@@ -115,6 +119,8 @@ Hardware::Hardware(const SystemProfile& profile, Precision precision, int64_t nu
   attention_half_keys_bwd_ = cal.attention_half_keys_bwd;
   attention_softmax_head_dim_fwd_ = cal.attention_softmax_head_dim_fwd;
   attention_softmax_head_dim_bwd_ = cal.attention_softmax_head_dim_bwd;
+  cudnn_attention_softmax_head_dim_fwd_ = cal.cudnn_attention_softmax_head_dim_fwd;
+  cudnn_attention_softmax_head_dim_bwd_ = cal.cudnn_attention_softmax_head_dim_bwd;
   kernel_gap_s_ = CalibrationDefaults::kGraphKernelUs * 1e-6;
   collective_overhead_s_ = cal.collective_overhead_us * 1e-6;
   sm_count_ = std::max(0, profile.accelerator.sm_count);

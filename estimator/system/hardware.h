@@ -82,21 +82,26 @@ struct CalibrationDefaults {
   // Beside a score's 4 d matmul FLOPs (QK^T and PV, d the head dimension) a fused kernel
   // takes its exponential, the row maximum and the rescaling on the SMs' special-function
   // units, 16 per SM and clock against the tensor cores' 4,096 FLOP on an H100 (H100
-  // whitepaper), partly hidden behind the matmuls: worth d0 head-dimension units, so a
-  // kernel whose rate was measured at d = 128 runs at (128 + d0) / 128 x d / (d + d0) of
-  // it at a narrower d (wider heads are not taken faster: MLA's measure slower). Unhidden, one exponential a score would be 256 FLOP of tensor-core time,
-  // d0 = 64 forward and 25.6 backward (2.5x the matmuls beside the one exponential it
-  // recomputes). Fitted on an H100 to causal FlashAttention-2 at head dimension 64 against
-  // 128, 2 k-32 k tokens, the median over sequences (`scripts/microbench/fit_attention.py
-  // ../shared/data/h100_microbench/attention.csv`, ctest microbench.attention_fit): 42
-  // forward (64 runs 1.12-1.32x slower a FLOP), 23 backward (1.14-1.20x). A whole MoE layer
-  // forward and backward at head dimension 64 against 128 agrees
-  // (docs/microbench/h100_moe_layer_step.jsonl: attention 1.25x slower, d0 43 combined).
-  // The special-function units being 16 per SM and clock from Volta to Blackwell, on
-  // another GPU it is worth units in proportion to its 16-bit FLOP per SM against the
-  // H100's (989 TFLOP/s over 132 SMs): an A100's 2.9 TFLOP/s makes it 16 and 9.
-  static constexpr double kAttentionSoftmaxHeadDimFwd = 42;
-  static constexpr double kAttentionSoftmaxHeadDimBwd = 23;
+  // whitepaper): worth d0 head-dimension units, so a kernel whose rate was measured at
+  // d = 128 runs at (128 + d0) / 128 x d / (d + d0) of it at a narrower d (wider heads are
+  // not taken faster: MLA's 192 / 128 measure slower on cuDNN). One exponential a score is
+  // 256 FLOP of tensor-core time, d0 = 64 forward and 25.6 backward (2.5x the matmuls)
+  // where nothing hides it; how much does is the kernel's. Fitted on an H100, causal, head
+  // dimension 64 against 128 at the same FLOPs, 2 k-32 k tokens, the median over
+  // sequences (`scripts/microbench/fit_attention.py` over shared/data/h100_microbench/
+  // attention.csv and docs/microbench/h100_attention_head_dim.jsonl; ctest
+  // microbench.attention_fit): FlashAttention-2 22 / 22 (64 runs 1.05-1.32x slower a FLOP),
+  // cuDNN 70 / 37 (1.25-1.37x forward, 1.16-1.28x backward; beyond 64 forward: cuDNN's
+  // head-dimension-64 kernel does worse still). A whole MoE layer at 64 against 128
+  // (SDPA, cuDNN first) agrees: attention 1.25x slower a FLOP
+  // (docs/microbench/h100_moe_layer_step.jsonl). The special-function units being 16 per
+  // SM and clock from Volta to Blackwell, on another GPU it is worth units in proportion to
+  // its 16-bit FLOP per SM against the H100's (989 TFLOP/s over 132 SMs): an A100's 2.9
+  // TFLOP/s makes FlashAttention-2's 8.5 / 8.5.
+  static constexpr double kAttentionSoftmaxHeadDimFwd = 22;
+  static constexpr double kAttentionSoftmaxHeadDimBwd = 22;
+  static constexpr double kCudnnAttentionSoftmaxHeadDimFwd = 70;
+  static constexpr double kCudnnAttentionSoftmaxHeadDimBwd = 37;
   static constexpr double kAttentionSoftmaxTflopsPerSm = 989.0 / 132;
   // The head dimension at which the attention efficiencies are measured.
   static constexpr double kAttentionReferenceHeadDim = 128;
@@ -250,9 +255,13 @@ class Hardware {
   double attention_half_keys_fwd() const { return attention_half_keys_fwd_; }
   double attention_half_keys_bwd() const { return attention_half_keys_bwd_; }
   // A fused attention kernel's softmax work per score, in head-dimension units
-  // (CalibrationDefaults).
-  double attention_softmax_head_dim_fwd() const { return attention_softmax_head_dim_fwd_; }
-  double attention_softmax_head_dim_bwd() const { return attention_softmax_head_dim_bwd_; }
+  // (CalibrationDefaults): FlashAttention-2's, or cuDNN's.
+  double attention_softmax_head_dim_fwd(bool cudnn = false) const {
+    return cudnn ? cudnn_attention_softmax_head_dim_fwd_ : attention_softmax_head_dim_fwd_;
+  }
+  double attention_softmax_head_dim_bwd(bool cudnn = false) const {
+    return cudnn ? cudnn_attention_softmax_head_dim_bwd_ : attention_softmax_head_dim_bwd_;
+  }
   int sm_count() const { return sm_count_; }
   double memory_overhead_fraction() const { return memory_overhead_fraction_; }
   double expandable_segments_overhead_fraction() const { return expandable_segments_overhead_fraction_; }
@@ -308,6 +317,8 @@ class Hardware {
   double attention_half_keys_bwd_ = 0;
   double attention_softmax_head_dim_fwd_ = 0;
   double attention_softmax_head_dim_bwd_ = 0;
+  double cudnn_attention_softmax_head_dim_fwd_ = 0;
+  double cudnn_attention_softmax_head_dim_bwd_ = 0;
   double kernel_gap_s_ = 0;
   double collective_overhead_s_ = 0;
   int sm_count_ = 0;

@@ -165,9 +165,9 @@ Part AttentionCore(const Dims& x, const Hardware& hw, double window) {
     const double flops = 2 * x.b * heads * q_len * keys * (x.dqk + x.dv);
     const double head_dim = (x.dqk + x.dv) / 2;
     const double fwd_tiles = (1 + x.c * hw.attention_half_keys_fwd() / keys) /
-                             HeadDimRate(head_dim, hw.attention_softmax_head_dim_fwd());
+                             HeadDimRate(head_dim, hw.attention_softmax_head_dim_fwd(x.cudnn_attention));
     const double bwd_tiles = (1 + x.c * hw.attention_half_keys_bwd() / keys) /
-                             HeadDimRate(head_dim, hw.attention_softmax_head_dim_bwd());
+                             HeadDimRate(head_dim, hw.attention_softmax_head_dim_bwd(x.cudnn_attention));
     core.matmul_fwd_s = flops / hw.attention_fwd_flops_per_s(x.cudnn_attention) * fwd_tiles + hw.kernel_gap_s();
     core.matmul_bwd_s =
         2.5 * flops / hw.attention_bwd_flops_per_s(x.cudnn_attention) * bwd_tiles + 3 * hw.kernel_gap_s();

@@ -92,7 +92,7 @@ void MemoryBound(double bytes, double kernels, Part* part);
 // was measured at, its softmax worth `softmax_head_dim` units of head dimension a score:
 // (128 + d0) / 128 x d / (d + d0) below 128; 1 from 128 up (MLA's 192 / 128 heads measure
 // 3 % slower forward and 13 % backward on cuDNN, not faster: h100_mla_attention.jsonl) and
-// where either is 0. Head dimension 64 at d0 = 42: 0.80.
+// where either is 0. Head dimension 64 at cuDNN's forward d0 = 70: 0.72.
 double HeadDimRate(double head_dim, double softmax_head_dim);
 
 // Attention core (scores, softmax, dropout, context).

@@ -528,38 +528,50 @@ TEST(TransformerCosts, FusedAttentionPaysItsFixedWorkPerQueryTile) {
   }
 }
 
-// At head dimension 64 the softmax's share of each score doubles: the H100 profile's
-// d0 = 42 forward and 23 backward make the forward run at (128 + 42) / 128 x 64 / 106 =
-// 0.8019 of its rate at 128 and the backward at 151 / 128 x 64 / 87 = 0.8678 (measured on
-// an H100, FlashAttention-2: 0.76-0.89 and 0.83-0.88 at 2 k-32 k tokens). Twice the heads
-// of half the width are the same FLOPs, so the time is the ratio's inverse. An A100 has
-// 2.89 of the H100's 7.49 TFLOP/s per SM on the same 16 exponential units: d0 16.2 / 8.9.
+// At head dimension 64 the softmax's share of each score doubles. cuDNN's kernel (Megatron,
+// NeMo, torchtitan, unspecified) on the H100 profile, d0 = 70 forward and 37 backward,
+// runs the forward at (128 + 70) / 128 x 64 / 134 = 0.7388 of its rate at 128 and the
+// backward at 165 / 128 x 64 / 101 = 0.8168 (measured: 0.73-0.80 and 0.78-0.87 at 2 k-16 k
+// tokens); FlashAttention-2 (DeepSpeed, PyTorch FSDP), 22 / 22, at 150 / 128 x 64 / 86 =
+// 0.8721 both ways. Twice the heads of half the width are the same FLOPs, so the time is
+// the ratio's inverse. An A100 has 2.89 of the H100's 7.49 TFLOP/s per SM on the same 16
+// exponential units: cuDNN's backward d0 37 x 0.386 = 14.3.
 TEST(TransformerCosts, FusedAttentionSlowsAtHeadDimension64) {
-  const auto core = [](const char* profile, int heads, int64_t head_dim) {
+  const auto core = [](const char* profile, int heads, int64_t head_dim, Framework f) {
     Workload w = Qwen3ShapedLayers();
     w.transformer.num_attention_heads = heads;
     w.transformer.num_kv_heads = heads / 8;
     w.transformer.head_dim = head_dim;
     ParallelConfig c = testing::Config(1, 1, 1, 1, 1);
     c.flash_attention = true;
+    c.framework = f;
     const TransformerSpec spec = w.transformer.Resolved();
     const Hardware hw(Profile(profile), Precision::kBf16);
     return transformer::AttentionCore(transformer::LayerDims(w, spec, ModelShape::Of(c.Normalized())), hw, 0);
   };
-  const transformer::Part wide = core("dgx-h100-80gb", 32, 128), narrow = core("dgx-h100-80gb", 64, 64);
-  EXPECT_DOUBLE_EQ(narrow.flops_fwd, wide.flops_fwd);
   const double gap = 1e-6;  // one kernel forward, three backward
-  EXPECT_NEAR((narrow.matmul_fwd_s - gap) / (wide.matmul_fwd_s - gap), 128.0 * 106 / (170 * 64), 1e-9);
-  EXPECT_NEAR((narrow.matmul_bwd_s - 3 * gap) / (wide.matmul_bwd_s - 3 * gap), 128.0 * 87 / (151 * 64), 1e-9);
-  const double a100 = 23.0 * (312.0 / 108) / (989.0 / 132);
-  const transformer::Part a_wide = core("dgx-a100-80gb", 32, 128), a_narrow = core("dgx-a100-80gb", 64, 64);
-  EXPECT_NEAR((a_narrow.matmul_bwd_s - 3 * gap) / (a_wide.matmul_bwd_s - 3 * gap),
-              1 / transformer::HeadDimRate(64, a100), 1e-9);
-  EXPECT_NEAR(transformer::HeadDimRate(64, a100), (128 + 8.868) / 128 * 64 / 72.868, 1e-4);
+  const auto fwd_ratio = [&](const transformer::Part& n, const transformer::Part& w) {
+    return (n.matmul_fwd_s - gap) / (w.matmul_fwd_s - gap);
+  };
+  const auto bwd_ratio = [&](const transformer::Part& n, const transformer::Part& w) {
+    return (n.matmul_bwd_s - 3 * gap) / (w.matmul_bwd_s - 3 * gap);
+  };
+  const Framework any = Framework::kAny, ds = Framework::kDeepSpeed;
+  const transformer::Part wide = core("dgx-h100-80gb", 32, 128, any), narrow = core("dgx-h100-80gb", 64, 64, any);
+  EXPECT_DOUBLE_EQ(narrow.flops_fwd, wide.flops_fwd);
+  EXPECT_NEAR(fwd_ratio(narrow, wide), 128.0 * 134 / (198 * 64), 1e-9);
+  EXPECT_NEAR(bwd_ratio(narrow, wide), 128.0 * 101 / (165 * 64), 1e-9);
+  const transformer::Part fa_wide = core("dgx-h100-80gb", 32, 128, ds), fa_narrow = core("dgx-h100-80gb", 64, 64, ds);
+  EXPECT_NEAR(fwd_ratio(fa_narrow, fa_wide), 128.0 * 86 / (150 * 64), 1e-9);
+  EXPECT_NEAR(bwd_ratio(fa_narrow, fa_wide), 128.0 * 86 / (150 * 64), 1e-9);
+  const double a100 = 37.0 * (312.0 / 108) / (989.0 / 132);
+  EXPECT_NEAR(a100, 14.27, 0.01);
+  EXPECT_NEAR(bwd_ratio(core("dgx-a100-80gb", 64, 64, any), core("dgx-a100-80gb", 32, 128, any)),
+              128.0 * (64 + a100) / ((128 + a100) * 64), 1e-9);
   // At 128 and wider nothing changes (MLA's 192 / 128 gains nothing), and d0 = 0 turns
   // the term off.
-  EXPECT_DOUBLE_EQ(transformer::HeadDimRate(128, 42), 1);
-  EXPECT_DOUBLE_EQ(transformer::HeadDimRate(160, 42), 1);
+  EXPECT_DOUBLE_EQ(transformer::HeadDimRate(128, 70), 1);
+  EXPECT_DOUBLE_EQ(transformer::HeadDimRate(160, 70), 1);
   EXPECT_DOUBLE_EQ(transformer::HeadDimRate(64, 0), 1);
 }
 

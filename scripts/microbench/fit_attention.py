@@ -16,18 +16,20 @@ profile has one pair) and one long-sequence efficiency `e` per kernel and direct
 squares on the relative error over a grid of `half`. Prints, per kernel and direction, every
 point's measured and modelled share, and the calibration fields to state:
 attention_efficiency_fwd / _bwd (FlashAttention-2), cudnn_attention_efficiency_fwd / _bwd,
-attention_half_keys_fwd / _bwd. From a CSV's causal rows of head dimension 64 beside 128 at
-the same sequence (2 k tokens and more), also the softmax's work per score in head-dimension
-units d0 (attention_softmax_head_dim_fwd / _bwd): a kernel at head dimension d runs at
+attention_half_keys_fwd / _bwd. From rows of head dimension 64 beside 128 at the same
+sequence (2 k tokens and more: a CSV's causal rows, FlashAttention-2; long_attention.py
+--head-dims lines, either kernel), also the softmax's work per score in head-dimension units
+d0, per kernel and direction (attention_softmax_head_dim_fwd / _bwd, FlashAttention-2's;
+cudnn_attention_softmax_head_dim_fwd / _bwd): a kernel at head dimension d runs at
 (128 + d0) / 128 x d / (d + d0) of its rate at 128, so the rate ratio r = rate(128) /
-rate(64) gives d0 = (r - 1) / (1/64 - r/128); the median over sequences per direction.
+rate(64) gives d0 = (r - 1) / (1/64 - r/128); the median over the sequences of every file.
 The efficiencies are the rates of the runs given: where the
 longest runs last long enough to settle at the GPU's power cap, `e` from them alone is the
 sustained one (long_attention.py's 128 k run on an H100 does, ~4 s; its shorter runs do not).
 
 --check: exit 1 unless every point is within 15 % of the model and the fitted halves (and
 softmax units, where the files have head dimension 64) are within a factor of 1.5 of the
-built-in defaults (280 / 700 keys, 42 / 23 units): the defaults' provenance, re-derived from
+built-in defaults (280 / 700 keys; 22 / 22 and 70 / 37 units): the defaults' provenance, re-derived from
 the files.
 """
 import argparse
@@ -38,7 +40,7 @@ import sys
 
 PEAK = 989.0  # H100 SXM dense BF16, TFLOP/s
 DEFAULT_HALF = {'fwd': 280.0, 'bwd': 700.0}
-DEFAULT_SOFTMAX = {'fwd': 42.0, 'bwd': 23.0}
+DEFAULT_SOFTMAX = {('flash', 'fwd'): 22.0, ('flash', 'bwd'): 22.0, ('cudnn', 'fwd'): 70.0, ('cudnn', 'bwd'): 37.0}
 FIELDS = {'flash': 'attention_efficiency', 'cudnn': 'cudnn_attention_efficiency'}
 
 
@@ -57,7 +59,7 @@ def read(path, peak):
         if not line.strip():
             continue
         r = json.loads(line)
-        if 'error' in r or r.get('mla'):
+        if 'error' in r or r.get('mla') or 'head_dim' in r:  # --head-dims lines: the softmax fit's
             continue
         for d in ('fwd', 'bwd'):
             out.append((r['backend'], d, int(r['s']), float(r['%s_share_of_peak' % d])))
@@ -65,20 +67,25 @@ def read(path, peak):
 
 
 def softmax_units(paths):
-    """Per direction, d0 from each sequence's head-dimension-64 and -128 causal rates."""
-    rates = {}
-    for path in paths:
-        if not path.endswith('.csv'):
-            continue
-        with open(path) as f:
-            for r in csv.DictReader(f):
-                if r['causal'] == 'True' and int(r['seq']) >= 2048 and r['head_dim'] in ('64', '128'):
-                    rates[(r['pass'], int(r['seq']), int(r['head_dim']))] = float(r['tflops'])
+    """Per (kernel, direction), d0 from each file's head-dimension-64 and -128 rates at a sequence."""
     out = {}
-    for (direction, s, d), rate in rates.items():
-        if d == 128 and (direction, s, 64) in rates:
-            r = rate / rates[(direction, s, 64)]
-            out.setdefault(direction, []).append((s, (r - 1) / (1 / 64 - r / 128)))
+    for path in paths:
+        rates = {}
+        with open(path) as f:
+            if path.endswith('.csv'):
+                for r in csv.DictReader(f):
+                    if r['causal'] == 'True' and r['head_dim'] in ('64', '128'):
+                        rates[('flash', r['pass'], int(r['seq']), int(r['head_dim']))] = float(r['tflops'])
+            else:
+                for line in f:
+                    r = json.loads(line) if line.strip() else {}
+                    if r.get('head_dim') in (64, 128) and 'error' not in r:
+                        for d in ('fwd', 'bwd'):
+                            rates[(r['backend'], d, int(r['s']), r['head_dim'])] = r['%s_share_of_peak' % d]
+        for (kernel, direction, s, d), rate in rates.items():
+            if d == 128 and s >= 2048 and (kernel, direction, s, 64) in rates:
+                ratio = rate / rates[(kernel, direction, s, 64)]
+                out.setdefault((kernel, direction), []).append((s, (ratio - 1) / (1 / 64 - ratio / 128)))
     return out
 
 
@@ -126,13 +133,15 @@ def main():
         ratio = half / DEFAULT_HALF[direction]
         if not 1 / 1.5 <= ratio <= 1.5:
             bad.append('%s half %d keys against the default %d' % (direction, half, DEFAULT_HALF[direction]))
-    for direction, per_seq in sorted(softmax_units(a.files).items()):
+    for (kernel, direction), per_seq in sorted(softmax_units(a.files).items()):
         d0 = statistics.median(v for _, v in per_seq)
-        calibration['attention_softmax_head_dim_%s' % direction] = round(d0, 1)
-        print('softmax %s: %.1f head-dimension units (median of %s)' % (
-            direction, d0, ', '.join('%d tokens %.1f' % sv for sv in sorted(per_seq))))
-        if not 1 / 1.5 <= d0 / DEFAULT_SOFTMAX[direction] <= 1.5:
-            bad.append('%s softmax %.1f units against the default %d' % (direction, d0, DEFAULT_SOFTMAX[direction]))
+        name = ('cudnn_' if kernel == 'cudnn' else '') + 'attention_softmax_head_dim_' + direction
+        calibration[name] = round(d0, 1)
+        print('%s softmax %s: %.1f head-dimension units (median of %s)' % (
+            kernel, direction, d0, ', '.join('%d tokens %.1f' % sv for sv in sorted(per_seq))))
+        if not 1 / 1.5 <= d0 / DEFAULT_SOFTMAX[(kernel, direction)] <= 1.5:
+            bad.append('%s %s softmax %.1f units against the default %d' % (
+                kernel, direction, d0, DEFAULT_SOFTMAX[(kernel, direction)]))
     print(json.dumps({'calibration': calibration}))
     if a.check and bad:
         print('check failed: ' + '; '.join(bad), file=sys.stderr)

@@ -10,6 +10,10 @@ others): the profile's attention_efficiency_fwd / _bwd. Prints one JSON line per
 --mla: DeepSeek-V3's multi-head latent attention core instead (16 heads a GPU, as at TP 8;
 query / key head dimension 192, value 128; FLOPs 2 * s * s/2 * heads * (192 + 128)
 forward), which only cuDNN runs among SDPA's backends.
+--head-dims 64,128: per head dimension d, 4,096 / d query heads and a quarter as many
+key/value heads (the same FLOPs whatever d), 2 k-16 k tokens, both backends in one run:
+what a narrower head costs a FLOP (the profile's attention_softmax_head_dim_fwd / _bwd;
+fit_attention.py derives them from these lines).
 Not in CI: needs a CUDA GPU with ~20 GB.
 """
 import json
@@ -27,9 +31,11 @@ SEQS = [2048, 4096, 8192, 16384, 32768, 65536, 131072]
 BACKENDS = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}
 
 
-def case(backend, s, dev, mla=False):
+def case(backend, s, dev, mla=False, head_dim=None):
     b = max(1, 16384 // s)
     heads, kv, dqk, dv = (16, 16, 192, 128) if mla else (HEADS, KV, D, D)
+    if head_dim:
+        heads, kv, dqk, dv = 4096 // head_dim, 1024 // head_dim, head_dim, head_dim
     q = torch.randn(b, heads, s, dqk, device=dev, dtype=torch.bfloat16, requires_grad=True)
     k = torch.randn(b, kv, s, dqk, device=dev, dtype=torch.bfloat16, requires_grad=True)
     v = torch.randn(b, kv, s, dv, device=dev, dtype=torch.bfloat16, requires_grad=True)
@@ -48,7 +54,7 @@ def case(backend, s, dev, mla=False):
     both_ms = gpu_ms(both, reps)
     flops = 2.0 * b * heads * s * (s / 2) * (dqk + dv)
     bwd_ms = both_ms - fwd_ms
-    return {"backend": backend, "mla": mla, "b": b, "s": s, "fwd_ms": round(fwd_ms, 3), "bwd_ms": round(bwd_ms, 3),
+    return {"backend": backend, "mla": mla, "head_dim": dqk if dqk == dv else None, "heads": heads, "b": b, "s": s, "fwd_ms": round(fwd_ms, 3), "bwd_ms": round(bwd_ms, 3),
             "fwd_tflops": round(flops / (fwd_ms * 1e-3) / 1e12, 1),
             "bwd_tflops": round(2.5 * flops / (bwd_ms * 1e-3) / 1e12, 1),
             "fwd_share_of_peak": round(flops / (fwd_ms * 1e-3) / PEAK, 3),
@@ -60,12 +66,15 @@ def main():
         sys.exit("no CUDA device")
     dev = torch.device("cuda")
     mla = "--mla" in sys.argv[1:]
+    dims = [None]
+    if "--head-dims" in sys.argv[1:]:
+        dims = [int(d) for d in sys.argv[sys.argv.index("--head-dims") + 1].split(",")]
     for backend in BACKENDS:
-        for s in (SEQS[:4] if mla else SEQS):
+        for s, d in [(s, d) for s in (SEQS[:4] if mla or dims[0] else SEQS) for d in dims]:
             try:
-                print(json.dumps(case(backend, s, dev, mla)), flush=True)
+                print(json.dumps(case(backend, s, dev, mla, d)), flush=True)
             except Exception as e:
-                print(json.dumps({"backend": backend, "s": s, "error": f"{type(e).__name__}: {e}"[:200]}), flush=True)
+                print(json.dumps({"backend": backend, "s": s, "head_dim": d, "error": f"{type(e).__name__}: {e}"[:200]}), flush=True)
             torch.cuda.empty_cache()
 
 

@@ -267,7 +267,9 @@ def profile_seeds():
     both(t, "SystemProfile", "attention_half_keys", tiles)
     # Stop 47: the softmax's work per score, in head-dimension units.
     softmax = json.loads(json.dumps(calibrated))
-    softmax["calibration"].update({"attention_softmax_head_dim_fwd": 42, "attention_softmax_head_dim_bwd": 23})
+    softmax["calibration"].update({"attention_softmax_head_dim_fwd": 22, "attention_softmax_head_dim_bwd": 22,
+                                   "cudnn_attention_softmax_head_dim_fwd": 70,
+                                   "cudnn_attention_softmax_head_dim_bwd": 37})
     both(t, "SystemProfile", "attention_softmax_head_dim", softmax)
     # Issue 12: a denormal efficiency made every time infinite.
     tiny = json.loads(json.dumps(DGX_A100))
