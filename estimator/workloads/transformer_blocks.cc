@@ -139,6 +139,12 @@ void RingAttentionSteps(const Dims& x, const Hardware& hw, Part* core) {
 
 }  // namespace
 
+double KernelHeadDim(double head_dim, bool cudnn) {
+  constexpr double kRef = CalibrationDefaults::kAttentionReferenceHeadDim;
+  if (cudnn) return head_dim > 64 && head_dim < kRef ? kRef : head_dim;
+  return head_dim > 0 ? std::ceil(head_dim / 32) * 32 : head_dim;
+}
+
 double HeadDimRate(double head_dim, double softmax_head_dim) {
   constexpr double kRef = CalibrationDefaults::kAttentionReferenceHeadDim;
   if (!(head_dim > 0) || !(softmax_head_dim > 0) || head_dim >= kRef) return 1;
@@ -158,15 +164,18 @@ Part AttentionCore(const Dims& x, const Hardware& hw, double window) {
     // _bwd), less each call's fixed work per query tile (attention_half_keys_fwd / _bwd:
     // a call whose queries see K keys on average runs at K / (K + half) of it; under
     // context parallelism each query meets its keys in c calls), and at a head dimension
-    // other than the 128 those rates were measured at, the softmax's share of each score
+    // other than the 128 those rates were measured at, the head dimension the kernel
+    // computes at (KernelHeadDim: padded) and the softmax's share of each score there
     // (attention_softmax_head_dim_fwd / _bwd). Kernels: one forward; backward = dot(dO, O)
     // preprocessing, the main kernel and the dQ conversion.
     const double keys = window > 0 && window < x.s ? window - window * window / (2 * x.s) : x.s / 2;
     const double flops = 2 * x.b * heads * q_len * keys * (x.dqk + x.dv);
-    const double head_dim = (x.dqk + x.dv) / 2;
-    const double fwd_tiles = (1 + x.c * hw.attention_half_keys_fwd() / keys) /
+    const double dqk = KernelHeadDim(x.dqk, x.cudnn_attention), dv = KernelHeadDim(x.dv, x.cudnn_attention);
+    const double padded = (dqk + dv) / (x.dqk + x.dv);
+    const double head_dim = (dqk + dv) / 2;
+    const double fwd_tiles = padded * (1 + x.c * hw.attention_half_keys_fwd() / keys) /
                              HeadDimRate(head_dim, hw.attention_softmax_head_dim_fwd(x.cudnn_attention));
-    const double bwd_tiles = (1 + x.c * hw.attention_half_keys_bwd() / keys) /
+    const double bwd_tiles = padded * (1 + x.c * hw.attention_half_keys_bwd() / keys) /
                              HeadDimRate(head_dim, hw.attention_softmax_head_dim_bwd(x.cudnn_attention));
     core.matmul_fwd_s = flops / hw.attention_fwd_flops_per_s(x.cudnn_attention) * fwd_tiles + hw.kernel_gap_s();
     core.matmul_bwd_s =

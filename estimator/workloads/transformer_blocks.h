@@ -88,6 +88,13 @@ void Linear(const Hardware& hw, const Dims& x, double m, double n, double k, dou
 // kernels (reads the output gradient and the saved input, writes the input gradient).
 void MemoryBound(double bytes, double kernels, Part* part);
 
+// The head dimension a fused attention kernel computes at for `head_dim`: FlashAttention-2
+// instantiates multiples of 32 (flash-attn's hdim32 ... hdim256 kernels: 80 runs as 96);
+// cuDNN's runs 65-127 as 128 (measured on an H100: 80 and 96 at 0.65-0.72 and 0.76-0.82 of
+// the 128 rate a useful FLOP, 80 / 128 and 96 / 128 padded:
+// docs/microbench/h100_attention_head_dim.jsonl).
+double KernelHeadDim(double head_dim, bool cudnn);
+
 // A fused attention kernel's rate at `head_dim` over its rate at the 128 its efficiency
 // was measured at, its softmax worth `softmax_head_dim` units of head dimension a score:
 // (128 + d0) / 128 x d / (d + d0) below 128; 1 from 128 up (MLA's 192 / 128 heads measure

@@ -568,6 +568,17 @@ TEST(TransformerCosts, FusedAttentionSlowsAtHeadDimension64) {
   EXPECT_NEAR(a100, 14.27, 0.01);
   EXPECT_NEAR(bwd_ratio(core("dgx-a100-80gb", 64, 64, any), core("dgx-a100-80gb", 32, 128, any)),
               128.0 * (64 + a100) / ((128 + a100) * 64), 1e-9);
+  // Head dimension 80 runs padded: cuDNN at 128, 1.6x the FLOPs at the 128 rate (measured
+  // 0.65-0.72 of it a useful FLOP); FlashAttention-2 at 96, 1.2x at 150 / 128 x 96 / 118.
+  const auto per_flop = [&](const transformer::Part& n, const transformer::Part& w) {
+    return fwd_ratio(n, w) * w.flops_fwd / n.flops_fwd;
+  };
+  EXPECT_NEAR(per_flop(core("dgx-h100-80gb", 48, 80, any), wide), 128.0 / 80, 1e-9);
+  EXPECT_NEAR(per_flop(core("dgx-h100-80gb", 48, 80, ds), fa_wide), 96.0 / 80 * 128 * 118 / (150 * 96), 1e-9);
+  EXPECT_DOUBLE_EQ(transformer::KernelHeadDim(64, true), 64);
+  EXPECT_DOUBLE_EQ(transformer::KernelHeadDim(96, true), 128);
+  EXPECT_DOUBLE_EQ(transformer::KernelHeadDim(96, false), 96);
+  EXPECT_DOUBLE_EQ(transformer::KernelHeadDim(192, true), 192);
   // At 128 and wider nothing changes (MLA's 192 / 128 gains nothing), and d0 = 0 turns
   // the term off.
   EXPECT_DOUBLE_EQ(transformer::HeadDimRate(128, 70), 1);

@@ -10,8 +10,9 @@ others): the profile's attention_efficiency_fwd / _bwd. Prints one JSON line per
 --mla: DeepSeek-V3's multi-head latent attention core instead (16 heads a GPU, as at TP 8;
 query / key head dimension 192, value 128; FLOPs 2 * s * s/2 * heads * (192 + 128)
 forward), which only cuDNN runs among SDPA's backends.
---head-dims 64,128: per head dimension d, 4,096 / d query heads and a quarter as many
-key/value heads (the same FLOPs whatever d), 2 k-16 k tokens, both backends in one run:
+--head-dims 64,128: per head dimension d, about 4,096 / d query heads (4 x round(1,024 / d))
+and a quarter as many key/value heads (about the same FLOPs whatever d; rates are per FLOP),
+2 k-16 k tokens, both backends in one run:
 what a narrower head costs a FLOP (the profile's attention_softmax_head_dim_fwd / _bwd;
 fit_attention.py derives them from these lines).
 Not in CI: needs a CUDA GPU with ~20 GB.
@@ -35,7 +36,8 @@ def case(backend, s, dev, mla=False, head_dim=None):
     b = max(1, 16384 // s)
     heads, kv, dqk, dv = (16, 16, 192, 128) if mla else (HEADS, KV, D, D)
     if head_dim:
-        heads, kv, dqk, dv = 4096 // head_dim, 1024 // head_dim, head_dim, head_dim
+        kv = max(1, round(1024 / head_dim))  # query heads 4 x that: ~4,096 / d, the same FLOPs
+        heads, dqk, dv = 4 * kv, head_dim, head_dim
     q = torch.randn(b, heads, s, dqk, device=dev, dtype=torch.bfloat16, requires_grad=True)
     k = torch.randn(b, kv, s, dqk, device=dev, dtype=torch.bfloat16, requires_grad=True)
     v = torch.randn(b, kv, s, dv, device=dev, dtype=torch.bfloat16, requires_grad=True)
