@@ -66,8 +66,10 @@ Calibration ResolvedCalibration(const SystemProfile& profile, int64_t num_gpus) 
   const int sms = profile.accelerator.sm_count;
   const double per_sm = sms > 0 ? profile.accelerator.PeakTflops(Precision::kBf16) / sms : 0;
   const double softmax_scale = per_sm > 0 ? per_sm / D::kAttentionSoftmaxTflopsPerSm : 1.0;
-  r.attention_softmax_head_dim_fwd = Or(c.attention_softmax_head_dim_fwd, D::kAttentionSoftmaxHeadDimFwd * softmax_scale);
-  r.attention_softmax_head_dim_bwd = Or(c.attention_softmax_head_dim_bwd, D::kAttentionSoftmaxHeadDimBwd * softmax_scale);
+  r.attention_softmax_head_dim_fwd =
+      Or(c.attention_softmax_head_dim_fwd, D::kAttentionSoftmaxHeadDimFwd * softmax_scale);
+  r.attention_softmax_head_dim_bwd =
+      Or(c.attention_softmax_head_dim_bwd, D::kAttentionSoftmaxHeadDimBwd * softmax_scale);
   r.cudnn_attention_softmax_head_dim_fwd =
       Or(c.cudnn_attention_softmax_head_dim_fwd, D::kCudnnAttentionSoftmaxHeadDimFwd * softmax_scale);
   r.cudnn_attention_softmax_head_dim_bwd =

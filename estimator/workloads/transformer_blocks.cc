@@ -173,13 +173,14 @@ Part AttentionCore(const Dims& x, const Hardware& hw, double window) {
     const double dqk = KernelHeadDim(x.dqk, x.cudnn_attention), dv = KernelHeadDim(x.dv, x.cudnn_attention);
     const double padded = (dqk + dv) / (x.dqk + x.dv);
     const double head_dim = (dqk + dv) / 2;
-    const double fwd_tiles = padded * (1 + x.c * hw.attention_half_keys_fwd() / keys) /
-                             HeadDimRate(head_dim, hw.attention_softmax_head_dim_fwd(x.cudnn_attention));
-    const double bwd_tiles = padded * (1 + x.c * hw.attention_half_keys_bwd() / keys) /
-                             HeadDimRate(head_dim, hw.attention_softmax_head_dim_bwd(x.cudnn_attention));
-    core.matmul_fwd_s = flops / hw.attention_fwd_flops_per_s(x.cudnn_attention) * fwd_tiles + hw.kernel_gap_s();
+    // Time per useful FLOP over the kernel's long-sequence rate at head dimension 128.
+    const double fwd_slowdown = padded * (1 + x.c * hw.attention_half_keys_fwd() / keys) /
+                                HeadDimRate(head_dim, hw.attention_softmax_head_dim_fwd(x.cudnn_attention));
+    const double bwd_slowdown = padded * (1 + x.c * hw.attention_half_keys_bwd() / keys) /
+                                HeadDimRate(head_dim, hw.attention_softmax_head_dim_bwd(x.cudnn_attention));
+    core.matmul_fwd_s = flops / hw.attention_fwd_flops_per_s(x.cudnn_attention) * fwd_slowdown + hw.kernel_gap_s();
     core.matmul_bwd_s =
-        2.5 * flops / hw.attention_bwd_flops_per_s(x.cudnn_attention) * bwd_tiles + 3 * hw.kernel_gap_s();
+        2.5 * flops / hw.attention_bwd_flops_per_s(x.cudnn_attention) * bwd_slowdown + 3 * hw.kernel_gap_s();
     core.flops_fwd = flops;
     core.kernels_fwd = 1;
     core.kernels_bwd = 3;
