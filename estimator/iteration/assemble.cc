@@ -354,7 +354,7 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
   const double dense = std::max(stages.first.params - stages.first.expert_params,
                                 stages.last.params - stages.last.expert_params);
   const double ex = std::max(stages.first.expert_params, stages.last.expert_params);
-  const DataParallelInputs dp{model, stages, c, coll, hw, s};
+  const DataParallelInputs dp{model, stages, c, coll, hw};
   t.dp_comm_s = DataParallelExposed(dp, PlaceDp(c, coll), dense, ex, beside_dp, m);
 
   // Optimizer step: memory-bound over this GPU's shard of the parameters.

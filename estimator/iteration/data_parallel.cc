@@ -85,6 +85,7 @@ struct DpContext {
   const ParallelConfig& c;
   const Collectives& coll;
   const Hardware& hw;
+  int m;            // micro-batches per iteration
   DpWindows mb;     // one micro-batch's windows
   DpWindows layer;  // one layer's
 };
@@ -134,16 +135,15 @@ void GroupDpTraffic(const DpContext& x, const GroupSpan& g, double params, doubl
       // ZeRO-2 keeps only its gradient shard, so it reduce-scatters every micro-batch
       // (DeepSpeed stage 2: gradient buckets reduced during each backward; Rajbhandari et
       // al. SC'20 sec. 5.2).
-      const int m = std::max(1, c.NumMicroBatches());
       if (overlap_reduce) {
         t->every_bwd += rs;
       } else {
-        t->exposed += m * rs;
+        t->exposed += x.m * rs;
       }
     }
     return;
   }
-  const int m = std::max(1, c.NumMicroBatches());
+  const int m = x.m;
   const double layers = std::max(1, x.stages.slowest_layers);
   const bool prefetch = c.overlap_param_gather || c.overlap_grad_reduce;
   const Zero3Calls z = Zero3Collectives(x.model, x.stages, c, params);
@@ -208,8 +208,9 @@ void AddDpTraffic(const DpContext& x, const GroupSpan& g, double params, DpTraff
 // fairness): an overlapped reduction of d seconds beside a seconds of blocking traffic
 // delays that traffic by min(a, d) (work-conserving link; in the limits d >> a and
 // d << a the iteration grows by a and by d).
-double DpExposed(const DpContext& x, const DpTraffic& t, double beside_dp, int m) {
+double DpExposed(const DpContext& x, const DpTraffic& t, double beside_dp) {
   const Hardware& hw = x.hw;
+  const int m = x.m;
   const double layers = std::max(1, x.stages.slowest_layers);
   auto contention = [&](double d) { return std::min(beside_dp, d); };
   auto beside = [&](double seconds, double held, double window) {
@@ -248,15 +249,15 @@ Zero3Calls Zero3Collectives(const ModelCosts& model, const StageCosts& stages, c
 double DataParallelExposed(const DataParallelInputs& in, const DpGroups& groups, double dense, double expert,
                            double beside_dp, int m) {
   const double layers = std::max(1, in.stages.slowest_layers);
-  const DpWindows mb = Windows(in.slowest);
-  const DpContext dpx{in.model, in.stages, in.c, in.coll, in.hw, mb, {mb.fwd / layers, mb.bwd / layers}};
+  const DpWindows mb = Windows(in.stages.slowest);
+  const DpContext dpx{in.model, in.stages, in.c, in.coll, in.hw, m, mb, {mb.fwd / layers, mb.bwd / layers}};
   DpTraffic traffic;
   AddDpTraffic(dpx, groups.dense, dense, &traffic);
   AddDpTraffic(dpx, groups.expert, expert, &traffic);
   // An overlapped reduction shares the NICs only where it leaves the node.
   const bool dp_leaves_node = std::max(groups.dense.size > 1 ? groups.dense.level : 0,
                                        groups.expert.size > 1 ? groups.expert.level : 0) >= 1;
-  return DpExposed(dpx, traffic, dp_leaves_node && OverlapsGradientReduction(in.c) ? beside_dp : 0.0, m);
+  return DpExposed(dpx, traffic, dp_leaves_node && OverlapsGradientReduction(in.c) ? beside_dp : 0.0);
 }
 
 }  // namespace paraplan

@@ -36,7 +36,7 @@ struct DpGroups {
 // modules run in between (__params_to_release): the last tensors before the LM head's
 // backward stay gathered into their backward, and under full recompute a layer's later
 // tensors stay from their recomputed forward into their backward, its earlier ones are
-// gathered a third time (tensors of a stage's mean size; DeepSpeedReuse).
+// gathered a third time (tensors of a stage's mean size; DeepSpeedBackwardGathers).
 struct Zero3Calls {
   double gathers = 0;       // all-gathers per layer and micro-batch in forward
   double bwd_gathers = 0;   // in backward, its recomputed forward included
@@ -55,7 +55,6 @@ struct DataParallelInputs {
   const ParallelConfig& c;  // normalized
   const Collectives& coll;
   const Hardware& hw;
-  const BlockCosts& slowest;  // the slowest stage's costs of one micro-batch
 };
 
 // Seconds the data-parallel traffic of `dense` and `expert` parameters (the fuller end

@@ -51,6 +51,20 @@ def attention(q, k, v, kv_groups):
         return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=kv_groups > 1).transpose(1, 2)
 
 
+def self_attention(s, y, qk_norms=None):
+    """GQA self-attention of a block holding wq / wk / wv / wo, heads, kv, hd and its RoPE
+    cache cis, on the normed input y: the output projection's result. qk_norms: the query
+    and key norms (Qwen3's), applied per head before RoPE."""
+    b, t, _ = y.shape
+    q = s.wq(y).view(b, t, s.heads, s.hd)
+    k = s.wk(y).view(b, t, s.kv, s.hd)
+    v = s.wv(y).view(b, t, s.kv, s.hd)
+    if qk_norms is not None:
+        q, k = qk_norms[0](q), qk_norms[1](k)
+    q, k = apply_rope(q, k, s.cis)
+    return s.wo(attention(q, k, v, s.heads // s.kv).reshape(b, t, -1))
+
+
 class Llama(torch.nn.Module):
     def __init__(s, h, heads, kv_heads, ffn, seq, dev):
         super().__init__()
@@ -62,13 +76,7 @@ class Llama(torch.nn.Module):
         s.register_buffer("cis", rope_cache(seq, s.hd, dev), persistent=False)
 
     def forward(s, x):
-        b, t, _ = x.shape
-        y = s.attention_norm(x)
-        q = s.wq(y).view(b, t, s.heads, s.hd)
-        k = s.wk(y).view(b, t, s.kv, s.hd)
-        v = s.wv(y).view(b, t, s.kv, s.hd)
-        q, k = apply_rope(q, k, s.cis)
-        h = x + s.wo(attention(q, k, v, s.heads // s.kv).reshape(b, t, -1))
+        h = x + self_attention(s, s.attention_norm(x))
         z = s.ffn_norm(h)
         return h + s.w2(F.silu(s.w1(z)) * s.w3(z))
 

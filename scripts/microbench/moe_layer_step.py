@@ -38,7 +38,7 @@ import sys
 import torch
 import torch.nn.functional as F
 
-from autograd_memory import BF, apply_rope, attention, rope_cache
+from autograd_memory import BF, rope_cache, self_attention
 from gpu_timing import gpu_ms
 
 CASES = {
@@ -80,14 +80,7 @@ class MoeLayer(torch.nn.Module):
 
     def forward(s, x):
         b, t, h = x.shape
-        y = s.norm1(x)
-        q = s.wq(y).view(b, t, s.heads, s.hd)
-        kk = s.wk(y).view(b, t, s.kv, s.hd)
-        v = s.wv(y).view(b, t, s.kv, s.hd)
-        if s.q_norm is not None:
-            q, kk = s.q_norm(q), s.k_norm(kk)
-        q, kk = apply_rope(q, kk, s.cis)
-        x = x + s.wo(attention(q, kk, v, s.heads // s.kv).reshape(b, t, -1))
+        x = x + self_attention(s, s.norm1(x), (s.q_norm, s.k_norm) if s.q_norm is not None else None)
         z = s.norm2(x).view(b * t, h)
         probs = torch.softmax(s.router(z).float(), dim=-1)
         top_p, top_i = torch.topk(probs, s.k, dim=-1)
