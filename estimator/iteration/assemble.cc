@@ -341,7 +341,7 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
   if (c.pipeline_parallel > 1) {
     const int pp_level = coll.LevelOfStride(PipelineStride(c));
     const double hop = coll.SendRecv(model.pp_send_bytes, pp_level);
-    t.pp_comm_s = 2.0 * (m * c.virtual_pipeline_stages + c.pipeline_parallel - 1) * hop;
+    t.pp_comm_s = 2.0 * (static_cast<double>(m) * c.virtual_pipeline_stages + c.pipeline_parallel - 1) * hop;
     if (pp_level >= 1) beside_dp += c.virtual_pipeline_stages * hop;
   }
   const int64_t tp_size = int64_t{c.tensor_parallel} * c.filter_parallel * c.channel_parallel;

@@ -1,5 +1,6 @@
-#include "estimator/iteration/estimate.h"
+#include <cmath>
 
+#include "estimator/iteration/estimate.h"
 #include "estimator/testing/test_util.h"
 #include "gtest/gtest.h"
 
@@ -251,6 +252,21 @@ TEST(Estimate, DeepSpeedPipelineSendsTheWholeActivation) {
   absl::StatusOr<Estimate> sp = EstimateIteration(Model("gpt3-175b"), c, Profile("dgx-a100-80gb"));
   ASSERT_TRUE(sp.ok());
   EXPECT_DOUBLE_EQ(pp(*sp).bytes, 2048.0 * 12288 * 2 / 8);
+}
+
+// Micro-batches times chunks beyond an int (1e9 x 3 at PP 8, v 3) count as they are: the
+// pipeline's sends are 2 (m v + p - 1) hops, in proportion to a small batch's (found by
+// estimate_request_fuzzer: the product overflowed).
+TEST(Estimate, PipelineSendsCountManyMicroBatches) {
+  ParallelConfig c = Config(8, 8, 1, 1, 16);
+  c.virtual_pipeline_stages = 3;
+  c.pipeline_schedule = PipelineSchedule::kInterleaved1F1B;
+  absl::StatusOr<Estimate> small = EstimateIteration(Model("gpt3-175b"), c, Profile("dgx-a100-80gb"));
+  c.global_batch_size = 1'000'000'000;
+  absl::StatusOr<Estimate> big = EstimateIteration(Model("gpt3-175b"), c, Profile("dgx-a100-80gb"));
+  ASSERT_TRUE(small.ok() && big.ok()) << small.status() << big.status();
+  EXPECT_TRUE(std::isfinite(big->time.pp_comm_s));
+  EXPECT_NEAR(big->time.pp_comm_s / small->time.pp_comm_s, (1e9 * 3 + 7) / (16.0 * 3 + 7), 1e-3);
 }
 
 // torchtitan's launcher runs PyTorch's allocator with expandable segments: its overhead
