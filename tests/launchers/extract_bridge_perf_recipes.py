@@ -223,6 +223,8 @@ def row_of(name, cfg, family, gpus, gpu, source):
         c['offload_modules'] = list(known(m, 'offload_modules'))
     impl = known(m, 'cuda_graph_impl')
     scope = known(m, 'cuda_graph_scope')
+    if isinstance(scope, str):  # Megatron-Core takes one scope name or a list of them
+        scope = [scope]
     if impl not in (None, 'none') or (isinstance(scope, (list, tuple)) and 'full_iteration' in scope):
         c['cuda_graph_scope'] = ['full_iteration'] if impl == 'full_iteration' else list(scope or [])
     layout = apply_layout(c, layout_of(m), pp, v, layers, layout_rule)
