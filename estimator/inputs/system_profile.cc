@@ -24,7 +24,10 @@ double Accelerator::PeakTflops(Precision p) const {
 
 double Accelerator::ClockScale() const {
   if (!(power_limit_w > 0) || !(busy_power_w > 0) || power_limit_w >= busy_power_w) return 1;
-  return std::cbrt(power_limit_w / busy_power_w);
+  // The idle draw (static leakage, memory refresh, board) does not follow the clock; only
+  // what lies above it does. A profile whose idle draw is not below both is taken whole.
+  const double floor = idle_power_w > 0 && idle_power_w < power_limit_w ? idle_power_w : 0;
+  return std::cbrt((power_limit_w - floor) / (busy_power_w - floor));
 }
 
 double Accelerator::BusyPowerW() const {

@@ -31,8 +31,9 @@ struct Accelerator {
   // Board power cap; 0 = busy_power_w. ClockScale() and PowerW() follow it.
   double power_limit_w = 0;
 
-  // Sustained clock under the cap relative to the rated one: (limit / busy)^(1/3) when
-  // the limit is below busy_power_w (dynamic power ~ f V^2 with V ~ f), else 1.
+  // Sustained clock under the cap relative to the rated one when the limit is below
+  // busy_power_w, else 1: ((limit - idle) / (busy - idle))^(1/3) -- CMOS power is a
+  // static part (the idle draw, idle_power_w) plus a dynamic one ~ f V^2 with V ~ f.
   double ClockScale() const;
   // Power drawn while busy: the lower of busy_power_w and the limit.
   double BusyPowerW() const;

@@ -135,6 +135,10 @@ absl::Status ValidateProfile(const SystemProfile& p) {
   PARAPLAN_RETURN_IF_ERROR(InRange("profile.accelerator.busy_power_w", a.busy_power_w, 0, 1e5, false));
   PARAPLAN_RETURN_IF_ERROR(InRange("profile.accelerator.power_limit_w", a.power_limit_w, 1, 1e5, true));
   PARAPLAN_RETURN_IF_ERROR(InRange("profile.accelerator.idle_power_w", a.idle_power_w, 0, 1e5, false));
+  if (a.power_limit_w > 0 && a.power_limit_w <= a.idle_power_w) {
+    return Bad("profile.accelerator.power_limit_w",
+               absl::StrCat("at or below idle_power_w (", a.idle_power_w, " W): a GPU held to its idle draw cannot run"));
+  }
   if (a.peak_tflops_bf16 <= 0 && a.peak_tflops_fp16 <= 0) {
     return Bad("profile.accelerator.peak_tflops_bf16", "bf16 or fp16 peak must be positive");
   }

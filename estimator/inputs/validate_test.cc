@@ -324,6 +324,12 @@ TEST(Validate, ProfileErrorsNameTheField) {
   p.storage.read_joules_per_gbyte = 0;
   p.storage.shared_fs_joules_per_gbyte = std::numeric_limits<double>::infinity();
   EXPECT_THAT(std::string(ValidateProfile(p).message()), HasSubstr("profile.storage.shared_fs_joules_per_gbyte"));
+  p = testing::Profile("dgx-h100-80gb");  // idle draw 75 W
+  p.accelerator.power_limit_w = 75;
+  EXPECT_THAT(std::string(ValidateProfile(p).message()),
+              HasSubstr("profile.accelerator.power_limit_w: at or below idle_power_w (75 W)"));
+  p.accelerator.power_limit_w = 76;
+  EXPECT_TRUE(ValidateProfile(p).ok());
 }
 
 // Regression: a layer without output_shape, checked with a config before (or without)
