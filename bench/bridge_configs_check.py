@@ -42,6 +42,15 @@ KNOWN_NOT_FIT = {'LLAMA31_405B_PRETRAIN_CONFIG_B300_%s_V1' % p for p in ('BF16',
 # mla_up_proj / moe_act recomputed, core_attn / attn_proj offloaded; perf_recipes at
 # 067f987): 279.6 GiB predicted of 279, 0.2 % over -- within what the model can tell apart.
 KNOWN_NOT_FIT.add('deepseek_v3_pretrain_64gpu_gb300_bf16_fsdp_config')
+# Llama 3.1 405B on 128 B200 / GB200 at TP 4, PP 16, v 8, DP 2 without recompute (perf_recipes
+# at 067f987; their docstrings say TP 4, PP 8, CP 2, the layout the V1 tables ran): 7
+# layers on each end stage and one a chunk, so Megatron-Core's warm-up keeps 2 x 14 +
+# 7 x 16 + 1 = 141 one-layer chunks on the second rank, ~1.07 GB each (8,192 tokens,
+# hidden 16,384 over TP 4), ~150 GB beside ~64 GB of weights, gradients and optimizer
+# shards over DP 2: 180.6-203.9 GiB. The same layout over DP 4 on 256 GB200s (the V2
+# table's run) fits, 185.9 of 186 GiB.
+KNOWN_NOT_FIT |= {'llama31_405b_pretrain_128gpu_b200_bf16_config', 'llama31_405b_pretrain_128gpu_b200_fp8cs_config',
+                  'llama31_405b_pretrain_128gpu_gb200_bf16_config'}
 # Recipes that cannot start on the GPUs their names give (perf_recipes at 067f987):
 # Megatron-Core's initialize_model_parallel needs expert-TP x EP x PP to divide the world
 # size, and these reuse a larger run's layout -- DeepSeek-V3's 1,024-GPU TP 2, PP 8, EP 64

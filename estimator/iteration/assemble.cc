@@ -1,6 +1,7 @@
 #include "estimator/iteration/assemble.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "estimator/iteration/data_parallel.h"
@@ -71,12 +72,15 @@ void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
   const int m = std::max(1, c.NumMicroBatches());
   const double dpcp = double{1.0} * c.data_parallel * c.context_parallel * c.spatial_parallel;
   const double expert_dp = static_cast<double>(c.ExpertDataParallel());
-  // Chunk 0's share of the first stage's activations, from the chunks as laid out.
-  const StageMemory& first = stages.first;
-  const double chunk0_share = first.activation_bytes_per_mb > 0
-                                  ? first.chunk_activation_bytes_per_mb / first.activation_bytes_per_mb
-                                  : 1.0 / std::max(1, c.virtual_pipeline_stages);
-  const double in_flight = InFlightMicroBatches(c, m, chunk0_share);
+  // Micro-batches a stage holds, by its place, with chunk 0's share of its activations
+  // from the chunks as laid out. The LM head's stored activations on the last stage are
+  // taken once (but under GPipe): its loss runs backward right after its forward.
+  auto in_flight = [&](const StageMemory& st) {
+    const double chunk0_share = st.activation_bytes_per_mb > 0
+                                    ? st.chunk_activation_bytes_per_mb / st.activation_bytes_per_mb
+                                    : 1.0 / std::max(1, c.virtual_pipeline_stages);
+    return InFlightMicroBatches(c, m, chunk0_share, st.index);
+  };
 
   // Gradients that exist only from backward to the step (PyTorch, set_to_none) grow as
   // the activations are freed, layer by layer: at the peak, the larger of the two —
@@ -88,7 +92,12 @@ void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
   const WeightBytes weight = WeightBytesOf(model, c);
   const double compute_weight_bytes = model.fp32_params ? weight.gathered : weight.held;
   MemoryBreakdown best;
-  for (const StageMemory* st : {&stages.first, &stages.last}) {
+  std::array<const StageMemory*, kMemoryMiddleStages + 2> held{&stages.first};
+  int n = 1;
+  for (int i = 0; i < stages.middles; ++i) held[n++] = &stages.middle[i];
+  held[n++] = &stages.last;
+  for (int i = 0; i < n; ++i) {
+    const StageMemory* st = held[i];
     const double dense = st->params - st->expert_params;
     const double ex = st->expert_params;
     // ZeRO (Rajbhandari et al. SC'20): stage 1 shards optimizer states, 2 also
@@ -105,8 +114,9 @@ void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
     mb.gradients_bytes = (dense / grad_div_d + ex / grad_div_e) * GradientBytesOf(model, c).held;
     mb.optimizer_bytes =
         (dense / opt_div_d + ex / opt_div_e) * model.optimizer_state_bytes_per_param;
-    const double flight = st == &stages.first ? in_flight : 1;
-    mb.activations_bytes = st->activation_bytes_per_mb * flight + st->transient_bytes;
+    const double flight = in_flight(*st);
+    const double head = c.pipeline_schedule == PipelineSchedule::kGPipe ? 0 : st->head_activation_bytes_per_mb;
+    mb.activations_bytes = (st->activation_bytes_per_mb - head) * flight + head + st->transient_bytes;
     if (grads_then_activations) mb.gradients_bytes = std::max(0.0, mb.gradients_bytes - mb.activations_bytes);
     if (c.offload.optimizer) {
       mb.host_bytes += mb.optimizer_bytes;
@@ -351,9 +361,8 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
   }
 
   // Data-parallel gradient reduction (and ZeRO parameter gathers).
-  const double dense = std::max(stages.first.params - stages.first.expert_params,
-                                stages.last.params - stages.last.expert_params);
-  const double ex = std::max(stages.first.expert_params, stages.last.expert_params);
+  const double dense = stages.max_dense_params;
+  const double ex = stages.max_expert_params;
   const DataParallelInputs dp{model, stages, c, coll, hw};
   t.dp_comm_s = DataParallelExposed(dp, PlaceDp(c, coll), dense, ex, beside_dp, m);
 

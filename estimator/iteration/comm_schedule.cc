@@ -110,9 +110,8 @@ std::vector<CollectiveUse> DescribeCollectives(const Workload& workload, const P
   }
   // Data parallel, by ZeRO stage (as assemble.cc charges it).
   const DpGroups groups = PlaceDataParallel(c, coll);
-  const double dense = std::max(stages.first.params - stages.first.expert_params,
-                                stages.last.params - stages.last.expert_params);
-  const double experts = std::max(stages.first.expert_params, stages.last.expert_params);
+  const double dense = stages.max_dense_params;
+  const double experts = stages.max_expert_params;
   for (const auto& [g, params] : {std::pair{groups.dense, dense}, std::pair{groups.expert, experts}}) {
     const double grad = params * GradientBytesOf(model, c).reduced;
     const double gather = params * WeightBytesOf(model, c).gathered;

@@ -1,26 +1,37 @@
 #include "estimator/iteration/pipeline_schedule.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace paraplan {
 
-double InFlightMicroBatches(const ParallelConfig& c, int m, double chunk0_share) {
+double InFlightMicroBatches(const ParallelConfig& c, int m, double chunk0_share, int stage) {
   const int pp = c.pipeline_parallel;
   if (pp <= 1) return 1;
   switch (c.pipeline_schedule) {
     case PipelineSchedule::kGPipe:
       return m;  // all forwards before any backward (Huang et al. 2019)
     case PipelineSchedule::kInterleaved1F1B: {
-      // Megatron-Core's get_pp_rank_microbatches: the first rank runs (p - 1) x 2 + (v - 1)
-      // x p warm-up forwards, p micro-batches per chunk in turn, and one more before its
-      // first backward: p micro-batches of every chunk, then p - 1 more of chunk 0 — with
-      // even chunks p + (p - 1) / v stage micro-batches (Narayanan et al. SC'21,
-      // Korthikanti et al. 2022 eq. 5). The all-to-all overlap warms up one chunk more
-      // (overlap_moe_expert_parallel_comm), of chunk 0.
-      return std::min<double>(m, pp + (pp - 1.0 + (c.moe_a2a_overlap ? 1.0 : 0.0)) * chunk0_share);
+      // Megatron-Core's get_pp_rank_microbatches: rank i runs (p - i - 1) x 2 + (v - 1) x p
+      // warm-up forwards, p micro-batches per chunk in turn, and one more before its first
+      // backward (Narayanan et al. SC'21; Korthikanti et al. 2022 eq. 5 for the first
+      // rank). The all-to-all overlap warms up one chunk more
+      // (overlap_moe_expert_parallel_comm).
+      const int v = std::max(1, c.virtual_pipeline_stages);
+      const double forwards =
+          2.0 * (pp - stage - 1) + (v - 1.0) * pp + 1 + (c.moe_a2a_overlap ? 1.0 : 0.0);
+      const double other = v > 1 ? (1 - chunk0_share) / (v - 1) : 0;
+      double held;
+      if (forwards >= double{1.0} * v * pp) {
+        held = pp + (forwards - double{1.0} * v * pp) * chunk0_share;  // every chunk p, then chunk 0 again
+      } else {
+        const double groups = std::floor(forwards / pp), rest = forwards - groups * pp;
+        held = groups >= 1 ? pp * chunk0_share + (groups - 1) * pp * other + rest * other : rest * chunk0_share;
+      }
+      return std::min<double>(m, held);
     }
     default:
-      return std::min(m, pp);  // 1F1B: the first stage keeps p micro-batches in flight
+      return std::min(m, pp - stage);  // 1F1B: stage i keeps p - i micro-batches in flight
   }
 }
 

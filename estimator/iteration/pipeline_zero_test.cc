@@ -119,6 +119,74 @@ TEST(Pipeline, InterleavedWarmUpFillsChunkZeroLast) {
               1);
 }
 
+// The warm-up by rank (Megatron-Core's get_pp_rank_microbatches: 2 (p - i - 1) + (v - 1) p
+// forwards and one more on rank i, p of a chunk at a time from chunk 0), by hand in stage
+// micro-batches with even chunks:
+// - Llama 3.1 405B's layout (PP 16, v 8, one layer a chunk): rank 1 runs 28 + 112 + 1 =
+//   141 chunks, every chunk's 16 and 13 more of chunk 0: 16 + 13/8;
+// - PP 8, v 3, the last rank: 16 + 1 = 17 chunks, 8 of chunk 0, 8 of chunk 1, 1 of
+//   chunk 2: 17/3 (not the one micro-batch 1F1B's last stage keeps);
+// - 1F1B: rank i keeps p - i; GPipe every micro-batch on every rank.
+TEST(Pipeline, WarmUpByRank) {
+  ParallelConfig c = Config(4, 16, 2, 1, 768);
+  c.virtual_pipeline_stages = 8;
+  c.pipeline_schedule = PipelineSchedule::kInterleaved1F1B;
+  EXPECT_DOUBLE_EQ(InFlightMicroBatches(c, 384, 1.0 / 8, 1), 16 + 13.0 / 8);
+  c = Config(1, 8, 1, 1, 64);
+  c.virtual_pipeline_stages = 3;
+  c.pipeline_schedule = PipelineSchedule::kInterleaved1F1B;
+  EXPECT_NEAR(InFlightMicroBatches(c, 64, 1.0 / 3, 7), 17.0 / 3, 1e-12);
+  EXPECT_DOUBLE_EQ(InFlightMicroBatches(c, 64, 1.0 / 3, 0), 8 + 7.0 / 3);
+  EXPECT_DOUBLE_EQ(InFlightMicroBatches(c, 4, 1.0 / 3, 0), 4);
+  c.pipeline_schedule = PipelineSchedule::k1F1B;
+  c.virtual_pipeline_stages = 1;
+  EXPECT_DOUBLE_EQ(InFlightMicroBatches(c, 64, 1, 3), 5);
+  EXPECT_DOUBLE_EQ(InFlightMicroBatches(c, 64, 1, 7), 1);
+  c.pipeline_schedule = PipelineSchedule::kGPipe;
+  EXPECT_DOUBLE_EQ(InFlightMicroBatches(c, 64, 1, 7), 64);
+}
+
+// Memory is the heaviest stage's, wherever it sits. BLOOM over 12 stages (1F1B, no
+// recompute): the first stage holds 5 layers (and the embedding) for 12 micro-batches, the
+// second 6 layers for 11 — 66 layers' activations against ~61. Llama 3 8B at PP 4 with 4
+// layers on each end stage: the two middle stages hold 12 layers each, whose 16-bit
+// weights (ZeRO 1 shards only the optimizer) are the peak's, and whose gradient reduction
+// is the one the step waits for.
+TEST(Pipeline, TheHeaviestStageSetsTheMemory) {
+  const SystemProfile p = Profile("dgx-a100-80gb");
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives coll(hw);
+  ParallelConfig c = Config(4, 12, 8, 1, 192);
+  c.zero_stage = 1;
+  absl::StatusOr<ModelCosts> m = ComputeModelCosts(Bloom(), ModelShape::Of(c.Normalized()), hw, coll);
+  ASSERT_TRUE(m.ok());
+  const StageCosts s = ComputeStageCosts(*m, 12, 1);
+  ASSERT_GE(s.middles, 1);
+  EXPECT_EQ(s.middle[0].index, 1);
+  const BlockCosts& layer = m->layers[0];
+  EXPECT_NEAR(s.middle[0].activation_bytes_per_mb, 6 * layer.activation_bytes, 1);
+  absl::StatusOr<Estimate> e = EstimateIteration(Bloom(), c, p);
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_NEAR(e->memory.activations_bytes, 66 * layer.activation_bytes + s.middle[0].transient_bytes, 1);
+  EXPECT_GT(66 * layer.activation_bytes, 12 * (5 * layer.activation_bytes + m->pre.activation_bytes));
+
+  const Workload llama = testing::Model("llama3-8b");
+  c = Config(1, 4, 2, 1, 64);
+  c.zero_stage = 1;
+  c.flash_attention = true;
+  c.first_pipeline_stage_layers = 4;
+  c.last_pipeline_stage_layers = 4;
+  const Hardware h100(Profile("dgx-h100-80gb"), Precision::kBf16);
+  const Collectives h100_coll(h100);
+  m = ComputeModelCosts(llama, ModelShape::Of(c.Normalized()), h100, h100_coll);
+  ASSERT_TRUE(m.ok());
+  const StageCosts ls = ComputeStageCosts(*m, 4, 1, 4, 4);
+  EXPECT_NEAR(ls.max_dense_params, 12 * m->layers[0].params, 1);
+  e = EstimateIteration(llama, c, Profile("dgx-h100-80gb"));
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_NEAR(e->memory.weights_bytes, 2 * 12 * m->layers[0].params, 1);
+}
+
 // CPU offloading of 3 layers a stage (Llama 3 70B, TP 8, PP 4, 8 micro-batches of 1,
 // 1F1B: 4 in flight on the first stage): 3 layers' activations of every micro-batch in
 // flight leave the GPU but one layer's (the buffer); the weights stay (Megatron-Core's

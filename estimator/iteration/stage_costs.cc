@@ -10,8 +10,9 @@ namespace paraplan {
 
 namespace {
 
-StageMemory MemoryOf(const BlockCosts& stage, const BlockCosts& chunk, int layers) {
+StageMemory MemoryOf(const BlockCosts& stage, const BlockCosts& chunk, int layers, int index) {
   StageMemory m;
+  m.index = index;
   m.offloaded_bytes_per_mb = stage.offloaded_bytes;
   m.expert_offloadable_bytes_per_mb = stage.expert_offloadable_bytes;
   m.light_recompute_bytes_per_mb = stage.light_recompute_bytes;
@@ -92,6 +93,42 @@ class Chunks {
   std::vector<int> begins_;
 };
 
+// Whether stage `a` holds at least what `b` does in every term its memory is made of.
+bool Outweighs(const StageMemory& a, const StageMemory& b) {
+  return a.params - a.expert_params >= b.params - b.expert_params && a.expert_params >= b.expert_params &&
+         a.activation_bytes_per_mb >= b.activation_bytes_per_mb && a.transient_bytes >= b.transient_bytes &&
+         a.offloaded_bytes_per_mb >= b.offloaded_bytes_per_mb;
+}
+
+// Keeps the middle stages no earlier stage outweighs (an earlier stage keeps at least as
+// many micro-batches in flight), at most kMemoryMiddleStages of them: where more, those
+// with the most bytes at one parameter byte and one micro-batch each.
+template <typename NoteParams>
+void KeepHeavyMiddleStages(const Chunks& chunks, int pp, StageCosts* out, NoteParams note_params) {
+  std::vector<StageMemory> kept;
+  const StageMemory* heaviest_before = &out->first;
+  for (int stage = 1; stage + 1 < pp; ++stage) {
+    BlockCosts s, first_chunk;
+    int layers = 0;
+    chunks.Stage(stage, &s, &first_chunk, &layers);
+    const StageMemory m = MemoryOf(s, first_chunk, layers, stage);
+    note_params(m);
+    if (Outweighs(*heaviest_before, m)) continue;
+    bool outweighed = false;
+    for (const StageMemory& k : kept) outweighed = outweighed || Outweighs(k, m);
+    if (!outweighed) kept.push_back(m);
+  }
+  if (kept.size() > kMemoryMiddleStages) {
+    auto bytes = [](const StageMemory& m) { return m.params + m.activation_bytes_per_mb + m.transient_bytes; };
+    std::stable_sort(kept.begin(), kept.end(),
+                     [&](const StageMemory& a, const StageMemory& b) { return bytes(a) > bytes(b); });
+    kept.resize(kMemoryMiddleStages);
+    std::sort(kept.begin(), kept.end(), [](const StageMemory& a, const StageMemory& b) { return a.index < b.index; });
+  }
+  out->middles = static_cast<int>(kept.size());
+  std::copy(kept.begin(), kept.end(), out->middle.begin());
+}
+
 }  // namespace
 
 double SlowestStageS(const ModelCosts& model, int pp, int v, int first_layers, int last_layers) {
@@ -133,9 +170,17 @@ StageCosts ComputeStageCosts(const ModelCosts& given, int pp, int v, int first_l
   out.slowest_total_s = s.TotalS();
   out.slowest_layers = layers;
   chunks.Stage(0, &s, &first_chunk, &layers);
-  out.first = MemoryOf(s, first_chunk, layers);
+  out.first = MemoryOf(s, first_chunk, layers, 0);
   if (pp > 1) chunks.Stage(pp - 1, &s, &first_chunk, &layers);
-  out.last = MemoryOf(s, first_chunk, layers);
+  out.last = MemoryOf(s, first_chunk, layers, pp - 1);
+  out.last.head_activation_bytes_per_mb = model.post.activation_bytes;
+  auto note_params = [&out](const StageMemory& m) {
+    out.max_dense_params = std::max(out.max_dense_params, m.params - m.expert_params);
+    out.max_expert_params = std::max(out.max_expert_params, m.expert_params);
+  };
+  note_params(out.first);
+  note_params(out.last);
+  KeepHeavyMiddleStages(chunks, pp, &out, note_params);
   return out;
 }
 

@@ -4,10 +4,15 @@
 // ParallelConfig::PipelineChunkLayers); stage i holds chunks i, i + pp, ...
 // (interleaved placement, Narayanan et al. SC'21). The embedding sits on the first
 // stage and the LM head on the last, so stages are uneven; the slowest stage sets the
-// steady-state pace and the first / last stages bound memory. Computed once per
+// steady-state pace. Memory is bounded by the end stages and by any middle stage that
+// holds more than every stage before it (more layers than the first: BLOOM's 70 layers
+// over 12 stages, or end stages given fewer layers), since a stage earlier in the
+// pipeline keeps at least as many micro-batches in flight. Computed once per
 // (shape, pp, v) and reused across the remaining degrees. Pure; thread-safe.
 #ifndef PARAPLAN_ESTIMATOR_ITERATION_STAGE_COSTS_H_
 #define PARAPLAN_ESTIMATOR_ITERATION_STAGE_COSTS_H_
+
+#include <array>
 
 #include "estimator/workloads/model_costs.h"
 
@@ -23,7 +28,13 @@ struct StageMemory {
   double expert_offloadable_bytes_per_mb = 0;  // of its activations, what expert offloading would move
   double light_recompute_bytes_per_mb = 0;     // of its activations, what light recompute modules would drop
   int layers = 0;                     // decoder / graph layers, all its chunks
+  int index = 0;                      // its place in the pipeline (0 = first)
+  double head_activation_bytes_per_mb = 0;  // of its activations, the LM head's and loss's (last stage)
 };
+
+// Middle stages a StageCosts keeps for memory at most (those no earlier stage outweighs
+// in every term; beyond this many, the heaviest).
+inline constexpr int kMemoryMiddleStages = 4;
 
 struct StageCosts {
   BlockCosts slowest;            // per micro-batch, the slowest stage (all its chunks)
@@ -32,6 +43,12 @@ struct StageCosts {
   int slowest_layers = 0;        // transformer / graph layers on the slowest stage
   StageMemory first;             // stage 0 (most micro-batches in flight, embedding)
   StageMemory last;              // stage pp - 1 (LM head, logits)
+  // Middle stages that may hold more than the first (in pipeline order), `middles` of them.
+  std::array<StageMemory, kMemoryMiddleStages> middle{};
+  int middles = 0;
+  // The most dense / expert parameters any stage holds (what its gradient reduction moves).
+  double max_dense_params = 0;
+  double max_expert_params = 0;
   int pp = 1;
   int v = 1;
 };
