@@ -92,10 +92,8 @@ void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
   const WeightBytes weight = WeightBytesOf(model, c);
   const double compute_weight_bytes = model.fp32_params ? weight.gathered : weight.held;
   MemoryBreakdown best;
-  std::array<const StageMemory*, kMemoryMiddleStages + 2> held{&stages.first};
-  int n = 1;
-  for (int i = 0; i < stages.middles; ++i) held[n++] = &stages.middle[i];
-  held[n++] = &stages.last;
+  MemoryStageList held;
+  const int n = MemoryStages(stages, &held);
   for (int i = 0; i < n; ++i) {
     const StageMemory* st = held[i];
     const double dense = st->params - st->expert_params;

@@ -53,6 +53,17 @@ struct StageCosts {
   int v = 1;
 };
 
+// The stages whose memory a StageCosts keeps, in pipeline order: the first, the middle
+// ones kept, the last (once when pp is 1). Returns how many it wrote to `out`.
+using MemoryStageList = std::array<const StageMemory*, kMemoryMiddleStages + 2>;
+inline int MemoryStages(const StageCosts& s, MemoryStageList* out) {
+  int n = 0;
+  (*out)[n++] = &s.first;
+  for (int i = 0; i < s.middles; ++i) (*out)[n++] = &s.middle[i];
+  if (s.pp > 1) (*out)[n++] = &s.last;
+  return n;
+}
+
 // Layers are split as evenly as possible when pp * v does not divide them (BLOOM: 70
 // layers over 12 stages gives stages of 5 and 6 layers; the slowest sets the pace).
 // first_layers / last_layers: decoder layers on the first / last stage (0 = even).

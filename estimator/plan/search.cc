@@ -189,15 +189,16 @@ void SearchSettings(const SearchSpace& space, int gpus, int global_batch, const 
   PipelineSchedule schedules_v[] = {PipelineSchedule::kInterleaved1F1B};
   const PipelineSchedule* sched = v > 1 ? schedules_v : schedules_v1;
   const int num_sched = pp == 1 ? 1 : (v > 1 ? 1 : 3);
-  // The share of the end stages' activations that offloading the experts' inputs moves.
-  auto share = [](const StageMemory& m) {
-    return m.activation_bytes_per_mb > 0 ? m.expert_offloadable_bytes_per_mb / m.activation_bytes_per_mb : 0;
-  };
-  const double offload_share = std::max(share(stages.first), share(stages.last));
-  auto light = [](const StageMemory& m) {
-    return m.activation_bytes_per_mb > 0 ? m.light_recompute_bytes_per_mb / m.activation_bytes_per_mb : 0;
-  };
-  const double light_share = std::max(light(stages.first), light(stages.last));
+  // The largest share of a stage's activations that offloading the experts' inputs moves,
+  // and that light recompute modules drop, over the stages that bound memory.
+  double offload_share = 0, light_share = 0;
+  MemoryStageList held;
+  for (int i = 0, n = MemoryStages(stages, &held); i < n; ++i) {
+    const StageMemory& m = *held[i];
+    if (m.activation_bytes_per_mb <= 0) continue;
+    offload_share = std::max(offload_share, m.expert_offloadable_bytes_per_mb / m.activation_bytes_per_mb);
+    light_share = std::max(light_share, m.light_recompute_bytes_per_mb / m.activation_bytes_per_mb);
+  }
   for (int zero = 0; zero <= 3; ++zero) {
     if (!Permits(k.zero_stage, zero)) continue;
     if (zero > 0 && dp * shape.cp * shape.spatial == 1) continue;  // nothing to shard
