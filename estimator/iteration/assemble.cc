@@ -75,12 +75,7 @@ void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
   // Micro-batches a stage holds, by its place, with chunk 0's share of its activations
   // from the chunks as laid out. The LM head's stored activations on the last stage are
   // taken once (but under GPipe): its loss runs backward right after its forward.
-  auto in_flight = [&](const StageMemory& st) {
-    const double chunk0_share = st.activation_bytes_per_mb > 0
-                                    ? st.chunk_activation_bytes_per_mb / st.activation_bytes_per_mb
-                                    : 1.0 / std::max(1, c.virtual_pipeline_stages);
-    return InFlightMicroBatches(c, m, chunk0_share, st.index);
-  };
+  auto in_flight = [&](const StageMemory& st) { return InFlightMicroBatches(c, m, st.chunk0_share, st.index); };
 
   // Gradients that exist only from backward to the step (PyTorch, set_to_none) grow as
   // the activations are freed, layer by layer: at the peak, the larger of the two —

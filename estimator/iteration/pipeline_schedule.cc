@@ -1,7 +1,7 @@
 #include "estimator/iteration/pipeline_schedule.h"
 
 #include <algorithm>
-#include <cmath>
+#include <cstdint>
 
 namespace paraplan {
 
@@ -18,15 +18,16 @@ double InFlightMicroBatches(const ParallelConfig& c, int m, double chunk0_share,
       // rank). The all-to-all overlap warms up one chunk more
       // (overlap_moe_expert_parallel_comm).
       const int v = std::max(1, c.virtual_pipeline_stages);
-      const double forwards =
-          2.0 * (pp - stage - 1) + (v - 1.0) * pp + 1 + (c.moe_a2a_overlap ? 1.0 : 0.0);
-      const double other = v > 1 ? (1 - chunk0_share) / (v - 1) : 0;
+      const int64_t forwards = 2 * int64_t{pp - stage - 1} + int64_t{v - 1} * pp + 1 + (c.moe_a2a_overlap ? 1 : 0);
+      const int64_t whole = int64_t{v} * pp;  // p of every chunk
       double held;
-      if (forwards >= double{1.0} * v * pp) {
-        held = pp + (forwards - double{1.0} * v * pp) * chunk0_share;  // every chunk p, then chunk 0 again
+      if (forwards >= whole) {
+        held = pp + static_cast<double>(forwards - whole) * chunk0_share;  // then chunk 0 again
       } else {
-        const double groups = std::floor(forwards / pp), rest = forwards - groups * pp;
-        held = groups >= 1 ? pp * chunk0_share + (groups - 1) * pp * other + rest * other : rest * chunk0_share;
+        const int64_t groups = forwards / pp, rest = forwards % pp;
+        const double other = (1 - chunk0_share) / (v - 1);  // v > 1 here: forwards < v p
+        held = groups >= 1 ? pp * chunk0_share + static_cast<double>((groups - 1) * pp + rest) * other
+                           : static_cast<double>(rest) * chunk0_share;
       }
       return std::min<double>(m, held);
     }

@@ -10,7 +10,7 @@ namespace paraplan {
 
 namespace {
 
-StageMemory MemoryOf(const BlockCosts& stage, const BlockCosts& chunk, int layers, int index) {
+StageMemory MemoryOf(const BlockCosts& stage, const BlockCosts& chunk, int layers, int index, int chunks_per_stage) {
   StageMemory m;
   m.index = index;
   m.offloaded_bytes_per_mb = stage.offloaded_bytes;
@@ -22,6 +22,8 @@ StageMemory MemoryOf(const BlockCosts& stage, const BlockCosts& chunk, int layer
   m.activation_bytes_per_mb = stage.activation_bytes;
   m.transient_bytes = stage.transient_bytes;
   m.chunk_activation_bytes_per_mb = chunk.activation_bytes;
+  m.chunk0_share = stage.activation_bytes > 0 ? chunk.activation_bytes / stage.activation_bytes
+                                              : 1.0 / std::max(1, chunks_per_stage);
   return m;
 }
 
@@ -51,6 +53,7 @@ class Chunks {
       for (int k = 0; k < chunks_; ++k) begins_[k + 1] = std::clamp(begins_[k] + std::max(0, counts[k]), 0, layers_);
     }
   }
+  int v() const { return chunks_ / pp_; }
   int Begin(int chunk) const {
     if (first_ >= 0) return chunk == 0 ? 0 : chunk >= chunks_ ? layers_ : first_ + (chunk - 1) * per_;
     return begins_.empty() ? static_cast<int>(int64_t{chunk} * layers_ / chunks_) : begins_[chunk];
@@ -65,6 +68,27 @@ class Chunks {
     if (stage == 0) t += model_.pre.TotalS();
     if (stage == pp_ - 1) t += model_.post.TotalS();
     return t;
+  }
+  // The terms of a stage's memory that Outweighs compares, from the prefix sums alone
+  // (transient bytes left 0): what the search can afford for every stage.
+  StageMemory Sums(int stage) const {
+    StageMemory m;
+    m.index = stage;
+    for (int chunk = stage; chunk < chunks_; chunk += pp_) {
+      const ModelCosts::PrefixMemory& a = model_.prefix_memory[Begin(chunk)];
+      const ModelCosts::PrefixMemory& b = model_.prefix_memory[Begin(chunk + 1)];
+      m.params += b.params - a.params;
+      m.expert_params += b.expert_params - a.expert_params;
+      m.activation_bytes_per_mb += b.activation_bytes - a.activation_bytes;
+      m.offloaded_bytes_per_mb += b.offloaded_bytes - a.offloaded_bytes;
+    }
+    if (stage == 0) {
+      m.params += model_.pre.params;
+      m.expert_params += model_.pre.expert_params;
+      m.activation_bytes_per_mb += model_.pre.activation_bytes;
+      m.offloaded_bytes_per_mb += model_.pre.offloaded_bytes;
+    }
+    return m;
   }
   // The stage's costs in full, its first chunk's, and its layer count.
   void Stage(int stage, BlockCosts* s, BlockCosts* first_chunk, int* layers) const {
@@ -104,15 +128,25 @@ bool Outweighs(const StageMemory& a, const StageMemory& b) {
 // many micro-batches in flight), at most kMemoryMiddleStages of them: where more, those
 // with the most bytes at one parameter byte and one micro-batch each.
 template <typename NoteParams>
-void KeepHeavyMiddleStages(const Chunks& chunks, int pp, StageCosts* out, NoteParams note_params) {
+void KeepHeavyMiddleStages(const ModelCosts& model, const Chunks& chunks, int pp, StageCosts* out,
+                           NoteParams note_params) {
   std::vector<StageMemory> kept;
   const StageMemory* heaviest_before = &out->first;
+  // A stage whose transient bytes are the largest any layer has outweighs another from
+  // the other's sums alone.
+  auto by_sums = [&](const StageMemory& a, const StageMemory& sums) {
+    return a.transient_bytes >= model.max_layer_transient_bytes && Outweighs(a, sums);
+  };
   for (int stage = 1; stage + 1 < pp; ++stage) {
+    const StageMemory sums = chunks.Sums(stage);
+    note_params(sums);
+    bool decided = by_sums(*heaviest_before, sums);
+    for (size_t i = 0; i < kept.size() && !decided; ++i) decided = by_sums(kept[i], sums);
+    if (decided) continue;
     BlockCosts s, first_chunk;
     int layers = 0;
     chunks.Stage(stage, &s, &first_chunk, &layers);
-    const StageMemory m = MemoryOf(s, first_chunk, layers, stage);
-    note_params(m);
+    const StageMemory m = MemoryOf(s, first_chunk, layers, stage, chunks.v());
     if (Outweighs(*heaviest_before, m)) continue;
     bool outweighed = false;
     for (const StageMemory& k : kept) outweighed = outweighed || Outweighs(k, m);
@@ -170,9 +204,9 @@ StageCosts ComputeStageCosts(const ModelCosts& given, int pp, int v, int first_l
   out.slowest_total_s = s.TotalS();
   out.slowest_layers = layers;
   chunks.Stage(0, &s, &first_chunk, &layers);
-  out.first = MemoryOf(s, first_chunk, layers, 0);
+  out.first = MemoryOf(s, first_chunk, layers, 0, v);
   if (pp > 1) chunks.Stage(pp - 1, &s, &first_chunk, &layers);
-  out.last = MemoryOf(s, first_chunk, layers, pp - 1);
+  out.last = MemoryOf(s, first_chunk, layers, pp - 1, v);
   out.last.head_activation_bytes_per_mb = model.post.activation_bytes;
   auto note_params = [&out](const StageMemory& m) {
     out.max_dense_params = std::max(out.max_dense_params, m.params - m.expert_params);
@@ -180,7 +214,7 @@ StageCosts ComputeStageCosts(const ModelCosts& given, int pp, int v, int first_l
   };
   note_params(out.first);
   note_params(out.last);
-  KeepHeavyMiddleStages(chunks, pp, &out, note_params);
+  KeepHeavyMiddleStages(model, chunks, pp, &out, note_params);
   return out;
 }
 

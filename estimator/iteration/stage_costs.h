@@ -29,6 +29,7 @@ struct StageMemory {
   double light_recompute_bytes_per_mb = 0;     // of its activations, what light recompute modules would drop
   int layers = 0;                     // decoder / graph layers, all its chunks
   int index = 0;                      // its place in the pipeline (0 = first)
+  double chunk0_share = 1;            // its first chunk's share of its activations
   double head_activation_bytes_per_mb = 0;  // of its activations, the LM head's and loss's (last stage)
 };
 
