@@ -221,11 +221,11 @@ double LayerOffload(const ModelCosts& model, const StageCosts& stages, const Par
   double offload_s = 0;
   const double step_compute = s.fwd_s + s.bwd_s + s.recompute_s;
   if (c.offload.weights) {
-    const double w = stages.first.params * WeightBytesOf(model, c).held;
+    const double w = s.params * WeightBytesOf(model, c).held;  // the pacing stage's, beside its compute
     offload_s += m * std::max(0.0, 2 * w / hw.pcie_bytes_per_s() - ovl * step_compute);
   }
   if (c.offload.activations) {
-    const double a = stages.first.activation_bytes_per_mb;
+    const double a = s.activation_bytes;
     offload_s += m * std::max(0.0, 2 * a / hw.pcie_bytes_per_s() - ovl * step_compute);
   }
   if (s.offloaded_bytes > 0) {
