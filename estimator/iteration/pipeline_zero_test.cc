@@ -187,6 +187,34 @@ TEST(Pipeline, TheHeaviestStageSetsTheMemory) {
   EXPECT_NEAR(e->memory.weights_bytes, 2 * 12 * m->layers[0].params, 1);
 }
 
+// An earlier stage can hold fewer activations than a later one it outweighs term by term:
+// 16 layers over PP 4 x v 2 (chunk k = layers 2k, 2k + 1), activations by hand so that the
+// first stage's chunk 0 holds none (20 bytes a micro-batch, all in chunk 4) and the
+// second's 19 (9 in chunk 1, 10 in chunk 5). Warm-up: the first rank 2 x 3 + 4 + 1 = 11
+// chunk forwards, 4 of each chunk and 3 more of chunk 0: 4 x 20 = 80 bytes; the second
+// 9, 4 of each and 1 more of its chunk 0: 4 x 19 + 9 = 85. The second is kept.
+TEST(Pipeline, AMiddleStageCanHoldMoreThanTheFirstItWeighsLessThan) {
+  ModelCosts m;
+  const double act[16] = {0, 0, 4.5, 4.5, 1, 1, 1, 1, 10, 10, 5, 5, 1, 1, 1, 1};
+  for (double a : act) {
+    BlockCosts l;
+    l.params = 1;
+    l.activation_bytes = a;
+    l.fwd_s = 1;
+    m.layers.push_back(l);
+  }
+  const StageCosts s = ComputeStageCosts(m, 4, 2);
+  EXPECT_DOUBLE_EQ(s.first.activation_bytes_per_mb, 20);
+  ASSERT_GE(s.middles, 1);
+  EXPECT_EQ(s.middle[0].index, 1);
+  EXPECT_DOUBLE_EQ(s.middle[0].activation_bytes_per_mb, 19);
+  ParallelConfig c = Config(1, 4, 1, 1, 8);
+  c.virtual_pipeline_stages = 2;
+  c.pipeline_schedule = PipelineSchedule::kInterleaved1F1B;
+  EXPECT_DOUBLE_EQ(InFlightMicroBatches(c, 8, s.first.chunk0_share, 0) * 20, 80);
+  EXPECT_DOUBLE_EQ(InFlightMicroBatches(c, 8, s.middle[0].chunk0_share, 1) * 19, 85);
+}
+
 // CPU offloading of 3 layers a stage (Llama 3 70B, TP 8, PP 4, 8 micro-batches of 1,
 // 1F1B: 4 in flight on the first stage): 3 layers' activations of every micro-batch in
 // flight leave the GPU but one layer's (the buffer); the weights stay (Megatron-Core's

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "estimator/inputs/parallel_config.h"
+#include "estimator/iteration/pipeline_schedule.h"
 
 namespace paraplan {
 
@@ -82,12 +83,16 @@ class Chunks {
       m.activation_bytes_per_mb += b.activation_bytes - a.activation_bytes;
       m.offloaded_bytes_per_mb += b.offloaded_bytes - a.offloaded_bytes;
     }
+    double chunk0 = model_.prefix_memory[Begin(stage + 1)].activation_bytes -
+                    model_.prefix_memory[Begin(stage)].activation_bytes;
     if (stage == 0) {
       m.params += model_.pre.params;
       m.expert_params += model_.pre.expert_params;
       m.activation_bytes_per_mb += model_.pre.activation_bytes;
       m.offloaded_bytes_per_mb += model_.pre.offloaded_bytes;
+      chunk0 += model_.pre.activation_bytes;
     }
+    m.chunk0_share = m.activation_bytes_per_mb > 0 ? chunk0 / m.activation_bytes_per_mb : 1.0 / v();
     return m;
   }
   // The stage's costs in full, its first chunk's, and its layer count.
@@ -117,25 +122,57 @@ class Chunks {
   std::vector<int> begins_;
 };
 
-// Whether stage `a` holds at least what `b` does in every term its memory is made of.
-bool Outweighs(const StageMemory& a, const StageMemory& b) {
-  return a.params - a.expert_params >= b.params - b.expert_params && a.expert_params >= b.expert_params &&
-         a.activation_bytes_per_mb >= b.activation_bytes_per_mb && a.transient_bytes >= b.transient_bytes &&
-         a.offloaded_bytes_per_mb >= b.offloaded_bytes_per_mb;
+// The schedules a split with `v` chunks a stage can run under, as far as a stage's
+// warm-up goes: 1F1B-like (GPipe holds m everywhere), or interleaved with and without the
+// all-to-all overlap's extra chunk.
+struct WarmUps {
+  ParallelConfig c[2];
+  int n = 0;
+  WarmUps(int pp, int v) {
+    c[0].pipeline_parallel = c[1].pipeline_parallel = pp;
+    c[0].virtual_pipeline_stages = c[1].virtual_pipeline_stages = v;
+    c[0].pipeline_schedule = c[1].pipeline_schedule = v > 1 ? PipelineSchedule::kInterleaved1F1B : PipelineSchedule::k1F1B;
+    c[1].moe_a2a_overlap = true;
+    n = v > 1 ? 2 : 1;
+  }
+};
+
+// Whether stage `a` holds at least what `b` does, whatever the micro-batch count and
+// schedule: every term its memory is made of, and its activations times the micro-batches
+// its warm-up keeps in flight (an earlier stage keeps more, but a first chunk that is the
+// embedding alone can leave it fewer: Llama 3.1 405B's 16 against the next rank's 17.6).
+bool Outweighs(const StageMemory& a, const StageMemory& b, const WarmUps& w) {
+  if (!(a.params - a.expert_params >= b.params - b.expert_params && a.expert_params >= b.expert_params &&
+        a.activation_bytes_per_mb >= b.activation_bytes_per_mb && a.transient_bytes >= b.transient_bytes &&
+        a.offloaded_bytes_per_mb >= b.offloaded_bytes_per_mb)) {
+    return false;
+  }
+  constexpr int kMany = 1 << 30;  // micro-batches: the warm-up, not m, bounds what is held
+  for (int i = 0; i < w.n; ++i) {
+    const double ha = InFlightMicroBatches(w.c[i], kMany, a.chunk0_share, a.index);
+    const double hb = InFlightMicroBatches(w.c[i], kMany, b.chunk0_share, b.index);
+    if (a.activation_bytes_per_mb * ha < b.activation_bytes_per_mb * hb ||
+        a.offloaded_bytes_per_mb * ha < b.offloaded_bytes_per_mb * hb) {
+      return false;
+    }
+  }
+  return true;
 }
 
-// Keeps the middle stages no earlier stage outweighs (an earlier stage keeps at least as
-// many micro-batches in flight), at most kMemoryMiddleStages of them: where more, those
-// with the most bytes at one parameter byte and one micro-batch each.
+// Keeps the middle stages no earlier stage outweighs, at most kMemoryMiddleStages of
+// them: where more, those with the most bytes at one parameter byte and one micro-batch
+// each.
 template <typename NoteParams>
 void KeepHeavyMiddleStages(const ModelCosts& model, const Chunks& chunks, int pp, StageCosts* out,
                            NoteParams note_params) {
   std::vector<StageMemory> kept;
   const StageMemory* heaviest_before = &out->first;
+  const WarmUps warm_ups(pp, chunks.v());
+  auto outweighs = [&](const StageMemory& a, const StageMemory& b) { return Outweighs(a, b, warm_ups); };
   // A stage whose transient bytes are the largest any layer has outweighs another from
   // the other's sums alone.
   auto by_sums = [&](const StageMemory& a, const StageMemory& sums) {
-    return a.transient_bytes >= model.max_layer_transient_bytes && Outweighs(a, sums);
+    return a.transient_bytes >= model.max_layer_transient_bytes && outweighs(a, sums);
   };
   for (int stage = 1; stage + 1 < pp; ++stage) {
     const StageMemory sums = chunks.Sums(stage);
@@ -147,9 +184,9 @@ void KeepHeavyMiddleStages(const ModelCosts& model, const Chunks& chunks, int pp
     int layers = 0;
     chunks.Stage(stage, &s, &first_chunk, &layers);
     const StageMemory m = MemoryOf(s, first_chunk, layers, stage, chunks.v());
-    if (Outweighs(*heaviest_before, m)) continue;
+    if (outweighs(*heaviest_before, m)) continue;
     bool outweighed = false;
-    for (const StageMemory& k : kept) outweighed = outweighed || Outweighs(k, m);
+    for (const StageMemory& k : kept) outweighed = outweighed || outweighs(k, m);
     if (!outweighed) kept.push_back(m);
   }
   if (kept.size() > kMemoryMiddleStages) {
