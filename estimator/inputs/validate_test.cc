@@ -231,6 +231,18 @@ TEST(Validate, StageLayerCounts) {
   ExpectInvalid(Model("llama3-70b"), one, "config.last_pipeline_stage_layers");
 }
 
+// Regression (estimate_request_fuzzer, its input kept as a seed): a hugely negative hidden
+// size with the FFN width left to its default overflowed 4 x hidden while the
+// configuration was checked against it; the default is now 0 and the workload is refused
+// for its hidden size.
+TEST(Validate, NegativeHiddenSizeDefaultsNoFfn) {
+  Workload w = Model("llama3-8b");
+  w.transformer.hidden_size = -9151314442816847873;
+  w.transformer.ffn_hidden_size = 0;
+  EXPECT_EQ(w.transformer.Resolved().ffn_hidden_size, 0);
+  EXPECT_THAT(std::string(ValidateWorkload(w).message()), HasSubstr("workload.transformer.hidden_size"));
+}
+
 TEST(Validate, WorkloadErrorsNameTheField) {
   Workload w = Model("llama3-8b");
   w.transformer.hidden_size = 0;

@@ -62,7 +62,9 @@ TransformerSpec TransformerSpec::Resolved() const {
   if (r.head_dim <= 0 && r.num_attention_heads > 0) r.head_dim = r.hidden_size / r.num_attention_heads;
   // Saturating: Resolved() may run before validation bounds hidden_size (fuzz finding).
   if (r.ffn_hidden_size <= 0) {
-    r.ffn_hidden_size = r.hidden_size > (int64_t{1} << 60) ? (int64_t{1} << 62) : 4 * r.hidden_size;
+    r.ffn_hidden_size = r.hidden_size <= 0                   ? 0  // refused by validation (fuzz finding)
+                        : r.hidden_size > (int64_t{1} << 60) ? (int64_t{1} << 62)
+                                                             : 4 * r.hidden_size;
   }
   if (r.sliding_window.layer_interval <= 0) r.sliding_window.layer_interval = 1;
   if (r.moe.num_experts > 1) {
