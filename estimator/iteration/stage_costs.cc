@@ -147,6 +147,9 @@ bool Outweighs(const StageMemory& a, const StageMemory& b, const WarmUps& w) {
         a.offloaded_bytes_per_mb >= b.offloaded_bytes_per_mb)) {
     return false;
   }
+  // The held count grows with the warm-up's forwards (fewer on later ranks) and with the
+  // first chunk's share: an earlier stage with no lighter first chunk holds no fewer.
+  if (a.index <= b.index && a.chunk0_share >= b.chunk0_share) return true;
   constexpr int kMany = 1 << 30;  // micro-batches: the warm-up, not m, bounds what is held
   for (int i = 0; i < w.n; ++i) {
     const double ha = InFlightMicroBatches(w.c[i], kMany, a.chunk0_share, a.index);
