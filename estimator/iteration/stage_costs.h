@@ -5,10 +5,12 @@
 // (interleaved placement, Narayanan et al. SC'21). The embedding sits on the first
 // stage and the LM head on the last, so stages are uneven; the slowest stage sets the
 // steady-state pace. Memory is bounded by the end stages and by any middle stage that
-// holds more than every stage before it (more layers than the first: BLOOM's 70 layers
-// over 12 stages, or end stages given fewer layers), since a stage earlier in the
-// pipeline keeps at least as many micro-batches in flight. Computed once per
-// (shape, pp, v) and reused across the remaining degrees. Pure; thread-safe.
+// may hold more than every stage before it: more layers than the first (BLOOM's 70
+// layers over 12 stages, or end stages given fewer layers), more expert parameters
+// (dense first layers), or more activations in flight (an earlier stage keeps at least
+// as many micro-batches unless its first chunk is lighter: the embedding alone).
+// Computed once per (shape, pp, v) and reused across the remaining degrees. Pure;
+// thread-safe.
 #ifndef PARAPLAN_ESTIMATOR_ITERATION_STAGE_COSTS_H_
 #define PARAPLAN_ESTIMATOR_ITERATION_STAGE_COSTS_H_
 
@@ -34,7 +36,8 @@ struct StageMemory {
 };
 
 // Middle stages a StageCosts keeps for memory at most (those no earlier stage outweighs
-// in every term; beyond this many, the heaviest).
+// in every term and in its activations held; beyond this many, the heaviest at one
+// micro-batch).
 inline constexpr int kMemoryMiddleStages = 4;
 
 struct StageCosts {
