@@ -33,6 +33,15 @@ Workload Bloom() {
   return w;
 }
 
+// `w`'s per-layer costs under `c` on `p` in 16-bit precision.
+ModelCosts Bf16Costs(const Workload& w, const ParallelConfig& c, const SystemProfile& p) {
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives coll(hw);
+  absl::StatusOr<ModelCosts> m = ComputeModelCosts(w, ModelShape::Of(c.Normalized()), hw, coll);
+  EXPECT_TRUE(m.ok()) << m.status();
+  return m.ok() ? *std::move(m) : ModelCosts();
+}
+
 // Qwen3-235B's 94 layers over PP 32 x v 3 (the Megatron-MoE model zoo's run, with the
 // embedding and the loss each counted as a layer): 2 layers on the first and last
 // stages, 3 on every other; the first stage keeps the embedding's parameters beside its 2.
@@ -153,38 +162,32 @@ TEST(Pipeline, WarmUpByRank) {
 // weights (ZeRO 1 shards only the optimizer) are the peak's, and whose gradient reduction
 // is the one the step waits for.
 TEST(Pipeline, TheHeaviestStageSetsTheMemory) {
-  const SystemProfile p = Profile("dgx-a100-80gb");
-  const Hardware hw(p, Precision::kBf16);
-  const Collectives coll(hw);
+  const SystemProfile a100 = Profile("dgx-a100-80gb");
   ParallelConfig c = Config(4, 12, 8, 1, 192);
   c.zero_stage = 1;
-  absl::StatusOr<ModelCosts> m = ComputeModelCosts(Bloom(), ModelShape::Of(c.Normalized()), hw, coll);
-  ASSERT_TRUE(m.ok());
-  const StageCosts s = ComputeStageCosts(*m, 12, 1);
+  const ModelCosts bloom = Bf16Costs(Bloom(), c, a100);
+  const StageCosts s = ComputeStageCosts(bloom, 12, 1);
   ASSERT_GE(s.middles, 1);
   EXPECT_EQ(s.middle[0].index, 1);
-  const BlockCosts& layer = m->layers[0];
+  const BlockCosts& layer = bloom.layers[0];
   EXPECT_NEAR(s.middle[0].activation_bytes_per_mb, 6 * layer.activation_bytes, 1);
-  absl::StatusOr<Estimate> e = EstimateIteration(Bloom(), c, p);
+  absl::StatusOr<Estimate> e = EstimateIteration(Bloom(), c, a100);
   ASSERT_TRUE(e.ok()) << e.status();
   EXPECT_NEAR(e->memory.activations_bytes, 66 * layer.activation_bytes + s.middle[0].transient_bytes, 1);
-  EXPECT_GT(66 * layer.activation_bytes, 12 * (5 * layer.activation_bytes + m->pre.activation_bytes));
+  EXPECT_GT(66 * layer.activation_bytes, 12 * (5 * layer.activation_bytes + bloom.pre.activation_bytes));
 
+  const SystemProfile h100 = Profile("dgx-h100-80gb");
   const Workload llama = testing::Model("llama3-8b");
   c = Config(1, 4, 2, 1, 64);
   c.zero_stage = 1;
   c.flash_attention = true;
   c.first_pipeline_stage_layers = 4;
   c.last_pipeline_stage_layers = 4;
-  const Hardware h100(Profile("dgx-h100-80gb"), Precision::kBf16);
-  const Collectives h100_coll(h100);
-  m = ComputeModelCosts(llama, ModelShape::Of(c.Normalized()), h100, h100_coll);
-  ASSERT_TRUE(m.ok());
-  const StageCosts ls = ComputeStageCosts(*m, 4, 1, 4, 4);
-  EXPECT_NEAR(ls.max_dense_params, 12 * m->layers[0].params, 1);
-  e = EstimateIteration(llama, c, Profile("dgx-h100-80gb"));
+  const ModelCosts m = Bf16Costs(llama, c, h100);
+  EXPECT_NEAR(ComputeStageCosts(m, 4, 1, 4, 4).max_dense_params, 12 * m.layers[0].params, 1);
+  e = EstimateIteration(llama, c, h100);
   ASSERT_TRUE(e.ok()) << e.status();
-  EXPECT_NEAR(e->memory.weights_bytes, 2 * 12 * m->layers[0].params, 1);
+  EXPECT_NEAR(e->memory.weights_bytes, 2 * 12 * m.layers[0].params, 1);
 }
 
 // An earlier stage can hold fewer activations than a later one it outweighs term by term:
@@ -362,14 +365,6 @@ SystemProfile SimpleNet() {
 }
 
 // The model's costs under `c` in bf16.
-ModelCosts Bf16Costs(const Workload& w, const ParallelConfig& c, const SystemProfile& p) {
-  const Hardware hw(p, Precision::kBf16);
-  const Collectives coll(hw);
-  absl::StatusOr<ModelCosts> m = ComputeModelCosts(w, ModelShape::Of(c.Normalized()), hw, coll);
-  EXPECT_TRUE(m.ok()) << m.status();
-  return m.ok() ? *std::move(m) : ModelCosts();
-}
-
 // The dense parameters of `c`'s one pipeline stage (layers + embedding + head).
 double OneStageParams(const Workload& w, const ParallelConfig& c, const SystemProfile& p) {
   return ComputeStageCosts(Bf16Costs(w, c, p), 1, 1).first.params;

@@ -11,6 +11,11 @@ namespace paraplan {
 
 namespace {
 
+// The first chunk's share of a stage's activations (even chunks where it holds none).
+double Chunk0Share(double chunk0, double stage, int chunks_per_stage) {
+  return stage > 0 ? chunk0 / stage : 1.0 / std::max(1, chunks_per_stage);
+}
+
 StageMemory MemoryOf(const BlockCosts& stage, const BlockCosts& chunk, int layers, int index, int chunks_per_stage) {
   StageMemory m;
   m.index = index;
@@ -23,8 +28,7 @@ StageMemory MemoryOf(const BlockCosts& stage, const BlockCosts& chunk, int layer
   m.activation_bytes_per_mb = stage.activation_bytes;
   m.transient_bytes = stage.transient_bytes;
   m.chunk_activation_bytes_per_mb = chunk.activation_bytes;
-  m.chunk0_share = stage.activation_bytes > 0 ? chunk.activation_bytes / stage.activation_bytes
-                                              : 1.0 / std::max(1, chunks_per_stage);
+  m.chunk0_share = Chunk0Share(chunk.activation_bytes, stage.activation_bytes, chunks_per_stage);
   return m;
 }
 
@@ -76,15 +80,14 @@ class Chunks {
     StageMemory m;
     m.index = stage;
     for (int chunk = stage; chunk < chunks_; chunk += pp_) {
-      const ModelCosts::PrefixMemory& a = model_.prefix_memory[Begin(chunk)];
-      const ModelCosts::PrefixMemory& b = model_.prefix_memory[Begin(chunk + 1)];
+      const BlockCosts& a = model_.prefix[Begin(chunk)];
+      const BlockCosts& b = model_.prefix[Begin(chunk + 1)];
       m.params += b.params - a.params;
       m.expert_params += b.expert_params - a.expert_params;
       m.activation_bytes_per_mb += b.activation_bytes - a.activation_bytes;
       m.offloaded_bytes_per_mb += b.offloaded_bytes - a.offloaded_bytes;
     }
-    double chunk0 = model_.prefix_memory[Begin(stage + 1)].activation_bytes -
-                    model_.prefix_memory[Begin(stage)].activation_bytes;
+    double chunk0 = model_.prefix[Begin(stage + 1)].activation_bytes - model_.prefix[Begin(stage)].activation_bytes;
     if (stage == 0) {
       m.params += model_.pre.params;
       m.expert_params += model_.pre.expert_params;
@@ -92,7 +95,7 @@ class Chunks {
       m.offloaded_bytes_per_mb += model_.pre.offloaded_bytes;
       chunk0 += model_.pre.activation_bytes;
     }
-    m.chunk0_share = m.activation_bytes_per_mb > 0 ? chunk0 / m.activation_bytes_per_mb : 1.0 / v();
+    m.chunk0_share = Chunk0Share(chunk0, m.activation_bytes_per_mb, v());
     return m;
   }
   // The stage's costs in full, its first chunk's, and its layer count.

@@ -228,15 +228,11 @@ void IndexLayers(ModelCosts* costs) {
   costs->prefix.assign(n + 1, BlockCosts());
   costs->prefix_total_s.assign(n + 1, 0.0);
   costs->transient_bytes.resize(n);
-  costs->prefix_memory.assign(n + 1, ModelCosts::PrefixMemory());
   costs->max_layer_transient_bytes = 0;
   for (size_t i = 0; i < n; ++i) {
     const BlockCosts& l = costs->layers[i];
     costs->transient_bytes[i] = l.transient_bytes;
     costs->max_layer_transient_bytes = std::max(costs->max_layer_transient_bytes, l.transient_bytes);
-    const ModelCosts::PrefixMemory& a = costs->prefix_memory[i];
-    costs->prefix_memory[i + 1] = {a.params + l.params, a.expert_params + l.expert_params,
-                                   a.activation_bytes + l.activation_bytes, a.offloaded_bytes + l.offloaded_bytes};
     costs->prefix_total_s[i + 1] = costs->prefix_total_s[i] + costs->layers[i].TotalS();
     costs->prefix[i + 1] = costs->prefix[i];
     costs->prefix[i + 1].Add(costs->layers[i]);

@@ -125,12 +125,6 @@ struct ModelCosts {
   std::vector<BlockCosts> prefix;
   std::vector<double> prefix_total_s;
   std::vector<double> transient_bytes;
-  // The terms a stage's memory compares (PrefixMemory), summed over layers [0, i): what a
-  // pipeline split reads for every stage without touching `prefix`.
-  struct PrefixMemory {
-    double params = 0, expert_params = 0, activation_bytes = 0, offloaded_bytes = 0;
-  };
-  std::vector<PrefixMemory> prefix_memory;
   double max_layer_transient_bytes = 0;  // the largest of transient_bytes
   bool Indexed() const { return prefix.size() == layers.size() + 1; }
   BlockCosts pre;                  // on the first stage (embedding)
