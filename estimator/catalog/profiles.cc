@@ -88,9 +88,11 @@ SystemProfile DgxH100() {
   // 0.80 (shared/data/h100_microbench/gemm.csv); a training job's run at the capped clock.
   // (The A100's boost is held far better.)
   p.calibration.matmul_efficiency = 0.69;
-  // FP8 GEMMs (torch._scaled_mm) reach 0.69 of the FP8 peak at best where BF16 reaches
-  // 0.80 of its own on the same H100 (shared/data/h100_microbench/gemm.csv): 0.69 x 0.86.
-  p.calibration.matmul_efficiency_fp8 = 0.60;
+  // FP8 GEMMs sustained the same way (torch._scaled_mm, e4m3, per-tensor scales, bf16
+  // out: sustained_gemm.py --fp8): 1,235 TFLOP/s at ~1,250 MHz, 0.624 of the 1,979 FP8
+  // peak (docs/microbench/h100_sustained_fp8.txt, PyTorch 2.11, whose BF16 rerun gives
+  // 685 = 0.692 as above). Argued as 0.60 before: 0.69 x the FP8 / BF16 ratio at boost.
+  p.calibration.matmul_efficiency_fp8 = 0.62;
   // FlashAttention-2 via PyTorch SDPA on H100 SXM at long causal sequences (the rate its
   // fixed work per query tile leaves at short ones: hardware.h, attention_half_keys): 0.35
   // of the dense peak forward, 0.33 backward, a third of the peak (it does not use
@@ -178,12 +180,32 @@ SystemProfile AbciV100() {
 
 // Hopper with HBM3e: the GH100 die of the H100 SXM5, same clocks and 700 W cap, in the
 // same DGX node and fabric (8x ConnectX-7 NDR, NVSwitch, 2x Xeon 8480C, 2 TB, NVMe), so
-// everything but the memory and the price is dgx-h100-80gb's, its measured shares
-// included (sustained BF16 GEMMs 0.69 of peak, FP8 0.60, FlashAttention-2 0.35 / 0.33,
-// cuDNN attention 0.56 / 0.54 at long sequences: docs/microbench/h100_sustained_gemm.txt,
-// h100_long_attention.jsonl, shared/data/h100_microbench). Not re-measured on an H200.
+// everything but the memory, the price and what was measured on an H200 is
+// dgx-h100-80gb's. Measured on one H200 SXM (scripts/microbench/gpu_profile.sh, PyTorch
+// 2.11; docs/microbench/h200_*): attention runs as on the H100 (cuDNN 552 / 527 TFLOP/s,
+// FlashAttention-2 326 / 323 at 128 k tokens: the H100's 0.56 / 0.54 and 0.35 / 0.33
+// hold); short GEMMs at boost clock fit as the H100's sweep does (fit-gemm --dry-run:
+// 0.71, FP8 0.63 on both); the rest differs, below.
 SystemProfile DgxH200() {
   SystemProfile p = DgxH100();
+  Calibration& c = p.calibration;
+  // Sustained 8192^3 GEMMs under the same 700 W cap: BF16 659 TFLOP/s (0.667 of 989), FP8
+  // 1,198 (0.605 of 1,979), each 3-4 % under the H100's in the same PyTorch
+  // (h200_sustained_gemm.txt against h100_sustained_fp8.txt): HBM3e takes more of the cap.
+  c.matmul_efficiency = 0.67;
+  c.matmul_efficiency_fp8 = 0.60;
+  // Memory-bound kernels (layer norm, GELU, softmax, dropout, forward and backward: the
+  // same PyTorch's kernels on each GPU, memory_bound_backward.py) take 0.81 of the H100's
+  // time (geometric mean; h200_memory_bound_backward.csv against
+  // h100_memory_bound_backward_pt211.csv), where 4.8 over 3.35 TB/s would give 0.70; a 1 GiB
+  // device copy reaches 4,090 GB/s (0.85 of peak; the H100 2,979, 0.89). The H100's 0.70
+  // of 3.35 TB/s over 0.81 is 0.60 of 4.8.
+  c.memory_bound_efficiency = 0.60;
+  // Attention's fixed work per query tile (hardware.h attention_half_keys) fitted on the
+  // H200 (fit_attention.py h200_long_attention.jsonl): 226 / 536 keys, where scaling the
+  // H100's by FLOP per HBM byte (206 against 295) gives 196 / 489.
+  c.attention_half_keys_fwd = 226;
+  c.attention_half_keys_bwd = 536;
   p.name = "dgx-h200-141gb";
   p.description =
       "NVIDIA DGX H200 SuperPOD: 8x H200-SXM-141GB per node, NVSwitch (NVLink 4), "

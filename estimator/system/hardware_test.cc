@@ -96,9 +96,9 @@ TEST(Hardware, Fp8SpeedsUpLinearsOnly) {
   p.calibration.matmul_half_efficiency_gflop = 1e-9;
   const Hardware fp8(p, Precision::kFp8);
   const Hardware bf16(p, Precision::kBf16);
-  // 1,979 TFLOP/s dense at the profile's FP8 efficiency 0.60 vs 989 at 0.69.
+  // 1,979 TFLOP/s dense at the profile's FP8 efficiency 0.62 vs 989 at 0.69.
   const double flops = 2.0 * 8192 * 8192 * 8192 * (8192 + 64) / 8192;
-  EXPECT_NEAR(fp8.MatmulTime(8192, 8192, 8192, 1, 2), flops / (1979e12 * 0.60) + kGap, 1e-9);
+  EXPECT_NEAR(fp8.MatmulTime(8192, 8192, 8192, 1, 2), flops / (1979e12 * 0.62) + kGap, 1e-9);
   EXPECT_NEAR(bf16.MatmulTime(8192, 8192, 8192, 1, 2), flops / (989e12 * 0.69) + kGap, 1e-9);
   // Attention score GEMMs and fused attention stay on the 16-bit tensor cores.
   EXPECT_NEAR(fp8.BatchedMatmulTime(8192, 8192, 8192, 1, 2), bf16.MatmulTime(8192, 8192, 8192, 1, 2), 1e-12);

@@ -55,11 +55,13 @@ def read(path, peak):
                 continue
             out.append(('flash', r['pass'], int(r['seq']), float(r['tflops']) / peak))
         return out
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        r = json.loads(line)
-        if 'error' in r or r.get('mla') or 'head_dim' in r:  # --head-dims lines: the softmax fit's
+    rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+    # A --head-dims sweep (some head dimension other than 128) feeds the softmax fit only;
+    # a plain run's lines name head dimension 128 (or, written before it did, none).
+    if any(r.get('head_dim') not in (None, 128) for r in rows if not r.get('mla')):
+        return out
+    for r in rows:
+        if 'error' in r or r.get('mla'):
             continue
         for d in ('fwd', 'bwd'):
             out.append((r['backend'], d, int(r['s']), float(r['%s_share_of_peak' % d])))

@@ -1,20 +1,36 @@
 #!/usr/bin/env python3
 """Sustained large-GEMM rate under the GPU's power cap, for the profile's matmul_efficiency:
-8192^3 bf16 torch.matmul back to back for 60 s in 5 s windows, the SM clock, power and
+8192^3 GEMMs back to back for 60 s (--seconds) in 5 s windows, the SM clock, power and
 temperature from nvidia-smi every 2 s. A single short GEMM (gemm_sweep.py) runs at boost
-clock; a training job's GEMMs run at the clock the power cap allows. Prints TFLOP/s per
-window and the share of the 989 TFLOP/s H100 SXM datasheet peak (edit PEAK for others).
+clock; a training job's GEMMs run at the clock the power cap allows. bf16 torch.matmul by
+default; --fp8: torch._scaled_mm on e4m3 operands with per-tensor scales and bf16 output
+(what Transformer Engine's delayed / current scaling runs), against the FP8 peak. Prints
+TFLOP/s per window and the share of the datasheet's dense peak (--peak-tflops; default the
+H100 / H200 SXM's 989 BF16, 1,979 FP8).
 Not in CI: needs a CUDA GPU and nvidia-smi.
 """
+import argparse
 import subprocess
 import threading
 import time
 
 import torch
 
-PEAK = 989e12  # H100 SXM dense BF16, datasheet
+ap = argparse.ArgumentParser()
+ap.add_argument("--seconds", type=float, default=60)
+ap.add_argument("--fp8", action="store_true")
+ap.add_argument("--peak-tflops", type=float, default=0)
+args = ap.parse_args()
+PEAK = (args.peak_tflops or (1979 if args.fp8 else 989)) * 1e12
 n = 8192
 a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16); b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+if args.fp8:
+    a8 = a.to(torch.float8_e4m3fn)
+    b8 = b.to(torch.float8_e4m3fn).t().contiguous().t()  # column-major second operand
+    one = torch.ones((), device="cuda")
+    gemm = lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+else:
+    gemm = lambda: torch.matmul(a, b)
 clocks = []
 stop = False
 def poll():
@@ -23,11 +39,12 @@ def poll():
         clocks.append(out); time.sleep(2)
 t = threading.Thread(target=poll); t.start()
 flop = 2 * n ** 3
-for window in range(12):  # 12 x ~5 s
+print(f"{'fp8 e4m3 _scaled_mm' if args.fp8 else 'bf16 matmul'} {n}^3 on {torch.cuda.get_device_name()}, peak {PEAK / 1e12:.0f} TFLOP/s", flush=True)
+for window in range(max(1, round(args.seconds / 5))):  # ~5 s each
     torch.cuda.synchronize(); t0 = time.perf_counter(); k = 0
     while time.perf_counter() - t0 < 5:
         for _ in range(50):
-            torch.matmul(a, b)
+            gemm()
         k += 50
         torch.cuda.synchronize()
     dt = time.perf_counter() - t0
