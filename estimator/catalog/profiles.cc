@@ -199,7 +199,8 @@ SystemProfile DgxH200() {
   // time (geometric mean; h200_memory_bound_backward.csv against
   // h100_memory_bound_backward_pt211.csv), where 4.8 over 3.35 TB/s would give 0.70; a 1 GiB
   // device copy reaches 4,090 GB/s (0.85 of peak; the H100 2,979, 0.89). The H100's 0.70
-  // of 3.35 TB/s over 0.81 is 0.60 of 4.8.
+  // of 3.35 TB/s over 0.81 is 0.60 of 4.8. A whole MoE layer's (moe_layer_step.py,
+  // h200_moe_layer_step.jsonl) take 0.84, the un-permute's atomics and RoPE aside.
   c.memory_bound_efficiency = 0.60;
   // Attention's fixed work per query tile (hardware.h attention_half_keys) fitted on the
   // H200 (fit_attention.py h200_long_attention.jsonl): 226 / 536 keys, where scaling the
