@@ -224,7 +224,9 @@ std::string FormatProfile(const v1::SystemProfile& p) {
                   ", shared_fs_joules_per_gbyte ", joules(p.storage().shared_fs_joules_per_gbyte()), "\n");
   const v1::Calibration& c = p.calibration();
   auto val = [](double v) { return v > 0 ? absl::StrFormat("%.4g", v) : std::string("default"); };
-  absl::StrAppend(&out, "calibration: matmul_efficiency ", val(c.matmul_efficiency()), ", memory_bound_efficiency ",
+  absl::StrAppend(&out, "calibration: matmul_efficiency ", val(c.matmul_efficiency()), ", matmul_efficiency_fp8 ",
+                  val(c.matmul_efficiency_fp8()), ", matmul_half_efficiency_gflop ",
+                  val(c.matmul_half_efficiency_gflop()), ", memory_bound_efficiency ",
                   val(c.memory_bound_efficiency()), ", overlap_efficiency ", val(c.overlap_efficiency()),
                   ", ep_overlap_efficiency ", val(c.ep_overlap_efficiency()),
                   ", rank_speed_spread ", val(c.rank_speed_spread()),

@@ -187,6 +187,22 @@ TEST_F(ServerTest, ProfilesPutTwiceWritesVersionsOneAndTwo) {
   EXPECT_EQ(P({"profiles", "show", "lab-cluster"}).code, 1);
 }
 
+// `profiles show` names every calibration parameter (the protobuf's own field list, so a
+// new term cannot be left out), with its value where the profile sets it: the H200's
+// measured FP8 GEMM share among them.
+TEST_F(ServerTest, ProfilesShowNamesEveryCalibrationParameter) {
+  const Result r = P({"profiles", "show", "dgx-h200-141gb"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  const google::protobuf::Descriptor* d = v1::Calibration::descriptor();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* f = d->field(i);
+    if (f->is_repeated()) continue;  // network levels and regimes print as their own lines
+    EXPECT_TRUE(Contains(r.out, absl::StrCat(f->name(), " "))) << f->name() << "\n" << Describe(r);
+  }
+  EXPECT_TRUE(Contains(r.out, "matmul_efficiency_fp8 0.6,")) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "memory_bound_efficiency 0.6,")) << Describe(r);
+}
+
 // Measured layer times reach the estimate: two AlexNet layers stored on a copy of the ABCI
 // profile, then an estimate of AlexNet on it says so; a bad row exits 65 naming its line.
 TEST_F(ServerTest, PutLayerTimesReachTheEstimate) {
