@@ -200,11 +200,14 @@ std::string FormatProfile(const v1::SystemProfile& p) {
   const v1::Accelerator& a = p.accelerator();
   absl::StrAppend(&out, absl::StrFormat(
                             "nodes %d x %d GPUs = %d GPUs\naccelerator %s: %.0f TFLOP/s bf16, %.0f fp16, %.0f fp8, "
-                            "%.0f fp4, %.1f fp32; %.0f GiB at %.0f GB/s; %.0f W busy, %.0f W idle\n",
+                            "%.0f fp4, %.1f fp32; %.0f GiB at %.0f GB/s; %.0f W busy, %.0f W idle, power limit %s; "
+                            "%s SMs\n",
                             p.num_nodes(), p.gpus_per_node(), p.num_nodes() * p.gpus_per_node(), a.name(),
                             a.peak_tflops_bf16(), a.peak_tflops_fp16(), a.peak_tflops_fp8(), a.peak_tflops_fp4(),
-                            a.peak_tflops_fp32(),
-                            a.memory_gib(), a.memory_bandwidth_gbytes_per_s(), a.busy_power_w(), a.idle_power_w()));
+                            a.peak_tflops_fp32(), a.memory_gib(), a.memory_bandwidth_gbytes_per_s(), a.busy_power_w(),
+                            a.idle_power_w(),
+                            a.power_limit_w() > 0 ? absl::StrFormat("%.0f W", a.power_limit_w()) : std::string("rated"),
+                            a.sm_count() > 0 ? absl::StrCat(a.sm_count()) : std::string("unstated")));
   Table net({"network level", "domain GPUs", "GB/s per GPU", "latency us", "topology", "oversubscription"});
   for (int i = 0; i < p.network_levels_size(); ++i) {
     const v1::NetworkLevel& l = p.network_levels(i);

@@ -201,6 +201,10 @@ TEST_F(ServerTest, ProfilesShowNamesEveryCalibrationParameter) {
   }
   EXPECT_TRUE(Contains(r.out, "matmul_efficiency_fp8 0.6,")) << Describe(r);
   EXPECT_TRUE(Contains(r.out, "memory_bound_efficiency 0.6,")) << Describe(r);
+  // The accelerator line names the power limit and the SM count too.
+  EXPECT_TRUE(Contains(r.out, "700 W busy, 75 W idle, power limit rated; 132 SMs")) << Describe(r);
+  const Result capped = P({"profiles", "show", "dgx-h200-141gb", "--set", "accelerator.power_limit_w=500"});
+  EXPECT_TRUE(Contains(capped.out, "power limit 500 W; 132 SMs")) << Describe(capped);
 }
 
 // Measured layer times reach the estimate: two AlexNet layers stored on a copy of the ABCI
