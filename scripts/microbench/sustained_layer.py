@@ -8,7 +8,9 @@ layer also runs attention, norms and elementwise kernels that draw less power, s
 keep more of its boost clock. The ratio of the settled to the first window's time per
 step is what the profile's sustained matmul efficiency should hold for a real mix.
 --mode eager (default) | compile | float8-compile (torchao-style tensorwise FP8 linears,
-compiled). Prints one JSON line per window. Not in CI: needs a CUDA GPU and nvidia-smi.
+compiled). Prints one JSON line per window, and the GPU's busy time of one step by kind
+(gemm, attention, other; torch.profiler) at boost (the first step after a rest) and once
+settled (after --seconds). Not in CI: needs a CUDA GPU and nvidia-smi.
 """
 import argparse
 import json
@@ -21,6 +23,7 @@ import torch
 
 from autograd_memory import BF, Llama
 from layer_step import float8_block
+from moe_layer_step import busy_by_kind
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--seconds", type=float, default=40)
@@ -43,7 +46,17 @@ def step():
 for _ in range(5):
     step()
 torch.cuda.synchronize()
-time.sleep(3)  # let the clocks recover to boost before the first window
+
+
+def profiled(when):
+    busy, kernels, _ = busy_by_kind(step)
+    print(json.dumps({"mode": args.mode, "when": when, "kernels": kernels,
+                      "busy_ms_by_kind": {k: round(v * 1e3, 3) for k, v in busy.items()}}), flush=True)
+
+
+time.sleep(3)  # let the clocks recover to boost
+profiled("boost")
+time.sleep(3)  # and again before the first window
 samples, stop = [], False
 
 
@@ -77,5 +90,6 @@ while time.perf_counter() - start < args.seconds:
                       "sm_mhz": statistics.median([c for c, _ in inside]) if inside else None,
                       "power_w": statistics.median([p for _, p in inside]) if inside else None}), flush=True)
     window += 1
+profiled("settled")
 stop = True
 t.join()
