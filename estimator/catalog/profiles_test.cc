@@ -123,7 +123,8 @@ TEST(BuiltinProfiles, H200IsAnH100WithMoreAndFasterMemory) {
   // Same die, but measured on each GPU with the same PyTorch (docs/microbench/
   // h200_sustained_gemm.txt, h100_sustained_fp8.txt, h*_memory_bound_backward*.csv): the
   // profiles' sustained GEMM rates (peak x efficiency, the share an 8192^3 GEMM kept for
-  // 30-40 s at the 700 W cap) against the measured TFLOP/s, within 1 %.
+  // 30-40 s at the 700 W cap) against the measured TFLOP/s, within 1 %. (The model's wave
+  // and K-depth terms then run that GEMM at 0.958 of it: docs/accuracy.md, not built.)
   auto sustained_tflops = [](const SystemProfile& p, bool fp8) {
     return fp8 ? p.accelerator.peak_tflops_fp8 * p.calibration.matmul_efficiency_fp8
                : p.accelerator.peak_tflops_bf16 * p.calibration.matmul_efficiency;
