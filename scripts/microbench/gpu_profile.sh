@@ -3,7 +3,8 @@
 # the sustained BF16 and FP8 GEMM rates under the power cap (sustained_gemm.py), the GEMM
 # sweep `paraplan profiles fit-gemm` reads (gemm_sweep.py), causal attention by kernel from
 # 2 k to 128 k tokens (long_attention.py; `fit_attention.py` fits its lines), and the
-# memory-bound kernels against a device copy (memory_bound_backward.py). ~5 minutes.
+# memory-bound kernels against a device copy (memory_bound_backward.py). ~3 minutes at
+# SECONDS_EACH=40 on an H200 (docs/microbench/h200_*).
 #
 #   OUT=h200 SECONDS_EACH=45 scripts/microbench/gpu_profile.sh
 #
