@@ -314,10 +314,9 @@ double A2aPairedShare(const ParallelConfig& c, int m) {
 
 }  // namespace
 
-void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& c,
-              const SystemContext& sys, CandidateResult* out, const MemoryBreakdown* memory) {
+void AssembleShared(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& c,
+                    const SystemContext& sys, CandidateResult* out, const MemoryBreakdown* memory) {
   const Hardware& hw = *sys.hw;
-  const Collectives& coll = *sys.coll;
   const int m = std::max(1, c.NumMicroBatches());
   const BlockCosts& s = stages.slowest;
   TimeBreakdown& t = out->time;
@@ -332,34 +331,9 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
   const double wgrad_share = stages.slowest_total_s > 0 ? s.wgrad_s / stages.slowest_total_s : 0;
   t.pipeline_bubble_s = BubbleStages(c, wgrad_share) * stages.mean_total_s;
 
-  // Pipeline point-to-point: one activation forward and one gradient backward per
-  // micro-batch and chunk boundary, on the level that joins adjacent stages; the fill
-  // and the drain wait on p - 1 of each beside the stages' compute in the bubble (the
-  // first micro-batch's activation reaches the last stage through p - 1 sends, its
-  // gradient returns through as many).
-  // Traffic that leaves the node during the last micro-batch's backward (TP groups that
-  // span nodes, with a CNN's spatial traffic beside them; the backward pipeline sends):
-  // an overlapped DP reduction shares the node's NICs with it (see grad_sync).
-  double beside_dp = 0;
-  if (c.pipeline_parallel > 1) {
-    const int pp_level = coll.LevelOfStride(PipelineStride(c));
-    const double hop = coll.SendRecv(model.pp_send_bytes, pp_level);
-    t.pp_comm_s = 2.0 * (static_cast<double>(m) * c.virtual_pipeline_stages + c.pipeline_parallel - 1) * hop;
-    if (pp_level >= 1) beside_dp += c.virtual_pipeline_stages * hop;
-  }
-  const int64_t tp_size = int64_t{c.tensor_parallel} * c.filter_parallel * c.channel_parallel;
-  if (OverlapsGradientReduction(c) && tp_size > hw.gpus_per_node() &&
-      coll.Place(static_cast<int>(tp_size), 1).level >= 1) {
-    beside_dp += s.tp_bwd_s + s.spatial_bwd_s;
-  }
-
-  // Data-parallel gradient reduction (and ZeRO parameter gathers).
+  // Optimizer step: memory-bound over this GPU's shard of the parameters.
   const double dense = stages.max_dense_params;
   const double ex = stages.max_expert_params;
-  const DataParallelInputs dp{model, stages, c, coll, hw};
-  t.dp_comm_s = DataParallelExposed(dp, PlaceDp(c, coll), dense, ex, beside_dp, m);
-
-  // Optimizer step: memory-bound over this GPU's shard of the parameters.
   const double dpcp = double{1.0} * c.data_parallel * c.context_parallel * c.spatial_parallel;
   const bool sharded_step = c.zero_stage >= 1 || DeepSpeedBf16Optimizer(model, c);
   const double shard = sharded_step ? dense / dpcp + ex / static_cast<double>(c.ExpertDataParallel()) : dense + ex;
@@ -394,9 +368,51 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
   // Framework overhead: per iteration, plus host-bound kernel launch time (the stage's
   // launches beyond its GPU time, every micro-batch, and the optimizer step's).
   t.overhead_s = hw.iteration_overhead_s() + m * s.host_s + optimizer_host_s;
+}
+
+void AssembleVariant(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& c,
+                     const SystemContext& sys, CandidateResult* out) {
+  const Hardware& hw = *sys.hw;
+  const Collectives& coll = *sys.coll;
+  const int m = std::max(1, c.NumMicroBatches());
+  const BlockCosts& s = stages.slowest;
+  TimeBreakdown& t = out->time;
+
+  // Pipeline point-to-point: one activation forward and one gradient backward per
+  // micro-batch and chunk boundary, on the level that joins adjacent stages; the fill
+  // and the drain wait on p - 1 of each beside the stages' compute in the bubble (the
+  // first micro-batch's activation reaches the last stage through p - 1 sends, its
+  // gradient returns through as many).
+  // Traffic that leaves the node during the last micro-batch's backward (TP groups that
+  // span nodes, with a CNN's spatial traffic beside them; the backward pipeline sends):
+  // an overlapped DP reduction shares the node's NICs with it (see grad_sync).
+  double beside_dp = 0;
+  t.pp_comm_s = 0;
+  if (c.pipeline_parallel > 1) {
+    const int pp_level = coll.LevelOfStride(PipelineStride(c));
+    const double hop = coll.SendRecv(model.pp_send_bytes, pp_level);
+    t.pp_comm_s = 2.0 * (static_cast<double>(m) * c.virtual_pipeline_stages + c.pipeline_parallel - 1) * hop;
+    if (pp_level >= 1) beside_dp += c.virtual_pipeline_stages * hop;
+  }
+  const int64_t tp_size = int64_t{c.tensor_parallel} * c.filter_parallel * c.channel_parallel;
+  if (OverlapsGradientReduction(c) && tp_size > hw.gpus_per_node() &&
+      coll.Place(static_cast<int>(tp_size), 1).level >= 1) {
+    beside_dp += s.tp_bwd_s + s.spatial_bwd_s;
+  }
+
+  // Data-parallel gradient reduction (and ZeRO parameter gathers).
+  const DataParallelInputs dp{model, stages, c, coll, hw};
+  t.dp_comm_s = DataParallelExposed(dp, PlaceDp(c, coll), stages.max_dense_params, stages.max_expert_params,
+                                    beside_dp, m);
 
   out->iteration_time_s = t.Sum();
   Tally(c, sys, out);
+}
+
+void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& c,
+              const SystemContext& sys, CandidateResult* out, const MemoryBreakdown* memory) {
+  AssembleShared(model, stages, c, sys, out, memory);
+  AssembleVariant(model, stages, c, sys, out);
 }
 
 }  // namespace paraplan

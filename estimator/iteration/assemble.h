@@ -57,6 +57,17 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
               const SystemContext& sys, CandidateResult* out,
               const MemoryBreakdown* memory = nullptr);
 
+// Assemble in two steps, for the search's variants of one setting: AssembleShared fills
+// everything the overlap flags (overlap_grad_reduce, overlap_param_gather) and the rank
+// order leave alone; AssembleVariant then adds, for one choice of them, the pipeline
+// sends, the data-parallel traffic, the total and its energy and cost. Assemble is the
+// two in turn; a variant starts from a copy of the shared result.
+void AssembleShared(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& config,
+                    const SystemContext& sys, CandidateResult* out,
+                    const MemoryBreakdown* memory = nullptr);
+void AssembleVariant(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& config,
+                     const SystemContext& sys, CandidateResult* out);
+
 // Memory only (cheaper; used to prune before timing).
 void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
                     const ParallelConfig& config, const SystemContext& sys,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "estimator/iteration/assemble.h"
 #include "estimator/iteration/estimate.h"
@@ -637,6 +638,53 @@ TEST(ShardedDataParallel, TorchtitanPipelineGathersOnceAndReducesAfterTheLastBac
   EXPECT_NEAR(flat->time.dp_comm_s,
               4 * (63 * (flat_ag + copy_out(flat_layer)) + 32 * (flat_rs + copy_in(flat_layer))), 1e-9);
   EXPECT_NEAR(flat->memory.gradients_bytes / (flat_params * GradientBytesOf(m, c).held / 64), 1, 1e-5);
+}
+
+// The search assembles what the overlap flags and the rank order leave alone once per
+// setting (AssembleShared) and the rest per variant (AssembleVariant): shared from one
+// variant and finished for another, a candidate must come out as Assemble makes it.
+TEST(Assemble, SharedPartIgnoresOverlapFlagsAndRankOrder) {
+  const SystemProfile p = Profile("dgx-h100-80gb");
+  const Workload w = testing::Model("llama3-70b");
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives coll(hw);
+  const SystemContext sys = MakeSystemContext(p, w, hw, coll);
+  for (int zero : {1, 3}) {
+    ParallelConfig base = Config(2, 4, 8, 1, 256);
+    base.zero_stage = zero;
+    base.sequence_parallel = true;
+    const ModelCosts m = Bf16Costs(w, base, p);
+    const StageCosts stages = ComputeStageCosts(m, 4, 1);
+    std::vector<ParallelConfig> variants;
+    for (bool og : {false, true}) {
+      for (bool opg : {false, true}) {
+        for (RankOrder order : {RankOrder::kTpCpEpDpPp, RankOrder::kTpCpEpPpDp}) {
+          ParallelConfig c = base;
+          c.overlap_grad_reduce = og;
+          c.overlap_param_gather = opg;
+          c.rank_order = order;
+          variants.push_back(c);
+        }
+      }
+    }
+    for (size_t i = 0; i < variants.size(); ++i) {
+      CandidateResult whole, split;
+      Assemble(m, stages, variants[i], sys, &whole);
+      AssembleShared(m, stages, variants[variants.size() - 1 - i], sys, &split);
+      AssembleVariant(m, stages, variants[i], sys, &split);
+      EXPECT_DOUBLE_EQ(split.iteration_time_s, whole.iteration_time_s) << "zero " << zero << " variant " << i;
+      EXPECT_DOUBLE_EQ(split.time.dp_comm_s, whole.time.dp_comm_s) << i;
+      EXPECT_DOUBLE_EQ(split.time.pp_comm_s, whole.time.pp_comm_s) << i;
+      EXPECT_DOUBLE_EQ(split.energy_j, whole.energy_j) << i;
+      EXPECT_DOUBLE_EQ(split.cost_usd, whole.cost_usd) << i;
+      EXPECT_DOUBLE_EQ(split.memory.total_bytes, whole.memory.total_bytes) << i;
+    }
+    // The variants differ where it matters: the rank order moves the pipeline's sends.
+    CandidateResult a, b;
+    Assemble(m, stages, variants[0], sys, &a);
+    Assemble(m, stages, variants[1], sys, &b);
+    EXPECT_NE(a.time.pp_comm_s, b.time.pp_comm_s) << "zero " << zero;
+  }
 }
 
 }  // namespace

@@ -129,6 +129,9 @@ void OfferFitting(const SearchSpace& space, int global_batch, const ModelCosts& 
                   WorkerState* st) {
   const PlanConstraints& k = space.request->constraints;
   const int zero = c.zero_stage, pp = c.pipeline_parallel, dp = c.data_parallel;
+  // What the flags and the rank order leave alone is assembled once (AssembleShared).
+  CandidateResult shared;
+  bool have_shared = false;
   for (bool og : FlagValues(k.overlap_grad_reduce)) {
     c.overlap_grad_reduce = og;
     // A flag the framework ignores (DeepSpeed's pipeline engine) is left off unless asked for.
@@ -144,8 +147,13 @@ void OfferFitting(const SearchSpace& space, int global_batch, const ModelCosts& 
       for (int order = 0; order < (pp > 1 && dp > 1 ? 2 : 1); ++order) {
         c.rank_order = order ? RankOrder::kTpCpEpPpDp : RankOrder::kTpCpEpDpPp;
         if (RefusedByFramework(k.framework, c).field != nullptr) continue;
+        if (!have_shared) {
+          AssembleShared(model, stages, c, sys, &shared, mem);
+          have_shared = true;
+        }
         Scored s;
-        Assemble(model, stages, c, sys, &s.result, mem);
+        s.result = shared;
+        AssembleVariant(model, stages, c, sys, &s.result);
         ++st->evaluated;
         ++st->feasible;
         Offer(space, global_batch, model, c, quantile->Of(c), std::move(s), st);
