@@ -10,11 +10,11 @@ H100 / H200 SXM's 989 BF16, 1,979 FP8).
 Not in CI: needs a CUDA GPU and nvidia-smi.
 """
 import argparse
-import subprocess
-import threading
 import time
 
 import torch
+
+from smi_poll import SmiPoller
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--seconds", type=float, default=60)
@@ -31,13 +31,7 @@ if args.fp8:
     gemm = lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
 else:
     gemm = lambda: torch.matmul(a, b)
-clocks = []
-stop = False
-def poll():
-    while not stop:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm,power.draw,temperature.gpu", "--format=csv,noheader,nounits"], capture_output=True, text=True).stdout.strip()
-        clocks.append(out); time.sleep(2)
-t = threading.Thread(target=poll); t.start()
+smi = SmiPoller(every_s=2).start()
 flop = 2 * n ** 3
 print(f"{'fp8 e4m3 _scaled_mm' if args.fp8 else 'bf16 matmul'} {n}^3 on {torch.cuda.get_device_name()}, peak {PEAK / 1e12:.0f} TFLOP/s", flush=True)
 for window in range(max(1, round(args.seconds / 5))):  # ~5 s each
@@ -49,5 +43,4 @@ for window in range(max(1, round(args.seconds / 5))):  # ~5 s each
         torch.cuda.synchronize()
     dt = time.perf_counter() - t0
     print(f"window {window}: {k * flop / dt / 1e12:.0f} TFLOP/s ({k * flop / dt / PEAK:.3f} of peak)", flush=True)
-stop = True; t.join()
-print("clocks.sm MHz, power W, temp C samples:", clocks)
+print("clocks.sm MHz, power W, temp C samples:", [s[1:] for s in smi.stop()])

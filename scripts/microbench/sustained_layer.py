@@ -15,8 +15,6 @@ settled (after --seconds). Not in CI: needs a CUDA GPU and nvidia-smi.
 import argparse
 import json
 import statistics
-import subprocess
-import threading
 import time
 
 import torch
@@ -24,6 +22,7 @@ import torch
 from autograd_memory import BF, Llama
 from layer_step import float8_block
 from moe_layer_step import busy_by_kind
+from smi_poll import SmiPoller
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--seconds", type=float, default=40)
@@ -57,19 +56,7 @@ def profiled(when):
 time.sleep(3)  # let the clocks recover to boost
 profiled("boost")
 time.sleep(3)  # and again before the first window
-samples, stop = [], False
-
-
-def poll():
-    while not stop:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm,power.draw", "--format=csv,noheader,nounits"],
-                             capture_output=True, text=True).stdout.strip().split(",")
-        samples.append((time.perf_counter(), float(out[0]), float(out[1])))
-        time.sleep(1)
-
-
-t = threading.Thread(target=poll)
-t.start()
+smi = SmiPoller(every_s=1).start()
 start = time.perf_counter()
 window = 0
 while time.perf_counter() - start < args.seconds:
@@ -84,12 +71,11 @@ while time.perf_counter() - start < args.seconds:
             torch.cuda.synchronize()
     torch.cuda.synchronize()
     t1 = time.perf_counter()
-    inside = [(c, p) for (ts, c, p) in samples if t0 <= ts <= t1]
+    inside = [(c, p) for (_, c, p, _) in smi.between(t0, t1)]
     print(json.dumps({"mode": args.mode, "device": torch.cuda.get_device_name(), "window": window,
                       "from_s": round(t0 - start, 1), "steps": k, "ms_per_step": round((t1 - t0) / k * 1e3, 3),
                       "sm_mhz": statistics.median([c for c, _ in inside]) if inside else None,
                       "power_w": statistics.median([p for _, p in inside]) if inside else None}), flush=True)
     window += 1
+smi.stop()
 profiled("settled")
-stop = True
-t.join()
