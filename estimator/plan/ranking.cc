@@ -9,7 +9,7 @@ namespace paraplan {
 
 namespace {
 
-// A deterministic tuple of the configuration (the last tie-break).
+// A deterministic tuple of the configuration, every field (the last tie-break).
 auto ConfigTuple(const ParallelConfig& c) {
   return std::make_tuple(c.NumGpus(), c.tensor_parallel, c.pipeline_parallel, c.context_parallel,
                          c.expert_parallel, c.ExpertTensorParallel(), c.virtual_pipeline_stages, c.micro_batch_size,
@@ -17,7 +17,13 @@ auto ConfigTuple(const ParallelConfig& c) {
                          c.zero_stage, static_cast<int>(c.pipeline_schedule), c.overlap_grad_reduce,
                          c.overlap_param_gather, c.offload.optimizer, c.offload.weights,
                          c.offload.activations, static_cast<int>(c.rank_order), c.spatial_parallel,
-                         c.filter_parallel, c.channel_parallel);
+                         c.filter_parallel, c.channel_parallel, static_cast<int>(c.moe_dispatcher),
+                         c.moe_a2a_overlap, c.first_pipeline_stage_layers, c.last_pipeline_stage_layers,
+                         c.global_batch_size, c.recompute_modules, c.cpu_offload_layers, c.offload_modules,
+                         c.fp8_param_gather.has_value() ? int{*c.fp8_param_gather} : -1, c.spatial_layers,
+                         c.spatial_axes, c.cuda_graphs, c.tp_comm_overlap, static_cast<int>(c.dp_algorithm),
+                         static_cast<int>(c.tp_algorithm), static_cast<int>(c.placement),
+                         static_cast<int>(c.framework));
 }
 
 // Among equal objectives, what a practitioner would pick: overlap on, then the default
@@ -66,6 +72,8 @@ bool Dominates(const CandidateResult& a, const CandidateResult& b) {
 }
 
 }  // namespace
+
+bool ConfigBefore(const ParallelConfig& a, const ParallelConfig& b) { return ConfigTuple(a) < ConfigTuple(b); }
 
 bool Better(const Scored& a, const Scored& b) {
   if (a.key != b.key) return a.key < b.key;

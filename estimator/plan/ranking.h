@@ -29,6 +29,10 @@ struct Scored {
 // of the configuration.
 bool Better(const Scored& a, const Scored& b);
 
+// A fixed total order of configurations (the last tie-break of Better), for choices that
+// must not depend on which worker met a configuration first.
+bool ConfigBefore(const ParallelConfig& a, const ParallelConfig& b);
+
 // A bounded "best k" set: a max-heap on Better, so the worst kept is at the front and a
 // candidate that cannot enter is rejected in O(1).
 class TopK {

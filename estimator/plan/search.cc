@@ -232,7 +232,8 @@ void SearchSettings(const SearchSpace& space, int gpus, int global_batch, const 
           const double shortfall = mem.total_bytes - capacity;
           st->shape_shortfall_after_offload =
               std::min(st->shape_shortfall_after_offload, shortfall - offload_share * mem.activations_bytes);
-          if (shortfall < st->best_shortfall_bytes) {
+          if (shortfall < st->best_shortfall_bytes ||
+              (shortfall == st->best_shortfall_bytes && ConfigBefore(c, st->shortfall_config))) {
             st->best_shortfall_bytes = shortfall;
             st->shortfall_config = c;
             st->shortfall_total_bytes = mem.total_bytes;
@@ -507,7 +508,9 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
     out.truncated |= st.truncated;
     best.insert(best.end(), st.top.items().begin(), st.top.items().end());
     for (TopK& p : st.pool) candidates.insert(candidates.end(), p.items().begin(), p.items().end());
-    if (shortfall_state == nullptr || st.best_shortfall_bytes < shortfall_state->best_shortfall_bytes) {
+    if (shortfall_state == nullptr || st.best_shortfall_bytes < shortfall_state->best_shortfall_bytes ||
+        (st.best_shortfall_bytes == shortfall_state->best_shortfall_bytes &&
+         ConfigBefore(st.shortfall_config, shortfall_state->shortfall_config))) {
       shortfall_state = &st;
     }
   }
