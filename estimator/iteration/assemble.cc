@@ -371,12 +371,25 @@ void AssembleShared(const ModelCosts& model, const StageCosts& stages, const Par
 }
 
 void AssembleVariant(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& c,
-                     const SystemContext& sys, CandidateResult* out) {
+                     const SystemContext& sys, CandidateResult* out, VariantCache* cache) {
   const Hardware& hw = *sys.hw;
   const Collectives& coll = *sys.coll;
   const int m = std::max(1, c.NumMicroBatches());
   const BlockCosts& s = stages.slowest;
   TimeBreakdown& t = out->time;
+  const DataParallelInputs dp{model, stages, c, coll, hw};
+  VariantCache::Entry local;
+  VariantCache::Entry& order = cache != nullptr ? cache->by_order[c.rank_order == RankOrder::kTpCpEpDpPp ? 0 : 1]
+                                                : local;
+  if (!order.filled) {
+    order.groups = PlaceDp(c, coll);
+    order.calls = DataParallelCalls(dp, order.groups, stages.max_dense_params, stages.max_expert_params);
+    if (c.pipeline_parallel > 1) {
+      order.pp_level = coll.LevelOfStride(PipelineStride(c));
+      order.hop_s = coll.SendRecv(model.pp_send_bytes, order.pp_level);
+    }
+    order.filled = true;
+  }
 
   // Pipeline point-to-point: one activation forward and one gradient backward per
   // micro-batch and chunk boundary, on the level that joins adjacent stages; the fill
@@ -389,10 +402,9 @@ void AssembleVariant(const ModelCosts& model, const StageCosts& stages, const Pa
   double beside_dp = 0;
   t.pp_comm_s = 0;
   if (c.pipeline_parallel > 1) {
-    const int pp_level = coll.LevelOfStride(PipelineStride(c));
-    const double hop = coll.SendRecv(model.pp_send_bytes, pp_level);
+    const double hop = order.hop_s;
     t.pp_comm_s = 2.0 * (static_cast<double>(m) * c.virtual_pipeline_stages + c.pipeline_parallel - 1) * hop;
-    if (pp_level >= 1) beside_dp += c.virtual_pipeline_stages * hop;
+    if (order.pp_level >= 1) beside_dp += c.virtual_pipeline_stages * hop;
   }
   const int64_t tp_size = int64_t{c.tensor_parallel} * c.filter_parallel * c.channel_parallel;
   if (OverlapsGradientReduction(c) && tp_size > hw.gpus_per_node() &&
@@ -401,9 +413,8 @@ void AssembleVariant(const ModelCosts& model, const StageCosts& stages, const Pa
   }
 
   // Data-parallel gradient reduction (and ZeRO parameter gathers).
-  const DataParallelInputs dp{model, stages, c, coll, hw};
-  t.dp_comm_s = DataParallelExposed(dp, PlaceDp(c, coll), stages.max_dense_params, stages.max_expert_params,
-                                    beside_dp, m);
+  t.dp_comm_s = DataParallelExposed(dp, order.groups, stages.max_dense_params, stages.max_expert_params, beside_dp,
+                                    m, order.calls);
 
   out->iteration_time_s = t.Sum();
   Tally(c, sys, out);

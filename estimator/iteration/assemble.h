@@ -65,8 +65,21 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
 void AssembleShared(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& config,
                     const SystemContext& sys, CandidateResult* out,
                     const MemoryBreakdown* memory = nullptr);
+// What a variant computes that its rank order alone decides (the data-parallel groups,
+// their collectives' seconds a call, the pipeline hop), kept for the setting's other
+// variants of that order: one cache per setting, passed to each of its variants.
+struct VariantCache {
+  struct Entry {
+    bool filled = false;
+    DpGroups groups;
+    DpCallTimes calls;
+    int pp_level = 0;
+    double hop_s = 0;
+  };
+  Entry by_order[2];  // RankOrder::kTpCpEpDpPp, kTpCpEpPpDp
+};
 void AssembleVariant(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& config,
-                     const SystemContext& sys, CandidateResult* out);
+                     const SystemContext& sys, CandidateResult* out, VariantCache* cache = nullptr);
 
 // Memory only (cheaper; used to prune before timing).
 void AssembleMemory(const ModelCosts& model, const StageCosts& stages,

@@ -111,22 +111,19 @@ Fsdp2Copies Fsdp2CopyTimes(const DpContext& x, double layer_params) {
           x.hw.MemoryTime(layer_params * (x.model.param_gather_bytes_per_param + reduced))};
 }
 
-// One data-parallel group's traffic (`params` parameters reduced over `g`, its
-// collectives holding `sms` of a node-wide ring's SMs) into `t`.
-void GroupDpTraffic(const DpContext& x, const GroupSpan& g, double params, double sms, DpTraffic* t) {
+// One data-parallel group's traffic (`params` parameters, its collectives holding `sms`
+// of a node-wide ring's SMs, `k` their seconds a call) into `t`.
+void GroupDpTraffic(const DpContext& x, double params, double sms, const DpCalls& k, DpTraffic* t) {
   const ParallelConfig& c = x.c;
-  const Collectives& coll = x.coll;
-  const double grad_bytes = params * GradientBytesOf(x.model, c).reduced;
-  const double gather_bytes = params * WeightBytesOf(x.model, c).gathered;
   const bool overlap_reduce = OverlapsGradientReduction(c);
   if (c.zero_stage == 0) {
-    (overlap_reduce ? t->last_bwd : t->exposed) += coll.AllReduce(grad_bytes, g, c.dp_algorithm);
-    if (DeepSpeedBf16Optimizer(x.model, c)) t->exposed += coll.AllGather(gather_bytes, g);
+    (overlap_reduce ? t->last_bwd : t->exposed) += k.all_reduce;
+    if (DeepSpeedBf16Optimizer(x.model, c)) t->exposed += k.all_gather;
     return;
   }
   if (c.zero_stage <= 2) {
-    (OverlapsParameterGather(c) ? t->first_fwd : t->exposed) += coll.AllGather(gather_bytes, g);
-    const double rs = coll.ReduceScatter(grad_bytes, g);
+    (OverlapsParameterGather(c) ? t->first_fwd : t->exposed) += k.all_gather;
+    const double rs = k.reduce_scatter;
     if (c.zero_stage == 1) {
       // Distributed optimizer: one reduce-scatter of the accumulated gradients per
       // iteration, overlapped with the last micro-batch's backward.
@@ -152,8 +149,8 @@ void GroupDpTraffic(const DpContext& x, const GroupSpan& g, double params, doubl
     // the module before it where it is prefetched; the gradient buckets leave under
     // overlap_comm beside the backward, on their own stream but through the same links
     // as the backward's gathers, so the two share the backward's window.
-    const double ag = coll.AllGather(z.gather_bytes, g);
-    const double rs_layer = z.reduces * coll.ReduceScatter(z.reduce_bytes, g);
+    const double ag = k.all_gather;
+    const double rs_layer = z.reduces * k.reduce_scatter;
     const bool ahead = prefetch && z.prefetch;
     const Hardware& hw = x.hw;
     const double fwd = ahead ? hw.ExposedBeside(z.gathers * ag, x.layer.fwd, sms) : z.gathers * ag;
@@ -169,8 +166,8 @@ void GroupDpTraffic(const DpContext& x, const GroupSpan& g, double params, doubl
   // optim_grads_params). Prefetching one layer ahead hides a layer's collectives behind
   // the neighbouring layer's work and no further; each call pays its latency, which
   // dominates at thousands of ranks.
-  const double ag_layer = coll.AllGather(z.gather_bytes, g);
-  const double rs_layer = coll.ReduceScatter(z.reduce_bytes, g);
+  const double ag_layer = k.all_gather;
+  const double rs_layer = k.reduce_scatter;
   const Fsdp2Copies copies = Fsdp2CopyTimes(x, params / layers);
   if (ShardsOncePerIteration(c)) {
     // Each layer gathered once, prefetched beside the first micro-batch's forward; the
@@ -192,12 +189,37 @@ void GroupDpTraffic(const DpContext& x, const GroupSpan& g, double params, doubl
   t->exposed += m * layers * ((1 + bwd_gathers) * copies.out + copies.in);
 }
 
-// Adds one data-parallel group's traffic (`params` parameters reduced over `g`) to `t`.
-void AddDpTraffic(const DpContext& x, const GroupSpan& g, double params, DpTraffic* t) {
+// The calls GroupDpTraffic prices for one group (`params` parameters over `g`), each
+// once: the gradients' all-reduce (ZeRO 0), the weights' all-gather, and the
+// gradients' reduce-scatter (ZeRO 1-2) or ZeRO-3's per-layer gather and reduce.
+DpCalls GroupCalls(const DataParallelInputs& in, const GroupSpan& g, double params) {
+  DpCalls k;
+  if (g.size <= 1 || params <= 0) return k;
+  const ParallelConfig& c = in.c;
+  const Collectives& coll = in.coll;
+  const double grad_bytes = params * GradientBytesOf(in.model, c).reduced;
+  const double gather_bytes = params * WeightBytesOf(in.model, c).gathered;
+  if (c.zero_stage == 0) {
+    k.all_reduce = coll.AllReduce(grad_bytes, g, c.dp_algorithm);
+    if (DeepSpeedBf16Optimizer(in.model, c)) k.all_gather = coll.AllGather(gather_bytes, g);
+  } else if (c.zero_stage <= 2) {
+    k.all_gather = coll.AllGather(gather_bytes, g);
+    k.reduce_scatter = coll.ReduceScatter(grad_bytes, g);
+  } else {
+    const Zero3Calls z = Zero3Collectives(in.model, in.stages, c, params);
+    k.all_gather = coll.AllGather(z.gather_bytes, g);
+    k.reduce_scatter = coll.ReduceScatter(z.reduce_bytes, g);
+  }
+  return k;
+}
+
+// Adds one data-parallel group's traffic (`params` parameters reduced over `g`, `k` its
+// calls) to `t`.
+void AddDpTraffic(const DpContext& x, const GroupSpan& g, double params, const DpCalls& k, DpTraffic* t) {
   if (g.size <= 1 || params <= 0) return;
   const double sms = x.coll.SmShare(g);
   DpTraffic mine;
-  GroupDpTraffic(x, g, params, sms, &mine);
+  GroupDpTraffic(x, params, sms, k, &mine);
   t->Add(mine, sms);
 }
 
@@ -246,14 +268,18 @@ Zero3Calls Zero3Collectives(const ModelCosts& model, const StageCosts& stages, c
   return z;
 }
 
+DpCallTimes DataParallelCalls(const DataParallelInputs& in, const DpGroups& groups, double dense, double expert) {
+  return {GroupCalls(in, groups.dense, dense), GroupCalls(in, groups.expert, expert)};
+}
+
 double DataParallelExposed(const DataParallelInputs& in, const DpGroups& groups, double dense, double expert,
-                           double beside_dp, int m) {
+                           double beside_dp, int m, const DpCallTimes& calls) {
   const double layers = std::max(1, in.stages.slowest_layers);
   const DpWindows mb = Windows(in.stages.slowest);
   const DpContext dpx{in.model, in.stages, in.c, in.coll, in.hw, m, mb, {mb.fwd / layers, mb.bwd / layers}};
   DpTraffic traffic;
-  AddDpTraffic(dpx, groups.dense, dense, &traffic);
-  AddDpTraffic(dpx, groups.expert, expert, &traffic);
+  AddDpTraffic(dpx, groups.dense, dense, calls.dense, &traffic);
+  AddDpTraffic(dpx, groups.expert, expert, calls.expert, &traffic);
   // An overlapped reduction shares the NICs only where it leaves the node.
   const bool dp_leaves_node = std::max(groups.dense.size > 1 ? groups.dense.level : 0,
                                        groups.expert.size > 1 ? groups.expert.level : 0) >= 1;

@@ -57,13 +57,27 @@ struct DataParallelInputs {
   const Hardware& hw;
 };
 
-// Seconds the data-parallel traffic of `dense` and `expert` parameters (the fuller end
-// stage's) over `groups` adds to an iteration of `m` micro-batches beyond the work it runs
-// beside. `beside_dp`: traffic leaving the node while the last backward runs (pipeline
-// sends, TP groups across nodes), with which an overlapped reduction over the network
-// shares the node's NICs.
+// Seconds a call of one group's collectives takes (0 where the ZeRO stage runs none):
+// what the overlap switches leave alone, so a setting's variants of one rank order share
+// them.
+struct DpCalls {
+  double all_reduce = 0;      // the gradients (ZeRO 0)
+  double all_gather = 0;      // the weights (ZeRO 1-2: the step's; ZeRO-3: a layer's or a tensor's)
+  double reduce_scatter = 0;  // the gradients (ZeRO 1-2), a layer's or a bucket's (ZeRO-3)
+};
+struct DpCallTimes {
+  DpCalls dense, expert;
+};
+// The calls of `dense` and `expert` parameters (the fuller end stage's) over `groups`.
+DpCallTimes DataParallelCalls(const DataParallelInputs& in, const DpGroups& groups, double dense, double expert);
+
+// Seconds the data-parallel traffic of `dense` and `expert` parameters over `groups`
+// (`calls`: DataParallelCalls of the same) adds to an iteration of `m` micro-batches
+// beyond the work it runs beside. `beside_dp`: traffic leaving the node while the last
+// backward runs (pipeline sends, TP groups across nodes), with which an overlapped
+// reduction over the network shares the node's NICs.
 double DataParallelExposed(const DataParallelInputs& in, const DpGroups& groups, double dense, double expert,
-                           double beside_dp, int m);
+                           double beside_dp, int m, const DpCallTimes& calls);
 
 }  // namespace paraplan
 

@@ -649,7 +649,7 @@ TEST(Assemble, SharedPartIgnoresOverlapFlagsAndRankOrder) {
   const Hardware hw(p, Precision::kBf16);
   const Collectives coll(hw);
   const SystemContext sys = MakeSystemContext(p, w, hw, coll);
-  for (int zero : {1, 3}) {
+  for (int zero : {0, 1, 3}) {
     ParallelConfig base = Config(2, 4, 8, 1, 256);
     base.zero_stage = zero;
     base.sequence_parallel = true;
@@ -667,11 +667,18 @@ TEST(Assemble, SharedPartIgnoresOverlapFlagsAndRankOrder) {
         }
       }
     }
+    // One cache for the setting, as the search keeps it: filled by the first variant of
+    // each rank order, read by the others.
+    VariantCache cache;
     for (size_t i = 0; i < variants.size(); ++i) {
-      CandidateResult whole, split;
+      CandidateResult whole, split, cached;
       Assemble(m, stages, variants[i], sys, &whole);
       AssembleShared(m, stages, variants[variants.size() - 1 - i], sys, &split);
+      cached = split;
       AssembleVariant(m, stages, variants[i], sys, &split);
+      AssembleVariant(m, stages, variants[i], sys, &cached, &cache);
+      EXPECT_DOUBLE_EQ(cached.iteration_time_s, whole.iteration_time_s) << "zero " << zero << " variant " << i;
+      EXPECT_DOUBLE_EQ(cached.time.dp_comm_s, whole.time.dp_comm_s) << i;
       EXPECT_DOUBLE_EQ(split.iteration_time_s, whole.iteration_time_s) << "zero " << zero << " variant " << i;
       EXPECT_DOUBLE_EQ(split.time.dp_comm_s, whole.time.dp_comm_s) << i;
       EXPECT_DOUBLE_EQ(split.time.pp_comm_s, whole.time.pp_comm_s) << i;

@@ -132,6 +132,7 @@ void OfferFitting(const SearchSpace& space, int global_batch, const ModelCosts& 
   // What the flags and the rank order leave alone is assembled once (AssembleShared).
   CandidateResult shared;
   bool have_shared = false;
+  VariantCache by_order;  // what a rank order decides, for the flags' variants
   for (bool og : FlagValues(k.overlap_grad_reduce)) {
     c.overlap_grad_reduce = og;
     // A flag the framework ignores (DeepSpeed's pipeline engine) is left off unless asked for.
@@ -153,7 +154,7 @@ void OfferFitting(const SearchSpace& space, int global_batch, const ModelCosts& 
         }
         Scored s;
         s.result = shared;
-        AssembleVariant(model, stages, c, sys, &s.result);
+        AssembleVariant(model, stages, c, sys, &s.result, &by_order);
         ++st->evaluated;
         ++st->feasible;
         Offer(space, global_batch, model, c, quantile->Of(c), std::move(s), st);
