@@ -159,11 +159,26 @@ absl::Status ValidateRecipe(const Workload& w) {
 
 }  // namespace
 
+// Transformer Engine refuses a recipe the GPU's tensor cores lack (quantization.py,
+// check_fp8_support / check_mxfp8_support / check_nvfp4_support): FP8 needs compute
+// capability 8.9+, MXFP8 and NVFP4 10.0+ (Blackwell). A profile states the first by an
+// FP8 peak and the second by an FP4 peak (the block-scaled tensor cores came together).
 absl::Status ValidateWorkloadOnProfile(const Workload& w, const SystemProfile& p) {
+  const std::string gpu = absl::StrCat("profile ", Abbreviated(p.name), " (", Abbreviated(p.accelerator.name), ")");
   if (w.precision == Precision::kFp4 && !(p.accelerator.peak_tflops_fp4 > 0)) {
-    return Bad("workload.precision", absl::StrCat("PRECISION_FP4 needs FP4 tensor cores; profile ",
-                                                  Abbreviated(p.name), " (", Abbreviated(p.accelerator.name),
-                                                  ") has no accelerator.peak_tflops_fp4"));
+    return Bad("workload.precision",
+               absl::StrCat("PRECISION_FP4 needs FP4 tensor cores; ", gpu, " has no accelerator.peak_tflops_fp4"));
+  }
+  if (w.precision == Precision::kFp8 && !(p.accelerator.peak_tflops_fp8 > 0)) {
+    return Bad("workload.precision", absl::StrCat("PRECISION_FP8 needs FP8 tensor cores (compute capability 8.9+); ",
+                                                  gpu, " has no accelerator.peak_tflops_fp8"));
+  }
+  if (w.precision == Precision::kFp8 && w.quant_recipe == QuantRecipe::kMxfp8 &&
+      !(p.accelerator.peak_tflops_fp4 > 0)) {
+    return Bad("workload.quant_recipe",
+               absl::StrCat("QUANT_RECIPE_MXFP8 needs Blackwell's block-scaled tensor cores (compute capability "
+                            "10.0+, which also run FP4); ",
+                            gpu, " has no accelerator.peak_tflops_fp4"));
   }
   return absl::OkStatus();
 }

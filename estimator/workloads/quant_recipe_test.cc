@@ -186,8 +186,7 @@ TEST(QuantRecipe, Fp8ParamGather) {
 // Estimates echo what they costed.
 TEST(QuantRecipe, Fp8ParamGatherIsNemosDefault) {
   const SystemProfile h100 = Profile("dgx-h100-80gb");
-  const Hardware hw(h100, Precision::kFp8);
-  const Collectives coll(hw);
+  const SystemProfile b200 = Profile("dgx-b200-180gb");  // MXFP8 runs on Blackwell only
   for (const auto& [framework, recipe, zero, gathers] :
        {std::tuple{Framework::kNemo, QuantRecipe::kCurrentScaling, 1, true},
         {Framework::kNemo, QuantRecipe::kDelayedScaling, 1, true},
@@ -200,10 +199,13 @@ TEST(QuantRecipe, Fp8ParamGatherIsNemosDefault) {
     c.zero_stage = zero;
     c.framework = framework;
     const Workload w = Llama70b(Precision::kFp8, recipe);
+    const SystemProfile& gpu = recipe == QuantRecipe::kMxfp8 ? b200 : h100;
+    const Hardware hw(gpu, Precision::kFp8);
+    const Collectives coll(hw);
     absl::StatusOr<ModelCosts> m = ComputeModelCosts(w, ModelShape::Of(c.Normalized()), hw, coll);
     ASSERT_TRUE(m.ok()) << m.status();
     EXPECT_EQ(QuantisedParamGather(*m, c), gathers) << static_cast<int>(framework) << " " << static_cast<int>(recipe);
-    absl::StatusOr<Estimate> e = EstimateIteration(w, c, h100);
+    absl::StatusOr<Estimate> e = EstimateIteration(w, c, gpu);
     ASSERT_TRUE(e.ok()) << e.status();
     EXPECT_EQ(e->config.fp8_param_gather, std::optional<bool>(gathers));
   }

@@ -107,6 +107,21 @@ TEST_F(ServerTest, BadInputsNameTheField) {
          r->mutable_workload()->set_precision(v1::PRECISION_FP4);
        },
        grpc::StatusCode::INVALID_ARGUMENT, "workload.precision: PRECISION_FP4 needs FP4 tensor cores"},
+      {[](v1::EstimateRequest* r) {  // nor FP8 ones (Transformer Engine: compute capability 8.9+)
+         r->clear_model();
+         *r->mutable_workload() = Gpt3Workload();
+         r->mutable_workload()->set_precision(v1::PRECISION_FP8);
+       },
+       grpc::StatusCode::INVALID_ARGUMENT,
+       "workload.precision: PRECISION_FP8 needs FP8 tensor cores (compute capability 8.9+); profile dgx-a100-80gb"},
+      {[](v1::EstimateRequest* r) {  // MXFP8 needs Blackwell: refused on an H100
+         r->clear_model();
+         r->set_profile("dgx-h100-80gb");
+         *r->mutable_workload() = Gpt3Workload();
+         r->mutable_workload()->set_precision(v1::PRECISION_FP8);
+         r->mutable_workload()->set_quant_recipe(v1::QUANT_RECIPE_MXFP8);
+       },
+       grpc::StatusCode::INVALID_ARGUMENT, "workload.quant_recipe: QUANT_RECIPE_MXFP8 needs Blackwell"},
       {[](v1::EstimateRequest* r) {
          r->clear_model();
          *r->mutable_workload() = Gpt3Workload();
