@@ -23,14 +23,16 @@ double MemoryOverheadFraction(const Hardware& hw, const ParallelConfig& c) {
              : hw.memory_overhead_fraction();
 }
 
-// Inlined into Assemble (the search's inner loop); PlaceDataParallel exports it.
-DpGroups PlaceDp(const ParallelConfig& c, const Collectives& coll) {
+// Inlined into Assemble (the search's inner loop); PlaceDataParallel exports it. Writes
+// `*out` in place (the search keeps it in its VariantCache; a copy of a returned value
+// stalls on the narrower stores that made it).
+void PlaceDp(const ParallelConfig& c, const Collectives& coll, DpGroups* out) {
   // Context (and spatial) ranks sit just inside DP, hold the same weights and reduce
   // gradients with it; tensor-like ranks (tp, filter, channel) are innermost.
   const int64_t tp = c.tensor_parallel * int64_t{c.filter_parallel} * c.channel_parallel;
   const int64_t cp = int64_t{c.context_parallel} * c.spatial_parallel;
   const int64_t dp_stride = c.rank_order == RankOrder::kTpCpEpDpPp ? tp * cp : tp * cp * c.pipeline_parallel;
-  DpGroups g;
+  DpGroups& g = *out;
   g.dense = coll.Place(c.data_parallel, dp_stride);
   if (cp > 1) {
     if (c.rank_order == RankOrder::kTpCpEpDpPp) {
@@ -57,12 +59,15 @@ DpGroups PlaceDp(const ParallelConfig& c, const Collectives& coll) {
   const int64_t expert_stride =
       c.rank_order == RankOrder::kTpCpEpPpDp && grid >= tp * cp ? grid * c.pipeline_parallel : grid;
   g.expert = coll.Place(static_cast<int>(c.ExpertDataParallel()), expert_stride);
-  return g;
 }
 
 }  // namespace
 
-DpGroups PlaceDataParallel(const ParallelConfig& c, const Collectives& coll) { return PlaceDp(c, coll); }
+DpGroups PlaceDataParallel(const ParallelConfig& c, const Collectives& coll) {
+  DpGroups g;
+  PlaceDp(c, coll, &g);
+  return g;
+}
 
 
 
@@ -382,8 +387,8 @@ void AssembleVariant(const ModelCosts& model, const StageCosts& stages, const Pa
   VariantCache::Entry& order = cache != nullptr ? cache->by_order[c.rank_order == RankOrder::kTpCpEpDpPp ? 0 : 1]
                                                 : local;
   if (!order.filled) {
-    order.groups = PlaceDp(c, coll);
-    order.calls = DataParallelCalls(dp, order.groups, stages.max_dense_params, stages.max_expert_params);
+    PlaceDp(c, coll, &order.groups);
+    DataParallelCalls(dp, order.groups, stages.max_dense_params, stages.max_expert_params, &order.calls);
     if (c.pipeline_parallel > 1) {
       order.pp_level = coll.LevelOfStride(PipelineStride(c));
       order.hop_s = coll.SendRecv(model.pp_send_bytes, order.pp_level);

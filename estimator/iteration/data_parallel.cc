@@ -192,9 +192,10 @@ void GroupDpTraffic(const DpContext& x, double params, double sms, const DpCalls
 // The calls GroupDpTraffic prices for one group (`params` parameters over `g`), each
 // once: the gradients' all-reduce (ZeRO 0), the weights' all-gather, and the
 // gradients' reduce-scatter (ZeRO 1-2) or ZeRO-3's per-layer gather and reduce.
-DpCalls GroupCalls(const DataParallelInputs& in, const GroupSpan& g, double params) {
-  DpCalls k;
-  if (g.size <= 1 || params <= 0) return k;
+void GroupCalls(const DataParallelInputs& in, const GroupSpan& g, double params, DpCalls* out) {
+  DpCalls& k = *out;
+  k = DpCalls{};
+  if (g.size <= 1 || params <= 0) return;
   const ParallelConfig& c = in.c;
   const Collectives& coll = in.coll;
   const double grad_bytes = params * GradientBytesOf(in.model, c).reduced;
@@ -210,7 +211,6 @@ DpCalls GroupCalls(const DataParallelInputs& in, const GroupSpan& g, double para
     k.all_gather = coll.AllGather(z.gather_bytes, g);
     k.reduce_scatter = coll.ReduceScatter(z.reduce_bytes, g);
   }
-  return k;
 }
 
 // Adds one data-parallel group's traffic (`params` parameters reduced over `g`, `k` its
@@ -268,8 +268,10 @@ Zero3Calls Zero3Collectives(const ModelCosts& model, const StageCosts& stages, c
   return z;
 }
 
-DpCallTimes DataParallelCalls(const DataParallelInputs& in, const DpGroups& groups, double dense, double expert) {
-  return {GroupCalls(in, groups.dense, dense), GroupCalls(in, groups.expert, expert)};
+void DataParallelCalls(const DataParallelInputs& in, const DpGroups& groups, double dense, double expert,
+                       DpCallTimes* out) {
+  GroupCalls(in, groups.dense, dense, &out->dense);
+  GroupCalls(in, groups.expert, expert, &out->expert);
 }
 
 double DataParallelExposed(const DataParallelInputs& in, const DpGroups& groups, double dense, double expert,

@@ -68,8 +68,10 @@ struct DpCalls {
 struct DpCallTimes {
   DpCalls dense, expert;
 };
-// The calls of `dense` and `expert` parameters (the fuller end stage's) over `groups`.
-DpCallTimes DataParallelCalls(const DataParallelInputs& in, const DpGroups& groups, double dense, double expert);
+// The calls of `dense` and `expert` parameters (the fuller end stage's) over `groups`,
+// written into `out` (filled in place: the search keeps it in its VariantCache).
+void DataParallelCalls(const DataParallelInputs& in, const DpGroups& groups, double dense, double expert,
+                       DpCallTimes* out);
 
 // Seconds the data-parallel traffic of `dense` and `expert` parameters over `groups`
 // (`calls`: DataParallelCalls of the same) adds to an iteration of `m` micro-batches
