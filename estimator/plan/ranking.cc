@@ -146,9 +146,23 @@ std::vector<const Scored*> ParetoFront(std::vector<Scored>& candidates) {
     if (a->result.iteration_time_s != b->result.iteration_time_s) {
       return a->result.iteration_time_s < b->result.iteration_time_s;
     }
+    if (Preference(a->config) != Preference(b->config)) return Preference(a->config) < Preference(b->config);
     return ConfigTuple(a->config) < ConfigTuple(b->config);
   });
-  return front;
+  // Configurations that score alike in every objective are one point of the front: the
+  // first of them in report order stands for the rest (rank orders, overlap switches, a
+  // spatial cut one layer either way, where they change nothing).
+  std::vector<const Scored*> points;
+  for (const Scored* s : front) {
+    bool same = false;
+    for (const Scored* p : points) {
+      same = true;
+      for (int o = 0; o < kObjectives && same; ++o) same = ObjectiveValue(p->result, o) == ObjectiveValue(s->result, o);
+      if (same) break;
+    }
+    if (!same) points.push_back(s);
+  }
+  return points;
 }
 
 }  // namespace paraplan

@@ -62,8 +62,9 @@ struct FoldedRow {
 // time and memory folds into that row instead of taking one of its own.
 std::vector<FoldedRow> FoldEquivalents(std::vector<Scored> candidates, size_t k);
 
-// The candidates no other candidate dominates in every objective (duplicates of one
-// configuration counted once), fastest first. Reorders `candidates`; the pointers point
+// The candidates no other candidate dominates in every objective, fastest first;
+// configurations that score alike in every objective count once (the first in report
+// order: overlap on, the default rank order). Reorders `candidates`; the pointers point
 // into it.
 std::vector<const Scored*> ParetoFront(std::vector<Scored>& candidates);
 

@@ -42,14 +42,25 @@ TEST(Ranking, FoldsOnlyRankOrderAndOverlapSwitches) {
   EXPECT_EQ(folded, 1);
 }
 
-// The Pareto front keeps configurations that differ in any field (the dispatcher here)
-// and drops only exact duplicates.
-TEST(Ranking, ParetoFrontDropsOnlyExactDuplicates) {
-  const Scored a = Candidate(10.0, 5e10);
-  Scored deepep = a;
+// The Pareto front counts configurations that score alike in every objective once, the
+// practitioner's choice standing for them, and keeps every distinct trade-off.
+TEST(Ranking, ParetoFrontCountsEqualScoresOnce) {
+  Scored a = Candidate(10.0, 5e10);
+  a.result.cost_usd = 2.0;
+  Scored order = a;  // scores alike: one point, `a` (the default rank order) stands for it
+  order.config.rank_order = RankOrder::kTpCpEpPpDp;
+  Scored deepep = a;  // faster and dearer: a point of its own
   deepep.config.moe_dispatcher = MoeDispatcher::kDeepEp;
-  std::vector<Scored> all = {a, a, deepep};
-  EXPECT_EQ(ParetoFront(all).size(), 2u);
+  deepep.result.iteration_time_s = 9.0;
+  deepep.result.cost_usd = 2.5;
+  Scored worse = a;  // dominated
+  worse.config.micro_batch_size = 2;
+  worse.result.iteration_time_s = 11.0;
+  std::vector<Scored> all = {order, worse, a, deepep, a};
+  const std::vector<const Scored*> front = ParetoFront(all);
+  ASSERT_EQ(front.size(), 2u);
+  EXPECT_EQ(front[0]->config.moe_dispatcher, MoeDispatcher::kDeepEp);
+  EXPECT_EQ(front[1]->config.rank_order, RankOrder::kTpCpEpDpPp);
 }
 
 // Configurations are ordered whatever field tells them apart.

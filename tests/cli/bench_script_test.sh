@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Runs a bench/ checking script against the real server (temporary SQLite file, free
-# loopback port) through the real CLI: `python3 bench/SCRIPT --cli CLI --server ADDR
-# ARGS...`, failing when the script does. Used for bench/qwen3_moe_dev.py --check (the
-# Qwen3-235B runs of ../shared/data: none rejected, none that ran predicted not to fit)
-# and bench/bridge_configs_check.py --check (Megatron-Bridge's shipped configurations).
+# Runs a checking script against the real server (temporary SQLite file, free loopback
+# port) through the real CLI: `python3 bench/SCRIPT --cli CLI --server ADDR ARGS...`
+# (SCRIPT relative to the repository root where it names a folder), failing when the
+# script does. Used for bench/qwen3_moe_dev.py --check (the Qwen3-235B runs of
+# ../shared/data: none rejected, none that ran predicted not to fit),
+# bench/bridge_configs_check.py --check (Megatron-Bridge's shipped configurations) and
+# scripts/check_transcripts.py (the docs' command transcripts as the CLI prints them).
 # usage: bench_script_test.sh PARAPLAN_SERVER PARAPLAN_CLI SCRIPT [ARGS...]
 set -euo pipefail
 server=$1
@@ -21,4 +23,5 @@ for _ in $(seq 100); do
   "$cli" --server "127.0.0.1:$port" health >/dev/null 2>&1 && break
   sleep 0.1
 done
-python3 "$root/bench/$script" --cli "$cli" --server "127.0.0.1:$port" "$@"
+case $script in */*) path=$root/$script ;; *) path=$root/bench/$script ;; esac
+python3 "$path" --cli "$cli" --server "127.0.0.1:$port" "$@"

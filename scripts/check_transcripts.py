@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Checks that the docs' command transcripts print what the CLI prints today.
+
+A transcript is a ```console block right after a `<!-- transcript -->` line; each of its
+`$ paraplan ...` commands is run through the real CLI against SERVER (a fresh server
+with the built-in profiles: a checked transcript must not depend on earlier state) and
+its output (stdout, then stderr) compared line by line with the lines under it. Search
+times (`in 0.083 s`) and the server's address are not compared.
+
+  check_transcripts.py --cli PATH --server HOST:PORT FILE.md...   exit 1 on a difference
+  check_transcripts.py ... --update FILE.md...                     rewrite the outputs
+
+Commands with shell syntax (pipes, redirections, `;`) cannot be checked and are refused.
+"""
+import argparse
+import difflib
+import re
+import shlex
+import subprocess
+import sys
+
+MARK = '<!-- transcript -->'
+FENCE = re.compile(r'^```console\n(.*?)^```\n', re.S | re.M)
+TIME = re.compile(r'in [0-9]+(\.[0-9]+)? s\b')
+SHELL = ('|', '>', '<', ';', '&&', '||', '2>/dev/null', '2>&1')
+
+
+def normalise(line, server):
+    line = TIME.sub('in T s', line.rstrip())
+    return line.replace(server, 'SERVER').replace('127.0.0.1:50051', 'SERVER')
+
+
+def commands(block):
+    """(command, output lines, first line index, end index) for each `$ ` line."""
+    lines = block.split('\n')[:-1]
+    out, i = [], 0
+    while i < len(lines):
+        if not lines[i].startswith('$ '):
+            i += 1
+            continue
+        cmd, j = lines[i][2:], i + 1
+        while cmd.endswith('\\') and j < len(lines):
+            cmd, j = cmd[:-1] + ' ' + lines[j].strip(), j + 1
+        k = j
+        while k < len(lines) and not lines[k].startswith('$ '):
+            k += 1
+        out.append((cmd.strip(), lines[j:k], j, k))
+        i = k
+    return out
+
+
+def run(cli, server, cmd):
+    words = shlex.split(cmd)
+    if words[0] != 'paraplan':
+        raise ValueError('not a paraplan command: ' + cmd)
+    if any(w in SHELL for w in words):
+        raise ValueError('shell syntax cannot be checked: ' + cmd)
+    args = words[1:]
+    if '--server' in args:  # the transcript's address is replaced by the test server's
+        at = args.index('--server')
+        del args[at:at + 2]
+    p = subprocess.run([cli, '--server', server] + args, capture_output=True, text=True, timeout=120)
+    text = p.stdout + p.stderr
+    return text.rstrip('\n').split('\n') if text else []
+
+
+def check_file(path, cli, server, update):
+    text = open(path, encoding='utf-8').read()
+    failures, checked, pieces, last = 0, 0, [], 0
+    for m in FENCE.finditer(text):
+        before = text[:m.start()].rstrip('\n').split('\n')[-1]
+        if before.strip() != MARK:
+            continue
+        block = m.group(1)
+        lines = block.split('\n')[:-1]
+        new_lines = list(lines)
+        for cmd, want, start, end in reversed(commands(block)):
+            while want and not want[-1].strip():  # blank lines before the next command
+                want, end = want[:-1], end - 1
+            got = run(cli, server, cmd)
+            checked += 1
+            if [normalise(x, server) for x in got] == [normalise(x, server) for x in want]:
+                continue
+            if update:
+                # Keep the transcript's address and the printed time where only they differ.
+                new_lines[start:end] = [x.replace(server, '127.0.0.1:50051') for x in got]
+                continue
+            failures += 1
+            print('%s: `%s` prints otherwise:' % (path, cmd))
+            sys.stdout.writelines(difflib.unified_diff([x + '\n' for x in want], [x + '\n' for x in got],
+                                                       'documented', 'printed', n=1))
+        pieces.append(text[last:m.start(1)])
+        pieces.append('\n'.join(new_lines) + '\n')
+        last = m.end(1)
+    pieces.append(text[last:])
+    if update:
+        open(path, 'w', encoding='utf-8').write(''.join(pieces))
+    return checked, failures
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--cli', required=True)
+    ap.add_argument('--server', required=True)
+    ap.add_argument('--update', action='store_true', help='rewrite the documented outputs')
+    ap.add_argument('files', nargs='+')
+    a = ap.parse_args()
+    checked = failures = 0
+    for f in a.files:
+        c, n = check_file(f, a.cli, a.server, a.update)
+        checked, failures = checked + c, failures + n
+    print('%d transcript commands checked, %d print otherwise%s' % (checked, failures,
+                                                                     ' (updated)' if a.update else ''))
+    if checked == 0:
+        print('no <!-- transcript --> block found')
+        return 1
+    return 1 if failures else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
