@@ -229,7 +229,8 @@ std::string FormatProfile(const v1::SystemProfile& p) {
   auto val = [](double v) { return v > 0 ? absl::StrFormat("%.4g", v) : std::string("default"); };
   absl::StrAppend(&out, "calibration: matmul_efficiency ", val(c.matmul_efficiency()), ", matmul_efficiency_fp8 ",
                   val(c.matmul_efficiency_fp8()), ", matmul_half_efficiency_gflop ",
-                  val(c.matmul_half_efficiency_gflop()), ", memory_bound_efficiency ",
+                  val(c.matmul_half_efficiency_gflop()), ", matmul_pipeline_depth ", val(c.matmul_pipeline_depth()),
+                  ", memory_bound_efficiency ",
                   val(c.memory_bound_efficiency()), ", overlap_efficiency ", val(c.overlap_efficiency()),
                   ", ep_overlap_efficiency ", val(c.ep_overlap_efficiency()),
                   ", rank_speed_spread ", val(c.rank_speed_spread()),
@@ -522,10 +523,10 @@ std::string FormatFitNetwork(const v1::FitNetworkResponse& r) {
 std::string FormatFitGemm(const v1::FitGemmResponse& r) {
   std::string out = StoredLine(r.stored(), r.profile());
   absl::StrAppend(&out, absl::StrFormat(
-      "matmul_efficiency %.3f, matmul_efficiency_fp8 %s, matmul_half_efficiency_gflop %.3g; "
-      "launch floor %.1f us per call (fp8 %.1f)\n%d of %d shapes within 10%%\n",
+      "matmul_efficiency %.3f, matmul_efficiency_fp8 %s, matmul_half_efficiency_gflop %.3g, matmul_pipeline_depth "
+      "%.0f; launch floor %.1f us per call (fp8 %.1f)\n%d of %d shapes within 10%%\n",
       r.matmul_efficiency(), r.matmul_efficiency_fp8() > 0 ? absl::StrFormat("%.3f", r.matmul_efficiency_fp8()) : "-",
-      r.matmul_half_efficiency_gflop(), r.launch_floor_us(), r.launch_floor_fp8_us(), r.within_10_percent(),
+      r.matmul_half_efficiency_gflop(), r.matmul_pipeline_depth(), r.launch_floor_us(), r.launch_floor_fp8_us(), r.within_10_percent(),
       r.points()));
   if (r.missed_size() > 0) {
     Table t({"missed m", "n", "k", "dtype", "measured us", "predicted us", "error"});

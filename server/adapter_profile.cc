@@ -77,6 +77,7 @@ absl::StatusOr<SystemProfile> FromProto(const v1::SystemProfile& p) {
   Calibration& k = out.calibration;
   k.matmul_efficiency = c.matmul_efficiency();
   k.matmul_half_efficiency_gflop = c.matmul_half_efficiency_gflop();
+  k.matmul_pipeline_depth = c.matmul_pipeline_depth();
   k.memory_bound_efficiency = c.memory_bound_efficiency();
   for (const v1::NetworkCalibration& n : c.network()) {
     NetworkCalibration nc{n.level(), n.efficiency(), n.latency_us(), {}, n.congestion()};
@@ -130,6 +131,7 @@ v1::Calibration ToProto(const Calibration& k) {
   v1::Calibration c;
   c.set_matmul_efficiency(k.matmul_efficiency);
   c.set_matmul_half_efficiency_gflop(k.matmul_half_efficiency_gflop);
+  c.set_matmul_pipeline_depth(k.matmul_pipeline_depth);
   c.set_memory_bound_efficiency(k.memory_bound_efficiency);
   for (const NetworkCalibration& n : k.network) {
     v1::NetworkCalibration* p = c.add_network();

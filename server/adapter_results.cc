@@ -187,6 +187,7 @@ v1::FitGemmResponse ToProto(const GemmFitReport& r) {
   out.set_matmul_efficiency(r.matmul_efficiency);
   out.set_matmul_efficiency_fp8(r.matmul_efficiency_fp8);
   out.set_matmul_half_efficiency_gflop(r.matmul_half_efficiency_gflop);
+  out.set_matmul_pipeline_depth(r.matmul_pipeline_depth);
   out.set_launch_floor_us(r.launch_floor_us);
   out.set_launch_floor_fp8_us(r.launch_floor_fp8_us);
   out.set_points(static_cast<int>(r.points.size()));

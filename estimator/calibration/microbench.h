@@ -107,6 +107,7 @@ struct GemmFitReport {
   double matmul_efficiency = 0;
   double matmul_efficiency_fp8 = 0;  // 0 when the sweep has no FP8 rows
   double matmul_half_efficiency_gflop = 0;
+  double matmul_pipeline_depth = 0;
   // Host floor of one GEMM call in the benchmark (the smallest shapes are launch-bound):
   // predictions are max(model, floor), for 16-bit and FP8 calls.
   double launch_floor_us = 0;

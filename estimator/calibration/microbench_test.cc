@@ -172,6 +172,32 @@ TEST(FitGemm, StopsWhenInterrupted) {
             absl::StatusCode::kCancelled);
 }
 
+// A sweep made by the model itself from known values (16-bit efficiency 0.8, FP8 0.7, a
+// tile pipeline 256 K-elements deep, four times CUTLASS's SM80 default): the fit finds
+// the depth and the efficiencies again, from shapes 1,024-8,192 deep.
+TEST(FitGemm, RecoversThePipelineDepth) {
+  SystemProfile truth = Profile("dgx-h100-80gb");
+  truth.calibration.matmul_efficiency = 0.8;
+  truth.calibration.matmul_efficiency_fp8 = 0.7;
+  truth.calibration.matmul_pipeline_depth = 256;
+  const Hardware h16(truth, Precision::kBf16), h8(truth, Precision::kFp8);
+  std::vector<GemmSample> sweep;
+  for (double m : {2048.0, 8192.0}) {
+    for (double n : {2048.0, 8192.0}) {
+      for (double k : {1024.0, 2048.0, 4096.0, 8192.0}) {
+        sweep.push_back({m, n, k, Precision::kBf16, h16.MatmulTime(m, n, k, 1, 2)});
+        sweep.push_back({m, n, k, Precision::kFp8, h8.MatmulTime(m, n, k, 1, 1)});
+      }
+    }
+  }
+  absl::StatusOr<GemmFit> fit = FitGemm(Profile("dgx-h100-80gb"), sweep);
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  EXPECT_EQ(fit->report.matmul_pipeline_depth, 256);
+  EXPECT_NEAR(fit->report.matmul_efficiency, 0.8, 0.006);
+  EXPECT_NEAR(fit->report.matmul_efficiency_fp8, 0.7, 0.006);
+  EXPECT_EQ(fit->profile.calibration.matmul_pipeline_depth, 256);
+}
+
 TEST(FitGemm, H100SweepWithinTenPercentForMostShapes) {
   absl::StatusOr<std::vector<GemmSample>> s = ParseGemmCsv(Read("h100_microbench/gemm.csv"));
   ASSERT_TRUE(s.ok()) << s.status();

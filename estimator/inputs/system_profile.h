@@ -111,6 +111,7 @@ struct Calibration {
   double matmul_efficiency = 0;
   double matmul_efficiency_fp8 = 0;  // FP8 linears' share of the FP8 peak; 0 = matmul_efficiency
   double matmul_half_efficiency_gflop = 0;
+  double matmul_pipeline_depth = 0;  // a tile's fixed work per GEMM, in 16-bit K-elements (0 = 64)
   double memory_bound_efficiency = 0;
   std::vector<NetworkCalibration> network;
   double overlap_efficiency = 0;

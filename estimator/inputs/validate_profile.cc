@@ -35,6 +35,7 @@ absl::Status ValidateCalibrationValues(const Calibration& c) {
     PARAPLAN_RETURN_IF_ERROR(InRange(absl::StrCat("profile.calibration.", name), v, kMinEfficiency, 1.0, true));
   }
   for (auto [name, v, max] : {std::tuple{"matmul_half_efficiency_gflop", c.matmul_half_efficiency_gflop, 1e6},
+                              {"matmul_pipeline_depth", c.matmul_pipeline_depth, 1e5},
                               {"iteration_overhead_s", c.iteration_overhead_s, 1e4},
                               {"kernel_overhead_us", c.kernel_overhead_us, 1e6},
                               {"recompute_overhead_us", c.recompute_overhead_us, 1e7},

@@ -35,6 +35,7 @@ Calibration ResolvedCalibration(const SystemProfile& profile, int64_t num_gpus) 
   const double peak = profile.accelerator.PeakTflops(Precision::kBf16) * 1e12;
   r.matmul_half_efficiency_gflop =
       Or(c.matmul_half_efficiency_gflop, peak * r.matmul_efficiency * D::kMatmulTailUs * 1e-6 / 1e9);
+  r.matmul_pipeline_depth = Or(c.matmul_pipeline_depth, D::kMatmulPipelineDepth);
   r.memory_bound_efficiency = Or(c.memory_bound_efficiency, D::kMemoryBoundEfficiency);
   for (const NetworkLevel& level : profile.network_levels) {
     NetworkCalibration n;
@@ -132,6 +133,9 @@ Hardware::Hardware(const SystemProfile& profile, Precision precision, int64_t nu
       profile.accelerator.PeakTflops(Precision::kBf16) * 1e12 * cal.matmul_efficiency;
   const double tail_s = bf16_rate > 0 ? cal.matmul_half_efficiency_gflop * 1e9 / bf16_rate : 0;
   half_efficiency_flops_ = tail_s * matmul_flops_per_s_;
+  // The same bytes of K a tile's pipeline holds: twice the elements in FP8, four times in FP4.
+  pipeline_depth16_ = cal.matmul_pipeline_depth;
+  pipeline_depth_ = pipeline_depth16_ * (precision == Precision::kFp4 ? 4 : LowPrecisionLinears(precision) ? 2 : 1);
   hbm_bytes_per_s_ =
       profile.accelerator.memory_bandwidth_gbytes_per_s * 1e9 * cal.memory_bound_efficiency;
   pcie_bytes_per_s_ = profile.host.pcie_gbytes_per_s * 1e9;
@@ -215,11 +219,6 @@ struct Tile {
   double m, n, relative_rate;
 };
 constexpr Tile kTiles[] = {{128, 128, 1.0}, {128, 64, 2.0 / 3.0}, {64, 128, 2.0 / 3.0}, {64, 64, 0.5}};
-// Small-K inefficiency: a tile's multistage mainloop loads stages - 1 K-slices before its
-// first MMA (CUTLASS SM80 default 16-bit GEMM: 3 stages of 32 = 64 K-elements of
-// prologue), so a GEMM of depth k runs at k / (k + 64) of its full rate. (On the H100
-// bf16 sweep in shared/data this takes the shape model's MAPE from 18.4 % to 17.2 %.)
-constexpr double kTileFixedDepth = 64;
 // Split-K applies to deep, narrow GEMMs (depth at least 4x the larger output side), in
 // slices of at least 256 (four 64-deep mainloop stages of work per slice).
 constexpr double kSplitKDepthRatio = 4;
@@ -287,7 +286,10 @@ double Hardware::MatmulTimeUncached(double rate, double m, double n, double k, d
   // The tail is a fixed time per GEMM (launch, last partial tile pipeline drain).
   const double tail_s = half_efficiency_flops_ / matmul_flops_per_s_;
   const double slice = k / split;
-  const double depth = slice > 0 ? (slice + kTileFixedDepth) / slice : 1;
+  // Small-K inefficiency: a tile's fixed work (its pipeline's fill, its epilogue) as
+  // K-elements at this rate (pipeline_depth_, wider for FP8 / FP4 linears).
+  const double fixed = rate == matmul_flops_per_s_ ? pipeline_depth_ : pipeline_depth16_;
+  const double depth = slice > 0 ? (slice + fixed) / slice : 1;
   const double compute_s = flops * depth / (rate * util) + tail_s;
   const double bytes = operand_bytes + (split > 1 ? 2 * split * m * n * batch * 4 : 0);  // + fp32 partials
   return std::max(compute_s, bytes / hbm_bytes_per_s_) + kernel_gap_s_;

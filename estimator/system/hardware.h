@@ -28,6 +28,9 @@ struct CalibrationDefaults {
   // A kernel's fixed tail (launch, last partial wave) ~ 6 us of peak-rate work
   // (CUDA launch latency 3-5 us + tail effect); expressed per profile in GFLOP.
   static constexpr double kMatmulTailUs = 6.0;
+  // A tile's fixed work per GEMM in 16-bit K-elements (CUTLASS's SM80 default GEMM: 3
+  // stages of 32 = 64 K-elements of prologue); Calibration::matmul_pipeline_depth.
+  static constexpr double kMatmulPipelineDepth = 64;
   // Training's memory-bound kernels (dropout with Philox RNG, softmax and LayerNorm row
   // reductions, strided copies) reach ~70 % of HBM peak, below STREAM's ~90 %.
   static constexpr double kMemoryBoundEfficiency = 0.70;
@@ -323,6 +326,8 @@ class Hardware {
   double collective_overhead_s_ = 0;
   int sm_count_ = 0;
   double half_efficiency_flops_ = 0;
+  double pipeline_depth_ = 0;    // matmul_pipeline_depth in K-elements of this precision's linears
+  double pipeline_depth16_ = 0;  // of 16-bit GEMMs (attention's batched ones under FP8)
   double hbm_bytes_per_s_ = 0;
   double pcie_bytes_per_s_ = 0;
   bool halo_host_staged_ = false;

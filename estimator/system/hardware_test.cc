@@ -90,16 +90,32 @@ TEST(Hardware, DeepNarrowGemmsSplitK) {
               2 * m * n * shallow * (shallow + 64) / shallow / 156e12 / (6.0 / 108) + kGap, 1e-9);
 }
 
+// calibration.matmul_pipeline_depth: a GEMM of depth k runs at k / (k + depth) of the
+// efficiency; FP8 linears take twice the K-elements (the same bytes), the attention's
+// 16-bit GEMMs beside them do not.
+TEST(Hardware, PipelineDepthSetsTheSmallKRate) {
+  SystemProfile p = Profile("dgx-h100-80gb");
+  p.accelerator.sm_count = 0;
+  p.calibration.matmul_half_efficiency_gflop = 1e-9;
+  p.calibration.matmul_pipeline_depth = 256;
+  const Hardware bf16(p, Precision::kBf16), fp8(p, Precision::kFp8);
+  const double m = 4096, n = 4096, k = 1024, flops = 2 * m * n * k;
+  EXPECT_NEAR(bf16.MatmulTime(m, n, k, 1, 2), flops * (k + 256) / k / (989e12 * 0.69) + kGap, 1e-9);
+  EXPECT_NEAR(fp8.MatmulTime(m, n, k, 1, 2), flops * (k + 512) / k / (1979e12 * 0.62) + kGap, 1e-9);
+  EXPECT_NEAR(fp8.BatchedMatmulTime(m, n, k, 1, 2), bf16.MatmulTime(m, n, k, 1, 2), 1e-12);
+}
+
 TEST(Hardware, Fp8SpeedsUpLinearsOnly) {
   SystemProfile p = Profile("dgx-h100-80gb");
   p.accelerator.sm_count = 0;
   p.calibration.matmul_half_efficiency_gflop = 1e-9;
   const Hardware fp8(p, Precision::kFp8);
   const Hardware bf16(p, Precision::kBf16);
-  // 1,979 TFLOP/s dense at the profile's FP8 efficiency 0.62 vs 989 at 0.69.
-  const double flops = 2.0 * 8192 * 8192 * 8192 * (8192 + 64) / 8192;
-  EXPECT_NEAR(fp8.MatmulTime(8192, 8192, 8192, 1, 2), flops / (1979e12 * 0.62) + kGap, 1e-9);
-  EXPECT_NEAR(bf16.MatmulTime(8192, 8192, 8192, 1, 2), flops / (989e12 * 0.69) + kGap, 1e-9);
+  // 1,979 TFLOP/s dense at the profile's FP8 efficiency 0.62 vs 989 at 0.69; an FP8 tile's
+  // fixed work is 128 K-elements deep (the same bytes as 64 of 16 bits).
+  const double flops = 2.0 * 8192 * 8192 * 8192;
+  EXPECT_NEAR(fp8.MatmulTime(8192, 8192, 8192, 1, 2), flops * (8192 + 128) / 8192 / (1979e12 * 0.62) + kGap, 1e-9);
+  EXPECT_NEAR(bf16.MatmulTime(8192, 8192, 8192, 1, 2), flops * (8192 + 64) / 8192 / (989e12 * 0.69) + kGap, 1e-9);
   // Attention score GEMMs and fused attention stay on the 16-bit tensor cores.
   EXPECT_NEAR(fp8.BatchedMatmulTime(8192, 8192, 8192, 1, 2), bf16.MatmulTime(8192, 8192, 8192, 1, 2), 1e-12);
   EXPECT_NEAR(fp8.attention_fwd_flops_per_s(), 989e12 * 0.35, 1e3);
