@@ -3,9 +3,11 @@
 
 A transcript is a ```console block right after a `<!-- transcript -->` line; each of its
 `$ paraplan ...` commands is run through the real CLI against SERVER (a fresh server
-with the built-in profiles: a checked transcript must not depend on earlier state) and
-its output (stdout, then stderr) compared line by line with the lines under it. Search
-times (`in 0.083 s`) and the server's address are not compared.
+with the built-in profiles), from the repository root, in the order of the files and
+blocks (a transcript may rely on what earlier ones stored), and its output (stdout, then
+stderr) compared line by line with the lines under it. Search times (`in 0.083 s`),
+timestamps, operation ids and the server's address are not compared; a line `...` (or
+`…`) stands for any lines. --update leaves blocks with such lines alone.
 
   check_transcripts.py --cli PATH --server HOST:PORT FILE.md...   exit 1 on a difference
   check_transcripts.py ... --update FILE.md...                     rewrite the outputs
@@ -20,14 +22,28 @@ import subprocess
 import sys
 
 MARK = '<!-- transcript -->'
-FENCE = re.compile(r'^```console\n(.*?)^```\n', re.S | re.M)
+FENCE = re.compile(r'^( *)```console\n(.*?)^\1```\n', re.S | re.M)
 TIME = re.compile(r'in [0-9]+(\.[0-9]+)? s\b')
+STAMP = re.compile(r'[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}')
+OPERATION = re.compile(r'\bcal-[0-9a-f]{16}\b')
+ANY = ('...', '…')
+PROGRESS = re.compile(r'^calibration cal-[0-9a-f]+ of \S+: ')
+ROOT = __import__('os').path.dirname(__import__('os').path.dirname(__import__('os').path.abspath(__file__)))
 SHELL = ('|', '>', '<', ';', '&&', '||', '2>/dev/null', '2>&1')
 
 
 def normalise(line, server):
-    line = TIME.sub('in T s', line.rstrip())
+    line = OPERATION.sub('cal-ID', STAMP.sub('DATE', TIME.sub('in T s', line.rstrip())))
     return line.replace(server, 'SERVER').replace('127.0.0.1:50051', 'SERVER')
+
+
+def matches(want, got):
+    """Whether `got` reads as `want`, each `...` line in `want` standing for any lines."""
+    if not want:
+        return not got
+    if want[0].strip() in ANY:
+        return any(matches(want[1:], got[i:]) for i in range(len(got) + 1))
+    return bool(got) and want[0] == got[0] and matches(want[1:], got[1:])
 
 
 def commands(block):
@@ -50,7 +66,7 @@ def commands(block):
 
 
 def run(cli, server, cmd):
-    words = shlex.split(cmd)
+    words = shlex.split(cmd, comments=True)
     if words[0] != 'paraplan':
         raise ValueError('not a paraplan command: ' + cmd)
     if any(w in SHELL for w in words):
@@ -59,8 +75,11 @@ def run(cli, server, cmd):
     if '--server' in args:  # the transcript's address is replaced by the test server's
         at = args.index('--server')
         del args[at:at + 2]
-    p = subprocess.run([cli, '--server', server] + args, capture_output=True, text=True, timeout=120)
-    text = p.stdout + p.stderr
+    p = subprocess.run([cli, '--server', server] + args, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    # A long operation's progress line on stderr (`calibration cal-... of P: running, ...`)
+    # is for a terminal, not the transcript.
+    err = ''.join(l for l in p.stderr.splitlines(True) if not PROGRESS.match(l))
+    text = p.stdout + err
     return text.rstrip('\n').split('\n') if text else []
 
 
@@ -71,27 +90,30 @@ def check_file(path, cli, server, update):
         before = text[:m.start()].rstrip('\n').split('\n')[-1]
         if before.strip() != MARK:
             continue
-        block = m.group(1)
-        lines = block.split('\n')[:-1]
+        indent = m.group(1)  # a block inside a list item
+        lines = [x[len(indent):] if x.startswith(indent) else x for x in m.group(2).split('\n')[:-1]]
+        block = '\n'.join(lines) + '\n'
         new_lines = list(lines)
-        for cmd, want, start, end in reversed(commands(block)):
+        ran = []
+        for cmd, want, start, end in commands(block):  # in order: a block may store, then read
             while want and not want[-1].strip():  # blank lines before the next command
                 want, end = want[:-1], end - 1
-            got = run(cli, server, cmd)
+            ran.append((cmd, want, start, end, run(cli, server, cmd)))
+        for cmd, want, start, end, got in reversed(ran):  # rewrites keep earlier indices
             checked += 1
-            if [normalise(x, server) for x in got] == [normalise(x, server) for x in want]:
+            if matches([normalise(x, server) for x in want], [normalise(x, server) for x in got]):
                 continue
-            if update:
+            if update and not any(x.strip() in ANY for x in want):
                 # Keep the transcript's address and the printed time where only they differ.
                 new_lines[start:end] = [x.replace(server, '127.0.0.1:50051') for x in got]
                 continue
             failures += 1
-            print('%s: `%s` prints otherwise:' % (path, cmd))
+            print('%s: `%s` prints otherwise%s:' % (path, cmd, ' (elided: update by hand)' if update else ''))
             sys.stdout.writelines(difflib.unified_diff([x + '\n' for x in want], [x + '\n' for x in got],
                                                        'documented', 'printed', n=1))
-        pieces.append(text[last:m.start(1)])
-        pieces.append('\n'.join(new_lines) + '\n')
-        last = m.end(1)
+        pieces.append(text[last:m.start(2)])
+        pieces.append(''.join(indent + x + '\n' if x else '\n' for x in new_lines))
+        last = m.end(2)
     pieces.append(text[last:])
     if update:
         open(path, 'w', encoding='utf-8').write(''.join(pieces))
