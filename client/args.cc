@@ -95,8 +95,9 @@ std::vector<CommandSpec> ProfileCommands() {
      "  workload then use them instead of the modelled compute of those layers.\n"},
     {"profiles fit-gemm", 2, 2, {}, {"dry-run"},
      "paraplan profiles fit-gemm NAME[@V] FILE.csv [--dry-run]\n"
-     "  Fits matmul_efficiency (16-bit and FP8) and the small-GEMM tail to a GEMM sweep\n"
-     "  (m,n,k,dtype,seconds: scripts/microbench/gemm_sweep.py) and writes the next version.\n"},
+     "  Fits matmul_efficiency (16-bit and FP8), the small-GEMM tail and the tiles'\n"
+     "  matmul_pipeline_depth to a GEMM sweep (m,n,k,dtype,seconds:\n"
+     "  scripts/microbench/gemm_sweep.py) and writes the next version.\n"},
   };
 }
 
