@@ -13,6 +13,10 @@ timestamps, operation ids and the server's address are not compared; a line `...
   check_transcripts.py ... --update FILE.md...                     rewrite the outputs
 
 Commands with shell syntax (pipes, redirections, `;`) cannot be checked and are refused.
+
+A ```console or ```sh block after `<!-- transcript: http -->` holds curl commands against
+the HTTP port as docs/api.md shows them: each runs in bash (pipes to jq and sed allowed)
+with `http://127.0.0.1:8080` replaced by HTTP (--http, or $PARAPLAN_TEST_HTTP).
 """
 import argparse
 import difflib
@@ -22,8 +26,11 @@ import subprocess
 import sys
 
 MARK = '<!-- transcript -->'
-FENCE = re.compile(r'^( *)```console\n(.*?)^\1```\n', re.S | re.M)
+MARK_HTTP = '<!-- transcript: http -->'
+FENCE = re.compile(r'^( *)```(?:console|sh)\n(.*?)^\1```\n', re.S | re.M)
 TIME = re.compile(r'in [0-9]+(\.[0-9]+)? s\b')
+FINGERPRINT = re.compile(r'"api_fingerprint": ?"[0-9a-f]+"')
+SEARCH_TIME = re.compile(r'"search_time_s": ?[0-9.e+-]+')
 STAMP = re.compile(r'[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}')
 OPERATION = re.compile(r'\bcal-[0-9a-f]{16}\b')
 ANY = ('...', '…')
@@ -34,6 +41,7 @@ SHELL = ('|', '>', '<', ';', '&&', '||', '2>/dev/null', '2>&1')
 
 def normalise(line, server):
     line = OPERATION.sub('cal-ID', STAMP.sub('DATE', TIME.sub('in T s', line.rstrip())))
+    line = FINGERPRINT.sub('"api_fingerprint":"F"', SEARCH_TIME.sub('"search_time_s": T', line))
     return line.replace(server, 'SERVER').replace('127.0.0.1:50051', 'SERVER')
 
 
@@ -55,8 +63,9 @@ def commands(block):
             i += 1
             continue
         cmd, j = lines[i][2:], i + 1
-        while cmd.endswith('\\') and j < len(lines):
-            cmd, j = cmd[:-1] + ' ' + lines[j].strip(), j + 1
+        while cmd.rstrip().endswith(('\\', '|')) and j < len(lines):  # continued
+            cmd = cmd.rstrip()
+            cmd, j = (cmd[:-1] if cmd.endswith('\\') else cmd) + ' ' + lines[j].strip(), j + 1
         k = j
         while k < len(lines) and not lines[k].startswith('$ '):
             k += 1
@@ -83,13 +92,23 @@ def run(cli, server, cmd):
     return text.rstrip('\n').split('\n') if text else []
 
 
-def check_file(path, cli, server, update):
+def run_http(http, cmd):
+    if not http:
+        raise ValueError('an http transcript needs --http or $PARAPLAN_TEST_HTTP: ' + cmd)
+    p = subprocess.run(['bash', '-o', 'pipefail', '-c', cmd.replace('http://127.0.0.1:8080', 'http://' + http)],
+                       capture_output=True, text=True, timeout=120, cwd=ROOT)
+    text = p.stdout + p.stderr
+    return text.rstrip('\n').split('\n') if text else []
+
+
+def check_file(path, cli, server, update, http=None):
     text = open(path, encoding='utf-8').read()
     failures, checked, pieces, last = 0, 0, [], 0
     for m in FENCE.finditer(text):
-        before = text[:m.start()].rstrip('\n').split('\n')[-1]
-        if before.strip() != MARK:
+        before = text[:m.start()].rstrip('\n').split('\n')[-1].strip()
+        if before not in (MARK, MARK_HTTP):
             continue
+        runner = (lambda c: run_http(http, c)) if before == MARK_HTTP else (lambda c: run(cli, server, c))
         indent = m.group(1)  # a block inside a list item
         lines = [x[len(indent):] if x.startswith(indent) else x for x in m.group(2).split('\n')[:-1]]
         block = '\n'.join(lines) + '\n'
@@ -98,7 +117,7 @@ def check_file(path, cli, server, update):
         for cmd, want, start, end in commands(block):  # in order: a block may store, then read
             while want and not want[-1].strip():  # blank lines before the next command
                 want, end = want[:-1], end - 1
-            ran.append((cmd, want, start, end, run(cli, server, cmd)))
+            ran.append((cmd, want, start, end, runner(cmd)))
         for cmd, want, start, end, got in reversed(ran):  # rewrites keep earlier indices
             checked += 1
             if matches([normalise(x, server) for x in want], [normalise(x, server) for x in got]):
@@ -124,12 +143,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--cli', required=True)
     ap.add_argument('--server', required=True)
+    ap.add_argument('--http', default=__import__('os').environ.get('PARAPLAN_TEST_HTTP'),
+                    help='HOST:PORT of the server\'s HTTP port, for http transcripts')
     ap.add_argument('--update', action='store_true', help='rewrite the documented outputs')
     ap.add_argument('files', nargs='+')
     a = ap.parse_args()
     checked = failures = 0
     for f in a.files:
-        c, n = check_file(f, a.cli, a.server, a.update)
+        c, n = check_file(f, a.cli, a.server, a.update, a.http)
         checked, failures = checked + c, failures + n
     print('%d transcript commands checked, %d print otherwise%s' % (checked, failures,
                                                                      ' (updated)' if a.update else ''))

@@ -16,8 +16,13 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 dir=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$dir"' EXIT
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$server" --listen "127.0.0.1:$port" --db "$dir/paraplan.db" --metrics-listen off >"$dir/server.log" 2>&1 &
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+port=$(free_port)
+http=$(free_port)
+# The HTTP port too, for scripts that read $PARAPLAN_TEST_HTTP (check_transcripts.py's curl transcripts).
+"$server" --listen "127.0.0.1:$port" --http-listen "127.0.0.1:$http" --db "$dir/paraplan.db" --metrics-listen off \
+  >"$dir/server.log" 2>&1 &
+export PARAPLAN_TEST_HTTP=127.0.0.1:$http
 pid=$!
 for _ in $(seq 100); do
   "$cli" --server "127.0.0.1:$port" health >/dev/null 2>&1 && break
