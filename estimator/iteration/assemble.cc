@@ -23,9 +23,9 @@ double MemoryOverheadFraction(const Hardware& hw, const ParallelConfig& c) {
              : hw.memory_overhead_fraction();
 }
 
-// Inlined into Assemble (the search's inner loop); PlaceDataParallel exports it. Writes
-// `*out` in place (the search keeps it in its VariantCache; a copy of a returned value
-// stalls on the narrower stores that made it).
+// Once per rank order of a setting (AssembleVariant keeps it in the search's
+// VariantCache); PlaceDataParallel exports it. Writes `*out` in place: a copy of a
+// returned value stalls on the narrower stores that made it.
 void PlaceDp(const ParallelConfig& c, const Collectives& coll, DpGroups* out) {
   // Context (and spatial) ranks sit just inside DP, hold the same weights and reduce
   // gradients with it; tensor-like ranks (tp, filter, channel) are innermost.

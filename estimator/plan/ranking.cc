@@ -9,7 +9,11 @@ namespace paraplan {
 
 namespace {
 
-// A deterministic tuple of the configuration, every field (the last tie-break).
+// A deterministic tuple of the configuration, every field (the last tie-break; what
+// folding and the Pareto front tell configurations apart by). A field added to
+// ParallelConfig belongs here too: the size check below fails until it is looked at.
+static_assert(sizeof(ParallelConfig) == 132 || sizeof(void*) != 8,
+              "ParallelConfig changed: add the new field to ConfigTuple, then update this size");
 auto ConfigTuple(const ParallelConfig& c) {
   return std::make_tuple(c.NumGpus(), c.tensor_parallel, c.pipeline_parallel, c.context_parallel,
                          c.expert_parallel, c.ExpertTensorParallel(), c.virtual_pipeline_stages, c.micro_batch_size,
