@@ -74,6 +74,10 @@ def commands(block):
     return out
 
 
+def lines_of(text):
+    return text.rstrip('\n').split('\n') if text else []
+
+
 def run(cli, server, cmd):
     words = shlex.split(cmd, comments=True)
     if words[0] != 'paraplan':
@@ -88,8 +92,7 @@ def run(cli, server, cmd):
     # A long operation's progress line on stderr (`calibration cal-... of P: running, ...`)
     # is for a terminal, not the transcript.
     err = ''.join(l for l in p.stderr.splitlines(True) if not PROGRESS.match(l))
-    text = p.stdout + err
-    return text.rstrip('\n').split('\n') if text else []
+    return lines_of(p.stdout + err)
 
 
 def run_http(http, cmd):
@@ -97,8 +100,7 @@ def run_http(http, cmd):
         raise ValueError('an http transcript needs --http or $PARAPLAN_TEST_HTTP: ' + cmd)
     p = subprocess.run(['bash', '-o', 'pipefail', '-c', cmd.replace('http://127.0.0.1:8080', 'http://' + http)],
                        capture_output=True, text=True, timeout=120, cwd=ROOT)
-    text = p.stdout + p.stderr
-    return text.rstrip('\n').split('\n') if text else []
+    return lines_of(p.stdout + p.stderr)
 
 
 def check_file(path, cli, server, update, http=None):

@@ -433,6 +433,65 @@ absl::StatusOr<std::vector<GemmSample>> ParseGemmCsv(absl::string_view text) {
   return out;
 }
 
+namespace {
+
+// The efficiency in [0.2, 1] (steps of 0.005) that `error_of(profile)` finds best, written
+// into `*field` of `profile`; that error, or -1 where the sweep has no rows it covers.
+// `also(e)` sets what goes with the efficiency (the 16-bit tail, whose time it scales).
+template <typename ErrorOf, typename Also>
+absl::StatusOr<double> ScanEfficiency(SystemProfile* profile, double Calibration::*field, const ErrorOf& error_of,
+                                      const Also& also, const Interrupt& stop) {
+  SystemProfile trial = *profile;
+  double best = -1;
+  for (double e = 0.2; e <= 1.0001; e += 0.005) {
+    PARAPLAN_RETURN_IF_ERROR(stop.Check(kFitGemmWork));  // each step is a pass over the sweep
+    trial.calibration.*field = e;
+    also(e, &trial.calibration);
+    const double err = error_of(trial);
+    if (err < 0) return -1.0;
+    if (best < 0 || err < best) {
+      best = err;
+      profile->calibration = trial.calibration;
+    }
+  }
+  return best;
+}
+
+// A GEMM sweep fitted at one pipeline depth: the 16-bit efficiency and small-GEMM tail (as
+// its time, by grid search), then FP8's efficiency with that tail; their mean |log|
+// errors (err8 < 0: no FP8 rows).
+struct DepthFit {
+  SystemProfile profile;
+  double err16 = -1, err8 = -1;
+  double Total() const { return err16 + std::max(0.0, err8); }
+};
+template <typename ErrorOf>
+absl::StatusOr<DepthFit> FitAtDepth(SystemProfile p, double depth, const ErrorOf& error_of, const Interrupt& stop) {
+  p.calibration.matmul_pipeline_depth = depth;
+  const double peak16 = p.accelerator.PeakTflops(Precision::kBf16) * 1e12;
+  auto err16 = [&](const SystemProfile& prof) { return error_of(prof, false); };
+  DepthFit fit;
+  for (double tail_us = 0.25; tail_us <= 64; tail_us *= 1.25) {
+    SystemProfile trial = p;
+    auto tail = [&](double e, Calibration* c) { c->matmul_half_efficiency_gflop = peak16 * e * tail_us * 1e-6 / 1e9; };
+    absl::StatusOr<double> err = ScanEfficiency(&trial, &Calibration::matmul_efficiency, err16, tail, stop);
+    if (!err.ok()) return err.status();
+    if (*err < 0) return Bad("no 16-bit (bf16 / fp16) GEMM in the sweep");
+    if (fit.err16 < 0 || *err < fit.err16) {
+      fit.err16 = *err;
+      fit.profile = trial;
+    }
+  }
+  auto err8 = [&](const SystemProfile& prof) { return error_of(prof, true); };
+  absl::StatusOr<double> e8 =
+      ScanEfficiency(&fit.profile, &Calibration::matmul_efficiency_fp8, err8, [](double, Calibration*) {}, stop);
+  if (!e8.ok()) return e8.status();
+  fit.err8 = *e8;
+  return fit;
+}
+
+}  // namespace
+
 absl::StatusOr<GemmFit> FitGemm(const SystemProfile& base, const std::vector<GemmSample>& samples,
                                 const Interrupt& stop) {
   if (absl::Status s = ValidateProfile(base); !s.ok()) return s;
@@ -463,60 +522,18 @@ absl::StatusOr<GemmFit> FitGemm(const SystemProfile& base, const std::vector<Gem
     }
     return n > 0 ? sum / n : -1.0;
   };
-  // For each pipeline depth (a tile's fixed work, shared by both dtypes in bytes of K):
-  // the 16-bit efficiency and small-GEMM tail (as its time), then FP8's efficiency, by
-  // grid search; the depth whose two fits err least overall is kept.
-  const double peak16 = p.accelerator.PeakTflops(Precision::kBf16) * 1e12;
-  double best_total = -1;
-  bool any16 = false, any8 = false;
-  SystemProfile chosen = p;
+  // Each pipeline depth (a tile's fixed work, the same bytes of K in both dtypes) gets its
+  // own fit; the depth whose two fits err least overall is kept.
+  DepthFit chosen;
   for (double depth : {32.0, 64.0, 96.0, 128.0, 192.0, 256.0, 384.0, 512.0}) {
-    SystemProfile d = p;
-    d.calibration.matmul_pipeline_depth = depth;
-    double best = -1;
-    SystemProfile trial = d;
-    for (double tail_us = 0.25; tail_us <= 64; tail_us *= 1.25) {
-      for (double e = 0.2; e <= 1.0001; e += 0.005) {
-        PARAPLAN_RETURN_IF_ERROR(stop.Check(kFitGemmWork));  // each step is a pass over the sweep
-        trial.calibration.matmul_efficiency = e;
-        trial.calibration.matmul_half_efficiency_gflop = peak16 * e * tail_us * 1e-6 / 1e9;
-        const double err = error_of(trial, false);
-        if (err < 0) break;
-        if (best < 0 || err < best) {
-          best = err;
-          d.calibration.matmul_efficiency = e;
-          d.calibration.matmul_half_efficiency_gflop = trial.calibration.matmul_half_efficiency_gflop;
-        }
-      }
-      if (best < 0) break;
-    }
-    if (best < 0) return Bad("no 16-bit (bf16 / fp16) GEMM in the sweep");
-    any16 = true;
-    // FP8 linears: their own efficiency, same tail time.
-    double best8 = -1;
-    trial = d;
-    for (double e = 0.2; e <= 1.0001; e += 0.005) {
-      PARAPLAN_RETURN_IF_ERROR(stop.Check(kFitGemmWork));
-      trial.calibration.matmul_efficiency_fp8 = e;
-      const double err = error_of(trial, true);
-      if (err < 0) break;
-      if (best8 < 0 || err < best8) {
-        best8 = err;
-        d.calibration.matmul_efficiency_fp8 = e;
-      }
-    }
-    any8 = best8 >= 0;
-    const double total = best + std::max(0.0, best8);
-    if (best_total < 0 || total < best_total) {
-      best_total = total;
-      chosen = d;
-    }
+    absl::StatusOr<DepthFit> f = FitAtDepth(p, depth, error_of, stop);
+    if (!f.ok()) return f.status();
+    if (chosen.err16 < 0 || f->Total() < chosen.Total()) chosen = *std::move(f);
   }
-  if (!any16) return Bad("no 16-bit (bf16 / fp16) GEMM in the sweep");
-  p = chosen;
-  const double best8 = any8 ? 0 : -1;
+  p = chosen.profile;
+  const bool fp8 = chosen.err8 >= 0;
   report.matmul_efficiency = p.calibration.matmul_efficiency;
-  report.matmul_efficiency_fp8 = best8 >= 0 ? p.calibration.matmul_efficiency_fp8 : 0;
+  report.matmul_efficiency_fp8 = fp8 ? p.calibration.matmul_efficiency_fp8 : 0;
   report.matmul_half_efficiency_gflop = p.calibration.matmul_half_efficiency_gflop;
   report.matmul_pipeline_depth = p.calibration.matmul_pipeline_depth;
   {
@@ -525,7 +542,7 @@ absl::StatusOr<GemmFit> FitGemm(const SystemProfile& base, const std::vector<Gem
     out.calibration.matmul_efficiency = p.calibration.matmul_efficiency;
     out.calibration.matmul_half_efficiency_gflop = p.calibration.matmul_half_efficiency_gflop;
     out.calibration.matmul_pipeline_depth = p.calibration.matmul_pipeline_depth;
-    if (best8 >= 0) out.calibration.matmul_efficiency_fp8 = p.calibration.matmul_efficiency_fp8;
+    if (fp8) out.calibration.matmul_efficiency_fp8 = p.calibration.matmul_efficiency_fp8;
     p = out;
   }
   const Hardware h16(p, Precision::kBf16), h8(p, Precision::kFp8), h32(p, Precision::kFp32);
