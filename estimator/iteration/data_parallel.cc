@@ -75,8 +75,13 @@ struct DpWindows {
 
 DpWindows Windows(const BlockCosts& s) {
   const double split = 0.5 * (s.cp_s + s.ep_s);
-  return {s.fwd_s + s.tp_fwd_s + s.spatial_fwd_s + split,
-          s.bwd_s + s.recompute_s + s.tp_bwd_s + s.spatial_bwd_s + split};
+  // The host's launches beyond the GPU's time leave the compute stream idle, not the
+  // side stream: a gather or reduction runs on through them. They fall in forward and
+  // backward as the GPU's work does.
+  const double gpu_fwd = s.fwd_s, gpu_bwd = s.bwd_s + s.recompute_s;
+  const double host_fwd = gpu_fwd + gpu_bwd > 0 ? s.host_s * gpu_fwd / (gpu_fwd + gpu_bwd) : 0;
+  return {s.fwd_s + s.tp_fwd_s + s.spatial_fwd_s + split + host_fwd,
+          s.bwd_s + s.recompute_s + s.tp_bwd_s + s.spatial_bwd_s + split + (s.host_s - host_fwd)};
 }
 
 struct DpContext {

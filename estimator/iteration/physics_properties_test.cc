@@ -1,0 +1,225 @@
+// Metamorphic checks of the estimator: changes to the machine or the batch whose effect
+// on the answer physics fixes in sign, checked over the configurations the planner
+// ranks for a spread of models and profiles (dense, MoE, MLA, FP8, CNN; A100 to GB200).
+// Independent of the model's sums: a faster part never makes an iteration slower, more
+// memory changes no time and no byte, a larger batch never takes less time or more than
+// proportionally more.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "estimator/iteration/estimate.h"
+#include "estimator/plan/search.h"
+#include "estimator/testing/test_util.h"
+#include "gtest/gtest.h"
+
+namespace paraplan {
+namespace {
+
+struct Scenario {
+  std::string model, profile;
+  int gpus = 0, global_batch = 0;
+  Framework framework = Framework::kAny;
+  bool fp8 = false;
+};
+
+std::vector<Scenario> Scenarios() {
+  return {
+      {"gpt3-175b", "dgx-a100-80gb", 512, 1536},
+      {"llama3-70b", "dgx-h100-80gb", 64, 512},
+      {"llama3-70b", "dgx-h100-80gb", 64, 512, Framework::kAny, true},
+      {"llama3-8b", "dgx-h100-80gb", 16, 256, Framework::kTorchtitan},
+      {"llama3-8b", "dgx-h100-80gb", 16, 256, Framework::kPytorchFsdp},
+      {"deepseek-v3", "gb200-nvl72", 256, 1024},
+      {"qwen3-30b-a3b", "dgx-h100-80gb", 16, 512},
+      {"mixtral-8x7b", "dgx-b200-180gb", 64, 512, Framework::kDeepSpeed},
+      {"gpt-oss-120b", "dgx-h200-141gb", 64, 512, Framework::kNemo},
+      {"resnet50", "abci-v100-16gb", 64, 2048},
+      {"cosmoflow", "abci-v100-16gb", 64, 64},
+      {"gpt3-175b", "dgx-h100-80gb", 4096, 2048, Framework::kAny, true},
+      {"gpt3-175b", "dgx-a100-80gb", 1536, 1536, Framework::kDeepSpeed},
+      {"llama3-70b", "dgx-h100-80gb", 256, 256, Framework::kTorchtitan},
+      {"qwen3-235b-a22b", "dgx-h100-80gb", 256, 1024},
+      {"kimi-k2", "gb300-nvl72", 512, 2048},
+      {"megatron-22b", "dgx-a100-80gb", 8, 4},
+  };
+}
+
+Workload WorkloadOf(const Scenario& s) {
+  Workload w = testing::Model(s.model);
+  if (s.fp8) w.precision = Precision::kFp8;
+  return w;
+}
+
+// Up to `n` configurations the planner ranks for `s`: the best and those after them.
+std::vector<ParallelConfig> Configs(const Scenario& s, int n) {
+  PlanRequest r;
+  r.workload = WorkloadOf(s);
+  r.gpus = {s.gpus};
+  r.global_batch_size = s.global_batch;
+  r.top_k = n;
+  r.constraints.framework = s.framework;
+  auto plan = Plan(r, testing::Profile(s.profile));
+  std::vector<ParallelConfig> out;
+  if (!plan.ok() || plan->plans.empty()) {
+    ADD_FAILURE() << s.model << " on " << s.profile << ": no plan (" << plan.status() << ")";
+    return out;
+  }
+  for (const Estimate& e : plan->plans) out.push_back(e.config);
+  return out;
+}
+
+std::string Describe(const ParallelConfig& c) {
+  return absl::StrCat("TP", c.tensor_parallel, " PP", c.pipeline_parallel, " DP", c.data_parallel, " CP",
+                      c.context_parallel, " EP", c.expert_parallel, " ETP", c.ExpertTensorParallel(), " v",
+                      c.virtual_pipeline_stages, " mbs", c.micro_batch_size, " gbs", c.global_batch_size, " ZeRO",
+                      c.zero_stage, " recompute ", static_cast<int>(c.recompute), " schedule ",
+                      static_cast<int>(c.pipeline_schedule), " sp ", c.sequence_parallel, " spatial ",
+                      c.spatial_parallel, " filter ", c.filter_parallel, " channel ", c.channel_parallel);
+}
+
+// Estimates every configuration under `profile` and under `changed(profile)` and hands
+// each pair to `check`; returns how many pairs were checked.
+int ForEachPair(const std::function<void(SystemProfile*)>& changed,
+                const std::function<void(const std::string&, const Estimate&, const Estimate&)>& check) {
+  int pairs = 0;
+  for (const Scenario& s : Scenarios()) {
+    const SystemProfile base = testing::Profile(s.profile);
+    SystemProfile other = base;
+    changed(&other);
+    const Workload w = WorkloadOf(s);
+    for (const ParallelConfig& c : Configs(s, 40)) {
+      auto a = EstimateIteration(w, c, base);
+      auto b = EstimateIteration(w, c, other);
+      if (!a.ok() || !b.ok()) {
+        ADD_FAILURE() << s.model << " on " << s.profile << ": " << a.status() << " / " << b.status();
+        continue;
+      }
+      check(absl::StrCat(s.model, " on ", s.profile, " ", Describe(c)), *a, *b);
+      ++pairs;
+    }
+  }
+  return pairs;
+}
+
+constexpr double kTolerance = 1e-9;
+
+// Both answers' time terms, side by side, for a failure's message.
+std::string Breakdowns(const Estimate& a, const Estimate& b) {
+  const auto terms = [](const TimeBreakdown& t) {
+    return std::vector<std::pair<const char*, double>>{
+        {"compute", t.compute_s},   {"recompute", t.recompute_s}, {"tp", t.tp_comm_s},
+        {"spatial", t.spatial_comm_s}, {"cp", t.cp_comm_s},       {"ep", t.ep_comm_s},
+        {"pp", t.pp_comm_s},        {"bubble", t.pipeline_bubble_s}, {"dp", t.dp_comm_s},
+        {"optimizer", t.optimizer_s}, {"data", t.data_loading_s}, {"overhead", t.overhead_s},
+        {"offload", t.offload_s}};
+  };
+  std::string out;
+  const auto x = terms(a.time), y = terms(b.time);
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (x[i].second != y[i].second) absl::StrAppend(&out, "\n  ", x[i].first, " ", x[i].second, " -> ", y[i].second);
+  }
+  return out;
+}
+
+// Exposed communication and an exposed input pipeline both follow the compute stream:
+// the loaders prefetch beside the GPU's work and the host's launches, not while the loop
+// waits on a collective (ExposeInput, assemble.cc). Where both are exposed, a faster GPU
+// shortens the stretch they share and the two waits follow each other for longer, so
+// faster compute may lengthen the iteration there, and only there.
+bool InputAndCommBothExposed(const Estimate& e) {
+  const TimeBreakdown& t = e.time;
+  return t.data_loading_s > 0 && t.tp_comm_s + t.spatial_comm_s + t.cp_comm_s + t.ep_comm_s + t.pp_comm_s +
+                                         t.pipeline_bubble_s + t.dp_comm_s >
+                                     0;
+}
+
+void ExpectNoSlower(const std::function<void(SystemProfile*)>& faster, bool compute = false) {
+  int exempt = 0;
+  const int pairs = ForEachPair(faster, [&](const std::string& what, const Estimate& base, const Estimate& fast) {
+    if (compute && InputAndCommBothExposed(base)) {
+      ++exempt;
+      return;
+    }
+    EXPECT_LE(fast.iteration_time_s, base.iteration_time_s * (1 + kTolerance))
+        << what << "\n  base " << base.iteration_time_s << " s, faster part " << fast.iteration_time_s << " s"
+        << Breakdowns(base, fast);
+  });
+  EXPECT_GT(pairs - exempt, 200);
+}
+
+TEST(PhysicsProperties, FasterNetworkNeverSlower) {
+  ExpectNoSlower([](SystemProfile* p) {
+    for (NetworkLevel& l : p->network_levels) l.bandwidth_gbytes_per_s *= 1.5;
+  });
+}
+
+TEST(PhysicsProperties, FasterInnerLevelNeverSlower) {
+  ExpectNoSlower([](SystemProfile* p) { p->network_levels.front().bandwidth_gbytes_per_s *= 1.5; });
+}
+
+TEST(PhysicsProperties, FasterOuterLevelNeverSlower) {
+  ExpectNoSlower([](SystemProfile* p) { p->network_levels.back().bandwidth_gbytes_per_s *= 1.5; });
+}
+
+TEST(PhysicsProperties, LowerLatencyNeverSlower) {
+  ExpectNoSlower([](SystemProfile* p) {
+    for (NetworkLevel& l : p->network_levels) l.latency_us *= 0.5;
+  });
+}
+
+TEST(PhysicsProperties, FasterTensorCoresNeverSlower) {
+  ExpectNoSlower([](SystemProfile* p) {
+    Accelerator& a = p->accelerator;
+    for (double* peak : {&a.peak_tflops_bf16, &a.peak_tflops_fp16, &a.peak_tflops_fp8, &a.peak_tflops_fp4,
+                         &a.peak_tflops_fp32}) {
+      *peak *= 1.25;
+    }
+  }, /*compute=*/true);
+}
+
+TEST(PhysicsProperties, FasterMemoryNeverSlower) {
+  ExpectNoSlower([](SystemProfile* p) { p->accelerator.memory_bandwidth_gbytes_per_s *= 1.25; }, /*compute=*/true);
+}
+
+TEST(PhysicsProperties, CheaperLaunchesNeverSlower) {
+  ExpectNoSlower([](SystemProfile* p) {
+    p->calibration.kernel_overhead_us = 5;
+    p->calibration.collective_overhead_us = 5;
+  });
+}
+
+TEST(PhysicsProperties, MoreMemoryChangesNoTimeAndNoByte) {
+  const int pairs = ForEachPair([](SystemProfile* p) { p->accelerator.memory_gib *= 2; },
+                                [](const std::string& what, const Estimate& base, const Estimate& big) {
+                                  EXPECT_EQ(big.iteration_time_s, base.iteration_time_s) << what;
+                                  EXPECT_EQ(big.memory.total_bytes, base.memory.total_bytes) << what;
+                                  EXPECT_TRUE(big.memory.fits) << what;
+                                });
+  EXPECT_GT(pairs, 200);
+}
+
+// Twice the global batch at the same degrees: twice the micro-batches. Never faster, and
+// never more than twice as long (the pipeline's fill and the step are paid once).
+TEST(PhysicsProperties, DoubleBatchTakesBetweenOnceAndTwiceTheTime) {
+  int pairs = 0;
+  for (const Scenario& s : Scenarios()) {
+    const SystemProfile profile = testing::Profile(s.profile);
+    const Workload w = WorkloadOf(s);
+    for (ParallelConfig c : Configs(s, 40)) {
+      auto a = EstimateIteration(w, c, profile);
+      c.global_batch_size *= 2;
+      auto b = EstimateIteration(w, c, profile);
+      ASSERT_TRUE(a.ok() && b.ok()) << a.status() << " / " << b.status();
+      const std::string what = absl::StrCat(s.model, " on ", s.profile, " ", Describe(c));
+      EXPECT_GE(b->iteration_time_s, a->iteration_time_s * (1 - kTolerance)) << what;
+      EXPECT_LE(b->iteration_time_s, 2 * a->iteration_time_s * (1 + kTolerance)) << what;
+      ++pairs;
+    }
+  }
+  EXPECT_GT(pairs, 200);
+}
+
+}  // namespace
+}  // namespace paraplan
