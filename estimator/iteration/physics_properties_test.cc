@@ -1,9 +1,10 @@
 // Metamorphic checks of the estimator: changes to the machine or the batch whose effect
 // on the answer physics fixes in sign, checked over the configurations the planner
 // ranks for a spread of models and profiles (dense, MoE, MLA, FP8, CNN; A100 to GB200).
-// Independent of the model's sums: a faster part never makes an iteration slower, more
-// memory changes no time and no byte, a larger batch never takes less time or more than
-// proportionally more.
+// Independent of the model's sums: a faster part never makes an iteration slower nor
+// changes its memory, more memory changes no time and no byte, a larger batch never
+// takes less time or more than proportionally more, recomputing more or sharding more
+// never holds more.
 #include <functional>
 #include <string>
 #include <vector>
@@ -138,6 +139,14 @@ bool InputAndCommBothExposed(const Estimate& e) {
 void ExpectNoSlower(const std::function<void(SystemProfile*)>& faster, bool compute = false) {
   int exempt = 0;
   const int pairs = ForEachPair(faster, [&](const std::string& what, const Estimate& base, const Estimate& fast) {
+    // What a GPU holds does not depend on how fast anything runs; the stated interval
+    // holds the prediction.
+    EXPECT_EQ(fast.memory.total_bytes, base.memory.total_bytes) << what;
+    for (const Estimate* e : {&base, &fast}) {
+      EXPECT_TRUE(e->interval.low_s > 0 && e->interval.low_s <= e->iteration_time_s &&
+                  e->iteration_time_s <= e->interval.high_s)
+          << what << ": " << e->interval.low_s << " <= " << e->iteration_time_s << " <= " << e->interval.high_s;
+    }
     if (compute && InputAndCommBothExposed(base)) {
       ++exempt;
       return;
@@ -219,6 +228,64 @@ TEST(PhysicsProperties, DoubleBatchTakesBetweenOnceAndTwiceTheTime) {
     }
   }
   EXPECT_GT(pairs, 200);
+}
+
+// Recomputing more keeps fewer activations on every stage: full recompute needs at most
+// what selective needs at its peak, and selective at most what none needs (the peak's
+// stage may change, so its parts are not compared).
+TEST(PhysicsProperties, MoreRecomputeHoldsNoMoreActivations) {
+  int triples = 0;
+  for (const Scenario& s : Scenarios()) {
+    const SystemProfile profile = testing::Profile(s.profile);
+    const Workload w = WorkloadOf(s);
+    for (ParallelConfig c : Configs(s, 40)) {
+      c.recompute_modules = 0;
+      std::vector<Estimate> by_level;
+      for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+        c.recompute = r;
+        auto e = EstimateIteration(w, c, profile);
+        if (!e.ok()) break;  // a choice the framework does not run
+        by_level.push_back(*e);
+      }
+      if (by_level.size() != 3) continue;
+      const std::string what = absl::StrCat(s.model, " on ", s.profile, " ", Describe(c));
+      for (int i = 1; i < 3; ++i) {
+        EXPECT_LE(by_level[i].memory.total_bytes, by_level[i - 1].memory.total_bytes * (1 + kTolerance))
+            << what << " recompute level " << i;
+      }
+      ++triples;
+    }
+  }
+  EXPECT_GT(triples, 150);
+}
+
+// A higher ZeRO stage shards more: the weights, gradients and optimizer states a GPU
+// holds never grow with the stage (one pipeline stage, so the peak's stage is the same;
+// the gathers' buffers of ZeRO-3 may outweigh its savings at a small data-parallel
+// degree, so the total is not compared).
+TEST(PhysicsProperties, HigherZeroStageHoldsNoMoreState) {
+  int pairs = 0;
+  for (const Scenario& s : Scenarios()) {
+    const SystemProfile profile = testing::Profile(s.profile);
+    const Workload w = WorkloadOf(s);
+    for (ParallelConfig c : Configs(s, 40)) {
+      if (c.pipeline_parallel > 1) continue;
+      std::vector<std::pair<int, Estimate>> by_stage;
+      for (int z = 0; z <= 3; ++z) {
+        c.zero_stage = z;
+        auto e = EstimateIteration(w, c, profile);
+        if (e.ok()) by_stage.emplace_back(z, *e);
+      }
+      const std::string what = absl::StrCat(s.model, " on ", s.profile, " ", Describe(c));
+      const auto state = [](const MemoryBreakdown& m) { return m.weights_bytes + m.gradients_bytes + m.optimizer_bytes; };
+      for (size_t i = 1; i < by_stage.size(); ++i) {
+        EXPECT_LE(state(by_stage[i].second.memory), state(by_stage[i - 1].second.memory) * (1 + kTolerance))
+            << what << " ZeRO " << by_stage[i - 1].first << " -> " << by_stage[i].first;
+        ++pairs;
+      }
+    }
+  }
+  EXPECT_GT(pairs, 300);
 }
 
 }  // namespace
