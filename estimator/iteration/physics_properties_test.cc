@@ -80,27 +80,43 @@ std::string Describe(const ParallelConfig& c) {
                       c.spatial_parallel, " filter ", c.filter_parallel, " channel ", c.channel_parallel);
 }
 
-// Estimates every configuration under `profile` and under `changed(profile)` and hands
+// One configuration the planner ranks for a scenario, with what estimating it needs.
+struct Case {
+  const Workload& workload;
+  const SystemProfile& profile;
+  ParallelConfig config;
+  std::string what;  // the scenario and the configuration, for a failure's message
+};
+
+// Calls `f` on up to 40 ranked configurations of every scenario.
+void ForEachCase(const std::function<void(Case&)>& f) {
+  for (const Scenario& s : Scenarios()) {
+    const SystemProfile profile = testing::Profile(s.profile);
+    const Workload w = WorkloadOf(s);
+    for (const ParallelConfig& c : Configs(s, 40)) {
+      Case x{w, profile, c, absl::StrCat(s.model, " on ", s.profile, " ", Describe(c))};
+      f(x);
+    }
+  }
+}
+
+// Estimates every configuration under its profile and under `changed(profile)` and hands
 // each pair to `check`; returns how many pairs were checked.
 int ForEachPair(const std::function<void(SystemProfile*)>& changed,
                 const std::function<void(const std::string&, const Estimate&, const Estimate&)>& check) {
   int pairs = 0;
-  for (const Scenario& s : Scenarios()) {
-    const SystemProfile base = testing::Profile(s.profile);
-    SystemProfile other = base;
+  ForEachCase([&](Case& x) {
+    SystemProfile other = x.profile;
     changed(&other);
-    const Workload w = WorkloadOf(s);
-    for (const ParallelConfig& c : Configs(s, 40)) {
-      auto a = EstimateIteration(w, c, base);
-      auto b = EstimateIteration(w, c, other);
-      if (!a.ok() || !b.ok()) {
-        ADD_FAILURE() << s.model << " on " << s.profile << ": " << a.status() << " / " << b.status();
-        continue;
-      }
-      check(absl::StrCat(s.model, " on ", s.profile, " ", Describe(c)), *a, *b);
-      ++pairs;
+    auto a = EstimateIteration(x.workload, x.config, x.profile);
+    auto b = EstimateIteration(x.workload, x.config, other);
+    if (!a.ok() || !b.ok()) {
+      ADD_FAILURE() << x.what << ": " << a.status() << " / " << b.status();
+      return;
     }
-  }
+    check(x.what, *a, *b);
+    ++pairs;
+  });
   return pairs;
 }
 
@@ -213,20 +229,15 @@ TEST(PhysicsProperties, MoreMemoryChangesNoTimeAndNoByte) {
 // never more than twice as long (the pipeline's fill and the step are paid once).
 TEST(PhysicsProperties, DoubleBatchTakesBetweenOnceAndTwiceTheTime) {
   int pairs = 0;
-  for (const Scenario& s : Scenarios()) {
-    const SystemProfile profile = testing::Profile(s.profile);
-    const Workload w = WorkloadOf(s);
-    for (ParallelConfig c : Configs(s, 40)) {
-      auto a = EstimateIteration(w, c, profile);
-      c.global_batch_size *= 2;
-      auto b = EstimateIteration(w, c, profile);
-      ASSERT_TRUE(a.ok() && b.ok()) << a.status() << " / " << b.status();
-      const std::string what = absl::StrCat(s.model, " on ", s.profile, " ", Describe(c));
-      EXPECT_GE(b->iteration_time_s, a->iteration_time_s * (1 - kTolerance)) << what;
-      EXPECT_LE(b->iteration_time_s, 2 * a->iteration_time_s * (1 + kTolerance)) << what;
-      ++pairs;
-    }
-  }
+  ForEachCase([&](Case& x) {
+    auto a = EstimateIteration(x.workload, x.config, x.profile);
+    x.config.global_batch_size *= 2;
+    auto b = EstimateIteration(x.workload, x.config, x.profile);
+    ASSERT_TRUE(a.ok() && b.ok()) << x.what << ": " << a.status() << " / " << b.status();
+    EXPECT_GE(b->iteration_time_s, a->iteration_time_s * (1 - kTolerance)) << x.what;
+    EXPECT_LE(b->iteration_time_s, 2 * a->iteration_time_s * (1 + kTolerance)) << x.what;
+    ++pairs;
+  });
   EXPECT_GT(pairs, 200);
 }
 
@@ -235,27 +246,21 @@ TEST(PhysicsProperties, DoubleBatchTakesBetweenOnceAndTwiceTheTime) {
 // stage may change, so its parts are not compared).
 TEST(PhysicsProperties, MoreRecomputeHoldsNoMoreActivations) {
   int triples = 0;
-  for (const Scenario& s : Scenarios()) {
-    const SystemProfile profile = testing::Profile(s.profile);
-    const Workload w = WorkloadOf(s);
-    for (ParallelConfig c : Configs(s, 40)) {
-      c.recompute_modules = 0;
-      std::vector<Estimate> by_level;
-      for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
-        c.recompute = r;
-        auto e = EstimateIteration(w, c, profile);
-        if (!e.ok()) break;  // a choice the framework does not run
-        by_level.push_back(*e);
-      }
-      if (by_level.size() != 3) continue;
-      const std::string what = absl::StrCat(s.model, " on ", s.profile, " ", Describe(c));
-      for (int i = 1; i < 3; ++i) {
-        EXPECT_LE(by_level[i].memory.total_bytes, by_level[i - 1].memory.total_bytes * (1 + kTolerance))
-            << what << " recompute level " << i;
-      }
-      ++triples;
+  ForEachCase([&](Case& x) {
+    x.config.recompute_modules = 0;
+    std::vector<Estimate> by_level;
+    for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+      x.config.recompute = r;
+      auto e = EstimateIteration(x.workload, x.config, x.profile);
+      if (!e.ok()) return;  // a choice the framework does not run
+      by_level.push_back(*e);
     }
-  }
+    for (int i = 1; i < 3; ++i) {
+      EXPECT_LE(by_level[i].memory.total_bytes, by_level[i - 1].memory.total_bytes * (1 + kTolerance))
+          << x.what << " recompute level " << i;
+    }
+    ++triples;
+  });
   EXPECT_GT(triples, 150);
 }
 
@@ -265,26 +270,21 @@ TEST(PhysicsProperties, MoreRecomputeHoldsNoMoreActivations) {
 // degree, so the total is not compared).
 TEST(PhysicsProperties, HigherZeroStageHoldsNoMoreState) {
   int pairs = 0;
-  for (const Scenario& s : Scenarios()) {
-    const SystemProfile profile = testing::Profile(s.profile);
-    const Workload w = WorkloadOf(s);
-    for (ParallelConfig c : Configs(s, 40)) {
-      if (c.pipeline_parallel > 1) continue;
-      std::vector<std::pair<int, Estimate>> by_stage;
-      for (int z = 0; z <= 3; ++z) {
-        c.zero_stage = z;
-        auto e = EstimateIteration(w, c, profile);
-        if (e.ok()) by_stage.emplace_back(z, *e);
-      }
-      const std::string what = absl::StrCat(s.model, " on ", s.profile, " ", Describe(c));
-      const auto state = [](const MemoryBreakdown& m) { return m.weights_bytes + m.gradients_bytes + m.optimizer_bytes; };
-      for (size_t i = 1; i < by_stage.size(); ++i) {
-        EXPECT_LE(state(by_stage[i].second.memory), state(by_stage[i - 1].second.memory) * (1 + kTolerance))
-            << what << " ZeRO " << by_stage[i - 1].first << " -> " << by_stage[i].first;
-        ++pairs;
-      }
+  const auto state = [](const MemoryBreakdown& m) { return m.weights_bytes + m.gradients_bytes + m.optimizer_bytes; };
+  ForEachCase([&](Case& x) {
+    if (x.config.pipeline_parallel > 1) return;
+    std::vector<std::pair<int, double>> by_stage;
+    for (int z = 0; z <= 3; ++z) {
+      x.config.zero_stage = z;
+      auto e = EstimateIteration(x.workload, x.config, x.profile);
+      if (e.ok()) by_stage.emplace_back(z, state(e->memory));
     }
-  }
+    for (size_t i = 1; i < by_stage.size(); ++i) {
+      EXPECT_LE(by_stage[i].second, by_stage[i - 1].second * (1 + kTolerance))
+          << x.what << " ZeRO " << by_stage[i - 1].first << " -> " << by_stage[i].first;
+      ++pairs;
+    }
+  });
   EXPECT_GT(pairs, 300);
 }
 
