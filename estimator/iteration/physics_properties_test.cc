@@ -226,7 +226,8 @@ TEST(PhysicsProperties, MoreMemoryChangesNoTimeAndNoByte) {
 }
 
 // Twice the global batch at the same degrees: twice the micro-batches. Never faster, and
-// never more than twice as long (the pipeline's fill and the step are paid once).
+// never more than twice as long (the pipeline's fill and the step are paid once); never
+// less memory (as many micro-batches in flight or more).
 TEST(PhysicsProperties, DoubleBatchTakesBetweenOnceAndTwiceTheTime) {
   int pairs = 0;
   ForEachCase([&](Case& x) {
@@ -236,6 +237,7 @@ TEST(PhysicsProperties, DoubleBatchTakesBetweenOnceAndTwiceTheTime) {
     ASSERT_TRUE(a.ok() && b.ok()) << x.what << ": " << a.status() << " / " << b.status();
     EXPECT_GE(b->iteration_time_s, a->iteration_time_s * (1 - kTolerance)) << x.what;
     EXPECT_LE(b->iteration_time_s, 2 * a->iteration_time_s * (1 + kTolerance)) << x.what;
+    EXPECT_GE(b->memory.total_bytes, a->memory.total_bytes * (1 - kTolerance)) << x.what;
     ++pairs;
   });
   EXPECT_GT(pairs, 200);
@@ -284,6 +286,28 @@ TEST(PhysicsProperties, HigherZeroStageHoldsNoMoreState) {
           << x.what << " ZeRO " << by_stage[i - 1].first << " -> " << by_stage[i].first;
       ++pairs;
     }
+  });
+  EXPECT_GT(pairs, 300);
+}
+
+// Twice the replicas at the same per-replica batch (weak scaling): the same work a GPU,
+// over a wider data-parallel group whose collectives take at least as long. A sharded
+// optimizer's step (and its offload) shrinks with the group, so it is left out.
+TEST(PhysicsProperties, WeakScalingNeverFaster) {
+  int pairs = 0;
+  ForEachCase([&](Case& x) {
+    auto a = EstimateIteration(x.workload, x.config, x.profile);
+    ASSERT_TRUE(a.ok()) << x.what << ": " << a.status();
+    x.config.data_parallel *= 2;
+    x.config.global_batch_size *= 2;
+    if (x.config.NumGpus() > x.profile.NumGpus()) return;
+    auto b = EstimateIteration(x.workload, x.config, x.profile);
+    ASSERT_TRUE(b.ok()) << x.what << ": " << b.status();
+    const auto unsharded = [](const Estimate& e) { return e.iteration_time_s - e.time.optimizer_s - e.time.offload_s; };
+    EXPECT_GE(unsharded(*b), unsharded(*a) * (1 - kTolerance))
+        << x.what << " at twice the replicas\n  base " << a->iteration_time_s << " s, wider "
+        << b->iteration_time_s << " s" << Breakdowns(*a, *b);
+    ++pairs;
   });
   EXPECT_GT(pairs, 300);
 }
