@@ -312,5 +312,36 @@ TEST(PhysicsProperties, WeakScalingNeverFaster) {
   EXPECT_GT(pairs, 300);
 }
 
+// The planner over more room: on GPUs with twice the memory every configuration that
+// fitted still fits at the same time, so the best plan is never slower; and the best over
+// every tensor-parallel degree is never slower than the best at any one of them.
+TEST(PhysicsProperties, MoreRoomNeverGivesASlowerBestPlan) {
+  for (const Scenario& s : Scenarios()) {
+    PlanRequest r;
+    r.workload = WorkloadOf(s);
+    r.gpus = {s.gpus};
+    r.global_batch_size = s.global_batch;
+    r.top_k = 1;
+    r.constraints.framework = s.framework;
+    const SystemProfile base = testing::Profile(s.profile);
+    SystemProfile roomy = base;
+    roomy.accelerator.memory_gib *= 2;
+    auto a = Plan(r, base);
+    auto b = Plan(r, roomy);
+    ASSERT_TRUE(a.ok() && b.ok()) << s.model << ": " << a.status() << " / " << b.status();
+    ASSERT_FALSE(a->plans.empty() || b->plans.empty()) << s.model << " on " << s.profile;
+    EXPECT_LE(b->plans[0].iteration_time_s, a->plans[0].iteration_time_s * (1 + kTolerance))
+        << s.model << " on " << s.profile;
+    for (int tp : {1, 2, 8}) {
+      r.constraints.tensor_parallel = {tp};
+      auto held = Plan(r, base);
+      ASSERT_TRUE(held.ok()) << s.model << ": " << held.status();
+      if (held->plans.empty()) continue;  // nothing fits at that degree
+      EXPECT_GE(held->plans[0].iteration_time_s, a->plans[0].iteration_time_s * (1 - kTolerance))
+          << s.model << " on " << s.profile << " at TP " << tp;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace paraplan

@@ -403,14 +403,17 @@ double Collectives::DedupAllToAll(double bytes, double copies, const GroupSpan& 
 // communicator with one rank per node runs 2 (NCCL's "Channel 00/02", "01/02" in the
 // logs of localRanks 1 communicators), doubled on Hopper and later (nccl
 // src/graph/connect.cc: "4 compute channels per search channel to reach peak BW on
-// <8 PPN"). Beside a GEMM, blocks holding SMs slow it by ~1.2x their share of the SMs
+// <8 PPN"). With k ranks a node, each rank's NIC is taken to carry the rings one rank's
+// does: k times as many channels, up to a node-wide ring's (an interpolation between
+// those two ends, so that a second rank a node does not jump to a whole node's share).
+// Beside a GEMM, blocks holding SMs slow it by ~1.2x their share of the SMs
 // (8 of 132: 0.07; 24: 0.14-0.18), so the interference scales with the channels.
 constexpr double kNodeRingChannels = 24;
 constexpr double kOneRankPerNodeChannels = 4;
 
 double Collectives::SmShare(const GroupSpan& g) const {
-  if (g.size <= 1 || g.level < 1 || g.inner != 1) return 1.0;
-  return kOneRankPerNodeChannels / kNodeRingChannels;
+  if (g.size <= 1 || g.level < 1 || g.inner < 1) return 1.0;
+  return std::min(1.0, kOneRankPerNodeChannels * g.inner / kNodeRingChannels);
 }
 
 double Collectives::SendRecv(double bytes, int level) const {

@@ -73,9 +73,9 @@ class Collectives {
   double DedupAllToAll(double bytes, double copies, const GroupSpan& g, double experts = 0) const;
   double SendRecv(double bytes, int level) const;
   // The share of a node-wide ring's thread blocks (one an SM, what overlap_efficiency's
-  // interference was measured beside) a collective over `g` holds: a ring with one
-  // member per node runs kOneRankPerNodeChannels of NCCL's channels, one inside or across
-  // a node's GPUs kNodeRingChannels.
+  // interference was measured beside) a collective over `g` holds: a ring across nodes
+  // runs kOneRankPerNodeChannels of NCCL's channels for each member it has in a node, up
+  // to kNodeRingChannels, what one inside a node's GPUs runs.
   double SmShare(const GroupSpan& g) const;
 
  private:

@@ -210,16 +210,20 @@ TEST(Collectives, DedupAllToAllSendsOneCopyPerNode) {
 }
 
 // A ring with one member per node runs 4 of NCCL's channels where a ring inside or across
-// whole nodes runs 24: it holds a sixth of the SMs (its interference with the work beside it).
-TEST(Collectives, RingsOfOneRankPerNodeHoldFewSms) {
+// whole nodes runs 24: it holds a sixth of the SMs (its interference with the work beside
+// it). With k members a node it runs 4k (their NICs' rings), up to 24: no step from one
+// member a node to two.
+TEST(Collectives, RingsOfFewRanksPerNodeHoldFewSms) {
   const Hardware hw(Simple(), Precision::kBf16);
   const Collectives c(hw);
   const GroupSpan per_node = c.Place(32, 8);  // every 8th rank: one per node
   ASSERT_EQ(per_node.level, 1);
   ASSERT_EQ(per_node.inner, 1);
   EXPECT_DOUBLE_EQ(c.SmShare(per_node), 4.0 / 24);
-  EXPECT_DOUBLE_EQ(c.SmShare(c.Place(8, 1)), 1.0);   // inside a node
-  EXPECT_DOUBLE_EQ(c.SmShare(c.Place(32, 2)), 1.0);  // 4 members a node
+  EXPECT_DOUBLE_EQ(c.SmShare(c.Place(64, 4)), 8.0 / 24);   // 2 members a node
+  EXPECT_DOUBLE_EQ(c.SmShare(c.Place(32, 2)), 16.0 / 24);  // 4 members a node
+  EXPECT_DOUBLE_EQ(c.SmShare(c.Place(64, 1)), 1.0);        // whole nodes
+  EXPECT_DOUBLE_EQ(c.SmShare(c.Place(8, 1)), 1.0);         // inside a node
   EXPECT_DOUBLE_EQ(c.SmShare(c.Place(1, 1)), 1.0);
 }
 
