@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "estimator/iteration/estimate.h"
 #include "estimator/plan/search.h"
+#include "estimator/system/hardware.h"
 #include "estimator/testing/test_util.h"
 #include "gtest/gtest.h"
 
@@ -213,6 +214,19 @@ TEST(PhysicsProperties, CheaperLaunchesNeverSlower) {
     p->calibration.kernel_overhead_us = 5;
     p->calibration.collective_overhead_us = 5;
   });
+}
+
+// Every calibration value left unstated means its default: stating the values the
+// profile resolves to changes no figure.
+TEST(PhysicsProperties, StatingTheDefaultsChangesNothing) {
+  const int pairs = ForEachPair([](SystemProfile* p) { p->calibration = ResolvedCalibration(*p); },
+                                [](const std::string& what, const Estimate& base, const Estimate& stated) {
+                                  EXPECT_EQ(stated.iteration_time_s, base.iteration_time_s) << what;
+                                  EXPECT_EQ(stated.memory.total_bytes, base.memory.total_bytes) << what;
+                                  EXPECT_EQ(stated.energy_per_iteration_j, base.energy_per_iteration_j) << what;
+                                  EXPECT_EQ(stated.interval.high_s, base.interval.high_s) << what;
+                                });
+  EXPECT_GT(pairs, 200);
 }
 
 TEST(PhysicsProperties, MoreMemoryChangesNoTimeAndNoByte) {
