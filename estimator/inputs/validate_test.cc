@@ -349,8 +349,8 @@ TEST(Validate, ProfileErrorsNameTheField) {
 TEST(Validate, ConfigNeverIndexesAnEmptyShape) {
   Workload cnn;
   cnn.kind = Workload::Kind::kLayerGraph;
-  cnn.layer_graph.layers = {{"conv1", LayerKind::kConv, {3, 64, 64}, {16, 64, 64}, {3, 3}, {1, 1}},
-                            {"headless", LayerKind::kRelu, {16, 64, 64}, {}, {}, {}}};
+  cnn.layer_graph.layers = {testing::Layer("conv1", LayerKind::kConv, {3, 64, 64}, {16, 64, 64}, {3, 3}, {1, 1}),
+                            testing::Layer("headless", LayerKind::kRelu, {16, 64, 64}, {}, {}, {})};
   ParallelConfig c;
   c.spatial_parallel = 2;
   c.global_batch_size = 8;
@@ -448,7 +448,7 @@ TEST(Validate, EchoedStringsAreAbbreviated) {
   EXPECT_EQ(Abbreviated(e), e.substr(0, 99) + "...");
   Workload cnn;
   cnn.kind = Workload::Kind::kLayerGraph;
-  cnn.layer_graph.layers = {{"l", LayerKind::kRelu, {3, 8, 8}, {3, 8, 8}, {}, {}}};
+  cnn.layer_graph.layers = {testing::Layer("l", LayerKind::kRelu, {3, 8, 8}, {3, 8, 8}, {}, {})};
   cnn.layer_graph.layers[0].inputs = {std::string(10000, 'k')};  // a layer it does not have
   const absl::Status s = ValidateWorkload(cnn);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);

@@ -384,11 +384,11 @@ Workload TinyCnn() {
   cnn.name = "tiny-cnn";
   cnn.kind = Workload::Kind::kLayerGraph;
   cnn.layer_graph.layers = {
-      {"conv1", LayerKind::kConv, {3, 224, 224}, {64, 112, 112}, {7, 7}, {2, 2}, {3, 3}},
-      {"relu1", LayerKind::kRelu, {64, 112, 112}, {64, 112, 112}, {}, {}},
-      {"conv2", LayerKind::kConv, {64, 112, 112}, {128, 112, 112}, {3, 3}, {1, 1}, {1, 1}},
-      {"pool", LayerKind::kPool, {128, 112, 112}, {128, 56, 56}, {2, 2}, {2, 2}},
-      {"fc", LayerKind::kFc, {128, 56, 56}, {1000}, {}, {}},
+      testing::Layer("conv1", LayerKind::kConv, {3, 224, 224}, {64, 112, 112}, {7, 7}, {2, 2}, {3, 3}),
+      testing::Layer("relu1", LayerKind::kRelu, {64, 112, 112}, {64, 112, 112}, {}, {}),
+      testing::Layer("conv2", LayerKind::kConv, {64, 112, 112}, {128, 112, 112}, {3, 3}, {1, 1}, {1, 1}),
+      testing::Layer("pool", LayerKind::kPool, {128, 112, 112}, {128, 56, 56}, {2, 2}, {2, 2}),
+      testing::Layer("fc", LayerKind::kFc, {128, 56, 56}, {1000}, {}, {}),
   };
   return cnn;
 }

@@ -300,12 +300,12 @@ TEST(Search, LayerGraphsExploreParaDLStrategies) {
   cnn.name = "cnn";
   cnn.kind = Workload::Kind::kLayerGraph;
   cnn.layer_graph.layers = {
-      {"conv1", LayerKind::kConv, {3, 512, 512}, {64, 256, 256}, {7, 7}, {2, 2}},
-      {"relu1", LayerKind::kRelu, {64, 256, 256}, {64, 256, 256}, {}, {}},
-      {"conv2", LayerKind::kConv, {64, 256, 256}, {128, 256, 256}, {3, 3}, {1, 1}},
-      {"conv3", LayerKind::kConv, {128, 256, 256}, {128, 256, 256}, {3, 3}, {1, 1}},
-      {"pool", LayerKind::kPool, {128, 256, 256}, {128, 32, 32}, {8, 8}, {8, 8}},
-      {"fc", LayerKind::kFc, {128, 32, 32}, {1000}, {}, {}},
+      testing::Layer("conv1", LayerKind::kConv, {3, 512, 512}, {64, 256, 256}, {7, 7}, {2, 2}),
+      testing::Layer("relu1", LayerKind::kRelu, {64, 256, 256}, {64, 256, 256}, {}, {}),
+      testing::Layer("conv2", LayerKind::kConv, {64, 256, 256}, {128, 256, 256}, {3, 3}, {1, 1}),
+      testing::Layer("conv3", LayerKind::kConv, {128, 256, 256}, {128, 256, 256}, {3, 3}, {1, 1}),
+      testing::Layer("pool", LayerKind::kPool, {128, 256, 256}, {128, 32, 32}, {8, 8}, {8, 8}),
+      testing::Layer("fc", LayerKind::kFc, {128, 32, 32}, {1000}, {}, {}),
   };
   PlanRequest req = Request(cnn, 16, 16, 20);  // small batch: data parallelism alone cannot use 16 GPUs well
   // ABCI's nodes with a device-path implementation (NCCL halos, as DistConv or a PyTorch

@@ -4,6 +4,7 @@
 #define PARAPLAN_ESTIMATOR_TESTING_TEST_UTIL_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "estimator/catalog/presets.h"
@@ -27,6 +28,21 @@ inline SystemProfile DevicePathAbci() {
 }
 
 inline Workload Model(const std::string& name) { return *FindModelPreset(name); }
+
+// One layer of a hand-written layer graph (no dilation or named inputs).
+inline LayerSpec Layer(std::string name, LayerKind kind, std::vector<int64_t> in, std::vector<int64_t> out,
+                       std::vector<int64_t> kernel = {}, std::vector<int64_t> stride = {},
+                       std::vector<int64_t> padding = {}) {
+  LayerSpec l;
+  l.name = std::move(name);
+  l.kind = kind;
+  l.input_shape = std::move(in);
+  l.output_shape = std::move(out);
+  l.kernel_shape = std::move(kernel);
+  l.stride = std::move(stride);
+  l.padding = std::move(padding);
+  return l;
+}
 
 inline ParallelConfig Config(int tp, int pp, int dp, int mbs, int gbs,
                              Recompute rc = Recompute::kNone) {

@@ -388,9 +388,9 @@ TEST(LayerGraph, HostDispatchPerKernel) {
   w.kind = Workload::Kind::kLayerGraph;
   w.precision = Precision::kFp32;
   w.layer_graph.layers = {
-      {"conv", LayerKind::kConv, {3, 8, 8}, {8, 8, 8}, {3, 3}, {1, 1}},
-      {"relu", LayerKind::kRelu, {8, 8, 8}, {8, 8, 8}, {}, {}},
-      {"fc", LayerKind::kFc, {8, 8, 8}, {10}, {}, {}},
+      testing::Layer("conv", LayerKind::kConv, {3, 8, 8}, {8, 8, 8}, {3, 3}, {1, 1}),
+      testing::Layer("relu", LayerKind::kRelu, {8, 8, 8}, {8, 8, 8}, {}, {}),
+      testing::Layer("fc", LayerKind::kFc, {8, 8, 8}, {10}, {}, {}),
   };
   SystemProfile p = DevicePathAbci();
   p.calibration.kernel_overhead_us = 10000;
