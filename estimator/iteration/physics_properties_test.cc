@@ -23,7 +23,8 @@ struct Scenario {
   std::string model, profile;
   int gpus = 0, global_batch = 0;
   Framework framework = Framework::kAny;
-  bool fp8 = false;
+  bool low_precision = false;  // FP8 (FP4 on a GPU with FP4 tensor cores)
+  bool offload = false;        // the planner may offload (tight memory)
 };
 
 std::vector<Scenario> Scenarios() {
@@ -45,23 +46,35 @@ std::vector<Scenario> Scenarios() {
       {"qwen3-235b-a22b", "dgx-h100-80gb", 256, 1024},
       {"kimi-k2", "gb300-nvl72", 512, 2048},
       {"megatron-22b", "dgx-a100-80gb", 8, 4},
+      {"llama3.1-405b", "dgx-b200-180gb", 128, 256, Framework::kNemo, true},
+      {"llama3-70b", "dgx-a100-80gb", 8, 64, Framework::kAny, false, true},
+      {"cosmoflow-512", "abci-v100-16gb", 256, 64},
   };
 }
 
 Workload WorkloadOf(const Scenario& s) {
   Workload w = testing::Model(s.model);
-  if (s.fp8) w.precision = Precision::kFp8;
+  if (s.low_precision) {
+    w.precision = testing::Profile(s.profile).accelerator.peak_tflops_fp4 > 0 ? Precision::kFp4 : Precision::kFp8;
+  }
   return w;
 }
 
-// Up to `n` configurations the planner ranks for `s`: the best and those after them.
-std::vector<ParallelConfig> Configs(const Scenario& s, int n) {
+// The planner's request for `s`, its `n` best plans.
+PlanRequest RequestOf(const Scenario& s, int n) {
   PlanRequest r;
   r.workload = WorkloadOf(s);
   r.gpus = {s.gpus};
   r.global_batch_size = s.global_batch;
   r.top_k = n;
   r.constraints.framework = s.framework;
+  r.constraints.allow_offload = s.offload;
+  return r;
+}
+
+// Up to `n` configurations the planner ranks for `s`: the best and those after them.
+std::vector<ParallelConfig> Configs(const Scenario& s, int n) {
+  const PlanRequest r = RequestOf(s, n);
   auto plan = Plan(r, testing::Profile(s.profile));
   std::vector<ParallelConfig> out;
   if (!plan.ok() || plan->plans.empty()) {
@@ -331,12 +344,7 @@ TEST(PhysicsProperties, WeakScalingNeverFaster) {
 // every tensor-parallel degree is never slower than the best at any one of them.
 TEST(PhysicsProperties, MoreRoomNeverGivesASlowerBestPlan) {
   for (const Scenario& s : Scenarios()) {
-    PlanRequest r;
-    r.workload = WorkloadOf(s);
-    r.gpus = {s.gpus};
-    r.global_batch_size = s.global_batch;
-    r.top_k = 1;
-    r.constraints.framework = s.framework;
+    PlanRequest r = RequestOf(s, 1);
     const SystemProfile base = testing::Profile(s.profile);
     SystemProfile roomy = base;
     roomy.accelerator.memory_gib *= 2;
