@@ -68,20 +68,22 @@ double MeanShare(double seconds, double held) { return seconds > 0 ? held / seco
 // The stretches of one micro-batch's critical path that the data-parallel stream runs
 // beside: compute and the exposed collectives of the other dimensions, which use other
 // links or other SMs' time (an expert all-to-all over NVLink beside an FSDP gather over
-// InfiniBand). Context- and expert-parallel comm falls half in forward, half in backward.
+// InfiniBand). Context-parallel comm falls where it is exposed; expert-parallel comm
+// half in forward, half in backward (dispatch and combine each way).
 struct DpWindows {
   double fwd = 0, bwd = 0;
 };
 
 DpWindows Windows(const BlockCosts& s) {
-  const double split = 0.5 * (s.cp_s + s.ep_s);
+  const double ep_half = 0.5 * s.ep_s;
   // The host's launches beyond the GPU's time leave the compute stream idle, not the
   // side stream: a gather or reduction runs on through them. They fall in forward and
   // backward as the GPU's work does.
   const double gpu_fwd = s.fwd_s, gpu_bwd = s.bwd_s + s.recompute_s;
   const double host_fwd = gpu_fwd + gpu_bwd > 0 ? s.host_s * gpu_fwd / (gpu_fwd + gpu_bwd) : 0;
-  return {s.fwd_s + s.tp_fwd_s + s.spatial_fwd_s + split + host_fwd,
-          s.bwd_s + s.recompute_s + s.tp_bwd_s + s.spatial_bwd_s + split + (s.host_s - host_fwd)};
+  return {s.fwd_s + s.tp_fwd_s + s.spatial_fwd_s + s.cp_fwd_s + ep_half + host_fwd,
+          s.bwd_s + s.recompute_s + s.tp_bwd_s + s.spatial_bwd_s + (s.cp_s - s.cp_fwd_s) + ep_half +
+              (s.host_s - host_fwd)};
 }
 
 struct DpContext {

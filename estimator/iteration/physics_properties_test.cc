@@ -229,6 +229,56 @@ TEST(PhysicsProperties, CheaperLaunchesNeverSlower) {
   });
 }
 
+// Each calibration value that says how well something runs, made better on its own on
+// top of the values the profile resolves to: never slower.
+TEST(PhysicsProperties, BetterCalibrationValuesNeverSlower) {
+  const std::vector<std::pair<const char*, std::function<void(Calibration*)>>> better = {
+      {"matmul_efficiency", [](Calibration* c) { c->matmul_efficiency *= 1.1; }},
+      {"matmul_efficiency_fp8", [](Calibration* c) { c->matmul_efficiency_fp8 *= 1.1; }},
+      {"matmul_half_efficiency_gflop", [](Calibration* c) { c->matmul_half_efficiency_gflop *= 0.5; }},
+      {"matmul_pipeline_depth", [](Calibration* c) { c->matmul_pipeline_depth *= 0.5; }},
+      {"memory_bound_efficiency", [](Calibration* c) { c->memory_bound_efficiency *= 1.1; }},
+      {"overlap_efficiency", [](Calibration* c) { c->overlap_efficiency = std::min(1.0, c->overlap_efficiency + 0.1); }},
+      {"ep_overlap_efficiency",
+       [](Calibration* c) { c->ep_overlap_efficiency = std::min(1.0, c->ep_overlap_efficiency + 0.1); }},
+      {"attention_efficiency", [](Calibration* c) {
+         for (double* e : {&c->attention_efficiency_fwd, &c->attention_efficiency_bwd,
+                           &c->cudnn_attention_efficiency_fwd, &c->cudnn_attention_efficiency_bwd}) {
+           *e *= 1.1;
+         }
+       }},
+      {"attention_half_keys", [](Calibration* c) {
+         c->attention_half_keys_fwd *= 0.5;
+         c->attention_half_keys_bwd *= 0.5;
+       }},
+      {"attention_softmax_head_dim", [](Calibration* c) {
+         for (double* d : {&c->attention_softmax_head_dim_fwd, &c->attention_softmax_head_dim_bwd,
+                           &c->cudnn_attention_softmax_head_dim_fwd, &c->cudnn_attention_softmax_head_dim_bwd}) {
+           *d *= 0.5;
+         }
+       }},
+      {"recompute_overhead_us", [](Calibration* c) { c->recompute_overhead_us *= 0.5; }},
+      {"network efficiency", [](Calibration* c) {
+         for (NetworkCalibration& n : c->network) n.efficiency = std::min(1.0, n.efficiency * 1.1);
+       }},
+      {"host paths", [](Calibration* c) {
+         c->host_staging_efficiency = std::min(1.0, c->host_staging_efficiency * 1.5);
+         c->jpeg_decode_mpixels_per_core_s *= 1.5;
+         c->hdf5_read_gbytes_per_core_s *= 1.5;
+         c->sample_handover_gbytes_per_s *= 1.5;
+       }},
+  };
+  for (const auto& [name, improve] : better) {
+    SCOPED_TRACE(name);
+    ExpectNoSlower(
+        [&](SystemProfile* p) {
+          p->calibration = ResolvedCalibration(*p);
+          improve(&p->calibration);
+        },
+        /*compute=*/true);
+  }
+}
+
 // Every calibration value left unstated means its default: stating the values the
 // profile resolves to changes no figure.
 TEST(PhysicsProperties, StatingTheDefaultsChangesNothing) {

@@ -66,6 +66,7 @@ void BlockCosts::Add(const BlockCosts& o) {
   spatial_fwd_s += o.spatial_fwd_s;
   spatial_bwd_s += o.spatial_bwd_s;
   cp_s += o.cp_s;
+  cp_fwd_s += o.cp_fwd_s;
   ep_s += o.ep_s;
   ep_paired_saving_s += o.ep_paired_saving_s;
   host_s += o.host_s;
@@ -93,6 +94,7 @@ BlockCosts BlockCosts::Between(const BlockCosts& from, const BlockCosts& to) {
   d.spatial_fwd_s = to.spatial_fwd_s - from.spatial_fwd_s;
   d.spatial_bwd_s = to.spatial_bwd_s - from.spatial_bwd_s;
   d.cp_s = to.cp_s - from.cp_s;
+  d.cp_fwd_s = to.cp_fwd_s - from.cp_fwd_s;
   d.ep_s = to.ep_s - from.ep_s;
   d.ep_paired_saving_s = to.ep_paired_saving_s - from.ep_paired_saving_s;
   d.host_s = to.host_s - from.host_s;

@@ -72,6 +72,7 @@ struct BlockCosts {
   double spatial_fwd_s = 0;   // exposed comm among spatial ranks (CNN halos, statistics, cut)
   double spatial_bwd_s = 0;
   double cp_s = 0;            // exposed context-parallel comm, fwd + bwd
+  double cp_fwd_s = 0;        // of which in forward
   double ep_s = 0;            // exposed expert-parallel all-to-all, fwd + bwd
   // Of the all-to-all, what moe_a2a_overlap hides (net of the SMs it takes) where a step
   // pairs one micro-batch's forward with another's backward; ep_s counts it hidden, and

@@ -94,7 +94,7 @@ MoeDispatch Dispatch(const Dims& x, const Collectives& coll, const ModelShape& s
 // ring, c - 1 steps forward and twice that backward (dK, dV); overlapped with the
 // attention core (Liu et al. 2023, Ring Attention). Exposed seconds and calls a layer.
 struct CpCosts {
-  double exposed_s = 0, calls = 0;
+  double exposed_s = 0, fwd_exposed_s = 0, calls = 0;
 };
 CpCosts ContextParallel(const Dims& x, const Collectives& coll, const GroupSpan& cp, const Part& core, double ovl) {
   CpCosts out;
@@ -103,7 +103,8 @@ CpCosts ContextParallel(const Dims& x, const Collectives& coll, const GroupSpan&
   const double step = coll.SendRecv(kv_bytes, cp.level);
   const double fwd = (x.c - 1) * step;
   const double bwd = 2 * (x.c - 1) * step;
-  out.exposed_s = std::max(0.0, fwd - ovl * core.matmul_fwd_s) + std::max(0.0, bwd - ovl * core.matmul_bwd_s);
+  out.fwd_exposed_s = std::max(0.0, fwd - ovl * core.matmul_fwd_s);
+  out.exposed_s = out.fwd_exposed_s + std::max(0.0, bwd - ovl * core.matmul_bwd_s);
   out.calls = 3 * (x.c - 1);
   return out;
 }
@@ -211,6 +212,7 @@ BlockCosts AssembleLayer(const LayerContext& L, const Dims& x, const Part& core,
   blk.tp_fwd_s = tp.fwd_s;
   blk.tp_bwd_s = tp.bwd_s;
   blk.cp_s = L.cp.exposed_s;
+  blk.cp_fwd_s = L.cp.fwd_exposed_s;
   blk.ep_s = ep_s;
   const double act_full = core.act_bytes + attn.act_bytes + resid.act_bytes + mlp.act_bytes;
   const double launched_fwd = kernels_fwd + tp.calls_fwd + ep_calls + L.cp.calls / 3;
@@ -218,8 +220,8 @@ BlockCosts AssembleLayer(const LayerContext& L, const Dims& x, const Part& core,
   blk.kernels = launched_fwd + launched_bwd;
   const double host_fwd = L.host_kernel_s * launched_fwd;
   const double host_bwd = L.host_kernel_s * launched_bwd;
-  const double gpu_fwd = blk.fwd_s + blk.tp_fwd_s + ep_s / 2 + L.cp.exposed_s / 3;
-  const double gpu_bwd = blk.bwd_s + blk.tp_bwd_s + ep_s / 2 + 2 * L.cp.exposed_s / 3;
+  const double gpu_fwd = blk.fwd_s + blk.tp_fwd_s + ep_s / 2 + L.cp.fwd_exposed_s;
+  const double gpu_bwd = blk.bwd_s + blk.tp_bwd_s + ep_s / 2 + (L.cp.exposed_s - L.cp.fwd_exposed_s);
   // A layer's recompute runs inside its backward (the checkpoint's backward re-runs the
   // forward, then differentiates it), so the host launches both in one stretch.
   double host_recompute = 0;
