@@ -415,5 +415,33 @@ TEST(PhysicsProperties, MoreRoomNeverGivesASlowerBestPlan) {
   }
 }
 
+// The answer does not depend on how many workers searched: the same plans in the same
+// order, the same Pareto front.
+TEST(PhysicsProperties, PlansDoNotDependOnTheWorkerCount) {
+  for (const Scenario& s : Scenarios()) {
+    PlanRequest r = RequestOf(s, 20);
+    const SystemProfile profile = testing::Profile(s.profile);
+    r.threads = 1;
+    auto one = Plan(r, profile);
+    ASSERT_TRUE(one.ok()) << one.status();
+    for (int threads : {2, 3}) {
+      r.threads = threads;
+      auto many = Plan(r, profile);
+      ASSERT_TRUE(many.ok()) << many.status();
+      const std::string what = absl::StrCat(s.model, " on ", s.profile, ", ", threads, " workers");
+      ASSERT_EQ(many->plans.size(), one->plans.size()) << what;
+      for (size_t i = 0; i < one->plans.size(); ++i) {
+        EXPECT_EQ(many->plans[i].config.ShortString(), one->plans[i].config.ShortString()) << what << " #" << i;
+        EXPECT_EQ(many->plans[i].iteration_time_s, one->plans[i].iteration_time_s) << what << " #" << i;
+      }
+      ASSERT_EQ(many->pareto.size(), one->pareto.size()) << what;
+      for (size_t i = 0; i < one->pareto.size(); ++i) {
+        EXPECT_EQ(many->pareto[i].config.ShortString(), one->pareto[i].config.ShortString()) << what << " front #" << i;
+      }
+      EXPECT_EQ(many->candidates_evaluated, one->candidates_evaluated) << what;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace paraplan

@@ -56,9 +56,10 @@ struct WorkerState {
   // Candidates kept per plan asked for: a configuration comes in up to 8 variants of rank
   // order and overlap switches that may predict alike and fold into one row.
   static constexpr size_t kFoldSlack = 8;
-  // Candidates kept per objective and worker: what the answer's Pareto front is drawn
-  // from (ParetoFront over every worker's pools); a bound on memory, not a tuned value.
-  static constexpr size_t kPoolSize = 128;
+  // Candidates kept per objective and worker: the answer's Pareto front is drawn from the
+  // best kPoolSize by each objective over every worker's pools; a bound on memory and on
+  // the front's work, not a tuned value.
+  static constexpr size_t kPoolSize = 256;
 };
 
 // time@pNN: the quantile's multiplier of a predicted time, by the regime, envelope and
@@ -500,6 +501,7 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
   RunWorkers(space, items, &states);
 
   std::vector<Scored> best, candidates;
+  std::vector<Scored> pooled[kObjectives];
   const WorkerState* shortfall_state = nullptr;
   for (WorkerState& st : states) {
     if (!st.error.ok()) return st.error;
@@ -508,7 +510,9 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
     out.candidates_evaluated += st.evaluated;
     out.truncated |= st.truncated;
     best.insert(best.end(), st.top.items().begin(), st.top.items().end());
-    for (TopK& p : st.pool) candidates.insert(candidates.end(), p.items().begin(), p.items().end());
+    for (int o = 0; o < kObjectives; ++o) {
+      pooled[o].insert(pooled[o].end(), st.pool[o].items().begin(), st.pool[o].items().end());
+    }
     if (shortfall_state == nullptr || st.best_shortfall_bytes < shortfall_state->best_shortfall_bytes ||
         (st.best_shortfall_bytes == shortfall_state->best_shortfall_bytes &&
          ConfigBefore(st.shortfall_config, shortfall_state->shortfall_config))) {
@@ -519,6 +523,14 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
     out.plans.push_back(ToEstimate(request.workload, profile, row.scored.config, row.scored.tokens_per_sample,
                                    row.scored.model_flops_per_sample, row.scored.result));
     out.plans.back().equivalents = std::move(row.equivalents);
+  }
+  // The front is drawn from the kPoolSize best by each objective over all workers: the
+  // same candidates however many workers searched (each worker's pool holds its share of
+  // them), so the same front.
+  for (std::vector<Scored>& p : pooled) {
+    std::sort(p.begin(), p.end(), Better);
+    if (p.size() > WorkerState::kPoolSize) p.resize(WorkerState::kPoolSize);
+    candidates.insert(candidates.end(), p.begin(), p.end());
   }
   for (const Scored* s : ParetoFront(candidates)) {
     out.pareto.push_back(ToEstimate(request.workload, profile, s->config, s->tokens_per_sample,
