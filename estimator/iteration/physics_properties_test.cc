@@ -443,5 +443,30 @@ TEST(PhysicsProperties, PlansDoNotDependOnTheWorkerCount) {
   }
 }
 
+// A plan reads as its configuration estimates on its own: the search's shared and cached
+// work changes no figure.
+TEST(PhysicsProperties, PlansEstimateAsTheirConfigurations) {
+  int plans = 0;
+  for (const Scenario& s : Scenarios()) {
+    const SystemProfile profile = testing::Profile(s.profile);
+    auto plan = Plan(RequestOf(s, 40), profile);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    for (const std::vector<Estimate>* list : {&plan->plans, &plan->pareto}) {
+      for (const Estimate& e : *list) {
+        auto alone = EstimateIteration(WorkloadOf(s), e.config, profile);
+        const std::string what = absl::StrCat(s.model, " on ", s.profile, " ", Describe(e.config));
+        ASSERT_TRUE(alone.ok()) << what << ": " << alone.status();
+        EXPECT_NEAR(e.iteration_time_s, alone->iteration_time_s, 1e-9 * alone->iteration_time_s) << what;
+        EXPECT_NEAR(e.memory.total_bytes, alone->memory.total_bytes, 1e-9 * alone->memory.total_bytes) << what;
+        EXPECT_NEAR(e.energy_per_iteration_j, alone->energy_per_iteration_j, 1e-9 * alone->energy_per_iteration_j)
+            << what;
+        EXPECT_EQ(e.bottleneck, alone->bottleneck) << what;
+        ++plans;
+      }
+    }
+  }
+  EXPECT_GT(plans, 600);
+}
+
 }  // namespace
 }  // namespace paraplan
