@@ -222,7 +222,7 @@ std::vector<CsvColumn> CsvColumns() {
   };
 }
 
-std::string Csv(const v1::PlanResponse& r, const PlanTableOptions& o) {
+std::string Csv(const v1::PlanResponse& r) {
   const std::vector<CsvColumn> cols = CsvColumns();
   std::vector<std::string> header = {"rank", "profile"};
   for (const CsvColumn& c : cols) header.push_back(c.name);
@@ -316,7 +316,7 @@ std::vector<GpuCountBest> BestPerGpuCount(const v1::PlanResponse& r, const std::
 }
 
 std::string FormatPlanTable(const v1::PlanResponse& r, const PlanTableOptions& o) {
-  if (o.style == TableStyle::kCsv) return Csv(r, o);
+  if (o.style == TableStyle::kCsv) return Csv(r);
   std::string out = absl::StrCat("profile ", o.profile.empty() ? "(unknown)" : o.profile, "\n\n");
   if (!o.per_gpu_count.empty()) {
     bool tokens = AnyTokens(r);

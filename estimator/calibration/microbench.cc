@@ -232,33 +232,40 @@ absl::StatusOr<std::vector<CollectiveSample>> ParseNcclTests(absl::string_view t
   return out;
 }
 
-absl::StatusOr<NetworkFit> FitNetworkLevel(const SystemProfile& base, const std::string& level_name,
-                                           const std::vector<CollectiveSample>& samples, const Interrupt& stop) {
-  if (absl::Status s = ValidateProfile(base); !s.ok()) return s;
-  if (samples.empty()) return Bad("no collective measurements to fit");
-  SystemProfile p = base;
-  p.calibration = ResolvedCalibration(base);
-  const Hardware hw0(p, Precision::kBf16);
-  const Collectives coll0(hw0);
+namespace {
+
+// The level the samples were measured on: `level_name`, or the one a packed group of
+// their ranks crosses (every collective must cross the same one).
+absl::StatusOr<int> SampledLevel(const SystemProfile& p, const std::string& level_name,
+                                 const std::vector<CollectiveSample>& samples) {
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives coll(hw);
   int level = -1;
   for (size_t i = 0; i < p.network_levels.size(); ++i) {
     if (p.network_levels[i].name == level_name) level = static_cast<int>(i);
   }
-  if (!level_name.empty() && level < 0) return Bad(absl::StrCat("level \"", level_name.substr(0, 100), "\" is not in the profile"));
+  if (!level_name.empty() && level < 0) {
+    return Bad(absl::StrCat("level \"", level_name.substr(0, 100), "\" is not in the profile"));
+  }
   for (const CollectiveSample& s : samples) {
-    const int at = s.kind == CollectiveKind::kSendRecv ? 0 : coll0.Place(s.ranks, 1).level;
+    const int at = s.kind == CollectiveKind::kSendRecv ? 0 : coll.Place(s.ranks, 1).level;
     if (level < 0) level = at;
     if (at != level && s.kind != CollectiveKind::kSendRecv) {
-      return Bad(absl::StrCat(s.ranks, " ranks packed on this profile span level \"",
-                              p.network_levels[at].name, "\", not \"", p.network_levels[level].name,
-                              "\": fit one level at a time"));
+      return Bad(absl::StrCat(s.ranks, " ranks packed on this profile span level \"", p.network_levels[at].name,
+                              "\", not \"", p.network_levels[level].name, "\": fit one level at a time"));
     }
   }
   if (level < 0 || p.network_levels.empty()) return Bad("the profile has no network levels");
-  NetworkCalibration& nc = p.calibration.network[level];
+  return level;
+}
 
-  // The model's bandwidth-only time (efficiency 1, no latency) and its latency steps
-  // (the time per microsecond of per-step latency) for each sample.
+// For each sample, the model's bandwidth-only time (efficiency 1, no latency) and its
+// latency steps (the time per microsecond of per-step latency on `level`).
+struct ModelTerms {
+  std::vector<double> bandwidth_s, steps;
+};
+absl::StatusOr<ModelTerms> TermsOf(const SystemProfile& p, int level, const std::vector<CollectiveSample>& samples,
+                                   const Interrupt& stop) {
   SystemProfile probe = p;
   probe.calibration.collective_overhead_us = kTiny;
   for (NetworkCalibration& n : probe.calibration.network) {
@@ -266,110 +273,112 @@ absl::StatusOr<NetworkFit> FitNetworkLevel(const SystemProfile& base, const std:
     n.efficiency = 1;
     n.bandwidth_curve.clear();
   }
-  std::vector<double> bw(samples.size()), steps(samples.size());
-  {
-    SystemProfile lat = probe;
-    lat.calibration.network[level].latency_us = 1;
-    for (size_t i = 0; i < samples.size(); ++i) {
-      if (i % kCheckEvery == 0) PARAPLAN_RETURN_IF_ERROR(stop.Check(kFitNetworkWork));
-      bw[i] = TimeOn(probe, samples[i], level);
-      steps[i] = (TimeOn(lat, samples[i], level) - bw[i]) / 1e-6;
-    }
+  SystemProfile lat = probe;
+  lat.calibration.network[level].latency_us = 1;
+  ModelTerms t{std::vector<double>(samples.size()), std::vector<double>(samples.size())};
+  for (size_t i = 0; i < samples.size(); ++i) {
+    if (i % kCheckEvery == 0) PARAPLAN_RETURN_IF_ERROR(stop.Check(kFitNetworkWork));
+    t.bandwidth_s[i] = TimeOn(probe, samples[i], level);
+    t.steps[i] = (TimeOn(lat, samples[i], level) - t.bandwidth_s[i]) / 1e-6;
   }
-  // Latency per group (kind x ranks): the largest intercept consistent with every point
-  // (a measured time is at least latency + the bandwidth term at efficiency 1).
-  std::map<std::pair<int, int>, double> alpha;
-  std::map<std::pair<int, int>, double> group_steps;
+  return t;
+}
+
+// The fixed cost per call and the latency per step, in seconds: per group (kind x
+// ranks) the largest intercept consistent with every point (a measured time is at least
+// latency + the bandwidth term at efficiency 1), then split by least squares across
+// groups with different step counts; with one group the profile's per-call overhead
+// (`fixed_s`) is kept and the rest is per step.
+std::pair<double, double> FitLatency(const std::vector<CollectiveSample>& samples, const ModelTerms& t,
+                                     double fixed_s, NetworkFitReport* report) {
+  std::map<std::pair<int, int>, double> alpha, group_steps;
   for (size_t i = 0; i < samples.size(); ++i) {
     const auto key = std::make_pair(static_cast<int>(samples[i].kind), samples[i].ranks);
-    const double a = samples[i].seconds - bw[i];
+    const double a = samples[i].seconds - t.bandwidth_s[i];
     auto it = alpha.find(key);
     if (it == alpha.end() || a < it->second) alpha[key] = a;
-    group_steps[key] = steps[i];
+    group_steps[key] = t.steps[i];
   }
-  NetworkFitReport report;
-  report.level = p.network_levels[level].name;
-  // Split latency into a fixed per-call part and a per-step part: least squares across
-  // groups with different step counts, else keep the profile's per-call overhead.
-  double fixed_s = p.calibration.collective_overhead_us * 1e-6, step_s = 0;
-  {
-    double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-    for (const auto& [key, a] : alpha) {
-      const double x = group_steps[key], y = std::max(0.0, 0.98 * a);
-      n += 1;
-      sx += x;
-      sy += y;
-      sxx += x * x;
-      sxy += x * y;
-    }
-    const double det = n * sxx - sx * sx;
-    if (alpha.size() >= 2 && det > 1e-9 * std::max(1.0, sxx)) {
-      step_s = std::max(0.0, (n * sxy - sx * sy) / det);
-      fixed_s = std::max(0.0, (sy - step_s * sx) / n);
-      report.notes.push_back(absl::StrCat("per-call and per-step latency separated across ", alpha.size(),
-                                          " group sizes / collectives"));
-    } else {
-      const double a = std::max(0.0, 0.98 * alpha.begin()->second);
-      const double x = std::max(1e-9, group_steps.begin()->second);
-      fixed_s = std::min(fixed_s, a);
-      step_s = (a - fixed_s) / x;
-      report.notes.push_back(
-          "one group size: the profile's per-call overhead is kept and the rest of the latency is per step");
-    }
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const auto& [key, a] : alpha) {
+    const double x = group_steps[key], y = std::max(0.0, 0.98 * a);
+    n += 1;
+    sx += x;
+    sy += y;
+    sxx += x * x;
+    sxy += x * y;
   }
-  // Efficiency of each point: bandwidth time at efficiency 1 over the time left after
-  // latency (the latency is at most that, so the share stays within 1).
+  const double det = n * sxx - sx * sx;
+  if (alpha.size() >= 2 && det > 1e-9 * std::max(1.0, sxx)) {
+    const double step_s = std::max(0.0, (n * sxy - sx * sy) / det);
+    report->notes.push_back(
+        absl::StrCat("per-call and per-step latency separated across ", alpha.size(), " group sizes / collectives"));
+    return {std::max(0.0, (sy - step_s * sx) / n), step_s};
+  }
+  const double a = std::max(0.0, 0.98 * alpha.begin()->second);
+  const double x = std::max(1e-9, group_steps.begin()->second);
+  fixed_s = std::min(fixed_s, a);
+  report->notes.push_back("one group size: the profile's per-call overhead is kept and the rest of the latency is per step");
+  return {fixed_s, (a - fixed_s) / x};
+}
+
+// Each point's efficiency (bandwidth time at efficiency 1 over the time left after the
+// latency, so within 1), binned 1/32 of an octave wide: the median efficiency at the
+// median size, fine enough to keep the dips real curves have (where NCCL changes
+// protocol). Sets `nc`'s curve and its median as the flat efficiency; leaves them when
+// every point is latency-bound.
+void FitEfficiencyCurve(const std::vector<CollectiveSample>& samples, const ModelTerms& t, double fixed_s,
+                        double step_s, NetworkCalibration* nc, NetworkFitReport* report) {
   std::vector<std::pair<double, double>> eff;  // (log2 bytes, efficiency)
   for (size_t i = 0; i < samples.size(); ++i) {
-    const double left = samples[i].seconds - fixed_s - step_s * steps[i];
+    const double left = samples[i].seconds - fixed_s - step_s * t.steps[i];
     if (left <= 0) continue;
-    eff.emplace_back(std::log2(samples[i].bytes), std::clamp(bw[i] / left, 0.001, 1.0));
+    eff.emplace_back(std::log2(samples[i].bytes), std::clamp(t.bandwidth_s[i] / left, 0.001, 1.0));
   }
   if (eff.empty()) {
-    report.notes.push_back("every point is latency-bound: the bandwidth curve is left as it was");
-  } else {
-    std::sort(eff.begin(), eff.end());
-    // Bins 1/32 of an octave wide: the median efficiency at the median size (fine enough
-    // to keep the dips real curves have, e.g. where NCCL changes protocol).
-    for (size_t i = 0; i < eff.size();) {
-      size_t j = i;
-      std::vector<double> xs, es;
-      while (j < eff.size() && eff[j].first < eff[i].first + 1.0 / 32) {
-        xs.push_back(eff[j].first);
-        es.push_back(eff[j].second);
-        ++j;
-      }
-      report.curve.push_back({std::exp2(Median(xs)), Median(es)});
-      i = j;
-    }
-    std::vector<double> all;
-    for (const auto& e : eff) all.push_back(e.second);
-    nc.efficiency = Median(all);
-    nc.bandwidth_curve = report.curve;
+    report->notes.push_back("every point is latency-bound: the bandwidth curve is left as it was");
+    return;
   }
-  nc.latency_us = std::max(kTiny, step_s * 1e6);
-  p.calibration.collective_overhead_us = std::max(kTiny, fixed_s * 1e6);
-  // The new version keeps the base's calibration as given (0 = default) and changes
-  // only what was fitted.
-  {
-    SystemProfile out = base;
-    out.calibration.collective_overhead_us = p.calibration.collective_overhead_us;
-    NetworkCalibration* mine = nullptr;
-    for (NetworkCalibration& n : out.calibration.network) {
-      if (n.level == nc.level) mine = &n;
+  std::sort(eff.begin(), eff.end());
+  for (size_t i = 0; i < eff.size();) {
+    size_t j = i;
+    std::vector<double> xs, es;
+    while (j < eff.size() && eff[j].first < eff[i].first + 1.0 / 32) {
+      xs.push_back(eff[j].first);
+      es.push_back(eff[j].second);
+      ++j;
     }
-    if (mine == nullptr) {
-      out.calibration.network.push_back({nc.level, 0, 0, {}});
-      mine = &out.calibration.network.back();
-    }
-    mine->efficiency = nc.efficiency;
-    mine->latency_us = nc.latency_us;
-    mine->bandwidth_curve = nc.bandwidth_curve;
-    report.efficiency = nc.efficiency;
-    p = out;  // `nc` refers into the old calibration: not used below
+    report->curve.push_back({std::exp2(Median(xs)), Median(es)});
+    i = j;
   }
-  report.collective_overhead_us = fixed_s * 1e6;
-  report.latency_us = step_s * 1e6;
+  std::vector<double> all;
+  for (const auto& e : eff) all.push_back(e.second);
+  nc->efficiency = Median(all);
+  nc->bandwidth_curve = report->curve;
+}
+
+// `base` with only what was fitted changed (the rest of its calibration as given: 0 =
+// default): the level's efficiency, curve and latency, the per-call overhead.
+SystemProfile WithFitted(const SystemProfile& base, const NetworkCalibration& nc, double collective_overhead_us) {
+  SystemProfile out = base;
+  out.calibration.collective_overhead_us = collective_overhead_us;
+  NetworkCalibration* mine = nullptr;
+  for (NetworkCalibration& n : out.calibration.network) {
+    if (n.level == nc.level) mine = &n;
+  }
+  if (mine == nullptr) {
+    out.calibration.network.push_back({nc.level, 0, 0, {}});
+    mine = &out.calibration.network.back();
+  }
+  mine->efficiency = nc.efficiency;
+  mine->latency_us = nc.latency_us;
+  mine->bandwidth_curve = nc.bandwidth_curve;
+  return out;
+}
+
+// Every sample predicted by the fitted profile, into the report.
+absl::Status Score(const SystemProfile& p, int level, const std::vector<CollectiveSample>& samples,
+                   const Interrupt& stop, NetworkFitReport* report) {
   const Hardware hw(p, Precision::kBf16);
   const Collectives coll(hw);
   for (size_t i = 0; i < samples.size(); ++i) {
@@ -377,11 +386,37 @@ absl::StatusOr<NetworkFit> FitNetworkLevel(const SystemProfile& base, const std:
     const CollectiveSample& s = samples[i];
     const double predicted = CollectiveTime(coll, s, level);
     const double err = std::abs(predicted / s.seconds - 1);
-    report.max_error_ratio = std::max(report.max_error_ratio, err);
-    report.within_5_percent += err <= 0.05 ? 1 : 0;
-    report.points.push_back({s.kind, s.ranks, s.bytes, s.seconds, predicted});
+    report->max_error_ratio = std::max(report->max_error_ratio, err);
+    report->within_5_percent += err <= 0.05 ? 1 : 0;
+    report->points.push_back({s.kind, s.ranks, s.bytes, s.seconds, predicted});
   }
-  return NetworkFit{p, report};
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<NetworkFit> FitNetworkLevel(const SystemProfile& base, const std::string& level_name,
+                                           const std::vector<CollectiveSample>& samples, const Interrupt& stop) {
+  if (absl::Status s = ValidateProfile(base); !s.ok()) return s;
+  if (samples.empty()) return Bad("no collective measurements to fit");
+  SystemProfile p = base;
+  p.calibration = ResolvedCalibration(base);
+  const absl::StatusOr<int> level = SampledLevel(p, level_name, samples);
+  if (!level.ok()) return level.status();
+  const absl::StatusOr<ModelTerms> terms = TermsOf(p, *level, samples, stop);
+  if (!terms.ok()) return terms.status();
+  NetworkFitReport report;
+  report.level = p.network_levels[*level].name;
+  const auto [fixed_s, step_s] = FitLatency(samples, *terms, p.calibration.collective_overhead_us * 1e-6, &report);
+  NetworkCalibration nc = p.calibration.network[*level];
+  FitEfficiencyCurve(samples, *terms, fixed_s, step_s, &nc, &report);
+  nc.latency_us = std::max(kTiny, step_s * 1e6);
+  report.efficiency = nc.efficiency;
+  report.collective_overhead_us = fixed_s * 1e6;
+  report.latency_us = step_s * 1e6;
+  const SystemProfile fitted = WithFitted(base, nc, std::max(kTiny, fixed_s * 1e6));
+  PARAPLAN_RETURN_IF_ERROR(Score(fitted, *level, samples, stop, &report));
+  return NetworkFit{fitted, report};
 }
 
 absl::StatusOr<std::vector<GemmSample>> ParseGemmCsv(absl::string_view text) {
