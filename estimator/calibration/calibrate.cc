@@ -468,7 +468,7 @@ void DecidePromotion(FitReport* r) {
 absl::StatusOr<CalibrationResult> CalibrateProfile(const SystemProfile& base,
                                                    absl::Span<const CalibrationSample> all, const Interrupt& stop) {
   if (absl::Status s = ValidateProfile(base); !s.ok()) return s;
-  const Usable u = UsableSamples(base, all);
+  const Usable u = UsableSamples(base, CanonicalOrder(all));
   const std::vector<CalibrationSample>& usable = u.samples;
   const int n = static_cast<int>(usable.size());
   const int groups = CountGroups(usable);

@@ -458,6 +458,27 @@ TEST(Calibrate, StratifiedSubsampleAndGroupedFoldsOnVTrain) {
 // A100s. Uncalibrated the built-in profile is off by ~9.5 % (TP 8 under-predicted by
 // ~17 %); calibrated on them, grouped 5-fold cross-validation must reach 10 % with every
 // fitted parameter inside its physical range.
+// The same measurements in another order calibrate to the same profile: a server that
+// ingested them in another order (or after a restore) stores the same version.
+TEST(Calibrate, OrderOfTheMeasurementsChangesNothing) {
+  std::vector<CalibrationSample> samples = VTrainSamples();
+  ASSERT_EQ(samples.size(), 1440u);
+  absl::StatusOr<CalibrationResult> a = CalibrateProfile(Profile("dgx-a100-80gb"), samples);
+  std::reverse(samples.begin(), samples.end());
+  // and the halves swapped, so no run keeps its neighbours
+  std::rotate(samples.begin(), samples.begin() + samples.size() / 2 + 7, samples.end());
+  absl::StatusOr<CalibrationResult> b = CalibrateProfile(Profile("dgx-a100-80gb"), samples);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status() << " / " << b.status();
+  EXPECT_EQ(a->report.mape_after_ratio, b->report.mape_after_ratio);
+  EXPECT_EQ(a->report.cv_mape_ratio, b->report.cv_mape_ratio);
+  EXPECT_EQ(a->report.promote, b->report.promote);
+  ASSERT_EQ(a->report.parameters.size(), b->report.parameters.size());
+  for (size_t i = 0; i < a->report.parameters.size(); ++i) {
+    EXPECT_EQ(a->report.parameters[i].name, b->report.parameters[i].name);
+    EXPECT_EQ(a->report.parameters[i].after, b->report.parameters[i].after) << a->report.parameters[i].name;
+  }
+}
+
 TEST(Calibrate, VTrainSingleNodeGroupedCrossValidation) {
   const std::vector<CalibrationSample> samples = VTrainSamples();
   ASSERT_EQ(samples.size(), 1440u);

@@ -216,9 +216,26 @@ bool Refines(const WideCandidates& w) {
   return w.refined.cv.has_value() && *w.refined.cv < w.pooled * (1 - kPromotionMargin);
 }
 
+// Whether the wide runs corroborate every value the next narrower stratum fitted: their
+// own fit's estimate of it within kDisagreementRatio, or two of the narrow fit's standard
+// deviations, of it. A value fitted only on small runs reaches the large ones only where
+// the large runs agree; their not telling it apart (a wide deviation of their own) is not
+// agreement.
+bool WideRunsAgree(const std::vector<CalibrationParam>& params, const WideCandidates& w) {
+  const TimeFit& narrow = w.fits[w.fits.size() - 2];
+  const TimeFit& wide = w.fits.back();
+  for (size_t j = 0; j < params.size(); ++j) {
+    if (!narrow.selection.free[j]) continue;
+    const double threshold = params[j].additive ? 10 * kDisagreementRatio : std::log1p(kDisagreementRatio);
+    if (std::abs(narrow.u[j] - wide.u[j]) > std::max(threshold, 2 * narrow.stddev_u[j])) return false;
+  }
+  return true;
+}
+
 // In order of preference, a later candidate where it beats the one before by
-// kPromotionMargin; the base values where none beats them.
-Wide Choose(const WideCandidates& w) {
+// kPromotionMargin; the base values where none beats them. The narrower stratum's values
+// are a candidate only where the wide runs agree with them.
+Wide Choose(const std::vector<CalibrationParam>& params, const WideCandidates& w) {
   Wide choice = Wide::kBase;
   double score = w.base;
   auto consider = [&](Wide c, const std::optional<double>& error) {
@@ -226,7 +243,7 @@ Wide Choose(const WideCandidates& w) {
   };
   if (w.pooled <= w.base) choice = Wide::kPooled, score = Refines(w) ? *w.refined.cv : w.pooled;
   consider(Wide::kBaseNetwork, w.on_base.cv);
-  consider(Wide::kNested, w.nested.cv);
+  if (WideRunsAgree(params, w)) consider(Wide::kNested, w.nested.cv);
   consider(Wide::kOwn, w.cv_own);
   return choice;
 }
@@ -335,7 +352,7 @@ absl::StatusOr<ScopedFit> FitByRegime(const SystemProfile& at, const std::vector
   absl::StatusOr<WideCandidates> candidates = FitWideCandidates(at, params, samples, strata, out.pooled, budget, stop);
   if (!candidates.ok()) return candidates.status();
   const WideCandidates& w = *candidates;
-  const Wide choice = Choose(w);
+  const Wide choice = Choose(params, w);
   const std::string measured = absl::StrCat("runs ", DescribeRegime(at, widest), " ", Percent(w.pooled),
                                             " with the pooled fit vs ", Percent(w.base), " before");
   if (choice == Wide::kPooled) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
 namespace paraplan {
@@ -136,6 +137,25 @@ std::vector<CalibrationSample> BoundedSamples::Take() {
     }
   }
   bands_.clear();
+  return out;
+}
+
+std::vector<CalibrationSample> CanonicalOrder(absl::Span<const CalibrationSample> samples) {
+  std::vector<std::pair<std::string, size_t>> keyed;
+  keyed.reserve(samples.size());
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const CalibrationSample& s = samples[i];
+    keyed.emplace_back(absl::StrCat(ConfigurationKey(s), "|", s.config.Normalized().ShortString(), "|",
+                                    static_cast<int>(s.workload.precision), "|",
+                                    absl::StrFormat("%a|%a|%d", s.measured_iteration_time_s,
+                                                    s.measured_peak_memory_gib, s.out_of_memory)),
+                       i);
+  }
+  std::stable_sort(keyed.begin(), keyed.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<CalibrationSample> out;
+  out.reserve(samples.size());
+  for (const auto& k : keyed) out.push_back(samples[k.second]);
   return out;
 }
 

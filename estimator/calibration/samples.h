@@ -24,6 +24,10 @@ std::string ModelKey(const CalibrationSample& s);
 // straddle a cross-validation split.
 std::string ConfigGroup(const CalibrationSample& s);
 int CountGroups(absl::Span<const CalibrationSample> samples);
+// The samples in an order of what they say (configuration, precision, what was
+// measured), whatever order they came in: calibration reads them so, and the same
+// measurements in any order calibrate to the same profile.
+std::vector<CalibrationSample> CanonicalOrder(absl::Span<const CalibrationSample> samples);
 
 // The measurements a calibration reads, kept within a bound however many the store
 // holds: the `per_configuration` most recent of each configuration (model, every degree,
