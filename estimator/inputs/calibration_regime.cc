@@ -86,7 +86,9 @@ double* CalibrationField(Calibration& c, absl::string_view parameter) {
   for (NetworkCalibration& n : c.network) {
     if (n.level == level) return &(n.*member);
   }
-  c.network.push_back(NetworkCalibration{std::string(level)});
+  NetworkCalibration added;
+  added.level = std::string(level);
+  c.network.push_back(std::move(added));
   return &(c.network.back().*member);
 }
 
