@@ -222,6 +222,18 @@ TEST(PhysicsProperties, FasterMemoryNeverSlower) {
   ExpectNoSlower([](SystemProfile* p) { p->accelerator.memory_bandwidth_gbytes_per_s *= 1.25; }, /*compute=*/true);
 }
 
+// Faster host links, storage and file system, and more cores to decode on: the offload
+// transfers and the input pipeline never slow an iteration.
+TEST(PhysicsProperties, FasterHostAndStorageNeverSlower) {
+  ExpectNoSlower([](SystemProfile* p) {
+    p->host.pcie_gbytes_per_s *= 1.5;
+    p->host.cpu_cores = p->host.cpu_cores > 0 ? 2 * p->host.cpu_cores : 0;
+    p->storage.read_gbytes_per_s *= 1.5;
+    p->storage.shared_fs_gbytes_per_s *= 1.5;
+    p->storage.shared_fs_node_gbytes_per_s *= 1.5;
+  });
+}
+
 TEST(PhysicsProperties, CheaperLaunchesNeverSlower) {
   ExpectNoSlower([](SystemProfile* p) {
     p->calibration.kernel_overhead_us = 5;
