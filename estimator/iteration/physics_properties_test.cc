@@ -480,5 +480,52 @@ TEST(PhysicsProperties, PlansEstimateAsTheirConfigurations) {
   EXPECT_GT(plans, 600);
 }
 
+// Sequence parallelism shards the activations a tensor-parallel group keeps: with it on,
+// a GPU never needs more memory than with it off.
+TEST(PhysicsProperties, SequenceParallelNeverNeedsMoreMemory) {
+  int pairs = 0;
+  ForEachCase([&](Case& x) {
+    if (x.config.tensor_parallel <= 1) return;
+    x.config.sequence_parallel = false;
+    auto off = EstimateIteration(x.workload, x.config, x.profile);
+    x.config.sequence_parallel = true;
+    auto on = EstimateIteration(x.workload, x.config, x.profile);
+    if (!off.ok() || !on.ok()) return;  // a framework that runs only one of them
+    EXPECT_LE(on->memory.total_bytes, off->memory.total_bytes * (1 + kTolerance)) << x.what;
+    ++pairs;
+  });
+  EXPECT_GT(pairs, 100);
+}
+
+// Flash attention keeps no score matrix: with it on, never more memory. Recomputing a
+// layer's forward is work on top: full recompute is never faster than none. (Selective
+// recompute is left out of the first: the model takes Megatron's core-attention
+// checkpoint as nothing to drop under flash attention, so flash keeps its softmax
+// statistics where the unfused path recomputes everything; Megatron-Core checkpoints the
+// fused kernel too, dropping them for a second forward.)
+TEST(PhysicsProperties, FlashNeverNeedsMoreMemoryAndRecomputeIsNeverFree) {
+  int pairs = 0;
+  ForEachCase([&](Case& x) {
+    if (x.workload.kind != Workload::Kind::kTransformer || x.config.recompute == Recompute::kSelective) return;
+    x.config.flash_attention = false;
+    auto off = EstimateIteration(x.workload, x.config, x.profile);
+    x.config.flash_attention = true;
+    auto on = EstimateIteration(x.workload, x.config, x.profile);
+    if (off.ok() && on.ok()) {
+      EXPECT_LE(on->memory.total_bytes, off->memory.total_bytes * (1 + kTolerance)) << x.what;
+      ++pairs;
+    }
+    x.config.recompute_modules = 0;
+    x.config.recompute = Recompute::kNone;
+    auto none = EstimateIteration(x.workload, x.config, x.profile);
+    x.config.recompute = Recompute::kFull;
+    auto full = EstimateIteration(x.workload, x.config, x.profile);
+    if (none.ok() && full.ok()) {
+      EXPECT_GE(full->iteration_time_s, none->iteration_time_s * (1 - kTolerance)) << x.what;
+    }
+  });
+  EXPECT_GT(pairs, 200);
+}
+
 }  // namespace
 }  // namespace paraplan
