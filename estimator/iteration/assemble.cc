@@ -250,16 +250,22 @@ double LayerOffload(const ModelCosts& model, const StageCosts& stages, const Par
   return offload_s;
 }
 
-// Input pipeline (read + decode, input_pipeline.h): the loaders' time per iteration,
-// which ExposeInput sets beside the rest. A node serves the replicas on it: each
-// replica's first rank loads its global_batch / dp samples once on its share of the
+// Input pipeline (read + decode, input_pipeline.h). A node serves the replicas on it:
+// each replica's first rank loads its global_batch / dp samples once on its share of the
 // node's cores (the ranks of one replica share them: Megatron's broadcast_data,
 // ChainerMN's multi-node iterator), and a replica larger than a node loads on one node.
-// data_loading_s starts as the spatial root's hand-over, which the training loop waits for.
+// The loaders prefetch the next batch while the training loop computes: beside the GPU's
+// work and the host's launches beyond it (the loop's compute stream, busy or waiting for
+// kernels), not beside its waits on exposed communication or the spatial root's
+// hand-over of the batch, which follow the load (ChainerMN's in-process loader threads
+// stall there; ParaDL's data-parallel runs grow with their all-reduce). What they take
+// beyond that stretch is exposed, then the hand-over. Needs out->time's compute,
+// recompute and overhead.
 void InputLoading(const ParallelConfig& c, const SystemContext& sys, int m, CandidateResult* out) {
   const Hardware& hw = *sys.hw;
   TimeBreakdown& t = out->time;
-  out->input_steady_s = out->input_first_epoch_s = 0;
+  t.data_loading_s = 0;
+  out->first_epoch_extra_s = 0;
   if (sys.input.sample_bytes > 0 || sys.input.decode_s_per_sample > 0) {
     const double replica_gpus = static_cast<double>(c.NumGpus()) / c.data_parallel;
     const double replicas_per_node = std::max(1.0, hw.gpus_per_node() / replica_gpus);
@@ -269,24 +275,11 @@ void InputLoading(const ParallelConfig& c, const SystemContext& sys, int m, Cand
     const InputTime in = InputPipelineTime(sys.input, node_samples, job_nodes, core_share, replicas_per_node);
     out->input_core_s = node_samples * sys.input.decode_s_per_sample;
     out->input_read_j = job_nodes * in.read_joules;
-    out->input_steady_s = in.steady_s;
-    out->input_first_epoch_s = in.first_epoch_s;
+    const double loop = t.compute_s + t.recompute_s + t.overhead_s;
+    t.data_loading_s = std::max(0.0, in.steady_s - loop);
+    out->first_epoch_extra_s = std::max(0.0, in.first_epoch_s - loop) - t.data_loading_s;
   }
-  t.data_loading_s = SampleBroadcast(c, sys, m);
-}
-
-// The loaders prefetch the next batch while the training loop computes: beside the
-// GPU's work and the host's launches beyond it (the loop's compute stream, busy or
-// waiting for kernels), not beside its waits on exposed communication or the spatial
-// root's hand-over of the batch, which follow the load (ChainerMN's in-process loader
-// threads stall there; ParaDL's data-parallel runs grow with their all-reduce).
-// What the loaders take beyond that stretch is exposed.
-void ExposeInput(CandidateResult* out) {
-  TimeBreakdown& t = out->time;
-  const double loop = t.compute_s + t.recompute_s + t.overhead_s;
-  const double exposed = std::max(0.0, out->input_steady_s - loop);
-  t.data_loading_s += exposed;
-  out->first_epoch_extra_s = std::max(0.0, out->input_first_epoch_s - loop) - exposed;
+  t.data_loading_s += SampleBroadcast(c, sys, m);
 }
 
 // Idle CPU packages draw about a quarter of their full-load power: SPECpower_ssj2008
@@ -383,11 +376,10 @@ void AssembleShared(const ModelCosts& model, const StageCosts& stages, const Par
   }
   t.offload_s += LayerOffload(model, stages, c, hw, m);
 
-  InputLoading(c, sys, m, out);
   // Framework overhead: per iteration, plus host-bound kernel launch time (the stage's
   // launches beyond its GPU time, every micro-batch, and the optimizer step's).
   t.overhead_s = hw.iteration_overhead_s() + m * s.host_s + optimizer_host_s;
-  ExposeInput(out);
+  InputLoading(c, sys, m, out);
 }
 
 void AssembleVariant(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& c,

@@ -27,12 +27,6 @@ struct CandidateResult {
   double first_epoch_extra_s = 0;  // per iteration while the first epoch reads the shared FS
   double input_core_s = 0;         // host core-seconds of decoding per node and iteration
   double input_read_j = 0;         // storage energy of the job's reads per iteration
-  // The loaders' time per iteration (steady, and while the first epoch reads the shared
-  // FS): they prefetch beside the loop's compute stream (its compute and host-bound
-  // launches), so only what exceeds that is exposed (ExposeInput, assemble.cc). 0
-  // without an input pipeline.
-  double input_steady_s = 0;
-  double input_first_epoch_s = 0;
 };
 
 // Where a configuration's data-parallel groups sit (DpGroups, data_parallel.h).
