@@ -233,13 +233,7 @@ double LayerOffload(const ModelCosts& model, const StageCosts& stages, const Par
     const double a = s.activation_bytes;
     offload_s += m * std::max(0.0, 2 * a / hw.pcie_bytes_per_s() - ovl * step_compute);
   }
-  if (s.offloaded_bytes > 0) {
-    // Fine-grained activation offloading: each micro-batch's saved tensors go out on a
-    // copy stream during its forward and come back during its backward, hidden behind
-    // that compute as far as it lasts.
-    const double copy = s.offloaded_bytes / hw.pcie_bytes_per_s();
-    offload_s += m * (std::max(0.0, copy - ovl * s.fwd_s) + std::max(0.0, copy - ovl * (s.bwd_s + s.recompute_s)));
-  }
+  offload_s += m * OffloadExposedS(s, model);
   if (c.cpu_offload_layers > 0 && !model.layers.empty()) {
     // Each micro-batch: the offloaded layers' activations out and back over the host link
     // (PCIe, or NVLink-C2C on a Grace-Blackwell tray) beside the stage's compute.

@@ -91,7 +91,10 @@ std::string Describe(const ParallelConfig& c) {
                       c.virtual_pipeline_stages, " mbs", c.micro_batch_size, " gbs", c.global_batch_size, " ZeRO",
                       c.zero_stage, " recompute ", static_cast<int>(c.recompute), " schedule ",
                       static_cast<int>(c.pipeline_schedule), " sp ", c.sequence_parallel, " spatial ",
-                      c.spatial_parallel, " filter ", c.filter_parallel, " channel ", c.channel_parallel);
+                      c.spatial_parallel, " filter ", c.filter_parallel, " channel ", c.channel_parallel,
+                      " stages' layers ", c.first_pipeline_stage_layers, "/", c.last_pipeline_stage_layers,
+                      " recompute modules ", c.recompute_modules, " offload layers ", c.cpu_offload_layers,
+                      " offload modules ", c.offload_modules);
 }
 
 // One configuration the planner ranks for a scenario, with what estimating it needs.
@@ -525,6 +528,102 @@ TEST(PhysicsProperties, FlashNeverNeedsMoreMemoryAndRecomputeIsNeverFree) {
     }
   });
   EXPECT_GT(pairs, 200);
+}
+
+// A larger model at the same configuration: `grow` changes a copy of the workload and
+// restates the configuration's layer counts for it (or says the change does not apply). The larger model never runs faster and never
+// needs less memory; a change that at most doubles every layer's work (`at_most_twice`)
+// never more than doubles the time.
+void ExpectLargerNeverCheaper(const std::function<bool(Workload*, ParallelConfig*)>& grow, bool at_most_twice,
+                              int min_pairs) {
+  int pairs = 0;
+  ForEachCase([&](Case& x) {
+    Workload larger = x.workload;
+    ParallelConfig same = x.config;
+    if (!grow(&larger, &same)) return;
+    auto a = EstimateIteration(x.workload, x.config, x.profile);
+    auto b = EstimateIteration(larger, same, x.profile);
+    ASSERT_TRUE(a.ok() && b.ok()) << x.what << ": " << a.status() << " / " << b.status();
+    EXPECT_GE(b->iteration_time_s, a->iteration_time_s * (1 - kTolerance))
+        << x.what << "\n  base " << a->iteration_time_s << " s, larger " << b->iteration_time_s << " s"
+        << Breakdowns(*a, *b);
+    if (at_most_twice) {
+      EXPECT_LE(b->iteration_time_s, 2 * a->iteration_time_s * (1 + kTolerance))
+          << x.what << "\n  base " << a->iteration_time_s << " s, larger " << b->iteration_time_s << " s"
+          << Breakdowns(*a, *b);
+    }
+    EXPECT_GE(b->memory.total_bytes, a->memory.total_bytes * (1 - kTolerance)) << x.what;
+    ++pairs;
+  });
+  EXPECT_GT(pairs, min_pairs);
+}
+
+bool IsTransformer(const Workload& w) { return w.kind == Workload::Kind::kTransformer; }
+
+// Twice the decoder layers, dense and MoE alike: every stage holds twice its share, the
+// embedding and the loss stay.
+TEST(PhysicsProperties, TwiceTheLayersNeverFasterNorMoreThanTwiceTheTime) {
+  ExpectLargerNeverCheaper(
+      [](Workload* w, ParallelConfig* c) {
+        if (!IsTransformer(*w)) return false;
+        w->transformer.num_layers *= 2;
+        w->transformer.moe.first_dense_layers *= 2;
+        c->first_pipeline_stage_layers *= 2;
+        c->last_pipeline_stage_layers *= 2;
+        return true;
+      },
+      /*at_most_twice=*/true, 300);
+}
+
+// Twice the tokens of a sample: more work in every layer (attention's quadratically).
+TEST(PhysicsProperties, LongerSequencesNeverFaster) {
+  ExpectLargerNeverCheaper(
+      [](Workload* w, ParallelConfig*) {
+        if (!IsTransformer(*w)) return false;
+        w->transformer.seq_length *= 2;
+        return true;
+      },
+      /*at_most_twice=*/false, 300);
+}
+
+// Twice the width: hidden size, heads (their dimension kept), feed-forward and expert
+// widths; every GEMM is larger.
+TEST(PhysicsProperties, WiderModelsNeverFaster) {
+  ExpectLargerNeverCheaper(
+      [](Workload* w, ParallelConfig*) {
+        if (!IsTransformer(*w)) return false;
+        TransformerSpec& t = w->transformer;
+        if (t.head_dim == 0 && !t.mla.enabled()) t.head_dim = t.hidden_size / t.num_attention_heads;
+        t.hidden_size *= 2;
+        t.num_attention_heads *= 2;
+        if (t.num_kv_heads > 0) t.num_kv_heads *= 2;
+        if (t.ffn_hidden_size > 0) t.ffn_hidden_size *= 2;
+        if (t.moe.expert_ffn_hidden_size > 0) t.moe.expert_ffn_hidden_size *= 2;
+        if (t.moe.shared_expert_ffn_hidden_size > 0) t.moe.shared_expert_ffn_hidden_size *= 2;
+        return true;
+      },
+      /*at_most_twice=*/false, 300);
+}
+
+// A token routed to one more expert, or a busier busiest expert: more expert work and
+// traffic on the GPU that sets the pace.
+TEST(PhysicsProperties, MoreRoutedTokensNeverFaster) {
+  ExpectLargerNeverCheaper(
+      [](Workload* w, ParallelConfig*) {
+        MoeSpec& m = w->transformer.moe;
+        if (!IsTransformer(*w) || !w->transformer.is_moe() || m.top_k >= m.num_experts) return false;
+        ++m.top_k;
+        return true;
+      },
+      /*at_most_twice=*/true, 60);
+  ExpectLargerNeverCheaper(
+      [](Workload* w, ParallelConfig*) {
+        MoeSpec& m = w->transformer.moe;
+        if (!IsTransformer(*w) || !w->transformer.is_moe()) return false;
+        m.load_imbalance = 1.25 * (m.load_imbalance > 0 ? m.load_imbalance : kDefaultLoadImbalance);
+        return true;
+      },
+      /*at_most_twice=*/true, 60);
 }
 
 }  // namespace

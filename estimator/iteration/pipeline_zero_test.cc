@@ -310,6 +310,35 @@ TEST(Pipeline, FineGrainedActivationOffloading) {
   EXPECT_EQ(EstimateIteration(w, c, p).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// A stage paces the pipeline by its compute and by the offload copies that compute does
+// not hide. By hand: layers of 1 ms forward and 2 ms backward moving 100 MB each to the
+// host at 50 GB/s (2 ms each way), fully overlappable; 3 on the first stage, 1 on the
+// last beside a head of 2.5 / 5 ms. The last stage computes longer (10.5 ms against 9)
+// and hides its one copy; the first's 6 ms copies outlast its 3 ms forward by 3 ms
+// (its backward, 6 ms, hides them): it paces at 12 ms.
+TEST(Pipeline, OffloadCopiesAStageCannotHideSetThePace) {
+  ModelCosts m;
+  BlockCosts layer;
+  layer.fwd_s = 1e-3;
+  layer.bwd_s = 2e-3;
+  layer.offloaded_bytes = 100e6;
+  m.layers.assign(4, layer);
+  m.post.fwd_s = 2.5e-3;
+  m.post.bwd_s = 5e-3;
+  m.host_copy_s_per_byte = 1 / 50e9;
+  m.copy_overlap = 1;
+  IndexLayers(&m);
+  const StageCosts s = ComputeStageCosts(m, 2, 1, 3, 1);
+  EXPECT_EQ(s.slowest_layers, 3);
+  EXPECT_NEAR(s.slowest_total_s, 9e-3, 1e-12);
+  EXPECT_NEAR(OffloadExposedS(s.slowest, m), 3e-3, 1e-12);
+  EXPECT_NEAR(SlowestStageS(m, 2, 1, 3, 1), 12e-3, 1e-12);
+  // Without the copies the head's stage is the slower.
+  m.host_copy_s_per_byte = 0;
+  EXPECT_EQ(ComputeStageCosts(m, 2, 1, 3, 1).slowest_layers, 1);
+  EXPECT_NEAR(SlowestStageS(m, 2, 1, 3, 1), 10.5e-3, 1e-12);
+}
+
 TEST(Pipeline, SeventyLayersOverTwelveStages) {
   const SystemProfile p = Profile("dgx-a100-80gb");
   const Hardware hw(p, Precision::kBf16);

@@ -38,7 +38,11 @@ StageMemory MemoryOf(const BlockCosts& stage, const BlockCosts& chunk, int layer
 class Chunks {
  public:
   Chunks(const ModelCosts& model, int pp, int v, int first_layers, int last_layers)
-      : model_(model), pp_(pp), chunks_(pp * v), layers_(static_cast<int>(model.layers.size())) {
+      : model_(model),
+        pp_(pp),
+        chunks_(pp * v),
+        layers_(static_cast<int>(model.layers.size())),
+        offloads_(model.prefix.back().offloaded_bytes + model.pre.offloaded_bytes + model.post.offloaded_bytes > 0) {
     const int middle = layers_ - first_layers - last_layers;
     if ((first_layers > 0 || last_layers > 0) && v == 1 && first_layers >= 0 && middle >= 0 &&
         (pp == 2 ? middle == 0 : pp > 2 && middle % (pp - 2) == 0)) {
@@ -73,6 +77,27 @@ class Chunks {
     if (stage == 0) t += model_.pre.TotalS();
     if (stage == pp_ - 1) t += model_.post.TotalS();
     return t;
+  }
+  // The stage's pace per micro-batch: its time, and what its offloaded tensors' copies
+  // take beyond the compute they hide behind (OffloadExposedS; a stage of more layers
+  // may pace the pipeline where an end stage's head computes longer).
+  double PaceS(int stage) const {
+    const double t = TotalS(stage);
+    if (!offloads_) return t;
+    BlockCosts sums;
+    const auto add = [&sums](const BlockCosts& b, double sign) {
+      sums.fwd_s += sign * b.fwd_s;
+      sums.bwd_s += sign * b.bwd_s;
+      sums.recompute_s += sign * b.recompute_s;
+      sums.offloaded_bytes += sign * b.offloaded_bytes;
+    };
+    for (int chunk = stage; chunk < chunks_; chunk += pp_) {
+      add(model_.prefix[Begin(chunk + 1)], 1);
+      add(model_.prefix[Begin(chunk)], -1);
+    }
+    if (stage == 0) add(model_.pre, 1);
+    if (stage == pp_ - 1) add(model_.post, 1);
+    return t + OffloadExposedS(sums, model_);
   }
   // The terms of a stage's memory that Outweighs compares, from the prefix sums alone
   // (transient bytes left 0): what the search can afford for every stage.
@@ -121,6 +146,7 @@ class Chunks {
  private:
   const ModelCosts& model_;
   const int pp_, chunks_, layers_;
+  const bool offloads_;  // some layer moves saved tensors to the host (offload_modules)
   int first_ = -1, per_ = 0;  // first_ >= 0: ends given, middle stages of per_ layers
   std::vector<int> begins_;
 };
@@ -211,7 +237,7 @@ void KeepHeavyMiddleStages(const ModelCosts& model, const Chunks& chunks, int pp
 double SlowestStageS(const ModelCosts& model, int pp, int v, int first_layers, int last_layers) {
   const Chunks chunks(model, pp, v, first_layers, last_layers);
   double slowest = 0;
-  for (int stage = 0; stage < pp; ++stage) slowest = std::max(slowest, chunks.TotalS(stage));
+  for (int stage = 0; stage < pp; ++stage) slowest = std::max(slowest, chunks.PaceS(stage));
   return slowest;
 }
 
@@ -232,10 +258,10 @@ StageCosts ComputeStageCosts(const ModelCosts& given, int pp, int v, int first_l
   double sum_total = 0, slowest = 0;
   int slowest_stage = 0;
   for (int stage = 0; stage < pp; ++stage) {
-    const double total = chunks.TotalS(stage);
-    sum_total += total;
-    if (stage == 0 || total > slowest) {
-      slowest = total;
+    sum_total += chunks.TotalS(stage);
+    const double pace = chunks.PaceS(stage);
+    if (stage == 0 || pace > slowest) {
+      slowest = pace;
       slowest_stage = stage;
     }
   }

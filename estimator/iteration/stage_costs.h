@@ -4,7 +4,8 @@
 // ParallelConfig::PipelineChunkLayers); stage i holds chunks i, i + pp, ...
 // (interleaved placement, Narayanan et al. SC'21). The embedding sits on the first
 // stage and the LM head on the last, so stages are uneven; the slowest stage sets the
-// steady-state pace. Memory is bounded by the end stages and by any middle stage that
+// steady-state pace (its compute, and the copies of offloaded tensors it does not hide:
+// OffloadExposedS). Memory is bounded by the end stages and by any middle stage that
 // may hold more than every stage before it: more layers than the first (BLOOM's 70
 // layers over 12 stages, or end stages given fewer layers), more expert parameters
 // (dense first layers), or more activations in flight (an earlier stage keeps at least
@@ -73,7 +74,8 @@ inline int MemoryStages(const StageCosts& s, MemoryStageList* out) {
 // first_layers / last_layers: decoder layers on the first / last stage (0 = even).
 StageCosts ComputeStageCosts(const ModelCosts& model, int pp, int v, int first_layers = 0, int last_layers = 0);
 
-// The slowest stage's time per micro-batch under that layout, alone (`model` indexed).
+// The slowest stage's pace per micro-batch under that layout (its time and its exposed
+// offload copies), alone (`model` indexed).
 double SlowestStageS(const ModelCosts& model, int pp, int v, int first_layers, int last_layers);
 
 }  // namespace paraplan

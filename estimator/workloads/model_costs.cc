@@ -254,6 +254,8 @@ absl::StatusOr<ModelCosts> ComputeModelCosts(const Workload& workload, const Mod
                                          ? TransformerCosts(workload, shape, hw, coll)
                                          : LayerGraphCosts(workload, shape, hw, coll, stop);
   if (costs.ok()) {
+    costs->host_copy_s_per_byte = hw.pcie_bytes_per_s() > 0 ? 1 / hw.pcie_bytes_per_s() : 0;
+    costs->copy_overlap = hw.overlap_efficiency();
     IndexLayers(&*costs);
     SetPrecisionBytes(workload.precision, ResolvedRecipe(workload, shape.framework), workload.optimizer,
                       ResolvedMixedPrecision(workload, shape.framework), hw.fp8_any_layout(), &*costs);

@@ -160,7 +160,23 @@ struct ModelCosts {
   bool fp16 = false;  // the compute dtype is fp16 (else bf16 under 16-bit mixed precision)
   // The token dispatcher the MoE layers were costed with (ModelShape.weigh_deepep).
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
+  // What a byte moved to the host and back costs (1 / the host link's rate) and the share
+  // of the compute beside it that hides the copy (Hardware's overlap_efficiency): the
+  // terms of OffloadExposedS.
+  double host_copy_s_per_byte = 0;
+  double copy_overlap = 0;
 };
+
+// Fine-grained activation offloading (offload_modules): each micro-batch's saved tensors
+// of `b` go out on a copy stream during its forward and come back during its backward,
+// hidden behind that compute as far as it lasts. The copies' seconds per micro-batch
+// beyond it.
+inline double OffloadExposedS(const BlockCosts& b, const ModelCosts& m) {
+  if (b.offloaded_bytes <= 0) return 0;
+  const double copy = b.offloaded_bytes * m.host_copy_s_per_byte;
+  return std::max(0.0, copy - m.copy_overlap * b.fwd_s) +
+         std::max(0.0, copy - m.copy_overlap * (b.bwd_s + b.recompute_s));
+}
 
 // The optimizer's fp32 cast of a 16-bit gradient tensor (`main_grad.float()`) moves 2 + 4
 // bytes a parameter and costs the host 11.5 us a tensor, a third of a Megatron op's launch
