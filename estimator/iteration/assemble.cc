@@ -289,12 +289,10 @@ double NodePowerW(const SystemContext& sys, const CandidateResult& r) {
   return sys.node_power_w - sys.cpu_power_w * (1 - kCpuIdleShare) * (1 - busy);
 }
 
-// Busy time, energy (GPUs busy / idle, the nodes' other power all along, their CPUs as
-// busy as the input pipeline keeps them, the storage's energy for the bytes read) and cost
-// of an assembled iteration.
+// Energy (GPUs busy for busy_s and idle the rest, the nodes' other power all along, their
+// CPUs as busy as the input pipeline keeps them, the storage's energy for the bytes read)
+// and cost of an assembled iteration.
 void Tally(const ParallelConfig& c, const SystemContext& sys, CandidateResult* out) {
-  const TimeBreakdown& t = out->time;
-  out->busy_s = t.compute_s + t.recompute_s + t.optimizer_s;
   const double gpus = static_cast<double>(c.NumGpus());
   const double nodes = std::ceil(gpus / sys.hw->gpus_per_node());
   const double idle_s = std::max(0.0, out->iteration_time_s - out->busy_s);
@@ -369,6 +367,9 @@ void AssembleShared(const ModelCosts& model, const StageCosts& stages, const Par
     AssembleMemory(model, stages, c, sys, &mem);
   }
   t.offload_s += LayerOffload(model, stages, c, hw, m);
+  // Every GPU computes its own stage's layers: on average the stages' mean, not the
+  // slowest stage's.
+  out->busy_s = m * stages.mean_compute_s + t.optimizer_s;
 
   // Framework overhead: per iteration, plus host-bound kernel launch time (the stage's
   // launches beyond its GPU time, every micro-batch, and the optimizer step's).

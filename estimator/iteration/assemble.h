@@ -21,7 +21,7 @@ struct CandidateResult {
   TimeBreakdown time;
   MemoryBreakdown memory;
   double iteration_time_s = 0;
-  double busy_s = 0;  // per GPU, compute-active time
+  double busy_s = 0;  // per GPU on average over the pipeline's stages, compute-active time
   double energy_j = 0;
   double cost_usd = 0;
   double first_epoch_extra_s = 0;  // per iteration while the first epoch reads the shared FS

@@ -187,6 +187,9 @@ void ExpectNoSlower(const std::function<void(SystemProfile*)>& faster, bool comp
     EXPECT_LE(fast.iteration_time_s, base.iteration_time_s * (1 + kTolerance))
         << what << "\n  base " << base.iteration_time_s << " s, faster part " << fast.iteration_time_s << " s"
         << Breakdowns(base, fast);
+    EXPECT_LE(fast.energy_per_iteration_j, base.energy_per_iteration_j * (1 + kTolerance))
+        << what << "\n  base " << base.energy_per_iteration_j << " J, faster part " << fast.energy_per_iteration_j
+        << " J" << Breakdowns(base, fast);
   });
   EXPECT_GT(pairs - exempt, 200);
 }
@@ -626,5 +629,88 @@ TEST(PhysicsProperties, MoreRoutedTokensNeverFaster) {
       /*at_most_twice=*/true, 60);
 }
 
+// More of a model's parts at the same width and depth: a larger vocabulary, every head
+// its own keys and values (GQA undone), query / key norms, dropout, one more predicted
+// token, a shared expert, attention over the whole sequence where a window was.
+TEST(PhysicsProperties, MorePartsNeverFaster) {
+  const std::vector<std::pair<std::string, std::function<bool(Workload*)>>> grow = {
+      {"twice the vocabulary", [](Workload* w) { w->transformer.vocab_size *= 2; return true; }},
+      {"a key and value head per query head",
+       [](Workload* w) {
+         TransformerSpec& t = w->transformer;
+         if (t.mla.enabled() || t.num_kv_heads == 0 || t.num_kv_heads == t.num_attention_heads) return false;
+         t.num_kv_heads = t.num_attention_heads;
+         return true;
+       }},
+      {"query and key norms",
+       [](Workload* w) {
+         if (w->transformer.qk_layernorm) return false;
+         w->transformer.qk_layernorm = true;
+         return true;
+       }},
+      {"dropout",
+       [](Workload* w) {
+         if (w->transformer.dropout > 0) return false;
+         w->transformer.dropout = 0.1;
+         return true;
+       }},
+      {"one more predicted token", [](Workload* w) { ++w->transformer.mtp_num_layers; return true; }},
+      {"a shared expert",
+       [](Workload* w) {
+         if (!w->transformer.is_moe()) return false;
+         ++w->transformer.moe.num_shared_experts;
+         return true;
+       }},
+      {"no attention window",
+       [](Workload* w) {
+         if (w->transformer.sliding_window.tokens == 0) return false;
+         w->transformer.sliding_window = SlidingWindow();
+         return true;
+       }},
+  };
+  for (const auto& [what, change] : grow) {
+    SCOPED_TRACE(what);
+    ExpectLargerNeverCheaper(
+        [&change](Workload* w, ParallelConfig*) { return IsTransformer(*w) && change(w); },
+        /*at_most_twice=*/false, 20);
+  }
+}
+
+// Switches that hide or remove work never slow an iteration: overlapping the gradient
+// reduction and the parameter gather with compute, tensor-parallel collectives with the
+// GEMMs beside them, replaying kernels from CUDA graphs. Graphs shorten the host's
+// stretches, which exposed loaders and collectives share (InputAndCommBothExposed): there,
+// and only there, they may lengthen an iteration.
+TEST(PhysicsProperties, OverlapAndGraphsNeverSlower) {
+  struct Switch {
+    std::string name;
+    std::function<bool(ParallelConfig*)> on;  // false: already on
+    bool shortens_host = false;
+  };
+  const std::vector<Switch> switches = {
+      {"overlap_grad_reduce",
+       [](ParallelConfig* c) { return !c->overlap_grad_reduce && (c->overlap_grad_reduce = true); }},
+      {"overlap_param_gather",
+       [](ParallelConfig* c) { return !c->overlap_param_gather && (c->overlap_param_gather = true); }},
+      {"tp_comm_overlap", [](ParallelConfig* c) { return !c->tp_comm_overlap && (c->tp_comm_overlap = true); }},
+      {"cuda_graphs", [](ParallelConfig* c) { return !c->cuda_graphs && (c->cuda_graphs = true); }, true},
+  };
+  for (const Switch& sw : switches) {
+    int pairs = 0;
+    ForEachCase([&](Case& x) {
+      ParallelConfig with = x.config;
+      if (!sw.on(&with)) return;
+      auto a = EstimateIteration(x.workload, x.config, x.profile);
+      auto b = EstimateIteration(x.workload, with, x.profile);
+      if (!a.ok() || !b.ok()) return;  // a switch the framework or the setting does not take
+      if (sw.shortens_host && InputAndCommBothExposed(*a)) return;
+      EXPECT_LE(b->iteration_time_s, a->iteration_time_s * (1 + kTolerance))
+          << sw.name << ": " << x.what << "\n  off " << a->iteration_time_s << " s, on " << b->iteration_time_s
+          << " s" << Breakdowns(*a, *b);
+      ++pairs;
+    });
+    EXPECT_GT(pairs, 20) << sw.name;
+  }
+}
 }  // namespace
 }  // namespace paraplan

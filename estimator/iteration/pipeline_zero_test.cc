@@ -330,6 +330,8 @@ TEST(Pipeline, OffloadCopiesAStageCannotHideSetThePace) {
   IndexLayers(&m);
   const StageCosts s = ComputeStageCosts(m, 2, 1, 3, 1);
   EXPECT_EQ(s.slowest_layers, 3);
+  // A GPU computes its own stage's layers: (4 x 3 ms + 7.5 ms) / 2 stages on average.
+  EXPECT_NEAR(s.mean_compute_s, 9.75e-3, 1e-12);
   EXPECT_NEAR(s.slowest_total_s, 9e-3, 1e-12);
   EXPECT_NEAR(OffloadExposedS(s.slowest, m), 3e-3, 1e-12);
   EXPECT_NEAR(SlowestStageS(m, 2, 1, 3, 1), 12e-3, 1e-12);

@@ -266,6 +266,8 @@ StageCosts ComputeStageCosts(const ModelCosts& given, int pp, int v, int first_l
     }
   }
   out.mean_total_s = sum_total / pp;
+  const auto compute = [](const BlockCosts& b) { return b.fwd_s + b.bwd_s + b.recompute_s; };
+  out.mean_compute_s = (compute(model.prefix.back()) + compute(model.pre) + compute(model.post)) / pp;
   BlockCosts s, first_chunk;
   int layers = 0;
   chunks.Stage(slowest_stage, &s, &first_chunk, &layers);

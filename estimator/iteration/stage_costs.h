@@ -45,6 +45,10 @@ struct StageCosts {
   BlockCosts slowest;            // per micro-batch, the slowest stage (all its chunks)
   double slowest_total_s = 0;    // slowest.TotalS()
   double mean_total_s = 0;       // per micro-batch, averaged over stages
+  // Per micro-batch, forward + backward + recompute averaged over stages: what a GPU of
+  // the pipeline computes on average (the stages' GPUs compute their own layers, not the
+  // slowest stage's).
+  double mean_compute_s = 0;
   int slowest_layers = 0;        // transformer / graph layers on the slowest stage
   StageMemory first;             // stage 0 (most micro-batches in flight, embedding)
   StageMemory last;              // stage pp - 1 (LM head, logits)
