@@ -208,6 +208,14 @@ TEST(PhysicsProperties, FasterOuterLevelNeverSlower) {
   ExpectNoSlower([](SystemProfile* p) { p->network_levels.back().bandwidth_gbytes_per_s *= 1.5; });
 }
 
+// Reducing in the network (NVLink SHARP / NVLS, InfiniBand SHARP) on every level: an
+// all-reduce sends and receives its buffer once instead of twice, never slower.
+TEST(PhysicsProperties, InNetworkReductionNeverSlower) {
+  ExpectNoSlower([](SystemProfile* p) {
+    for (NetworkLevel& l : p->network_levels) l.in_network_reduction = true;
+  });
+}
+
 TEST(PhysicsProperties, LowerLatencyNeverSlower) {
   ExpectNoSlower([](SystemProfile* p) {
     for (NetworkLevel& l : p->network_levels) l.latency_us *= 0.5;
@@ -712,5 +720,52 @@ TEST(PhysicsProperties, OverlapAndGraphsNeverSlower) {
     EXPECT_GT(pairs, 20) << sw.name;
   }
 }
+// Pipeline schedules at the same degrees: 1F1B holds at most as many micro-batches as
+// GPipe (never more memory), and the zero-bubble schedule fills the bubble with weight
+// gradients 1F1B leaves idle (never slower). Interleaved stages and schedules a framework
+// refuses are left out.
+TEST(PhysicsProperties, SchedulesKeepTheirOrder) {
+  int pairs = 0;
+  ForEachCase([&](Case& x) {
+    if (x.config.pipeline_parallel <= 1 || x.config.virtual_pipeline_stages > 1) return;
+    std::vector<absl::StatusOr<Estimate>> by;
+    for (PipelineSchedule s : {PipelineSchedule::kGPipe, PipelineSchedule::k1F1B, PipelineSchedule::kZeroBubble}) {
+      x.config.pipeline_schedule = s;
+      by.push_back(EstimateIteration(x.workload, x.config, x.profile));
+    }
+    if (by[0].ok() && by[1].ok()) {
+      EXPECT_LE(by[1]->memory.total_bytes, by[0]->memory.total_bytes * (1 + kTolerance)) << x.what;
+      ++pairs;
+    }
+    if (by[1].ok() && by[2].ok()) {
+      EXPECT_LE(by[2]->iteration_time_s, by[1]->iteration_time_s * (1 + kTolerance))
+          << x.what << "\n  1F1B " << by[1]->iteration_time_s << " s, zero-bubble " << by[2]->iteration_time_s << " s"
+          << Breakdowns(*by[1], *by[2]);
+      ++pairs;
+    }
+  });
+  EXPECT_GT(pairs, 50);
+}
+
+// How many plans are asked for changes which are shown, not which is best: the first of
+// 40 is the one plan asked for alone, and the first 10 of 40 are the 10.
+TEST(PhysicsProperties, AskingForMorePlansKeepsTheBest) {
+  for (const Scenario& s : Scenarios()) {
+    const SystemProfile profile = testing::Profile(s.profile);
+    auto one = Plan(RequestOf(s, 1), profile);
+    auto ten = Plan(RequestOf(s, 10), profile);
+    auto many = Plan(RequestOf(s, 40), profile);
+    ASSERT_TRUE(one.ok() && ten.ok() && many.ok()) << s.model;
+    ASSERT_FALSE(one->plans.empty()) << s.model;
+    const std::string what = absl::StrCat(s.model, " on ", s.profile);
+    EXPECT_EQ(many->plans[0].config.ShortString(), one->plans[0].config.ShortString()) << what;
+    EXPECT_EQ(many->plans[0].iteration_time_s, one->plans[0].iteration_time_s) << what;
+    for (size_t i = 0; i < ten->plans.size(); ++i) {
+      ASSERT_LT(i, many->plans.size()) << what;
+      EXPECT_EQ(many->plans[i].config.ShortString(), ten->plans[i].config.ShortString()) << what << " #" << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace paraplan
