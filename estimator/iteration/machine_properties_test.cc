@@ -1,0 +1,244 @@
+// Metamorphic checks of the estimator against the machine, over the configurations the
+// planner ranks for a spread of models and profiles (testing/property_scenarios.h).
+// Independent of the model's sums: a faster part (links, latency, in-network reduction,
+// tensor cores, HBM, host links and storage, launches, any calibration value) never
+// makes an iteration slower, costs more energy or changes its memory; more memory changes
+// no time and no byte; stating the defaults changes nothing; overlap switches and CUDA
+// graphs never slow an iteration.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "estimator/iteration/estimate.h"
+#include "estimator/system/hardware.h"
+#include "estimator/testing/property_scenarios.h"
+#include "estimator/testing/test_util.h"
+#include "gtest/gtest.h"
+
+namespace paraplan {
+namespace {
+
+using testing::Breakdowns;
+using testing::Case;
+using testing::ForEachCase;
+using testing::InputAndCommBothExposed;
+using testing::kTolerance;
+
+// Estimates every configuration under its profile and under `changed(profile)` and hands
+// each pair to `check`; returns how many pairs were checked.
+int ForEachPair(const std::function<void(SystemProfile*)>& changed,
+                const std::function<void(const std::string&, const Estimate&, const Estimate&)>& check) {
+  int pairs = 0;
+  ForEachCase([&](Case& x) {
+    SystemProfile other = x.profile;
+    changed(&other);
+    auto a = EstimateIteration(x.workload, x.config, x.profile);
+    auto b = EstimateIteration(x.workload, x.config, other);
+    if (!a.ok() || !b.ok()) {
+      ADD_FAILURE() << x.what << ": " << a.status() << " / " << b.status();
+      return;
+    }
+    check(x.what, *a, *b);
+    ++pairs;
+  });
+  return pairs;
+}
+
+void ExpectNoSlower(const std::function<void(SystemProfile*)>& faster, bool compute = false) {
+  int exempt = 0;
+  const int pairs = ForEachPair(faster, [&](const std::string& what, const Estimate& base, const Estimate& fast) {
+    // What a GPU holds does not depend on how fast anything runs; the stated interval
+    // holds the prediction.
+    EXPECT_EQ(fast.memory.total_bytes, base.memory.total_bytes) << what;
+    for (const Estimate* e : {&base, &fast}) {
+      EXPECT_TRUE(e->interval.low_s > 0 && e->interval.low_s <= e->iteration_time_s &&
+                  e->iteration_time_s <= e->interval.high_s)
+          << what << ": " << e->interval.low_s << " <= " << e->iteration_time_s << " <= " << e->interval.high_s;
+    }
+    if (compute && InputAndCommBothExposed(base)) {
+      ++exempt;
+      return;
+    }
+    EXPECT_LE(fast.iteration_time_s, base.iteration_time_s * (1 + kTolerance))
+        << what << "\n  base " << base.iteration_time_s << " s, faster part " << fast.iteration_time_s << " s"
+        << Breakdowns(base, fast);
+    EXPECT_LE(fast.energy_per_iteration_j, base.energy_per_iteration_j * (1 + kTolerance))
+        << what << "\n  base " << base.energy_per_iteration_j << " J, faster part " << fast.energy_per_iteration_j
+        << " J" << Breakdowns(base, fast);
+  });
+  EXPECT_GT(pairs - exempt, 200);
+}
+
+TEST(MachineProperties, FasterNetworkNeverSlower) {
+  ExpectNoSlower([](SystemProfile* p) {
+    for (NetworkLevel& l : p->network_levels) l.bandwidth_gbytes_per_s *= 1.5;
+  });
+}
+
+TEST(MachineProperties, FasterInnerLevelNeverSlower) {
+  ExpectNoSlower([](SystemProfile* p) { p->network_levels.front().bandwidth_gbytes_per_s *= 1.5; });
+}
+
+TEST(MachineProperties, FasterOuterLevelNeverSlower) {
+  ExpectNoSlower([](SystemProfile* p) { p->network_levels.back().bandwidth_gbytes_per_s *= 1.5; });
+}
+
+// Reducing in the network (NVLink SHARP / NVLS, InfiniBand SHARP) on every level: an
+// all-reduce sends and receives its buffer once instead of twice, never slower.
+TEST(MachineProperties, InNetworkReductionNeverSlower) {
+  ExpectNoSlower([](SystemProfile* p) {
+    for (NetworkLevel& l : p->network_levels) l.in_network_reduction = true;
+  });
+}
+
+TEST(MachineProperties, LowerLatencyNeverSlower) {
+  ExpectNoSlower([](SystemProfile* p) {
+    for (NetworkLevel& l : p->network_levels) l.latency_us *= 0.5;
+  });
+}
+
+TEST(MachineProperties, FasterTensorCoresNeverSlower) {
+  ExpectNoSlower([](SystemProfile* p) {
+    Accelerator& a = p->accelerator;
+    for (double* peak : {&a.peak_tflops_bf16, &a.peak_tflops_fp16, &a.peak_tflops_fp8, &a.peak_tflops_fp4,
+                         &a.peak_tflops_fp32}) {
+      *peak *= 1.25;
+    }
+  }, /*compute=*/true);
+}
+
+TEST(MachineProperties, FasterMemoryNeverSlower) {
+  ExpectNoSlower([](SystemProfile* p) { p->accelerator.memory_bandwidth_gbytes_per_s *= 1.25; }, /*compute=*/true);
+}
+
+// Faster host links, storage and file system, and more cores to decode on: the offload
+// transfers and the input pipeline never slow an iteration.
+TEST(MachineProperties, FasterHostAndStorageNeverSlower) {
+  ExpectNoSlower([](SystemProfile* p) {
+    p->host.pcie_gbytes_per_s *= 1.5;
+    p->host.cpu_cores = p->host.cpu_cores > 0 ? 2 * p->host.cpu_cores : 0;
+    p->storage.read_gbytes_per_s *= 1.5;
+    p->storage.shared_fs_gbytes_per_s *= 1.5;
+    p->storage.shared_fs_node_gbytes_per_s *= 1.5;
+  });
+}
+
+TEST(MachineProperties, CheaperLaunchesNeverSlower) {
+  ExpectNoSlower([](SystemProfile* p) {
+    p->calibration.kernel_overhead_us = 5;
+    p->calibration.collective_overhead_us = 5;
+  });
+}
+
+// Each calibration value that says how well something runs, made better on its own on
+// top of the values the profile resolves to: never slower.
+TEST(MachineProperties, BetterCalibrationValuesNeverSlower) {
+  const std::vector<std::pair<const char*, std::function<void(Calibration*)>>> better = {
+      {"matmul_efficiency", [](Calibration* c) { c->matmul_efficiency *= 1.1; }},
+      {"matmul_efficiency_fp8", [](Calibration* c) { c->matmul_efficiency_fp8 *= 1.1; }},
+      {"matmul_half_efficiency_gflop", [](Calibration* c) { c->matmul_half_efficiency_gflop *= 0.5; }},
+      {"matmul_pipeline_depth", [](Calibration* c) { c->matmul_pipeline_depth *= 0.5; }},
+      {"memory_bound_efficiency", [](Calibration* c) { c->memory_bound_efficiency *= 1.1; }},
+      {"overlap_efficiency", [](Calibration* c) { c->overlap_efficiency = std::min(1.0, c->overlap_efficiency + 0.1); }},
+      {"ep_overlap_efficiency",
+       [](Calibration* c) { c->ep_overlap_efficiency = std::min(1.0, c->ep_overlap_efficiency + 0.1); }},
+      {"attention_efficiency", [](Calibration* c) {
+         for (double* e : {&c->attention_efficiency_fwd, &c->attention_efficiency_bwd,
+                           &c->cudnn_attention_efficiency_fwd, &c->cudnn_attention_efficiency_bwd}) {
+           *e *= 1.1;
+         }
+       }},
+      {"attention_half_keys", [](Calibration* c) {
+         c->attention_half_keys_fwd *= 0.5;
+         c->attention_half_keys_bwd *= 0.5;
+       }},
+      {"attention_softmax_head_dim", [](Calibration* c) {
+         for (double* d : {&c->attention_softmax_head_dim_fwd, &c->attention_softmax_head_dim_bwd,
+                           &c->cudnn_attention_softmax_head_dim_fwd, &c->cudnn_attention_softmax_head_dim_bwd}) {
+           *d *= 0.5;
+         }
+       }},
+      {"recompute_overhead_us", [](Calibration* c) { c->recompute_overhead_us *= 0.5; }},
+      {"network efficiency", [](Calibration* c) {
+         for (NetworkCalibration& n : c->network) n.efficiency = std::min(1.0, n.efficiency * 1.1);
+       }},
+      {"host paths", [](Calibration* c) {
+         c->host_staging_efficiency = std::min(1.0, c->host_staging_efficiency * 1.5);
+         c->jpeg_decode_mpixels_per_core_s *= 1.5;
+         c->hdf5_read_gbytes_per_core_s *= 1.5;
+         c->sample_handover_gbytes_per_s *= 1.5;
+       }},
+  };
+  for (const auto& [name, improve] : better) {
+    SCOPED_TRACE(name);
+    ExpectNoSlower(
+        [&](SystemProfile* p) {
+          p->calibration = ResolvedCalibration(*p);
+          improve(&p->calibration);
+        },
+        /*compute=*/true);
+  }
+}
+
+// Every calibration value left unstated means its default: stating the values the
+// profile resolves to changes no figure.
+TEST(MachineProperties, StatingTheDefaultsChangesNothing) {
+  const int pairs = ForEachPair([](SystemProfile* p) { p->calibration = ResolvedCalibration(*p); },
+                                [](const std::string& what, const Estimate& base, const Estimate& stated) {
+                                  EXPECT_EQ(stated.iteration_time_s, base.iteration_time_s) << what;
+                                  EXPECT_EQ(stated.memory.total_bytes, base.memory.total_bytes) << what;
+                                  EXPECT_EQ(stated.energy_per_iteration_j, base.energy_per_iteration_j) << what;
+                                  EXPECT_EQ(stated.interval.high_s, base.interval.high_s) << what;
+                                });
+  EXPECT_GT(pairs, 200);
+}
+
+TEST(MachineProperties, MoreMemoryChangesNoTimeAndNoByte) {
+  const int pairs = ForEachPair([](SystemProfile* p) { p->accelerator.memory_gib *= 2; },
+                                [](const std::string& what, const Estimate& base, const Estimate& big) {
+                                  EXPECT_EQ(big.iteration_time_s, base.iteration_time_s) << what;
+                                  EXPECT_EQ(big.memory.total_bytes, base.memory.total_bytes) << what;
+                                  EXPECT_TRUE(big.memory.fits) << what;
+                                });
+  EXPECT_GT(pairs, 200);
+}
+
+// Switches that hide or remove work never slow an iteration: overlapping the gradient
+// reduction and the parameter gather with compute, tensor-parallel collectives with the
+// GEMMs beside them, replaying kernels from CUDA graphs. Graphs shorten the host's
+// stretches, which exposed loaders and collectives share (InputAndCommBothExposed): there,
+// and only there, they may lengthen an iteration.
+TEST(MachineProperties, OverlapAndGraphsNeverSlower) {
+  struct Switch {
+    std::string name;
+    std::function<bool(ParallelConfig*)> on;  // false: already on
+    bool shortens_host = false;
+  };
+  const std::vector<Switch> switches = {
+      {"overlap_grad_reduce",
+       [](ParallelConfig* c) { return !c->overlap_grad_reduce && (c->overlap_grad_reduce = true); }},
+      {"overlap_param_gather",
+       [](ParallelConfig* c) { return !c->overlap_param_gather && (c->overlap_param_gather = true); }},
+      {"tp_comm_overlap", [](ParallelConfig* c) { return !c->tp_comm_overlap && (c->tp_comm_overlap = true); }},
+      {"cuda_graphs", [](ParallelConfig* c) { return !c->cuda_graphs && (c->cuda_graphs = true); }, true},
+  };
+  for (const Switch& sw : switches) {
+    int pairs = 0;
+    ForEachCase([&](Case& x) {
+      ParallelConfig with = x.config;
+      if (!sw.on(&with)) return;
+      auto a = EstimateIteration(x.workload, x.config, x.profile);
+      auto b = EstimateIteration(x.workload, with, x.profile);
+      if (!a.ok() || !b.ok()) return;  // a switch the framework or the setting does not take
+      if (sw.shortens_host && InputAndCommBothExposed(*a)) return;
+      EXPECT_LE(b->iteration_time_s, a->iteration_time_s * (1 + kTolerance))
+          << sw.name << ": " << x.what << "\n  off " << a->iteration_time_s << " s, on " << b->iteration_time_s
+          << " s" << Breakdowns(*a, *b);
+      ++pairs;
+    });
+    EXPECT_GT(pairs, 20) << sw.name;
+  }
+}
+
+}  // namespace
+}  // namespace paraplan
