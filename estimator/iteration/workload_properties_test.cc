@@ -88,6 +88,43 @@ TEST(WorkloadProperties, HigherZeroStageHoldsNoMoreState) {
   EXPECT_GT(pairs, 300);
 }
 
+// Twice the tensor-parallel degree over half the replicas (the same GPUs), or twice the
+// expert-parallel degree (folded over the same ranks): each GPU holds half the sharded
+// weights, gradients and optimizer states and as many of those no degree shards, so never
+// more state. (Under ZeRO the replicas shard what tensor parallelism does not — norms,
+// routers, MLA's down-projections — so halving them may add state; those are left out.)
+// One pipeline stage, so the peak's stage is the same.
+TEST(WorkloadProperties, MoreModelParallelismHoldsNoMoreState) {
+  int pairs = 0;
+  const auto state = [](const MemoryBreakdown& m) { return m.weights_bytes + m.gradients_bytes + m.optimizer_bytes; };
+  ForEachCase([&](Case& x) {
+    if (x.config.pipeline_parallel > 1) return;
+    auto base = EstimateIteration(x.workload, x.config, x.profile);
+    ASSERT_TRUE(base.ok()) << x.what << ": " << base.status();
+    ParallelConfig tp = x.config;
+    if (tp.data_parallel % 2 == 0 && tp.zero_stage == 0) {
+      tp.tensor_parallel *= 2;
+      tp.data_parallel /= 2;
+      if (tp.expert_tensor_parallel == 0) tp.expert_tensor_parallel = x.config.tensor_parallel;
+      auto more = EstimateIteration(x.workload, tp, x.profile);
+      if (more.ok()) {  // heads or widths the degree does not divide
+        EXPECT_LE(state(more->memory), state(base->memory) * (1 + kTolerance)) << x.what << " at twice the TP";
+        ++pairs;
+      }
+    }
+    ParallelConfig ep = x.config;
+    if (x.workload.kind == Workload::Kind::kTransformer && x.workload.transformer.is_moe()) {
+      ep.expert_parallel *= 2;
+      auto more = EstimateIteration(x.workload, ep, x.profile);
+      if (more.ok()) {  // experts or ranks the degree does not divide
+        EXPECT_LE(state(more->memory), state(base->memory) * (1 + kTolerance)) << x.what << " at twice the EP";
+        ++pairs;
+      }
+    }
+  });
+  EXPECT_GT(pairs, 40);
+}
+
 // Twice the replicas at the same per-replica batch (weak scaling): the same work a GPU,
 // over a wider data-parallel group whose collectives take at least as long. A sharded
 // optimizer's step (and its offload) shrinks with the group, so it is left out.
