@@ -28,11 +28,17 @@ std::vector<Scenario> Scenarios() {
       {"llama3.1-405b", "dgx-b200-180gb", 128, 256, Framework::kNemo, true},
       {"llama3-70b", "dgx-a100-80gb", 8, 64, Framework::kAny, false, true},
       {"cosmoflow-512", "abci-v100-16gb", 256, 64},
+      {"llama3-8b", "dgx-h100-80gb", 64, 64, Framework::kTorchtitan, false, false, 131072},
+      {"qwen3-30b-a3b", "gb200-nvl72", 64, 256, Framework::kNemo, true},
+      {"deepseek-v3", "dgx-h100-80gb", 1024, 4096, Framework::kMegatron},
+      {"llama3-70b", "dgx-b300-288gb", 64, 256, Framework::kNemo, true},
+      {"mixtral-8x7b", "dgx-a100-80gb", 32, 256},
   };
 }
 
 Workload WorkloadOf(const Scenario& s) {
   Workload w = Model(s.model);
+  if (s.seq_length > 0) w.transformer.seq_length = s.seq_length;
   if (s.low_precision) {
     w.precision = Profile(s.profile).accelerator.peak_tflops_fp4 > 0 ? Precision::kFp4 : Precision::kFp8;
   }

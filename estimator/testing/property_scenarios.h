@@ -1,10 +1,11 @@
-// The scenarios the property tests run over, and what they share: for each of 20 model x
+// The scenarios the property tests run over, and what they share: for each of 25 model x
 // profile pairs (dense, MoE, MLA, FP8 / NVFP4, offload, CNN splits; A100 to GB300), up to
 // 40 configurations the planner ranks, each with what estimating it needs; a failure's
 // description of a configuration and of two answers' time terms. Tests only.
 #ifndef PARAPLAN_ESTIMATOR_TESTING_PROPERTY_SCENARIOS_H_
 #define PARAPLAN_ESTIMATOR_TESTING_PROPERTY_SCENARIOS_H_
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@ struct Scenario {
   Framework framework = Framework::kAny;
   bool low_precision = false;  // FP8 (FP4 on a GPU with FP4 tensor cores)
   bool offload = false;        // the planner may offload (tight memory)
+  int64_t seq_length = 0;      // tokens a sample (0 = the preset's)
 };
 
 std::vector<Scenario> Scenarios();
