@@ -125,6 +125,27 @@ TEST(WorkloadProperties, MoreModelParallelismHoldsNoMoreState) {
   EXPECT_GT(pairs, 40);
 }
 
+// Twice the context-parallel degree over half the replicas: each GPU keeps half of every
+// sequence's activations, and a pipeline keeps at most its depth of micro-batches in
+// flight however many more each replica runs: never more activations.
+TEST(WorkloadProperties, MoreContextParallelismHoldsNoMoreActivations) {
+  int pairs = 0;
+  ForEachCase([&](Case& x) {
+    if (x.workload.kind != Workload::Kind::kTransformer || x.config.data_parallel % 2 != 0) return;
+    auto base = EstimateIteration(x.workload, x.config, x.profile);
+    ASSERT_TRUE(base.ok()) << x.what << ": " << base.status();
+    ParallelConfig cp = x.config;
+    cp.context_parallel *= 2;
+    cp.data_parallel /= 2;
+    auto more = EstimateIteration(x.workload, cp, x.profile);
+    if (!more.ok()) return;  // a sequence or a framework the degree does not fit
+    EXPECT_LE(more->memory.activations_bytes, base->memory.activations_bytes * (1 + kTolerance))
+        << x.what << " at twice the CP";
+    ++pairs;
+  });
+  EXPECT_GT(pairs, 100);
+}
+
 // Twice the replicas at the same per-replica batch (weak scaling): the same work a GPU,
 // over a wider data-parallel group whose collectives take at least as long. A sharded
 // optimizer's step (and its offload) shrinks with the group, so it is left out.
