@@ -32,6 +32,12 @@ StageMemory MemoryOf(const BlockCosts& stage, const BlockCosts& chunk, int layer
   return m;
 }
 
+// Whether some block of `model` moves saved tensors to the host (offload_modules).
+bool Offloads(const ModelCosts& model) {
+  const double layers = model.prefix.empty() ? 0.0 : model.prefix.back().offloaded_bytes;
+  return layers + model.pre.offloaded_bytes + model.post.offloaded_bytes > 0;
+}
+
 // The chunks of a pipeline split: the first layer of each chunk, in chunk order (chunk k
 // = virtual stage k / pp on stage k % pp); an even split unless the end stages' counts
 // are given.
@@ -42,7 +48,7 @@ class Chunks {
         pp_(pp),
         chunks_(pp * v),
         layers_(static_cast<int>(model.layers.size())),
-        offloads_(model.prefix.back().offloaded_bytes + model.pre.offloaded_bytes + model.post.offloaded_bytes > 0) {
+        offloads_(Offloads(model)) {
     const int middle = layers_ - first_layers - last_layers;
     if ((first_layers > 0 || last_layers > 0) && v == 1 && first_layers >= 0 && middle >= 0 &&
         (pp == 2 ? middle == 0 : pp > 2 && middle % (pp - 2) == 0)) {
@@ -146,7 +152,7 @@ class Chunks {
  private:
   const ModelCosts& model_;
   const int pp_, chunks_, layers_;
-  const bool offloads_;  // some layer moves saved tensors to the host (offload_modules)
+  const bool offloads_;  // Offloads(model_)
   int first_ = -1, per_ = 0;  // first_ >= 0: ends given, middle stages of per_ layers
   std::vector<int> begins_;
 };

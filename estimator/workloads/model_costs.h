@@ -160,9 +160,9 @@ struct ModelCosts {
   bool fp16 = false;  // the compute dtype is fp16 (else bf16 under 16-bit mixed precision)
   // The token dispatcher the MoE layers were costed with (ModelShape.weigh_deepep).
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
-  // What a byte moved to the host and back costs (1 / the host link's rate) and the share
-  // of the compute beside it that hides the copy (Hardware's overlap_efficiency): the
-  // terms of OffloadExposedS.
+  // Seconds a byte takes over the host link, either way (1 / its rate), and the share of
+  // the compute beside a copy that hides it (Hardware's overlap_efficiency): the terms of
+  // OffloadExposedS.
   double host_copy_s_per_byte = 0;
   double copy_overlap = 0;
 };
