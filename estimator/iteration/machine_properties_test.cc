@@ -193,6 +193,27 @@ TEST(MachineProperties, StatingTheDefaultsChangesNothing) {
   EXPECT_GT(pairs, 200);
 }
 
+// Lifting a board power cap (70 % of the rated busy power) back to the rated power: the
+// clocks rise, so never slower (loaders and collectives both exposed aside, as for
+// faster compute), and what a GPU holds does not change.
+TEST(MachineProperties, LiftingAPowerCapNeverSlower) {
+  int pairs = 0;
+  ForEachCase([&](Case& x) {
+    SystemProfile capped = x.profile;
+    capped.accelerator.power_limit_w = 0.7 * x.profile.accelerator.busy_power_w;
+    auto slow = EstimateIteration(x.workload, x.config, capped);
+    auto fast = EstimateIteration(x.workload, x.config, x.profile);
+    ASSERT_TRUE(slow.ok() && fast.ok()) << x.what << ": " << slow.status() << " / " << fast.status();
+    if (InputAndCommBothExposed(*slow)) return;
+    EXPECT_LE(fast->iteration_time_s, slow->iteration_time_s * (1 + kTolerance))
+        << x.what << "\n  capped " << slow->iteration_time_s << " s, rated " << fast->iteration_time_s << " s"
+        << Breakdowns(*slow, *fast);
+    EXPECT_EQ(fast->memory.total_bytes, slow->memory.total_bytes) << x.what;
+    ++pairs;
+  });
+  EXPECT_GT(pairs, 300);
+}
+
 TEST(MachineProperties, MoreMemoryChangesNoTimeAndNoByte) {
   const int pairs = ForEachPair([](SystemProfile* p) { p->accelerator.memory_gib *= 2; },
                                 [](const std::string& what, const Estimate& base, const Estimate& big) {
