@@ -146,6 +146,26 @@ TEST(WorkloadProperties, MoreContextParallelismHoldsNoMoreActivations) {
   EXPECT_GT(pairs, 100);
 }
 
+// Twice the samples a micro-batch over half the micro-batches (the same global batch):
+// every micro-batch in flight holds twice the activations, and a pipeline keeps no fewer
+// samples in flight, so a GPU never needs less memory.
+TEST(WorkloadProperties, LargerMicroBatchesNeverNeedLessMemory) {
+  int pairs = 0;
+  ForEachCase([&](Case& x) {
+    if (x.config.NumMicroBatches() % 2 != 0) return;
+    auto base = EstimateIteration(x.workload, x.config, x.profile);
+    ASSERT_TRUE(base.ok()) << x.what << ": " << base.status();
+    ParallelConfig larger = x.config;
+    larger.micro_batch_size *= 2;
+    auto more = EstimateIteration(x.workload, larger, x.profile);
+    if (!more.ok()) return;  // an interleaved schedule the micro-batch count no longer fits
+    EXPECT_GE(more->memory.total_bytes, base->memory.total_bytes * (1 - kTolerance))
+        << x.what << " at twice the micro-batch";
+    ++pairs;
+  });
+  EXPECT_GT(pairs, 300);
+}
+
 // Twice the replicas at the same per-replica batch (weak scaling): the same work a GPU,
 // over a wider data-parallel group whose collectives take at least as long. A sharded
 // optimizer's step (and its offload) shrinks with the group, so it is left out.
