@@ -166,6 +166,26 @@ TEST(WorkloadProperties, LargerMicroBatchesNeverNeedLessMemory) {
   EXPECT_GT(pairs, 300);
 }
 
+// A layer graph split spatially over twice the GPUs of a replica (half the replicas):
+// each GPU keeps half the split layers' activations and as much of the rest, never more.
+TEST(WorkloadProperties, MoreSpatialParallelismHoldsNoMoreActivations) {
+  int pairs = 0;
+  ForEachCase([&](Case& x) {
+    if (x.workload.kind == Workload::Kind::kTransformer || x.config.data_parallel % 2 != 0) return;
+    auto base = EstimateIteration(x.workload, x.config, x.profile);
+    ASSERT_TRUE(base.ok()) << x.what << ": " << base.status();
+    ParallelConfig sp = x.config;
+    sp.spatial_parallel *= 2;
+    sp.data_parallel /= 2;
+    auto more = EstimateIteration(x.workload, sp, x.profile);
+    if (!more.ok()) return;  // a spatial extent the degree does not divide
+    EXPECT_LE(more->memory.activations_bytes, base->memory.activations_bytes * (1 + kTolerance))
+        << x.what << " at twice the spatial split";
+    ++pairs;
+  });
+  EXPECT_GT(pairs, 20);
+}
+
 // Twice the replicas at the same per-replica batch (weak scaling): the same work a GPU,
 // over a wider data-parallel group whose collectives take at least as long. A sharded
 // optimizer's step (and its offload) shrinks with the group, so it is left out.
