@@ -49,6 +49,31 @@ TEST(PlannerProperties, MoreRoomNeverGivesASlowerBestPlan) {
   }
 }
 
+// On a faster machine (links 1.5x, tensor cores and HBM 1.25x) every configuration runs
+// no slower (MachineProperties), so the best plan the search finds is never slower: its
+// pruning must not drop what the slower machine's search kept.
+TEST(PlannerProperties, AFasterMachineNeverGivesASlowerBestPlan) {
+  for (const Scenario& s : Scenarios()) {
+    const PlanRequest r = RequestOf(s, 1);
+    const SystemProfile base = testing::Profile(s.profile);
+    SystemProfile fast = base;
+    for (NetworkLevel& l : fast.network_levels) l.bandwidth_gbytes_per_s *= 1.5;
+    Accelerator& a = fast.accelerator;
+    for (double* peak : {&a.peak_tflops_bf16, &a.peak_tflops_fp16, &a.peak_tflops_fp8, &a.peak_tflops_fp4,
+                         &a.peak_tflops_fp32, &a.memory_bandwidth_gbytes_per_s}) {
+      *peak *= 1.25;
+    }
+    auto slow_plan = Plan(r, base);
+    auto fast_plan = Plan(r, fast);
+    ASSERT_TRUE(slow_plan.ok() && fast_plan.ok()) << s.model << ": " << slow_plan.status() << " / "
+                                                  << fast_plan.status();
+    ASSERT_FALSE(slow_plan->plans.empty() || fast_plan->plans.empty()) << s.model << " on " << s.profile;
+    EXPECT_LE(fast_plan->plans[0].iteration_time_s, slow_plan->plans[0].iteration_time_s * (1 + kTolerance))
+        << s.model << " on " << s.profile << ": " << Describe(slow_plan->plans[0].config) << " -> "
+        << Describe(fast_plan->plans[0].config);
+  }
+}
+
 // The answer does not depend on how many workers searched: the same plans in the same
 // order, the same Pareto front.
 TEST(PlannerProperties, PlansDoNotDependOnTheWorkerCount) {
