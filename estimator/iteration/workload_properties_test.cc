@@ -64,20 +64,24 @@ TEST(WorkloadProperties, MoreRecomputeHoldsNoMoreActivations) {
   EXPECT_GT(triples, 150);
 }
 
+// What a GPU holds: its weights, gradients and optimizer states; its activations; all.
+double State(const MemoryBreakdown& m) { return m.weights_bytes + m.gradients_bytes + m.optimizer_bytes; }
+double Activations(const MemoryBreakdown& m) { return m.activations_bytes; }
+double Total(const MemoryBreakdown& m) { return m.total_bytes; }
+
 // A higher ZeRO stage shards more: the weights, gradients and optimizer states a GPU
 // holds never grow with the stage (one pipeline stage, so the peak's stage is the same;
 // the gathers' buffers of ZeRO-3 may outweigh its savings at a small data-parallel
 // degree, so the total is not compared).
 TEST(WorkloadProperties, HigherZeroStageHoldsNoMoreState) {
   int pairs = 0;
-  const auto state = [](const MemoryBreakdown& m) { return m.weights_bytes + m.gradients_bytes + m.optimizer_bytes; };
   ForEachCase([&](Case& x) {
     if (x.config.pipeline_parallel > 1) return;
     std::vector<std::pair<int, double>> by_stage;
     for (int z = 0; z <= 3; ++z) {
       x.config.zero_stage = z;
       auto e = EstimateIteration(x.workload, x.config, x.profile);
-      if (e.ok()) by_stage.emplace_back(z, state(e->memory));
+      if (e.ok()) by_stage.emplace_back(z, State(e->memory));
     }
     for (size_t i = 1; i < by_stage.size(); ++i) {
       EXPECT_LE(by_stage[i].second, by_stage[i - 1].second * (1 + kTolerance))
@@ -88,102 +92,97 @@ TEST(WorkloadProperties, HigherZeroStageHoldsNoMoreState) {
   EXPECT_GT(pairs, 300);
 }
 
-// Twice the tensor-parallel degree over half the replicas (the same GPUs), or twice the
-// expert-parallel degree (folded over the same ranks): each GPU holds half the sharded
-// weights, gradients and optimizer states and as many of those no degree shards, so never
-// more state. (Under ZeRO the replicas shard what tensor parallelism does not — norms,
-// routers, MLA's down-projections — so halving them may add state; those are left out.)
-// One pipeline stage, so the peak's stage is the same.
-TEST(WorkloadProperties, MoreModelParallelismHoldsNoMoreState) {
-  int pairs = 0;
-  const auto state = [](const MemoryBreakdown& m) { return m.weights_bytes + m.gradients_bytes + m.optimizer_bytes; };
-  ForEachCase([&](Case& x) {
-    if (x.config.pipeline_parallel > 1) return;
-    auto base = EstimateIteration(x.workload, x.config, x.profile);
-    ASSERT_TRUE(base.ok()) << x.what << ": " << base.status();
-    ParallelConfig tp = x.config;
-    if (tp.data_parallel % 2 == 0 && tp.zero_stage == 0) {
-      tp.tensor_parallel *= 2;
-      tp.data_parallel /= 2;
-      if (tp.expert_tensor_parallel == 0) tp.expert_tensor_parallel = x.config.tensor_parallel;
-      auto more = EstimateIteration(x.workload, tp, x.profile);
-      if (more.ok()) {  // heads or widths the degree does not divide
-        EXPECT_LE(state(more->memory), state(base->memory) * (1 + kTolerance)) << x.what << " at twice the TP";
-        ++pairs;
-      }
-    }
-    ParallelConfig ep = x.config;
-    if (x.workload.kind == Workload::Kind::kTransformer && x.workload.transformer.is_moe()) {
-      ep.expert_parallel *= 2;
-      auto more = EstimateIteration(x.workload, ep, x.profile);
-      if (more.ok()) {  // experts or ranks the degree does not divide
-        EXPECT_LE(state(more->memory), state(base->memory) * (1 + kTolerance)) << x.what << " at twice the EP";
-        ++pairs;
-      }
-    }
-  });
-  EXPECT_GT(pairs, 40);
-}
-
-// Twice the context-parallel degree over half the replicas: each GPU keeps half of every
-// sequence's activations, and a pipeline keeps at most its depth of micro-batches in
-// flight however many more each replica runs: never more activations.
-TEST(WorkloadProperties, MoreContextParallelismHoldsNoMoreActivations) {
+// Estimates each ranked configuration, as `change` may restate it for the comparison
+// (`base`), and as `change` changes it (`changed`; false: the change does not apply),
+// and checks that `held` of the changed one is at most the base's (`at_least`: at
+// least). A configuration the estimator refuses (a degree that does not divide, a
+// schedule the micro-batches no longer fit) is skipped.
+using ConfigChange = std::function<bool(const Case&, ParallelConfig* base, ParallelConfig* changed)>;
+void ExpectHeldAfter(const std::string& what, const ConfigChange& change,
+                     const std::function<double(const MemoryBreakdown&)>& held, bool at_least, int min_pairs) {
   int pairs = 0;
   ForEachCase([&](Case& x) {
-    if (x.workload.kind != Workload::Kind::kTransformer || x.config.data_parallel % 2 != 0) return;
-    auto base = EstimateIteration(x.workload, x.config, x.profile);
-    ASSERT_TRUE(base.ok()) << x.what << ": " << base.status();
-    ParallelConfig cp = x.config;
-    cp.context_parallel *= 2;
-    cp.data_parallel /= 2;
-    auto more = EstimateIteration(x.workload, cp, x.profile);
-    if (!more.ok()) return;  // a sequence or a framework the degree does not fit
-    EXPECT_LE(more->memory.activations_bytes, base->memory.activations_bytes * (1 + kTolerance))
-        << x.what << " at twice the CP";
+    ParallelConfig before = x.config, changed = x.config;
+    if (!change(x, &before, &changed)) return;
+    auto base = EstimateIteration(x.workload, before, x.profile);
+    auto after = EstimateIteration(x.workload, changed, x.profile);
+    if (!base.ok() || !after.ok()) return;
+    if (at_least) {
+      EXPECT_GE(held(after->memory), held(base->memory) * (1 - kTolerance)) << x.what << " at " << what;
+    } else {
+      EXPECT_LE(held(after->memory), held(base->memory) * (1 + kTolerance)) << x.what << " at " << what;
+    }
     ++pairs;
   });
-  EXPECT_GT(pairs, 100);
+  EXPECT_GT(pairs, min_pairs) << what;
+}
+
+// Twice a degree over half the replicas (the same GPUs): twice the tensor-parallel degree
+// (both without ZeRO: under it the replicas shard what tensor parallelism does not --
+// norms, routers, MLA's down-projections -- so halving them may add state) or twice the
+// expert-parallel degree (folded over the same ranks) holds half the sharded weights,
+// gradients, optimizer states and sequence-parallel activations and as much of the rest:
+// never more memory (one pipeline stage, so the peak's stage is the same; its moment may
+// move between the backward and the optimizer step, so its parts are not compared).
+// Twice the context-parallel degree keeps half of every sequence's activations, and a
+// CNN split spatially over twice the GPUs half of the split layers' (a pipeline keeps at
+// most its depth of micro-batches in flight however many more a replica runs): never
+// more activations.
+TEST(WorkloadProperties, MoreModelParallelismHoldsNoMore) {
+  const auto halve_dp = [](const Case& x, ParallelConfig* c) {
+    if (x.config.data_parallel % 2 != 0) return false;
+    c->data_parallel /= 2;
+    return true;
+  };
+  const auto transformer = [](const Case& x) { return x.workload.kind == Workload::Kind::kTransformer; };
+  ExpectHeldAfter(
+      "twice the TP",
+      [&](const Case& x, ParallelConfig* base, ParallelConfig* c) {
+        if (x.config.pipeline_parallel > 1 || !halve_dp(x, c)) return false;
+        base->zero_stage = c->zero_stage = 0;
+        c->expert_tensor_parallel = x.config.ExpertTensorParallel();
+        c->tensor_parallel *= 2;
+        return true;
+      },
+      Total, /*at_least=*/false, 20);
+  ExpectHeldAfter(
+      "twice the EP",
+      [&](const Case& x, ParallelConfig*, ParallelConfig* c) {
+        if (x.config.pipeline_parallel > 1 || !transformer(x) || !x.workload.transformer.is_moe()) return false;
+        c->expert_parallel *= 2;
+        return true;
+      },
+      Total, /*at_least=*/false, 20);
+  ExpectHeldAfter(
+      "twice the CP",
+      [&](const Case& x, ParallelConfig*, ParallelConfig* c) {
+        if (!transformer(x) || !halve_dp(x, c)) return false;
+        c->context_parallel *= 2;
+        return true;
+      },
+      Activations, /*at_least=*/false, 100);
+  ExpectHeldAfter(
+      "twice the spatial split",
+      [&](const Case& x, ParallelConfig*, ParallelConfig* c) {
+        if (transformer(x) || !halve_dp(x, c)) return false;
+        c->spatial_parallel *= 2;
+        return true;
+      },
+      Activations, /*at_least=*/false, 20);
 }
 
 // Twice the samples a micro-batch over half the micro-batches (the same global batch):
 // every micro-batch in flight holds twice the activations, and a pipeline keeps no fewer
 // samples in flight, so a GPU never needs less memory.
 TEST(WorkloadProperties, LargerMicroBatchesNeverNeedLessMemory) {
-  int pairs = 0;
-  ForEachCase([&](Case& x) {
-    if (x.config.NumMicroBatches() % 2 != 0) return;
-    auto base = EstimateIteration(x.workload, x.config, x.profile);
-    ASSERT_TRUE(base.ok()) << x.what << ": " << base.status();
-    ParallelConfig larger = x.config;
-    larger.micro_batch_size *= 2;
-    auto more = EstimateIteration(x.workload, larger, x.profile);
-    if (!more.ok()) return;  // an interleaved schedule the micro-batch count no longer fits
-    EXPECT_GE(more->memory.total_bytes, base->memory.total_bytes * (1 - kTolerance))
-        << x.what << " at twice the micro-batch";
-    ++pairs;
-  });
-  EXPECT_GT(pairs, 300);
-}
-
-// A layer graph split spatially over twice the GPUs of a replica (half the replicas):
-// each GPU keeps half the split layers' activations and as much of the rest, never more.
-TEST(WorkloadProperties, MoreSpatialParallelismHoldsNoMoreActivations) {
-  int pairs = 0;
-  ForEachCase([&](Case& x) {
-    if (x.workload.kind == Workload::Kind::kTransformer || x.config.data_parallel % 2 != 0) return;
-    auto base = EstimateIteration(x.workload, x.config, x.profile);
-    ASSERT_TRUE(base.ok()) << x.what << ": " << base.status();
-    ParallelConfig sp = x.config;
-    sp.spatial_parallel *= 2;
-    sp.data_parallel /= 2;
-    auto more = EstimateIteration(x.workload, sp, x.profile);
-    if (!more.ok()) return;  // a spatial extent the degree does not divide
-    EXPECT_LE(more->memory.activations_bytes, base->memory.activations_bytes * (1 + kTolerance))
-        << x.what << " at twice the spatial split";
-    ++pairs;
-  });
-  EXPECT_GT(pairs, 20);
+  ExpectHeldAfter(
+      "twice the micro-batch",
+      [](const Case& x, ParallelConfig*, ParallelConfig* c) {
+        if (x.config.NumMicroBatches() % 2 != 0) return false;
+        c->micro_batch_size *= 2;
+        return true;
+      },
+      Total, /*at_least=*/true, 300);
 }
 
 // Twice the replicas at the same per-replica batch (weak scaling): the same work a GPU,
