@@ -84,12 +84,11 @@ class Chunks {
     if (stage == pp_ - 1) t += model_.post.TotalS();
     return t;
   }
-  // The stage's pace per micro-batch: its time, and what its offloaded tensors' copies
-  // take beyond the compute they hide behind (OffloadExposedS; a stage of more layers
-  // may pace the pipeline where an end stage's head computes longer).
-  double PaceS(int stage) const {
-    const double t = TotalS(stage);
-    if (!offloads_) return t;
+  // What a stage's offloaded tensors' copies take per micro-batch beyond the compute they
+  // hide behind (OffloadExposedS): with its time, the stage's pace (a stage of more
+  // layers may pace the pipeline where an end stage's head computes longer).
+  double ExposedCopiesS(int stage) const {
+    if (!offloads_) return 0;
     BlockCosts sums;
     const auto add = [&sums](const BlockCosts& b, double sign) {
       sums.fwd_s += sign * b.fwd_s;
@@ -103,7 +102,7 @@ class Chunks {
     }
     if (stage == 0) add(model_.pre, 1);
     if (stage == pp_ - 1) add(model_.post, 1);
-    return t + OffloadExposedS(sums, model_);
+    return OffloadExposedS(sums, model_);
   }
   // The terms of a stage's memory that Outweighs compares, from the prefix sums alone
   // (transient bytes left 0): what the search can afford for every stage.
@@ -243,7 +242,9 @@ void KeepHeavyMiddleStages(const ModelCosts& model, const Chunks& chunks, int pp
 double SlowestStageS(const ModelCosts& model, int pp, int v, int first_layers, int last_layers) {
   const Chunks chunks(model, pp, v, first_layers, last_layers);
   double slowest = 0;
-  for (int stage = 0; stage < pp; ++stage) slowest = std::max(slowest, chunks.PaceS(stage));
+  for (int stage = 0; stage < pp; ++stage) {
+    slowest = std::max(slowest, chunks.TotalS(stage) + chunks.ExposedCopiesS(stage));
+  }
   return slowest;
 }
 
@@ -264,8 +265,9 @@ StageCosts ComputeStageCosts(const ModelCosts& given, int pp, int v, int first_l
   double sum_total = 0, slowest = 0;
   int slowest_stage = 0;
   for (int stage = 0; stage < pp; ++stage) {
-    sum_total += chunks.TotalS(stage);
-    const double pace = chunks.PaceS(stage);
+    const double total = chunks.TotalS(stage);
+    sum_total += total;
+    const double pace = total + chunks.ExposedCopiesS(stage);
     if (stage == 0 || pace > slowest) {
       slowest = pace;
       slowest_stage = stage;
