@@ -333,7 +333,10 @@ void AssembleShared(const ModelCosts& model, const StageCosts& stages, const Par
   t.cp_comm_s = m * s.cp_s;
   t.ep_comm_s = m * (s.ep_s + (1 - A2aPairedShare(c, m)) * s.ep_paired_saving_s);
   const double wgrad_share = stages.slowest_total_s > 0 ? s.wgrad_s / stages.slowest_total_s : 0;
-  t.pipeline_bubble_s = BubbleStages(c, wgrad_share) * stages.mean_total_s;
+  // The fill and drain run each stage at its pace: its compute and the offload copies it
+  // cannot hide (a stage's forwards and backwards in the warm-up and cool-down move the
+  // same tensors as in the steady state).
+  t.pipeline_bubble_s = BubbleStages(c, wgrad_share) * stages.mean_pace_s;
 
   // Optimizer step: memory-bound over this GPU's shard of the parameters.
   const double dense = stages.max_dense_params;

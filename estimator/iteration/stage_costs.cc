@@ -262,18 +262,20 @@ StageCosts ComputeStageCosts(const ModelCosts& given, int pp, int v, int first_l
   const Chunks chunks(model, pp, v, first_layers, last_layers);
   // The slowest stage sets the pace; only it and the two end stages (memory) are summed
   // in full.
-  double sum_total = 0, slowest = 0;
+  double sum_total = 0, sum_pace = 0, slowest = 0;
   int slowest_stage = 0;
   for (int stage = 0; stage < pp; ++stage) {
     const double total = chunks.TotalS(stage);
     sum_total += total;
     const double pace = total + chunks.ExposedCopiesS(stage);
+    sum_pace += pace;
     if (stage == 0 || pace > slowest) {
       slowest = pace;
       slowest_stage = stage;
     }
   }
   out.mean_total_s = sum_total / pp;
+  out.mean_pace_s = sum_pace / pp;
   const auto compute = [](const BlockCosts& b) { return b.fwd_s + b.bwd_s + b.recompute_s; };
   out.mean_compute_s = (compute(model.prefix.back()) + compute(model.pre) + compute(model.post)) / pp;
   BlockCosts s, first_chunk;

@@ -45,6 +45,10 @@ struct StageCosts {
   BlockCosts slowest;            // per micro-batch, the slowest stage (all its chunks)
   double slowest_total_s = 0;    // slowest.TotalS()
   double mean_total_s = 0;       // per micro-batch, averaged over stages
+  // Per micro-batch, each stage's pace (its time and the offload copies it cannot hide,
+  // Chunks::ExposedCopiesS) averaged over stages: what a step of the pipeline's fill and
+  // drain takes, the bubble's unit.
+  double mean_pace_s = 0;
   // Per micro-batch, forward + backward + recompute averaged over stages: what a GPU of
   // the pipeline computes on average (the stages' GPUs compute their own layers, not the
   // slowest stage's).
