@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "client/args.h"
 #include "client/compare.h"
 #include "client/overrides.h"
@@ -34,7 +36,9 @@ std::string SetNote(const std::vector<Override>& sets);
 class Cli {
  public:
   explicit Cli(const Args& a)
-      : a_(a), link_(LinkOptions{a.server, a.timeout_s, a.token, a.tls_ca, a.tls_cert, a.tls_key}) {}
+      : a_(a),
+        link_(LinkOptions{a.server, a.timeout_s, a.token, a.tls_ca, a.tls_cert, a.tls_key}),
+        started_(absl::Now()) {}
   int Run();
 
  private:
@@ -84,6 +88,9 @@ class Cli {
 
   const Args& a_;
   ServerLink link_;
+  // When the command began: calls that follow one answer (plan's best per GPU count)
+  // share what is left of --timeout.
+  absl::Time started_;
   std::vector<Override> sets_;  // --set, once parsed
   int failed_ = 0;
 };

@@ -120,7 +120,9 @@ int Cli::PlanWhatIf(v1::PlanRequest req, const std::vector<Override>& sets) {
 
 // The plan on stdout in the --output asked for; exit 1 when no plan fits. The table
 // names the profile version and, for several GPU counts, the best plan of each: a count
-// without a plan among the ranked ones is asked for once more on its own.
+// without a plan among the ranked ones is asked for once more on its own, within what is
+// left of --timeout; none is when the answer was truncated (the server's deadline, the
+// same --timeout, came first).
 int Cli::PrintPlan(const v1::PlanRequest& req, const v1::PlanResponse& r) {
   const bool none = r.plans_size() == 0;
   const std::string why = r.infeasible_reason().empty() ? "nothing fits" : r.infeasible_reason();
@@ -135,8 +137,15 @@ int Cli::PrintPlan(const v1::PlanRequest& req, const v1::PlanResponse& r) {
       o.per_gpu_count = BestPerGpuCount(r, {req.gpus().begin(), req.gpus().end()});
       for (GpuCountBest& g : o.per_gpu_count) {
         if (g.best) continue;
-        if (none) {
+        if (none && !r.truncated()) {
           g.no_plan_reason = why;
+          continue;
+        }
+        const double left_s = a_.timeout_s - absl::ToDoubleSeconds(absl::Now() - started_);
+        if (r.truncated() || left_s <= 0) {
+          g.unsearched = true;
+          g.no_plan_reason = r.truncated() ? "the search was truncated by the deadline (--timeout)"
+                                           : "not asked on its own within --timeout";
           continue;
         }
         v1::PlanRequest one = req;
@@ -144,13 +153,15 @@ int Cli::PrintPlan(const v1::PlanRequest& req, const v1::PlanResponse& r) {
         one.add_gpus(g.gpus);
         one.set_top_k(1);
         v1::PlanResponse best;
-        const absl::Status s = link_.Plan(one, &best);
+        const absl::Status s = link_.Plan(one, &best, left_s);
         if (!s.ok()) {
           g.no_plan_reason = absl::StrCat("the search failed: ", s.message());
+          g.unsearched = s.code() == absl::StatusCode::kDeadlineExceeded;
         } else if (best.plans_size() > 0) {
           g.best = best.plans(0);
         } else {
           g.no_plan_reason = best.infeasible_reason();
+          g.unsearched = best.truncated();
         }
       }
     }

@@ -255,7 +255,8 @@ std::string PerGpuCount(const std::vector<GpuCountBest>& counts, v1::Objective o
     std::vector<std::string> row = {absl::StrCat(g.gpus)};
     if (!g.best) {
       row.insert(row.end(), headers.size() - 2, "-");
-      row.push_back(absl::StrCat("no plan fits", g.no_plan_reason.empty() ? "" : ": ", g.no_plan_reason));
+      row.push_back(absl::StrCat(g.unsearched ? "no plan ranked" : "no plan fits", g.no_plan_reason.empty() ? "" : ": ",
+                                 g.no_plan_reason));
     } else {
       const v1::Estimate& e = *g.best;
       row.insert(row.end(), {absl::StrFormat("%.*f", decimals, e.iteration_time_s()),

@@ -35,6 +35,9 @@ struct GpuCountBest {
   int32_t gpus = 0;
   std::optional<v1::Estimate> best;
   std::string no_plan_reason;  // when !best
+  // when !best: the count was not searched to the end (the deadline came first), so the
+  // row says so instead of "no plan fits"
+  bool unsearched = false;
 };
 
 struct PlanTableOptions {

@@ -80,11 +80,13 @@ absl::Status ServerLink::Connect(double max_wait_s) {
       absl::StrFormat("server unavailable at %s (no connection within %g s)", options_.server, wait_s));
 }
 
-std::unique_ptr<grpc::ClientContext> ServerLink::Context() const {
+std::unique_ptr<grpc::ClientContext> ServerLink::Context() const { return Context(options_.timeout_s); }
+
+std::unique_ptr<grpc::ClientContext> ServerLink::Context(double timeout_s) const {
   auto ctx = std::make_unique<grpc::ClientContext>();
   if (!options_.token.empty()) ctx->AddMetadata("authorization", absl::StrCat("Bearer ", options_.token));
-  ctx->set_deadline(std::chrono::system_clock::now() +
-                    std::chrono::milliseconds(static_cast<int64_t>(options_.timeout_s * 1000)));
+  const double s = std::max(0.0, std::min(timeout_s, options_.timeout_s));
+  ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(s * 1000)));
   return ctx;
 }
 
@@ -129,6 +131,9 @@ absl::Status ServerLink::EstimateBatch(const v1::EstimateBatchRequest& r, v1::Es
 }
 absl::Status ServerLink::Plan(const v1::PlanRequest& r, v1::PlanResponse* out) {
   return PARAPLAN_CALL(v1::Planner, Plan, r, out);
+}
+absl::Status ServerLink::Plan(const v1::PlanRequest& r, v1::PlanResponse* out, double timeout_s) {
+  return FromGrpc(v1::Planner::NewStub(channel_)->Plan(Context(timeout_s).get(), r, out));
 }
 absl::Status ServerLink::ListModels(v1::ListModelsResponse* out) {
   return PARAPLAN_CALL(v1::Planner, ListModels, v1::ListModelsRequest(), out);

@@ -50,6 +50,9 @@ class ServerLink {
   absl::Status Estimate(const v1::EstimateRequest& r, v1::EstimateResponse* out);
   absl::Status EstimateBatch(const v1::EstimateBatchRequest& r, v1::EstimateBatchResponse* out);
   absl::Status Plan(const v1::PlanRequest& r, v1::PlanResponse* out);
+  // The same within `timeout_s` (at most the CLI's timeout): a call that shares what is
+  // left of one command's time.
+  absl::Status Plan(const v1::PlanRequest& r, v1::PlanResponse* out, double timeout_s);
   absl::Status ListModels(v1::ListModelsResponse* out);
   absl::Status GetVersion(v1::GetVersionResponse* out);
   absl::Status IngestMeasurements(const v1::IngestMeasurementsRequest& r, v1::IngestMeasurementsResponse* out);
@@ -62,6 +65,8 @@ class ServerLink {
   absl::Status Check(const grpc::health::v1::HealthCheckRequest& r, grpc::health::v1::HealthCheckResponse* out);
 
  private:
+  // A call's context: the bearer token and a deadline min(timeout_s, the CLI's) away.
+  std::unique_ptr<grpc::ClientContext> Context(double timeout_s) const;
   std::unique_ptr<grpc::ClientContext> Context() const;
 
   LinkOptions options_;

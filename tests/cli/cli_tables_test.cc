@@ -2,6 +2,7 @@
 // and exit codes, the compact table, CSV, cost and energy columns, estimate's
 // configuration flags, what-if and compare, lower-case enums, 64-bit JSON numbers.
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <string>
@@ -253,6 +254,25 @@ TEST_F(ServerTest, CostAndEnergyColumnsAndBestPerGpuCount) {
   ASSERT_EQ(r.code, 0) << Describe(r);
   EXPECT_TRUE(Contains(r.out, "kJ/iter") && !Contains(r.out, "$/iter")) << r.out;
   EXPECT_FALSE(Contains(r.out, "best plan per GPU count")) << "one count asked";
+}
+
+// A plan over many GPU counts ends within --timeout. It asked once more for each count
+// without a ranked plan, each call with the whole --timeout: DeepSeek-V3 over 64 counts on
+// A100s (a 2 s search, truncated) took 27 s. A truncated answer asks no more, and its
+// rows say the deadline came first, not that nothing fits.
+TEST_F(ServerTest, PlanOverManyGpuCountsEndsWithinItsTimeout) {
+  std::vector<std::string> counts;
+  for (int g = 64; g <= 4096; g += 64) counts.push_back(absl::StrCat(g));
+  const auto start = std::chrono::steady_clock::now();
+  const Result r = P({"--timeout", "2", "plan", "--profile", "dgx-a100-80gb@1", "--model", "deepseek-v3", "--gpus",
+                      absl::StrJoin(counts, ","), "--global-batch", "1536", "--top", "3"});
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // Exit 1 where the deadline left no plan at all (a loaded machine); the rows say why.
+  ASSERT_TRUE(r.code == 0 || r.code == 1) << Describe(r);
+  EXPECT_LT(seconds, 8) << Describe(r);  // 2 s and the process's start, far below 64 calls
+  EXPECT_TRUE(Contains(r.out, "TRUNCATED by the deadline")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "no plan ranked: the search was truncated by the deadline (--timeout)")) << r.out;
+  EXPECT_FALSE(Contains(r.out, "no plan fits")) << r.out;
 }
 
 TEST_F(ServerTest, EstimateTakesTheConfigurationAsFlags) {

@@ -419,17 +419,20 @@ TEST_F(ServerTest, PlanBoundsTheBatchAndAnswersTruncatedAtTheDeadline) {
     EXPECT_THAT(s.error_message(), HasSubstr("global_batch_size"));
   }
   req.clear_gpus();
-  for (int g = 64; g <= 4096; g += 64) req.add_gpus(g);
+  for (int g = 256; g <= 4096; g += 64) req.add_gpus(g);
   req.set_global_batch_size(1536);
-  // DeepSeek-V3's 64 searches (MoE: expert parallelism, dispatchers, stage layouts) take
-  // 8.8 s on two cores (`paraplan plan --model deepseek-v3 --gpus 64,128,...,4096`); GPT-3's
-  // took 1.6 s by 2026-11, inside the deadline, and the answer was no longer truncated.
+  // DeepSeek-V3's 61 searches (MoE: expert parallelism, dispatchers, stage layouts) take
+  // ~8 s on two cores (`paraplan plan --model deepseek-v3 --gpus 256,320,...,4096`), the
+  // counts' shapes enumerated first in ~0.9 s; GPT-3's took 1.6 s by 2026-11, inside the
+  // deadline, and the answer was no longer truncated. The counts start at 256, the fewest
+  // A100s it fits on (64 to 192 hold no plan: a search that reached no further on a loaded
+  // machine answered truncated with none).
   req.set_model("deepseek-v3");
   grpc::ClientContext ctx;
-  // 2 s: the 64 searches take four times as long, so the answer is truncated, and the
-  // tenth of the deadline the server keeps to answer (200 ms) survives a loaded machine
-  // (500 ms left 50 ms, and a busy CI host missed it).
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  // 4 s: the searches take twice as long, so the answer is truncated, and the tenth of the
+  // deadline the server keeps to answer (400 ms) survives a loaded machine (500 ms left
+  // 50 ms, and a busy CI host missed it).
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(4));
   v1::PlanResponse r;
   grpc::Status s = planner_->Plan(&ctx, req, &r);
   ASSERT_TRUE(s.ok()) << s.error_code() << ": " << s.error_message();
