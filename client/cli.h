@@ -69,6 +69,8 @@ class Cli {
   int Codesign();
 
   bool Connect(double max_wait_s = 10);
+  // What is left of --timeout since the command began (at most 0 below it).
+  double TimeLeftS() const { return a_.timeout_s - absl::ToDoubleSeconds(absl::Now() - started_); }
   bool IsTransformer(const v1::EstimateRequest& req);
   int RpcFailed(const absl::Status& s);
   int Fail(int code, const std::string& message);

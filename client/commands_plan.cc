@@ -97,7 +97,7 @@ int Cli::PlanWhatIf(v1::PlanRequest req, const std::vector<Override>& sets) {
   v1::SystemProfile stored;  // as read, for the report
   if (!ApplyOverrides(sets, req.profile(), req.mutable_profile_override(), &stored)) return failed_;
   v1::PlanResponse changed;
-  s = link_.Plan(req, &changed);
+  s = link_.Plan(req, &changed, TimeLeftS());  // the two plans share --timeout
   if (!s.ok()) return RpcFailed(s);
   if (changed.plans_size() > 0) {
     c.best = changed.plans(0);
@@ -141,7 +141,7 @@ int Cli::PrintPlan(const v1::PlanRequest& req, const v1::PlanResponse& r) {
           g.no_plan_reason = why;
           continue;
         }
-        const double left_s = a_.timeout_s - absl::ToDoubleSeconds(absl::Now() - started_);
+        const double left_s = TimeLeftS();
         if (r.truncated() || left_s <= 0) {
           g.unsearched = true;
           g.no_plan_reason = r.truncated() ? "the search was truncated by the deadline (--timeout)"

@@ -258,20 +258,21 @@ TEST_F(ServerTest, CostAndEnergyColumnsAndBestPerGpuCount) {
 
 // A plan over many GPU counts ends within --timeout. It asked once more for each count
 // without a ranked plan, each call with the whole --timeout: DeepSeek-V3 over 64 counts on
-// A100s (a 2 s search, truncated) took 27 s. A truncated answer asks no more, and its
-// rows say the deadline came first, not that nothing fits.
+// A100s (a search of 8-9 s, truncated at 2 s) took 27 s. A truncated answer asks no more,
+// and its rows say the deadline came first, not that nothing fits. 4 s: the server keeps a
+// tenth of the deadline to answer, 200 ms of 2 s, which a loaded machine missed.
 TEST_F(ServerTest, PlanOverManyGpuCountsEndsWithinItsTimeout) {
   std::vector<std::string> counts;
   for (int g = 64; g <= 4096; g += 64) counts.push_back(absl::StrCat(g));
   const auto start = std::chrono::steady_clock::now();
-  const Result r = P({"--timeout", "2", "plan", "--profile", "dgx-a100-80gb@1", "--model", "deepseek-v3", "--gpus",
+  const Result r = P({"--timeout", "4", "plan", "--profile", "dgx-a100-80gb@1", "--model", "deepseek-v3", "--gpus",
                       absl::StrJoin(counts, ","), "--global-batch", "1536", "--top", "3"});
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   // Exit 1 where the deadline left no plan at all (a loaded machine); the rows say why.
   ASSERT_TRUE(r.code == 0 || r.code == 1) << Describe(r);
-  EXPECT_LT(seconds, 8) << Describe(r);  // 2 s and the process's start, far below 64 calls
-  EXPECT_TRUE(Contains(r.out, "TRUNCATED by the deadline")) << r.out;
-  EXPECT_TRUE(Contains(r.out, "no plan ranked: the search was truncated by the deadline (--timeout)")) << r.out;
+  EXPECT_LT(seconds, 10) << Describe(r);  // 4 s and the process's start, far below 64 calls
+  EXPECT_TRUE(Contains(r.out, "TRUNCATED by the deadline")) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "no plan ranked: the search was truncated by the deadline (--timeout)")) << Describe(r);
   EXPECT_FALSE(Contains(r.out, "no plan fits")) << r.out;
 }
 
