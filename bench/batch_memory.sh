@@ -8,16 +8,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
-tmp=$(mktemp -d)
-trap 'kill "$pid" 2>/dev/null || true; rm -rf "$tmp"' EXIT
-
+source bench/server_fixture.sh
 port=$((20000 + RANDOM % 20000))
-"$build/server/paraplan-server" --listen "127.0.0.1:$port" --db "$tmp/p.db" --metrics-listen off \
-  --http-listen "127.0.0.1:$((port + 1))" >"$tmp/server.log" 2>&1 &
-pid=$!
+start_server "$build" --http-listen "127.0.0.1:$((port + 1))"
 url="http://127.0.0.1:$((port + 1))"
 for _ in $(seq 50); do curl -sf -o /dev/null "$url/v1/version" && break; sleep 0.1; done
-kill -0 "$pid" 2>/dev/null || { echo "the server did not start:"; cat "$tmp/server.log"; exit 1; }
 python3 - "$tmp/batch.json" <<'EOF'
 import json, sys
 r = {"profile": "dgx-a100-80gb", "model": "gpt3-175b",

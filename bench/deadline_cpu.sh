@@ -13,15 +13,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 data=../shared/data
-tmp=$(mktemp -d)
-trap 'kill "$pid" 2>/dev/null || true; cp "$tmp/server.log" /tmp/deadline_server.log; rm -rf "$tmp"' EXIT
-
-port=$((20000 + RANDOM % 20000))
-"$build/server/paraplan-server" --listen "127.0.0.1:$port" --db "$tmp/p.db" --metrics-listen off \
-  >"$tmp/server.log" 2>&1 &
-pid=$!
+source bench/server_fixture.sh
+BENCH_KEEP_LOG=/tmp/deadline_server.log
+start_server "$build"
 cli() { "$build/client/paraplan" --server "127.0.0.1:$port" --timeout 1 "$@" >/dev/null 2>&1 || true; }
-for _ in $(seq 50); do "$build/client/paraplan" --server "127.0.0.1:$port" --timeout 1 models >/dev/null 2>&1 && break; sleep 0.1; done
 cpu() { awk '{printf "%.2f", ($14 + $15 + $16 + $17) / 100}' "/proc/$pid/stat"; }  # with reaped children (SimGrid)
 
 # An 8 MiB GEMM sweep (the shipped one repeated): 84 CPU-s after the deadline before.
