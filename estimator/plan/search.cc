@@ -445,14 +445,17 @@ std::string InfeasibleReason(const SearchSpace& space, const WorkerState* shortf
                               ? ""
                               : "; offloading to host memory was not searched (constraints.allow_offload; paraplan plan "
                                 "--allow-offload)";
+    // Cut short, the search saw only part of the space: what it saw did not fit.
     return absl::StrFormat(
-        "no configuration fits in memory; the closest, %s on %d GPUs, needs %.1f GiB of %.1f GiB "
-        "usable (%.1f GiB short)%s",
-        shortfall_state->shortfall_config.ShortString(), static_cast<int>(shortfall_state->shortfall_config.NumGpus()),
-        shortfall_state->shortfall_total_bytes / kGiB, space.hws.front()->capacity_bytes() * (1 - headroom) / kGiB,
-        shortfall_state->best_shortfall_bytes / kGiB, offload);
+        "%s; the closest%s, %s on %d GPUs, needs %.1f GiB of %.1f GiB usable (%.1f GiB short)%s",
+        truncated ? "the search was cut short (deadline or candidate cap) before a configuration that fits was found"
+                  : "no configuration fits in memory",
+        truncated ? " so far" : "", shortfall_state->shortfall_config.ShortString(),
+        static_cast<int>(shortfall_state->shortfall_config.NumGpus()), shortfall_state->shortfall_total_bytes / kGiB,
+        space.hws.front()->capacity_bytes() * (1 - headroom) / kGiB, shortfall_state->best_shortfall_bytes / kGiB,
+        offload);
   }
-  if (truncated) return "the deadline expired before any configuration was evaluated";
+  if (truncated) return "the search was cut short (deadline or candidate cap) before any configuration was evaluated";
   return "no valid configuration: the GPU counts, global batch size and constraints admit no "
          "combination of degrees that divides the model";
 }

@@ -403,6 +403,40 @@ TEST(Search, DeadlineTruncates) {
   EXPECT_TRUE(plan->truncated);
 }
 
+// Cut short after the counts where nothing fits, a search does not say that nothing fits:
+// DeepSeek-V3 on 64 and 2,048 A100s, capped at the candidates of 64 alone (one worker,
+// counts in ascending order), reaches none of 2,048's.
+TEST(Search, CutShortBeforeAFitSaysSoNotThatNothingFits) {
+  PlanRequest req;
+  req.workload = Model("deepseek-v3");
+  req.global_batch_size = 1536;
+  req.threads = 1;
+  req.gpus = {64};
+  absl::StatusOr<PlanResult> small = Plan(req, Profile("dgx-a100-80gb"));
+  ASSERT_TRUE(small.ok()) << small.status();
+  ASSERT_TRUE(small->plans.empty());
+  EXPECT_FALSE(small->truncated);
+  EXPECT_NE(small->infeasible_reason.find("no configuration fits in memory; the closest,"), std::string::npos)
+      << small->infeasible_reason;
+  req.gpus = {64, 2048};
+  req.max_candidates = small->candidates_enumerated;
+  absl::StatusOr<PlanResult> cut = Plan(req, Profile("dgx-a100-80gb"));
+  ASSERT_TRUE(cut.ok()) << cut.status();
+  EXPECT_TRUE(cut->truncated);
+  EXPECT_TRUE(cut->plans.empty());
+  EXPECT_EQ(cut->candidates_enumerated, small->candidates_enumerated);
+  EXPECT_EQ(cut->infeasible_reason.find("no configuration fits"), std::string::npos) << cut->infeasible_reason;
+  EXPECT_NE(cut->infeasible_reason.find("cut short (deadline or candidate cap) before a configuration that fits was "
+                                        "found; the closest so far,"),
+            std::string::npos)
+      << cut->infeasible_reason;
+  // Uncapped, 2,048 GPUs hold plans.
+  req.max_candidates = 0;
+  absl::StatusOr<PlanResult> whole = Plan(req, Profile("dgx-a100-80gb"));
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_FALSE(whole->plans.empty());
+}
+
 // Regression: a global batch of 2^31 - 1 kept a core busy for minutes enumerating
 // micro-batch sizes one by one, before any deadline check.
 TEST(Search, GlobalBatchIsBounded) {

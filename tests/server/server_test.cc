@@ -424,9 +424,9 @@ TEST_F(ServerTest, PlanBoundsTheBatchAndAnswersTruncatedAtTheDeadline) {
   // DeepSeek-V3's 61 searches (MoE: expert parallelism, dispatchers, stage layouts) take
   // ~8 s on two cores (`paraplan plan --model deepseek-v3 --gpus 256,320,...,4096`), the
   // counts' shapes enumerated first in ~0.9 s; GPT-3's took 1.6 s by 2026-11, inside the
-  // deadline, and the answer was no longer truncated. The counts start at 256, the fewest
-  // A100s it fits on (64 to 192 hold no plan: a search that reached no further on a loaded
-  // machine answered truncated with none).
+  // deadline, and the answer was no longer truncated. The counts start at 256 (64 and 128
+  // A100s hold no plan, and before the workers enumerated each count's shapes themselves a
+  // loaded machine spent the 2 s listing them: the answer came truncated with none).
   req.set_model("deepseek-v3");
   grpc::ClientContext ctx;
   // 4 s: the searches take twice as long, so the answer is truncated, and the tenth of the
