@@ -12,8 +12,6 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/time/clock.h"
-#include "absl/time/time.h"
 #include "client/args.h"
 #include "client/compare.h"
 #include "client/overrides.h"
@@ -36,9 +34,7 @@ std::string SetNote(const std::vector<Override>& sets);
 class Cli {
  public:
   explicit Cli(const Args& a)
-      : a_(a),
-        link_(LinkOptions{a.server, a.timeout_s, a.token, a.tls_ca, a.tls_cert, a.tls_key}),
-        started_(absl::Now()) {}
+      : a_(a), link_(LinkOptions{a.server, a.timeout_s, a.token, a.tls_ca, a.tls_cert, a.tls_key}) {}
   int Run();
 
  private:
@@ -69,8 +65,6 @@ class Cli {
   int Codesign();
 
   bool Connect(double max_wait_s = 10);
-  // What is left of --timeout since the command began (at most 0 below it).
-  double TimeLeftS() const { return a_.timeout_s - absl::ToDoubleSeconds(absl::Now() - started_); }
   bool IsTransformer(const v1::EstimateRequest& req);
   int RpcFailed(const absl::Status& s);
   int Fail(int code, const std::string& message);
@@ -90,9 +84,6 @@ class Cli {
 
   const Args& a_;
   ServerLink link_;
-  // When the command began: calls that follow one answer (plan's best per GPU count)
-  // share what is left of --timeout.
-  absl::Time started_;
   std::vector<Override> sets_;  // --set, once parsed
   int failed_ = 0;
 };

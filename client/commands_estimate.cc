@@ -107,7 +107,7 @@ int Cli::Compare() {
   plan.mutable_constraints()->set_tp_comm_overlap(est.config().tp_comm_overlap());
   plan.mutable_constraints()->set_moe_a2a_overlap(est.config().moe_a2a_overlap());
   v1::PlanResponse best;
-  s = link_.Plan(plan, &best, TimeLeftS());  // the estimate and the plan share --timeout
+  s = link_.Plan(plan, &best, ServerLink::Budget::kCommand);  // the estimate's --timeout
   if (!s.ok()) return RpcFailed(s);
   if (best.plans_size() > 0) {
     c.best = best.plans(0);

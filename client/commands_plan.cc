@@ -97,7 +97,7 @@ int Cli::PlanWhatIf(v1::PlanRequest req, const std::vector<Override>& sets) {
   v1::SystemProfile stored;  // as read, for the report
   if (!ApplyOverrides(sets, req.profile(), req.mutable_profile_override(), &stored)) return failed_;
   v1::PlanResponse changed;
-  s = link_.Plan(req, &changed, TimeLeftS());  // the two plans share --timeout
+  s = link_.Plan(req, &changed, ServerLink::Budget::kCommand);  // the first plan's --timeout
   if (!s.ok()) return RpcFailed(s);
   if (changed.plans_size() > 0) {
     c.best = changed.plans(0);
@@ -141,8 +141,7 @@ int Cli::PrintPlan(const v1::PlanRequest& req, const v1::PlanResponse& r) {
           g.no_plan_reason = why;
           continue;
         }
-        const double left_s = TimeLeftS();
-        if (r.truncated() || left_s <= 0) {
+        if (r.truncated() || link_.CommandTimeLeftS() <= 0) {
           g.unsearched = true;
           g.no_plan_reason = r.truncated() ? "the search was truncated by the deadline (--timeout)"
                                            : "not asked on its own within --timeout";
@@ -153,7 +152,7 @@ int Cli::PrintPlan(const v1::PlanRequest& req, const v1::PlanResponse& r) {
         one.add_gpus(g.gpus);
         one.set_top_k(1);
         v1::PlanResponse best;
-        const absl::Status s = link_.Plan(one, &best, left_s);
+        const absl::Status s = link_.Plan(one, &best, ServerLink::Budget::kCommand);
         if (!s.ok()) {
           g.no_plan_reason = absl::StrCat("the search failed: ", s.message());
           g.unsearched = s.code() == absl::StatusCode::kDeadlineExceeded;

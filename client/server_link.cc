@@ -26,7 +26,7 @@ absl::Status FromGrpc(const grpc::Status& s) {
 
 }  // namespace
 
-ServerLink::ServerLink(LinkOptions options) : options_(std::move(options)) {}
+ServerLink::ServerLink(LinkOptions options) : options_(std::move(options)), made_(absl::Now()) {}
 
 ServerLink::~ServerLink() = default;
 
@@ -80,19 +80,22 @@ absl::Status ServerLink::Connect(double max_wait_s) {
       absl::StrFormat("server unavailable at %s (no connection within %g s)", options_.server, wait_s));
 }
 
-std::unique_ptr<grpc::ClientContext> ServerLink::Context() const { return Context(options_.timeout_s); }
+double ServerLink::CommandTimeLeftS() const {
+  return options_.timeout_s - absl::ToDoubleSeconds(absl::Now() - made_);
+}
 
-std::unique_ptr<grpc::ClientContext> ServerLink::Context(double timeout_s) const {
+std::unique_ptr<grpc::ClientContext> ServerLink::Context(Budget budget) const {
   auto ctx = std::make_unique<grpc::ClientContext>();
   if (!options_.token.empty()) ctx->AddMetadata("authorization", absl::StrCat("Bearer ", options_.token));
-  const double s = std::max(0.0, std::min(timeout_s, options_.timeout_s));
+  const double s = budget == Budget::kCommand ? std::max(0.0, CommandTimeLeftS()) : options_.timeout_s;
   ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(s * 1000)));
   return ctx;
 }
 
-// One call of `Service::Stub::Method` with a fresh context.
-#define PARAPLAN_CALL(Service, Method, request, out) \
-  FromGrpc(Service::NewStub(channel_)->Method(Context().get(), request, out))
+// One call of `Service::Stub::Method` with a fresh context, the deadline of `budget`.
+#define PARAPLAN_CALL_WITHIN(Service, Method, request, out, budget) \
+  FromGrpc(Service::NewStub(channel_)->Method(Context(budget).get(), request, out))
+#define PARAPLAN_CALL(Service, Method, request, out) PARAPLAN_CALL_WITHIN(Service, Method, request, out, Budget::kPerCall)
 
 absl::Status ServerLink::GetProfile(const v1::GetProfileRequest& r, v1::SystemProfile* out) {
   return PARAPLAN_CALL(v1::Profiles, GetProfile, r, out);
@@ -129,11 +132,8 @@ absl::Status ServerLink::Estimate(const v1::EstimateRequest& r, v1::EstimateResp
 absl::Status ServerLink::EstimateBatch(const v1::EstimateBatchRequest& r, v1::EstimateBatchResponse* out) {
   return PARAPLAN_CALL(v1::Planner, EstimateBatch, r, out);
 }
-absl::Status ServerLink::Plan(const v1::PlanRequest& r, v1::PlanResponse* out) {
-  return PARAPLAN_CALL(v1::Planner, Plan, r, out);
-}
-absl::Status ServerLink::Plan(const v1::PlanRequest& r, v1::PlanResponse* out, double timeout_s) {
-  return FromGrpc(v1::Planner::NewStub(channel_)->Plan(Context(timeout_s).get(), r, out));
+absl::Status ServerLink::Plan(const v1::PlanRequest& r, v1::PlanResponse* out, Budget budget) {
+  return PARAPLAN_CALL_WITHIN(v1::Planner, Plan, r, out, budget);
 }
 absl::Status ServerLink::ListModels(v1::ListModelsResponse* out) {
   return PARAPLAN_CALL(v1::Planner, ListModels, v1::ListModelsRequest(), out);

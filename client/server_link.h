@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "grpc/health/v1/health.pb.h"
 #include "paraplan/v1/network.pb.h"
 #include "paraplan/v1/services.pb.h"
@@ -49,10 +50,13 @@ class ServerLink {
   absl::Status FitGemm(const v1::FitGemmRequest& r, v1::FitGemmResponse* out);
   absl::Status Estimate(const v1::EstimateRequest& r, v1::EstimateResponse* out);
   absl::Status EstimateBatch(const v1::EstimateBatchRequest& r, v1::EstimateBatchResponse* out);
-  absl::Status Plan(const v1::PlanRequest& r, v1::PlanResponse* out);
-  // The same within `timeout_s` (at most the CLI's timeout): a call that shares what is
-  // left of one command's time.
-  absl::Status Plan(const v1::PlanRequest& r, v1::PlanResponse* out, double timeout_s);
+  // Which deadline a call gets: the whole timeout from the call (kPerCall), or what is
+  // left of it since this link was made, i.e. since the command began (kCommand: the
+  // calls that follow one answer, such as plan's per-count lines).
+  enum class Budget { kPerCall, kCommand };
+  absl::Status Plan(const v1::PlanRequest& r, v1::PlanResponse* out, Budget budget = Budget::kPerCall);
+  // Seconds left of the timeout since the command began (negative once it has passed).
+  double CommandTimeLeftS() const;
   absl::Status ListModels(v1::ListModelsResponse* out);
   absl::Status GetVersion(v1::GetVersionResponse* out);
   absl::Status IngestMeasurements(const v1::IngestMeasurementsRequest& r, v1::IngestMeasurementsResponse* out);
@@ -65,11 +69,11 @@ class ServerLink {
   absl::Status Check(const grpc::health::v1::HealthCheckRequest& r, grpc::health::v1::HealthCheckResponse* out);
 
  private:
-  // A call's context: the bearer token and a deadline min(timeout_s, the CLI's) away.
-  std::unique_ptr<grpc::ClientContext> Context(double timeout_s) const;
-  std::unique_ptr<grpc::ClientContext> Context() const;
+  // A call's context: the bearer token and the deadline of `budget`.
+  std::unique_ptr<grpc::ClientContext> Context(Budget budget = Budget::kPerCall) const;
 
   LinkOptions options_;
+  absl::Time made_;  // when the command began
   std::shared_ptr<grpc::Channel> channel_;
 };
 
