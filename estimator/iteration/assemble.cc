@@ -430,6 +430,18 @@ void AssembleVariant(const ModelCosts& model, const StageCosts& stages, const Pa
   Tally(c, sys, out);
 }
 
+void BoundVariants(const ParallelConfig& c, const SystemContext& sys, const CandidateResult& shared,
+                   CandidateResult* bound) {
+  *bound = shared;
+  bound->time.pp_comm_s = 0;
+  bound->time.dp_comm_s = 0;
+  bound->iteration_time_s = bound->time.Sum();
+  Tally(c, sys, bound);
+  // Tally's energy grows with the time while the nodes' power beside the GPUs stays at
+  // least what their CPUs shed when idle; else no bound on energy.
+  if (sys.cpu_power_w * (1 - kCpuIdleShare) > sys.node_power_w) bound->energy_j = 0;
+}
+
 void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& c,
               const SystemContext& sys, CandidateResult* out, const MemoryBreakdown* memory) {
   AssembleShared(model, stages, c, sys, out, memory);

@@ -81,6 +81,13 @@ struct VariantCache {
 void AssembleVariant(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& config,
                      const SystemContext& sys, CandidateResult* out, VariantCache* cache = nullptr);
 
+// A lower bound of what AssembleVariant makes of `shared` (AssembleShared's result for
+// `config`), whatever the overlap flags and rank order: the iteration time without the
+// pipeline sends and the data-parallel traffic (which only add), and the energy and cost
+// of that time. The search skips a setting none of whose variants could rank.
+void BoundVariants(const ParallelConfig& config, const SystemContext& sys, const CandidateResult& shared,
+                   CandidateResult* bound);
+
 // Memory only (cheaper; used to prune before timing).
 void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
                     const ParallelConfig& config, const SystemContext& sys,

@@ -726,9 +726,19 @@ TEST(Assemble, SharedPartIgnoresOverlapFlagsAndRankOrder) {
     // each rank order, read by the others.
     VariantCache cache;
     for (size_t i = 0; i < variants.size(); ++i) {
-      CandidateResult whole, split, cached;
+      CandidateResult whole, split, cached, bound;
       Assemble(m, stages, variants[i], sys, &whole);
       AssembleShared(m, stages, variants[variants.size() - 1 - i], sys, &split);
+      // What the search prunes by: every variant's time, energy and cost at least the
+      // bound's, which lacks exactly the pipeline sends and the data-parallel traffic.
+      BoundVariants(variants[i], sys, split, &bound);
+      EXPECT_LE(bound.iteration_time_s, whole.iteration_time_s) << "zero " << zero << " variant " << i;
+      EXPECT_NEAR(bound.iteration_time_s + whole.time.pp_comm_s + whole.time.dp_comm_s, whole.iteration_time_s,
+                  1e-12 * whole.iteration_time_s);
+      EXPECT_LE(bound.energy_j, whole.energy_j) << i;
+      EXPECT_LE(bound.cost_usd, whole.cost_usd) << i;
+      EXPECT_GT(bound.energy_j, 0.9 * whole.energy_j * bound.iteration_time_s / whole.iteration_time_s) << i;
+      EXPECT_EQ(bound.memory.total_bytes, whole.memory.total_bytes) << i;
       cached = split;
       AssembleVariant(m, stages, variants[i], sys, &split);
       AssembleVariant(m, stages, variants[i], sys, &cached, &cache);
@@ -746,6 +756,7 @@ TEST(Assemble, SharedPartIgnoresOverlapFlagsAndRankOrder) {
     Assemble(m, stages, variants[0], sys, &a);
     Assemble(m, stages, variants[1], sys, &b);
     EXPECT_NE(a.time.pp_comm_s, b.time.pp_comm_s) << "zero " << zero;
+    EXPECT_GT(a.time.dp_comm_s, 0) << "zero " << zero;  // so the bound above is below, not equal
   }
 }
 

@@ -91,22 +91,42 @@ class QuantileFactors {
   double factors_[8] = {};  // 0 = not yet computed
 };
 
+// The ranked top's key of an assembled candidate: the objective asked for per sample
+// (ranked across GPU counts), time at the quantile asked for.
+double RankKey(const SearchSpace& space, int global_batch, const CandidateResult& r, double quantile_factor) {
+  double key = 0;
+  switch (space.request->objective) {
+    case Objective::kTime:
+      key = r.iteration_time_s * quantile_factor;
+      break;
+    case Objective::kCost:
+      key = r.cost_usd;
+      break;
+    case Objective::kEnergy:
+      key = r.energy_j;
+      break;
+  }
+  return key / global_batch;
+}
+
+// True when no candidate whose objectives are at least `bound`'s (BoundVariants), with
+// its memory, could enter the ranked top or any objective's pool: each takes only
+// candidates at or below its last (TopK::WouldAccept). Energy is compared a hair below
+// the bound, against rounding in its sum.
+bool Outranked(const SearchSpace& space, int global_batch, double quantile_factor, const CandidateResult& bound,
+               const WorkerState& st) {
+  if (st.top.WouldAccept(RankKey(space, global_batch, bound, quantile_factor))) return false;
+  for (int o = 0; o < kObjectives; ++o) {
+    const double v = ObjectiveValue(bound, o);
+    if (st.pool[o].WouldAccept(o == 2 ? v * (1 - 1e-9) : v)) return false;
+  }
+  return true;
+}
+
 // Offers an assembled candidate to the ranked top and to each objective's pool.
 void Offer(const SearchSpace& space, int global_batch, const ModelCosts& model, const ParallelConfig& c,
            double quantile_factor, Scored s, WorkerState* st) {
-  switch (space.request->objective) {
-    case Objective::kTime:
-      s.key = s.result.iteration_time_s * quantile_factor;
-      break;
-    case Objective::kCost:
-      s.key = s.result.cost_usd;
-      break;
-    case Objective::kEnergy:
-      s.key = s.result.energy_j;
-      break;
-  }
-  // Rank across GPU counts by the time per sample.
-  s.key /= global_batch;
+  s.key = RankKey(space, global_batch, s.result, quantile_factor);
   const bool top = st->top.WouldAccept(s.key);
   bool pooled = false;
   for (int o = 0; o < kObjectives && !pooled; ++o) pooled = st->pool[o].WouldAccept(ObjectiveValue(s.result, o));
@@ -133,6 +153,7 @@ void OfferFitting(const SearchSpace& space, int global_batch, const ModelCosts& 
   // What the flags and the rank order leave alone is assembled once (AssembleShared).
   CandidateResult shared;
   bool have_shared = false;
+  bool outranked = false;  // no variant could rank (Outranked): counted, not assembled
   VariantCache by_order;  // what a rank order decides, for the flags' variants
   for (bool og : FlagValues(k.overlap_grad_reduce)) {
     c.overlap_grad_reduce = og;
@@ -152,12 +173,16 @@ void OfferFitting(const SearchSpace& space, int global_batch, const ModelCosts& 
         if (!have_shared) {
           AssembleShared(model, stages, c, sys, &shared, mem);
           have_shared = true;
+          CandidateResult bound;
+          BoundVariants(c, sys, shared, &bound);
+          outranked = Outranked(space, global_batch, quantile->Of(c), bound, *st);
         }
+        ++st->evaluated;
+        ++st->feasible;
+        if (outranked) continue;
         Scored s;
         s.result = shared;
         AssembleVariant(model, stages, c, sys, &s.result, &by_order);
-        ++st->evaluated;
-        ++st->feasible;
         Offer(space, global_batch, model, c, quantile->Of(c), std::move(s), st);
       }
     }
