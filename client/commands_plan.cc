@@ -62,6 +62,8 @@ int Cli::Plan() {
   }
   v1::Framework framework;
   if (absl::Status s = FrameworkFlag(a_, &framework); !s.ok()) return UsageError(std::string(s.message()));
+  // The plan emitted is one the launcher's framework runs, estimated as it runs it.
+  if (!a_.Has("framework") && a_.Has("emit")) framework = LauncherFramework(a_.Get("emit"));
   req.set_framework(framework);
   if (what_if && req.gpus_size() != 1) return UsageError("--what-if: one GPU count in --gpus");
   std::vector<Override> sets;
@@ -216,7 +218,12 @@ int Cli::PlanOutputs(const v1::PlanRequest& req, const v1::PlanResponse& r) {
   if (!a_.Has("emit")) return PrintPlan(req, r);
   if (r.plans_size() == 0) {
     const std::string why = r.infeasible_reason().empty() ? "nothing fits" : r.infeasible_reason();
-    return Fail(kError, absl::StrCat("no plan fits (", why, "); nothing to --emit"));
+    // Say where the framework came from when the user did not name it.
+    const std::string implied =
+        a_.Has("framework") ? ""
+                            : absl::StrCat(" (--emit ", a_.Get("emit"),
+                                           " plans only what that launcher's framework runs; --framework overrides)");
+    return Fail(kError, absl::StrCat("no plan fits (", why, "); nothing to --emit", implied));
   }
   if (!got.ok()) return RpcFailed(got);
   LaunchInput in;

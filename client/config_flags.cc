@@ -135,11 +135,12 @@ absl::Status NetworkChoices(const Args& a, int values[3]) {
 
 absl::Status FrameworkFlag(const Args& a, v1::Framework* out) {
   *out = v1::FRAMEWORK_UNSPECIFIED;
-  if (!a.Has("framework")) return absl::OkStatus();
+  // "any" says so explicitly: plan --emit then searches every framework's plans.
+  if (!a.Has("framework") || a.Get("framework") == "any") return absl::OkStatus();
   const auto* v = EnumValueFromText(*v1::Framework_descriptor(), a.Get("framework"));
   if (v == nullptr || v->number() == v1::FRAMEWORK_UNSPECIFIED) {
     return Bad("framework", absl::StrCat("\"", a.Get("framework"),
-                                         "\" is not megatron, nemo, deepspeed, torchtitan or pytorch-fsdp"));
+                                         "\" is not megatron, nemo, deepspeed, torchtitan, pytorch-fsdp or any"));
   }
   *out = static_cast<v1::Framework>(v->number());
   return absl::OkStatus();

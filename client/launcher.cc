@@ -196,6 +196,14 @@ bool IsLauncher(absl::string_view name) {
 
 std::string LauncherList() { return absl::StrJoin(kLaunchers, ", "); }
 
+v1::Framework LauncherFramework(absl::string_view launcher) {
+  if (launcher == "megatron" || launcher == "nemo") return v1::FRAMEWORK_MEGATRON;
+  if (launcher == "megatron-bridge") return v1::FRAMEWORK_NEMO;
+  if (launcher == "deepspeed") return v1::FRAMEWORK_DEEPSPEED;
+  if (launcher == "torchtitan") return v1::FRAMEWORK_TORCHTITAN;
+  return v1::FRAMEWORK_UNSPECIFIED;
+}
+
 absl::StatusOr<std::string> LauncherArguments(absl::string_view framework, const LaunchInput& in) {
   if (!IsLauncher(framework)) {
     return absl::InvalidArgumentError(

@@ -34,6 +34,13 @@ inline constexpr const char* kLaunchers[] = {"megatron", "megatron-bridge", "nem
 bool IsLauncher(absl::string_view name);
 // "megatron, megatron-bridge, nemo, deepspeed, torchtitan".
 std::string LauncherList();
+// The framework whose runs a launcher's output starts, so that `plan --emit L` searches
+// and estimates only what L runs (unless --framework says otherwise): megatron-bridge
+// NeMo (its performance recipes: 16-bit gradient reduction); megatron and nemo (NeMo
+// 1.x, a Megatron-Core trainer keeping fp32 main gradients under megatron_amp_O2)
+// Megatron-LM; deepspeed DeepSpeed; torchtitan torchtitan. FRAMEWORK_UNSPECIFIED for a
+// name not in kLaunchers.
+v1::Framework LauncherFramework(absl::string_view launcher);
 
 struct LaunchInput {
   v1::ParallelConfig config;

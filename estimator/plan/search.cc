@@ -10,10 +10,12 @@
 #include <thread>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "estimator/inputs/measured_features.h"
 #include "estimator/inputs/units.h"
 #include "estimator/inputs/validate.h"
@@ -50,6 +52,11 @@ struct WorkerState {
   // they lack beyond what offloading the experts' inputs would move from their end
   // stages (<= 0: that offloading could make one fit).
   double shape_shortfall_after_offload = INFINITY;
+  // The first (ConfigBefore) setting that fit but the framework asked for does not run,
+  // and why: the answer's reason where nothing ran.
+  bool refused = false;
+  ParallelConfig refused_config;
+  FrameworkRefusal refusal;
   absl::Status error;
   explicit WorkerState(size_t k)
       : top(k * kFoldSlack), pool{TopK(kPoolSize), TopK(kPoolSize), TopK(kPoolSize), TopK(kPoolSize)} {}
@@ -169,7 +176,14 @@ void OfferFitting(const SearchSpace& space, int global_batch, const ModelCosts& 
       // span ranks: else they place every group alike.
       for (int order = 0; order < (pp > 1 && dp > 1 ? 2 : 1); ++order) {
         c.rank_order = order ? RankOrder::kTpCpEpPpDp : RankOrder::kTpCpEpDpPp;
-        if (RefusedByFramework(k.framework, c).field != nullptr) continue;
+        if (const FrameworkRefusal r = RefusedByFramework(k.framework, c); r.field != nullptr) {
+          if (!st->refused || ConfigBefore(c, st->refused_config)) {
+            st->refused = true;
+            st->refused_config = c;
+            st->refusal = r;
+          }
+          continue;
+        }
         if (!have_shared) {
           AssembleShared(model, stages, c, sys, &shared, mem);
           have_shared = true;
@@ -460,26 +474,43 @@ void RunWorkers(const SearchSpace& space, const std::vector<int>& micro_batches,
   for (std::thread& th : pool) th.join();
 }
 
-// Why no plan came back: the closest configuration's memory shortfall, the deadline, or
-// nothing that divides.
-std::string InfeasibleReason(const SearchSpace& space, const WorkerState* shortfall_state, bool truncated) {
-  const double headroom = space.request->constraints.memory_headroom_ratio;
+// Why no plan came back: what the framework asked for refused of what fit (`refused_state`:
+// the worker whose refused setting comes first; null: none refused), the closest
+// configuration's memory shortfall, the deadline, or nothing that divides.
+std::string InfeasibleReason(const SearchSpace& space, const WorkerState* shortfall_state,
+                             const WorkerState* refused_state, bool truncated) {
+  std::vector<std::string> parts;
+  if (refused_state != nullptr) {
+    const ParallelConfig& c = refused_state->refused_config;
+    parts.push_back(absl::StrFormat("%s runs none of the configurations that fit%s (the first, %s on %d GPUs: %s %s)",
+                                    FrameworkName(space.request->constraints.framework), truncated ? " so far" : "",
+                                    c.ShortString(), static_cast<int>(c.NumGpus()), refused_state->refusal.field,
+                                    refused_state->refusal.reason));
+  }
+  const bool refused = refused_state != nullptr;
   if (shortfall_state != nullptr && std::isfinite(shortfall_state->best_shortfall_bytes)) {
+    const double headroom = space.request->constraints.memory_headroom_ratio;
     // Offloading to host memory is searched only on request: say so where nothing fits.
     const char* offload = space.request->constraints.allow_offload
                               ? ""
                               : "; offloading to host memory was not searched (constraints.allow_offload; paraplan plan "
                                 "--allow-offload)";
     // Cut short, the search saw only part of the space: what it saw did not fit.
-    return absl::StrFormat(
-        "%s; the closest%s, %s on %d GPUs, needs %.1f GiB of %.1f GiB usable (%.1f GiB short)%s",
-        truncated ? "the search was cut short (deadline or candidate cap) before a configuration that fits was found"
-                  : "no configuration fits in memory",
+    const char* lead =
+        truncated ? (refused ? "the search was cut short (deadline or candidate cap)"
+                             : "the search was cut short (deadline or candidate cap) before a configuration that fits "
+                               "was found")
+                  : (refused ? "the others do not fit in memory" : "no configuration fits in memory");
+    parts.push_back(absl::StrFormat(
+        "%s; the closest%s, %s on %d GPUs, needs %.1f GiB of %.1f GiB usable (%.1f GiB short)%s", lead,
         truncated ? " so far" : "", shortfall_state->shortfall_config.ShortString(),
         static_cast<int>(shortfall_state->shortfall_config.NumGpus()), shortfall_state->shortfall_total_bytes / kGiB,
         space.hws.front()->capacity_bytes() * (1 - headroom) / kGiB, shortfall_state->best_shortfall_bytes / kGiB,
-        offload);
+        offload));
+  } else if (refused && truncated) {
+    parts.push_back("the search was cut short (deadline or candidate cap)");
   }
+  if (!parts.empty()) return absl::StrJoin(parts, "; ");
   if (truncated) return "the search was cut short (deadline or candidate cap) before any configuration was evaluated";
   return "no valid configuration: the GPU counts, global batch size and constraints admit no "
          "combination of degrees that divides the model";
@@ -532,6 +563,7 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
   std::vector<Scored> best, candidates;
   std::vector<Scored> pooled[kObjectives];
   const WorkerState* shortfall_state = nullptr;
+  const WorkerState* refused_state = nullptr;
   for (WorkerState& st : states) {
     if (!st.error.ok()) return st.error;
     out.candidates_enumerated += st.enumerated;
@@ -546,6 +578,9 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
         (st.best_shortfall_bytes == shortfall_state->best_shortfall_bytes &&
          ConfigBefore(st.shortfall_config, shortfall_state->shortfall_config))) {
       shortfall_state = &st;
+    }
+    if (st.refused && (refused_state == nullptr || ConfigBefore(st.refused_config, refused_state->refused_config))) {
+      refused_state = &st;
     }
   }
   for (FoldedRow& row : FoldEquivalents(std::move(best), k)) {
@@ -570,7 +605,7 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
       if (absl::Status s = CheckFinite(e); !s.ok()) return s;
     }
   }
-  if (out.plans.empty()) out.infeasible_reason = InfeasibleReason(space, shortfall_state, out.truncated);
+  if (out.plans.empty()) out.infeasible_reason = InfeasibleReason(space, shortfall_state, refused_state, out.truncated);
   ListCollectives(space, &out);
   out.search_time_s = absl::ToDoubleSeconds(absl::Now() - start);
   return out;

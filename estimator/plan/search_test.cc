@@ -392,6 +392,44 @@ TEST(Search, ExplainsWhenNothingFits) {
   EXPECT_EQ(plan->infeasible_reason.find("not searched"), std::string::npos);
 }
 
+// A framework that runs none of what fits is named with the first configuration it
+// refused and why, not "nothing fits"; beside what does not fit, both are said.
+TEST(Search, SaysWhatTheFrameworkRefused) {
+  PlanRequest req;
+  req.workload = Model("gpt3-175b");
+  req.gpus = {1024};
+  req.global_batch_size = 1536;
+  req.constraints.tensor_parallel = {8};
+  req.constraints.pipeline_parallel = {8};
+  req.constraints.virtual_pipeline_stages = {3};
+  req.constraints.micro_batch_size = {1};
+  req.constraints.framework = Framework::kDeepSpeed;  // no interleaved schedule
+  absl::StatusOr<PlanResult> plan = Plan(req, Profile("dgx-a100-80gb"));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->plans.empty());
+  EXPECT_EQ(plan->infeasible_reason.rfind("FRAMEWORK_DEEPSPEED runs none of the configurations that fit (the first, "
+                                          "TP8 PP8 DP16 v3 mbs1 ",
+                                          0),
+            0u)
+      << plan->infeasible_reason;
+  EXPECT_NE(plan->infeasible_reason.find(" on 1024 GPUs: virtual_pipeline_stages no interleaved schedule)"),
+            std::string::npos)
+      << plan->infeasible_reason;
+  EXPECT_EQ(plan->infeasible_reason.find("fits in memory"), std::string::npos) << plan->infeasible_reason;
+  // Larger micro-batches do not fit: those are said after the refusal.
+  req.constraints.micro_batch_size = {};
+  plan = Plan(req, Profile("dgx-a100-80gb"));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->plans.empty());
+  EXPECT_NE(plan->infeasible_reason.find("); the others do not fit in memory; the closest, "), std::string::npos)
+      << plan->infeasible_reason;
+  // Megatron-LM runs the interleaved schedule.
+  req.constraints.framework = Framework::kMegatron;
+  plan = Plan(req, Profile("dgx-a100-80gb"));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_FALSE(plan->plans.empty()) << plan->infeasible_reason;
+}
+
 TEST(Search, DeadlineTruncates) {
   PlanRequest req;
   req.workload = Model("gpt3-175b");

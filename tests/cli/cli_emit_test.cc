@@ -14,12 +14,16 @@ namespace {
 // ---------------------------------------------------------------------------------------
 // plan --emit: launcher arguments of the best plan, for a search pinned down to one
 // configuration (what the planner still chooses, overlap of the parameter gather and the
-// rank order, is decided by its deterministic ranking).
+// rank order, is decided by its deterministic ranking). `planned`, when given, is the
+// --framework the plan is searched for (else the launcher's own).
 
-std::vector<std::string> Gpt3PinnedPlan(const std::string& framework) {
-  return {"plan", "--profile", "dgx-a100-80gb@1", "--model", "gpt3-175b", "--gpus", "1024", "--global-batch", "1536",
-          "--tp", "8", "--pp", "8", "--dp", "16", "--cp", "1", "--mbs", "1", "--vpp", "3", "--zero", "1",
-          "--recompute", "selective", "--sp", "on", "--overlap-grad-reduce", "on", "--emit", framework};
+std::vector<std::string> Gpt3PinnedPlan(const std::string& framework, const std::string& planned = "") {
+  std::vector<std::string> args = {"plan", "--profile", "dgx-a100-80gb@1", "--model", "gpt3-175b", "--gpus", "1024",
+                                   "--global-batch", "1536", "--tp", "8", "--pp", "8", "--dp", "16", "--cp", "1",
+                                   "--mbs", "1", "--vpp", "3", "--zero", "1", "--recompute", "selective", "--sp", "on",
+                                   "--overlap-grad-reduce", "on", "--emit", framework};
+  if (!planned.empty()) args.insert(args.end(), {"--framework", planned});
+  return args;
 }
 
 constexpr char kGpt3Header[] =
@@ -89,8 +93,10 @@ TEST_F(ServerTest, PlanEmitNemo) {
                                 "    +model.optim.overlap_param_sync=true\n"));
 }
 
+// DeepSpeed runs no interleaved schedule: the pinned plan is searched for any framework
+// (--framework any) and what DeepSpeed cannot express becomes notes.
 TEST_F(ServerTest, PlanEmitDeepSpeed) {
-  const Result r = P(Gpt3PinnedPlan("deepspeed"));
+  const Result r = P(Gpt3PinnedPlan("deepspeed", "any"));
   ASSERT_EQ(r.code, 0) << Describe(r);
   EXPECT_EQ(r.out, absl::StrCat("# DeepSpeed ds_config.json and Megatron-DeepSpeed pretrain_gpt.py arguments for "
                                 "gpt3-175b on dgx-a100-80gb@1: ",
@@ -132,8 +138,9 @@ TEST_F(ServerTest, PlanEmitDeepSpeed) {
                                 "    --deepspeed_config=ds_config.json\n"));
 }
 
+// torchtitan runs no ZeRO-1: as above.
 TEST_F(ServerTest, PlanEmitTorchtitan) {
-  const Result r = P(Gpt3PinnedPlan("torchtitan"));
+  const Result r = P(Gpt3PinnedPlan("torchtitan", "any"));
   ASSERT_EQ(r.code, 0) << Describe(r);
   EXPECT_EQ(r.out, absl::StrCat("# torchtitan command line (overrides of a config function) for gpt3-175b on "
                                 "dgx-a100-80gb@1: ",
@@ -258,7 +265,7 @@ TEST_F(ServerTest, PlanEmitPipelineInsideDataParallel) {
   ASSERT_EQ(r.code, 0) << Describe(r);
   EXPECT_NE(r.out.find("    --use-tp-pp-dp-mapping \\\n"), std::string::npos) << r.out;
   args = plan;
-  args.insert(args.end(), {"--emit", "torchtitan"});
+  args.insert(args.end(), {"--emit", "torchtitan", "--framework", "any"});  // torchtitan runs no ZeRO-1
   r = P(args);
   ASSERT_EQ(r.code, 0) << Describe(r);
   EXPECT_NE(r.out.find("# note: torchtitan places pipeline stages outermost (tp-cp-dp-pp); the planned order "
@@ -288,6 +295,37 @@ TEST_F(ServerTest, PlanEmitSixteenBitGradients) {
   EXPECT_TRUE(Contains(emit("nemo", "megatron-bridge"),
                        "cfg.mixed_precision.grad_reduce_in_fp32 = cfg.ddp.grad_reduce_in_fp32 = False"));
   EXPECT_FALSE(Contains(emit("megatron", "megatron-bridge"), "grad_reduce_in_fp32"));
+}
+
+// Unless --framework says otherwise, --emit plans only what the launcher's framework runs:
+// Llama 3 8B on 16 H100s is fastest under ZeRO-2, which Megatron-LM does not run, and the
+// interleaved GPT-3 plan pinned above is nothing DeepSpeed runs (exit 1, saying why).
+TEST_F(ServerTest, PlanEmitPlansWhatTheLauncherRuns) {
+  const std::vector<std::string> plan = {"plan", "--profile", "dgx-h100-80gb@1", "--model", "llama3-8b",
+                                         "--gpus", "16", "--global-batch", "64"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = plan;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return P(args);
+  };
+  // Searched for any framework (as before --emit implied one), the best is ZeRO-2, noted.
+  Result r = with({"--emit", "megatron", "--framework", "any"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, ", ZeRO-2, ")) << r.out;
+  r = with({"--emit", "megatron"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "# Megatron-LM pretrain_gpt.py")) << Describe(r);
+  EXPECT_FALSE(Contains(r.out, "ZeRO-2")) << r.out;
+
+  r = P(Gpt3PinnedPlan("deepspeed"));
+  EXPECT_EQ(r.code, 1) << Describe(r);
+  EXPECT_TRUE(Contains(r.err, "FRAMEWORK_DEEPSPEED runs none of the configurations that fit (the first, TP8 PP8 "
+                              "DP16 v3 mbs1"))
+      << Describe(r);
+  EXPECT_TRUE(Contains(r.err, "virtual_pipeline_stages no interleaved schedule")) << Describe(r);
+  EXPECT_TRUE(Contains(r.err, "(--emit deepspeed plans only what that launcher's framework runs; --framework "
+                              "overrides)"))
+      << Describe(r);
 }
 
 TEST_F(ServerTest, PlanEmitErrors) {
