@@ -305,7 +305,7 @@ std::string Torchtitan(const Plan& p) {
     if (p.schedule == v1::SCHEDULE_GPIPE) schedule = "GPipe";
     if (p.schedule == v1::SCHEDULE_ZERO_BUBBLE) {
       schedule = "ZBVZeroBubble";
-      notes.Add("torchtitan's zero-bubble schedule (ZBVZeroBubble) runs two stages per rank");
+      if (p.v != 2) notes.Add("torchtitan's zero-bubble schedule (ZBVZeroBubble) runs two stages per rank");
     }
     f.Add("--parallelism.pipeline_parallel_schedule", schedule);
     if (p.v > 1 && p.LayersPerVirtualStage() > 0) {

@@ -31,7 +31,7 @@ absl::Status ValidateConfig(const Workload& workload, const ParallelConfig& conf
 // field it cannot run otherwise. Megatron-LM and NeMo: ZeRO 0, 1 (distributed optimizer)
 // or 3 (FSDP), 1F1B or interleaved schedules. DeepSpeed (Megatron-DeepSpeed): no context
 // parallelism, no folded or expert-TP experts, 1F1B only, no ZeRO 2/3 with pipeline
-// stages. torchtitan: DDP or FSDP2 (ZeRO 0 or 3). PyTorch FSDP: data
+// stages. torchtitan: DDP or FSDP2 (ZeRO 0 or 3), zero-bubble as ZBV (v 2). PyTorch FSDP: data
 // parallelism only (ZeRO 0, 2 or 3). kAny runs everything.
 absl::Status ValidateFramework(Framework framework, const ParallelConfig& config);
 // The same check, cheap enough for the search's inner loop: the refused field of a

@@ -363,6 +363,12 @@ FrameworkRefusal RefusedByFramework(Framework f, const ParallelConfig& c) {
   }
   if (c.zero_stage == 1) return {"zero_stage", "1 is not run"};
   if (f == Framework::kTorchtitan && c.zero_stage == 2) return {"zero_stage", "2 is not run: DDP or FSDP2"};
+  // torchtitan runs zero-bubble as torch.distributed.pipelining's ZBVZeroBubble (what
+  // `--emit torchtitan` names): two stages per rank, in a V.
+  if (f == Framework::kTorchtitan && c.pipeline_parallel > 1 && s == PipelineSchedule::kZeroBubble &&
+      c.virtual_pipeline_stages != 2) {
+    return {"pipeline_schedule", "zero-bubble runs as ZBVZeroBubble, two stages per rank (virtual_pipeline_stages 2)"};
+  }
   if (f == Framework::kPytorchFsdp &&
       (c.tensor_parallel > 1 || c.pipeline_parallel > 1 || c.context_parallel > 1 || c.expert_parallel > 1)) {
     return {"tensor_parallel", "runs data parallelism only"};

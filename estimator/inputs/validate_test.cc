@@ -170,6 +170,14 @@ TEST(Validate, Frameworks) {
   EXPECT_THAT(std::string(ValidateFramework(Framework::kPytorchFsdp, c).message()),
               HasSubstr("FRAMEWORK_PYTORCH_FSDP"));
   EXPECT_TRUE(ValidateFramework(Framework::kPytorchFsdp, Config(1, 1, 64, 1, 64)).ok());
+  // torchtitan's zero-bubble schedule is ZBV: two stages a rank.
+  ParallelConfig zbv = Config(8, 4, 4, 1, 64);
+  zbv.zero_stage = 3;
+  zbv.pipeline_schedule = PipelineSchedule::kZeroBubble;
+  EXPECT_THAT(std::string(ValidateFramework(Framework::kTorchtitan, zbv).message()),
+              HasSubstr("config.pipeline_schedule: zero-bubble runs as ZBVZeroBubble"));
+  zbv.virtual_pipeline_stages = 2;
+  EXPECT_TRUE(ValidateFramework(Framework::kTorchtitan, zbv).ok()) << ValidateFramework(Framework::kTorchtitan, zbv);
   // DeepSpeed and torchtitan lay pipeline stages outermost; Megatron runs either order.
   ParallelConfig order = Config(8, 4, 4, 1, 64);
   order.rank_order = RankOrder::kTpCpEpPpDp;
