@@ -53,7 +53,8 @@ struct WorkerState {
   // stages (<= 0: that offloading could make one fit).
   double shape_shortfall_after_offload = INFINITY;
   // The first (ConfigBefore) setting that fit but the framework asked for does not run,
-  // and why: the answer's reason where nothing ran.
+  // and why: the answer's reason where nothing ran. Kept only while this worker has
+  // offered nothing (once one has, the answer has plans and needs no reason).
   bool refused = false;
   ParallelConfig refused_config;
   FrameworkRefusal refusal;
@@ -177,7 +178,7 @@ void OfferFitting(const SearchSpace& space, int global_batch, const ModelCosts& 
       for (int order = 0; order < (pp > 1 && dp > 1 ? 2 : 1); ++order) {
         c.rank_order = order ? RankOrder::kTpCpEpPpDp : RankOrder::kTpCpEpDpPp;
         if (const FrameworkRefusal r = RefusedByFramework(k.framework, c); r.field != nullptr) {
-          if (!st->refused || ConfigBefore(c, st->refused_config)) {
+          if (st->feasible == 0 && (!st->refused || ConfigBefore(c, st->refused_config))) {
             st->refused = true;
             st->refused_config = c;
             st->refusal = r;
