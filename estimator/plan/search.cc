@@ -52,13 +52,28 @@ struct WorkerState {
   // they lack beyond what offloading the experts' inputs would move from their end
   // stages (<= 0: that offloading could make one fit).
   double shape_shortfall_after_offload = INFINITY;
-  // The first (ConfigBefore) setting that fit but the framework asked for does not run,
-  // and why: the answer's reason where nothing ran. Kept only while this worker has
-  // offered nothing (once one has, the answer has plans and needs no reason).
+  // A setting the framework asked for does not run, and why: the answer's example where
+  // nothing ran, the first that fit (else the first of all) by ConfigBefore. Kept only
+  // while this worker has offered nothing (once one has, the answer has plans).
   bool refused = false;
+  bool refused_fit = false;
   ParallelConfig refused_config;
   FrameworkRefusal refusal;
   absl::Status error;
+  void NoteRefusal(const ParallelConfig& c, const FrameworkRefusal& r, bool fit) {
+    if (feasible > 0) return;
+    if (refused && (refused_fit > fit || (refused_fit == fit && !ConfigBefore(c, refused_config)))) return;
+    refused = true;
+    refused_fit = fit;
+    refused_config = c;
+    refusal = r;
+  }
+  // Whether this worker's refusal example comes before `other`'s (null: it does).
+  bool RefusalBefore(const WorkerState* other) const {
+    if (!refused) return false;
+    if (other == nullptr || refused_fit != other->refused_fit) return other == nullptr || refused_fit;
+    return ConfigBefore(refused_config, other->refused_config);
+  }
   explicit WorkerState(size_t k)
       : top(k * kFoldSlack), pool{TopK(kPoolSize), TopK(kPoolSize), TopK(kPoolSize), TopK(kPoolSize)} {}
   // Candidates kept per plan asked for: a configuration comes in up to 8 variants of rank
@@ -178,11 +193,7 @@ void OfferFitting(const SearchSpace& space, int global_batch, const ModelCosts& 
       for (int order = 0; order < (pp > 1 && dp > 1 ? 2 : 1); ++order) {
         c.rank_order = order ? RankOrder::kTpCpEpPpDp : RankOrder::kTpCpEpDpPp;
         if (const FrameworkRefusal r = RefusedByFramework(k.framework, c); r.field != nullptr) {
-          if (st->feasible == 0 && (!st->refused || ConfigBefore(c, st->refused_config))) {
-            st->refused = true;
-            st->refused_config = c;
-            st->refusal = r;
-          }
+          st->NoteRefusal(c, r, /*fit=*/true);
           continue;
         }
         if (!have_shared) {
@@ -265,8 +276,18 @@ void SearchSettings(const SearchSpace& space, int gpus, int global_batch, const 
         // better, searched only when asked for.
         if (c.pipeline_schedule == PipelineSchedule::kGPipe && k.pipeline_schedule.empty()) continue;
         st->enumerated += overlap_grad * 2;
+        // What the framework refuses whatever the rank order (OfferFitting tries the other)
+        // is never assembled, nor the closest of what does not fit: its memory is read only
+        // for the answer's example while nothing ran.
+        c.rank_order = RankOrder::kTpCpEpDpPp;
+        const FrameworkRefusal refusal = RefusedByFramework(k.framework, c);
+        if (refusal.field != nullptr && st->feasible > 0) continue;
         MemoryBreakdown mem;
         AssembleMemory(model, stages, c, sys, &mem);
+        if (refusal.field != nullptr) {
+          st->NoteRefusal(c, refusal, mem.total_bytes <= capacity && mem.fits);
+          continue;
+        }
         if (!(mem.total_bytes <= capacity && mem.fits)) {
           if (OfferWithLightRecompute(space, global_batch, sys, capacity, quantile, c, mem, light_share, fallback, st)) {
             continue;
@@ -481,15 +502,19 @@ void RunWorkers(const SearchSpace& space, const std::vector<int>& micro_batches,
 std::string InfeasibleReason(const SearchSpace& space, const WorkerState* shortfall_state,
                              const WorkerState* refused_state, bool truncated) {
   std::vector<std::string> parts;
-  if (refused_state != nullptr) {
+  const bool short_of_memory = shortfall_state != nullptr && std::isfinite(shortfall_state->best_shortfall_bytes);
+  // A refused setting that fit is said first; one that did not only where the framework
+  // ran nothing at all (else the closest it runs says more).
+  const bool refused = refused_state != nullptr && (refused_state->refused_fit || !short_of_memory);
+  if (refused) {
     const ParallelConfig& c = refused_state->refused_config;
-    parts.push_back(absl::StrFormat("%s runs none of the configurations that fit%s (the first, %s on %d GPUs: %s %s)",
-                                    FrameworkName(space.request->constraints.framework), truncated ? " so far" : "",
-                                    c.ShortString(), static_cast<int>(c.NumGpus()), refused_state->refusal.field,
-                                    refused_state->refusal.reason));
+    parts.push_back(absl::StrFormat("%s runs none of the configurations %s%s (the first, %s on %d GPUs: %s %s)",
+                                    FrameworkName(space.request->constraints.framework),
+                                    refused_state->refused_fit ? "that fit" : "the constraints admit",
+                                    truncated ? " so far" : "", c.ShortString(), static_cast<int>(c.NumGpus()),
+                                    refused_state->refusal.field, refused_state->refusal.reason));
   }
-  const bool refused = refused_state != nullptr;
-  if (shortfall_state != nullptr && std::isfinite(shortfall_state->best_shortfall_bytes)) {
+  if (short_of_memory) {
     const double headroom = space.request->constraints.memory_headroom_ratio;
     // Offloading to host memory is searched only on request: say so where nothing fits.
     const char* offload = space.request->constraints.allow_offload
@@ -580,9 +605,7 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
          ConfigBefore(st.shortfall_config, shortfall_state->shortfall_config))) {
       shortfall_state = &st;
     }
-    if (st.refused && (refused_state == nullptr || ConfigBefore(st.refused_config, refused_state->refused_config))) {
-      refused_state = &st;
-    }
+    if (st.RefusalBefore(refused_state)) refused_state = &st;
   }
   for (FoldedRow& row : FoldEquivalents(std::move(best), k)) {
     out.plans.push_back(ToEstimate(request.workload, profile, row.scored.config, row.scored.tokens_per_sample,

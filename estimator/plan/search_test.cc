@@ -416,18 +416,33 @@ TEST(Search, SaysWhatTheFrameworkRefused) {
             std::string::npos)
       << plan->infeasible_reason;
   EXPECT_EQ(plan->infeasible_reason.find("fits in memory"), std::string::npos) << plan->infeasible_reason;
-  // Larger micro-batches do not fit: those are said after the refusal.
-  req.constraints.micro_batch_size = {};
-  plan = Plan(req, Profile("dgx-a100-80gb"));
-  ASSERT_TRUE(plan.ok()) << plan.status();
-  EXPECT_TRUE(plan->plans.empty());
-  EXPECT_NE(plan->infeasible_reason.find("); the others do not fit in memory; the closest, "), std::string::npos)
-      << plan->infeasible_reason;
   // Megatron-LM runs the interleaved schedule.
   req.constraints.framework = Framework::kMegatron;
   plan = Plan(req, Profile("dgx-a100-80gb"));
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_FALSE(plan->plans.empty()) << plan->infeasible_reason;
+
+  // Llama 3 70B on 32 A100s at TP 8 under ZeRO 1 or 2: ZeRO-2 fits, which Megatron-LM does
+  // not run; what it runs does not fit, and the closest of that is named, not a ZeRO-2.
+  PlanRequest zero;
+  zero.workload = Model("llama3-70b");
+  zero.gpus = {32};
+  zero.global_batch_size = 64;
+  zero.constraints.tensor_parallel = {8};
+  zero.constraints.pipeline_parallel = {1};
+  zero.constraints.zero_stage = {1, 2};
+  zero.constraints.framework = Framework::kMegatron;
+  plan = Plan(zero, Profile("dgx-a100-80gb"));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->plans.empty());
+  const std::string& why = plan->infeasible_reason;
+  EXPECT_EQ(why.rfind("FRAMEWORK_MEGATRON runs none of the configurations that fit (the first, TP8 PP1 DP4 ", 0), 0u)
+      << why;
+  EXPECT_NE(why.find(" zero2 "), std::string::npos) << why;
+  const size_t closest = why.find("); the others do not fit in memory; the closest, ");
+  ASSERT_NE(closest, std::string::npos) << why;
+  EXPECT_EQ(why.find(" zero2 ", closest), std::string::npos) << why;
+  EXPECT_NE(why.find(" zero1 ", closest), std::string::npos) << why;
 }
 
 TEST(Search, DeadlineTruncates) {
