@@ -14,19 +14,15 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
-#include "estimator/inputs/measured_features.h"
-#include "estimator/inputs/units.h"
 #include "estimator/inputs/validate.h"
 #include "estimator/iteration/assemble.h"
 #include "estimator/iteration/comm_schedule.h"
 #include "estimator/iteration/estimate.h"
 #include "estimator/iteration/stage_costs.h"
-#include "estimator/iteration/uncertainty.h"
 #include "estimator/plan/ranking.h"
 #include "estimator/plan/recompute_fallback.h"
 #include "estimator/plan/search_space.h"
+#include "estimator/plan/worker_state.h"
 #include "estimator/system/collectives.h"
 #include "estimator/system/hardware.h"
 #include "estimator/workloads/model_costs.h"
@@ -37,134 +33,6 @@ namespace {
 
 // True once the request's deadline has passed or its caller cancelled it.
 bool Expired(const PlanRequest& r) { return Interrupt{r.deadline, r.cancelled}.Requested(); }
-
-struct WorkerState {
-  TopK top;
-  TopK pool[kObjectives];
-  int64_t enumerated = 0;
-  int64_t feasible = 0;
-  int64_t evaluated = 0;
-  bool truncated = false;
-  double best_shortfall_bytes = INFINITY;
-  ParallelConfig shortfall_config;
-  double shortfall_total_bytes = 0;
-  // Over the settings of the shape being searched that did not fit, the least of what
-  // they lack beyond what offloading the experts' inputs would move from their end
-  // stages (<= 0: that offloading could make one fit).
-  double shape_shortfall_after_offload = INFINITY;
-  // A setting the framework asked for does not run, and why: the answer's example where
-  // nothing ran, the first that fit (else the first of all) by ConfigBefore. Kept only
-  // while this worker has offered nothing (once one has, the answer has plans).
-  bool refused = false;
-  bool refused_fit = false;
-  ParallelConfig refused_config;
-  FrameworkRefusal refusal;
-  absl::Status error;
-  void NoteRefusal(const ParallelConfig& c, const FrameworkRefusal& r, bool fit) {
-    if (feasible > 0) return;
-    if (refused && (refused_fit > fit || (refused_fit == fit && !ConfigBefore(c, refused_config)))) return;
-    refused = true;
-    refused_fit = fit;
-    refused_config = c;
-    refusal = r;
-  }
-  // Whether this worker's refusal example comes before `other`'s (null: it does).
-  bool RefusalBefore(const WorkerState* other) const {
-    if (!refused) return false;
-    if (other == nullptr || refused_fit != other->refused_fit) return other == nullptr || refused_fit;
-    return ConfigBefore(refused_config, other->refused_config);
-  }
-  explicit WorkerState(size_t k)
-      : top(k * kFoldSlack), pool{TopK(kPoolSize), TopK(kPoolSize), TopK(kPoolSize), TopK(kPoolSize)} {}
-  // Candidates kept per plan asked for: a configuration comes in up to 8 variants of rank
-  // order and overlap switches that may predict alike and fold into one row.
-  static constexpr size_t kFoldSlack = 8;
-  // Candidates kept per objective and worker: the answer's Pareto front is drawn from the
-  // best kPoolSize by each objective over every worker's pools; a bound on memory and on
-  // the front's work, not a tuned value.
-  static constexpr size_t kPoolSize = 256;
-};
-
-// time@pNN: the quantile's multiplier of a predicted time, by the regime, envelope and
-// measured features of the configuration (iteration/uncertainty.h). Within one shape only
-// the pipeline, ZeRO-3 and offload features vary: at most 8 factors, each computed once.
-class QuantileFactors {
- public:
-  QuantileFactors(const SearchSpace& space, int gpus, const ModelCosts& model)
-      : space_(space),
-        gpus_(gpus),
-        flops_per_token_(model.tokens_per_sample > 0 ? model.model_flops_per_sample / model.tokens_per_sample : 0) {}
-  double Of(const ParallelConfig& candidate) {
-    const PlanRequest& req = *space_.request;
-    if (req.objective_quantile <= 0) return 1.0;
-    const unsigned f = FeaturesOf(req.workload, candidate);
-    const int slot = ((f & kFeaturePipelineParallel) ? 1 : 0) | ((f & kFeatureShardedWeights) ? 2 : 0) |
-                     ((f & kFeatureOffload) ? 4 : 0);
-    if (factors_[slot] == 0) {
-      factors_[slot] = QuantileFactor(PredictionUncertainty(*space_.profile, gpus_, flops_per_token_, f).scale,
-                                      req.objective_quantile);
-    }
-    return factors_[slot];
-  }
-
- private:
-  const SearchSpace& space_;
-  const int gpus_;
-  const double flops_per_token_;
-  double factors_[8] = {};  // 0 = not yet computed
-};
-
-// The ranked top's key of an assembled candidate: the objective asked for per sample
-// (ranked across GPU counts), time at the quantile asked for.
-double RankKey(const SearchSpace& space, int global_batch, const CandidateResult& r, double quantile_factor) {
-  double key = 0;
-  switch (space.request->objective) {
-    case Objective::kTime:
-      key = r.iteration_time_s * quantile_factor;
-      break;
-    case Objective::kCost:
-      key = r.cost_usd;
-      break;
-    case Objective::kEnergy:
-      key = r.energy_j;
-      break;
-  }
-  return key / global_batch;
-}
-
-// True when no candidate whose objectives are at least `bound`'s (BoundVariants), with
-// its memory, could enter the ranked top or any objective's pool: each takes only
-// candidates at or below its last (TopK::WouldAccept). Energy is compared a hair below
-// the bound, against rounding in its sum.
-bool Outranked(const SearchSpace& space, int global_batch, double quantile_factor, const CandidateResult& bound,
-               const WorkerState& st) {
-  if (st.top.WouldAccept(RankKey(space, global_batch, bound, quantile_factor))) return false;
-  for (int o = 0; o < kObjectives; ++o) {
-    const double v = ObjectiveValue(bound, o);
-    if (st.pool[o].WouldAccept(o == 2 ? v * (1 - 1e-9) : v)) return false;
-  }
-  return true;
-}
-
-// Offers an assembled candidate to the ranked top and to each objective's pool.
-void Offer(const SearchSpace& space, int global_batch, const ModelCosts& model, const ParallelConfig& c,
-           double quantile_factor, Scored s, WorkerState* st) {
-  s.key = RankKey(space, global_batch, s.result, quantile_factor);
-  const bool top = st->top.WouldAccept(s.key);
-  bool pooled = false;
-  for (int o = 0; o < kObjectives && !pooled; ++o) pooled = st->pool[o].WouldAccept(ObjectiveValue(s.result, o));
-  if (!top && !pooled) return;
-  s.config = c;
-  EchoResolvedDefaults(model, &s.config);
-  s.model_flops_per_sample = model.model_flops_per_sample;
-  s.tokens_per_sample = model.tokens_per_sample;
-  if (top) st->top.Offer(s);
-  for (int o = 0; o < kObjectives; ++o) {
-    Scored p = s;
-    p.key = ObjectiveValue(s.result, o);
-    if (st->pool[o].WouldAccept(p.key)) st->pool[o].Offer(p);
-  }
-}
 
 // The overlap flags and rank orders of a setting that fits (`mem` its memory), each
 // assembled and offered.
@@ -494,52 +362,6 @@ void RunWorkers(const SearchSpace& space, const std::vector<int>& micro_batches,
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) pool.emplace_back(work, t);
   for (std::thread& th : pool) th.join();
-}
-
-// Why no plan came back: what the framework asked for refused of what fit (`refused_state`:
-// the worker whose refused setting comes first; null: none refused), the closest
-// configuration's memory shortfall, the deadline, or nothing that divides.
-std::string InfeasibleReason(const SearchSpace& space, const WorkerState* shortfall_state,
-                             const WorkerState* refused_state, bool truncated) {
-  std::vector<std::string> parts;
-  const bool short_of_memory = shortfall_state != nullptr && std::isfinite(shortfall_state->best_shortfall_bytes);
-  // A refused setting that fit is said first; one that did not only where the framework
-  // ran nothing at all (else the closest it runs says more).
-  const bool refused = refused_state != nullptr && (refused_state->refused_fit || !short_of_memory);
-  if (refused) {
-    const ParallelConfig& c = refused_state->refused_config;
-    parts.push_back(absl::StrFormat("%s runs none of the configurations %s%s (the first, %s on %d GPUs: %s %s)",
-                                    FrameworkName(space.request->constraints.framework),
-                                    refused_state->refused_fit ? "that fit" : "the constraints admit",
-                                    truncated ? " so far" : "", c.ShortString(), static_cast<int>(c.NumGpus()),
-                                    refused_state->refusal.field, refused_state->refusal.reason));
-  }
-  if (short_of_memory) {
-    const double headroom = space.request->constraints.memory_headroom_ratio;
-    // Offloading to host memory is searched only on request: say so where nothing fits.
-    const char* offload = space.request->constraints.allow_offload
-                              ? ""
-                              : "; offloading to host memory was not searched (constraints.allow_offload; paraplan plan "
-                                "--allow-offload)";
-    // Cut short, the search saw only part of the space: what it saw did not fit.
-    const char* lead =
-        truncated ? (refused ? "the search was cut short (deadline or candidate cap)"
-                             : "the search was cut short (deadline or candidate cap) before a configuration that fits "
-                               "was found")
-                  : (refused ? "the others do not fit in memory" : "no configuration fits in memory");
-    parts.push_back(absl::StrFormat(
-        "%s; the closest%s, %s on %d GPUs, needs %.1f GiB of %.1f GiB usable (%.1f GiB short)%s", lead,
-        truncated ? " so far" : "", shortfall_state->shortfall_config.ShortString(),
-        static_cast<int>(shortfall_state->shortfall_config.NumGpus()), shortfall_state->shortfall_total_bytes / kGiB,
-        space.hws.front()->capacity_bytes() * (1 - headroom) / kGiB, shortfall_state->best_shortfall_bytes / kGiB,
-        offload));
-  } else if (refused && truncated) {
-    parts.push_back("the search was cut short (deadline or candidate cap)");
-  }
-  if (!parts.empty()) return absl::StrJoin(parts, "; ");
-  if (truncated) return "the search was cut short (deadline or candidate cap) before any configuration was evaluated";
-  return "no valid configuration: the GPU counts, global batch size and constraints admit no "
-         "combination of degrees that divides the model";
 }
 
 // The plans returned say which collectives they run and with which algorithm (the search

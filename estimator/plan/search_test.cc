@@ -19,6 +19,15 @@ namespace {
 using testing::Model;
 using testing::Profile;
 
+// A plan request for a preset model on `gpus` GPUs at `global_batch`, nothing else set.
+PlanRequest Request(const std::string& model, int gpus, int global_batch) {
+  PlanRequest req;
+  req.workload = Model(model);
+  req.gpus = {gpus};
+  req.global_batch_size = global_batch;
+  return req;
+}
+
 Workload SmallModel() {
   Workload w = Model("llama3-8b");
   w.name = "small";
@@ -234,10 +243,7 @@ TEST(Search, BestPlanEqualsBruteForce) {
 // ties in both under the other rank order is named as its row's equivalent, and ties
 // break toward overlapping the gradient reduction.
 TEST(Search, TopRowsDifferInTimeOrMemory) {
-  PlanRequest req;
-  req.workload = Model("gpt3-175b");
-  req.gpus = {1024};
-  req.global_batch_size = 1536;
+  PlanRequest req = Request("gpt3-175b", 1024, 1536);
   req.top_k = 10;
   absl::StatusOr<PlanResult> plan = Plan(req, Profile("dgx-a100-80gb"));
   ASSERT_TRUE(plan.ok()) << plan.status();
@@ -307,10 +313,7 @@ TEST(Search, RanksByAQuantileOfTheTime) {
 }
 
 TEST(Search, ConstraintsAreHonoured) {
-  PlanRequest req;
-  req.workload = Model("gpt3-175b");
-  req.gpus = {512};
-  req.global_batch_size = 512;
+  PlanRequest req = Request("gpt3-175b", 512, 512);
   req.constraints.tensor_parallel = {4};
   req.constraints.max_pipeline_parallel = 16;
   req.constraints.recompute = {Recompute::kFull};
@@ -367,10 +370,7 @@ TEST(Search, ProposesUnevenPipelineStages) {
 }
 
 TEST(Search, ExplainsWhenNothingFits) {
-  PlanRequest req;
-  req.workload = Model("gpt3-175b");
-  req.gpus = {8};
-  req.global_batch_size = 8;
+  PlanRequest req = Request("gpt3-175b", 8, 8);
   absl::StatusOr<PlanResult> plan = Plan(req, Profile("abci-v100-16gb"));
   ASSERT_TRUE(plan.ok());
   EXPECT_TRUE(plan->plans.empty());
@@ -395,10 +395,7 @@ TEST(Search, ExplainsWhenNothingFits) {
 // A framework that runs none of what fits is named with the first configuration it
 // refused and why, not "nothing fits"; beside what does not fit, both are said.
 TEST(Search, SaysWhatTheFrameworkRefused) {
-  PlanRequest req;
-  req.workload = Model("gpt3-175b");
-  req.gpus = {1024};
-  req.global_batch_size = 1536;
+  PlanRequest req = Request("gpt3-175b", 1024, 1536);
   req.constraints.tensor_parallel = {8};
   req.constraints.pipeline_parallel = {8};
   req.constraints.virtual_pipeline_stages = {3};
@@ -424,10 +421,7 @@ TEST(Search, SaysWhatTheFrameworkRefused) {
 
   // Llama 3 70B on 32 A100s at TP 8 under ZeRO 1 or 2: ZeRO-2 fits, which Megatron-LM does
   // not run; what it runs does not fit, and the closest of that is named, not a ZeRO-2.
-  PlanRequest zero;
-  zero.workload = Model("llama3-70b");
-  zero.gpus = {32};
-  zero.global_batch_size = 64;
+  PlanRequest zero = Request("llama3-70b", 32, 64);
   zero.constraints.tensor_parallel = {8};
   zero.constraints.pipeline_parallel = {1};
   zero.constraints.zero_stage = {1, 2};
@@ -446,10 +440,7 @@ TEST(Search, SaysWhatTheFrameworkRefused) {
 }
 
 TEST(Search, DeadlineTruncates) {
-  PlanRequest req;
-  req.workload = Model("gpt3-175b");
-  req.gpus = {4096};
-  req.global_batch_size = 1536;
+  PlanRequest req = Request("gpt3-175b", 4096, 1536);
   req.deadline = absl::Now() - absl::Seconds(1);
   absl::StatusOr<PlanResult> plan = Plan(req, Profile("dgx-a100-80gb"));
   ASSERT_TRUE(plan.ok());
