@@ -7,10 +7,6 @@
 
 namespace paraplan {
 
-namespace {
-int AtLeastOne(int v) { return v > 0 ? v : 1; }
-}  // namespace
-
 ParallelConfig ParallelConfig::Normalized() const {
   ParallelConfig c = *this;
   c.data_parallel = AtLeastOne(c.data_parallel);
@@ -34,36 +30,6 @@ ParallelConfig ParallelConfig::Normalized() const {
                                                         : PipelineSchedule::k1F1B;
   }
   return c;
-}
-
-bool SendsWholeStageActivation(Framework framework, bool sequence_parallel) {
-  return framework == Framework::kDeepSpeed && !sequence_parallel;
-}
-
-bool OverlapsGradientReduction(const ParallelConfig& c) {
-  if (c.framework != Framework::kDeepSpeed) return c.overlap_grad_reduce;
-  return c.overlap_grad_reduce && c.pipeline_parallel <= 1 && (c.zero_stage == 1 || c.zero_stage == 2);
-}
-
-bool OverlapsParameterGather(const ParallelConfig& c) {
-  return c.overlap_param_gather && c.framework != Framework::kDeepSpeed;
-}
-
-bool ShardsOncePerIteration(const ParallelConfig& c) {
-  return c.zero_stage >= 3 && c.framework == Framework::kTorchtitan && c.pipeline_parallel > 1;
-}
-
-int64_t ParallelConfig::NumGpus() const {
-  return int64_t{AtLeastOne(data_parallel)} * AtLeastOne(tensor_parallel) *
-         AtLeastOne(pipeline_parallel) * AtLeastOne(context_parallel) *
-         AtLeastOne(spatial_parallel) * AtLeastOne(filter_parallel) *
-         AtLeastOne(channel_parallel);
-}
-
-int64_t ParallelConfig::ExpertDataParallel() const {
-  const int64_t ranks = int64_t{tensor_parallel} * context_parallel * data_parallel;
-  const int64_t grid = int64_t{expert_parallel} * ExpertTensorParallel();
-  return grid > 0 && ranks >= grid ? ranks / grid : 1;
 }
 
 std::vector<int> ParallelConfig::PipelineChunkLayers(int num_layers) const {
@@ -104,11 +70,6 @@ std::vector<int> ParallelConfig::PipelineChunkLayers(int num_layers) const {
     }
   }
   return out;
-}
-
-int ParallelConfig::NumMicroBatches() const {
-  const int64_t per_step = int64_t{AtLeastOne(data_parallel)} * AtLeastOne(micro_batch_size);
-  return static_cast<int>(global_batch_size / per_step);
 }
 
 const char* RecomputeName(Recompute r) {

@@ -134,10 +134,16 @@ struct ParallelConfig {
   CollectiveAlgorithm tp_algorithm = CollectiveAlgorithm::kAuto;
   Placement placement = Placement::kPacked;
 
+  static constexpr int AtLeastOne(int v) { return v > 0 ? v : 1; }
   // Degrees <= 0 become 1; kDefault schedule becomes 1F1B or interleaved.
   ParallelConfig Normalized() const;
-  // GPUs used: dp * tp * pp * cp * spatial * filter * channel.
-  int64_t NumGpus() const;
+  // GPUs used: dp * tp * pp * cp * spatial * filter * channel (degrees <= 0 count as 1).
+  // Inline, as the accessors below: each candidate's assembly reads them several times.
+  int64_t NumGpus() const {
+    return int64_t{AtLeastOne(data_parallel)} * AtLeastOne(tensor_parallel) * AtLeastOne(pipeline_parallel) *
+           AtLeastOne(context_parallel) * AtLeastOne(spatial_parallel) * AtLeastOne(filter_parallel) *
+           AtLeastOne(channel_parallel);
+  }
   // Ranks inside one data-parallel replica's layer: tp * cp * spatial * filter * channel.
   int64_t InnerDegree() const {
     return int64_t{tensor_parallel} * context_parallel * spatial_parallel * filter_parallel *
@@ -146,7 +152,11 @@ struct ParallelConfig {
   // expert_tensor_parallel, or tensor_parallel where it is 0.
   int ExpertTensorParallel() const { return expert_tensor_parallel > 0 ? expert_tensor_parallel : tensor_parallel; }
   // Replicas of each expert shard: tp * cp * dp / (ep * etp), at least 1 (normalized).
-  int64_t ExpertDataParallel() const;
+  int64_t ExpertDataParallel() const {
+    const int64_t ranks = int64_t{tensor_parallel} * context_parallel * data_parallel;
+    const int64_t grid = int64_t{expert_parallel} * ExpertTensorParallel();
+    return grid > 0 && ranks >= grid ? ranks / grid : 1;
+  }
   // Decoder layers of each model chunk, in chunk order (chunk k = virtual stage k / pp
   // on pipeline stage k % pp), for `num_layers` layers. Without first / last stage
   // counts: chunk k holds [k L / chunks, (k + 1) L / chunks). With them, the other
@@ -156,7 +166,10 @@ struct ParallelConfig {
   // Counts may be negative when the stage counts exceed the layers (validation rejects).
   std::vector<int> PipelineChunkLayers(int num_layers) const;
   // Micro-batches per iteration per pipeline: global / (dp * micro).
-  int NumMicroBatches() const;
+  int NumMicroBatches() const {
+    return static_cast<int>(global_batch_size /
+                            (int64_t{AtLeastOne(data_parallel)} * AtLeastOne(micro_batch_size)));
+  }
   // "TP8 PP8 DP16 CP1 ..." — compact human form for tables and logs.
   std::string ShortString() const;
 };
@@ -166,7 +179,9 @@ struct ParallelConfig {
 // (deepspeed/runtime/pipe/engine.py, _exec_send_activations / _exec_send_grads: p2p.send
 // of the stage's output tensors, which every TP rank holds whole). Megatron-LM splits
 // them (its scatter-gather; under sequence parallelism the activation is split already).
-bool SendsWholeStageActivation(Framework framework, bool sequence_parallel);
+inline bool SendsWholeStageActivation(Framework framework, bool sequence_parallel) {
+  return framework == Framework::kDeepSpeed && !sequence_parallel;
+}
 
 // Whether ZeRO 0-2's gradient reduction overlaps the backward: overlap_grad_reduce, except
 // under DeepSpeed, which reduces after the backward unless ZeRO 1 or 2 runs without
@@ -175,12 +190,17 @@ bool SendsWholeStageActivation(Framework framework, bool sequence_parallel);
 // ReduceTiedGrads, ReduceGrads, OptimizerStep at the final step), and without ZeRO its
 // engine all-reduces once backward() has returned (engine.py, allreduce_gradients:
 // buffered_allreduce_fallback).
-bool OverlapsGradientReduction(const ParallelConfig& c);
+inline bool OverlapsGradientReduction(const ParallelConfig& c) {
+  if (c.framework != Framework::kDeepSpeed) return c.overlap_grad_reduce;
+  return c.overlap_grad_reduce && c.pipeline_parallel <= 1 && (c.zero_stage == 1 || c.zero_stage == 2);
+}
 // Whether ZeRO 1-2's all-gather of the updated parameters overlaps the next forward:
 // overlap_param_gather (Megatron's distributed optimizer), never under DeepSpeed, whose
 // ZeRO 1 / 2 optimizer gathers them inside step() (runtime/zero/stage_1_and_2.py:
 // all_gather_dp_groups).
-bool OverlapsParameterGather(const ParallelConfig& c);
+inline bool OverlapsParameterGather(const ParallelConfig& c) {
+  return c.overlap_param_gather && c.framework != Framework::kDeepSpeed;
+}
 
 // Whether ZeRO-3 keeps each pipeline stage's weights gathered from its first micro-batch's
 // forward to its last backward and reduce-scatters the accumulated gradients once, after
@@ -188,7 +208,9 @@ bool OverlapsParameterGather(const ParallelConfig& c);
 // False with PP; torch.distributed.pipelining's stage.py, backward_maybe_with_nosync,
 // turns off resharding and gradient sync for every backward but the last, then runs
 // FSDP's post-backward). Else ZeRO-3 gathers every layer each pass and micro-batch.
-bool ShardsOncePerIteration(const ParallelConfig& c);
+inline bool ShardsOncePerIteration(const ParallelConfig& c) {
+  return c.zero_stage >= 3 && c.framework == Framework::kTorchtitan && c.pipeline_parallel > 1;
+}
 
 const char* RecomputeName(Recompute r);
 // "layernorm,moe_act": the module names of `modules`, comma-separated, in bit order.

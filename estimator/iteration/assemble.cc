@@ -25,8 +25,9 @@ double MemoryOverheadFraction(const Hardware& hw, const ParallelConfig& c) {
 
 // Once per rank order of a setting (AssembleVariant keeps it in the search's
 // VariantCache); PlaceDataParallel exports it. Writes `*out` in place: a copy of a
-// returned value stalls on the narrower stores that made it.
-void PlaceDp(const ParallelConfig& c, const Collectives& coll, DpGroups* out) {
+// returned value stalls on the narrower stores that made it. Without `experts` (a dense
+// model) the expert group is left a single rank: nothing reduces over it.
+void PlaceDp(const ParallelConfig& c, const Collectives& coll, bool experts, DpGroups* out) {
   // Context (and spatial) ranks sit just inside DP, hold the same weights and reduce
   // gradients with it; tensor-like ranks (tp, filter, channel) are innermost.
   const int64_t tp = c.tensor_parallel * int64_t{c.filter_parallel} * c.channel_parallel;
@@ -53,6 +54,8 @@ void PlaceDp(const ParallelConfig& c, const Collectives& coll, DpGroups* out) {
                                          : static_cast<int>(std::min<int64_t>(g.dense.size, per_cp * per_dp));
     }
   }
+  g.expert = GroupSpan{};
+  if (!experts) return;
   // Expert data parallelism sits outside the expert grid (etp x ep ranks, innermost);
   // under tp-cp-ep-pp-dp a grid wider than a stage's tp x cp ranks steps over pp.
   const int64_t grid = int64_t{c.ExpertTensorParallel()} * c.expert_parallel;
@@ -65,7 +68,7 @@ void PlaceDp(const ParallelConfig& c, const Collectives& coll, DpGroups* out) {
 
 DpGroups PlaceDataParallel(const ParallelConfig& c, const Collectives& coll) {
   DpGroups g;
-  PlaceDp(c, coll, &g);
+  PlaceDp(c, coll, /*experts=*/true, &g);
   return g;
 }
 
@@ -91,6 +94,22 @@ void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
   // 16-bit copies.
   const WeightBytes weight = WeightBytesOf(model, c);
   const double compute_weight_bytes = model.fp32_params ? weight.gathered : weight.held;
+  // ZeRO (Rajbhandari et al. SC'20): stage 1 shards optimizer states, 2 also
+  // gradients, 3 also weights, over the data-parallel ranks.
+  const bool shard_states = c.zero_stage >= 1 || DeepSpeedBf16Optimizer(model, c);
+  const double opt_div_d = shard_states ? dpcp : 1, opt_div_e = shard_states ? expert_dp : 1;
+  // torchtitan's pipeline stages accumulate their gradients unsharded (ShardsOncePerIteration).
+  const bool once = ShardsOncePerIteration(c);
+  const double grad_div_d = c.zero_stage >= 2 && !once ? dpcp : 1;
+  const double grad_div_e = c.zero_stage >= 2 && !once ? expert_dp : 1;
+  const double w_div_d = c.zero_stage >= 3 ? dpcp : 1, w_div_e = c.zero_stage >= 3 ? expert_dp : 1;
+  const double grad_held = GradientBytesOf(model, c).held;
+  const bool gpipe = c.pipeline_schedule == PipelineSchedule::kGPipe;
+  // Communication buffers: gathered TP activation (SP), pipeline send/recv.
+  const bool whole = SendsWholeStageActivation(c.framework, c.sequence_parallel && c.tensor_parallel > 1);
+  const double send_buffers = 4 * model.pp_send_bytes * (whole ? 1 : c.tensor_parallel);
+  const double overhead_fixed = hw.memory_overhead_bytes();
+  const double overhead_share = MemoryOverheadFraction(hw, c);
   MemoryBreakdown best;
   MemoryStageList held;
   const int n = MemoryStages(stages, &held);
@@ -98,22 +117,13 @@ void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
     const StageMemory* st = held[i];
     const double dense = st->params - st->expert_params;
     const double ex = st->expert_params;
-    // ZeRO (Rajbhandari et al. SC'20): stage 1 shards optimizer states, 2 also
-    // gradients, 3 also weights, over the data-parallel ranks.
-    const bool shard_states = c.zero_stage >= 1 || DeepSpeedBf16Optimizer(model, c);
-    const double opt_div_d = shard_states ? dpcp : 1, opt_div_e = shard_states ? expert_dp : 1;
-    // torchtitan's pipeline stages accumulate their gradients unsharded (ShardsOncePerIteration).
-    const bool once = ShardsOncePerIteration(c);
-    const double grad_div_d = c.zero_stage >= 2 && !once ? dpcp : 1;
-    const double grad_div_e = c.zero_stage >= 2 && !once ? expert_dp : 1;
-    const double w_div_d = c.zero_stage >= 3 ? dpcp : 1, w_div_e = c.zero_stage >= 3 ? expert_dp : 1;
     MemoryBreakdown mb;
     mb.weights_bytes = (dense / w_div_d + ex / w_div_e) * weight.held;
-    mb.gradients_bytes = (dense / grad_div_d + ex / grad_div_e) * GradientBytesOf(model, c).held;
+    mb.gradients_bytes = (dense / grad_div_d + ex / grad_div_e) * grad_held;
     mb.optimizer_bytes =
         (dense / opt_div_d + ex / opt_div_e) * model.optimizer_state_bytes_per_param;
     const double flight = in_flight(*st);
-    const double head = c.pipeline_schedule == PipelineSchedule::kGPipe ? 0 : st->head_activation_bytes_per_mb;
+    const double head = gpipe ? 0 : st->head_activation_bytes_per_mb;
     mb.activations_bytes = (st->activation_bytes_per_mb - head) * flight + head + st->transient_bytes;
     if (grads_then_activations) mb.gradients_bytes = std::max(0.0, mb.gradients_bytes - mb.activations_bytes);
     if (c.offload.optimizer) {
@@ -152,10 +162,8 @@ void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
       mb.activations_bytes -= moved_a;
       mb.host_bytes += moved_a;
     }
-    // Communication buffers: gathered TP activation (SP), pipeline send/recv, ZeRO-3
-    // prefetch of two layers' full weights.
-    const bool whole = SendsWholeStageActivation(c.framework, c.sequence_parallel && c.tensor_parallel > 1);
-    mb.buffers_bytes = 4 * model.pp_send_bytes * (whole ? 1 : c.tensor_parallel);
+    // With the send buffers, ZeRO-3's prefetch of two layers' full weights.
+    mb.buffers_bytes = send_buffers;
     if (c.zero_stage >= 3 && !model.layers.empty() && c.framework == Framework::kDeepSpeed) {
       // DeepSpeed holds the module's tensors and those it prefetched: two weight tensors.
       const BlockCosts& l = model.layers[0];
@@ -170,7 +178,7 @@ void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
     auto total = [&](MemoryBreakdown* b) {
       const double used =
           b->weights_bytes + b->gradients_bytes + b->optimizer_bytes + b->activations_bytes + b->buffers_bytes;
-      b->overhead_bytes = hw.memory_overhead_bytes() + MemoryOverheadFraction(hw, c) * used;
+      b->overhead_bytes = overhead_fixed + overhead_share * used;
       b->total_bytes = used + b->overhead_bytes;
     };
     total(&mb);
@@ -392,7 +400,7 @@ void AssembleVariant(const ModelCosts& model, const StageCosts& stages, const Pa
   VariantCache::Entry& order = cache != nullptr ? cache->by_order[c.rank_order == RankOrder::kTpCpEpDpPp ? 0 : 1]
                                                 : local;
   if (!order.filled) {
-    PlaceDp(c, coll, &order.groups);
+    PlaceDp(c, coll, stages.max_expert_params > 0, &order.groups);
     DataParallelCalls(dp, order.groups, stages.max_dense_params, stages.max_expert_params, &order.calls);
     if (c.pipeline_parallel > 1) {
       order.pp_level = coll.LevelOfStride(PipelineStride(c));
