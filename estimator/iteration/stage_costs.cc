@@ -239,10 +239,10 @@ void KeepHeavyMiddleStages(const ModelCosts& model, const Chunks& chunks, int pp
 
 }  // namespace
 
-double SlowestStageS(const ModelCosts& model, int pp, int v, int first_layers, int last_layers) {
+double SlowestStageS(const ModelCosts& model, int pp, int v, int first_layers, int last_layers, double cap) {
   const Chunks chunks(model, pp, v, first_layers, last_layers);
   double slowest = 0;
-  for (int stage = 0; stage < pp; ++stage) {
+  for (int stage = 0; stage < pp && slowest < cap; ++stage) {
     slowest = std::max(slowest, chunks.TotalS(stage) + chunks.ExposedCopiesS(stage));
   }
   return slowest;

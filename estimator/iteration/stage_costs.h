@@ -16,6 +16,7 @@
 #define PARAPLAN_ESTIMATOR_ITERATION_STAGE_COSTS_H_
 
 #include <array>
+#include <cmath>
 
 #include "estimator/workloads/model_costs.h"
 
@@ -83,8 +84,11 @@ inline int MemoryStages(const StageCosts& s, MemoryStageList* out) {
 StageCosts ComputeStageCosts(const ModelCosts& model, int pp, int v, int first_layers = 0, int last_layers = 0);
 
 // The slowest stage's pace per micro-batch under that layout (its time and its exposed
-// offload copies), alone (`model` indexed).
-double SlowestStageS(const ModelCosts& model, int pp, int v, int first_layers, int last_layers);
+// offload copies), alone (`model` indexed). With `cap`, stops at the first stage whose
+// pace reaches it and returns that pace (a layout no faster than `cap`, for a caller
+// looking for one that is).
+double SlowestStageS(const ModelCosts& model, int pp, int v, int first_layers, int last_layers,
+                     double cap = INFINITY);
 
 }  // namespace paraplan
 

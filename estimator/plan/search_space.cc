@@ -1,6 +1,7 @@
 #include "estimator/plan/search_space.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
 
@@ -255,18 +256,25 @@ EndLayers BalancedEndLayers(const ModelCosts& model, int pp) {
   const double per_stage = (n + (pre + post) / layer) / pp;  // layers' worth a stage
   const int first0 = static_cast<int>(std::floor(per_stage - pre / layer));
   const int last0 = static_cast<int>(std::floor(per_stage - post / layer));
-  const double even = SlowestStageS(model, pp, 1, 0, 0);
-  EndLayers best;
-  double best_s = 0.99 * even;
+  // Megatron-Core lays the middle stages out evenly: only ends that leave them so.
+  std::array<EndLayers, 16> candidates;
+  int count = 0;
   for (int first = std::max(1, first0 - 1); first <= std::max(1, first0 + 2); ++first) {
     for (int last = std::max(1, last0 - 1); last <= std::max(1, last0 + 2); ++last) {
       const int middle = n - first - last;
       if (pp == 2 ? middle != 0 : middle < pp - 2 || middle % (pp - 2) != 0) continue;
-      const double s = SlowestStageS(model, pp, 1, first, last);
-      if (s < best_s) {
-        best_s = s;
-        best = {first, last};
-      }
+      candidates[count++] = {first, last};
+    }
+  }
+  if (count == 0) return {};
+  EndLayers best;
+  double best_s = 0.99 * SlowestStageS(model, pp, 1, 0, 0);
+  for (int i = 0; i < count; ++i) {
+    // A layout is costed only as far as it could still beat the best so far.
+    const double s = SlowestStageS(model, pp, 1, candidates[i].first, candidates[i].last, best_s);
+    if (s < best_s) {
+      best_s = s;
+      best = candidates[i];
     }
   }
   return best;
