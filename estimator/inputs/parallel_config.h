@@ -134,6 +134,7 @@ struct ParallelConfig {
   CollectiveAlgorithm tp_algorithm = CollectiveAlgorithm::kAuto;
   Placement placement = Placement::kPacked;
 
+  // A degree as the configuration counts it: 0 or less means 1.
   static constexpr int AtLeastOne(int v) { return v > 0 ? v : 1; }
   // Degrees <= 0 become 1; kDefault schedule becomes 1F1B or interleaved.
   ParallelConfig Normalized() const;
