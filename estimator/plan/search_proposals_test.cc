@@ -268,6 +268,11 @@ TEST(Search, BalancesEndStagesAgainstTheHead) {
   EXPECT_EQ(ends.last, 1);
   EXPECT_DOUBLE_EQ(SlowestStageS(m, 4, 1, 3, 1), 4);
   EXPECT_DOUBLE_EQ(SlowestStageS(m, 4, 1, 0, 0), 6);
+  // With a cap, costing stops at the first stage that reaches it: the even split's stages
+  // take 2, 3, 2, 6 s, so a cap of 2.5 stops at the second (3 s); above 6, all are costed.
+  EXPECT_DOUBLE_EQ(SlowestStageS(m, 4, 1, 0, 0, 2.5), 3);
+  EXPECT_DOUBLE_EQ(SlowestStageS(m, 4, 1, 0, 0, 7), 6);
+  EXPECT_DOUBLE_EQ(SlowestStageS(m, 4, 1, 3, 1, 4), 4);
   m.post.fwd_s = 0.4;
   IndexLayers(&m);
   EXPECT_EQ(BalancedEndLayers(m, 4).first, 0);
