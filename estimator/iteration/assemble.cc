@@ -74,126 +74,164 @@ DpGroups PlaceDataParallel(const ParallelConfig& c, const Collectives& coll) {
 
 
 
-void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
-                    const ParallelConfig& c, const SystemContext& sys, MemoryBreakdown* out) {
-  const Hardware& hw = *sys.hw;
-  const int m = std::max(1, c.NumMicroBatches());
+namespace {
+
+// What a configuration's memory is made of that is the same on every pipeline stage.
+struct MemoryTerms {
+  int m = 1;  // micro-batches per iteration
+  // ZeRO (Rajbhandari et al. SC'20): stage 1 shards optimizer states, 2 also gradients,
+  // 3 also weights, over the data-parallel ranks (dense) and the expert ones.
+  double opt_div_d = 1, opt_div_e = 1, grad_div_d = 1, grad_div_e = 1, w_div_d = 1, w_div_e = 1;
+  double weight_held = 0;           // bytes per parameter held
+  double compute_weight_bytes = 0;  // bytes per parameter the kernels read
+  double grad_held = 0;             // bytes per parameter of the gradient buffer
+  bool grads_then_activations = false;
+  bool once = false;   // ShardsOncePerIteration
+  bool gpipe = false;
+  double send_buffers = 0;  // gathered TP activation (SP), pipeline send / receive
+  double overhead_fixed = 0, overhead_share = 0;
+};
+
+MemoryTerms MemoryTermsOf(const ModelCosts& model, const ParallelConfig& c, const Hardware& hw) {
+  MemoryTerms t;
+  t.m = std::max(1, c.NumMicroBatches());
   const double dpcp = double{1.0} * c.data_parallel * c.context_parallel * c.spatial_parallel;
   const double expert_dp = static_cast<double>(c.ExpertDataParallel());
-  // Micro-batches a stage holds, by its place, with chunk 0's share of its activations
-  // from the chunks as laid out. The LM head's stored activations on the last stage are
-  // taken once (but under GPipe): its loss runs backward right after its forward.
-  auto in_flight = [&](const StageMemory& st) { return InFlightMicroBatches(c, m, st.chunk0_share, st.index); };
-
+  const bool shard_states = c.zero_stage >= 1 || DeepSpeedBf16Optimizer(model, c);
+  t.opt_div_d = shard_states ? dpcp : 1;
+  t.opt_div_e = shard_states ? expert_dp : 1;
+  // torchtitan's pipeline stages accumulate their gradients unsharded (ShardsOncePerIteration).
+  t.once = ShardsOncePerIteration(c);
+  t.grad_div_d = c.zero_stage >= 2 && !t.once ? dpcp : 1;
+  t.grad_div_e = c.zero_stage >= 2 && !t.once ? expert_dp : 1;
+  t.w_div_d = c.zero_stage >= 3 ? dpcp : 1;
+  t.w_div_e = c.zero_stage >= 3 ? expert_dp : 1;
+  // Bytes per parameter of the weights the kernels read: fp32 parameters compute with
+  // 16-bit copies.
+  const WeightBytes weight = WeightBytesOf(model, c);
+  t.weight_held = weight.held;
+  t.compute_weight_bytes = model.fp32_params ? weight.gathered : weight.held;
+  t.grad_held = GradientBytesOf(model, c).held;
   // Gradients that exist only from backward to the step (PyTorch, set_to_none) grow as
   // the activations are freed, layer by layer: at the peak, the larger of the two —
   // unless gradients accumulate over micro-batches or DDP's persistent fp32 buckets hold
   // them (ZeRO 0 with data parallelism).
-  const bool grads_then_activations = model.fp32_params && m == 1 && !(c.zero_stage == 0 && dpcp > 1);
-  // Bytes per parameter of the weights the kernels read: fp32 parameters compute with
-  // 16-bit copies.
-  const WeightBytes weight = WeightBytesOf(model, c);
-  const double compute_weight_bytes = model.fp32_params ? weight.gathered : weight.held;
-  // ZeRO (Rajbhandari et al. SC'20): stage 1 shards optimizer states, 2 also
-  // gradients, 3 also weights, over the data-parallel ranks.
-  const bool shard_states = c.zero_stage >= 1 || DeepSpeedBf16Optimizer(model, c);
-  const double opt_div_d = shard_states ? dpcp : 1, opt_div_e = shard_states ? expert_dp : 1;
-  // torchtitan's pipeline stages accumulate their gradients unsharded (ShardsOncePerIteration).
-  const bool once = ShardsOncePerIteration(c);
-  const double grad_div_d = c.zero_stage >= 2 && !once ? dpcp : 1;
-  const double grad_div_e = c.zero_stage >= 2 && !once ? expert_dp : 1;
-  const double w_div_d = c.zero_stage >= 3 ? dpcp : 1, w_div_e = c.zero_stage >= 3 ? expert_dp : 1;
-  const double grad_held = GradientBytesOf(model, c).held;
-  const bool gpipe = c.pipeline_schedule == PipelineSchedule::kGPipe;
-  // Communication buffers: gathered TP activation (SP), pipeline send/recv.
+  t.grads_then_activations = model.fp32_params && t.m == 1 && !(c.zero_stage == 0 && dpcp > 1);
+  // The LM head's stored activations on the last stage are taken once (but under GPipe):
+  // its loss runs backward right after its forward.
+  t.gpipe = c.pipeline_schedule == PipelineSchedule::kGPipe;
   const bool whole = SendsWholeStageActivation(c.framework, c.sequence_parallel && c.tensor_parallel > 1);
-  const double send_buffers = 4 * model.pp_send_bytes * (whole ? 1 : c.tensor_parallel);
-  const double overhead_fixed = hw.memory_overhead_bytes();
-  const double overhead_share = MemoryOverheadFraction(hw, c);
+  t.send_buffers = 4 * model.pp_send_bytes * (whole ? 1 : c.tensor_parallel);
+  t.overhead_fixed = hw.memory_overhead_bytes();
+  t.overhead_share = MemoryOverheadFraction(hw, c);
+  return t;
+}
+
+// Moves to the host what the configuration offloads of one stage's memory, `flight`
+// micro-batches in flight.
+void MoveToHost(const ModelCosts& model, const ParallelConfig& c, const StageMemory& st, double flight,
+                MemoryBreakdown* mb) {
+  if (c.offload.optimizer) {
+    mb->host_bytes += mb->optimizer_bytes;
+    mb->optimizer_bytes = 0;
+  }
+  if (c.offload.weights) {
+    // Stream weights per chunk: keep two chunks' worth on the GPU (double buffering).
+    const double keep = std::min(1.0, 2.0 / std::max(1.0, double(model.layers.size()) / c.pipeline_parallel));
+    mb->host_bytes += mb->weights_bytes * (1 - keep);
+    mb->weights_bytes *= keep;
+  }
+  if (c.offload.activations) {
+    // KARMA (Wahib et al. SC'20): keep the chunk being computed and the one in flight.
+    const double keep = std::min(mb->activations_bytes, 2 * st.chunk_activation_bytes_per_mb + st.transient_bytes);
+    mb->host_bytes += mb->activations_bytes - keep;
+    mb->activations_bytes = keep;
+  }
+  if (st.offloaded_bytes_per_mb > 0) {
+    // Fine-grained activation offloading: what the named modules save waits on the host
+    // for every micro-batch in flight; the GPU keeps one layer's as the group being
+    // reloaded (Megatron-Core also keeps the last groups of a forward as a margin).
+    const double layer = st.offloaded_bytes_per_mb / std::max(1, st.layers);
+    mb->activations_bytes += layer;
+    mb->host_bytes += std::max(0.0, st.offloaded_bytes_per_mb * flight - layer);
+  }
+  if (c.cpu_offload_layers > 0 && !model.layers.empty()) {
+    // Megatron-Core CPU offloading: the offloaded layers' activations (every micro-batch
+    // in flight) live on the host; one layer's stays as the buffer the transfers fill.
+    // Weights stay: cpu_offloading_weights defaults to False (model_parallel_config.py)
+    // and Megatron-Bridge's recipes set it so (scripts/performance/utils/overrides.py).
+    const BlockCosts& layer = model.layers[model.layers.size() / 2];
+    const double moved_a = std::min(
+        mb->activations_bytes,
+        std::max(0.0, c.cpu_offload_layers * layer.activation_bytes * flight - layer.activation_bytes));
+    mb->activations_bytes -= moved_a;
+    mb->host_bytes += moved_a;
+  }
+}
+
+// The buffers beside a stage's `params`: the send buffers and the weights gathered for
+// compute (ZeRO-3's prefetch, torchtitan's whole stage, torch.autocast's cache).
+double BufferBytes(const ModelCosts& model, const ParallelConfig& c, const MemoryTerms& t, double params) {
+  if (c.zero_stage >= 3 && !model.layers.empty() && c.framework == Framework::kDeepSpeed) {
+    // DeepSpeed holds the module's tensors and those it prefetched: two weight tensors.
+    const BlockCosts& l = model.layers[0];
+    return t.send_buffers + 2 * l.params / std::max(1.0, l.weight_tensors) * t.compute_weight_bytes;
+  }
+  if (t.once) return t.send_buffers + params * t.compute_weight_bytes;  // the stage's weights, gathered
+  if (c.zero_stage >= 3 && !model.layers.empty()) {
+    return t.send_buffers + 2 * model.layers[0].params * t.compute_weight_bytes;  // two layers' full weights
+  }
+  if (model.fp32_params) return t.send_buffers + params * t.compute_weight_bytes;  // torch.autocast's cache
+  return t.send_buffers;
+}
+
+// One stage's peak (through the last backward, or at the optimizer step where that holds
+// more), kept in `*best` where it holds more than the stages before.
+void KeepStagePeak(const ModelCosts& model, const ParallelConfig& c, const MemoryTerms& t, const StageMemory& st,
+                   MemoryBreakdown* best) {
+  const double dense = st.params - st.expert_params;
+  const double ex = st.expert_params;
+  MemoryBreakdown mb;
+  mb.weights_bytes = (dense / t.w_div_d + ex / t.w_div_e) * t.weight_held;
+  mb.gradients_bytes = (dense / t.grad_div_d + ex / t.grad_div_e) * t.grad_held;
+  mb.optimizer_bytes = (dense / t.opt_div_d + ex / t.opt_div_e) * model.optimizer_state_bytes_per_param;
+  // Micro-batches the stage holds, by its place, with chunk 0's share of its activations.
+  const double flight = InFlightMicroBatches(c, t.m, st.chunk0_share, st.index);
+  const double head = t.gpipe ? 0 : st.head_activation_bytes_per_mb;
+  mb.activations_bytes = (st.activation_bytes_per_mb - head) * flight + head + st.transient_bytes;
+  if (t.grads_then_activations) mb.gradients_bytes = std::max(0.0, mb.gradients_bytes - mb.activations_bytes);
+  MoveToHost(model, c, st, flight, &mb);
+  mb.buffers_bytes = BufferBytes(model, c, t, dense + ex);
+  auto total = [&t](MemoryBreakdown* b) {
+    const double used =
+        b->weights_bytes + b->gradients_bytes + b->optimizer_bytes + b->activations_bytes + b->buffers_bytes;
+    b->overhead_bytes = t.overhead_fixed + t.overhead_share * used;
+    b->total_bytes = used + b->overhead_bytes;
+  };
+  total(&mb);
+  if (model.fp32_grad_copy_at_step && !c.offload.optimizer) {
+    // The optimizer step, after the last backward has freed the activations, with the
+    // fp32 copies of its gradient shard beside the 16-bit buffer.
+    MemoryBreakdown step = mb;
+    step.activations_bytes = 0;
+    step.peak_at_optimizer_step = true;
+    step.gradients_bytes += (dense / t.opt_div_d + ex / t.opt_div_e) * 4;
+    total(&step);
+    if (step.total_bytes > mb.total_bytes) mb = step;
+  }
+  if (mb.total_bytes > best->total_bytes) *best = mb;
+}
+
+}  // namespace
+
+void AssembleMemory(const ModelCosts& model, const StageCosts& stages,
+                    const ParallelConfig& c, const SystemContext& sys, MemoryBreakdown* out) {
+  const Hardware& hw = *sys.hw;
+  const MemoryTerms terms = MemoryTermsOf(model, c, hw);
   MemoryBreakdown best;
   MemoryStageList held;
   const int n = MemoryStages(stages, &held);
-  for (int i = 0; i < n; ++i) {
-    const StageMemory* st = held[i];
-    const double dense = st->params - st->expert_params;
-    const double ex = st->expert_params;
-    MemoryBreakdown mb;
-    mb.weights_bytes = (dense / w_div_d + ex / w_div_e) * weight.held;
-    mb.gradients_bytes = (dense / grad_div_d + ex / grad_div_e) * grad_held;
-    mb.optimizer_bytes =
-        (dense / opt_div_d + ex / opt_div_e) * model.optimizer_state_bytes_per_param;
-    const double flight = in_flight(*st);
-    const double head = gpipe ? 0 : st->head_activation_bytes_per_mb;
-    mb.activations_bytes = (st->activation_bytes_per_mb - head) * flight + head + st->transient_bytes;
-    if (grads_then_activations) mb.gradients_bytes = std::max(0.0, mb.gradients_bytes - mb.activations_bytes);
-    if (c.offload.optimizer) {
-      mb.host_bytes += mb.optimizer_bytes;
-      mb.optimizer_bytes = 0;
-    }
-    if (c.offload.weights) {
-      // Stream weights per chunk: keep two chunks' worth on the GPU (double buffering).
-      const double keep = std::min(1.0, 2.0 / std::max(1.0, double(model.layers.size()) / c.pipeline_parallel));
-      mb.host_bytes += mb.weights_bytes * (1 - keep);
-      mb.weights_bytes *= keep;
-    }
-    if (c.offload.activations) {
-      // KARMA (Wahib et al. SC'20): keep the chunk being computed and the one in flight.
-      const double keep = std::min(mb.activations_bytes, 2 * st->chunk_activation_bytes_per_mb + st->transient_bytes);
-      mb.host_bytes += mb.activations_bytes - keep;
-      mb.activations_bytes = keep;
-    }
-    if (st->offloaded_bytes_per_mb > 0) {
-      // Fine-grained activation offloading: what the named modules save waits on the host
-      // for every micro-batch in flight; the GPU keeps one layer's as the group being
-      // reloaded (Megatron-Core also keeps the last groups of a forward as a margin).
-      const double layer = st->offloaded_bytes_per_mb / std::max(1, st->layers);
-      mb.activations_bytes += layer;
-      mb.host_bytes += std::max(0.0, st->offloaded_bytes_per_mb * flight - layer);
-    }
-    if (c.cpu_offload_layers > 0 && !model.layers.empty()) {
-      // Megatron-Core CPU offloading: the offloaded layers' activations (every micro-batch
-      // in flight) live on the host; one layer's stays as the buffer the transfers fill.
-      // Weights stay: cpu_offloading_weights defaults to False (model_parallel_config.py)
-      // and Megatron-Bridge's recipes set it so (scripts/performance/utils/overrides.py).
-      const BlockCosts& layer = model.layers[model.layers.size() / 2];
-      const double moved_a = std::min(
-          mb.activations_bytes,
-          std::max(0.0, c.cpu_offload_layers * layer.activation_bytes * flight - layer.activation_bytes));
-      mb.activations_bytes -= moved_a;
-      mb.host_bytes += moved_a;
-    }
-    // With the send buffers, ZeRO-3's prefetch of two layers' full weights.
-    mb.buffers_bytes = send_buffers;
-    if (c.zero_stage >= 3 && !model.layers.empty() && c.framework == Framework::kDeepSpeed) {
-      // DeepSpeed holds the module's tensors and those it prefetched: two weight tensors.
-      const BlockCosts& l = model.layers[0];
-      mb.buffers_bytes += 2 * l.params / std::max(1.0, l.weight_tensors) * compute_weight_bytes;
-    } else if (once) {
-      mb.buffers_bytes += (dense + ex) * compute_weight_bytes;  // the stage's weights, gathered
-    } else if (c.zero_stage >= 3 && !model.layers.empty()) {
-      mb.buffers_bytes += 2 * model.layers[0].params * compute_weight_bytes;
-    } else if (model.fp32_params) {
-      mb.buffers_bytes += (dense + ex) * compute_weight_bytes;  // torch.autocast's cache
-    }
-    auto total = [&](MemoryBreakdown* b) {
-      const double used =
-          b->weights_bytes + b->gradients_bytes + b->optimizer_bytes + b->activations_bytes + b->buffers_bytes;
-      b->overhead_bytes = overhead_fixed + overhead_share * used;
-      b->total_bytes = used + b->overhead_bytes;
-    };
-    total(&mb);
-    if (model.fp32_grad_copy_at_step && !c.offload.optimizer) {
-      // The optimizer step, after the last backward has freed the activations, with the
-      // fp32 copies of its gradient shard beside the 16-bit buffer.
-      MemoryBreakdown step = mb;
-      step.activations_bytes = 0;
-      step.peak_at_optimizer_step = true;
-      step.gradients_bytes += (dense / opt_div_d + ex / opt_div_e) * 4;
-      total(&step);
-      if (step.total_bytes > mb.total_bytes) mb = step;
-    }
-    if (mb.total_bytes > best.total_bytes) best = mb;
-  }
+  for (int i = 0; i < n; ++i) KeepStagePeak(model, c, terms, *held[i], &best);
   best.capacity_bytes = hw.capacity_bytes();
   best.fits = best.total_bytes <= best.capacity_bytes &&
               best.host_bytes <= hw.host_capacity_bytes_per_gpu();
