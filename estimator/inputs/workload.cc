@@ -77,22 +77,10 @@ TransformerSpec TransformerSpec::Resolved() const {
   return r;
 }
 
-bool TransformerSpec::IsMoeLayer(int i) const {
-  if (moe.num_experts <= 1 || i < moe.first_dense_layers) return false;
-  const int interval = moe.moe_layer_interval > 0 ? moe.moe_layer_interval : 1;
-  return (i + 1) % interval == 0;
-}
-
 int TransformerSpec::NumMoeLayers() const {
   int n = 0;
   for (int i = 0; i < num_layers; ++i) n += IsMoeLayer(i) ? 1 : 0;
   return n;
-}
-
-bool TransformerSpec::IsWindowLayer(int i) const {
-  if (sliding_window.tokens <= 0 || sliding_window.tokens >= seq_length) return false;
-  const int interval = sliding_window.layer_interval > 0 ? sliding_window.layer_interval : 1;
-  return i % interval == 0;
 }
 
 }  // namespace paraplan

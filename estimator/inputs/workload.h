@@ -118,11 +118,19 @@ struct TransformerSpec {
   bool is_moe() const { return moe.num_experts > 1; }
   // Whether layer i (from 0) is an MoE layer: past the first_dense_layers, every
   // moe_layer_interval-th layer.
-  bool IsMoeLayer(int i) const;
+  bool IsMoeLayer(int i) const {
+    if (moe.num_experts <= 1 || i < moe.first_dense_layers) return false;
+    const int interval = moe.moe_layer_interval > 0 ? moe.moe_layer_interval : 1;
+    return (i + 1) % interval == 0;
+  }
   // Number of MoE layers among num_layers.
   int NumMoeLayers() const;
   // Whether layer i (from 0) attends over a sliding window shorter than the sequence.
-  bool IsWindowLayer(int i) const;
+  bool IsWindowLayer(int i) const {
+    if (sliding_window.tokens <= 0 || sliding_window.tokens >= seq_length) return false;
+    const int interval = sliding_window.layer_interval > 0 ? sliding_window.layer_interval : 1;
+    return i % interval == 0;
+  }
 };
 
 // What a layer of a CNN layer graph computes: convolution, pooling, batch norm, ReLU /

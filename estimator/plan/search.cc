@@ -329,7 +329,7 @@ absl::Status ValidatePlanRequest(const PlanRequest& request, const SystemProfile
 // count's shapes held 2.27 million items for DeepSeek-V3 over 64 GPU counts (127 MB,
 // grown to 235 MB: the server's peak memory +230 MB, and most of a second of page
 // faults before any search, in which a 2 s deadline on a loaded machine left none).
-void RunWorkers(const SearchSpace& space, const std::vector<int>& micro_batches, std::vector<WorkerState>* states) {
+void RunWorkers(const SearchSpace& space, const IntList& micro_batches, std::vector<WorkerState>* states) {
   const PlanRequest& request = *space.request;
   const int threads = static_cast<int>(states->size());
   std::atomic<int64_t> enumerated_total{0};
@@ -398,7 +398,7 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request, const SystemProfile&
   BuildSearchSpace(request, profile, &space);
 
   PlanResult out;
-  const std::vector<int> micro_batches =
+  const IntList micro_batches =
       Allowed(Divisors(request.global_batch_size, request.global_batch_size),
               request.constraints.micro_batch_size, request.constraints.max_micro_batch_size);
   const size_t k = static_cast<size_t>(request.top_k == 0 ? kDefaultTopK : request.top_k);

@@ -84,8 +84,8 @@ bool WeighDeepEp(const SearchSpace& space, int ep) {
 
 }  // namespace
 
-std::vector<int> Divisors(int64_t n, int64_t cap) {
-  std::vector<int> low, high;
+IntList Divisors(int64_t n, int64_t cap) {
+  IntList low, high;
   for (int64_t i = 1; i * i <= n; ++i) {
     if (n % i != 0) continue;
     if (i <= cap) low.push_back(static_cast<int>(i));
@@ -96,8 +96,8 @@ std::vector<int> Divisors(int64_t n, int64_t cap) {
   return low;
 }
 
-std::vector<int> Allowed(std::vector<int> values, const std::vector<int>& allowed, int max) {
-  std::vector<int> out;
+IntList Allowed(const IntList& values, const std::vector<int>& allowed, int max) {
+  IntList out;
   for (int v : values) {
     if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), v) == allowed.end()) continue;
     if (max > 0 && v > max) continue;
@@ -106,16 +106,16 @@ std::vector<int> Allowed(std::vector<int> values, const std::vector<int>& allowe
   return out;
 }
 
-std::vector<bool> FlagValues(Flag f) {
+FlagList FlagValues(Flag f) {
   switch (f) {
     case Flag::kOn:
-      return {true};
+      return {{true, true}, 1};
     case Flag::kOff:
-      return {false};
+      return {{false, false}, 1};
     case Flag::kAny:
       break;
   }
-  return {false, true};
+  return {{false, true}, 2};
 }
 
 void BuildSearchSpace(const PlanRequest& request, const SystemProfile& profile, SearchSpace* space) {
@@ -142,10 +142,10 @@ void BuildSearchSpace(const PlanRequest& request, const SystemProfile& profile, 
   }
 }
 
-std::vector<Shape> EnumerateShapes(const SearchSpace& space, int gpus, const std::vector<int>& micro_batches) {
+std::vector<Shape> EnumerateShapes(const SearchSpace& space, int gpus, const IntList& micro_batches) {
   const PlanConstraints& k = space.request->constraints;
   std::vector<Shape> shapes;
-  std::vector<int> tps = {1}, cps = {1}, eps = {1};
+  IntList tps = {1}, cps = {1}, eps = {1};
   if (space.transformer) {
     // Unless the request lists or caps the degrees, tensor parallelism stays inside the
     // fastest network level's domain (an NVLink domain: 8 GPUs of a DGX, 72 of an NVL72):

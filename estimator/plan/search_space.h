@@ -16,6 +16,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "estimator/inputs/parallel_config.h"
 #include "estimator/inputs/system_profile.h"
 #include "estimator/inputs/workload.h"
@@ -26,13 +27,17 @@
 
 namespace paraplan {
 
+// A short list of degrees, on the stack up to 16 (the search lists them per shape and
+// pipeline degree: a heap allocation each cost it ~5 % of its time).
+using IntList = absl::InlinedVector<int, 16>;
+
 // Divisors of n that are <= cap, ascending. O(sqrt(n)): a global batch of 2^24 costs
 // 4,096 trial divisions, not 16 million.
-std::vector<int> Divisors(int64_t n, int64_t cap);
+IntList Divisors(int64_t n, int64_t cap);
 
 // Keeps `values` that the constraint list allows (empty = all) and that are <= max (0 =
 // no cap).
-std::vector<int> Allowed(std::vector<int> values, const std::vector<int>& allowed, int max);
+IntList Allowed(const IntList& values, const std::vector<int>& allowed, int max);
 
 // Whether the constraint list allows `v` (empty = all).
 template <typename T>
@@ -41,7 +46,14 @@ bool Permits(const std::vector<T>& allowed, T v) {
 }
 
 // The values a flag constraint leaves to search: {true}, {false} or {false, true}.
-std::vector<bool> FlagValues(Flag f);
+struct FlagList {
+  bool values[2];
+  int count;
+  const bool* begin() const { return values; }
+  const bool* end() const { return values + count; }
+  int size() const { return count; }
+};
+FlagList FlagValues(Flag f);
 
 // One per-layer shape: the part of a configuration that the per-layer costs depend on
 // (the search fills in the pipeline, data parallel and remaining settings).
@@ -92,7 +104,7 @@ void BuildSearchSpace(const PlanRequest& request, const SystemProfile& profile, 
 
 // Enumerates the per-layer shapes for one GPU count. `micro_batches` are the allowed
 // micro-batch sizes (divisors of the global batch: the largest local batch, dp = 1).
-std::vector<Shape> EnumerateShapes(const SearchSpace& space, int gpus, const std::vector<int>& micro_batches);
+std::vector<Shape> EnumerateShapes(const SearchSpace& space, int gpus, const IntList& micro_batches);
 
 // The configuration of `shape` with the request's fixed settings; the pipeline, data
 // parallel, ZeRO, offload, schedule and flag settings are filled in by the search.
@@ -116,7 +128,7 @@ unsigned LightRecomputeModules(const SearchSpace& space, const ParallelConfig& c
 // stages one layer short, every chunk (L + 2) / (pp v) slots. Uneven stages (BLOOM: 70
 // layers over 12; DeepSpeed's partitioning) take v = 1; the slowest stage sets the pace.
 struct Interleaving {
-  std::vector<int> vs = {1};
+  IntList vs = {1};
   int end_layers = 0;
 };
 Interleaving InterleavingsOf(const SearchSpace& space, int pp);

@@ -57,33 +57,6 @@ ModelShape ModelShape::Of(const ParallelConfig& c) {
   return s;
 }
 
-void BlockCosts::Add(const BlockCosts& o) {
-  fwd_s += o.fwd_s;
-  bwd_s += o.bwd_s;
-  recompute_s += o.recompute_s;
-  tp_fwd_s += o.tp_fwd_s;
-  tp_bwd_s += o.tp_bwd_s;
-  spatial_fwd_s += o.spatial_fwd_s;
-  spatial_bwd_s += o.spatial_bwd_s;
-  cp_s += o.cp_s;
-  cp_fwd_s += o.cp_fwd_s;
-  ep_s += o.ep_s;
-  ep_paired_saving_s += o.ep_paired_saving_s;
-  host_s += o.host_s;
-  wgrad_s += o.wgrad_s;
-  kernels += o.kernels;
-  activation_bytes += o.activation_bytes;
-  offloaded_bytes += o.offloaded_bytes;
-  expert_offloadable_bytes += o.expert_offloadable_bytes;
-  light_recompute_bytes += o.light_recompute_bytes;
-  transient_bytes = transient_bytes > o.transient_bytes ? transient_bytes : o.transient_bytes;
-  params += o.params;
-  tensors += o.tensors;
-  weight_tensors += o.weight_tensors;
-  expert_params += o.expert_params;
-  model_flops += o.model_flops;
-}
-
 BlockCosts BlockCosts::Between(const BlockCosts& from, const BlockCosts& to) {
   BlockCosts d;
   d.fwd_s = to.fwd_s - from.fwd_s;
@@ -227,7 +200,10 @@ ModelCosts WithExpertOffload(ModelCosts costs) {
 
 void IndexLayers(ModelCosts* costs) {
   const size_t n = costs->layers.size();
-  costs->prefix.assign(n + 1, BlockCosts());
+  std::vector<BlockCosts>& prefix = costs->prefix;
+  prefix.clear();
+  prefix.reserve(n + 1);  // each sum written once (no zeroed copies first)
+  prefix.emplace_back();
   costs->prefix_total_s.assign(n + 1, 0.0);
   costs->transient_bytes.resize(n);
   costs->max_layer_transient_bytes = 0;
@@ -235,10 +211,10 @@ void IndexLayers(ModelCosts* costs) {
     const BlockCosts& l = costs->layers[i];
     costs->transient_bytes[i] = l.transient_bytes;
     costs->max_layer_transient_bytes = std::max(costs->max_layer_transient_bytes, l.transient_bytes);
-    costs->prefix_total_s[i + 1] = costs->prefix_total_s[i] + costs->layers[i].TotalS();
-    costs->prefix[i + 1] = costs->prefix[i];
-    costs->prefix[i + 1].Add(costs->layers[i]);
-    costs->prefix[i + 1].transient_bytes = 0;
+    costs->prefix_total_s[i + 1] = costs->prefix_total_s[i] + l.TotalS();
+    prefix.push_back(prefix.back());
+    prefix.back().Add(l);
+    prefix.back().transient_bytes = 0;
   }
 }
 

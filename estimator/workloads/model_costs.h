@@ -99,7 +99,32 @@ struct BlockCosts {
   double TotalS() const {
     return fwd_s + bwd_s + recompute_s + tp_fwd_s + tp_bwd_s + spatial_fwd_s + spatial_bwd_s + cp_s + ep_s + host_s;
   }
-  void Add(const BlockCosts& o);
+  void Add(const BlockCosts& o) {
+    fwd_s += o.fwd_s;
+    bwd_s += o.bwd_s;
+    recompute_s += o.recompute_s;
+    tp_fwd_s += o.tp_fwd_s;
+    tp_bwd_s += o.tp_bwd_s;
+    spatial_fwd_s += o.spatial_fwd_s;
+    spatial_bwd_s += o.spatial_bwd_s;
+    cp_s += o.cp_s;
+    cp_fwd_s += o.cp_fwd_s;
+    ep_s += o.ep_s;
+    ep_paired_saving_s += o.ep_paired_saving_s;
+    host_s += o.host_s;
+    wgrad_s += o.wgrad_s;
+    kernels += o.kernels;
+    activation_bytes += o.activation_bytes;
+    offloaded_bytes += o.offloaded_bytes;
+    expert_offloadable_bytes += o.expert_offloadable_bytes;
+    light_recompute_bytes += o.light_recompute_bytes;
+    transient_bytes = transient_bytes > o.transient_bytes ? transient_bytes : o.transient_bytes;
+    params += o.params;
+    tensors += o.tensors;
+    weight_tensors += o.weight_tensors;
+    expert_params += o.expert_params;
+    model_flops += o.model_flops;
+  }
   // The sums of `to` less those of `from` (transient_bytes, a maximum, is left 0): with
   // prefix sums, the blocks between two layers.
   static BlockCosts Between(const BlockCosts& from, const BlockCosts& to);

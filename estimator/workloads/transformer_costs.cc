@@ -405,12 +405,12 @@ MoeMlp MoeMlpOf(const ModelContext& m, const Dims& x) {
 // embedding, normalises both streams, projects their concatenation 2h -> h (eh_proj,
 // column-parallel over TP), runs one transformer layer like the model's last and the
 // shared LM head with its loss. Its parameters: the layer, two norms and the projection.
-void AddMultiTokenPrediction(const Dims& x, const TransformerSpec& spec, const Hardware& hw, const Collectives& coll,
-                             const GroupSpan& tp, double host_kernel_s, ModelCosts* out) {
+// `out`'s embedding (pre) and head (post) are set, without MTP.
+void AddMultiTokenPrediction(const Dims& x, const TransformerSpec& spec, const Hardware& hw, ModelCosts* out) {
   if (spec.mtp_num_layers <= 0 || out->layers.empty()) return;
   const BlockCosts& last = out->layers.back();
-  BlockCosts embed = EmbeddingCosts(x, hw, coll, tp, host_kernel_s);
-  BlockCosts head = HeadCosts(x, spec, hw, coll, tp, host_kernel_s);
+  BlockCosts embed = out->pre;
+  BlockCosts head = out->post;
   for (BlockCosts* shared : {&embed, &head}) {
     shared->params = shared->tensors = shared->weight_tensors = 0;
   }
@@ -532,7 +532,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
 
   out.pre = EmbeddingCosts(x, hw, coll, tp, host_kernel_s);
   out.post = HeadCosts(x, spec, hw, coll, tp, host_kernel_s);
-  AddMultiTokenPrediction(x, spec, hw, coll, tp, host_kernel_s, &out);
+  AddMultiTokenPrediction(x, spec, hw, &out);
 
   // Each TP rank sends 1/t of the boundary activation (Megatron-LM's scatter-gather, or
   // sequence-parallel already), or all of it (DeepSpeed's pipeline engine).
