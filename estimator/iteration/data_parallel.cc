@@ -118,6 +118,18 @@ Fsdp2Copies Fsdp2CopyTimes(const DpContext& x, double layer_params) {
           x.hw.MemoryTime(layer_params * (x.model.param_gather_bytes_per_param + reduced))};
 }
 
+// A prefetched pass over `layers` layers (ZeRO-3 / FSDP one layer ahead, DeepSpeed one
+// module ahead) is a pipeline of its collectives beside the layers' work: the first
+// collective of a pass (the forward's first gather, the backward's) waits for nothing to
+// hide behind, and the last (the first layer's reduce-scatter) for nothing after it —
+// the fill and drain of that pipeline, exposed in full each micro-batch (the next
+// micro-batch's first gather shares the links with the previous one's last reduction).
+// `seconds` of one call, and its share of a layer's traffic that is not beside the work.
+struct PrefetchFill {
+  double seconds = 0, per_layer = 0;
+  static PrefetchFill Of(double call_s, double layers) { return {call_s, call_s / layers}; }
+};
+
 // One data-parallel group's traffic (`params` parameters, its collectives holding `sms`
 // of a node-wide ring's SMs, `k` their seconds a call) into `t`.
 void GroupDpTraffic(const DpContext& x, double params, double sms, const DpCalls& k, DpTraffic* t) {
@@ -160,11 +172,19 @@ void GroupDpTraffic(const DpContext& x, double params, double sms, const DpCalls
     const double rs_layer = z.reduces * k.reduce_scatter;
     const bool ahead = prefetch && z.prefetch;
     const Hardware& hw = x.hw;
-    const double fwd = ahead ? hw.ExposedBeside(z.gathers * ag, x.layer.fwd, sms) : z.gathers * ag;
-    const double beside_bwd = (ahead ? z.bwd_gathers * ag : 0) + (c.overlap_grad_reduce ? rs_layer : 0);
+    // Prefetched, each pass's first gather has nothing before it to hide behind, nor the
+    // last reduce bucket anything after it (PrefetchFill).
+    const PrefetchFill fwd_fill = PrefetchFill::Of(ahead && z.gathers > 0 ? ag : 0, layers);
+    const PrefetchFill bwd_fill = PrefetchFill::Of(ahead && z.bwd_gathers > 0 ? ag : 0, layers);
+    const PrefetchFill drain =
+        PrefetchFill::Of(c.overlap_grad_reduce && z.reduces > 0 ? k.reduce_scatter : 0, layers);
+    const double fwd =
+        ahead ? hw.ExposedBeside(z.gathers * ag - fwd_fill.per_layer, x.layer.fwd, sms) : z.gathers * ag;
+    const double beside_bwd = (ahead ? z.bwd_gathers * ag - bwd_fill.per_layer : 0) +
+                              (c.overlap_grad_reduce ? rs_layer - drain.per_layer : 0);
     const double blocking_bwd = (ahead ? 0 : z.bwd_gathers * ag) + (c.overlap_grad_reduce ? 0 : rs_layer);
     const double bwd = hw.ExposedBeside(beside_bwd, x.layer.bwd, sms) + blocking_bwd;
-    t->exposed += m * layers * (fwd + bwd);
+    t->exposed += m * (layers * (fwd + bwd) + fwd_fill.seconds + bwd_fill.seconds + drain.seconds);
     return;
   }
   // ZeRO-3 / FSDP: per layer and micro-batch, all-gather its weights before forward and
@@ -186,10 +206,17 @@ void GroupDpTraffic(const DpContext& x, double params, double sms, const DpCalls
   // torchtitan keeps its last block gathered from forward into backward (apply_fsdp:
   // reshard_after_forward is off for the last block, "since FSDP would prefetch it
   // immediately"): layers - 1 gathers a backward.
-  const double bwd_gathers = c.framework == Framework::kTorchtitan ? (layers - 1) / layers : 1.0;
+  const bool last_kept = c.framework == Framework::kTorchtitan;
+  const double bwd_gathers = last_kept ? (layers - 1) / layers : 1.0;
   if (prefetch) {
-    t->layer_fwd += ag_layer;
-    t->layer_bwd += bwd_gathers * ag_layer + rs_layer;
+    // One layer ahead: the forward's first gather, the backward's first (unless the last
+    // layer stayed gathered) and its last reduce-scatter have no layer's work beside them.
+    const PrefetchFill fwd_fill = PrefetchFill::Of(ag_layer, layers);
+    const PrefetchFill bwd_fill = PrefetchFill::Of(last_kept ? 0 : ag_layer, layers);
+    const PrefetchFill drain = PrefetchFill::Of(rs_layer, layers);
+    t->layer_fwd += ag_layer - fwd_fill.per_layer;
+    t->layer_bwd += bwd_gathers * ag_layer - bwd_fill.per_layer + rs_layer - drain.per_layer;
+    t->exposed += m * (fwd_fill.seconds + bwd_fill.seconds + drain.seconds);
   } else {
     t->exposed += m * layers * ((1 + bwd_gathers) * ag_layer + rs_layer);
   }

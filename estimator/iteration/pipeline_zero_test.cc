@@ -450,10 +450,13 @@ TEST(ShardedDataParallel, Zero3GathersEveryLayerEveryMicroBatch) {
 
 // Prefetched (one layer ahead), the gathers run on their own stream beside the layers'
 // work: a layer's forward hides its successor's all-gather, its backward the next
-// all-gather and its own reduce-scatter. Each costs what outlasts the layer's work, or
-// 20 % of the stretch they share (overlap_efficiency 0.8: the collective's SMs). The
-// layer's work includes the host-bound stretches where the compute stream waits for its
-// launches, shared between forward and backward as the GPU's work is.
+// all-gather and its successor's reduce-scatter. Each costs what outlasts the layer's
+// work, or 20 % of the stretch they share (overlap_efficiency 0.8: the collective's SMs).
+// The first gather of each pass and the last reduce-scatter have no layer beside them:
+// of 32 layers' collectives, 31 are beside the 32 layers' work, and one gather forward,
+// one backward and one reduce-scatter a micro-batch are exposed whole. The layer's work
+// includes the host-bound stretches where the compute stream waits for its launches,
+// shared between forward and backward as the GPU's work is.
 TEST(ShardedDataParallel, Zero3PrefetchedCostsWhatOutlastsTheLayerOrItsSmShare) {
   SystemProfile p = SimpleNet();
   p.calibration.overlap_efficiency = 0.8;
@@ -474,7 +477,10 @@ TEST(ShardedDataParallel, Zero3PrefetchedCostsWhatOutlastsTheLayerOrItsSmShare) 
     ASSERT_GT(s.host_s, 0);  // eager launches of a micro-batch of one sequence outlast some kernels
     const double fwd = (gpu_fwd + host_fwd) / 32, bwd = (gpu_bwd + s.host_s - host_fwd) / 32;
     auto exposed = [](double comm, double work) { return std::max(comm - work, 0.2 * std::min(comm, work)); };
-    EXPECT_NEAR(e->time.dp_comm_s, 2 * 32 * (exposed(ag, fwd) + exposed(ag + rs, bwd)), 1e-9) << bw;
+    const double beside_fwd = 31 * ag / 32, beside_bwd = 31 * (ag + rs) / 32;
+    EXPECT_NEAR(e->time.dp_comm_s, 2 * (ag + ag + rs + 32 * (exposed(beside_fwd, fwd) + exposed(beside_bwd, bwd))),
+                1e-9)
+        << bw;
     // Both sides of the max are exercised: the slow network's gathers outlast the forward.
     EXPECT_EQ(ag > fwd, bw < 10e9) << ag << " " << fwd;
   }
@@ -506,6 +512,35 @@ TEST(ShardedDataParallel, DeepSpeedZero3GathersTensorByTensor) {
   ASSERT_TRUE(fsdp.ok());
   const double layer_bytes = Bf16Costs(w, c, p).layers[0].params * 2;
   EXPECT_NEAR(fsdp->memory.buffers_bytes - e->memory.buffers_bytes, 2 * layer_bytes - 2 * layer_bytes / 4, 1e3);
+}
+
+// DeepSpeed ZeRO-3 prefetched (overlap_comm): each module's tensors gathered beside the
+// module before, the gradient buckets reduced beside the backward. Llama 3 8B as above
+// (131 tensors, 130 gathered again in backward, 17 buckets) over 32 layers: per layer
+// 131 / 32 gathers forward and 130 / 32 backward, 17 / 32 reductions; the first gather
+// of each pass and the last bucket wait for no module's work, whole each micro-batch.
+TEST(ShardedDataParallel, DeepSpeedZero3PrefetchedExposesFirstGathersAndLastBucket) {
+  SystemProfile p = SimpleNet();
+  p.calibration.overlap_efficiency = 0.8;
+  const Workload w = testing::Model("llama3-8b");
+  ParallelConfig c = Zero3(64, 128, Framework::kDeepSpeed);  // m = 2
+  c.overlap_param_gather = c.overlap_grad_reduce = true;
+  absl::StatusOr<Estimate> e = EstimateIteration(w, c, p);
+  ASSERT_TRUE(e.ok()) << e.status();
+  const double params = OneStageParams(w, c, p);
+  const double tensors = 32 * 4 + 2 + 1;
+  const double ag = 20e-6 + 63.0 / 64 * params * 2 / tensors / 80e9;
+  const double rs = 20e-6 + 63.0 / 64 * 5e8 * 2 / 80e9;
+  const BlockCosts s = ComputeStageCosts(Bf16Costs(w, c, p), 1, 1).slowest;
+  const double gpu_fwd = s.fwd_s, gpu_bwd = s.bwd_s + s.recompute_s;
+  const double host_fwd = s.host_s * gpu_fwd / (gpu_fwd + gpu_bwd);
+  const double fwd = (gpu_fwd + host_fwd) / 32, bwd = (gpu_bwd + s.host_s - host_fwd) / 32;
+  // Eight ranks a node: the group's rings hold a node-wide ring's SMs (share 1).
+  auto exposed = [](double comm, double work) { return std::max(comm - work, 0.2 * std::min(comm, work)); };
+  const double beside_fwd = tensors / 32 * ag - ag / 32;
+  const double beside_bwd = (tensors - 1) / 32 * ag - ag / 32 + 17.0 / 32 * rs - rs / 32;
+  EXPECT_NEAR(e->time.dp_comm_s, 2 * (ag + ag + rs + 32 * (exposed(beside_fwd, fwd) + exposed(beside_bwd, bwd))),
+              1e-9);
 }
 
 // DeepSpeed ZeRO-3 releases a tensor after its module unless it is used again within
