@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "estimator/inputs/parallel_config.h"
@@ -249,13 +250,14 @@ double SlowestStageS(const ModelCosts& model, int pp, int v, int first_layers, i
 }
 
 StageCosts ComputeStageCosts(const ModelCosts& given, int pp, int v, int first_layers, int last_layers) {
-  // Costs built by hand (tests) are indexed here, on a copy.
-  ModelCosts indexed;
+  // Costs built by hand (tests) are indexed here, on a copy (nothing built otherwise:
+  // the search calls this per layout).
+  std::optional<ModelCosts> indexed;
   if (!given.Indexed()) {
-    indexed = given;
-    IndexLayers(&indexed);
+    indexed.emplace(given);
+    IndexLayers(&*indexed);
   }
-  const ModelCosts& model = given.Indexed() ? given : indexed;
+  const ModelCosts& model = indexed.has_value() ? *indexed : given;
   StageCosts out;
   out.pp = pp;
   out.v = v;
