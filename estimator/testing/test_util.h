@@ -1,5 +1,5 @@
-// Shared fixtures for estimator tests: built-in profiles and presets by name, and a
-// Megatron-style configuration builder.
+// Shared fixtures for estimator tests: built-in profiles and presets by name, a
+// Megatron-style configuration builder, and a model's per-layer costs under one.
 #ifndef PARAPLAN_ESTIMATOR_TESTING_TEST_UTIL_H_
 #define PARAPLAN_ESTIMATOR_TESTING_TEST_UTIL_H_
 
@@ -9,6 +9,9 @@
 
 #include "estimator/catalog/presets.h"
 #include "estimator/inputs/parallel_config.h"
+#include "estimator/system/collectives.h"
+#include "estimator/system/hardware.h"
+#include "estimator/workloads/model_costs.h"
 
 namespace paraplan::testing {
 
@@ -54,6 +57,17 @@ inline ParallelConfig Config(int tp, int pp, int dp, int mbs, int gbs,
   c.global_batch_size = gbs;
   c.recompute = rc;
   return c;
+}
+
+// `w`'s per-layer costs under `c` on `p` with the linears in `precision`; `c` must be
+// valid for `w` (an invalid one aborts with the status: StatusOr::value).
+inline ModelCosts Costs(const Workload& w, const ParallelConfig& c, const SystemProfile& p, Precision precision) {
+  const Hardware hw(p, precision);
+  const Collectives coll(hw);
+  return ComputeModelCosts(w, ModelShape::Of(c.Normalized()), hw, coll).value();
+}
+inline ModelCosts Bf16Costs(const Workload& w, const ParallelConfig& c, const SystemProfile& p) {
+  return Costs(w, c, p, Precision::kBf16);
 }
 
 // A network level for hand-computed collective tests: no latency.

@@ -1,0 +1,350 @@
+// Sharded data parallelism (ZeRO 1-3, FSDP, DeepSpeed's and torchtitan's variants): the
+// data-parallel collectives and what of them the layers' work hides, checked against
+// numbers computed by hand.
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "estimator/iteration/assemble.h"
+#include "estimator/iteration/estimate.h"
+#include "estimator/iteration/stage_costs.h"
+#include "estimator/testing/test_util.h"
+#include "estimator/workloads/model_costs.h"
+#include "gtest/gtest.h"
+
+namespace paraplan {
+namespace {
+
+using testing::Bf16Costs;
+using testing::Config;
+using testing::Profile;
+
+// A simple network: 8 GPUs per node at 100 GB/s, 10 GB/s across nodes, efficiency 1,
+// no per-step latency, 20 us per collective call.
+SystemProfile SimpleNet() {
+  SystemProfile p = Profile("dgx-a100-80gb");
+  p.network_levels[0].bandwidth_gbytes_per_s = 100;
+  p.network_levels[0].latency_us = 0;
+  p.network_levels[1].bandwidth_gbytes_per_s = 10;
+  p.network_levels[1].latency_us = 0;
+  p.calibration.network = {{"nvlink", 1.0, 1e-9, {}}, {"infiniband", 1.0, 1e-9, {}}};
+  p.calibration.collective_overhead_us = 20;
+  return p;
+}
+
+// The dense parameters of `c`'s one pipeline stage (layers + embedding + head).
+double OneStageParams(const Workload& w, const ParallelConfig& c, const SystemProfile& p) {
+  return ComputeStageCosts(Bf16Costs(w, c, p), 1, 1).first.params;
+}
+
+// `dp` ranks of a global batch of `gbs` under ZeRO-3 as `framework` runs it.
+ParallelConfig Zero3(int dp, int gbs, Framework framework) {
+  ParallelConfig c = Config(1, 1, dp, 1, gbs);
+  c.zero_stage = 3;
+  c.framework = framework;
+  return c;
+}
+
+// ZeRO-3 / FSDP without prefetch: every micro-batch gathers each layer's weights before
+// its forward and again before its backward and reduce-scatters its gradients.
+TEST(ShardedDataParallel, Zero3GathersEveryLayerEveryMicroBatch) {
+  const SystemProfile p = SimpleNet();
+  const Workload w = testing::Model("llama3-8b");
+  ParallelConfig c = Config(1, 1, 64, 1, 128);  // 8 nodes, one rank per GPU: m = 2
+  c.zero_stage = 3;
+  absl::StatusOr<Estimate> e = EstimateIteration(w, c, p);
+  ASSERT_TRUE(e.ok()) << e.status();
+  // Dense parameters of the one stage (layers + embedding + head), spread over 32 layers.
+  const double per_layer = OneStageParams(w, c, p) / 32;
+  // DP 64 over 8 nodes of 8: a ring at 8 x 10 GB/s per node, capped by NVLink 100 GB/s.
+  const double bw = 80e9;
+  const double ag = 20e-6 + 63.0 / 64 * per_layer * 2 / bw;  // 2-byte weights
+  // Megatron-FSDP keeps and reduces gradients in the 2-byte compute dtype.
+  const double rs = 20e-6 + 63.0 / 64 * per_layer * 2 / bw;
+  EXPECT_NEAR(e->time.dp_comm_s, 2 * 32 * (ag + ag + rs), 1e-9);
+}
+
+// Prefetched (one layer ahead), the gathers run on their own stream beside the layers'
+// work: a layer's forward hides its successor's all-gather, its backward the next
+// all-gather and its successor's reduce-scatter. Each costs what outlasts the layer's
+// work, or 20 % of the stretch they share (overlap_efficiency 0.8: the collective's SMs).
+// The first gather of each pass and the last reduce-scatter have no layer beside them:
+// of 32 layers' collectives, 31 are beside the 32 layers' work, and one gather forward,
+// one backward and one reduce-scatter a micro-batch are exposed whole. The layer's work
+// includes the host-bound stretches where the compute stream waits for its launches,
+// shared between forward and backward as the GPU's work is.
+TEST(ShardedDataParallel, Zero3PrefetchedCostsWhatOutlastsTheLayerOrItsSmShare) {
+  SystemProfile p = SimpleNet();
+  p.calibration.overlap_efficiency = 0.8;
+  const Workload w = testing::Model("llama3-8b");
+  ParallelConfig c = Config(1, 1, 64, 1, 128);  // m = 2
+  c.zero_stage = 3;
+  c.overlap_param_gather = true;
+  for (const double bw : {80e9, 2e9}) {  // a node's NICs; a fortieth of them (gathers outlast the layer)
+    p.network_levels[1].bandwidth_gbytes_per_s = bw / 8e9;
+    absl::StatusOr<Estimate> e = EstimateIteration(w, c, p);
+    ASSERT_TRUE(e.ok()) << e.status();
+    const double per_layer = OneStageParams(w, c, p) / 32;
+    const double ag = 20e-6 + 63.0 / 64 * per_layer * 2 / bw;
+    const double rs = ag;  // 2-byte gradients
+    const BlockCosts s = ComputeStageCosts(Bf16Costs(w, c, p), 1, 1).slowest;
+    const double gpu_fwd = s.fwd_s, gpu_bwd = s.bwd_s + s.recompute_s;
+    const double host_fwd = s.host_s * gpu_fwd / (gpu_fwd + gpu_bwd);
+    ASSERT_GT(s.host_s, 0);  // eager launches of a micro-batch of one sequence outlast some kernels
+    const double fwd = (gpu_fwd + host_fwd) / 32, bwd = (gpu_bwd + s.host_s - host_fwd) / 32;
+    auto exposed = [](double comm, double work) { return std::max(comm - work, 0.2 * std::min(comm, work)); };
+    const double beside_fwd = 31 * ag / 32, beside_bwd = 31 * (ag + rs) / 32;
+    EXPECT_NEAR(e->time.dp_comm_s, 2 * (ag + ag + rs + 32 * (exposed(beside_fwd, fwd) + exposed(beside_bwd, bwd))),
+                1e-9)
+        << bw;
+    // Both sides of the max are exercised: the slow network's gathers outlast the forward.
+    EXPECT_EQ(ag > fwd, bw < 10e9) << ag << " " << fwd;
+  }
+}
+
+// DeepSpeed ZeRO-3 without prefetch: one all-gather per weight tensor and pass (Llama 3
+// 8B: 4 a layer, 32 layers, the word and position embeddings and the untied head: 131),
+// but the head's backward follows its forward at once, so it stays gathered (130 in
+// backward: any other tensor waits for the head's 2 x 525 M elements, over
+// stage3_max_reuse_distance's 1e9); the gradients in reduce buckets of 5e8 elements (17
+// for its 8.03 B parameters); every micro-batch. Its live set is two tensors' weights,
+// not two layers'.
+TEST(ShardedDataParallel, DeepSpeedZero3GathersTensorByTensor) {
+  const SystemProfile p = SimpleNet();
+  const Workload w = testing::Model("llama3-8b");
+  ParallelConfig c = Zero3(64, 128, Framework::kDeepSpeed);  // m = 2
+  absl::StatusOr<Estimate> e = EstimateIteration(w, c, p);
+  ASSERT_TRUE(e.ok()) << e.status();
+  const double params = OneStageParams(w, c, p);
+  ASSERT_NEAR(params, 8.03e9, 0.01e9);
+  const double tensors = 32 * 4 + 2 + 1;
+  const double ag = 20e-6 + 63.0 / 64 * params * 2 / tensors / 80e9;
+  const double rs = 20e-6 + 63.0 / 64 * 5e8 * 2 / 80e9;  // fp16 / bf16 communication_data_type
+  EXPECT_NEAR(e->time.dp_comm_s, 2 * ((2 * tensors - 1) * ag + 17 * rs), 1e-9);
+
+  // The same run under FSDP gathers a layer at a time, and holds two layers.
+  c.framework = Framework::kAny;
+  absl::StatusOr<Estimate> fsdp = EstimateIteration(w, c, p);
+  ASSERT_TRUE(fsdp.ok());
+  const double layer_bytes = Bf16Costs(w, c, p).layers[0].params * 2;
+  EXPECT_NEAR(fsdp->memory.buffers_bytes - e->memory.buffers_bytes, 2 * layer_bytes - 2 * layer_bytes / 4, 1e3);
+}
+
+// DeepSpeed ZeRO-3 prefetched (overlap_comm): each module's tensors gathered beside the
+// module before, the gradient buckets reduced beside the backward. Llama 3 8B as above
+// (131 tensors, 130 gathered again in backward, 17 buckets) over 32 layers: per layer
+// 131 / 32 gathers forward and 130 / 32 backward, 17 / 32 reductions; the first gather
+// of each pass and the last bucket wait for no module's work, whole each micro-batch.
+TEST(ShardedDataParallel, DeepSpeedZero3PrefetchedExposesFirstGathersAndLastBucket) {
+  SystemProfile p = SimpleNet();
+  p.calibration.overlap_efficiency = 0.8;
+  const Workload w = testing::Model("llama3-8b");
+  ParallelConfig c = Zero3(64, 128, Framework::kDeepSpeed);  // m = 2
+  c.overlap_param_gather = c.overlap_grad_reduce = true;
+  absl::StatusOr<Estimate> e = EstimateIteration(w, c, p);
+  ASSERT_TRUE(e.ok()) << e.status();
+  const double params = OneStageParams(w, c, p);
+  const double tensors = 32 * 4 + 2 + 1;
+  const double ag = 20e-6 + 63.0 / 64 * params * 2 / tensors / 80e9;
+  const double rs = 20e-6 + 63.0 / 64 * 5e8 * 2 / 80e9;
+  const BlockCosts s = ComputeStageCosts(Bf16Costs(w, c, p), 1, 1).slowest;
+  const double gpu_fwd = s.fwd_s, gpu_bwd = s.bwd_s + s.recompute_s;
+  const double host_fwd = s.host_s * gpu_fwd / (gpu_fwd + gpu_bwd);
+  const double fwd = (gpu_fwd + host_fwd) / 32, bwd = (gpu_bwd + s.host_s - host_fwd) / 32;
+  // Eight ranks a node: the group's rings hold a node-wide ring's SMs (share 1).
+  auto exposed = [](double comm, double work) { return std::max(comm - work, 0.2 * std::min(comm, work)); };
+  const double beside_fwd = tensors / 32 * ag - ag / 32;
+  const double beside_bwd = (tensors - 1) / 32 * ag - ag / 32 + 17.0 / 32 * rs - rs / 32;
+  EXPECT_NEAR(e->time.dp_comm_s, 2 * (ag + ag + rs + 32 * (exposed(beside_fwd, fwd) + exposed(beside_bwd, bwd))),
+              1e-9);
+}
+
+// DeepSpeed ZeRO-3 releases a tensor after its module unless it is used again within
+// stage3_max_reuse_distance (1e9) elements. GPT-3 175B (96 layers of 4 weight tensors,
+// word and position embeddings, tied head: 386 tensors of 453 M elements on average):
+// without recompute the last two layer tensors stay gathered into their backward (the
+// last is used again at once; the one before waits 2 x 453 M < 1e9 elements, the one
+// before that 4 x 453 M > 1e9): 384 backward gathers.
+// Under full recompute every tensor is gathered again for the recomputed forward, and in
+// each layer only the last two of its 386 / 96 tensors stay from there into their
+// backward (2 m x 453 M < 1e9 for m = 0, 1): 386 + 96 x (386 / 96 - 2) = 580.
+TEST(ShardedDataParallel, DeepSpeedZero3RegathersWhatItReleased) {
+  const SystemProfile p = SimpleNet();
+  const Workload w = testing::Model("gpt3-175b");
+  ParallelConfig c = Zero3(64, 128, Framework::kDeepSpeed);  // m = 2
+  absl::StatusOr<Estimate> none = EstimateIteration(w, c, p);
+  c.recompute = Recompute::kFull;
+  absl::StatusOr<Estimate> full = EstimateIteration(w, c, p);
+  ASSERT_TRUE(none.ok() && full.ok()) << none.status() << full.status();
+  const double params = OneStageParams(w, c, p);
+  const double tensors = 96 * 4 + 2;
+  ASSERT_NEAR(params / tensors, 453e6, 1e6);
+  const double ag = 20e-6 + 63.0 / 64 * params * 2 / tensors / 80e9;
+  EXPECT_NEAR(full->time.dp_comm_s - none->time.dp_comm_s, 2 * (580 - 384) * ag, 1e-9);
+  // The schedule lists the same calls: forward and backward gathers, every micro-batch.
+  double gathers = 0;
+  for (const CollectiveUse& use : full->collectives) {
+    if (use.dimension == "dp" && use.kind == CollectiveKind::kAllGather) gathers += use.calls;
+  }
+  EXPECT_NEAR(gathers, 2 * (386 + 580), 1e-9);
+}
+
+// DeepSpeed before 0.6.0 synchronised the device at every ZeRO-3 fetch and looped over
+// the ranks per gather, which the model leaves out: an estimate of a ZeRO-3 group of 256
+// ranks or more under DeepSpeed says so; smaller groups, and other frameworks, do not.
+TEST(ShardedDataParallel, DeepSpeedZero3AtScaleWarnsOfOldReleases) {
+  const SystemProfile p = SimpleNet();
+  const Workload w = testing::Model("llama3-8b");
+  auto warns = [&](int dp, Framework f) {
+    absl::StatusOr<Estimate> e = EstimateIteration(w, Zero3(dp, dp, f), p);
+    EXPECT_TRUE(e.ok()) << e.status();
+    if (!e.ok()) return false;
+    return std::any_of(e->warnings.begin(), e->warnings.end(), [](const std::string& m) {
+      return m.find("DeepSpeed releases before 0.6.0") != std::string::npos;
+    });
+  };
+  EXPECT_TRUE(warns(256, Framework::kDeepSpeed));
+  EXPECT_FALSE(warns(128, Framework::kDeepSpeed));
+  EXPECT_FALSE(warns(256, Framework::kAny));
+}
+
+// ZeRO-2 keeps only a gradient shard: a reduce-scatter every micro-batch; ZeRO-1 (the
+// distributed optimizer) reduce-scatters once per iteration.
+TEST(ShardedDataParallel, Zero2ReducesEveryMicroBatch) {
+  const SystemProfile p = SimpleNet();
+  const Workload w = testing::Model("llama3-8b");
+  ParallelConfig c = Config(1, 1, 64, 1, 256);  // m = 4
+  c.zero_stage = 1;
+  absl::StatusOr<Estimate> z1 = EstimateIteration(w, c, p);
+  c.zero_stage = 2;
+  absl::StatusOr<Estimate> z2 = EstimateIteration(w, c, p);
+  ASSERT_TRUE(z1.ok() && z2.ok());
+  const double params = OneStageParams(w, c, p);
+  const double rs = 20e-6 + 63.0 / 64 * params * 4 / 80e9;
+  const double ag = 20e-6 + 63.0 / 64 * params * 2 / 80e9;
+  EXPECT_NEAR(z1->time.dp_comm_s, rs + ag, 1e-9);
+  EXPECT_NEAR(z2->time.dp_comm_s, 4 * rs + ag, 1e-9);
+}
+
+// DeepSpeed's pipeline engine reduces the gradients and steps after the last micro-batch
+// (deepspeed/runtime/pipe/schedule.py, TrainSchedule), and its ZeRO-1 / 2 optimizer
+// gathers the updated parameters inside step() (stage_1_and_2.py): overlap_grad_reduce
+// and overlap_param_gather hide nothing there, where under Megatron the same flags hide
+// both. Without pipeline stages DeepSpeed's bucket hooks (overlap_comm) hide the
+// reduction behind the last backward, never the gather.
+TEST(ShardedDataParallel, DeepSpeedReducesAfterThePipelineAndGathersInTheStep) {
+  const SystemProfile p = SimpleNet();
+  const Workload w = testing::Model("llama3-8b");
+  ParallelConfig c = Config(1, 2, 32, 1, 256);  // 8 micro-batches over 2 stages
+  c.zero_stage = 1;
+  auto dp_comm = [&](Framework f, bool overlap) {
+    c.framework = f;
+    c.overlap_grad_reduce = c.overlap_param_gather = overlap;
+    absl::StatusOr<Estimate> e = EstimateIteration(w, c, p);
+    EXPECT_TRUE(e.ok()) << e.status();
+    return e.ok() ? e->time.dp_comm_s : NAN;
+  };
+  // By hand: one reduce-scatter of the larger stage's gradients (bf16: DeepSpeed's
+  // communication_data_type) and one all-gather of its bf16 weights over the 32 ranks of
+  // 4 nodes, a ring through each node's 8 NICs of 10 GB/s.
+  const StageCosts s = ComputeStageCosts(Bf16Costs(w, c, p), 2, 1);
+  const double params = std::max(s.first.params, s.last.params);
+  const double one_way = 20e-6 + 31.0 / 32 * params * 2 / 80e9;
+  EXPECT_NEAR(dp_comm(Framework::kDeepSpeed, false), 2 * one_way, 1e-9);
+  EXPECT_NEAR(dp_comm(Framework::kDeepSpeed, true), 2 * one_way, 1e-9);
+  EXPECT_LT(dp_comm(Framework::kMegatron, true), dp_comm(Framework::kMegatron, false));
+
+  // bf16 without ZeRO runs DeepSpeed's BF16_Optimizer: its states partitioned over the 32
+  // ranks (Megatron's DDP keeps them whole), an all-reduce of the whole gradients and an
+  // all-gather of the updated weights, both after the backward.
+  c.zero_stage = 0;
+  c.framework = Framework::kDeepSpeed;
+  absl::StatusOr<Estimate> bf16 = EstimateIteration(w, c, p);
+  c.framework = Framework::kMegatron;
+  absl::StatusOr<Estimate> ddp = EstimateIteration(w, c, p);
+  ASSERT_TRUE(bf16.ok() && ddp.ok());
+  const double all_reduce = 20e-6 + 2 * 31.0 / 32 * params * 2 / 80e9;
+  EXPECT_NEAR(bf16->time.dp_comm_s, all_reduce + one_way, 1e-9);
+  EXPECT_NEAR(ddp->memory.optimizer_bytes / bf16->memory.optimizer_bytes, 32, 1e-6);
+  c.zero_stage = 1;
+
+  // Without stages: ZeRO-1's reduction hides behind the last backward, its gather does
+  // not; without ZeRO, DeepSpeed's engine all-reduces after backward() returns.
+  c = Config(1, 1, 64, 1, 256);
+  c.zero_stage = 1;
+  const double gather = 20e-6 + 63.0 / 64 * OneStageParams(w, c, p) * 2 / 80e9;
+  EXPECT_NEAR(dp_comm(Framework::kDeepSpeed, false), 2 * gather, 1e-9);  // rs and ag alike: 2 bytes
+  const double hooked = dp_comm(Framework::kDeepSpeed, true);
+  EXPECT_GE(hooked, gather - 1e-12);
+  EXPECT_LT(hooked, 1.5 * gather);
+  c.zero_stage = 0;
+  EXPECT_NEAR(dp_comm(Framework::kDeepSpeed, true), dp_comm(Framework::kDeepSpeed, false), 1e-12);
+  EXPECT_LT(dp_comm(Framework::kMegatron, true), dp_comm(Framework::kMegatron, false));
+
+  // An estimate that asks DeepSpeed for an overlap it does not run says so.
+  auto warns = [&](Framework f) {
+    c.framework = f;
+    absl::StatusOr<Estimate> e = EstimateIteration(w, c, p);
+    if (!e.ok()) return false;
+    return std::any_of(e->warnings.begin(), e->warnings.end(),
+                       [](const std::string& m) { return m.find("DeepSpeed reduces gradients after") == 0; });
+  };
+  EXPECT_TRUE(warns(Framework::kDeepSpeed));
+  EXPECT_FALSE(warns(Framework::kMegatron));
+  c.overlap_grad_reduce = c.overlap_param_gather = false;
+  EXPECT_FALSE(warns(Framework::kDeepSpeed));
+}
+
+// torchtitan's FSDP2 under pipeline stages keeps a stage's weights gathered from the first
+// micro-batch's forward to the last backward and reduce-scatters the accumulated
+// gradients once, after it (torch.distributed.pipelining, stage.py): one all-gather and
+// one reduce-scatter per layer an iteration, where without stages it gathers twice and
+// reduces once per layer and micro-batch; the stage's 16-bit weights and its unsharded
+// gradients are held. Each gather's copy-out (read and write the gathered weights) and
+// each reduce-scatter's copy-in (read the 16-bit gradients, write the reduce dtype) run
+// on the compute stream (FSDP2's per-parameter sharding).
+TEST(ShardedDataParallel, TorchtitanPipelineGathersOnceAndReducesAfterTheLastBackward) {
+  const SystemProfile p = SimpleNet();
+  const Workload w = testing::Model("llama3-8b");
+  ParallelConfig c = Config(1, 2, 32, 1, 256);  // 8 micro-batches over 2 stages of 16 layers
+  c.zero_stage = 3;
+  c.framework = Framework::kTorchtitan;
+  absl::StatusOr<Estimate> tt = EstimateIteration(w, c, p);
+  ASSERT_TRUE(tt.ok()) << tt.status();
+  const ModelCosts m = Bf16Costs(w, c, p);
+  const StageCosts s = ComputeStageCosts(m, 2, 1);
+  const double params = std::max(s.first.params, s.last.params);
+  // By hand, nothing prefetched: per layer an all-gather of its 16-bit weights and a
+  // reduce-scatter of its gradients over 32 ranks on 4 nodes (8 NICs of 10 GB/s).
+  const double layer = params / 16;
+  const double ag = 20e-6 + 31.0 / 32 * layer * m.param_gather_bytes_per_param / 80e9;
+  const double rs = 20e-6 + 31.0 / 32 * layer * GradientBytesOf(m, c).reduced / 80e9;
+  // HBM at the default memory-bound efficiency, 0.7; a kernel's 1 us gap.
+  const double hbm = p.accelerator.memory_bandwidth_gbytes_per_s * 1e9 * 0.7;
+  auto copy_out = [&](double n) { return 2 * n * m.param_gather_bytes_per_param / hbm + 1e-6; };
+  auto copy_in = [&](double n) {
+    return n * (GradientBytesOf(m, c).reduced + m.param_gather_bytes_per_param) / hbm + 1e-6;
+  };
+  EXPECT_NEAR(tt->time.dp_comm_s, 16 * (ag + rs + copy_out(layer) + copy_in(layer)), 1e-9);
+  // Held: the stage's weights in 16 bits and its gradients whole.
+  EXPECT_GE(tt->memory.buffers_bytes, params * m.param_gather_bytes_per_param);
+  EXPECT_NEAR(tt->memory.gradients_bytes / (params * GradientBytesOf(m, c).held), 1, 1e-5);
+
+  // Without stages torchtitan gathers every layer twice but the last (kept gathered from
+  // forward into backward) and reduces it once per micro-batch (4 of them), its gradients
+  // sharded over the 64 ranks.
+  c.pipeline_parallel = 1;
+  c.data_parallel = 64;
+  absl::StatusOr<Estimate> flat = EstimateIteration(w, c, p);
+  ASSERT_TRUE(flat.ok()) << flat.status();
+  const double flat_params = OneStageParams(w, c, p);
+  const double flat_layer = flat_params / 32;
+  const double flat_ag = 20e-6 + 63.0 / 64 * flat_layer * m.param_gather_bytes_per_param / 80e9;
+  const double flat_rs = 20e-6 + 63.0 / 64 * flat_layer * GradientBytesOf(m, c).reduced / 80e9;
+  EXPECT_NEAR(flat->time.dp_comm_s,
+              4 * (63 * (flat_ag + copy_out(flat_layer)) + 32 * (flat_rs + copy_in(flat_layer))), 1e-9);
+  EXPECT_NEAR(flat->memory.gradients_bytes / (flat_params * GradientBytesOf(m, c).held / 64), 1, 1e-5);
+}
+
+}  // namespace
+}  // namespace paraplan
