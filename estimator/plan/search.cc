@@ -245,8 +245,8 @@ void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Sha
   ModelShape ms = ModelShape::Of(c);
   ms.weigh_deepep = shape.weigh_deepep;
   const size_t slot = space.Slot(gpus);
-  absl::StatusOr<ModelCosts> model =
-      ComputeModelCosts(req.workload, ms, *space.hws[slot], *space.colls[slot], Interrupt{req.deadline, req.cancelled});
+  absl::StatusOr<ModelCosts> model = ComputeModelCosts(req.workload, ms, *space.hws[slot], *space.colls[slot],
+                                                       Interrupt{req.deadline, req.cancelled}, &st->memo);
   if (!model.ok()) {
     if (Expired(req)) {  // stopped by the deadline: the search is cut short, not failed
       st->truncated = true;

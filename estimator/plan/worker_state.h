@@ -46,6 +46,8 @@ struct WorkerState {
   ParallelConfig refused_config;
   FrameworkRefusal refusal;
   absl::Status error;
+  // What this worker's shapes share whatever their expert layout (ComputeModelCosts).
+  TransformerMemo memo;
   void NoteRefusal(const ParallelConfig& c, const FrameworkRefusal& r, bool fit) {
     if (feasible > 0) return;
     if (refused && (refused_fit > fit || (refused_fit == fit && !ConfigBefore(c, refused_config)))) return;

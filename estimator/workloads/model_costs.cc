@@ -225,9 +225,10 @@ double OptimizerKernelsPerPass(double tensors, double elements) {
 }
 
 absl::StatusOr<ModelCosts> ComputeModelCosts(const Workload& workload, const ModelShape& shape,
-                                             const Hardware& hw, const Collectives& coll, const Interrupt& stop) {
+                                             const Hardware& hw, const Collectives& coll, const Interrupt& stop,
+                                             TransformerMemo* memo) {
   absl::StatusOr<ModelCosts> costs = workload.kind == Workload::Kind::kTransformer
-                                         ? TransformerCosts(workload, shape, hw, coll)
+                                         ? TransformerCosts(workload, shape, hw, coll, memo)
                                          : LayerGraphCosts(workload, shape, hw, coll, stop);
   if (costs.ok()) {
     costs->host_copy_s_per_byte = hw.pcie_bytes_per_s() > 0 ? 1 / hw.pcie_bytes_per_s() : 0;

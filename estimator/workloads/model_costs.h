@@ -12,6 +12,7 @@
 #define PARAPLAN_ESTIMATOR_WORKLOADS_MODEL_COSTS_H_
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -258,18 +259,43 @@ bool DeepSpeedBf16Optimizer(const ModelCosts& model, const ParallelConfig& c);
 // the two quotients, at least one.
 double OptimizerKernelsPerPass(double tensors, double elements);
 
+// A search's memo of what a MoE transformer's shapes share whatever their expert layout
+// (expert_parallel, expert_tensor_parallel, the dispatcher, the all-to-all overlap):
+// attention, the dense layers, the embedding and the head, keyed by the rest of the
+// shape and by the workload, hardware and collectives (by address: they must outlive
+// the memo and not change while it is used). The MoE layers are built on it per shape.
+// One per thread; at most kMaxEntries, then cleared (the search lists the shapes of one
+// tensor and context degree together: fewer than that share a degree).
+class TransformerMemo {
+ public:
+  static constexpr size_t kMaxEntries = 512;
+  TransformerMemo();
+  ~TransformerMemo();
+  TransformerMemo(TransformerMemo&&) noexcept;
+  TransformerMemo& operator=(TransformerMemo&&) noexcept;
+
+ private:
+  struct Table;  // transformer_costs.cc
+  std::unique_ptr<Table> table_;
+  friend absl::StatusOr<ModelCosts> TransformerCosts(const Workload&, const ModelShape&, const Hardware&,
+                                                     const Collectives&, TransformerMemo*);
+};
+
 // Layer costs for the workload under `shape`. Tensor-like groups are innermost in the
 // rank space (stride 1), then context, then expert groups, whatever the rank order.
 // INVALID_ARGUMENT if the shape does not apply to the workload. A layer graph's costs
 // are per layer (up to 100,000, ~5 us each): they stop with CANCELLED /
 // DEADLINE_EXCEEDED when `stop` asks, checked every kLayersPerInterruptCheck layers.
+// `memo` (a transformer's; optional) saves recomputing what shapes share: the same
+// answer with it or without.
 absl::StatusOr<ModelCosts> ComputeModelCosts(const Workload& workload, const ModelShape& shape,
                                              const Hardware& hw, const Collectives& coll,
-                                             const Interrupt& stop = {});
+                                             const Interrupt& stop = {}, TransformerMemo* memo = nullptr);
 
 // Implementations per workload kind.
 absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const ModelShape& shape,
-                                            const Hardware& hw, const Collectives& coll);
+                                            const Hardware& hw, const Collectives& coll,
+                                            TransformerMemo* memo = nullptr);
 inline constexpr int kLayersPerInterruptCheck = 4096;
 absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const ModelShape& shape,
                                            const Hardware& hw, const Collectives& coll,

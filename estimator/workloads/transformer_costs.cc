@@ -5,8 +5,11 @@
 // variants), generalised to grouped-query attention, gated MLPs, context and expert
 // parallelism by counting each stored tensor explicitly.
 #include <algorithm>
+#include <memory>
 #include <tuple>
+#include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "estimator/workloads/model_costs.h"
 #include "estimator/workloads/transformer_blocks.h"
@@ -478,44 +481,133 @@ struct LayerKinds {
   MoeDispatcher dispatcher;  // the MoE layers'
 };
 
-LayerKinds KindsOf(const ModelContext& m, const Dims& x) {
-  const AttentionSide a = AttentionSideOf(m, x);
+// What every shape that differs only in its expert layout (expert_parallel,
+// expert_tensor_parallel, the dispatcher, the all-to-all overlap) shares: the layer's
+// dimensions, its TP and CP collectives, attention, the dense layers, the embedding and
+// the head (without MTP). The MoE layers are built on it per shape.
+struct SharedSide {
+  Dims x;
+  GroupSpan tp;
+  TpCollectives tpc;
+  CpCosts cp;
+  double ovl = 0, host_kernel_s = 0, checkpoint_s = 0;
+  Part core_full, core_window;
+  bool windowed = false;
+  AttentionSide a;
+  BlockCosts dense, dense_window, pre, post;
+};
+
+// `shape`'s expert fields are not read (ModelContext's expert groups are left empty).
+SharedSide SharedSideOf(const Workload& workload, const TransformerSpec& spec, const ModelShape& shape,
+                        const Hardware& hw, const Collectives& coll) {
+  SharedSide d;
+  Dims& x = d.x;
+  x = LayerDims(workload, spec, shape);
+  x.fp8_any_layout = hw.fp8_any_layout();
+  d.tp = coll.Place(shape.tensor_parallel, 1);
+  const GroupSpan cp = coll.Place(shape.context_parallel, shape.tensor_parallel);
+  d.ovl = hw.overlap_efficiency();
+  d.host_kernel_s = HostPerKernelS(shape, hw);
+  d.checkpoint_s = shape.cuda_graphs ? 0.0 : hw.recompute_overhead_s();
+  d.core_full = AttentionCore(x, hw, 0);
+  d.core_window = d.core_full;
+  d.windowed = spec.sliding_window.tokens > 0 && spec.sliding_window.tokens < spec.seq_length;
+  if (d.windowed) d.core_window = AttentionCore(x, hw, static_cast<double>(spec.sliding_window.tokens));
+  d.tpc = TpCosts(x, coll, d.tp);
+  d.cp = ContextParallel(x, coll, cp, d.core_full, d.ovl);
+  const LayerContext layer{hw, shape, d.tpc, d.cp, d.ovl, d.host_kernel_s, d.checkpoint_s};
+  ModelContext m{spec, shape, hw, coll, layer, GroupSpan{}, GroupSpan{}, d.core_full, d.core_window};
+  m.windowed = d.windowed;
+  d.a = AttentionSideOf(m, x);
+  d.dense = DenseLayer(m, x, d.a, d.core_full);
+  d.dense_window = d.windowed ? DenseLayer(m, x, d.a, d.core_window) : d.dense;
+  d.pre = EmbeddingCosts(x, hw, coll, d.tp, d.host_kernel_s);
+  d.post = HeadCosts(x, spec, hw, coll, d.tp, d.host_kernel_s);
+  return d;
+}
+
+LayerKinds KindsOf(const ModelContext& m, const SharedSide& d) {
   LayerKinds kinds;
-  kinds.dense = DenseLayer(m, x, a, m.core_full);
-  kinds.dense_window = m.windowed ? DenseLayer(m, x, a, m.core_window) : kinds.dense;
+  kinds.dense = d.dense;
+  kinds.dense_window = d.dense_window;
   kinds.dispatcher = m.shape.moe_dispatcher;
   if (m.spec.is_moe()) {
-    const MoeMlp o = MoeMlpOf(m, x);
+    const MoeMlp o = MoeMlpOf(m, d.x);
     kinds.dispatcher = o.dispatch.dispatcher;
-    kinds.moe = MoeLayer(m, x, a, o, m.core_full);
-    kinds.moe_window = m.windowed ? MoeLayer(m, x, a, o, m.core_window) : kinds.moe;
+    kinds.moe = MoeLayer(m, d.x, d.a, o, d.core_full);
+    kinds.moe_window = d.windowed ? MoeLayer(m, d.x, d.a, o, d.core_window) : kinds.moe;
   }
   return kinds;
 }
 
+// The part of a shape SharedSideOf reads, with the workload, hardware and collectives
+// it was computed for.
+struct SharedKey {
+  const Workload* workload;
+  const Hardware* hw;
+  const Collectives* coll;
+  int tp, cp, mbs;
+  Recompute recompute;
+  unsigned recompute_modules, offload_modules;
+  bool sp, flash, cuda_graphs, tp_comm_overlap;
+  CollectiveAlgorithm tp_algorithm;
+  Framework framework;
+
+  static SharedKey Of(const Workload& w, const ModelShape& s, const Hardware& hw, const Collectives& coll) {
+    return {&w,          &hw,         &coll, s.tensor_parallel, s.context_parallel, s.micro_batch_size, s.recompute,
+            s.recompute_modules, s.offload_modules, s.sequence_parallel, s.flash_attention, s.cuda_graphs,
+            s.tp_comm_overlap, s.tp_algorithm, s.framework};
+  }
+  auto Tie() const {
+    return std::tie(workload, hw, coll, tp, cp, mbs, recompute, recompute_modules, offload_modules, sp, flash,
+                    cuda_graphs, tp_comm_overlap, tp_algorithm, framework);
+  }
+  bool operator==(const SharedKey& o) const { return Tie() == o.Tie(); }
+  template <typename H>
+  friend H AbslHashValue(H h, const SharedKey& k) {
+    return H::combine(std::move(h), k.workload, k.hw, k.coll, k.tp, k.cp, k.mbs, k.recompute, k.recompute_modules,
+                      k.offload_modules, k.sp, k.flash, k.cuda_graphs, k.tp_comm_overlap, k.tp_algorithm,
+                      k.framework);
+  }
+};
+
 }  // namespace
 
+struct TransformerMemo::Table {
+  absl::flat_hash_map<SharedKey, SharedSide> sides;
+};
+
+TransformerMemo::TransformerMemo() : table_(std::make_unique<Table>()) {}
+TransformerMemo::~TransformerMemo() = default;
+TransformerMemo::TransformerMemo(TransformerMemo&&) noexcept = default;
+TransformerMemo& TransformerMemo::operator=(TransformerMemo&&) noexcept = default;
+
 absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const ModelShape& shape,
-                                            const Hardware& hw, const Collectives& coll) {
+                                            const Hardware& hw, const Collectives& coll, TransformerMemo* memo) {
   const TransformerSpec spec = workload.transformer.Resolved();
-  Dims x = LayerDims(workload, spec, shape);
-  x.fp8_any_layout = hw.fp8_any_layout();
-  const GroupSpan tp = coll.Place(shape.tensor_parallel, 1);
-  const GroupSpan cp = coll.Place(shape.context_parallel, shape.tensor_parallel);
-  const double ovl = hw.overlap_efficiency();
-  const double host_kernel_s = HostPerKernelS(shape, hw);
-
-  const Part core_full = AttentionCore(x, hw, 0);
-  const TpCollectives tpc = TpCosts(x, coll, tp);
-  const LayerContext layer{hw, shape, tpc, ContextParallel(x, coll, cp, core_full, ovl), ovl, host_kernel_s,
-                           shape.cuda_graphs ? 0.0 : hw.recompute_overhead_s()};
+  SharedSide local;
+  const SharedSide* shared = &local;
+  if (memo != nullptr && spec.is_moe()) {  // a dense model's shapes share no expert layout
+    auto& sides = memo->table_->sides;
+    const SharedKey key = SharedKey::Of(workload, shape, hw, coll);
+    auto it = sides.find(key);
+    if (it == sides.end()) {
+      if (sides.size() >= TransformerMemo::kMaxEntries) sides.clear();
+      it = sides.emplace(key, SharedSideOf(workload, spec, shape, hw, coll)).first;
+    }
+    shared = &it->second;
+  } else {
+    local = SharedSideOf(workload, spec, shape, hw, coll);
+  }
+  const SharedSide& d = *shared;
+  const Dims& x = d.x;
+  const LayerContext layer{hw, shape, d.tpc, d.cp, d.ovl, d.host_kernel_s, d.checkpoint_s};
   const int etp = shape.expert_tensor_parallel;
-  ModelContext m{spec, shape, hw, coll, layer, coll.Place(shape.expert_parallel, etp), coll.Place(etp, 1), core_full,
-                 core_full};
-  m.windowed = spec.sliding_window.tokens > 0 && spec.sliding_window.tokens < spec.seq_length;
-  if (m.windowed) m.core_window = AttentionCore(x, hw, static_cast<double>(spec.sliding_window.tokens));
+  ModelContext m{spec,          shape,         hw, coll, layer, coll.Place(shape.expert_parallel, etp),
+                 coll.Place(etp, 1), d.core_full, d.core_window};
+  m.windowed = d.windowed;
 
-  const LayerKinds kinds = KindsOf(m, x);
+  const LayerKinds kinds = KindsOf(m, d);
   // Every transformer layer runs the recipe, NVFP4 included: Megatron-LM's
   // --first-last-layers-bf16 and Megatron-Bridge's first_last_layers_bf16 are off unless
   // set (bf16_with_nvfp4_mixed leaves them; NVIDIA's NVFP4 paper kept ~15 % of a 12B
@@ -530,8 +622,8 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
                                             : (w ? kinds.dense_window : kinds.dense));
   }
 
-  out.pre = EmbeddingCosts(x, hw, coll, tp, host_kernel_s);
-  out.post = HeadCosts(x, spec, hw, coll, tp, host_kernel_s);
+  out.pre = d.pre;
+  out.post = d.post;
   AddMultiTokenPrediction(x, spec, hw, &out);
 
   // Each TP rank sends 1/t of the boundary activation (Megatron-LM's scatter-gather, or
