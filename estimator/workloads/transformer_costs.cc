@@ -6,6 +6,7 @@
 // parallelism by counting each stored tensor explicitly.
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -13,6 +14,7 @@
 #include "absl/status/status.h"
 #include "estimator/workloads/model_costs.h"
 #include "estimator/workloads/transformer_blocks.h"
+#include "estimator/workloads/transformer_comm.h"
 #include "estimator/workloads/transformer_ends.h"
 #include "estimator/workloads/transformer_recompute.h"
 
@@ -20,97 +22,11 @@ namespace paraplan {
 
 namespace {
 
-using namespace transformer;  // NOLINT: the sub-blocks this file assembles
-// Tensor-parallel collectives of one activation tensor (b*s/c x h) —
-// Shoeybi et al. 2019 (Megatron-LM): all-reduce; with sequence parallelism an
-// all-gather + reduce-scatter pair of the same volume (Korthikanti et al. 2022, 4.2.2).
-struct TpCollectives {
-  double all_reduce_s = 0;
-  double all_gather_s = 0;
-  double reduce_scatter_s = 0;
-};
-
-TpCollectives TpCosts(const Dims& x, const Collectives& coll, const GroupSpan& tp) {
-  TpCollectives out;
-  if (x.t <= 1) return out;
-  const double bytes = x.T * x.h * x.p;
-  out.all_reduce_s = coll.AllReduce(bytes, tp, x.tp_algorithm);
-  out.all_gather_s = coll.AllGather(bytes, tp);
-  out.reduce_scatter_s = coll.ReduceScatter(bytes, tp);
-  return out;
-}
+using namespace transformer;  // NOLINT: the sub-blocks and collectives this file assembles
 
 // SMs the expert-parallel dispatch and combine kernels occupy while they run: DeepEP's
 // default (deep_ep Buffer.num_sms = 24, DeepSeek-AI DeepEP README, normal kernels).
 constexpr double kEpCommSms = 24;
-
-// Moving one MoE layer's tokens to their experts and back, forward and backward.
-struct MoeDispatch {
-  double seconds = 0;
-  double calls_per_direction = 0;
-  MoeDispatcher dispatcher = MoeDispatcher::kAllToAll;  // the one costed
-};
-
-// `sent_rows` token copies leave this GPU (its tokens x top_k x imbalance).
-// All-to-all (GShard; Megatron-Core MoEAlltoAllTokenDispatcher): dispatch and combine
-// each way; with expert-TP the received rows are all-gathered over it before the
-// experts and reduce-scattered after. DeepEP: the same all-to-alls, one copy per node
-// and per rank touched (the token's top_k distinct experts of `experts`). All-gather
-// (MoEAllGatherTokenDispatcher): every token of the expert grid is gathered to every
-// rank of it, the outputs reduce-scattered back, whatever top_k is.
-MoeDispatch Dispatch(const Dims& x, const Collectives& coll, const ModelShape& shape, double sent_rows,
-                     double top_k, double experts, const GroupSpan& ep, const GroupSpan& etp_group) {
-  MoeDispatch d;
-  const int etp = shape.expert_tensor_parallel;
-  const double bytes = sent_rows * x.h * x.p;
-  if (shape.moe_dispatcher == MoeDispatcher::kAllGather) {
-    const int grid = shape.expert_parallel * etp;
-    if (grid <= 1) return d;
-    const GroupSpan g = coll.Place(grid, 1);
-    const double gathered = x.T * x.r * x.h * x.p * grid;  // each rank's own tokens, once
-    d.seconds = 2 * (coll.AllGather(gathered, g) + coll.ReduceScatter(gathered, g));
-    d.calls_per_direction = 2;
-    return d;
-  }
-  d.dispatcher = shape.moe_dispatcher;
-  double a2a = shape.moe_dispatcher == MoeDispatcher::kDeepEp ? coll.DedupAllToAll(bytes, top_k, ep, experts)
-                                                              : coll.AllToAll(bytes, ep);
-  if (shape.weigh_deepep && shape.moe_dispatcher == MoeDispatcher::kAllToAll) {
-    const double dedup = coll.DedupAllToAll(bytes, top_k, ep, experts);
-    if (dedup < a2a) {
-      a2a = dedup;
-      d.dispatcher = MoeDispatcher::kDeepEp;
-    }
-  }
-  d.seconds = 4 * a2a;
-  d.calls_per_direction = shape.expert_parallel > 1 ? 2 : 0;
-  if (etp > 1) {
-    d.seconds += 2 * (coll.AllGather(bytes * etp, etp_group) + coll.ReduceScatter(bytes * etp, etp_group));
-    d.calls_per_direction += 2;
-  }
-  return d;
-}
-
-
-
-// Context parallelism (ring attention): each rank passes its K/V block around the
-// ring, c - 1 steps forward and twice that backward (dK, dV); overlapped with the
-// attention core (Liu et al. 2023, Ring Attention). Exposed seconds and calls a layer.
-struct CpCosts {
-  double exposed_s = 0, fwd_exposed_s = 0, calls = 0;
-};
-CpCosts ContextParallel(const Dims& x, const Collectives& coll, const GroupSpan& cp, const Part& core, double ovl) {
-  CpCosts out;
-  if (x.c <= 1) return out;
-  const double kv_bytes = x.T * x.kv * (x.dqk + x.dv) / x.t * x.p;
-  const double step = coll.SendRecv(kv_bytes, cp.level);
-  const double fwd = (x.c - 1) * step;
-  const double bwd = 2 * (x.c - 1) * step;
-  out.fwd_exposed_s = std::max(0.0, fwd - ovl * core.matmul_fwd_s);
-  out.exposed_s = out.fwd_exposed_s + std::max(0.0, bwd - ovl * core.matmul_bwd_s);
-  out.calls = 3 * (x.c - 1);
-  return out;
-}
 
 // What every layer of one configuration shares: the system, the TP collectives, context
 // parallelism's exposed time, and the host's time per kernel and per checkpoint.
@@ -403,37 +319,6 @@ MoeMlp MoeMlpOf(const ModelContext& m, const Dims& x) {
   return o;
 }
 
-// Multi-token prediction on the last stage (DeepSeek-V3 sec. 2.2; Megatron-Core
-// multi_token_prediction.py): each depth embeds the next tokens with the shared
-// embedding, normalises both streams, projects their concatenation 2h -> h (eh_proj,
-// column-parallel over TP), runs one transformer layer like the model's last and the
-// shared LM head with its loss. Its parameters: the layer, two norms and the projection.
-// `out`'s embedding (pre) and head (post) are set, without MTP.
-void AddMultiTokenPrediction(const Dims& x, const TransformerSpec& spec, const Hardware& hw, ModelCosts* out) {
-  if (spec.mtp_num_layers <= 0 || out->layers.empty()) return;
-  const BlockCosts& last = out->layers.back();
-  BlockCosts embed = out->pre;
-  BlockCosts head = out->post;
-  for (BlockCosts* shared : {&embed, &head}) {
-    shared->params = shared->tensors = shared->weight_tensors = 0;
-  }
-  Part proj;
-  Linear(hw, x, x.T, x.h / x.t, 2 * x.h, 1, &proj);
-  BlockCosts depth = last;
-  depth.Add(embed);
-  depth.Add(head);
-  depth.fwd_s += proj.matmul_fwd_s;
-  depth.bwd_s += proj.matmul_bwd_s;
-  depth.wgrad_s += proj.wgrad_s;
-  depth.kernels += proj.kernels_fwd + proj.kernels_bwd;
-  depth.activation_bytes += x.T * 2 * x.h * x.r * x.pin;  // the projection's input
-  depth.model_flops += 3 * proj.flops_fwd;
-  depth.params += 2 * x.h * x.h / x.t + 2 * x.norm_params;
-  depth.tensors += 3;
-  depth.weight_tensors += 1;
-  for (int d = 0; d < spec.mtp_num_layers; ++d) out->post.Add(depth);
-}
-
 // A MoE layer of `core` attention.
 BlockCosts MoeLayer(const ModelContext& m, const Dims& x, const AttentionSide& a, const MoeMlp& o, const Part& core) {
   const double ovl = m.layer.ovl;
@@ -585,8 +470,8 @@ TransformerMemo& TransformerMemo::operator=(TransformerMemo&&) noexcept = defaul
 absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const ModelShape& shape,
                                             const Hardware& hw, const Collectives& coll, TransformerMemo* memo) {
   const TransformerSpec spec = workload.transformer.Resolved();
-  SharedSide local;
-  const SharedSide* shared = &local;
+  std::optional<SharedSide> local;  // built only without a memo's entry
+  const SharedSide* shared = nullptr;
   if (memo != nullptr && spec.is_moe()) {  // a dense model's shapes share no expert layout
     auto& sides = memo->table_->sides;
     const SharedKey key = SharedKey::Of(workload, shape, hw, coll);
@@ -597,7 +482,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
     }
     shared = &it->second;
   } else {
-    local = SharedSideOf(workload, spec, shape, hw, coll);
+    shared = &local.emplace(SharedSideOf(workload, spec, shape, hw, coll));
   }
   const SharedSide& d = *shared;
   const Dims& x = d.x;

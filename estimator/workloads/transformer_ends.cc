@@ -91,4 +91,35 @@ BlockCosts HeadCosts(const Dims& x, const TransformerSpec& spec, const Hardware&
   return post;
 }
 
+// Multi-token prediction on the last stage (DeepSeek-V3 sec. 2.2; Megatron-Core
+// multi_token_prediction.py): each depth embeds the next tokens with the shared
+// embedding, normalises both streams, projects their concatenation 2h -> h (eh_proj,
+// column-parallel over TP), runs one transformer layer like the model's last and the
+// shared LM head with its loss. Its parameters: the layer, two norms and the projection.
+// `out`'s embedding (pre) and head (post) are set, without MTP.
+void AddMultiTokenPrediction(const Dims& x, const TransformerSpec& spec, const Hardware& hw, ModelCosts* out) {
+  if (spec.mtp_num_layers <= 0 || out->layers.empty()) return;
+  const BlockCosts& last = out->layers.back();
+  BlockCosts embed = out->pre;
+  BlockCosts head = out->post;
+  for (BlockCosts* shared : {&embed, &head}) {
+    shared->params = shared->tensors = shared->weight_tensors = 0;
+  }
+  Part proj;
+  Linear(hw, x, x.T, x.h / x.t, 2 * x.h, 1, &proj);
+  BlockCosts depth = last;
+  depth.Add(embed);
+  depth.Add(head);
+  depth.fwd_s += proj.matmul_fwd_s;
+  depth.bwd_s += proj.matmul_bwd_s;
+  depth.wgrad_s += proj.wgrad_s;
+  depth.kernels += proj.kernels_fwd + proj.kernels_bwd;
+  depth.activation_bytes += x.T * 2 * x.h * x.r * x.pin;  // the projection's input
+  depth.model_flops += 3 * proj.flops_fwd;
+  depth.params += 2 * x.h * x.h / x.t + 2 * x.norm_params;
+  depth.tensors += 3;
+  depth.weight_tensors += 1;
+  for (int d = 0; d < spec.mtp_num_layers; ++d) out->post.Add(depth);
+}
+
 }  // namespace paraplan::transformer

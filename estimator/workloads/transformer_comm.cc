@@ -1,0 +1,63 @@
+#include "estimator/workloads/transformer_comm.h"
+
+#include <algorithm>
+
+namespace paraplan::transformer {
+
+TpCollectives TpCosts(const Dims& x, const Collectives& coll, const GroupSpan& tp) {
+  TpCollectives out;
+  if (x.t <= 1) return out;
+  const double bytes = x.T * x.h * x.p;
+  out.all_reduce_s = coll.AllReduce(bytes, tp, x.tp_algorithm);
+  out.all_gather_s = coll.AllGather(bytes, tp);
+  out.reduce_scatter_s = coll.ReduceScatter(bytes, tp);
+  return out;
+}
+
+MoeDispatch Dispatch(const Dims& x, const Collectives& coll, const ModelShape& shape, double sent_rows,
+                     double top_k, double experts, const GroupSpan& ep, const GroupSpan& etp_group) {
+  MoeDispatch d;
+  const int etp = shape.expert_tensor_parallel;
+  const double bytes = sent_rows * x.h * x.p;
+  if (shape.moe_dispatcher == MoeDispatcher::kAllGather) {
+    const int grid = shape.expert_parallel * etp;
+    if (grid <= 1) return d;
+    const GroupSpan g = coll.Place(grid, 1);
+    const double gathered = x.T * x.r * x.h * x.p * grid;  // each rank's own tokens, once
+    d.seconds = 2 * (coll.AllGather(gathered, g) + coll.ReduceScatter(gathered, g));
+    d.calls_per_direction = 2;
+    return d;
+  }
+  d.dispatcher = shape.moe_dispatcher;
+  double a2a = shape.moe_dispatcher == MoeDispatcher::kDeepEp ? coll.DedupAllToAll(bytes, top_k, ep, experts)
+                                                              : coll.AllToAll(bytes, ep);
+  if (shape.weigh_deepep && shape.moe_dispatcher == MoeDispatcher::kAllToAll) {
+    const double dedup = coll.DedupAllToAll(bytes, top_k, ep, experts);
+    if (dedup < a2a) {
+      a2a = dedup;
+      d.dispatcher = MoeDispatcher::kDeepEp;
+    }
+  }
+  d.seconds = 4 * a2a;
+  d.calls_per_direction = shape.expert_parallel > 1 ? 2 : 0;
+  if (etp > 1) {
+    d.seconds += 2 * (coll.AllGather(bytes * etp, etp_group) + coll.ReduceScatter(bytes * etp, etp_group));
+    d.calls_per_direction += 2;
+  }
+  return d;
+}
+
+CpCosts ContextParallel(const Dims& x, const Collectives& coll, const GroupSpan& cp, const Part& core, double ovl) {
+  CpCosts out;
+  if (x.c <= 1) return out;
+  const double kv_bytes = x.T * x.kv * (x.dqk + x.dv) / x.t * x.p;
+  const double step = coll.SendRecv(kv_bytes, cp.level);
+  const double fwd = (x.c - 1) * step;
+  const double bwd = 2 * (x.c - 1) * step;
+  out.fwd_exposed_s = std::max(0.0, fwd - ovl * core.matmul_fwd_s);
+  out.exposed_s = out.fwd_exposed_s + std::max(0.0, bwd - ovl * core.matmul_bwd_s);
+  out.calls = 3 * (x.c - 1);
+  return out;
+}
+
+}  // namespace paraplan::transformer

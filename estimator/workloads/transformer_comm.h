@@ -1,0 +1,53 @@
+// The collectives one transformer layer runs on its GPU, priced per call on the job's
+// network (Collectives): tensor parallelism's all-reduce or all-gather / reduce-scatter
+// pair, the MoE token dispatch and combine (all-to-all, DeepEP, all-gather), and context
+// parallelism's ring of K/V blocks with what of it the attention core hides. Internal to
+// estimator/workloads (transformer_costs.cc assembles them into layers); pure functions.
+#ifndef PARAPLAN_ESTIMATOR_WORKLOADS_TRANSFORMER_COMM_H_
+#define PARAPLAN_ESTIMATOR_WORKLOADS_TRANSFORMER_COMM_H_
+
+#include "estimator/system/collectives.h"
+#include "estimator/workloads/model_costs.h"
+#include "estimator/workloads/transformer_blocks.h"
+
+namespace paraplan::transformer {
+
+// Tensor-parallel collectives of one activation tensor (b*s/c x h) —
+// Shoeybi et al. 2019 (Megatron-LM): all-reduce; with sequence parallelism an
+// all-gather + reduce-scatter pair of the same volume (Korthikanti et al. 2022, 4.2.2).
+struct TpCollectives {
+  double all_reduce_s = 0;
+  double all_gather_s = 0;
+  double reduce_scatter_s = 0;
+};
+TpCollectives TpCosts(const Dims& x, const Collectives& coll, const GroupSpan& tp);
+
+// Moving one MoE layer's tokens to their experts and back, forward and backward.
+struct MoeDispatch {
+  double seconds = 0;
+  double calls_per_direction = 0;
+  MoeDispatcher dispatcher = MoeDispatcher::kAllToAll;  // the one costed
+};
+
+// `sent_rows` token copies leave this GPU (its tokens x top_k x imbalance).
+// All-to-all (GShard; Megatron-Core MoEAlltoAllTokenDispatcher): dispatch and combine
+// each way; with expert-TP the received rows are all-gathered over it before the
+// experts and reduce-scattered after. DeepEP: the same all-to-alls, one copy per node
+// and per rank touched (the token's top_k distinct experts of `experts`). All-gather
+// (MoEAllGatherTokenDispatcher): every token of the expert grid is gathered to every
+// rank of it, the outputs reduce-scattered back, whatever top_k is. With
+// `shape.weigh_deepep` the all-to-all is weighed against DeepEP and the faster kept.
+MoeDispatch Dispatch(const Dims& x, const Collectives& coll, const ModelShape& shape, double sent_rows,
+                     double top_k, double experts, const GroupSpan& ep, const GroupSpan& etp_group);
+
+// Context parallelism (ring attention): each rank passes its K/V block around the
+// ring, c - 1 steps forward and twice that backward (dK, dV); overlapped with the
+// attention core (Liu et al. 2023, Ring Attention). Exposed seconds and calls a layer.
+struct CpCosts {
+  double exposed_s = 0, fwd_exposed_s = 0, calls = 0;
+};
+CpCosts ContextParallel(const Dims& x, const Collectives& coll, const GroupSpan& cp, const Part& core, double ovl);
+
+}  // namespace paraplan::transformer
+
+#endif  // PARAPLAN_ESTIMATOR_WORKLOADS_TRANSFORMER_COMM_H_
