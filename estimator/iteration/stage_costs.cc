@@ -5,6 +5,8 @@
 #include <optional>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
+
 #include "estimator/inputs/parallel_config.h"
 #include "estimator/iteration/pipeline_schedule.h"
 
@@ -50,14 +52,16 @@ class Chunks {
         chunks_(pp * v),
         layers_(static_cast<int>(model.layers.size())),
         offloads_(Offloads(model)) {
+    // Each boundary computed once here (the sums below read each twice or more).
+    begins_.resize(chunks_ + 1);
     const int middle = layers_ - first_layers - last_layers;
     if ((first_layers > 0 || last_layers > 0) && v == 1 && first_layers >= 0 && middle >= 0 &&
         (pp == 2 ? middle == 0 : pp > 2 && middle % (pp - 2) == 0)) {
       // Ends given and the middle stages even (how Megatron-Core lays them out without
       // virtual stages): the boundaries by arithmetic, nothing allocated (the search asks
       // this for many candidate ends).
-      first_ = first_layers;
-      per_ = pp > 2 ? middle / (pp - 2) : 0;
+      const int per = pp > 2 ? middle / (pp - 2) : 0;
+      for (int k = 1; k < chunks_; ++k) begins_[k] = first_layers + (k - 1) * per;
     } else if (first_layers > 0 || last_layers > 0) {
       ParallelConfig layout;
       layout.pipeline_parallel = pp;
@@ -65,15 +69,15 @@ class Chunks {
       layout.first_pipeline_stage_layers = first_layers;
       layout.last_pipeline_stage_layers = last_layers;
       const std::vector<int> counts = layout.PipelineChunkLayers(layers_);
-      begins_.resize(chunks_ + 1);
       for (int k = 0; k < chunks_; ++k) begins_[k + 1] = std::clamp(begins_[k] + std::max(0, counts[k]), 0, layers_);
+      return;
+    } else {
+      for (int k = 1; k < chunks_; ++k) begins_[k] = static_cast<int>(int64_t{k} * layers_ / chunks_);
     }
+    begins_[chunks_] = layers_;
   }
   int v() const { return chunks_ / pp_; }
-  int Begin(int chunk) const {
-    if (first_ >= 0) return chunk == 0 ? 0 : chunk >= chunks_ ? layers_ : first_ + (chunk - 1) * per_;
-    return begins_.empty() ? static_cast<int>(int64_t{chunk} * layers_ / chunks_) : begins_[chunk];
-  }
+  int Begin(int chunk) const { return begins_[chunk]; }
   // The stage's time per micro-batch (its chunks, and the embedding / head on the end
   // stages), from the prefix sums.
   double TotalS(int stage) const {
@@ -153,8 +157,9 @@ class Chunks {
   const ModelCosts& model_;
   const int pp_, chunks_, layers_;
   const bool offloads_;  // Offloads(model_)
-  int first_ = -1, per_ = 0;  // first_ >= 0: ends given, middle stages of per_ layers
-  std::vector<int> begins_;
+  // The first layer of each chunk, and the layer count last (chunks_ + 1 entries: at most
+  // a layer a chunk, so inline up to 128 chunks).
+  absl::InlinedVector<int, 129> begins_;
 };
 
 // The schedules a split with `v` chunks a stage can run under, as far as a stage's
@@ -203,7 +208,7 @@ bool Outweighs(const StageMemory& a, const StageMemory& b, const WarmUps& w) {
 template <typename NoteParams>
 void KeepHeavyMiddleStages(const ModelCosts& model, const Chunks& chunks, int pp, StageCosts* out,
                            NoteParams note_params) {
-  std::vector<StageMemory> kept;
+  absl::InlinedVector<StageMemory, kMemoryMiddleStages + 1> kept;  // (more only past the bound, then cut)
   const StageMemory* heaviest_before = &out->first;
   const WarmUps warm_ups(pp, chunks.v());
   auto outweighs = [&](const StageMemory& a, const StageMemory& b) { return Outweighs(a, b, warm_ups); };

@@ -213,8 +213,7 @@ void IndexLayers(ModelCosts* costs) {
     costs->max_layer_transient_bytes = std::max(costs->max_layer_transient_bytes, l.transient_bytes);
     costs->prefix_total_s[i + 1] = costs->prefix_total_s[i] + l.TotalS();
     prefix.push_back(prefix.back());
-    prefix.back().Add(l);
-    prefix.back().transient_bytes = 0;
+    prefix.back().AddSums(l);
   }
 }
 

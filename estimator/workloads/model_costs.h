@@ -90,17 +90,24 @@ struct BlockCosts {
   // Of what it keeps, what Megatron-Core's light recompute modules (layernorm, moe_act,
   // mla_up_proj) would drop beyond this shape's recompute (the planner's bound on them).
   double light_recompute_bytes = 0;
-  double transient_bytes = 0;   // extra working memory while its backward runs
   double params = 0;            // parameters held (after TP/EP sharding)
   double tensors = 0;           // parameter tensors held (the optimizer launches per tensor list)
   double weight_tensors = 0;    // of which weight matrices (what DeepSpeed ZeRO-3 gathers one by one)
   double expert_params = 0;     // of which replicated only over the expert-DP group
   double model_flops = 0;       // useful FLOPs (fwd + bwd, no recompute), this GPU
+  // Extra working memory while its backward runs: a maximum, not a sum (last, so that the
+  // sums above lie contiguous and Add / Between run as packed additions).
+  double transient_bytes = 0;
 
   double TotalS() const {
     return fwd_s + bwd_s + recompute_s + tp_fwd_s + tp_bwd_s + spatial_fwd_s + spatial_bwd_s + cp_s + ep_s + host_s;
   }
   void Add(const BlockCosts& o) {
+    AddSums(o);
+    transient_bytes = transient_bytes > o.transient_bytes ? transient_bytes : o.transient_bytes;
+  }
+  // Adds every term but transient_bytes (the prefix sums keep it 0).
+  void AddSums(const BlockCosts& o) {
     fwd_s += o.fwd_s;
     bwd_s += o.bwd_s;
     recompute_s += o.recompute_s;
@@ -119,7 +126,6 @@ struct BlockCosts {
     offloaded_bytes += o.offloaded_bytes;
     expert_offloadable_bytes += o.expert_offloadable_bytes;
     light_recompute_bytes += o.light_recompute_bytes;
-    transient_bytes = transient_bytes > o.transient_bytes ? transient_bytes : o.transient_bytes;
     params += o.params;
     tensors += o.tensors;
     weight_tensors += o.weight_tensors;
