@@ -203,6 +203,18 @@ inline bool OverlapsParameterGather(const ParallelConfig& c) {
   return c.overlap_param_gather && c.framework != Framework::kDeepSpeed;
 }
 
+// Whether ZeRO 0-2's overlapped gradient reduction and parameter gather run model chunk by
+// model chunk (an interleaved schedule under Megatron-Core's DDP: each virtual stage is
+// its own DDP module). Its schedule starts a chunk's gradient sync once that chunk's last
+// micro-batch has run backward (pipeline_parallel/schedules.py, backward_step_helper:
+// grad_sync_func, with align_grad_reduce) and a chunk's parameter gather while the chunk
+// before runs its first forwards (forward_step_helper: param_sync_func, chunks 0 and 1 at
+// the start), where a single module reduces in its last micro-batch's backward only.
+inline bool SyncsPerModelChunk(const ParallelConfig& c) {
+  return c.virtual_pipeline_stages > 1 && c.pipeline_schedule == PipelineSchedule::kInterleaved1F1B &&
+         (c.framework == Framework::kAny || c.framework == Framework::kMegatron || c.framework == Framework::kNemo);
+}
+
 // Whether ZeRO-3 keeps each pipeline stage's weights gathered from its first micro-batch's
 // forward to its last backward and reduce-scatters the accumulated gradients once, after
 // it: torchtitan's FSDP2 under pipeline stages (its reshard_after_forward "default" is

@@ -272,8 +272,20 @@ double DpExposed(const DpContext& x, const DpTraffic& t, double beside_dp) {
   auto beside = [&](double seconds, double held, double window) {
     return hw.ExposedBeside(seconds, window, MeanShare(seconds, held));
   };
-  return t.exposed + beside(t.first_fwd, t.first_fwd_held, x.mb.fwd) +
-         beside(t.last_bwd, t.last_bwd_held, x.mb.bwd) + contention(t.last_bwd) +
+  double first = beside(t.first_fwd, t.first_fwd_held, x.mb.fwd);
+  double last = beside(t.last_bwd, t.last_bwd_held, x.mb.bwd);
+  if (SyncsPerModelChunk(x.c)) {
+    // Chunk 0's share waits for nothing to hide behind (its gather before the first
+    // forward, its reduction after the last backward); the other chunks' run beside p
+    // chunk-passes each (the round's forwards of the chunk before, the last round's
+    // backwards of the chunks after).
+    const double v = x.c.virtual_pipeline_stages;
+    const double rest = (v - 1) / v;
+    const double round = std::min(x.c.pipeline_parallel, m);
+    first = t.first_fwd / v + beside(rest * t.first_fwd, rest * t.first_fwd_held, rest * round * x.mb.fwd);
+    last = t.last_bwd / v + beside(rest * t.last_bwd, rest * t.last_bwd_held, rest * round * x.mb.bwd);
+  }
+  return t.exposed + first + last + contention(t.last_bwd) +
          m * (beside(t.every_bwd, t.every_bwd_held, x.mb.bwd) + contention(t.every_bwd)) +
          m * layers *
              (beside(t.layer_fwd, t.layer_fwd_held, x.layer.fwd) + beside(t.layer_bwd, t.layer_bwd_held, x.layer.bwd));

@@ -8,6 +8,8 @@
 #include "estimator/iteration/assemble.h"
 #include "estimator/iteration/estimate.h"
 #include "estimator/iteration/stage_costs.h"
+#include "estimator/system/collectives.h"
+#include "estimator/system/hardware.h"
 #include "estimator/testing/test_util.h"
 #include "estimator/workloads/model_costs.h"
 #include "gtest/gtest.h"
@@ -293,6 +295,65 @@ TEST(ShardedDataParallel, DeepSpeedReducesAfterThePipelineAndGathersInTheStep) {
   EXPECT_FALSE(warns(Framework::kMegatron));
   c.overlap_grad_reduce = c.overlap_param_gather = false;
   EXPECT_FALSE(warns(Framework::kDeepSpeed));
+}
+
+// Under an interleaved schedule Megatron-Core's DDP syncs model chunk by model chunk: a
+// chunk's reduce-scatter starts once its last micro-batch has run backward, beside the
+// p chunk-backwards of each chunk after it in the last round, and chunk 0's after the last
+// backward, exposed; chunk 0's parameter gather comes before the first forward, the
+// others' beside the p forwards of the chunk before. With v chunks of a stage the
+// reduction's (v - 1) / v runs beside (v - 1) p chunk-backwards (one chunk's backward is
+// a micro-batch's / v), its 1 / v exposed, and the gather likewise; each stretch costs
+// what outlasts its window or 20 % of the time they share (overlap_efficiency 0.8).
+// Without virtual stages a stage has one module: its reduction beside its last
+// micro-batch's backward, its gather beside its first forward.
+TEST(ShardedDataParallel, InterleavedStagesSyncChunkByChunk) {
+  SystemProfile p = SimpleNet();
+  p.calibration.overlap_efficiency = 0.8;
+  const Workload w = testing::Model("llama3-8b");
+  ParallelConfig c = Config(1, 2, 32, 1, 256);  // 8 micro-batches over 2 stages
+  c.rank_order = RankOrder::kTpCpEpPpDp;  // the stages' pairs inside a node: 4 DP ranks a node
+  c.zero_stage = 1;
+  c.overlap_grad_reduce = c.overlap_param_gather = true;
+  for (const double bw : {40e9, 0.4e9}) {  // 4 members a node x 10 GB/s; a hundredth (outlasts the windows)
+    p.network_levels[1].bandwidth_gbytes_per_s = bw / 4e9;
+    // The ring's collectives hold its share of a node-wide ring's SMs (4 GPUs of 8 a node).
+    const Hardware hw(p, w.precision);
+    const double share = Collectives(hw).SmShare(Collectives(hw).Place(32, 2));
+    auto exposed = [share](double comm, double work) {
+      return std::max(comm - work, 0.2 * share * std::min(comm, work));
+    };
+    for (const int v : {1, 4}) {
+      c.virtual_pipeline_stages = v;
+      c.pipeline_schedule = v > 1 ? PipelineSchedule::kInterleaved1F1B : PipelineSchedule::k1F1B;
+      absl::StatusOr<Estimate> e = EstimateIteration(w, c, p);
+      ASSERT_TRUE(e.ok()) << e.status();
+      const StageCosts st = ComputeStageCosts(Bf16Costs(w, c, p), 2, v);
+      const double params = std::max(st.first.params, st.last.params);
+      const double rs = 20e-6 + 31.0 / 32 * params * 4 / bw;  // fp32 main gradients
+      const double ag = 20e-6 + 31.0 / 32 * params * 2 / bw;  // bf16 weights
+      const BlockCosts& s = st.slowest;
+      const double gpu_fwd = s.fwd_s, gpu_bwd = s.bwd_s + s.recompute_s;
+      const double host_fwd = s.host_s * gpu_fwd / (gpu_fwd + gpu_bwd);
+      const double fwd = gpu_fwd + host_fwd, bwd = gpu_bwd + s.host_s - host_fwd;  // a micro-batch's
+      const double rest = (v - 1.0) / v;
+      const double expected = v == 1 ? exposed(ag, fwd) + exposed(rs, bwd)
+                                     : ag / v + exposed(rest * ag, rest * 2 * fwd) + rs / v +
+                                           exposed(rest * rs, rest * 2 * bwd);
+      EXPECT_NEAR(e->time.dp_comm_s, expected, 1e-9) << bw << " v " << v;
+      if (v == 4) {
+        // Both sides of the max: the fast network hides what is beside the chunks, the slow
+        // one outlasts them.
+        EXPECT_EQ(rest * rs > rest * 2 * bwd, bw < 1e9) << rs << " " << bwd;
+      }
+    }
+  }
+  // DeepSpeed and torchtitan run no such per-chunk schedule (neither has Megatron's
+  // interleaved DDP): the framework's own rules stand.
+  c.framework = Framework::kTorchtitan;
+  EXPECT_FALSE(SyncsPerModelChunk(c));
+  c.framework = Framework::kNemo;
+  EXPECT_TRUE(SyncsPerModelChunk(c));
 }
 
 // torchtitan's FSDP2 under pipeline stages keeps a stage's weights gathered from the first
