@@ -269,11 +269,11 @@ double DpExposed(const DpContext& x, const DpTraffic& t, double beside_dp) {
   const int m = x.m;
   const double layers = std::max(1, x.stages.slowest_layers);
   auto contention = [&](double d) { return std::min(beside_dp, d); };
+  // (Nothing beside a window costs nothing: most of these stretches are empty.)
   auto beside = [&](double seconds, double held, double window) {
-    return hw.ExposedBeside(seconds, window, MeanShare(seconds, held));
+    return seconds > 0 ? hw.ExposedBeside(seconds, window, MeanShare(seconds, held)) : 0.0;
   };
-  double first = beside(t.first_fwd, t.first_fwd_held, x.mb.fwd);
-  double last = beside(t.last_bwd, t.last_bwd_held, x.mb.bwd);
+  double first = 0, last = 0;
   if (SyncsPerModelChunk(x.c)) {
     // Chunk 0's share waits for nothing to hide behind (its gather before the first
     // forward, its reduction after the last backward); the other chunks' run beside p
@@ -281,9 +281,12 @@ double DpExposed(const DpContext& x, const DpTraffic& t, double beside_dp) {
     // backwards of the chunks after).
     const double v = x.c.virtual_pipeline_stages;
     const double rest = (v - 1) / v;
-    const double round = std::min(x.c.pipeline_parallel, m);
-    first = t.first_fwd / v + beside(rest * t.first_fwd, rest * t.first_fwd_held, rest * round * x.mb.fwd);
-    last = t.last_bwd / v + beside(rest * t.last_bwd, rest * t.last_bwd_held, rest * round * x.mb.bwd);
+    const double passes = rest * std::min(x.c.pipeline_parallel, m);  // (v - 1) p chunk-passes, in micro-batches
+    first = t.first_fwd / v + beside(rest * t.first_fwd, rest * t.first_fwd_held, passes * x.mb.fwd);
+    last = t.last_bwd / v + beside(rest * t.last_bwd, rest * t.last_bwd_held, passes * x.mb.bwd);
+  } else {
+    first = beside(t.first_fwd, t.first_fwd_held, x.mb.fwd);
+    last = beside(t.last_bwd, t.last_bwd_held, x.mb.bwd);
   }
   return t.exposed + first + last + contention(t.last_bwd) +
          m * (beside(t.every_bwd, t.every_bwd_held, x.mb.bwd) + contention(t.every_bwd)) +
