@@ -508,7 +508,9 @@ TEST(Search, LargestPrimeBatchEnumeratesQuickly) {
   EXPECT_GT(plan->candidates_enumerated, 0);
 }
 
-// Regression: 64 GPU counts were enumerated before the first deadline check.
+// Regression: 64 GPU counts were enumerated before the first deadline check. Searching
+// them takes seconds; stopped at the first check it takes milliseconds, so the bound is
+// a quarter second (10 ms failed once on a loaded 2-core machine at 10.1 ms).
 TEST(Search, DeadlineAndCancellationAreCheckedWhileEnumerating) {
   PlanRequest req;
   req.workload = Model("gpt3-175b");
@@ -519,14 +521,14 @@ TEST(Search, DeadlineAndCancellationAreCheckedWhileEnumerating) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_TRUE(plan->truncated);
   EXPECT_EQ(plan->candidates_evaluated, 0);
-  EXPECT_LT(plan->search_time_s, 0.01);
+  EXPECT_LT(plan->search_time_s, 0.25);
   std::atomic<bool> cancelled{true};
   req.deadline = absl::InfiniteFuture();
   req.cancelled = &cancelled;
   plan = Plan(req, Profile("dgx-a100-80gb"));
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_TRUE(plan->truncated);
-  EXPECT_LT(plan->search_time_s, 0.01);
+  EXPECT_LT(plan->search_time_s, 0.25);
 }
 
 TEST(Search, RejectsBadRequests) {
