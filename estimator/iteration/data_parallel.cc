@@ -63,7 +63,15 @@ struct DpTraffic {
   }
 };
 
-double MeanShare(double seconds, double held) { return seconds > 0 ? held / seconds : 1.0; }
+// Hardware::ExposedBeside for `seconds` of traffic whose collectives hold `held` seconds'
+// worth of a node-wide ring's SMs (their share, weighted by time): where the traffic fits
+// its window the overlapped stretch costs 1 - overlap_efficiency of `held` (no division:
+// this runs for every candidate of a search), else as ExposedBeside with the mean share.
+double ExposedHeld(const Hardware& hw, double seconds, double held, double window) {
+  if (!(seconds > 0)) return 0;
+  if (seconds > window) return hw.ExposedBeside(seconds, window, held / seconds);
+  return (1.0 - hw.overlap_efficiency()) * held;
+}
 
 // The stretches of one micro-batch's critical path that the data-parallel stream runs
 // beside: compute and the exposed collectives of the other dimensions, which use other
@@ -269,21 +277,21 @@ double DpExposed(const DpContext& x, const DpTraffic& t, double beside_dp) {
   const int m = x.m;
   const double layers = std::max(1, x.stages.slowest_layers);
   auto contention = [&](double d) { return std::min(beside_dp, d); };
-  // (Nothing beside a window costs nothing: most of these stretches are empty.)
-  auto beside = [&](double seconds, double held, double window) {
-    return seconds > 0 ? hw.ExposedBeside(seconds, window, MeanShare(seconds, held)) : 0.0;
-  };
+  auto beside = [&](double seconds, double held, double window) { return ExposedHeld(hw, seconds, held, window); };
   double first = 0, last = 0;
   if (SyncsPerModelChunk(x.c)) {
     // Chunk 0's share waits for nothing to hide behind (its gather before the first
     // forward, its reduction after the last backward); the other chunks' run beside p
     // chunk-passes each (the round's forwards of the chunk before, the last round's
     // backwards of the chunks after).
-    const double v = x.c.virtual_pipeline_stages;
-    const double rest = (v - 1) / v;
+    const double per_chunk = 1.0 / x.c.virtual_pipeline_stages;  // (one division: this runs per candidate)
+    const double rest = 1 - per_chunk;
     const double passes = rest * std::min(x.c.pipeline_parallel, m);  // (v - 1) p chunk-passes, in micro-batches
-    first = t.first_fwd / v + beside(rest * t.first_fwd, rest * t.first_fwd_held, passes * x.mb.fwd);
-    last = t.last_bwd / v + beside(rest * t.last_bwd, rest * t.last_bwd_held, passes * x.mb.bwd);
+    auto chunked = [&](double seconds, double held, double pass_s) {
+      return seconds * per_chunk + beside(rest * seconds, rest * held, passes * pass_s);
+    };
+    first = chunked(t.first_fwd, t.first_fwd_held, x.mb.fwd);
+    last = chunked(t.last_bwd, t.last_bwd_held, x.mb.bwd);
   } else {
     first = beside(t.first_fwd, t.first_fwd_held, x.mb.fwd);
     last = beside(t.last_bwd, t.last_bwd_held, x.mb.bwd);
