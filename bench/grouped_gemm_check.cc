@@ -62,7 +62,7 @@ int Run(const std::string& csv, const std::string& profile_name, const std::stri
   for (const auto& [key, rows] : groups) {
     std::printf("%-16s %3d %-9s ", std::get<0>(key).c_str(), std::get<1>(key), std::get<2>(key).c_str());
     for (const Row& r : rows) {
-      const double predicted = hw.GroupedMatmulTime(r.m, r.n, r.k, r.experts, 2, false);
+      const double predicted = hw.GroupedMatmulTime(r.m, r.n, r.k, r.experts, 2, false, 2);
       all.push_back(predicted / r.seconds);
       std::printf(" %5.0f:%4.2f", r.tokens, predicted / r.seconds);
     }

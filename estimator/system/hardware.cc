@@ -307,10 +307,11 @@ double Hardware::BatchedMatmulTime(double m, double n, double k, double batch,
 }
 
 double Hardware::GroupedMatmulTime(double m, double n, double k, double groups, double bytes_per_element,
-                                   bool sixteen_bit) const {
+                                   bool sixteen_bit, double output_bytes) const {
   constexpr double kStreams = 4;
   auto gemm = [&](double b) {
-    return sixteen_bit ? BatchedMatmulTime(m, n, k, b, bytes_per_element) : MatmulTime(m, n, k, b, bytes_per_element);
+    const double bytes = ((m * k + k * n) * bytes_per_element + m * n * output_bytes) * b;
+    return MatmulTimeAt(sixteen_bit ? batched_matmul_flops_per_s_ : matmul_flops_per_s_, m, n, k, b, bytes);
   };
   if (groups <= kStreams) return gemm(groups);
   const double rounds = std::floor(groups / kStreams);

@@ -289,9 +289,10 @@ class Hardware {
   // experts), as Transformer Engine's GroupedLinear runs them: separate cuBLAS calls over
   // its 4 compute streams (transformer_engine/common/util/multi_stream.h), so at most 4
   // share the SMs at once and each round pays its own tail. `sixteen_bit`: at the 16-bit
-  // rate in a low-precision workload (a layer recipes keep in BF16).
+  // rate in a low-precision workload (a layer recipes keep in BF16). `output_bytes`: per
+  // element of the m x n output (read and written where the GEMM accumulates into it).
   double GroupedMatmulTime(double m, double n, double k, double groups, double bytes_per_element,
-                           bool sixteen_bit) const;
+                           bool sixteen_bit, double output_bytes) const;
   // A convolution as an implicit GEMM (cuDNN): the GEMM's shape and rate, but the
   // operands it moves are the tensors themselves (`bytes`: input, filters and output), not
   // the k-fold im2col expansion of its input, which is never materialised.

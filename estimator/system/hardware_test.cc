@@ -170,7 +170,7 @@ TEST(Hardware, GroupedExpertGemmsFollowAnH100) {
     ASSERT_EQ(f.size(), 10u) << line;
     if (f[7] != "streams4_graph") continue;
     const double predicted =
-        hw.GroupedMatmulTime(std::stod(f[4]), std::stod(f[5]), std::stod(f[6]), std::stod(f[1]), 2, false);
+        hw.GroupedMatmulTime(std::stod(f[4]), std::stod(f[5]), std::stod(f[6]), std::stod(f[1]), 2, false, 2);
     ratios.push_back(predicted / std::stod(f[8]));
   }
   ASSERT_EQ(ratios.size(), 320u);
@@ -183,9 +183,22 @@ TEST(Hardware, GroupedExpertGemmsFollowAnH100) {
 // Six local experts run as a round of four concurrent GEMMs, then a round of two.
 TEST(Hardware, GroupedGemmsRunInRoundsOfFourStreams) {
   const Hardware hw(Profile("dgx-h100-80gb"), Precision::kBf16);
-  EXPECT_DOUBLE_EQ(hw.GroupedMatmulTime(512, 1536, 4096, 6, 2, false),
+  EXPECT_DOUBLE_EQ(hw.GroupedMatmulTime(512, 1536, 4096, 6, 2, false, 2),
                    hw.MatmulTime(512, 1536, 4096, 4, 2) + hw.MatmulTime(512, 1536, 4096, 2, 2));
-  EXPECT_DOUBLE_EQ(hw.GroupedMatmulTime(512, 1536, 4096, 3, 2, false), hw.MatmulTime(512, 1536, 4096, 3, 2));
+  EXPECT_DOUBLE_EQ(hw.GroupedMatmulTime(512, 1536, 4096, 3, 2, false, 2), hw.MatmulTime(512, 1536, 4096, 3, 2));
+}
+
+// A weight-gradient GEMM that accumulates into an fp32 buffer reads and writes it: for
+// four experts of Qwen3-235B's fc1 at 256 tokens each (4096 x 3072 outputs, K = 256) the
+// buffer's 8 bytes an element dwarf the 25.8 GFLOP: 4 x (4096 x 256 + 256 x 3072) x 2 +
+// 4 x 4096 x 3072 x 8 = 417.3 MB at 3,350 GB/s x 0.70 = 178 us plus the 1 us gap, where
+// writing 16-bit outputs moves 115.7 MB (the GEMM as a forward one).
+TEST(Hardware, AccumulatingWeightGradientsMoveTheirBuffer) {
+  const Hardware hw(Profile("dgx-h100-80gb"), Precision::kBf16);
+  const double fp32 = 4 * (4096.0 * 256 + 256.0 * 3072) * 2 + 4 * 4096.0 * 3072 * 8;
+  ASSERT_NEAR(fp32, 417.3e6, 0.1e6);
+  EXPECT_NEAR(hw.GroupedMatmulTime(4096, 3072, 256, 4, 2, false, 8), fp32 / (3350e9 * 0.70) + 1e-6, 1e-9);
+  EXPECT_DOUBLE_EQ(hw.GroupedMatmulTime(4096, 3072, 256, 4, 2, false, 2), hw.MatmulTime(4096, 3072, 256, 4, 2));
 }
 
 // MatmulTime remembers its last answers per thread: a Hardware built later (perhaps at

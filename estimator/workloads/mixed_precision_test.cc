@@ -215,7 +215,53 @@ TEST(MixedPrecision, EachLinearCastsItsWeight) {
   EXPECT_EQ(torch.kernels - megatron.kernels, 4 + 4);
   const double cast_s = 6 * 12 * kH * kH / hw.hbm_bytes_per_s();
   EXPECT_NEAR(torch.fwd_s - megatron.fwd_s, cast_s, 1e-12);
-  EXPECT_NEAR(torch.bwd_s - megatron.bwd_s, cast_s, 1e-12);
+  // Beside their weight-gradient GEMMs, which write autograd's 16-bit .grad here and
+  // accumulate into Megatron's fp32 buffer there (WeightGradientsAccumulateIntoTheBuffer).
+  EXPECT_NEAR((torch.bwd_s - torch.wgrad_s) - (megatron.bwd_s - megatron.wgrad_s), cast_s, 1e-12);
+}
+
+// Megatron-Core's linears accumulate weight gradients into the gradient buffer (TE's
+// fuse_wgrad_accumulation): each weight-gradient GEMM reads and writes main_grad, 8
+// bytes an element in fp32 and 4 in 16 bits. 64 experts of 4096 -> 1536 (gated) at 128
+// tokens each (4,096 tokens, top-2) are memory-bound either way, so the fp32 buffer costs
+// 16 rounds of 4 experts x 4 bytes x (4096 x 3072 + 1536 x 4096) more: 2.06 ms at
+// 3,350 GB/s x 0.70; the attention's GEMMs (4,096 tokens deep) are compute-bound, and the
+// router's torch.mm writes its .grad in 16 bits under both.
+TEST(MixedPrecision, WeightGradientsAccumulateIntoTheBuffer) {
+  Workload w;
+  w.transformer.num_layers = 2;
+  w.transformer.hidden_size = 4096;
+  w.transformer.num_attention_heads = 32;
+  w.transformer.seq_length = 4096;
+  w.transformer.vocab_size = 32000;
+  w.transformer.gated_mlp = true;
+  w.transformer.moe.num_experts = 64;
+  w.transformer.moe.top_k = 2;
+  w.transformer.moe.expert_ffn_hidden_size = 1536;
+  w.precision = Precision::kBf16;
+  ParallelConfig c = Config(1, 1, 1, 1, 1);
+  c.flash_attention = true;
+  c.framework = Framework::kMegatron;
+  const Hardware hw(Profile("dgx-h100-80gb"), Precision::kBf16);
+  const Collectives coll(hw);
+  auto layer = [&](MixedPrecision mixed, Framework f) {
+    w.mixed_precision = mixed;
+    c.framework = f;
+    absl::StatusOr<ModelCosts> m = ComputeModelCosts(w, ModelShape::Of(c.Normalized()), hw, coll);
+    EXPECT_TRUE(m.ok()) << m.status();
+    return m.ok() ? m->layers[1] : BlockCosts{};
+  };
+  const BlockCosts fp32 = layer(MixedPrecision::kMasterInOptimizer, Framework::kMegatron);
+  const BlockCosts bf16 = layer(MixedPrecision::kBf16Grads, Framework::kMegatron);
+  const double extra_s = 16 * 4 * 4 * (4096.0 * 3072 + 1536.0 * 4096) / (3350e9 * 0.70);
+  ASSERT_NEAR(extra_s, 2.06e-3, 0.01e-3);
+  EXPECT_NEAR(fp32.wgrad_s - bf16.wgrad_s, extra_s, 1e-9);
+  EXPECT_NEAR(fp32.bwd_s - bf16.bwd_s, extra_s, 1e-9);
+  EXPECT_DOUBLE_EQ(fp32.fwd_s, bf16.fwd_s);
+  // DeepSpeed's autograd writes each weight gradient fresh in 16 bits: 4 bytes less than
+  // the 16-bit buffer's read and write.
+  const BlockCosts deepspeed = layer(MixedPrecision::kMasterInOptimizer, Framework::kDeepSpeed);
+  EXPECT_NEAR(bf16.wgrad_s - deepspeed.wgrad_s, extra_s / 2, 1e-9);
 }
 
 }  // namespace

@@ -69,9 +69,9 @@ bool FusedSoftmaxRuns(const Dims& x) {
 
 void Linear(const Hardware& hw, const Dims& x, double m, double n, double k, double batch,
             Part* part) {
-  const double fwd = hw.GroupedMatmulTime(m, n, k, batch, x.p, x.bf16_linears);
-  const double dgrad = hw.GroupedMatmulTime(m, k, n, batch, x.p, x.bf16_linears);
-  const double wgrad = hw.GroupedMatmulTime(k, n, m, batch, x.p, x.bf16_linears);
+  const double fwd = hw.GroupedMatmulTime(m, n, k, batch, x.p, x.bf16_linears, x.p);
+  const double dgrad = hw.GroupedMatmulTime(m, k, n, batch, x.p, x.bf16_linears, x.p);
+  const double wgrad = hw.GroupedMatmulTime(k, n, m, batch, x.p, x.bf16_linears, x.wgrad_out_bytes);
   if (part->matmul_fwd_s == 0) {
     part->first_wgrad_s = wgrad;
     part->first_dgrad_s = dgrad;
@@ -387,7 +387,13 @@ Dims LayerDims(const Workload& workload, const TransformerSpec& spec, const Mode
   x.bf16_linears = false;
   x.recipe = ResolvedRecipe(workload, shape.framework);
   x.pin = x.lowp ? QuantisedBytesPerElement(x.recipe) : x.p;
-  x.fp32_params = ResolvedMixedPrecision(workload, shape.framework) == MixedPrecision::kFp32Params && x.p < 4;
+  const MixedPrecision mixed = ResolvedMixedPrecision(workload, shape.framework);
+  x.fp32_params = mixed == MixedPrecision::kFp32Params && x.p < 4;
+  const bool megatron_core = shape.framework == Framework::kAny || shape.framework == Framework::kMegatron ||
+                             shape.framework == Framework::kNemo;
+  x.wgrad_out_bytes = !megatron_core || mixed == MixedPrecision::kFp32Params ? x.p
+                      : mixed == MixedPrecision::kBf16Grads                   ? 2 * x.p
+                                                                              : 8;
   x.dropout = spec.dropout > 0;
   x.qk_norm = spec.qk_layernorm && !mla;
   x.eager_gated = spec.gated_mlp && shape.framework == Framework::kPytorchFsdp;

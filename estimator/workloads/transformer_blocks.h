@@ -32,6 +32,12 @@ struct Dims {
   // FP8 GEMMs take any operand layout (Hardware::fp8_any_layout): the per-tensor recipes
   // write no transposes.
   bool fp8_any_layout = false;
+  // Bytes per element the weight-gradient GEMM moves for its output: Megatron-Core's
+  // Transformer Engine linears fuse the accumulation into the gradient buffer
+  // (gradient_accumulation_fusion: the GEMM reads and writes main_grad, 4 + 4 bytes in
+  // fp32, 2 + 2 under 16-bit gradient buffers); autograd's .grad (DeepSpeed, PyTorch FSDP,
+  // torchtitan) is written fresh (= p). Memory-bound where an expert sees few tokens.
+  double wgrad_out_bytes = 2;
   bool fp32_params;  // MixedPrecision::kFp32Params: each linear casts its fp32 weight
   bool dropout;    // dropout > 0: dropout kernels run and their masks are stored
   bool qk_norm;    // a norm over each head's query and key (TransformerSpec::qk_layernorm, no MLA)

@@ -290,6 +290,7 @@ MoeMlp MoeMlpOf(const ModelContext& m, const Dims& x) {
   // share under SP), which the shared experts read too.
   Dims router = x;
   router.bf16_linears = true;
+  router.wgrad_out_bytes = x.p;  // a plain torch.mm: its .grad is written, then added to main_grad
   Linear(m.hw, router, x.T, experts, x.h, 1, &o.mlp);
   o.mlp.act_bytes += x.T * x.r * x.h * x.p;
   // Permute before dispatch and un-permute after combine (Megatron-Core moe_utils,
