@@ -408,6 +408,14 @@ void AssembleShared(const ModelCosts& model, const StageCosts& stages, const Par
                                    (model.fp32_grad_copy_at_step ? kGradCastLaunchShare * opt_tensors : 0);
   const double host_kernel_s = c.cuda_graphs ? hw.kernel_gap_s() : hw.kernel_overhead_s();
   const double optimizer_host_s = std::max(0.0, opt_kernels * host_kernel_s - t.optimizer_s);
+  if (DeepSpeedBf16Optimizer(model, c)) {
+    // Each micro-batch's gradients into the fp32 ones, after every backward of every
+    // stage: the step's time per micro-batch, and the fill and drain's.
+    const double per_mb = std::max(hw.MemoryTime(s.params * kHpGradAccumulateBytesPerParam),
+                                   kHpGradAccumulateKernelsPerTensor * s.tensors * host_kernel_s);
+    t.optimizer_s += m * per_mb;
+    t.pipeline_bubble_s += BubbleStages(c, wgrad_share) * per_mb;
+  }
 
   MemoryBreakdown& mem = out->memory;
   if (memory != nullptr) {

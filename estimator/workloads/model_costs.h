@@ -217,6 +217,15 @@ inline double OffloadExposedS(const BlockCosts& b, const ModelCosts& m) {
 // streamed at half a plain copy's rate (12.6 bytes a parameter at the copy rate); that is
 // the H200's elementwise kernels, not taken for every GPU.
 inline constexpr double kGradCastBytesPerParam = 2 + 4;
+
+// DeepSpeed's BF16_Optimizer (bf16 without ZeRO; DeepSpeedBf16Optimizer) adds every
+// micro-batch's 16-bit gradients into its fp32 gradients after that micro-batch's backward
+// (runtime/bf16_optimizer.py, update_hp_grads; its pipeline engine calls it after each
+// backward pass): hp_grad.add_(lp.grad.to(float32)), the cast reading 2 and writing 4
+// bytes a parameter, the add reading 4 + 4 and writing 4; two kernels a tensor, on the
+// compute stream before the stage's next instruction.
+inline constexpr double kHpGradAccumulateBytesPerParam = 2 + 4 + 4 + 4 + 4;
+inline constexpr double kHpGradAccumulateKernelsPerTensor = 2;
 inline constexpr double kGradCastLaunchShare = 1.0 / 3;
 
 // Bytes per parameter of the gradients a configuration holds and reduces. Megatron-LM's
