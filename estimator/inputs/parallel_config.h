@@ -47,6 +47,11 @@ inline constexpr const char* kOffloadModuleNames[] = {"attn_norm", "qkv_linear",
 // The training framework a configuration must run in (kAny: no restriction).
 enum class Framework { kAny, kMegatron, kNemo, kDeepSpeed, kTorchtitan, kPytorchFsdp };
 const char* FrameworkName(Framework f);
+// Whether the stack is Megatron-Core's (unspecified, Megatron-LM, NeMo / Megatron-Bridge):
+// its layers, DDP and schedules.
+inline bool RunsMegatronCore(Framework f) {
+  return f == Framework::kAny || f == Framework::kMegatron || f == Framework::kNemo;
+}
 
 // How tokens reach their experts (Megatron-Core's token dispatchers).
 enum class MoeDispatcher { kAllToAll, kAllGather, kDeepEp };
@@ -212,7 +217,7 @@ inline bool OverlapsParameterGather(const ParallelConfig& c) {
 // the start), where a single module reduces in its last micro-batch's backward only.
 inline bool SyncsPerModelChunk(const ParallelConfig& c) {
   return c.virtual_pipeline_stages > 1 && c.pipeline_schedule == PipelineSchedule::kInterleaved1F1B &&
-         (c.framework == Framework::kAny || c.framework == Framework::kMegatron || c.framework == Framework::kNemo);
+         RunsMegatronCore(c.framework);
 }
 
 // Whether ZeRO-3 keeps each pipeline stage's weights gathered from its first micro-batch's

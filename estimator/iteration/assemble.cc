@@ -408,13 +408,15 @@ void AssembleShared(const ModelCosts& model, const StageCosts& stages, const Par
                                    (model.fp32_grad_copy_at_step ? kGradCastLaunchShare * opt_tensors : 0);
   const double host_kernel_s = c.cuda_graphs ? hw.kernel_gap_s() : hw.kernel_overhead_s();
   const double optimizer_host_s = std::max(0.0, opt_kernels * host_kernel_s - t.optimizer_s);
+  // DeepSpeed's BF16_Optimizer adds each micro-batch's gradients into the fp32 ones after
+  // every backward of every stage: GPU time each micro-batch, its launches beyond it as
+  // the layers' (overhead), and both in the fill and drain.
+  double hp_grad_gpu_s = 0, hp_grad_host_s = 0;
   if (DeepSpeedBf16Optimizer(model, c)) {
-    // Each micro-batch's gradients into the fp32 ones, after every backward of every
-    // stage: the step's time per micro-batch, and the fill and drain's.
-    const double per_mb = std::max(hw.MemoryTime(s.params * kHpGradAccumulateBytesPerParam),
-                                   kHpGradAccumulateKernelsPerTensor * s.tensors * host_kernel_s);
-    t.optimizer_s += m * per_mb;
-    t.pipeline_bubble_s += BubbleStages(c, wgrad_share) * per_mb;
+    hp_grad_gpu_s = hw.MemoryTime(s.params * kHpGradAccumulateBytesPerParam);
+    hp_grad_host_s = HostExcess(kHpGradAccumulateKernelsPerTensor * s.tensors, host_kernel_s, hp_grad_gpu_s);
+    t.optimizer_s += m * hp_grad_gpu_s;
+    t.pipeline_bubble_s += BubbleStages(c, wgrad_share) * (hp_grad_gpu_s + hp_grad_host_s);
   }
 
   MemoryBreakdown& mem = out->memory;
@@ -430,7 +432,7 @@ void AssembleShared(const ModelCosts& model, const StageCosts& stages, const Par
 
   // Framework overhead: per iteration, plus host-bound kernel launch time (the stage's
   // launches beyond its GPU time, every micro-batch, and the optimizer step's).
-  t.overhead_s = hw.iteration_overhead_s() + m * s.host_s + optimizer_host_s;
+  t.overhead_s = hw.iteration_overhead_s() + m * (s.host_s + hp_grad_host_s) + optimizer_host_s;
   InputLoading(c, sys, m, out);
 }
 

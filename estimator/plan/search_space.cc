@@ -230,9 +230,7 @@ ParallelConfig ShapeConfig(const PlanConstraints& k, const Shape& shape, int glo
 unsigned LightRecomputeModules(const SearchSpace& space, const ParallelConfig& c) {
   const PlanConstraints& k = space.request->constraints;
   if (!space.transformer || c.recompute == Recompute::kFull || c.offload_modules != 0) return 0;
-  if (k.framework != Framework::kAny && k.framework != Framework::kMegatron && k.framework != Framework::kNemo) {
-    return 0;
-  }
+  if (!RunsMegatronCore(k.framework)) return 0;
   if (!Permits(k.recompute, Recompute::kSelective)) return 0;
   // Norms of their own (SeparateNorms) exist in MoE layers and beside MLA only.
   unsigned light = 0;

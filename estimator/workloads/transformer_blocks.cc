@@ -389,11 +389,10 @@ Dims LayerDims(const Workload& workload, const TransformerSpec& spec, const Mode
   x.pin = x.lowp ? QuantisedBytesPerElement(x.recipe) : x.p;
   const MixedPrecision mixed = ResolvedMixedPrecision(workload, shape.framework);
   x.fp32_params = mixed == MixedPrecision::kFp32Params && x.p < 4;
-  const bool megatron_core = shape.framework == Framework::kAny || shape.framework == Framework::kMegatron ||
-                             shape.framework == Framework::kNemo;
-  x.wgrad_out_bytes = !megatron_core || mixed == MixedPrecision::kFp32Params ? x.p
-                      : mixed == MixedPrecision::kBf16Grads                   ? 2 * x.p
-                                                                              : 8;
+  // Megatron-Core's gradient buffer: 16-bit under kBf16Grads, else fp32; read and written.
+  const double grad_buffer_bytes = mixed == MixedPrecision::kBf16Grads ? x.p : 4;
+  x.wgrad_out_bytes =
+      RunsMegatronCore(shape.framework) && mixed != MixedPrecision::kFp32Params ? 2 * grad_buffer_bytes : x.p;
   x.dropout = spec.dropout > 0;
   x.qk_norm = spec.qk_layernorm && !mla;
   x.eager_gated = spec.gated_mlp && shape.framework == Framework::kPytorchFsdp;
