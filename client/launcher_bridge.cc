@@ -132,6 +132,10 @@ void Shape(const Plan& p, Notes* notes, Overrides* o) {
     }
     o->Add("model.moe_token_dispatcher_type", Dispatcher(p.c->moe_dispatcher()));
     if (p.c->moe_dispatcher() == v1::MOE_DISPATCHER_DEEPEP) o->Add("model.moe_flex_dispatcher_backend", "deepep");
+    // GroupedLinear experts and the fused permute, as estimated (launcher_megatron.cc):
+    // stated, for TransformerConfig defaults both to off and a recipe's provider may too.
+    o->Add("model.moe_grouped_gemm", "true");
+    o->Add("model.moe_permute_fusion", "true");
     if (p.c->moe_a2a_overlap()) {
       o->Add("model.overlap_moe_expert_parallel_comm", "true");
       o->Add("model.delay_wgrad_compute", "true");

@@ -29,6 +29,7 @@ constexpr const char* kNotInBaseConfig[] = {
     "model.optim.overlap_grad_sync",      "model.optim.overlap_param_sync",
     "model.moe_ffn_hidden_size",          "model.moe_layer_freq",
     "model.moe_shared_expert_intermediate_size", "model.delay_wgrad_compute",
+    "model.moe_grouped_gemm",             "model.moe_permute_fusion",
 };
 
 class Hydra {
@@ -131,6 +132,9 @@ void NemoArchitecture(const Plan& p, Hydra* y, Notes* notes) {
                                         : c.moe_dispatcher() == v1::MOE_DISPATCHER_DEEPEP  ? "flex"
                                                                                            : "alltoall");
     if (c.moe_dispatcher() == v1::MOE_DISPATCHER_DEEPEP) y->Add("moe_enable_deepep", "true");
+    // GroupedLinear experts and the fused permute, as estimated (launcher_megatron.cc).
+    y->Add("moe_grouped_gemm", "true");
+    y->Add("moe_permute_fusion", "true");
     if (c.moe_a2a_overlap()) {
       y->Add("overlap_moe_expert_parallel_comm", "true");
       y->Add("delay_wgrad_compute", "true");

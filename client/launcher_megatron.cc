@@ -224,6 +224,13 @@ void MegatronMoeFlags(const Plan& p, CommandLine* f, Notes* notes) {
   } else {
     f->Add("--moe-token-dispatcher-type", "alltoall");
   }
+  // The experts as the estimate prices them: Transformer Engine's GroupedLinear, each
+  // expert's GEMM on one of its streams (--moe-grouped-gemm; without it Megatron-Core
+  // builds SequentialMLP, one module a local expert, and refuses moe_act among the
+  // recompute modules), and the fused permute and un-permute (--moe-permute-fusion). Both
+  // default to off (TransformerConfig.moe_grouped_gemm, moe_permute_fusion).
+  f->Add("--moe-grouped-gemm");
+  f->Add("--moe-permute-fusion");
   if (c.moe_a2a_overlap()) {  // weight gradients delayed to pair with the dispatch (README)
     f->Add("--overlap-moe-expert-parallel-comm");
     f->Add("--delay-wgrad-compute");

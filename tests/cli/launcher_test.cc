@@ -57,6 +57,8 @@ TEST(Launcher, MegatronMoeFp8) {
             "    --moe-router-topk 2 \\\n"
             "    --moe-ffn-hidden-size 14336 \\\n"
             "    --moe-token-dispatcher-type alltoall \\\n"
+            "    --moe-grouped-gemm \\\n"
+            "    --moe-permute-fusion \\\n"
             "    --bf16 \\\n"
             "    --fp8-format hybrid\n");
 }
@@ -235,11 +237,33 @@ TEST(Launcher, MegatronMoeFoldingAndRecipes) {
   for (const char* arg : {"    --expert-tensor-parallel-size 1 \\\n", "    --moe-token-dispatcher-type flex \\\n",
                           "    --moe-flex-dispatcher-backend deepep \\\n", "    --overlap-moe-expert-parallel-comm \\\n",
                           "    --recompute-granularity selective \\\n",
-                          "    --recompute-modules layernorm moe_act \\\n",
+                          "    --recompute-modules layernorm moe_act \\\n", "    --moe-grouped-gemm \\\n",
                           "    --decoder-first-pipeline-num-layers 15 \\\n",
                           "    --decoder-last-pipeline-num-layers 15 \\\n", "    --cpu-offloading-num-layers 1 \\\n",
                           "    --fp8-param-gather \\\n", "    --fp8-recipe mxfp8"}) {
     EXPECT_NE(out.find(arg), std::string::npos) << arg << "\n" << out;
+  }
+}
+
+// The experts run as the estimate prices them: Transformer Engine's GroupedLinear and the
+// fused permute, which Megatron-Core's TransformerConfig leaves off (moe_grouped_gemm,
+// moe_permute_fusion default False; without grouped GEMM it builds SequentialMLP and its
+// __post_init__ refuses moe_act among the recompute modules). Each Megatron-Core launcher
+// states both for a MoE plan, none for a dense one.
+TEST(Launcher, MegatronCoreLaunchersRunTheExpertsAsEstimated) {
+  LaunchInput moe = FoldedMoe();
+  moe.config.add_recompute_modules("moe_act");
+  const std::vector<std::pair<const char*, std::vector<const char*>>> wanted = {
+      {"megatron", {"    --moe-grouped-gemm \\\n", "    --moe-permute-fusion \\\n"}},
+      {"megatron-bridge", {"    model.moe_grouped_gemm=true \\\n", "    model.moe_permute_fusion=true \\\n"}},
+      {"nemo", {"    +model.moe_grouped_gemm=true \\\n", "    +model.moe_permute_fusion=true \\\n"}}};
+  for (const auto& [framework, args] : wanted) {
+    const std::string out = Emit(framework, moe);
+    const std::string dense = Emit(framework, Gpt3());
+    for (const char* arg : args) {
+      EXPECT_TRUE(absl::StrContains(out, arg)) << framework << ": " << arg << "\n" << out;
+      EXPECT_FALSE(absl::StrContains(dense, "grouped")) << framework << "\n" << dense;
+    }
   }
 }
 
