@@ -169,6 +169,7 @@ absl::StatusOr<Plan> Resolve(const LaunchInput& in) {
                   (in.workload.mixed_precision() == v1::MIXED_PRECISION_BF16_GRADS ||
                    (in.workload.mixed_precision() == v1::MIXED_PRECISION_UNSPECIFIED &&
                     in.framework == v1::FRAMEWORK_NEMO && p.precision != v1::PRECISION_FP16));
+  p.fused_cross_entropy = in.framework == v1::FRAMEWORK_NEMO;  // as the estimator's Dims resolve it
   return p;
 }
 

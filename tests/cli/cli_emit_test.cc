@@ -274,10 +274,11 @@ TEST_F(ServerTest, PlanEmitPipelineInsideDataParallel) {
       << r.out;
 }
 
-// Planned under NeMo, whose performance recipes keep and reduce gradients in 16 bits (the
-// estimate's default there), the plan runs as estimated elsewhere too: Megatron-LM gets
-// --grad-reduce-in-bf16 (bf16 otherwise upgrades them to fp32), Megatron-Bridge a note
-// naming the two recipe fields; planned without a framework, neither.
+// Planned under NeMo, whose performance recipes keep and reduce gradients in 16 bits and
+// fuse the cross-entropy (the estimate's defaults there), the plan runs as estimated
+// elsewhere too: Megatron-LM gets --grad-reduce-in-bf16 (bf16 otherwise upgrades them to
+// fp32) and --cross-entropy-loss-fusion, Megatron-Bridge a note naming the two recipe
+// fields (its providers fuse the loss already); planned without a framework, neither.
 TEST_F(ServerTest, PlanEmitSixteenBitGradients) {
   const std::vector<std::string> plan = {"plan", "--profile", "dgx-h100-80gb@1", "--model", "llama3-8b", "--gpus",
                                          "8", "--global-batch", "64", "--tp", "1", "--pp", "1", "--dp", "8",
@@ -292,6 +293,8 @@ TEST_F(ServerTest, PlanEmitSixteenBitGradients) {
   };
   EXPECT_TRUE(Contains(emit("nemo", "megatron"), "    --grad-reduce-in-bf16"));
   EXPECT_FALSE(Contains(emit("", "megatron"), "--grad-reduce-in-bf16"));
+  EXPECT_TRUE(Contains(emit("nemo", "megatron"), "    --cross-entropy-loss-fusion"));
+  EXPECT_FALSE(Contains(emit("", "megatron"), "--cross-entropy-loss-fusion"));
   EXPECT_TRUE(Contains(emit("nemo", "megatron-bridge"),
                        "cfg.mixed_precision.grad_reduce_in_fp32 = cfg.ddp.grad_reduce_in_fp32 = False"));
   EXPECT_FALSE(Contains(emit("megatron", "megatron-bridge"), "grad_reduce_in_fp32"));
