@@ -249,8 +249,8 @@ void MegatronPrecisionFlags(const Plan& p, CommandLine* f) {
   // 16-bit gradient buffers and reduction, as the estimate assumed (arguments.py: bf16
   // otherwise upgrades them to fp32).
   if (p.grads_16bit && p.precision != v1::PRECISION_FP16) f->Add("--grad-reduce-in-bf16");
-  // Planned under NeMo, the loss was estimated as Megatron-Core's fused cross-entropy
-  // (arguments.py: --cross-entropy-loss-fusion, its native implementation by default).
+  // Planned under NeMo (or PyTorch FSDP), the loss was estimated fused: Megatron-Core's
+  // fused cross-entropy (arguments.py: --cross-entropy-loss-fusion, native by default).
   if (p.fused_cross_entropy) f->Add("--cross-entropy-loss-fusion");
   if (p.precision == v1::PRECISION_FP8) f->Add("--fp8-format", "hybrid");
   // _add_transformer_engine_args: --fp8-recipe (tensorwise = current scaling) and the

@@ -34,9 +34,9 @@ struct Plan {
   // The estimate kept and reduced gradients in 16 bits: MIXED_PRECISION_BF16_GRADS, stated
   // or FRAMEWORK_NEMO's default.
   bool grads_16bit = false;
-  // The estimate's loss was Megatron-Core's fused cross-entropy (FRAMEWORK_NEMO, as NeMo's
-  // and Megatron-Bridge's model providers set cross_entropy_loss_fusion), not Megatron-LM's
-  // op-by-op default.
+  // The estimate's loss was a fused cross-entropy (FRAMEWORK_NEMO: Megatron-Core's, as
+  // NeMo's and Megatron-Bridge's model providers set cross_entropy_loss_fusion;
+  // FRAMEWORK_PYTORCH_FSDP: flash-attn's), not Megatron-LM's op-by-op default.
   bool fused_cross_entropy = false;
 
   bool gqa() const { return kv_heads != t->num_attention_heads(); }
