@@ -2,7 +2,7 @@
 """The Qwen3-235B-A22B Megatron-Core runs of ../shared/data, stated through the real CLI.
 
 usage: qwen3_moe_dev.py --cli PATH/TO/paraplan --server HOST:PORT [--file ROWS.jsonl] [--check] [--max-step-mape PCT]
-                        [--max-step-error PCT]
+                        [--max-step-error PCT] [--framework NAME]
 
 Turns each row (megatron_moe_qwen3_235b.jsonl: the Megatron-MoE model zoo's Qwen3 table)
 into an EstimateRequest as the run was launched: TP, PP, CP, folded EP and expert-TP,
@@ -30,6 +30,10 @@ dropless routing's real imbalance (sent force-balanced).
 (ctest runs it at 12: 6.8 % today, so that a change that loses accuracy on them shows).
 --max-step-error PCT: exit 1 when any one of them is further off than PCT (issue 22's bar:
 15; 14.97 % today).
+
+--framework NAME: state every row under that framework (FRAMEWORK_NEMO: Megatron-Core's
+fused cross-entropy, which the zoo's yaml runs, with NeMo's 16-bit gradients beside it);
+by default none, which prices Megatron-LM's op-by-op loss (docs/accuracy.md).
 
 --implied-imbalance: for each sequence length run both force-balanced and dropless, the
 load_imbalance at which paraplan's dropless / force-balanced time ratio equals the
@@ -204,6 +208,8 @@ def main():
                     help='exit 1 when the measured step times are further off than PCT %% (MAPE)')
     ap.add_argument('--max-step-error', type=float, default=None, metavar='PCT',
                     help='exit 1 when any measured step time is further off than PCT %%')
+    ap.add_argument('--framework', default=None, metavar='NAME',
+                    help='state every row under this framework (e.g. FRAMEWORK_NEMO); default none')
     ap.add_argument('--implied-imbalance', action='store_true',
                     help='the load_imbalance each dropless run implies against its force-balanced twin')
     ap.add_argument('--max-spread', type=float, default=None, metavar='FRACTION',
@@ -213,7 +219,8 @@ def main():
     if a.implied_imbalance:
         return implied_imbalance(a, rows)
     try:
-        outs = estimate_batch(a.cli, a.server, [request(r) for r in rows])
+        outs = estimate_batch(a.cli, a.server, [dict(request(r), **({'framework': a.framework} if a.framework else {}))
+                                                for r in rows])
     except RuntimeError as err:
         print(err)
         return 1
