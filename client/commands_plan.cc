@@ -231,6 +231,7 @@ int Cli::PlanOutputs(const v1::PlanRequest& req, const v1::PlanResponse& r) {
   in.config = r.plans(0).config();
   in.num_gpus = r.plans(0).num_gpus();
   in.gpus_per_node = profile.gpus_per_node();
+  if (profile.network_levels_size() > 0) in.nvlink_domain = profile.network_levels(0).domain_size();
   in.profile = absl::StrCat(profile.name(), "@", profile.version());
   in.framework = req.framework();
   absl::StatusOr<std::string> text = LauncherArguments(a_.Get("emit"), in);

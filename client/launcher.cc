@@ -156,6 +156,7 @@ absl::StatusOr<Plan> Resolve(const LaunchInput& in) {
   p.gpus = in.num_gpus > 0 ? in.num_gpus : p.tp * p.pp * p.dp * p.cp;
   p.per_node = in.gpus_per_node > 0 ? std::min(in.gpus_per_node, p.gpus) : p.gpus;
   p.nodes = (p.gpus + p.per_node - 1) / p.per_node;
+  p.nvlink_domain = in.nvlink_domain;
   p.ffn = p.t->ffn_hidden_size() > 0 ? p.t->ffn_hidden_size() : 4 * p.t->hidden_size();
   p.kv_heads = p.t->num_kv_heads() > 0 ? p.t->num_kv_heads() : p.t->num_attention_heads();
   p.recompute = c.recompute() == v1::RECOMPUTE_UNSPECIFIED ? v1::RECOMPUTE_NONE : c.recompute();

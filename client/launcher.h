@@ -47,6 +47,9 @@ struct LaunchInput {
   v1::Workload workload;
   int num_gpus = 0;       // GPUs of the plan; 0 = the product of the config's degrees
   int gpus_per_node = 0;  // from the profile; 0 = one node holds all GPUs
+  // GPUs one NVLink domain joins (the profile's innermost network level); above
+  // gpus_per_node the system is multi-node NVLink (GB200 / GB300 NVL72). 0 = one node.
+  int nvlink_domain = 0;
   std::string profile;    // "NAME@VERSION", for the header comment
   v1::Framework framework = v1::FRAMEWORK_UNSPECIFIED;  // the request's: its defaults shaped the estimate
 };

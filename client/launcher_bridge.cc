@@ -131,7 +131,9 @@ void Shape(const Plan& p, Notes* notes, Overrides* o) {
       o->Add("model.moe_layer_freq", absl::StrCat("[", absl::StrJoin(moe_layers, ","), "]"));
     }
     o->Add("model.moe_token_dispatcher_type", Dispatcher(p.c->moe_dispatcher()));
-    if (p.c->moe_dispatcher() == v1::MOE_DISPATCHER_DEEPEP) o->Add("model.moe_flex_dispatcher_backend", "deepep");
+    if (p.c->moe_dispatcher() == v1::MOE_DISPATCHER_DEEPEP) {
+      o->Add("model.moe_flex_dispatcher_backend", p.mnnvl_experts() ? "hybridep" : "deepep");
+    }
     // GroupedLinear experts and the fused permute, as estimated (launcher_megatron.cc):
     // stated, for TransformerConfig defaults both to off and a recipe's provider may too.
     o->Add("model.moe_grouped_gemm", "true");

@@ -131,7 +131,13 @@ void NemoArchitecture(const Plan& p, Hydra* y, Notes* notes) {
     y->Add("moe_token_dispatcher_type", c.moe_dispatcher() == v1::MOE_DISPATCHER_ALLGATHER ? "allgather"
                                         : c.moe_dispatcher() == v1::MOE_DISPATCHER_DEEPEP  ? "flex"
                                                                                            : "alltoall");
-    if (c.moe_dispatcher() == v1::MOE_DISPATCHER_DEEPEP) y->Add("moe_enable_deepep", "true");
+    if (c.moe_dispatcher() == v1::MOE_DISPATCHER_DEEPEP) {
+      y->Add("moe_enable_deepep", "true");
+      if (p.mnnvl_experts()) {
+        notes->Add("the experts' all-to-all spans nodes of one NVLink domain, which only Megatron-Core's HybridEP "
+                   "backend carries over NVLink; NeMo 1.x names no backend: use --emit megatron-bridge");
+      }
+    }
     // GroupedLinear experts and the fused permute, as estimated (launcher_megatron.cc).
     y->Add("moe_grouped_gemm", "true");
     y->Add("moe_permute_fusion", "true");

@@ -220,7 +220,7 @@ void MegatronMoeFlags(const Plan& p, CommandLine* f, Notes* notes) {
     f->Add("--moe-token-dispatcher-type", "allgather");
   } else if (c.moe_dispatcher() == v1::MOE_DISPATCHER_DEEPEP) {
     f->Add("--moe-token-dispatcher-type", "flex");
-    f->Add("--moe-flex-dispatcher-backend", "deepep");
+    f->Add("--moe-flex-dispatcher-backend", p.mnnvl_experts() ? "hybridep" : "deepep");
   } else {
     f->Add("--moe-token-dispatcher-type", "alltoall");
   }

@@ -25,6 +25,7 @@ struct Plan {
   int etp = 1;  // expert tensor parallelism, 0 resolved to tp
   int micro_batches = 1;  // per iteration and pipeline: gbs / (mbs * dp)
   int gpus = 1, per_node = 1, nodes = 1;
+  int nvlink_domain = 0;  // LaunchInput's: GPUs one NVLink domain joins, 0 = one node
   int64_t ffn = 0;   // ffn_hidden_size, 0 resolved to 4 * hidden
   int kv_heads = 0;  // 0 resolved to the attention heads
   v1::Recompute recompute = v1::RECOMPUTE_NONE;
@@ -45,6 +46,14 @@ struct Plan {
     return t->head_dim() > 0 && t->head_dim() * t->num_attention_heads() != t->hidden_size();
   }
   bool moe() const { return t->has_moe() && t->moe().num_experts() > 1; }
+  // The expert grid (etp x ep ranks, innermost) leaves its node inside one NVLink domain
+  // that spans nodes (GB200 / GB300 NVL72): there Megatron-Core's flex dispatcher reaches
+  // the other nodes over NVLink only with its HybridEP backend ("Currently only hybridep
+  // supports the MNNVL case": TransformerConfig.moe_flex_dispatcher_backend); DeepEP's
+  // would go over the NICs, not the all-to-all that was estimated.
+  bool mnnvl_experts() const {
+    return nvlink_domain > per_node && int64_t{etp} * ep > per_node;
+  }
   bool offload_any() const { return c->offload().optimizer() || c->offload().weights() || c->offload().activations(); }
   // Ranks are placed tp-cp-ep-pp-dp (innermost first) instead of the default
   // tp-cp-ep-dp-pp, and that makes a difference (pipeline and data parallel both > 1).

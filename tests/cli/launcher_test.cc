@@ -267,6 +267,29 @@ TEST(Launcher, MegatronCoreLaunchersRunTheExpertsAsEstimated) {
   }
 }
 
+// On a multi-node NVLink system (GB200 NVL72: 4 GPUs a node, 72 an NVLink domain) an expert
+// grid wider than a node reaches the other nodes over NVLink only through Megatron-Core's
+// HybridEP backend (TransformerConfig.moe_flex_dispatcher_backend: "only hybridep supports
+// the MNNVL case"), which is the all-to-all the estimate priced; inside a node, or on
+// 8-GPU nodes with a node-wide NVLink domain, DeepEP's.
+TEST(Launcher, DeepEpOnAMultiNodeNvlinkDomainIsHybridEp) {
+  LaunchInput in = FoldedMoe();  // EP 4 x expert-TP 1, DeepEP
+  in.num_gpus = 64;
+  in.gpus_per_node = 4;
+  in.nvlink_domain = 72;
+  in.config.set_expert_parallel(8);
+  EXPECT_TRUE(absl::StrContains(Emit("megatron", in), "    --moe-flex-dispatcher-backend hybridep \\\n"));
+  EXPECT_TRUE(absl::StrContains(Emit("megatron-bridge", in), "    model.moe_flex_dispatcher_backend=hybridep \\\n"));
+  EXPECT_TRUE(absl::StrContains(Emit("nemo", in), "only Megatron-Core's HybridEP backend"));
+  in.config.set_expert_parallel(4);  // the grid stays in its node
+  EXPECT_TRUE(absl::StrContains(Emit("megatron", in), "    --moe-flex-dispatcher-backend deepep \\\n"));
+  in.config.set_expert_parallel(8);
+  in.gpus_per_node = 8;
+  in.nvlink_domain = 8;  // a DGX: the NVLink domain is the node
+  EXPECT_TRUE(absl::StrContains(Emit("megatron", in), "    --moe-flex-dispatcher-backend deepep \\\n"));
+  EXPECT_FALSE(absl::StrContains(Emit("nemo", in), "HybridEP"));
+}
+
 // The issue's four models (GPT-3 175B, Llama 3 70B, a Mixtral-shaped MoE, a DeepSeek-style
 // MoE with MLA) through every launcher: each is emitted, and each output states the
 // model's layer count and hidden size (and its expert count) as its framework reads them
