@@ -30,6 +30,7 @@ constexpr const char* kNotInBaseConfig[] = {
     "model.moe_ffn_hidden_size",          "model.moe_layer_freq",
     "model.moe_shared_expert_intermediate_size", "model.delay_wgrad_compute",
     "model.moe_grouped_gemm",             "model.moe_permute_fusion",
+    "model.cross_entropy_loss_fusion",
 };
 
 class Hydra {
@@ -161,6 +162,9 @@ void NemoPrecisionAndOffload(const Plan& p, Hydra* y, Notes* notes) {
     if (p.recipe == v1::QUANT_RECIPE_MXFP8) y->Add("fp8_recipe", "mxfp8");
   }
   if (p.precision == v1::PRECISION_FP4) notes->Add("NVFP4 is not emitted for this NeMo config; set it by hand");
+  // The fused loss the estimate priced under NeMo (or PyTorch FSDP): Megatron-Core's
+  // TransformerConfig field, off by default (launcher_megatron.cc).
+  if (p.fused_cross_entropy) y->Add("cross_entropy_loss_fusion", "true");
   if (p.grads_16bit) {
     notes->Add("the estimate keeps and reduces gradients in 16 bits (NeMo 2's performance recipes: "
               "grad_reduce_in_fp32=False); NeMo 1.x keeps fp32 main gradients under megatron_amp_O2");

@@ -295,6 +295,8 @@ TEST_F(ServerTest, PlanEmitSixteenBitGradients) {
   EXPECT_FALSE(Contains(emit("", "megatron"), "--grad-reduce-in-bf16"));
   EXPECT_TRUE(Contains(emit("nemo", "megatron"), "    --cross-entropy-loss-fusion"));
   EXPECT_FALSE(Contains(emit("", "megatron"), "--cross-entropy-loss-fusion"));
+  EXPECT_TRUE(Contains(emit("nemo", "nemo"), "    +model.cross_entropy_loss_fusion=true"));
+  EXPECT_FALSE(Contains(emit("", "nemo"), "cross_entropy_loss_fusion"));
   EXPECT_TRUE(Contains(emit("nemo", "megatron-bridge"),
                        "cfg.mixed_precision.grad_reduce_in_fp32 = cfg.ddp.grad_reduce_in_fp32 = False"));
   EXPECT_FALSE(Contains(emit("megatron", "megatron-bridge"), "grad_reduce_in_fp32"));
