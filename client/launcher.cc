@@ -110,6 +110,45 @@ std::string UnrunModulesNote(const Plan& p, const std::string& framework, const 
                       " has none: its selective recompute ", instead, ", not what was planned");
 }
 
+double Dropout(const v1::TransformerSpec& t) { return t.has_dropout() ? t.dropout() : 0.1; }
+
+CudaGraphLaunch MegatronCudaGraphs(const Plan& p) {
+  if (!p.c->cuda_graphs()) return {};
+  const char* estimated = "the estimate took every launch as replayed from a graph";
+  if (p.recompute == v1::RECOMPUTE_FULL) {
+    if (!p.moe()) return {"full_iteration", {}, ""};
+    return {"", {}, absl::StrCat("CUDA graphs are not emitted: Megatron-Core graphs full recompute only as one "
+                                 "full-iteration graph, which a dropless MoE layer cannot be captured in; ", estimated)};
+  }
+  // Selective recompute (core_attn unless the plan names its modules) inside a graph
+  // refuses dropout: "attention dropout is not supported with graphed attention
+  // recomputation", likewise hidden dropout with a graphed MLP / MoE recomputed.
+  std::vector<std::string> recomputed;
+  if (p.recompute == v1::RECOMPUTE_SELECTIVE) {
+    recomputed.assign(p.c->recompute_modules().begin(), p.c->recompute_modules().end());
+    if (recomputed.empty()) recomputed = {"core_attn"};
+  }
+  const auto has = [&](const char* m) { return std::find(recomputed.begin(), recomputed.end(), m) != recomputed.end(); };
+  const bool dropout = Dropout(*p.t) > 0;
+  std::vector<std::string> modules;
+  if (!p.moe()) {
+    if (!(dropout && has("core_attn"))) return {"local", {}, ""};  // whole layers
+    if (!(dropout && has("mlp"))) modules = {"mlp"};
+  } else {
+    if (!(dropout && has("core_attn"))) modules.push_back("attn");
+    // "moe recompute is not supported with moe_router CUDA graph" (transformer_engine).
+    if (!has("moe")) modules.insert(modules.end(), {"moe_router", "moe_preprocess"});
+  }
+  if (modules.empty()) {
+    return {"", {}, absl::StrCat("CUDA graphs are not emitted: what Megatron-Core could graph here it recomputes "
+                                 "with dropout; ", estimated)};
+  }
+  return {p.moe() ? "transformer_engine" : "local", modules,
+          absl::StrCat("CUDA graphs cover the layers' ", absl::StrJoin(modules, ", "),
+                       p.moe() ? " (Megatron-Core graphs no dropless experts)" : " (dropout beside the recomputed attention)",
+                       "; ", estimated, ", so where the host sets the pace the run is slower")};
+}
+
 std::string Header(const std::string& title, const Plan& p) {
   std::string plan = absl::StrCat("TP", p.tp, " PP", p.pp, " DP", p.dp, " CP", p.cp, " EP", p.ep);
   if (p.pp > 1) absl::StrAppend(&plan, ", schedule ", ScheduleName(p.schedule), p.v > 1 ? absl::StrCat(" v", p.v) : "");

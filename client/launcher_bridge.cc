@@ -87,7 +87,10 @@ void Parallelism(const Plan& p, Notes* notes, Overrides* o) {
   if (c.offload().optimizer() || c.offload().weights() || c.offload().activations()) {
     notes->Add("ZeRO-style offload is not emitted (Megatron-Core offloads whole layers: cpu_offloading_num_layers)");
   }
-  if (c.cuda_graphs()) o->Add("model.cuda_graph_impl", "transformer_engine");
+  const CudaGraphLaunch graphs = MegatronCudaGraphs(p);
+  if (!graphs.impl.empty()) o->Add("model.cuda_graph_impl", graphs.impl);
+  if (!graphs.modules.empty()) o->Add("model.cuda_graph_modules", absl::StrCat("[", absl::StrJoin(graphs.modules, ","), "]"));
+  if (!graphs.note.empty()) notes->Add(graphs.note);
 }
 
 void Shape(const Plan& p, Notes* notes, Overrides* o) {
@@ -108,8 +111,8 @@ void Shape(const Plan& p, Notes* notes, Overrides* o) {
   }
   o->Add("model.gated_linear_unit", Bool(t.gated_mlp()));
   if (t.qk_layernorm() || t.has_mla()) o->Add("model.qk_layernorm", Bool(true));  // MLA: its latent norms
-  o->Add("model.hidden_dropout", t.dropout());
-  o->Add("model.attention_dropout", t.dropout());
+  o->Add("model.hidden_dropout", Dropout(t));  // absent = 0.1, as estimated (a recipe's provider may say 0)
+  o->Add("model.attention_dropout", Dropout(t));
   o->Add("model.share_embeddings_and_output_weights", Bool(t.tied_embeddings()));
   if (t.has_mla()) notes->Add("MLA needs an MLA model provider (its q/kv LoRA ranks); choose such a recipe");
   const std::vector<int> windows = WindowLayers(t);

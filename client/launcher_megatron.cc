@@ -193,7 +193,12 @@ void MegatronShardingFlags(const Plan& p, CommandLine* f, Notes* notes) {
     f->Add("--offload-modules", absl::StrJoin(c.offload_modules(), " "));
   }
   if (c.fp8_param_gather()) f->Add("--fp8-param-gather");
-  if (c.cuda_graphs()) f->Add("--enable-cuda-graph");  // arguments.py, _add_training_args
+  // arguments.py, _add_training_args: --cuda-graph-impl and --cuda-graph-modules (which
+  // replace the deprecated --enable-cuda-graph).
+  const CudaGraphLaunch graphs = MegatronCudaGraphs(p);
+  if (!graphs.impl.empty()) f->Add("--cuda-graph-impl", graphs.impl);
+  if (!graphs.modules.empty()) f->Add("--cuda-graph-modules", absl::StrJoin(graphs.modules, " "));
+  if (!graphs.note.empty()) notes->Add(graphs.note);
 }
 
 // The experts: their count and width, which layers, the dispatcher.

@@ -114,6 +114,23 @@ int64_t SharedExpertWidth(const v1::MoeSpec& m);
 // recompute does `instead`; "" otherwise.
 std::string UnrunModulesNote(const Plan& p, const std::string& framework, const std::string& instead);
 
+// The plan's CUDA graphs as Megatron-Core can run them (TransformerConfig.__post_init__,
+// cuda_graph_impl / cuda_graph_modules): a dense model's whole layers ("local"), or under
+// full recompute one graph of the iteration ("full_iteration": "full recompute is only
+// supported with full iteration CUDA graph"); a MoE model's dropless layers only as their
+// attention, router and preprocessing ("transformer_engine" with modules attn, moe_router,
+// moe_preprocess, as Megatron-Bridge's MoE performance recipes run them: the experts'
+// shapes follow the routing, "moe cuda graph is only supported with drop-padding MoE"),
+// and none under full recompute. `note` says where that falls short of the estimate.
+struct CudaGraphLaunch {
+  std::string impl;                  // "" = no CUDA graphs emitted
+  std::vector<std::string> modules;  // empty = whole layers
+  std::string note;
+};
+CudaGraphLaunch MegatronCudaGraphs(const Plan& p);
+// Hidden and attention dropout as the contract resolves it: absent = 0.1 (Megatron-LM's).
+double Dropout(const v1::TransformerSpec& t);
+
 // "# TITLE for MODEL on PROFILE: N GPUs (M nodes x K)" and "# plan: TP.. PP.. ...".
 std::string Header(const std::string& title, const Plan& p);
 
