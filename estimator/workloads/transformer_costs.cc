@@ -84,12 +84,14 @@ TpExposure TensorParallelExposure(const LayerContext& L, const Dims& x, const Pa
 // the routed-token counts to the host once per MoE layer forward (they size the expert
 // GEMMs and the all-to-all splits: Megatron-Core's alltoall dispatcher synchronises at
 // cuda_sync_point, DeepEP's dispatch waits on the GPU's received counts, the all-gather
-// dispatcher calls .cpu()), so in eager mode the host cannot run ahead across it: the
-// part before the dispatch (attention, router) and the part after (experts, combine)
-// each take the longer of host and GPU, and the GPU waits for the first launch after it.
+// dispatcher calls .cpu()), so the host cannot run ahead across it: the part before the
+// dispatch (attention, router) and the part after (experts, combine) each take the
+// longer of host and GPU, and the GPU waits for the first launch after it — an eager one
+// under CUDA graphs too, which cover a dropless MoE layer only up to the dispatch
+// (EagerMoeKernels).
 double DispatchSplitExcess(const LayerContext& L, const Part& core, const Part& attn, const Part& resid, bool moe,
                            double moe_kernels, double host_fwd, double gpu_fwd) {
-  if (!moe || L.shape.cuda_graphs) return HostExcess(1, host_fwd, gpu_fwd);
+  if (!moe) return HostExcess(1, host_fwd, gpu_fwd);
   const Part* before[] = {&core, &attn, &resid};
   double kernels = moe_kernels, gpu = 0;
   for (const Part* q : before) {
@@ -98,7 +100,23 @@ double DispatchSplitExcess(const LayerContext& L, const Part& core, const Part& 
   }
   const double host_before = std::min(host_fwd, kernels * L.host_kernel_s), gpu_before = std::min(gpu_fwd, gpu);
   return HostExcess(1, host_before, gpu_before) + HostExcess(1, host_fwd - host_before, gpu_fwd - gpu_before) +
-         L.host_kernel_s;
+         L.hw.kernel_overhead_s();
+}
+
+// The kernels of a MoE layer that stay eager under CUDA graphs, forward and backward:
+// Megatron-Core graphs a dropless MoE layer's attention, router and preprocessing only
+// (cuda_graph_modules attn, moe_router, moe_preprocess: "moe cuda graph is only supported
+// with drop-padding MoE", TransformerConfig.__post_init__), so the dispatch, the experts,
+// the shared experts, the un-permute and the combine are launched from the host. Those are
+// the MLP side's kernels but the router's GEMM (one forward, three backward), the
+// dispatcher's and the expert-parallel collectives.
+struct EagerKernels {
+  double fwd = 0, bwd = 0;
+};
+EagerKernels EagerMoeKernels(const LayerContext& L, const Part& mlp, bool moe, double moe_kernels, double ep_calls) {
+  if (!moe || !L.shape.cuda_graphs) return {};
+  return {std::max(0.0, mlp.kernels_fwd - 1) + moe_kernels + ep_calls,
+          std::max(0.0, mlp.kernels_bwd - 3) + 2 * moe_kernels + ep_calls};
 }
 
 // One layer from its sub-blocks: the attention core, the attention's linears, the
@@ -137,8 +155,10 @@ BlockCosts AssembleLayer(const LayerContext& L, const Dims& x, const Part& core,
   const double launched_fwd = kernels_fwd + tp.calls_fwd + ep_calls + L.cp.calls / 3;
   const double launched_bwd = kernels_bwd + tp.calls_bwd + ep_calls + 2 * L.cp.calls / 3;
   blk.kernels = launched_fwd + launched_bwd;
-  const double host_fwd = L.host_kernel_s * launched_fwd;
-  const double host_bwd = L.host_kernel_s * launched_bwd;
+  const EagerKernels eager = EagerMoeKernels(L, mlp, extras.moe, moe_kernels, ep_calls);
+  const double eager_extra_s = L.hw.kernel_overhead_s() - L.host_kernel_s;  // 0 in eager mode
+  const double host_fwd = L.host_kernel_s * launched_fwd + eager_extra_s * eager.fwd;
+  const double host_bwd = L.host_kernel_s * launched_bwd + eager_extra_s * eager.bwd;
   const double gpu_fwd = blk.fwd_s + blk.tp_fwd_s + ep_s / 2 + L.cp.fwd_exposed_s;
   const double gpu_bwd = blk.bwd_s + blk.tp_bwd_s + ep_s / 2 + (L.cp.exposed_s - L.cp.fwd_exposed_s);
   // A layer's recompute runs inside its backward (the checkpoint's backward re-runs the
