@@ -17,10 +17,11 @@ reduction, the fused cross-entropy; --framework FRAMEWORK_MEGATRON or '' to comp
 sent in one `paraplan estimate --batch`. Prints one line per row that is rejected or
 predicted not to fit (every row with -v), then the counts.
 
-Full-iteration CUDA graphs, and graphs of every whole layer (scope `full`), are sent as
-`cuda_graphs`. Two launch settings the API has no
-field for are sent as their nearest statement: partial CUDA graphs (cuda_graph_scope
-attn / moe_router / moe_preprocess) as none, and full recompute of some layers
+Full-iteration CUDA graphs, graphs of every whole layer (scope `full`), and a MoE
+model's graphs of attn, moe_router and moe_preprocess (what `cuda_graphs` means for a
+dropless MoE layer: docs/model.md) are sent as `cuda_graphs`. Two launch settings the API
+has no field for are sent as their nearest statement: graphs of moe_router and
+moe_preprocess without attn as none, and full recompute of some layers
 (recompute_num_layers) as full recompute of every layer.
 
 --check: exit 1 unless every row is accepted and predicted to fit, KNOWN_NOT_FIT and
@@ -70,7 +71,8 @@ def request_of(row, presets, framework='FRAMEWORK_NEMO'):
         w['quant_recipe'] = row['quant_recipe']
     c = dict(row['config'])
     scope = c.pop('cuda_graph_scope', None)
-    if scope is not None and ('full_iteration' in scope or 'full' in scope):
+    if scope is not None and ('full_iteration' in scope or 'full' in scope or
+                              {'attn', 'moe_router', 'moe_preprocess'} <= set(scope)):
         c['cuda_graphs'] = True
     c.pop('recompute_layers', None)
     r = {'profile': row['profile'], 'workload': w, 'config': c}

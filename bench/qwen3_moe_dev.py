@@ -22,9 +22,11 @@ The recompute modules are sent by Megatron's names (`norm, act` = layernorm, moe
 line (the GB200 and GB300 tables), what it sets beyond the table is sent too (LAUNCHED:
 the all-to-all overlap, the recompute modules, the fine-grained activation offloading
 of expert_fc1 and moe_act that the MXFP8 row's note calls "activation offloading
-required"). MXFP8 is PRECISION_FP8 with QUANT_RECIPE_MXFP8. Not stated (the API has no
-field yet): partial CUDA graphs (--cuda-graph-scope attn moe_router moe_preprocess),
-dropless routing's real imbalance (sent force-balanced).
+required", and the CUDA graphs of the three whose command lines run --cuda-graph-impl
+transformer_engine --cuda-graph-scope attn moe_router moe_preprocess: `cuda_graphs`, which
+for a dropless MoE model means just those modules, docs/model.md). MXFP8 is PRECISION_FP8
+with QUANT_RECIPE_MXFP8. Not stated: dropless routing's real imbalance (sent
+force-balanced).
 
 --max-step-mape PCT: exit 1 when the five measured step times are further off than PCT
 (ctest runs it at 12: 6.8 % today, so that a change that loses accuracy on them shows).
@@ -59,12 +61,13 @@ DISPATCHERS = {'DeepEP': 'MOE_DISPATCHER_DEEPEP', 'HybridEP': 'MOE_DISPATCHER_DE
 # best_practice/qwen3/readme.md at the row's commit: the commands under the GB200 table
 # ("Command (MXFP8)", "Command (MXFP8, 128k long context)") and the GB300 table.
 LAUNCHED = {
+    'moezoo_qwen3_235b_GB200_256gpu_BF16_seq4096_tp1pp8ep8': {'cuda_graphs': True},
     'moezoo_qwen3_235b_GB200_256gpu_MXFP8_seq4096_tp1pp4ep64': {
         'moe_a2a_overlap': True, 'recompute': 'RECOMPUTE_SELECTIVE', 'recompute_modules': ['moe_act', 'layernorm'],
-        'offload_modules': ['expert_fc1', 'moe_act']},
+        'offload_modules': ['expert_fc1', 'moe_act'], 'cuda_graphs': True},
     'moezoo_qwen3_235b_GB200_128gpu_MXFP8_seq131072_tp4pp4ep32': {
         'recompute': 'RECOMPUTE_SELECTIVE', 'recompute_modules': ['moe_act', 'layernorm']},
-    'moezoo_qwen3_235b_GB300_64gpu_MXFP8_seq4096_tp1pp1ep64': {'moe_a2a_overlap': True},
+    'moezoo_qwen3_235b_GB300_64gpu_MXFP8_seq4096_tp1pp1ep64': {'moe_a2a_overlap': True, 'cuda_graphs': True},
 }
 
 
