@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/launcher_plan.h"
+#include "estimator/inputs/workload.h"  // kDefaultDropout: the contract's unstated dropout
 
 namespace paraplan::cli {
 
@@ -110,7 +111,7 @@ std::string UnrunModulesNote(const Plan& p, const std::string& framework, const 
                       " has none: its selective recompute ", instead, ", not what was planned");
 }
 
-double Dropout(const v1::TransformerSpec& t) { return t.has_dropout() ? t.dropout() : 0.1; }
+double Dropout(const v1::TransformerSpec& t) { return t.has_dropout() ? t.dropout() : kDefaultDropout; }
 
 CudaGraphLaunch MegatronCudaGraphs(const Plan& p) {
   if (!p.c->cuda_graphs()) return {};

@@ -128,7 +128,8 @@ struct CudaGraphLaunch {
   std::string note;
 };
 CudaGraphLaunch MegatronCudaGraphs(const Plan& p);
-// Hidden and attention dropout as the contract resolves it: absent = 0.1 (Megatron-LM's).
+// Hidden and attention dropout as the contract resolves it: absent = kDefaultDropout
+// (Megatron-LM's 0.1).
 double Dropout(const v1::TransformerSpec& t);
 
 // "# TITLE for MODEL on PROFILE: N GPUs (M nodes x K)" and "# plan: TP.. PP.. ...".

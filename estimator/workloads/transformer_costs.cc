@@ -108,15 +108,16 @@ double DispatchSplitExcess(const LayerContext& L, const Part& core, const Part& 
 // (cuda_graph_modules attn, moe_router, moe_preprocess: "moe cuda graph is only supported
 // with drop-padding MoE", TransformerConfig.__post_init__), so the dispatch, the experts,
 // the shared experts, the un-permute and the combine are launched from the host. Those are
-// the MLP side's kernels but the router's GEMM (one forward, three backward), the
-// dispatcher's and the expert-parallel collectives.
+// the MLP side's kernels but the router's GEMM, the dispatcher's and the expert-parallel
+// collectives.
 struct EagerKernels {
   double fwd = 0, bwd = 0;
 };
-EagerKernels EagerMoeKernels(const LayerContext& L, const Part& mlp, bool moe, double moe_kernels, double ep_calls) {
-  if (!moe || !L.shape.cuda_graphs) return {};
-  return {std::max(0.0, mlp.kernels_fwd - 1) + moe_kernels + ep_calls,
-          std::max(0.0, mlp.kernels_bwd - 3) + 2 * moe_kernels + ep_calls};
+EagerKernels EagerMoeKernels(const LayerContext& L, const Part& mlp, const MlpExtras& extras, double moe_kernels,
+                             double ep_calls) {
+  if (!extras.moe || !L.shape.cuda_graphs) return {};
+  return {mlp.kernels_fwd - extras.router_kernels_fwd + moe_kernels + ep_calls,
+          mlp.kernels_bwd - extras.router_kernels_bwd + 2 * moe_kernels + ep_calls};
 }
 
 // One layer from its sub-blocks: the attention core, the attention's linears, the
@@ -155,8 +156,8 @@ BlockCosts AssembleLayer(const LayerContext& L, const Dims& x, const Part& core,
   const double launched_fwd = kernels_fwd + tp.calls_fwd + ep_calls + L.cp.calls / 3;
   const double launched_bwd = kernels_bwd + tp.calls_bwd + ep_calls + 2 * L.cp.calls / 3;
   blk.kernels = launched_fwd + launched_bwd;
-  const EagerKernels eager = EagerMoeKernels(L, mlp, extras.moe, moe_kernels, ep_calls);
-  const double eager_extra_s = L.hw.kernel_overhead_s() - L.host_kernel_s;  // 0 in eager mode
+  const EagerKernels eager = EagerMoeKernels(L, mlp, extras, moe_kernels, ep_calls);
+  const double eager_extra_s = std::max(0.0, L.hw.kernel_overhead_s() - L.host_kernel_s);  // 0 in eager mode
   const double host_fwd = L.host_kernel_s * launched_fwd + eager_extra_s * eager.fwd;
   const double host_bwd = L.host_kernel_s * launched_bwd + eager_extra_s * eager.bwd;
   const double gpu_fwd = blk.fwd_s + blk.tp_fwd_s + ep_s / 2 + L.cp.fwd_exposed_s;
@@ -311,7 +312,10 @@ MoeMlp MoeMlpOf(const ModelContext& m, const Dims& x) {
   Dims router = x;
   router.bf16_linears = true;
   router.wgrad_out_bytes = x.p;  // a plain torch.mm: its .grad is written, then added to main_grad
+  const double fwd_before = o.mlp.kernels_fwd, bwd_before = o.mlp.kernels_bwd;
   Linear(m.hw, router, x.T, experts, x.h, 1, &o.mlp);
+  o.extras.router_kernels_fwd = o.mlp.kernels_fwd - fwd_before;
+  o.extras.router_kernels_bwd = o.mlp.kernels_bwd - bwd_before;
   o.mlp.act_bytes += x.T * x.r * x.h * x.p;
   // Permute before dispatch and un-permute after combine (Megatron-Core moe_utils,
   // fused): each reads and writes the rows and keeps nothing for backward (a scatter-add).

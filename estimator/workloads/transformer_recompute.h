@@ -19,6 +19,9 @@ struct MlpExtras {
   double rows = 0;           // token-expert rows this GPU's experts take (expert_fc1 / moe_act offload)
   double width = 0;          // their FFN width on this GPU (fe / expert TP)
   Part shared;               // shared experts (stored tensors beyond their input)
+  // The router's GEMM kernels, forward and backward: the part of the MLP side that CUDA
+  // graphs cover in a dropless MoE layer (EagerMoeKernels, transformer_costs.cc).
+  double router_kernels_fwd = 0, router_kernels_bwd = 0;
 };
 
 struct Recomputed {
