@@ -36,16 +36,18 @@ bool AutoCalibrator::Schedule(const std::string& profile) {
   return true;
 }
 
-bool AutoCalibrator::Stored(const std::string& profile, int rows) {
+bool AutoCalibrator::Stored(const std::string& profile, int rows, int64_t* mark) {
   absl::MutexLock lock(&mu_);
   Tally& t = tally_[profile];
   t.since += rows;
+  if (mark != nullptr) *mark = t.since;
   return t.counted < 0 || t.counted + t.since >= Threshold(profile);
 }
 
-void AutoCalibrator::Counted(const std::string& profile, int pending) {
+void AutoCalibrator::Counted(const std::string& profile, int pending, int64_t mark) {
   absl::MutexLock lock(&mu_);
-  tally_[profile] = Tally{pending, 0};
+  Tally& t = tally_[profile];
+  t = Tally{pending, std::max<int64_t>(0, t.since - mark)};
 }
 
 void AutoCalibrator::Failed(const std::string& profile, int pending) {

@@ -50,9 +50,13 @@ class AutoCalibrator {
   bool Due(const std::string& profile, int pending) ABSL_LOCKS_EXCLUDED(mu_);
   // This server stored `rows` measurements of `profile`: whether they may make it due,
   // so that the store's count is worth asking for (true when no count is known yet).
-  bool Stored(const std::string& profile, int rows) ABSL_LOCKS_EXCLUDED(mu_);
-  // The store counted `pending` (up to DueAt): the base of the tally from now on.
-  void Counted(const std::string& profile, int pending) ABSL_LOCKS_EXCLUDED(mu_);
+  // `*mark` (when given) is the tally as it stands after these rows, for Counted.
+  bool Stored(const std::string& profile, int rows, int64_t* mark = nullptr) ABSL_LOCKS_EXCLUDED(mu_);
+  // The store counted `pending` (up to DueAt), asked after the Stored call that gave
+  // `mark`: the base of the tally from now on. What concurrent ingests tallied after that
+  // mark stays in the tally (their rows may or may not be in the count: counting them
+  // twice costs an early count at worst, dropping them a calibration that never comes).
+  void Counted(const std::string& profile, int pending, int64_t mark = INT64_MAX) ABSL_LOCKS_EXCLUDED(mu_);
   // Queues `profile`; false when it is queued already, running (then it is looked at
   // again when it ends) or the calibrator is stopped.
   bool Schedule(const std::string& profile) ABSL_LOCKS_EXCLUDED(mu_);

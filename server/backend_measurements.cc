@@ -199,10 +199,11 @@ absl::StatusOr<v1::IngestMeasurementsResponse> Backend::Ingest(const v1::IngestM
     }
     // The store counts (no further than the threshold) only when what this server
     // stored may have made the profile due (auto_calibrator.h).
-    if (options_.auto_calibrate_after > 0 && auto_calibrator_.Stored(profile, stored_rows)) {
+    int64_t mark = 0;
+    if (options_.auto_calibrate_after > 0 && auto_calibrator_.Stored(profile, stored_rows, &mark)) {
       absl::StatusOr<int> pending =
           store_->CountMeasurementsSinceCalibration(profile, auto_calibrator_.DueAt(profile));
-      if (pending.ok()) auto_calibrator_.Counted(profile, *pending);
+      if (pending.ok()) auto_calibrator_.Counted(profile, *pending, mark);
       if (pending.ok() && auto_calibrator_.Due(profile, *pending) && auto_calibrator_.Schedule(profile)) {
         out.set_calibration_triggered(true);
       }
