@@ -443,7 +443,8 @@ void AssembleVariant(const ModelCosts& model, const StageCosts& stages, const Pa
   const int m = std::max(1, c.NumMicroBatches());
   const BlockCosts& s = stages.slowest;
   TimeBreakdown& t = out->time;
-  const DataParallelInputs dp{model, stages, c, coll, hw};
+  const double unpaired_ep_s = s.ep_paired_saving_s > 0 ? (1 - A2aPairedShare(c, m)) * s.ep_paired_saving_s : 0;
+  const DataParallelInputs dp{model, stages, c, coll, hw, unpaired_ep_s};
   VariantCache::Entry local;
   VariantCache::Entry& order = cache != nullptr ? cache->by_order[c.rank_order == RankOrder::kTpCpEpDpPp ? 0 : 1]
                                                 : local;

@@ -47,7 +47,7 @@ struct DpTraffic {
   double every_bwd = 0;   // beside every micro-batch's backward (ZeRO-2's reduce-scatter)
   double layer_fwd = 0;   // beside each layer's forward, every micro-batch (ZeRO-3 / FSDP, one layer ahead)
   double layer_bwd = 0;   // beside each layer's backward, every micro-batch
-  double exposed = 0;     // not overlapped, or exposed already (DeepSpeed's tensor-by-tensor gathers)
+  double exposed = 0;     // not overlapped: blocking collectives, prefetch fill and drain
   // The overlapped stretches' seconds, each weighted by the share of a node-wide ring's
   // SMs its collectives hold (Collectives::SmShare): their mean share is held / seconds.
   double first_fwd_held = 0, last_bwd_held = 0, every_bwd_held = 0, layer_fwd_held = 0, layer_bwd_held = 0;
@@ -85,13 +85,10 @@ struct DpWindows {
 DpWindows Windows(const BlockCosts& s) {
   const double ep_half = 0.5 * s.ep_s;
   // The host's launches beyond the GPU's time leave the compute stream idle, not the
-  // side stream: a gather or reduction runs on through them. They fall in forward and
-  // backward as the GPU's work does.
-  const double gpu_fwd = s.fwd_s, gpu_bwd = s.bwd_s + s.recompute_s;
-  const double host_fwd = gpu_fwd + gpu_bwd > 0 ? s.host_s * gpu_fwd / (gpu_fwd + gpu_bwd) : 0;
-  return {s.fwd_s + s.tp_fwd_s + s.spatial_fwd_s + s.cp_fwd_s + ep_half + host_fwd,
+  // side stream: a gather or reduction runs on through them, in the pass they hold up.
+  return {s.fwd_s + s.tp_fwd_s + s.spatial_fwd_s + s.cp_fwd_s + ep_half + s.host_fwd_s,
           s.bwd_s + s.recompute_s + s.tp_bwd_s + s.spatial_bwd_s + (s.cp_s - s.cp_fwd_s) + ep_half +
-              (s.host_s - host_fwd)};
+              (s.host_s - s.host_fwd_s)};
 }
 
 struct DpContext {
@@ -138,9 +135,9 @@ struct PrefetchFill {
   static PrefetchFill Of(double call_s, double layers) { return {call_s, call_s / layers}; }
 };
 
-// One data-parallel group's traffic (`params` parameters, its collectives holding `sms`
-// of a node-wide ring's SMs, `k` their seconds a call) into `t`.
-void GroupDpTraffic(const DpContext& x, double params, double sms, const DpCalls& k, DpTraffic* t) {
+// One data-parallel group's traffic (`params` parameters, `k` its calls' seconds each)
+// into `t`, by the stretch it runs beside.
+void GroupDpTraffic(const DpContext& x, double params, const DpCalls& k, DpTraffic* t) {
   const ParallelConfig& c = x.c;
   const bool overlap_reduce = OverlapsGradientReduction(c);
   if (c.zero_stage == 0) {
@@ -175,24 +172,22 @@ void GroupDpTraffic(const DpContext& x, double params, double sms, const DpCalls
     // DeepSpeed ZeRO-3 (Zero3Collectives): tensor by tensor, each gather hidden behind
     // the module before it where it is prefetched; the gradient buckets leave under
     // overlap_comm beside the backward, on their own stream but through the same links
-    // as the backward's gathers, so the two share the backward's window.
+    // as the backward's gathers, so the two share the backward's window -- as do the
+    // dense and the expert groups' (summed in DpTraffic, hidden once by DpExposed).
     const double ag = k.all_gather;
     const double rs_layer = z.reduces * k.reduce_scatter;
     const bool ahead = prefetch && z.prefetch;
-    const Hardware& hw = x.hw;
     // Prefetched, each pass's first gather has nothing before it to hide behind, nor the
     // last reduce bucket anything after it (PrefetchFill).
     const PrefetchFill fwd_fill = PrefetchFill::Of(ahead && z.gathers > 0 ? ag : 0, layers);
     const PrefetchFill bwd_fill = PrefetchFill::Of(ahead && z.bwd_gathers > 0 ? ag : 0, layers);
     const PrefetchFill drain =
         PrefetchFill::Of(c.overlap_grad_reduce && z.reduces > 0 ? k.reduce_scatter : 0, layers);
-    const double fwd =
-        ahead ? hw.ExposedBeside(z.gathers * ag - fwd_fill.per_layer, x.layer.fwd, sms) : z.gathers * ag;
-    const double beside_bwd = (ahead ? z.bwd_gathers * ag - bwd_fill.per_layer : 0) +
-                              (c.overlap_grad_reduce ? rs_layer - drain.per_layer : 0);
-    const double blocking_bwd = (ahead ? 0 : z.bwd_gathers * ag) + (c.overlap_grad_reduce ? 0 : rs_layer);
-    const double bwd = hw.ExposedBeside(beside_bwd, x.layer.bwd, sms) + blocking_bwd;
-    t->exposed += m * (layers * (fwd + bwd) + fwd_fill.seconds + bwd_fill.seconds + drain.seconds);
+    if (ahead) t->layer_fwd += z.gathers * ag - fwd_fill.per_layer;
+    t->layer_bwd += (ahead ? z.bwd_gathers * ag - bwd_fill.per_layer : 0) +
+                    (c.overlap_grad_reduce ? rs_layer - drain.per_layer : 0);
+    const double blocking = (ahead ? 0 : (z.gathers + z.bwd_gathers) * ag) + (c.overlap_grad_reduce ? 0 : rs_layer);
+    t->exposed += m * (layers * blocking + fwd_fill.seconds + bwd_fill.seconds + drain.seconds);
     return;
   }
   // ZeRO-3 / FSDP: per layer and micro-batch, all-gather its weights before forward and
@@ -261,7 +256,7 @@ void AddDpTraffic(const DpContext& x, const GroupSpan& g, double params, const D
   if (g.size <= 1 || params <= 0) return;
   const double sms = x.coll.SmShare(g);
   DpTraffic mine;
-  GroupDpTraffic(x, params, sms, k, &mine);
+  GroupDpTraffic(x, params, k, &mine);
   t->Add(mine, sms);
 }
 
@@ -334,7 +329,9 @@ void DataParallelCalls(const DataParallelInputs& in, const DpGroups& groups, dou
 double DataParallelExposed(const DataParallelInputs& in, const DpGroups& groups, double dense, double expert,
                            double beside_dp, int m, const DpCallTimes& calls) {
   const double layers = std::max(1, in.stages.slowest_layers);
-  const DpWindows mb = Windows(in.stages.slowest);
+  DpWindows mb = Windows(in.stages.slowest);
+  mb.fwd += 0.5 * in.unpaired_ep_s;  // dispatch and combine each way, as ep_s
+  mb.bwd += 0.5 * in.unpaired_ep_s;
   const DpContext dpx{in.model, in.stages, in.c, in.coll, in.hw, m, mb, {mb.fwd / layers, mb.bwd / layers}};
   DpTraffic traffic;
   AddDpTraffic(dpx, groups.dense, dense, calls.dense, &traffic);

@@ -251,14 +251,15 @@ TEST(MachineProperties, MoreMemoryChangesNoTimeAndNoByte) {
                                 [](const std::string& what, const Estimate& base, const Estimate& big) {
                                   EXPECT_EQ(big.iteration_time_s, base.iteration_time_s) << what;
                                   EXPECT_EQ(big.memory.total_bytes, base.memory.total_bytes) << what;
-                                  EXPECT_TRUE(big.memory.fits) << what;
+                                  EXPECT_TRUE(big.memory.fits || !base.memory.fits) << what;
                                 });
   EXPECT_GT(pairs, 200);
 }
 
 // Switches that hide or remove work never slow an iteration: overlapping the gradient
 // reduction and the parameter gather with compute, tensor-parallel collectives with the
-// GEMMs beside them, replaying kernels from CUDA graphs. Graphs shorten the host's
+// GEMMs beside them, replaying kernels from CUDA graphs, pairing micro-batches to hide
+// the expert all-to-all. Graphs shorten the host's
 // stretches, which exposed loaders and collectives share (InputAndCommBothExposed): there,
 // and only there, they may lengthen an iteration.
 TEST(MachineProperties, OverlapAndGraphsNeverSlower) {
@@ -274,6 +275,8 @@ TEST(MachineProperties, OverlapAndGraphsNeverSlower) {
        [](ParallelConfig* c) { return !c->overlap_param_gather && (c->overlap_param_gather = true); }},
       {"tp_comm_overlap", [](ParallelConfig* c) { return !c->tp_comm_overlap && (c->tp_comm_overlap = true); }},
       {"cuda_graphs", [](ParallelConfig* c) { return !c->cuda_graphs && (c->cuda_graphs = true); }, true},
+      {"moe_a2a_overlap",
+       [](ParallelConfig* c) { return c->expert_parallel > 1 && !c->moe_a2a_overlap && (c->moe_a2a_overlap = true); }},
   };
   for (const Switch& sw : switches) {
     int pairs = 0;

@@ -80,6 +80,57 @@ std::string Describe(const ParallelConfig& c) {
                       " offload modules ", c.offload_modules);
 }
 
+namespace {
+
+// Configurations no planner ranks near the top but users state, where properties once
+// failed (found by sweeping random requests through the same checks): DeepSpeed ZeRO-3
+// over a MoE model's dense and expert groups, host-bound MoE layers under CUDA graphs,
+// moe_a2a_overlap with few micro-batches, recompute beside an exposed reduction,
+// selective recompute without flash attention at 16 k tokens.
+struct OffPlanCase {
+  Scenario s;  // model, profile, framework, sequence
+  ParallelConfig c;
+};
+
+std::vector<OffPlanCase> OffPlanCases() {
+  struct Degrees {
+    int tp, pp, dp, cp, ep, mbs, gbs, zero;
+  };
+  auto config = [](Degrees d, Recompute r, Framework f) {
+    ParallelConfig c = Config(d.tp, d.pp, d.dp, d.mbs, d.gbs, r);
+    c.context_parallel = d.cp;
+    c.expert_parallel = d.ep;
+    c.zero_stage = d.zero;
+    c.sequence_parallel = d.tp > 1;
+    c.overlap_grad_reduce = true;
+    c.flash_attention = true;
+    c.framework = f;
+    return c;
+  };
+  std::vector<OffPlanCase> out = {
+      {{"mixtral-8x7b", "dgx-b300-288gb", 0, 0, Framework::kDeepSpeed},
+       config({8, 1, 16, 1, 1, 1, 64, 3}, Recompute::kSelective, Framework::kDeepSpeed)},
+      {{"gpt-oss-120b", "dgx-b300-288gb", 0, 0, Framework::kDeepSpeed},
+       config({1, 1, 64, 1, 2, 1, 64, 3}, Recompute::kFull, Framework::kDeepSpeed)},
+      {{"qwen3-30b-a3b", "gb200-nvl72", 0, 0, Framework::kTorchtitan},
+       config({1, 2, 8, 1, 4, 4, 512, 0}, Recompute::kSelective, Framework::kTorchtitan)},
+      {{"mixtral-8x7b", "dgx-h100-80gb", 0, 0, Framework::kMegatron},
+       config({2, 1, 8, 2, 4, 1, 8, 1}, Recompute::kSelective, Framework::kMegatron)},
+      {{"deepseek-v3", "dgx-b300-288gb", 0, 0, Framework::kMegatron},
+       config({1, 1, 16, 1, 4, 2, 128, 3}, Recompute::kNone, Framework::kMegatron)},
+      {{"gpt-oss-120b", "dgx-h100-80gb", 0, 0, Framework::kMegatron},
+       config({1, 1, 16, 2, 1, 4, 64, 0}, Recompute::kNone, Framework::kMegatron)},
+      {{"gpt-oss-120b", "dgx-b200-180gb", 0, 0, Framework::kAny, false, false, 16384},
+       config({1, 2, 64, 1, 2, 4, 4096, 2}, Recompute::kSelective, Framework::kAny)},
+  };
+  out[2].c.pipeline_schedule = PipelineSchedule::kInterleaved1F1B;
+  out[2].c.virtual_pipeline_stages = 2;
+  out.back().c.flash_attention = false;
+  return out;
+}
+
+}  // namespace
+
 void ForEachCase(const std::function<void(Case&)>& f) {
   for (const Scenario& s : Scenarios()) {
     const SystemProfile profile = Profile(s.profile);
@@ -88,6 +139,12 @@ void ForEachCase(const std::function<void(Case&)>& f) {
       Case x{w, profile, c, absl::StrCat(s.model, " on ", s.profile, " ", Describe(c))};
       f(x);
     }
+  }
+  for (const OffPlanCase& o : OffPlanCases()) {
+    const SystemProfile profile = Profile(o.s.profile);
+    const Workload w = WorkloadOf(o.s);
+    Case x{w, profile, o.c, absl::StrCat(o.s.model, " on ", o.s.profile, " (off-plan) ", Describe(o.c))};
+    f(x);
   }
 }
 

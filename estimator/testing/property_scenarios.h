@@ -40,7 +40,8 @@ struct Case {
   ParallelConfig config;
   std::string what;  // the scenario and the configuration, for a failure's message
 };
-// Calls `f` on up to 40 ranked configurations of every scenario.
+// Calls `f` on up to 40 ranked configurations of every scenario, then on a few
+// configurations no planner ranks near the top (property_scenarios.cc: OffPlanCases).
 void ForEachCase(const std::function<void(Case&)>& f);
 
 // Relative slack of the properties' comparisons (rounding only).

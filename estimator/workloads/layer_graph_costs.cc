@@ -328,9 +328,9 @@ absl::StatusOr<ModelCosts> LayerGraphCosts(const Workload& workload, const Model
     const auto [kernels_fwd, kernels_bwd] = LayerKernels(l);
     const double recomputed = shape.recompute == Recompute::kFull ? kernels_fwd : 0;
     blk.kernels = kernels_fwd + kernels_bwd + recomputed;
-    blk.host_s = HostExcess(kernels_fwd, host_kernel_s, blk.fwd_s + blk.tp_fwd_s + blk.spatial_fwd_s) +
-                 HostExcess(kernels_bwd + recomputed, host_kernel_s,
-                            blk.bwd_s + blk.tp_bwd_s + blk.spatial_bwd_s + blk.recompute_s);
+    blk.host_fwd_s = HostExcess(kernels_fwd, host_kernel_s, blk.fwd_s + blk.tp_fwd_s + blk.spatial_fwd_s);
+    blk.host_s = blk.host_fwd_s + HostExcess(kernels_bwd + recomputed, host_kernel_s,
+                                             blk.bwd_s + blk.tp_bwd_s + blk.spatial_bwd_s + blk.recompute_s);
     out.pp_send_bytes = std::max(out.pp_send_bytes, out_elems * p);
     out.layers.push_back(blk);
   }

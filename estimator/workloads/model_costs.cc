@@ -71,6 +71,7 @@ BlockCosts BlockCosts::Between(const BlockCosts& from, const BlockCosts& to) {
   d.ep_s = to.ep_s - from.ep_s;
   d.ep_paired_saving_s = to.ep_paired_saving_s - from.ep_paired_saving_s;
   d.host_s = to.host_s - from.host_s;
+  d.host_fwd_s = to.host_fwd_s - from.host_fwd_s;
   d.wgrad_s = to.wgrad_s - from.wgrad_s;
   d.kernels = to.kernels - from.kernels;
   d.activation_bytes = to.activation_bytes - from.activation_bytes;

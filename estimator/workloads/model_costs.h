@@ -80,6 +80,7 @@ struct BlockCosts {
   // the steps that run alone pay it back (Assemble: A2aPairedShare).
   double ep_paired_saving_s = 0;
   double host_s = 0;          // host-bound launch time beyond the GPU's, fwd + bwd + recompute
+  double host_fwd_s = 0;      // of which in forward
   double wgrad_s = 0;         // weight-gradient GEMMs (part of bwd_s; zero-bubble's W)
   double kernels = 0;         // kernels launched (collectives included), fwd + bwd + recompute
   double activation_bytes = 0;  // kept from forward to backward, per micro-batch
@@ -120,6 +121,7 @@ struct BlockCosts {
     ep_s += o.ep_s;
     ep_paired_saving_s += o.ep_paired_saving_s;
     host_s += o.host_s;
+    host_fwd_s += o.host_fwd_s;
     wgrad_s += o.wgrad_s;
     kernels += o.kernels;
     activation_bytes += o.activation_bytes;

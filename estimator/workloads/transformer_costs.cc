@@ -107,17 +107,17 @@ double DispatchSplitExcess(const LayerContext& L, const Part& core, const Part& 
 // Megatron-Core graphs a dropless MoE layer's attention, router and preprocessing only
 // (cuda_graph_modules attn, moe_router, moe_preprocess: "moe cuda graph is only supported
 // with drop-padding MoE", TransformerConfig.__post_init__), so the dispatch, the experts,
-// the shared experts, the un-permute and the combine are launched from the host. Those are
-// the MLP side's kernels but the router's GEMM, the dispatcher's and the expert-parallel
-// collectives.
+// the shared experts, the un-permute and the combine are launched from the host: the MLP
+// side's kernels but the router's GEMM, and the expert-parallel collectives. The router's
+// and the dispatcher's own kernels (`moe_kernels`: scores, top-k, aux loss, the token
+// counts) run before the dispatch, inside the graphed moe_router / moe_preprocess, where
+// DispatchSplitExcess places them.
 struct EagerKernels {
   double fwd = 0, bwd = 0;
 };
-EagerKernels EagerMoeKernels(const LayerContext& L, const Part& mlp, const MlpExtras& extras, double moe_kernels,
-                             double ep_calls) {
+EagerKernels EagerMoeKernels(const LayerContext& L, const Part& mlp, const MlpExtras& extras, double ep_calls) {
   if (!extras.moe || !L.shape.cuda_graphs) return {};
-  return {mlp.kernels_fwd - extras.router_kernels_fwd + moe_kernels + ep_calls,
-          mlp.kernels_bwd - extras.router_kernels_bwd + 2 * moe_kernels + ep_calls};
+  return {mlp.kernels_fwd - extras.router_kernels_fwd + ep_calls, mlp.kernels_bwd - extras.router_kernels_bwd + ep_calls};
 }
 
 // One layer from its sub-blocks: the attention core, the attention's linears, the
@@ -156,7 +156,7 @@ BlockCosts AssembleLayer(const LayerContext& L, const Dims& x, const Part& core,
   const double launched_fwd = kernels_fwd + tp.calls_fwd + ep_calls + L.cp.calls / 3;
   const double launched_bwd = kernels_bwd + tp.calls_bwd + ep_calls + 2 * L.cp.calls / 3;
   blk.kernels = launched_fwd + launched_bwd;
-  const EagerKernels eager = EagerMoeKernels(L, mlp, extras, moe_kernels, ep_calls);
+  const EagerKernels eager = EagerMoeKernels(L, mlp, extras, ep_calls);
   const double eager_extra_s = std::max(0.0, L.hw.kernel_overhead_s() - L.host_kernel_s);  // 0 in eager mode
   const double host_fwd = L.host_kernel_s * launched_fwd + eager_extra_s * eager.fwd;
   const double host_bwd = L.host_kernel_s * launched_bwd + eager_extra_s * eager.bwd;
@@ -176,6 +176,9 @@ BlockCosts AssembleLayer(const LayerContext& L, const Dims& x, const Part& core,
                                   : SelectiveRecompute(x, L.hw, L.shape.recompute_modules, core, mla_up, mlp,
                                                        extras, ep_s);
       blk.activation_bytes = act_full - r.saved_bytes;
+      // What it re-runs exists again while its backward runs, one layer at a time (as a
+      // fully recomputed layer's whole forward does).
+      blk.transient_bytes = r.saved_bytes;
       blk.recompute_s = r.seconds;
       host_recompute = r.kernels * L.host_kernel_s + r.regions * L.checkpoint_s;
       blk.kernels += r.kernels;
@@ -211,8 +214,8 @@ BlockCosts AssembleLayer(const LayerContext& L, const Dims& x, const Part& core,
     blk.activation_bytes -= blk.offloaded_bytes;
     blk.expert_offloadable_bytes = std::min(blk.expert_offloadable_bytes, blk.activation_bytes);
   }
-  blk.host_s = DispatchSplitExcess(L, core, attn, resid, extras.moe, moe_kernels, host_fwd, gpu_fwd) +
-               HostExcess(1, host_bwd + host_recompute, gpu_bwd + blk.recompute_s);
+  blk.host_fwd_s = DispatchSplitExcess(L, core, attn, resid, extras.moe, moe_kernels, host_fwd, gpu_fwd);
+  blk.host_s = blk.host_fwd_s + HostExcess(1, host_bwd + host_recompute, gpu_bwd + blk.recompute_s);
   blk.model_flops = 3 * (core.flops_fwd * (x.flash ? 2 : 1) + attn.flops_fwd + mlp.flops_fwd);
   return blk;
 }

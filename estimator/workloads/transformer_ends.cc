@@ -44,8 +44,8 @@ BlockCosts EmbeddingCosts(const Dims& x, const Hardware& hw, const Collectives& 
   pre.fwd_s = hw.MemoryTime(2 * e * x.p) + (x.dropout ? hw.MemoryTime(3 * e * x.r * x.p) : 0);
   pre.bwd_s = 2 * pre.fwd_s;
   pre.tp_fwd_s = x.t > 1 ? (x.sp ? coll.ReduceScatter(e * x.p, tp) : coll.AllReduce(e * x.p, tp, x.tp_algorithm)) : 0;
-  pre.host_s = HostExcess(x.dropout ? 5 : 4, host_kernel_s, pre.fwd_s + pre.tp_fwd_s) +
-               HostExcess(10, host_kernel_s, pre.bwd_s);
+  pre.host_fwd_s = HostExcess(x.dropout ? 5 : 4, host_kernel_s, pre.fwd_s + pre.tp_fwd_s);
+  pre.host_s = pre.host_fwd_s + HostExcess(10, host_kernel_s, pre.bwd_s);
   pre.activation_bytes = x.dropout ? e * x.r : 0;  // dropout mask
   pre.params = x.V * x.h / x.t;
   pre.tensors = 2;  // word and position embeddings
@@ -78,8 +78,9 @@ BlockCosts HeadCosts(const Dims& x, const TransformerSpec& spec, const Hardware&
     post.tp_bwd_s = x.sp ? coll.ReduceScatter(bytes, tp) : coll.AllReduce(bytes, tp, x.tp_algorithm);
     calls = 4;
   }
-  post.host_s = HostExcess(4 + loss.kernels_fwd + calls, host_kernel_s, post.fwd_s + post.tp_fwd_s) +
-                HostExcess(6 + loss.kernels_bwd + head.kernels_bwd, host_kernel_s, post.bwd_s + post.tp_bwd_s);
+  post.host_fwd_s = HostExcess(4 + loss.kernels_fwd + calls, host_kernel_s, post.fwd_s + post.tp_fwd_s);
+  post.host_s =
+      post.host_fwd_s + HostExcess(6 + loss.kernels_bwd + head.kernels_bwd, host_kernel_s, post.bwd_s + post.tp_bwd_s);
   post.wgrad_s = head.wgrad_s;
   post.activation_bytes = e * x.r * x.p + e * x.p + logits * loss.kept_bytes;
   post.transient_bytes = logits * loss.transient_bytes;
