@@ -199,8 +199,10 @@ void KeepStagePeak(const ModelCosts& model, const ParallelConfig& c, const Memor
   const double flight = InFlightMicroBatches(c, t.m, st.chunk0_share, st.index);
   const double head = t.gpipe ? 0 : st.head_activation_bytes_per_mb;
   mb.activations_bytes = (st.activation_bytes_per_mb - head) * flight + head + st.transient_bytes;
-  if (t.grads_then_activations) mb.gradients_bytes = std::max(0.0, mb.gradients_bytes - mb.activations_bytes);
   MoveToHost(model, c, st, flight, &mb);
+  // (Gradients that grow as the backward frees activations share their place on the GPU,
+  // not what waits on the host.)
+  if (t.grads_then_activations) mb.gradients_bytes = std::max(0.0, mb.gradients_bytes - mb.activations_bytes);
   mb.buffers_bytes = BufferBytes(model, c, t, dense + ex);
   auto total = [&t](MemoryBreakdown* b) {
     const double used =
@@ -270,7 +272,9 @@ double LayerOffload(const ModelCosts& model, const StageCosts& stages, const Par
   const BlockCosts& s = stages.slowest;
   const double ovl = hw.overlap_efficiency();
   double offload_s = 0;
-  const double step_compute = s.fwd_s + s.bwd_s + s.recompute_s;
+  // The copies run on their own engines through the stage's compute and through the
+  // host-bound stretches where the GPU waits for its launches.
+  const double step_compute = s.fwd_s + s.bwd_s + s.recompute_s + s.host_s;
   if (c.offload.weights) {
     const double w = s.params * WeightBytesOf(model, c).held;  // the pacing stage's, beside its compute
     offload_s += m * std::max(0.0, 2 * w / hw.pcie_bytes_per_s() - ovl * step_compute);

@@ -99,6 +99,8 @@ class Chunks {
       sums.fwd_s += sign * b.fwd_s;
       sums.bwd_s += sign * b.bwd_s;
       sums.recompute_s += sign * b.recompute_s;
+      sums.host_s += sign * b.host_s;
+      sums.host_fwd_s += sign * b.host_fwd_s;
       sums.offloaded_bytes += sign * b.offloaded_bytes;
     };
     for (int chunk = stage; chunk < chunks_; chunk += pp_) {

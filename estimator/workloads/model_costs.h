@@ -203,13 +203,13 @@ struct ModelCosts {
 
 // Fine-grained activation offloading (offload_modules): each micro-batch's saved tensors
 // of `b` go out on a copy stream during its forward and come back during its backward,
-// hidden behind that compute as far as it lasts. The copies' seconds per micro-batch
-// beyond it.
+// hidden behind that pass (its compute and its host-bound stretches) as far as it lasts.
+// The copies' seconds per micro-batch beyond it.
 inline double OffloadExposedS(const BlockCosts& b, const ModelCosts& m) {
   if (b.offloaded_bytes <= 0) return 0;
   const double copy = b.offloaded_bytes * m.host_copy_s_per_byte;
-  return std::max(0.0, copy - m.copy_overlap * b.fwd_s) +
-         std::max(0.0, copy - m.copy_overlap * (b.bwd_s + b.recompute_s));
+  return std::max(0.0, copy - m.copy_overlap * (b.fwd_s + b.host_fwd_s)) +
+         std::max(0.0, copy - m.copy_overlap * (b.bwd_s + b.recompute_s + b.host_s - b.host_fwd_s));
 }
 
 // The optimizer's fp32 cast of a 16-bit gradient tensor (`main_grad.float()`) moves 2 + 4

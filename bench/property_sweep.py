@@ -1,0 +1,300 @@
+#!/usr/bin/env python3
+"""Metamorphic checks of the estimator over random requests, through the real CLI.
+
+usage: property_sweep.py --cli PATH/TO/paraplan --server HOST:PORT [--requests N] [--seed S]
+                         [--check] [-v]
+
+Draws N random EstimateRequests (seeded: the same N and seed give the same requests) over
+the model presets and the built-in GPU profiles -- degrees, micro-batches, ZeRO stages,
+recompute and its modules, schedules, dispatchers, offloading, FP8, frameworks -- and keeps
+those the server answers. For each it sends variants that must not change the answer the
+wrong way, and counts the pairs that do:
+  switches that hide work (overlap_grad_reduce, tp_comm_overlap, cuda_graphs,
+    moe_a2a_overlap) never slow an iteration;
+  recomputing more never holds more memory, nor runs faster;
+  twice the global batch takes between once and twice the time;
+  a faster part (network bandwidth, latency, tensor cores, HBM, PCIe) never slows it;
+  more work (twice the sequence, twice the layers) never runs faster;
+  stating a default (head_dim, num_kv_heads, expert_tensor_parallel, the all-to-all
+    dispatcher, the rank order, load_imbalance 1) changes nothing.
+Known exemptions, each a documented limit of the model (docs/model.md): zero-bubble
+schedules (their fill on a host-bound stage), recompute beside CPU offloading (recompute
+shrinks what is moved, so it may run faster). All estimates go through one
+`paraplan estimate --batch` per variant kind. Prints one line per property and the worst
+pairs; --check exits 1 when any property fails outside the exemptions. A known failure
+left in the model (docs/model.md, "Concurrent traffic"): tensor- and context-parallel
+traffic and layer offload copies each hidden behind the same compute have their overruns
+summed, so a faster GPU can lengthen such an iteration (seed 1: 2 of 2,142 pairs of
+"2x tensor cores never slower").
+"""
+import argparse, copy, json, os, random, subprocess, sys
+
+from paraplan_batch import estimate_batch
+
+PROFILES = ['dgx-a100-80gb', 'dgx-h100-80gb', 'dgx-h200-141gb', 'dgx-b200-180gb', 'dgx-b300-288gb',
+            'gb200-nvl72', 'gb300-nvl72']
+FRAMEWORKS = ['FRAMEWORK_UNSPECIFIED', 'FRAMEWORK_MEGATRON', 'FRAMEWORK_NEMO', 'FRAMEWORK_DEEPSPEED',
+              'FRAMEWORK_TORCHTITAN', 'FRAMEWORK_PYTORCH_FSDP']
+TOL = 1e-9
+
+
+def random_request(rng, presets):
+    pick = rng.choice
+    w = copy.deepcopy(presets[pick(sorted(presets))])
+    t = w['transformer']
+    if rng.random() < 0.4:
+        w['precision'] = pick(['PRECISION_FP8', 'PRECISION_BF16'])
+    if rng.random() < 0.3:
+        t['seq_length'] = pick([2048, 4096, 8192, 16384, 32768])
+    moe = bool(t.get('moe', {}).get('num_experts'))
+    tp, pp, dp, mbs = pick([1, 1, 2, 4, 8]), pick([1, 1, 2, 4, 8]), pick([1, 2, 4, 8, 16, 32, 64]), pick([1, 1, 2, 4])
+    vpp = pick([1, 1, 2, 3, 4]) if pp > 1 else 1
+    c = {'tensor_parallel': tp, 'pipeline_parallel': pp, 'data_parallel': dp,
+         'context_parallel': pick([1, 1, 1, 2, 4]), 'expert_parallel': pick([1, 2, 4, 8]) if moe else 1,
+         'micro_batch_size': mbs, 'global_batch_size': mbs * dp * pick([1, 2, 4, 8, 16]),
+         'zero_stage': pick([0, 1, 2, 3]),
+         'recompute': pick(['RECOMPUTE_NONE', 'RECOMPUTE_SELECTIVE', 'RECOMPUTE_FULL']),
+         'sequence_parallel': tp > 1 and rng.random() < 0.8, 'overlap_grad_reduce': rng.random() < 0.6,
+         'overlap_param_gather': rng.random() < 0.5, 'virtual_pipeline_stages': vpp,
+         'flash_attention': rng.random() < 0.9}
+    if pp > 1:
+        c['pipeline_schedule'] = pick(['1f1b', 'interleaved_1f1b' if vpp > 1 else '1f1b', 'zero_bubble', 'gpipe'])
+    if moe and rng.random() < 0.3:
+        c['moe_dispatcher'] = pick(['MOE_DISPATCHER_ALLTOALL', 'MOE_DISPATCHER_DEEPEP', 'MOE_DISPATCHER_ALLGATHER'])
+    if rng.random() < 0.2:
+        c['cuda_graphs'] = True
+    if tp > 1 and rng.random() < 0.3:
+        c['tp_comm_overlap'] = True
+    if c['recompute'] == 'RECOMPUTE_SELECTIVE' and rng.random() < 0.4:
+        c['recompute_modules'] = rng.sample(['core_attn', 'mlp', 'moe', 'moe_act', 'layernorm', 'shared_experts'],
+                                            rng.randint(1, 3))
+    if rng.random() < 0.1:
+        c['cpu_offload_layers'] = rng.randint(1, 4)
+    if rng.random() < 0.15:
+        c['fp8_param_gather'] = True
+    return {'profile': pick(PROFILES), 'workload': w, 'config': c, 'framework': pick(FRAMEWORKS)}
+
+
+def seconds(o):
+    return o['iteration_time_s']
+
+
+def gib(o):
+    return o['memory']['total_bytes']
+
+
+def zero_bubble(r):
+    return r['config'].get('pipeline_schedule') == 'zero_bubble'
+
+
+def offloads(r):
+    return r['config'].get('cpu_offload_layers', 0) > 0
+
+
+# Each property: name, variant(request) -> request or None (not applicable), check(base, variant
+# answers) -> bool, exempt(request) -> bool.
+def set_config(**kv):
+    def f(r):
+        c = r['config']
+        if all(c.get(k) == v for k, v in kv.items()):
+            return None
+        n = copy.deepcopy(r)
+        n['config'].update(kv)
+        return n
+    return f
+
+
+def when(cond, f):
+    return lambda r: f(r) if cond(r) else None
+
+
+def next_recompute(r):
+    levels = ['RECOMPUTE_NONE', 'RECOMPUTE_SELECTIVE', 'RECOMPUTE_FULL']
+    c = r['config']
+    if c['recompute'] == levels[-1] or c.get('recompute_modules'):
+        return None
+    n = copy.deepcopy(r)
+    n['config']['recompute'] = levels[levels.index(c['recompute']) + 1]
+    return n
+
+
+def scaled(path, factor, key='profile_override'):
+    def f(r, profiles):
+        n = copy.deepcopy(r)
+        p = copy.deepcopy(profiles[r['profile']])
+        path(p, factor)
+        n[key] = p
+        return n
+    return f
+
+
+def workload(fn):
+    def f(r):
+        n = copy.deepcopy(r)
+        return n if fn(n['workload']['transformer'], n['config']) is not False else None
+    return f
+
+
+def stated(field, value_of, where='transformer'):
+    def f(r):
+        t = r['workload']['transformer']
+        holder = t if where == 'transformer' else r['config'] if where == 'config' else t.get('moe')
+        if holder is None or holder.get(field):
+            return None
+        v = value_of(r)
+        if v is None:
+            return None
+        n = copy.deepcopy(r)
+        nh = n['workload']['transformer'] if where == 'transformer' else n['config'] if where == 'config' \
+            else n['workload']['transformer']['moe']
+        nh[field] = v
+        return n
+    return f
+
+
+def is_moe(r):
+    return bool(r['workload']['transformer'].get('moe', {}).get('num_experts'))
+
+
+def levels(p, f):
+    for level in p['network_levels']:
+        level['bandwidth_gbytes_per_s'] *= f
+
+
+def latency(p, f):
+    for level in p['network_levels']:
+        level['latency_us'] *= f
+
+
+def tensor_cores(p, f):
+    for k in ('peak_tflops_bf16', 'peak_tflops_fp16', 'peak_tflops_fp8', 'peak_tflops_fp4'):
+        p['accelerator'][k] *= f
+
+
+def hbm(p, f):
+    p['accelerator']['memory_bandwidth_gbytes_per_s'] *= f
+
+
+def pcie(p, f):
+    p['host']['pcie_gbytes_per_s'] *= f
+
+
+def never_slower(a, b):
+    return seconds(b) <= seconds(a) * (1 + TOL)
+
+
+def never_faster(a, b):
+    return seconds(b) >= seconds(a) * (1 - TOL)
+
+
+def same(a, b):
+    return abs(seconds(b) / seconds(a) - 1) <= 1e-12 and abs(gib(b) / gib(a) - 1) <= 1e-12
+
+
+PROPERTIES = [
+    ('overlap_grad_reduce never slower', set_config(overlap_grad_reduce=True), never_slower, None),
+    ('tp_comm_overlap never slower', when(lambda r: r['config']['tensor_parallel'] > 1, set_config(tp_comm_overlap=True)),
+     never_slower, None),
+    ('cuda_graphs never slower', set_config(cuda_graphs=True), never_slower, None),
+    ('moe_a2a_overlap never slower', when(lambda r: r['config'].get('expert_parallel', 1) > 1,
+                                          set_config(moe_a2a_overlap=True)), never_slower, None),
+    ('more recompute never more memory', next_recompute, lambda a, b: gib(b) <= gib(a) * (1 + TOL), None),
+    ('more recompute never faster', next_recompute, never_faster, offloads),
+    ('twice the batch: once to twice the time',
+     lambda r: set_config(global_batch_size=2 * r['config']['global_batch_size'])(r),
+     lambda a, b: seconds(a) * (1 - TOL) <= seconds(b) <= 2 * seconds(a) * (1 + TOL), None),
+    ('twice the sequence never faster', workload(lambda t, c: t.update(seq_length=2 * t['seq_length'])),
+     never_faster, zero_bubble),
+    ('twice the layers never faster', workload(lambda t, c: t.update(num_layers=2 * t['num_layers'])),
+     never_faster, zero_bubble),
+    ('2x network bandwidth never slower', scaled(levels, 2), never_slower, zero_bubble),
+    ('half the latency never slower', scaled(latency, 0.5), never_slower, zero_bubble),
+    ('2x tensor cores never slower', scaled(tensor_cores, 2), never_slower, zero_bubble),
+    ('2x HBM bandwidth never slower', scaled(hbm, 2), never_slower, zero_bubble),
+    ('2x PCIe never slower', scaled(pcie, 2), never_slower, zero_bubble),
+    ('stating head_dim changes nothing',
+     stated('head_dim', lambda r: None if r['workload']['transformer'].get('mla', {}).get('kv_lora_rank') else
+            r['workload']['transformer']['hidden_size'] // r['workload']['transformer']['num_attention_heads']),
+     same, None),
+    ('stating num_kv_heads changes nothing',
+     stated('num_kv_heads', lambda r: r['workload']['transformer']['num_attention_heads']), same, None),
+    ('stating expert_tensor_parallel changes nothing',
+     stated('expert_tensor_parallel', lambda r: r['config']['tensor_parallel'] if is_moe(r) else None, 'config'),
+     same, None),
+    ('stating the all-to-all dispatcher changes nothing',
+     stated('moe_dispatcher', lambda r: 'MOE_DISPATCHER_ALLTOALL' if is_moe(r) else None, 'config'), same, None),
+    ('stating the rank order changes nothing', stated('rank_order', lambda r: 'tp-cp-ep-dp-pp', 'config'), same,
+     None),
+    ('stating load_imbalance 1 changes nothing', stated('load_imbalance', lambda r: 1.0, 'moe'), same, None),
+]
+
+
+def describe(r):
+    c, w = r['config'], r['workload']
+    return '%s %s %s seq %d %s TP%d PP%d v%d DP%d CP%d EP%d mbs %d gbs %d ZeRO %d %s %s' % (
+        r['profile'], w['name'], r['framework'][10:], w['transformer']['seq_length'], w['precision'][10:],
+        c['tensor_parallel'], c['pipeline_parallel'], c.get('virtual_pipeline_stages', 1), c['data_parallel'],
+        c.get('context_parallel', 1), c.get('expert_parallel', 1), c['micro_batch_size'], c['global_batch_size'],
+        c.get('zero_stage', 0), c['recompute'][10:], c.get('pipeline_schedule', ''))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--cli', required=True)
+    ap.add_argument('--server', default='127.0.0.1:50051')
+    ap.add_argument('--requests', type=int, default=8000)
+    ap.add_argument('--seed', type=int, default=1)
+    ap.add_argument('--check', action='store_true')
+    ap.add_argument('-v', '--verbose', action='store_true')
+    a = ap.parse_args()
+    run = lambda *args: subprocess.run([a.cli, '--server', a.server, '-o', 'json', *args], capture_output=True,
+                                       text=True)
+    models = run('models')
+    if models.returncode != 0:
+        print('paraplan models: exit %d\n%s' % (models.returncode, models.stderr[-500:]))
+        return 1
+    presets = {m['name']: m for m in json.loads(models.stdout)['models'] if 'transformer' in m}
+    profiles = {}
+    for name in PROFILES:
+        p = json.loads(run('profiles', 'show', name).stdout)
+        for k in ('version', 'origin', 'promoted', 'is_default', 'created_at'):
+            p.pop(k, None)
+        profiles[name] = p
+    rng = random.Random(a.seed)
+    requests = [random_request(rng, presets) for _ in range(a.requests)]
+    try:
+        answers = estimate_batch(a.cli, a.server, requests)
+        base = [(r, o) for r, o in zip(requests, answers) if 'error' not in o]
+        print('%d of %d random requests answered' % (len(base), len(requests)))
+        failed = 0
+        for name, variant, holds, exempt in PROPERTIES:
+            pairs = []
+            for r, o in base:
+                n = variant(r, profiles) if variant.__code__.co_argcount == 2 else variant(r)
+                if n is not None:
+                    pairs.append((r, o, n))
+            outs = estimate_batch(a.cli, a.server, [n for _, _, n in pairs])
+            tried, bad, exempted = 0, [], 0
+            for (r, o, n), x in zip(pairs, outs):
+                if 'error' in x:
+                    continue
+                tried += 1
+                if not holds(o, x):
+                    if exempt is not None and exempt(r):
+                        exempted += 1
+                    else:
+                        bad.append((r, o, x))
+            failed += bool(bad)
+            print('%-50s %5d pairs  %3d fail  %3d exempt' % (name, tried, len(bad), exempted))
+            for r, o, x in bad[:None if a.verbose else 3]:
+                print('    %.6g -> %.6g s, %.4g -> %.4g GiB: %s' % (seconds(o), seconds(x), gib(o) / 2**30,
+                                                                    gib(x) / 2**30, describe(r)))
+    except RuntimeError as err:
+        print(err)
+        return 1
+    print('%d of %d properties fail' % (failed, len(PROPERTIES)))
+    return 1 if a.check and failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
