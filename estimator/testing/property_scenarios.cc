@@ -86,7 +86,7 @@ namespace {
 // failed (found by sweeping random requests through the same checks): DeepSpeed ZeRO-3
 // over a MoE model's dense and expert groups, host-bound MoE layers under CUDA graphs,
 // moe_a2a_overlap with few micro-batches, recompute beside an exposed reduction,
-// selective recompute without flash attention at 16 k tokens.
+// selective recompute without flash attention at 16 k tokens, CPU-offloaded layers.
 struct OffPlanCase {
   Scenario s;  // model, profile, framework, sequence
   ParallelConfig c;
@@ -122,10 +122,20 @@ std::vector<OffPlanCase> OffPlanCases() {
        config({1, 1, 16, 2, 1, 4, 64, 0}, Recompute::kNone, Framework::kMegatron)},
       {{"gpt-oss-120b", "dgx-b200-180gb", 0, 0, Framework::kAny, false, false, 16384},
        config({1, 2, 64, 1, 2, 4, 4096, 2}, Recompute::kSelective, Framework::kAny)},
+      {{"mixtral-8x7b", "dgx-b200-180gb", 0, 0, Framework::kNemo},
+       config({2, 1, 1, 4, 1, 1, 4, 1}, Recompute::kNone, Framework::kNemo)},
+      {{"mixtral-8x7b", "gb200-nvl72", 0, 0, Framework::kTorchtitan},
+       config({1, 2, 64, 1, 1, 4, 256, 3}, Recompute::kSelective, Framework::kTorchtitan)},
   };
   out[2].c.pipeline_schedule = PipelineSchedule::kInterleaved1F1B;
   out[2].c.virtual_pipeline_stages = 2;
-  out.back().c.flash_attention = false;
+  out[6].c.flash_attention = false;
+  // CPU-offloaded layers on a host-bound stage, and beside gradients that grow as the
+  // backward frees activations.
+  out[7].c.flash_attention = false;
+  out[7].c.cpu_offload_layers = 4;
+  out[8].c.cpu_offload_layers = 3;
+  out[8].c.pipeline_schedule = PipelineSchedule::k1F1B;
   return out;
 }
 
