@@ -22,10 +22,10 @@ schedules (their fill on a host-bound stage), recompute beside CPU offloading (r
 shrinks what is moved, so it may run faster). All estimates go through one
 `paraplan estimate --batch` per variant kind. Prints one line per property and the worst
 pairs; --check exits 1 when any property fails outside the exemptions. A known failure
-left in the model (docs/model.md, "Concurrent traffic"): tensor- and context-parallel
-traffic and layer offload copies each hidden behind the same compute have their overruns
-summed, so a faster GPU can lengthen such an iteration (seed 1: 2 of 2,142 pairs of
-"2x tensor cores never slower").
+left in the model (docs/model.md, "Concurrent traffic"): on host-bound layers exposed
+tensor- and context-parallel collectives are charged beside the host's stretches, so a
+faster GPU or an overlap switch can lengthen such an iteration (seeds 1-4: 3 pairs, at
+most +0.13 %).
 """
 import argparse, copy, json, os, random, subprocess, sys
 

@@ -263,6 +263,27 @@ double SampleBroadcast(const ParallelConfig& c, const SystemContext& sys, int m)
   return m * sys.coll->AllGather(bytes, g);
 }
 
+// The share of a stage's micro-batch steps in which Megatron-Core's combined 1F1B pairs
+// one micro-batch's forward with another's backward, hiding the all-to-all
+// (moe_a2a_overlap): the rest run alone. With a pipeline, the first stage's warmup of
+// 2(pp - 1) + (v - 1) pp + 1 forward chunks (one more than interleaved 1F1B's, so that
+// paired steps are independent) of m v, and as many cooldown backwards; without one, the
+// first forward and the last backward (Megatron-LM pipeline_parallel/schedules.py,
+// get_pp_rank_microbatches; combined_1f1b.py).
+double A2aPairedShare(const ParallelConfig& c, int m) {
+  const double total = static_cast<double>(m) * c.virtual_pipeline_stages;
+  const double alone = c.pipeline_parallel > 1 ? 2.0 * (c.pipeline_parallel - 1) +
+                                                     (c.virtual_pipeline_stages - 1.0) * c.pipeline_parallel + 1
+                                               : 1.0;
+  return total > 0 ? std::max(0.0, total - alone) / total : 0.0;
+}
+
+// Per micro-batch, the all-to-all that moe_a2a_overlap's unpaired steps pay beyond the
+// slowest stage's ep_s (which counts every step paired).
+double UnpairedEpS(const ParallelConfig& c, int m, const BlockCosts& s) {
+  return s.ep_paired_saving_s > 0 ? (1 - A2aPairedShare(c, m)) * s.ep_paired_saving_s : 0;
+}
+
 // Offloaded weights, activations, modules' saved tensors and CPU-offloaded layers
 // (ZeRO-Infinity-style, Megatron-Core's fine-grained activation offloading and its
 // cpu_offload_layers): their PCIe / C2C traffic each micro-batch beyond what the stage's
@@ -272,9 +293,11 @@ double LayerOffload(const ModelCosts& model, const StageCosts& stages, const Par
   const BlockCosts& s = stages.slowest;
   const double ovl = hw.overlap_efficiency();
   double offload_s = 0;
-  // The copies run on their own engines through the stage's compute and through the
-  // host-bound stretches where the GPU waits for its launches.
-  const double step_compute = s.fwd_s + s.bwd_s + s.recompute_s + s.host_s;
+  // The copies run on their own engines beside the stage's whole critical path: compute,
+  // exposed collectives (with the all-to-all moe_a2a_overlap's unpaired steps pay),
+  // host-bound stretches (CriticalPath).
+  const PassTimes pass = CriticalPath(s);
+  const double step_compute = pass.fwd + pass.bwd + UnpairedEpS(c, m, s);
   if (c.offload.weights) {
     const double w = s.params * WeightBytesOf(model, c).held;  // the pacing stage's, beside its compute
     offload_s += m * std::max(0.0, 2 * w / hw.pcie_bytes_per_s() - ovl * step_compute);
@@ -351,20 +374,6 @@ void Tally(const ParallelConfig& c, const SystemContext& sys, CandidateResult* o
   out->cost_usd = gpus * out->iteration_time_s / 3600.0 * sys.price_per_gpu_hour_usd;
 }
 
-// The share of a stage's micro-batch steps in which Megatron-Core's combined 1F1B pairs
-// one micro-batch's forward with another's backward, hiding the all-to-all
-// (moe_a2a_overlap): the rest run alone. With a pipeline, the first stage's warmup of
-// 2(pp - 1) + (v - 1) pp + 1 forward chunks (one more than interleaved 1F1B's, so that
-// paired steps are independent) of m v, and as many cooldown backwards; without one, the
-// first forward and the last backward (Megatron-LM pipeline_parallel/schedules.py,
-// get_pp_rank_microbatches; combined_1f1b.py).
-double A2aPairedShare(const ParallelConfig& c, int m) {
-  const double total = static_cast<double>(m) * c.virtual_pipeline_stages;
-  const double alone = c.pipeline_parallel > 1 ? 2.0 * (c.pipeline_parallel - 1) +
-                                                     (c.virtual_pipeline_stages - 1.0) * c.pipeline_parallel + 1
-                                               : 1.0;
-  return total > 0 ? std::max(0.0, total - alone) / total : 0.0;
-}
 
 }  // namespace
 
@@ -381,7 +390,7 @@ void AssembleShared(const ModelCosts& model, const StageCosts& stages, const Par
   t.tp_comm_s = m * (s.tp_fwd_s + s.tp_bwd_s);
   t.spatial_comm_s = m * (s.spatial_fwd_s + s.spatial_bwd_s);
   t.cp_comm_s = m * s.cp_s;
-  t.ep_comm_s = m * (s.ep_s + (1 - A2aPairedShare(c, m)) * s.ep_paired_saving_s);
+  t.ep_comm_s = m * (s.ep_s + UnpairedEpS(c, m, s));
   const double wgrad_share = stages.slowest_total_s > 0 ? s.wgrad_s / stages.slowest_total_s : 0;
   // The fill and drain run each stage at its pace: its compute and the offload copies it
   // cannot hide (a stage's forwards and backwards in the warm-up and cool-down move the
@@ -447,8 +456,7 @@ void AssembleVariant(const ModelCosts& model, const StageCosts& stages, const Pa
   const int m = std::max(1, c.NumMicroBatches());
   const BlockCosts& s = stages.slowest;
   TimeBreakdown& t = out->time;
-  const double unpaired_ep_s = s.ep_paired_saving_s > 0 ? (1 - A2aPairedShare(c, m)) * s.ep_paired_saving_s : 0;
-  const DataParallelInputs dp{model, stages, c, coll, hw, unpaired_ep_s};
+  const DataParallelInputs dp{model, stages, c, coll, hw, UnpairedEpS(c, m, s)};
   VariantCache::Entry local;
   VariantCache::Entry& order = cache != nullptr ? cache->by_order[c.rank_order == RankOrder::kTpCpEpDpPp ? 0 : 1]
                                                 : local;

@@ -74,22 +74,11 @@ double ExposedHeld(const Hardware& hw, double seconds, double held, double windo
 }
 
 // The stretches of one micro-batch's critical path that the data-parallel stream runs
-// beside: compute and the exposed collectives of the other dimensions, which use other
-// links or other SMs' time (an expert all-to-all over NVLink beside an FSDP gather over
-// InfiniBand). Context-parallel comm falls where it is exposed; expert-parallel comm
-// half in forward, half in backward (dispatch and combine each way).
-struct DpWindows {
-  double fwd = 0, bwd = 0;
-};
-
-DpWindows Windows(const BlockCosts& s) {
-  const double ep_half = 0.5 * s.ep_s;
-  // The host's launches beyond the GPU's time leave the compute stream idle, not the
-  // side stream: a gather or reduction runs on through them, in the pass they hold up.
-  return {s.fwd_s + s.tp_fwd_s + s.spatial_fwd_s + s.cp_fwd_s + ep_half + s.host_fwd_s,
-          s.bwd_s + s.recompute_s + s.tp_bwd_s + s.spatial_bwd_s + (s.cp_s - s.cp_fwd_s) + ep_half +
-              (s.host_s - s.host_fwd_s)};
-}
+// beside (CriticalPath): compute and the exposed collectives of the other dimensions,
+// which use other links or other SMs' time (an expert all-to-all over NVLink beside an
+// FSDP gather over InfiniBand), and the host-bound stretches, where the compute stream
+// idles and a gather or reduction runs on.
+using DpWindows = PassTimes;
 
 struct DpContext {
   const ModelCosts& model;
@@ -329,7 +318,7 @@ void DataParallelCalls(const DataParallelInputs& in, const DpGroups& groups, dou
 double DataParallelExposed(const DataParallelInputs& in, const DpGroups& groups, double dense, double expert,
                            double beside_dp, int m, const DpCallTimes& calls) {
   const double layers = std::max(1, in.stages.slowest_layers);
-  DpWindows mb = Windows(in.stages.slowest);
+  DpWindows mb = CriticalPath(in.stages.slowest);
   mb.fwd += 0.5 * in.unpaired_ep_s;  // dispatch and combine each way, as ep_s
   mb.bwd += 0.5 * in.unpaired_ep_s;
   const DpContext dpx{in.model, in.stages, in.c, in.coll, in.hw, m, mb, {mb.fwd / layers, mb.bwd / layers}};

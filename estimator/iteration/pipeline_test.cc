@@ -276,12 +276,17 @@ TEST(Pipeline, FineGrainedActivationOffloading) {
   const StageCosts s = ComputeStageCosts(m, 4, 1);
   const double copy = s.slowest.offloaded_bytes / 50e9;  // PCIe Gen5 x16 as the profile states it
   const double ovl = hw.overlap_efficiency();
-  // Each pass's copies hide behind its compute and its host-bound stretches.
+  // Each pass's copies hide behind its critical path: compute, the exposed TP and expert
+  // collectives (half the all-to-all each way) and the host-bound stretches.
+  auto fwd_path = [](const BlockCosts& b) { return b.fwd_s + b.tp_fwd_s + 0.5 * b.ep_s + b.host_fwd_s; };
+  auto bwd_path = [](const BlockCosts& b) {
+    return b.bwd_s + b.recompute_s + b.tp_bwd_s + 0.5 * b.ep_s + b.host_s - b.host_fwd_s;
+  };
   const BlockCosts& st = s.slowest;
-  const double exposed =
-      8 * (std::max(0.0, copy - ovl * (st.fwd_s + st.host_fwd_s)) +
-           std::max(0.0, copy - ovl * (st.bwd_s + st.recompute_s + st.host_s - st.host_fwd_s)));
   EXPECT_GT(st.host_s, 0);  // the head's and the embedding's launches outlast their work
+  EXPECT_GT(st.tp_fwd_s, 0);
+  EXPECT_GT(st.ep_s, 0);
+  const double exposed = 8 * (std::max(0.0, copy - ovl * fwd_path(st)) + std::max(0.0, copy - ovl * bwd_path(st)));
   EXPECT_NEAR(off->time.offload_s - base->time.offload_s, exposed, 1e-9);
   // The fill and drain (3 stage steps under 1F1B) take each stage's copies beyond its
   // compute too, averaged over the stages: 23, 24, 23 and 24 layers (k x 94 / 4), the
@@ -289,9 +294,7 @@ TEST(Pipeline, FineGrainedActivationOffloading) {
   const BlockCosts& l = m.layers[10];
   const double c1 = l.offloaded_bytes / 50e9;
   auto stage_copies = [&](int n, const BlockCosts& end) {
-    const double fwd = n * (l.fwd_s + l.host_fwd_s) + end.fwd_s + end.host_fwd_s;
-    const double bwd = n * (l.bwd_s + l.recompute_s + l.host_s - l.host_fwd_s) + end.bwd_s + end.recompute_s +
-                       end.host_s - end.host_fwd_s;
+    const double fwd = n * fwd_path(l) + fwd_path(end), bwd = n * bwd_path(l) + bwd_path(end);
     return std::max(0.0, n * c1 - ovl * fwd) + std::max(0.0, n * c1 - ovl * bwd);
   };
   const BlockCosts none;

@@ -95,20 +95,11 @@ class Chunks {
   double ExposedCopiesS(int stage) const {
     if (!offloads_) return 0;
     BlockCosts sums;
-    const auto add = [&sums](const BlockCosts& b, double sign) {
-      sums.fwd_s += sign * b.fwd_s;
-      sums.bwd_s += sign * b.bwd_s;
-      sums.recompute_s += sign * b.recompute_s;
-      sums.host_s += sign * b.host_s;
-      sums.host_fwd_s += sign * b.host_fwd_s;
-      sums.offloaded_bytes += sign * b.offloaded_bytes;
-    };
     for (int chunk = stage; chunk < chunks_; chunk += pp_) {
-      add(model_.prefix[Begin(chunk + 1)], 1);
-      add(model_.prefix[Begin(chunk)], -1);
+      sums.AddSums(BlockCosts::Between(model_.prefix[Begin(chunk)], model_.prefix[Begin(chunk + 1)]));
     }
-    if (stage == 0) add(model_.pre, 1);
-    if (stage == pp_ - 1) add(model_.post, 1);
+    if (stage == 0) sums.AddSums(model_.pre);
+    if (stage == pp_ - 1) sums.AddSums(model_.post);
     return OffloadExposedS(sums, model_);
   }
   // The terms of a stage's memory that Outweighs compares, from the prefix sums alone

@@ -201,15 +201,30 @@ struct ModelCosts {
   double copy_overlap = 0;
 };
 
+// The critical path of `b`'s forward and backward (its recompute included), which work on
+// other streams and engines runs beside: compute, the exposed collectives of the layers'
+// own dimensions (tensor / spatial, context where exposed, half the expert all-to-all
+// each way) and the host-bound stretches where the compute stream waits for its launches.
+struct PassTimes {
+  double fwd = 0, bwd = 0;
+};
+inline PassTimes CriticalPath(const BlockCosts& b) {
+  const double ep_half = 0.5 * b.ep_s;
+  return {b.fwd_s + b.tp_fwd_s + b.spatial_fwd_s + b.cp_fwd_s + ep_half + b.host_fwd_s,
+          b.bwd_s + b.recompute_s + b.tp_bwd_s + b.spatial_bwd_s + (b.cp_s - b.cp_fwd_s) + ep_half +
+              (b.host_s - b.host_fwd_s)};
+}
+
 // Fine-grained activation offloading (offload_modules): each micro-batch's saved tensors
 // of `b` go out on a copy stream during its forward and come back during its backward,
-// hidden behind that pass (its compute and its host-bound stretches) as far as it lasts.
-// The copies' seconds per micro-batch beyond it.
+// hidden behind that pass's critical path (CriticalPath: the copy engines run on while
+// the compute stream waits for a collective or a launch) as far as it lasts. The copies'
+// seconds per micro-batch beyond it.
 inline double OffloadExposedS(const BlockCosts& b, const ModelCosts& m) {
   if (b.offloaded_bytes <= 0) return 0;
   const double copy = b.offloaded_bytes * m.host_copy_s_per_byte;
-  return std::max(0.0, copy - m.copy_overlap * (b.fwd_s + b.host_fwd_s)) +
-         std::max(0.0, copy - m.copy_overlap * (b.bwd_s + b.recompute_s + b.host_s - b.host_fwd_s));
+  const PassTimes pass = CriticalPath(b);
+  return std::max(0.0, copy - m.copy_overlap * pass.fwd) + std::max(0.0, copy - m.copy_overlap * pass.bwd);
 }
 
 // The optimizer's fp32 cast of a 16-bit gradient tensor (`main_grad.float()`) moves 2 + 4
