@@ -291,28 +291,23 @@ double UnpairedEpS(const ParallelConfig& c, int m, const BlockCosts& s) {
 double LayerOffload(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& c, const Hardware& hw,
                     int m) {
   const BlockCosts& s = stages.slowest;
+  const bool layers_out = c.cpu_offload_layers > 0 && !model.layers.empty();
+  if (!c.offload.weights && !c.offload.activations && !layers_out && s.offloaded_bytes <= 0) return 0;
   const double ovl = hw.overlap_efficiency();
-  double offload_s = 0;
+  double offload_s = m * OffloadExposedS(s, model);
   // The copies run on their own engines beside the stage's whole critical path: compute,
   // exposed collectives (with the all-to-all moe_a2a_overlap's unpaired steps pay),
   // host-bound stretches (CriticalPath).
   const PassTimes pass = CriticalPath(s);
-  const double step_compute = pass.fwd + pass.bwd + UnpairedEpS(c, m, s);
-  if (c.offload.weights) {
-    const double w = s.params * WeightBytesOf(model, c).held;  // the pacing stage's, beside its compute
-    offload_s += m * std::max(0.0, 2 * w / hw.pcie_bytes_per_s() - ovl * step_compute);
-  }
-  if (c.offload.activations) {
-    const double a = s.activation_bytes;
-    offload_s += m * std::max(0.0, 2 * a / hw.pcie_bytes_per_s() - ovl * step_compute);
-  }
-  offload_s += m * OffloadExposedS(s, model);
-  if (c.cpu_offload_layers > 0 && !model.layers.empty()) {
+  const double window = pass.fwd + pass.bwd + UnpairedEpS(c, m, s);
+  auto beside = [&](double bytes) { return m * std::max(0.0, bytes / hw.pcie_bytes_per_s() - ovl * window); };
+  if (c.offload.weights) offload_s += beside(2 * s.params * WeightBytesOf(model, c).held);  // the pacing stage's
+  if (c.offload.activations) offload_s += beside(2 * s.activation_bytes);
+  if (layers_out) {
     // Each micro-batch: the offloaded layers' activations out and back over the host link
-    // (PCIe, or NVLink-C2C on a Grace-Blackwell tray) beside the stage's compute.
+    // (PCIe, or NVLink-C2C on a Grace-Blackwell tray) beside the stage's critical path.
     const BlockCosts& layer = model.layers[model.layers.size() / 2];
-    const double bytes = c.cpu_offload_layers * 2 * layer.activation_bytes;
-    offload_s += m * std::max(0.0, bytes / hw.pcie_bytes_per_s() - ovl * step_compute);
+    offload_s += beside(c.cpu_offload_layers * 2 * layer.activation_bytes);
   }
   return offload_s;
 }
