@@ -180,6 +180,16 @@ struct ParallelConfig {
   std::string ShortString() const;
 };
 
+// Whether the attention runs a fused (flash) kernel: flash_attention, or context
+// parallelism, whose ring attention exists over fused kernels only (Megatron-Core's
+// DotProductAttention asserts context_parallel_size == 1, "Context parallelism is only
+// supported by TEDotProductAttention"; Transformer Engine disables its unfused backend
+// under context parallelism; PyTorch's ring attention wraps SDPA's flash, efficient and
+// cuDNN kernels).
+inline bool RunsFusedAttention(const ParallelConfig& c) {
+  return c.flash_attention || c.context_parallel > 1;
+}
+
 // Whether each tensor-parallel rank sends the whole activation at a pipeline-stage
 // boundary, not its 1/t: under DeepSpeed's pipeline engine without sequence parallelism
 // (deepspeed/runtime/pipe/engine.py, _exec_send_activations / _exec_send_grads: p2p.send

@@ -255,7 +255,8 @@ void AddDpTraffic(const DpContext& x, const GroupSpan& g, double params, const D
 // node's NICs. Two transfers sharing a link at once each get half of it (max-min
 // fairness): an overlapped reduction of d seconds beside a seconds of blocking traffic
 // delays that traffic by min(a, d) (work-conserving link; in the limits d >> a and
-// d << a the iteration grows by a and by d).
+// d << a the iteration grows by a and by d), d being what of the last backward's
+// reduction runs beside it (under per-chunk sync chunk 0's share runs after it).
 double DpExposed(const DpContext& x, const DpTraffic& t, double beside_dp) {
   const Hardware& hw = x.hw;
   const int m = x.m;
@@ -263,6 +264,7 @@ double DpExposed(const DpContext& x, const DpTraffic& t, double beside_dp) {
   auto contention = [&](double d) { return std::min(beside_dp, d); };
   auto beside = [&](double seconds, double held, double window) { return ExposedHeld(hw, seconds, held, window); };
   double first = 0, last = 0;
+  double last_beside = t.last_bwd;  // of the last backward's reduction, what runs beside the backward
   if (SyncsPerModelChunk(x.c)) {
     // Chunk 0's share waits for nothing to hide behind (its gather before the first
     // forward, its reduction after the last backward); the other chunks' run beside p
@@ -276,11 +278,12 @@ double DpExposed(const DpContext& x, const DpTraffic& t, double beside_dp) {
     };
     first = chunked(t.first_fwd, t.first_fwd_held, x.mb.fwd);
     last = chunked(t.last_bwd, t.last_bwd_held, x.mb.bwd);
+    last_beside = rest * t.last_bwd;  // chunk 0's share runs after it, sharing no link
   } else {
     first = beside(t.first_fwd, t.first_fwd_held, x.mb.fwd);
     last = beside(t.last_bwd, t.last_bwd_held, x.mb.bwd);
   }
-  return t.exposed + first + last + contention(t.last_bwd) +
+  return t.exposed + first + last + contention(last_beside) +
          m * (beside(t.every_bwd, t.every_bwd_held, x.mb.bwd) + contention(t.every_bwd)) +
          m * layers *
              (beside(t.layer_fwd, t.layer_fwd_held, x.layer.fwd) + beside(t.layer_bwd, t.layer_bwd_held, x.layer.bwd));

@@ -76,6 +76,10 @@ void AddWarnings(const Workload& workload, const SystemProfile& profile, const P
                      ? "dataset.format not given: samples smaller than their tensor are decoded as JPEG"
                      : "dataset.format not given: samples are read as HDF5 arrays");
   }
+  if (!c.flash_attention && RunsFusedAttention(c)) {
+    w->push_back("flash_attention taken as true: context parallelism's ring attention runs fused attention kernels "
+                 "only");
+  }
   const int m = c.NumMicroBatches();
   if (c.pipeline_parallel > 1 && m < c.pipeline_parallel) {
     w->push_back(absl::StrFormat(

@@ -181,6 +181,7 @@ std::vector<Shape> EnumerateShapes(const SearchSpace& space, int gpus, const Int
               if (etp != tp && !seq) continue;  // experts split otherwise than TP need SP
               for (bool flash : FlagValues(k.flash_attention)) {
                 if (!space.transformer && flash) continue;
+                if (!flash && cp > 1) continue;  // ring attention runs fused kernels (RunsFusedAttention)
                 // With fused attention nothing s^2 is stored: selective == none, except
                 // torchtitan's, which keeps its blocks' matmul outputs (op-level SAC).
                 // Kept where none is not permitted: the light recompute modules

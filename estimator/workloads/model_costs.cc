@@ -49,7 +49,7 @@ ModelShape ModelShape::Of(const ParallelConfig& c) {
   s.recompute_modules = c.recompute == Recompute::kSelective ? c.recompute_modules : 0;
   s.offload_modules = c.offload_modules;
   s.sequence_parallel = c.sequence_parallel && c.tensor_parallel > 1;
-  s.flash_attention = c.flash_attention;
+  s.flash_attention = RunsFusedAttention(c);
   s.cuda_graphs = c.cuda_graphs;
   s.tp_comm_overlap = c.tp_comm_overlap && c.tensor_parallel > 1;
   s.tp_algorithm = c.tp_algorithm;
@@ -173,6 +173,7 @@ bool QuantisedParamGather(const ModelCosts& model, const ParallelConfig& c) {
 }
 
 void EchoResolvedDefaults(const ModelCosts& model, ParallelConfig* c) {
+  c->flash_attention = RunsFusedAttention(*c);
   if (model.quantised_gather_bytes_per_param > 0) c->fp8_param_gather = QuantisedParamGather(model, *c);
 }
 

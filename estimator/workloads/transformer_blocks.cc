@@ -341,7 +341,7 @@ double OffloadedBytes(const Dims& x, unsigned offload, unsigned recomputed, cons
       move(x.T * x.kv / x.t * x.dqk, x.p);  // K
       move(x.T * x.kv / x.t * x.dv, x.p);   // V
     }
-    if (!(recomputed & kRecomputeCoreAttn) || x.flash) bytes += core.act_bytes;
+    if (!RecomputesCore(x, recomputed)) bytes += core.act_bytes;
   }
   if (offload & kOffloadAttnProj) move(x.T * x.a / x.t * x.dv, x.pin);
   if ((offload & kOffloadMlpNorm) && moe) move(e, x.p);
@@ -397,6 +397,7 @@ Dims LayerDims(const Workload& workload, const TransformerSpec& spec, const Mode
   x.qk_norm = spec.qk_layernorm && !mla;
   x.eager_gated = spec.gated_mlp && shape.framework == Framework::kPytorchFsdp;
   x.cudnn_attention = shape.framework != Framework::kPytorchFsdp && shape.framework != Framework::kDeepSpeed;
+  x.checkpoints_fused_core = RunsMegatronCore(shape.framework);
   x.fused_cross_entropy = shape.framework == Framework::kPytorchFsdp || shape.framework == Framework::kNemo;
   x.tp_algorithm = shape.tp_algorithm;
   const bool rms = spec.normalization == Normalization::kRmsNorm;

@@ -52,6 +52,13 @@ struct Dims {
   // FlashAttention-2 as DeepSpeed's and PyTorch FSDP's stacks do. The profile's cuDNN
   // rates equal FlashAttention-2's unless it states them.
   bool cudnn_attention;
+  // Selective recompute's core_attn checkpoints the attention core under flash attention
+  // too (Megatron-Core, attention.py: checkpoint_core_attention whenever recompute
+  // granularity is selective and core_attn is a module), re-running the fused forward
+  // and dropping its log-sum-exp; legacy Megatron-LM and Megatron-DeepSpeed skip the
+  // checkpoint under flash (transformer.py: `if not self.use_flash_attn`), and
+  // torchtitan's op-level policy keeps the attention's outputs.
+  bool checkpoints_fused_core;
   // The loss is a fused cross-entropy, one kernel each way keeping the 16-bit logits:
   // flash-attn's (PyTorch FSDP as llm-foundry runs it: its default loss_fn) or Megatron-
   // Core's fused vocab-parallel one (NeMo: cross_entropy_loss_fusion defaults to True in
@@ -62,6 +69,13 @@ struct Dims {
   double norm_params;  // parameters of one norm: 2h (LayerNorm scale + bias) or h (RMSNorm)
   double norm_wgrad_kernels;  // backward kernels for the norm's parameter gradients
 };
+
+// Whether selective recompute of `modules` re-runs the attention core (and drops what it
+// saves): core_attn without flash attention, or with it where the framework checkpoints
+// the fused core (Dims::checkpoints_fused_core).
+inline bool RecomputesCore(const Dims& x, unsigned modules) {
+  return (modules & kRecomputeCoreAttn) != 0 && (!x.flash || x.checkpoints_fused_core);
+}
 
 // One sub-block (attention core, attention, MLP, residual): forward / backward GPU time,
 // memory-bound bytes, kernels launched, stored activations, FLOPs.

@@ -7,7 +7,8 @@ double SeparateNorms(const Part* mla_up, const MlpExtras& extras) {
 }
 
 Recomputed SelectiveRecompute(const Dims& x, const Hardware& hw, unsigned modules, const Part& core,
-                              const Part* mla_up, const Part& mlp, const MlpExtras& extras, double ep_s) {
+                              const Part* mla_up, const Part& mlp, const MlpExtras& extras, double ep_s,
+                              double cp_fwd_s) {
   if (modules == 0) modules = kRecomputeCoreAttn;
   Recomputed r;
   const double bw = hw.hbm_bytes_per_s();
@@ -18,7 +19,10 @@ Recomputed SelectiveRecompute(const Dims& x, const Hardware& hw, unsigned module
     r.regions += 1;
   };
   const double e = x.T * x.h * x.r * x.p;  // one token-hidden tensor of this GPU
-  if ((modules & kRecomputeCoreAttn) && !x.flash) rerun(core, core.act_bytes);
+  if (RecomputesCore(x, modules)) {
+    rerun(core, core.act_bytes);
+    r.seconds += cp_fwd_s;  // context parallelism's ring exchange again
+  }
   if ((modules & kRecomputeMlaUpProj) && mla_up != nullptr) rerun(*mla_up, mla_up->act_bytes);
   const double norms = SeparateNorms(mla_up, extras);
   if ((modules & kRecomputeLayernorm) && norms > 0) {

@@ -39,8 +39,15 @@ TEST(TransformerRecompute, TorchtitanSelectiveKeepsEverySecondMatmul) {
   const double fwd = none->layers[0].fwd_s;
   EXPECT_GT(sac->layers[0].recompute_s, fwd / 3);
   EXPECT_LT(sac->layers[0].recompute_s, fwd / 2);
-  // Megatron's selective under flash attention re-runs nothing.
+  // Megatron-Core's selective under flash attention re-runs the fused core alone (its
+  // forward kernel: about a sixth of the layer's forward FLOPs at 8 k tokens, under a
+  // fifth of its time); Megatron-DeepSpeed's nothing.
   c.framework = Framework::kMegatron;
+  const BlockCosts core = Costs(w, c)->layers[0];
+  EXPECT_GT(core.recompute_s, 0);
+  EXPECT_LT(core.recompute_s, fwd / 5);
+  EXPECT_NEAR(core.activation_bytes / unit, 34, 1e-9);
+  c.framework = Framework::kDeepSpeed;
   EXPECT_DOUBLE_EQ(Costs(w, c)->layers[0].recompute_s, 0);
   // A GPT block's six matmuls (wq, wk, wv, wo, w1, w2): it keeps the input 2, wq 2, wv 2
   // (every head has its own K / V), the attention 2 and w1 (4h wide) 8 = 16 bytes, and
@@ -53,10 +60,11 @@ TEST(TransformerRecompute, TorchtitanSelectiveKeepsEverySecondMatmul) {
 }
 
 // Megatron-Core's recompute modules on a Qwen3-235B layer at TP 2 with SP, EP 32 x
-// expert-TP 1, one 4,096-token micro-batch, flash attention (nothing to drop for
-// core_attn): layernorm drops both norm outputs, 2 x 2,048 x 4,096 x 2 B; moe_act the
-// experts' SwiGLU output, 16,384 rows x 1,536 x 2 B; moe everything the MoE block kept
-// but its input (one 2,048 x 4,096 tensor), and re-runs its dispatch and combine.
+// expert-TP 1, one 4,096-token micro-batch, flash attention: core_attn re-runs the fused
+// core for its log-sum-exp (4,096 queries x 32 heads x 4 B); layernorm drops the
+// pre-MLP norm's output, 2,048 x 4,096 x 2 B; moe_act the experts' SwiGLU output,
+// 16,384 rows x 1,536 x 2 B; moe everything the MoE block kept but its input (one
+// 2,048 x 4,096 tensor), and re-runs its dispatch and combine.
 TEST(TransformerRecompute, RecomputeModules) {
   const Workload w = Model("qwen3-235b-a22b");
   ParallelConfig c = testing::Config(2, 1, 16, 1, 16, Recompute::kSelective);
@@ -71,20 +79,26 @@ TEST(TransformerRecompute, RecomputeModules) {
   absl::StatusOr<ModelCosts> act = Costs(w, c);
   c.recompute_modules = kRecomputeMoe;
   absl::StatusOr<ModelCosts> moe = Costs(w, c);
-  ASSERT_TRUE(base.ok() && norm.ok() && act.ok() && moe.ok());
+  c.recompute = Recompute::kNone;
+  absl::StatusOr<ModelCosts> kept = Costs(w, c);
+  c.recompute = Recompute::kSelective;
+  ASSERT_TRUE(base.ok() && norm.ok() && act.ok() && moe.ok() && kept.ok());
   const BlockCosts& b = base->layers[0];
-  EXPECT_EQ(b.recompute_s, 0);  // core_attn under flash attention: nothing to re-run
+  const BlockCosts& n = kept->layers[0];
+  EXPECT_DOUBLE_EQ(n.activation_bytes - b.activation_bytes, 4096.0 * 32 * 4);
+  EXPECT_GT(b.recompute_s, 0);
+  EXPECT_LT(b.recompute_s, n.fwd_s / 4);
   // The pre-MLP norm alone is a module of its own (the input norm is fused into the QKV
   // projection): 2,048 tokens x 4,096 x 2 bytes.
-  EXPECT_DOUBLE_EQ(b.activation_bytes - norm->layers[0].activation_bytes, 2048.0 * 4096 * 2);
-  EXPECT_DOUBLE_EQ(b.activation_bytes - act->layers[0].activation_bytes, 16384.0 * 1536 * 2);
+  EXPECT_DOUBLE_EQ(n.activation_bytes - norm->layers[0].activation_bytes, 2048.0 * 4096 * 2);
+  EXPECT_DOUBLE_EQ(n.activation_bytes - act->layers[0].activation_bytes, 16384.0 * 1536 * 2);
   EXPECT_GT(norm->layers[0].recompute_s, 0);
   EXPECT_GT(act->layers[0].recompute_s, 0);
   // moe keeps its input only: more saved than the other two together; its re-run costs
   // a forward's expert-parallel communication besides the compute.
-  EXPECT_GT(b.activation_bytes - moe->layers[0].activation_bytes,
-            (b.activation_bytes - norm->layers[0].activation_bytes) +
-                (b.activation_bytes - act->layers[0].activation_bytes));
+  EXPECT_GT(n.activation_bytes - moe->layers[0].activation_bytes,
+            (n.activation_bytes - norm->layers[0].activation_bytes) +
+                (n.activation_bytes - act->layers[0].activation_bytes));
   EXPECT_GT(moe->layers[0].recompute_s, b.ep_s / 2);
   // The planner's bound on the light modules (layernorm, moe_act): by hand, the pre-MLP
   // norm's output (2,048 tokens x 4,096 x 2 bytes) and the experts' activation output
@@ -94,7 +108,7 @@ TEST(TransformerRecompute, RecomputeModules) {
   c.recompute_modules = kRecomputeLayernorm | kRecomputeMoeAct;
   absl::StatusOr<ModelCosts> both = Costs(w, c);
   ASSERT_TRUE(both.ok());
-  EXPECT_DOUBLE_EQ(b.activation_bytes - both->layers[0].activation_bytes, light);
+  EXPECT_DOUBLE_EQ(n.activation_bytes - both->layers[0].activation_bytes, light);
   EXPECT_EQ(both->layers[0].light_recompute_bytes, 0);
   EXPECT_DOUBLE_EQ(moe->layers[0].light_recompute_bytes, 2048.0 * 4096 * 2);  // moe_act is inside moe
   c.recompute = Recompute::kNone;
