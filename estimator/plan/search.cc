@@ -319,6 +319,14 @@ absl::Status ValidatePlanRequest(const PlanRequest& request, const SystemProfile
   if (!(headroom >= 0 && headroom < 1)) {
     return absl::InvalidArgumentError("constraints.memory_headroom_ratio: must be in [0, 1)");
   }
+  // Context parallelism's ring attention runs fused kernels only (RunsFusedAttention).
+  const std::vector<int>& cps = request.constraints.context_parallel;
+  if (request.constraints.flash_attention == Flag::kOff && !cps.empty() &&
+      std::all_of(cps.begin(), cps.end(), [](int cp) { return cp > 1; })) {
+    return absl::InvalidArgumentError(
+        "constraints.context_parallel: ring attention runs fused attention kernels only, and "
+        "constraints.flash_attention is off");
+  }
   return ValidateA2aOverlapConstraint(request);
 }
 

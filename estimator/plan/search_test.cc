@@ -551,6 +551,16 @@ TEST(Search, RejectsBadRequests) {
   EXPECT_EQ(Plan(req, Profile("dgx-a100-80gb")).status().code(), absl::StatusCode::kInvalidArgument);
   req.gpus = {1 << 30};
   EXPECT_EQ(Plan(req, Profile("dgx-a100-80gb")).status().code(), absl::StatusCode::kInvalidArgument);
+  // Context parallelism only over unfused attention: no such run exists, and the search
+  // says why rather than finding nothing.
+  req.gpus = {16};
+  req.constraints.context_parallel = {2, 4};
+  req.constraints.flash_attention = Flag::kOff;
+  absl::StatusOr<PlanResult> unfused_ring = Plan(req, Profile("dgx-a100-80gb"));
+  EXPECT_EQ(unfused_ring.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(unfused_ring.status().message().find("constraints.context_parallel"), std::string::npos);
+  req.constraints.context_parallel = {1, 2};  // CP 1 remains
+  EXPECT_TRUE(Plan(req, Profile("dgx-a100-80gb")).ok());
 }
 
 }  // namespace
