@@ -66,6 +66,19 @@ void PlaceDp(const ParallelConfig& c, const Collectives& coll, bool experts, DpG
 
 }  // namespace
 
+double EmbeddingSyncS(const ModelCosts& model, const ParallelConfig& c, const Collectives& coll) {
+  if (c.pipeline_parallel <= 1 || !(model.stage_embedding_copy_params > 0)) return 0;
+  return coll.AllReduce(model.stage_embedding_copy_params * GradientBytesOf(model, c).reduced,
+                        PipelineEndsGroup(c, coll));
+}
+
+GroupSpan PipelineEndsGroup(const ParallelConfig& c, const Collectives& coll) {
+  const int64_t stride = (c.pipeline_parallel - 1) * PipelineStride(c);
+  GroupSpan ends = coll.Place(2, stride);
+  ends.level = coll.LevelOfStride(stride);
+  return ends;
+}
+
 DpGroups PlaceDataParallel(const ParallelConfig& c, const Collectives& coll) {
   DpGroups g;
   PlaceDp(c, coll, /*experts=*/true, &g);
@@ -461,6 +474,7 @@ void AssembleVariant(const ModelCosts& model, const StageCosts& stages, const Pa
     if (c.pipeline_parallel > 1) {
       order.pp_level = coll.LevelOfStride(PipelineStride(c));
       order.hop_s = coll.SendRecv(model.pp_send_bytes, order.pp_level);
+      order.embedding_sync_s = EmbeddingSyncS(model, c, coll);
     }
     order.filled = true;
   }
@@ -488,7 +502,8 @@ void AssembleVariant(const ModelCosts& model, const StageCosts& stages, const Pa
 
   // Data-parallel gradient reduction (and ZeRO parameter gathers).
   t.dp_comm_s = DataParallelExposed(dp, order.groups, stages.max_dense_params, stages.max_expert_params, beside_dp,
-                                    m, order.calls);
+                                    m, order.calls) +
+                order.embedding_sync_s;
 
   out->iteration_time_s = t.Sum();
   Tally(c, sys, out);

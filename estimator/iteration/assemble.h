@@ -37,6 +37,14 @@ inline int64_t PipelineStride(const ParallelConfig& c) {
   return c.rank_order == RankOrder::kTpCpEpDpPp ? c.InnerDegree() * c.data_parallel : c.InnerDegree();
 }
 
+// The all-reduce of the last stage's embedding copy's gradient with the first stage's
+// (ModelCosts::stage_embedding_copy_params), over the two ranks (p - 1) strides apart,
+// in the reduced gradients' bytes, once per iteration after the data-parallel sync and
+// before the step: exposed. 0 without pipeline stages or a copy.
+double EmbeddingSyncS(const ModelCosts& model, const ParallelConfig& c, const Collectives& coll);
+// The first and the last pipeline stage's ranks of one model replica (pp > 1).
+GroupSpan PipelineEndsGroup(const ParallelConfig& c, const Collectives& coll);
+
 // Everything about the system a candidate needs, prepared once.
 struct SystemContext {
   const Hardware* hw = nullptr;
@@ -75,6 +83,7 @@ struct VariantCache {
     DpCallTimes calls;
     int pp_level = 0;
     double hop_s = 0;
+    double embedding_sync_s = 0;  // the embedding copy's gradient all-reduce (EmbeddingSyncS)
   };
   Entry by_order[2];  // RankOrder::kTpCpEpDpPp, kTpCpEpPpDp
 };

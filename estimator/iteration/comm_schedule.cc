@@ -107,6 +107,10 @@ std::vector<CollectiveUse> DescribeCollectives(const Workload& workload, const P
     GroupSpan pp = coll.Place(2, PipelineStride(c));
     pp.level = coll.LevelOfStride(PipelineStride(c));
     b.Add("pp", K::kSendRecv, pp, model.pp_send_bytes, 2 * m * c.virtual_pipeline_stages, false);
+    if (model.stage_embedding_copy_params > 0) {  // the end stages' embedding copies (EmbeddingSyncS)
+      b.Add("emb", K::kAllReduce, PipelineEndsGroup(c, coll),
+            model.stage_embedding_copy_params * GradientBytesOf(model, c).reduced, 1, false);
+    }
   }
   // Data parallel, by ZeRO stage (as assemble.cc charges it).
   const DpGroups groups = PlaceDataParallel(c, coll);

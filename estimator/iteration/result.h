@@ -53,7 +53,7 @@ struct MemoryBreakdown {
 // the full buffer for all-reduce / all-gather / reduce-scatter, what each rank sends for
 // all-to-all and send-recv. Every group of the dimension runs it at the same time.
 struct CollectiveUse {
-  std::string dimension;  // "tp", "cp", "ep", "pp", "dp"
+  std::string dimension;  // "tp", "cp", "ep", "pp", "dp", "emb" (the end stages' embedding copies)
   CollectiveKind kind = CollectiveKind::kAllReduce;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;  // resolved, never kAuto
   int level = 0;           // outermost network level the group crosses

@@ -144,6 +144,11 @@ class Chunks {
       first_chunk->Add(model_.pre);
     }
     if (stage == pp_ - 1) s->Add(model_.post);
+    if (stage == pp_ - 1 && pp_ > 1 && model_.stage_embedding_copy_params > 0) {
+      s->params += model_.stage_embedding_copy_params;  // its weights, gradients and states
+      s->tensors += 1;
+      s->weight_tensors += 1;
+    }
   }
 
  private:

@@ -165,6 +165,12 @@ struct ModelCosts {
   BlockCosts pre;                  // on the first stage (embedding)
   BlockCosts post;                 // on the last stage (final norm, LM head, loss)
   double pp_send_bytes = 0;        // bytes one GPU sends at a stage boundary per micro-batch
+  // The word embedding's copy on the last pipeline stage (with pp > 1), whose gradient
+  // is all-reduced with the first stage's every iteration: where the LM head reuses it
+  // (tied embeddings) or multi-token prediction embeds with it (Megatron-Core,
+  // finalize_model_grads.py _allreduce_word_embedding_grads over the embedding group;
+  // DeepSpeed's pipeline engine, ReduceTiedGrads). Parameters of one GPU; 0 otherwise.
+  double stage_embedding_copy_params = 0;
   double tokens_per_sample = 1;    // 0 for non-sequence workloads
   double model_flops_per_sample = 0;  // useful FLOPs for one sample, whole model, fwd+bwd
   double optimizer_bytes_per_param = 0;  // HBM traffic of one optimizer step per param

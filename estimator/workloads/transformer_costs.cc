@@ -538,6 +538,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
   out.pre = d.pre;
   out.post = d.post;
   AddMultiTokenPrediction(x, spec, hw, &out);
+  if (spec.tied_embeddings || spec.mtp_num_layers > 0) out.stage_embedding_copy_params = d.pre.params;
 
   // Each TP rank sends 1/t of the boundary activation (Megatron-LM's scatter-gather, or
   // sequence-parallel already), or all of it (DeepSpeed's pipeline engine).
