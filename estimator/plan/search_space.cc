@@ -182,7 +182,9 @@ std::vector<Shape> EnumerateShapes(const SearchSpace& space, int gpus, const Int
               for (bool flash : FlagValues(k.flash_attention)) {
                 if (!space.transformer && flash) continue;
                 if (!flash && cp > 1) continue;  // ring attention runs fused kernels (RunsFusedAttention)
-                // With fused attention nothing s^2 is stored: selective == none, except
+                // With fused attention nothing s^2 is stored: selective is none (DeepSpeed,
+                // PyTorch FSDP) or none plus a re-run of the fused core for its
+                // log-sum-exp (Megatron-Core: slower, a log-sum-exp smaller), except
                 // torchtitan's, which keeps its blocks' matmul outputs (op-level SAC).
                 // Kept where none is not permitted: the light recompute modules
                 // (LightRecomputeModules) then make selective differ.
