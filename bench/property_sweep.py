@@ -10,7 +10,8 @@ recompute and its modules, schedules, dispatchers, offloading, FP8, frameworks -
 those the server answers. For each it sends variants that must not change the answer the
 wrong way, and counts the pairs that do:
   switches that hide work (overlap_grad_reduce, overlap_param_gather, tp_comm_overlap,
-    cuda_graphs, moe_a2a_overlap, flash_attention) never slow an iteration;
+    cuda_graphs, moe_a2a_overlap, flash_attention) never slow an iteration, nor does
+    gathering FP8 parameters, which never needs more memory either;
   recomputing more, sequence parallelism, flash attention and a higher ZeRO stage (over
     2+ replicas) never hold more memory, and recomputing more never runs faster;
   twice the global batch takes between once and twice the time;
@@ -228,6 +229,10 @@ def higher_zero(r):
     return n
 
 
+def fp8_sharded(r):
+    return r['workload'].get('precision') == 'PRECISION_FP8' and r['config'].get('zero_stage', 0) >= 1
+
+
 def more_offload(r):
     n = copy.deepcopy(r)
     n['config']['cpu_offload_layers'] = r['config'].get('cpu_offload_layers', 0) + 1
@@ -313,6 +318,9 @@ PROPERTIES = [
      never_faster, zero_bubble),
     ('a higher ZeRO stage never more memory', when(lambda r: r['config']['data_parallel'] > 1, higher_zero),
      never_more_memory, None),
+    ('fp8_param_gather never more memory', when(fp8_sharded, set_config(fp8_param_gather=True)), never_more_memory,
+     None),
+    ('fp8_param_gather never slower', when(fp8_sharded, set_config(fp8_param_gather=True)), never_slower, None),
     ('one more offloaded layer never more memory', more_offload, never_more_memory, None),
     ('one more offloaded layer never faster', more_offload, never_faster, None),
     ('one more recompute module never more memory', more_modules, never_more_memory, None),
