@@ -185,9 +185,10 @@ BlockCosts AssembleLayer(const LayerContext& L, const Dims& x, const Part& core,
       break;
     }
     case Recompute::kFull:
-      // Keep only the layer input; re-run the whole forward (with its collectives).
+      // Keep only the layer input; re-run the whole forward (with its collectives: the
+      // context-parallel ring's exposed forward exchange too).
       blk.activation_bytes = x.T * x.h * x.r * x.p;
-      blk.recompute_s = blk.fwd_s + blk.tp_fwd_s + ep_s / 2;
+      blk.recompute_s = blk.fwd_s + blk.tp_fwd_s + ep_s / 2 + L.cp.fwd_exposed_s;
       blk.transient_bytes = act_full;
       host_recompute = host_fwd + L.checkpoint_s;
       blk.kernels += launched_fwd;
