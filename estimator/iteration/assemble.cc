@@ -66,17 +66,19 @@ void PlaceDp(const ParallelConfig& c, const Collectives& coll, bool experts, DpG
 
 }  // namespace
 
-double EmbeddingSyncS(const ModelCosts& model, const ParallelConfig& c, const Collectives& coll) {
-  if (c.pipeline_parallel <= 1 || !(model.stage_embedding_copy_params > 0)) return 0;
-  return coll.AllReduce(model.stage_embedding_copy_params * GradientBytesOf(model, c).reduced,
-                        PipelineEndsGroup(c, coll));
+double EmbeddingSyncBytes(const ModelCosts& model, const ParallelConfig& c) {
+  return c.pipeline_parallel > 1 ? model.stage_embedding_copy_params * GradientBytesOf(model, c).reduced : 0;
 }
 
-GroupSpan PipelineEndsGroup(const ParallelConfig& c, const Collectives& coll) {
-  const int64_t stride = (c.pipeline_parallel - 1) * PipelineStride(c);
-  GroupSpan ends = coll.Place(2, stride);
-  ends.level = coll.LevelOfStride(stride);
-  return ends;
+double EmbeddingSyncS(const ModelCosts& model, const ParallelConfig& c, const Collectives& coll) {
+  const double bytes = EmbeddingSyncBytes(model, c);
+  return bytes > 0 ? coll.AllReduce(bytes, RankPair(coll, (c.pipeline_parallel - 1) * PipelineStride(c))) : 0;
+}
+
+GroupSpan RankPair(const Collectives& coll, int64_t stride) {
+  GroupSpan pair = coll.Place(2, stride);
+  pair.level = coll.LevelOfStride(stride);
+  return pair;
 }
 
 DpGroups PlaceDataParallel(const ParallelConfig& c, const Collectives& coll) {

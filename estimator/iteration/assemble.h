@@ -42,8 +42,11 @@ inline int64_t PipelineStride(const ParallelConfig& c) {
 // in the reduced gradients' bytes, once per iteration after the data-parallel sync and
 // before the step: exposed. 0 without pipeline stages or a copy.
 double EmbeddingSyncS(const ModelCosts& model, const ParallelConfig& c, const Collectives& coll);
-// The first and the last pipeline stage's ranks of one model replica (pp > 1).
-GroupSpan PipelineEndsGroup(const ParallelConfig& c, const Collectives& coll);
+// Its bytes on each of the two ranks (0 without pipeline stages or a copy).
+double EmbeddingSyncBytes(const ModelCosts& model, const ParallelConfig& c);
+// Two ranks `stride` apart (adjacent pipeline stages; the first and the last), on the
+// level that joins them.
+GroupSpan RankPair(const Collectives& coll, int64_t stride);
 
 // Everything about the system a candidate needs, prepared once.
 struct SystemContext {

@@ -104,12 +104,10 @@ std::vector<CollectiveUse> DescribeCollectives(const Workload& workload, const P
   // Pipeline: one activation forward and one gradient backward per micro-batch and
   // chunk boundary.
   if (c.pipeline_parallel > 1) {
-    GroupSpan pp = coll.Place(2, PipelineStride(c));
-    pp.level = coll.LevelOfStride(PipelineStride(c));
-    b.Add("pp", K::kSendRecv, pp, model.pp_send_bytes, 2 * m * c.virtual_pipeline_stages, false);
-    if (model.stage_embedding_copy_params > 0) {  // the end stages' embedding copies (EmbeddingSyncS)
-      b.Add("emb", K::kAllReduce, PipelineEndsGroup(c, coll),
-            model.stage_embedding_copy_params * GradientBytesOf(model, c).reduced, 1, false);
+    b.Add("pp", K::kSendRecv, RankPair(coll, PipelineStride(c)), model.pp_send_bytes,
+          2 * m * c.virtual_pipeline_stages, false);
+    if (const double bytes = EmbeddingSyncBytes(model, c); bytes > 0) {  // the end stages' embedding copies
+      b.Add("emb", K::kAllReduce, RankPair(coll, (c.pipeline_parallel - 1) * PipelineStride(c)), bytes, 1, false);
     }
   }
   // Data parallel, by ZeRO stage (as assemble.cc charges it).
