@@ -309,12 +309,13 @@ double LayerOffload(const ModelCosts& model, const StageCosts& stages, const Par
   const bool layers_out = c.cpu_offload_layers > 0 && !model.layers.empty();
   if (!c.offload.weights && !c.offload.activations && !layers_out && s.offloaded_bytes <= 0) return 0;
   const double ovl = hw.overlap_efficiency();
-  double offload_s = m * OffloadExposedS(s, model);
   // The copies run on their own engines beside the stage's whole critical path: compute,
   // exposed collectives (with the all-to-all moe_a2a_overlap's unpaired steps pay),
   // host-bound stretches (CriticalPath).
+  const double unpaired_ep_s = UnpairedEpS(c, m, s);
+  double offload_s = m * OffloadExposedS(s, model, unpaired_ep_s);
   const PassTimes pass = CriticalPath(s);
-  const double window = pass.fwd + pass.bwd + UnpairedEpS(c, m, s);
+  const double window = pass.fwd + pass.bwd + unpaired_ep_s;
   auto beside = [&](double bytes) { return m * std::max(0.0, bytes / hw.pcie_bytes_per_s() - ovl * window); };
   if (c.offload.weights) offload_s += beside(2 * s.params * WeightBytesOf(model, c).held);  // the pacing stage's
   if (c.offload.activations) offload_s += beside(2 * s.activation_bytes);

@@ -319,6 +319,26 @@ TEST(Pipeline, FineGrainedActivationOffloading) {
   EXPECT_EQ(EstimateIteration(w, c, p).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// With one micro-batch, moe_a2a_overlap pairs no step (its forward and its backward run
+// alone), so the all-to-all is as exposed as without it, and the offloaded modules' copies
+// hide behind as much: the overlap changes neither.
+TEST(Pipeline, OffloadCopiesRunBesideTheUnpairedAllToAll) {
+  const SystemProfile p = Profile("dgx-h100-80gb");
+  const Workload w = testing::Model("qwen3-235b-a22b");
+  ParallelConfig c = Config(1, 1, 16, 1, 16);
+  c.flash_attention = true;
+  c.expert_parallel = 16;
+  c.expert_tensor_parallel = 1;
+  c.offload_modules = kOffloadExpertFc1 | kOffloadMoeAct;
+  absl::StatusOr<Estimate> alone = EstimateIteration(w, c, p);
+  c.moe_a2a_overlap = true;
+  absl::StatusOr<Estimate> paired = EstimateIteration(w, c, p);
+  ASSERT_TRUE(alone.ok() && paired.ok()) << alone.status() << paired.status();
+  EXPECT_GT(alone->time.offload_s, 0);  // the copies outlast what they hide behind
+  EXPECT_NEAR(paired->time.offload_s, alone->time.offload_s, 1e-9);
+  EXPECT_NEAR(paired->time.ep_comm_s, alone->time.ep_comm_s, 1e-9);
+}
+
 // A stage paces the pipeline by its compute and by the offload copies that compute does
 // not hide. By hand: layers of 1 ms forward and 2 ms backward moving 100 MB each to the
 // host at 50 GB/s (2 ms each way), fully overlappable; 3 on the first stage, 1 on the

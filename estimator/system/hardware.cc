@@ -276,7 +276,10 @@ double Hardware::MatmulTimeUncached(double rate, double m, double n, double k, d
       if (tiles < sm_count_ && k >= kSplitKDepthRatio * std::max(m, n)) {
         s = std::max(1.0, std::min(std::floor(sm_count_ / tiles), std::floor(k / kMinSplitDepth)));
       }
-      const double u = WaveUtilization(tiles * s) * t.relative_rate;
+      // A tile past the operand's edge still runs all its MMAs (predicated loads):
+      // the useful share of the tiles' area.
+      const double filled = m * n / (std::ceil(m / t.m) * t.m * std::ceil(n / t.n) * t.n);
+      const double u = WaveUtilization(tiles * s) * t.relative_rate * filled;
       if (u > util) {
         util = u;
         split = s;

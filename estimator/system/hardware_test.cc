@@ -71,10 +71,13 @@ TEST(Hardware, PartialLastWaveCostsAFullWave) {
 }
 
 // A convolution's weight gradient: 576 x 64 outputs (3x3 x 64 channels, 64 filters)
-// summed over 32 x 56 x 56 = 100,352 positions. Its 5 tiles of 128 x 128 would leave 103
-// of 108 SMs idle; split-K cuts the depth into floor(108 / 5) = 21 slices of 4,778, so
-// 105 tiles fill one wave (105 / 108), each slice paying the 64-deep prologue. The
-// operands are the tensors (4 MB here), so it is compute-bound.
+// summed over 32 x 56 x 56 = 100,352 positions. A tile past the outputs' edge runs all its
+// MMAs, so 128 x 128 tiles would fill 576 x 64 of 640 x 128 (45 %); 128 x 64 tiles fill
+// 576 of 640 rows (90 %) at 2/3 the rate. Their 5 tiles would leave 103 of 108 SMs idle;
+// split-K cuts the depth into floor(108 / 5) = 21 slices of 4,778, so 105 tiles fill one
+// wave (105 / 108), each slice paying the 64-deep prologue. (64 x 64 tiles: 9 x 12 = 108
+// slices, full, at half the rate: 0.5 < 105 / 108 x 2/3 x 0.9 = 0.583.) The operands are
+// the tensors (4 MB here), so it is compute-bound.
 TEST(Hardware, DeepNarrowGemmsSplitK) {
   SystemProfile p = Profile("dgx-a100-80gb");
   p.calibration.matmul_efficiency = 0.5;
@@ -82,12 +85,32 @@ TEST(Hardware, DeepNarrowGemmsSplitK) {
   const Hardware hw(p, Precision::kBf16);
   const double m = 576, n = 64, k = 100352, slice = k / 21;
   const double flops = 2 * m * n * k;
-  EXPECT_NEAR(hw.ConvTime(m, n, k, 1, 4e6), flops * (slice + 64) / slice / 156e12 / (105.0 / 108) + kGap, 1e-9);
+  EXPECT_NEAR(hw.ConvTime(m, n, k, 1, 4e6),
+              flops * (slice + 64) / slice / 156e12 / (105.0 / 108 * 2.0 / 3 * 0.9) + kGap, 1e-9);
   // Without split-K (a shallow GEMM of the same output, k below 4 x 576) the best tiling
-  // is 9 tiles of 64 x 128 at 2/3 the rate: 6 / 108 of the SMs' work.
+  // is 9 full tiles of 64 x 64 at half the rate: 4.5 / 108 of the SMs' work (64 x 128
+  // and 128 x 64 would fill half and 90 % of theirs at 2/3: 3 / 108 and 3 / 108).
   const double shallow = 2000;
   EXPECT_NEAR(hw.ConvTime(m, n, shallow, 1, 1e3),
-              2 * m * n * shallow * (shallow + 64) / shallow / 156e12 / (6.0 / 108) + kGap, 1e-9);
+              2 * m * n * shallow * (shallow + 64) / shallow / 156e12 / (4.5 / 108) + kGap, 1e-9);
+}
+
+// A grouped GEMM of 288 tokens per expert takes as long as one of 256 where both are one
+// wave of 128 x 128 tiles (3 x 8 x 4 = 96 and 2 x 8 x 4 = 64 tiles over 4 streams on 108
+// SMs): the third row of tiles is a quarter full. More tokens never run faster.
+TEST(Hardware, PartialTilesCostWholeTiles) {
+  SystemProfile p = Profile("dgx-a100-80gb");
+  p.calibration.matmul_half_efficiency_gflop = 1e-9;
+  const Hardware hw(p, Precision::kBf16);
+  const double n = 1024, k = 7168;
+  EXPECT_NEAR(hw.GroupedMatmulTime(288, n, k, 4, 2, true, 2), hw.GroupedMatmulTime(256, n, k, 4, 2, true, 2),
+              1e-9);
+  double last = 0;
+  for (double m = 64; m <= 1024; m += 8) {
+    const double t = hw.GroupedMatmulTime(m, n, k, 256, 2, true, 2);
+    EXPECT_GE(t, last * (1 - 1e-12)) << m << " tokens per expert";
+    last = t;
+  }
 }
 
 // calibration.matmul_pipeline_depth: a GEMM of depth k runs at k / (k + depth) of the

@@ -225,12 +225,16 @@ inline PassTimes CriticalPath(const BlockCosts& b) {
 // of `b` go out on a copy stream during its forward and come back during its backward,
 // hidden behind that pass's critical path (CriticalPath: the copy engines run on while
 // the compute stream waits for a collective or a launch) as far as it lasts. The copies'
-// seconds per micro-batch beyond it.
-inline double OffloadExposedS(const BlockCosts& b, const ModelCosts& m) {
+// seconds per micro-batch beyond it. `unpaired_ep_s`: the all-to-all per micro-batch that
+// moe_a2a_overlap's unpaired steps pay beyond b.ep_s (which counts every step paired),
+// half in each pass: the copies run beside it too.
+inline double OffloadExposedS(const BlockCosts& b, const ModelCosts& m, double unpaired_ep_s = 0) {
   if (b.offloaded_bytes <= 0) return 0;
   const double copy = b.offloaded_bytes * m.host_copy_s_per_byte;
   const PassTimes pass = CriticalPath(b);
-  return std::max(0.0, copy - m.copy_overlap * pass.fwd) + std::max(0.0, copy - m.copy_overlap * pass.bwd);
+  const double alone = 0.5 * unpaired_ep_s;
+  return std::max(0.0, copy - m.copy_overlap * (pass.fwd + alone)) +
+         std::max(0.0, copy - m.copy_overlap * (pass.bwd + alone));
 }
 
 // The optimizer's fp32 cast of a 16-bit gradient tensor (`main_grad.float()`) moves 2 + 4
