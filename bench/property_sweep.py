@@ -34,8 +34,8 @@ keep the fused core's log-sum-exp). All estimates go through one
 pairs; --check exits 1 when any property fails outside the exemptions. A known failure
 left in the model (docs/model.md, "Concurrent traffic"): on host-bound layers exposed
 tensor- and context-parallel collectives are charged beside the host's stretches, so a
-faster GPU or an overlap switch can lengthen such an iteration; and others of at most
-0.25 % (seeds 1-4: 7 pairs in all, docs/development.md).
+faster GPU or an overlap switch can lengthen such an iteration (up to 0.18 %); and others
+of at most 0.02 % (seeds 1-8: 7 pairs in all, docs/development.md).
 """
 import argparse, copy, json, os, random, subprocess, sys
 

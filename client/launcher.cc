@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/launcher_plan.h"
+#include "estimator/inputs/cp_exchange.h"
 #include "estimator/inputs/workload.h"  // kDefaultDropout: the contract's unstated dropout
 
 namespace paraplan::cli {
@@ -67,6 +68,17 @@ std::vector<int> WindowLayers(const v1::TransformerSpec& t) {
   const int interval = std::max(1, w.layer_interval());
   for (int i = 0; i < t.num_layers(); i += interval) bits[i] = 1;
   return bits;
+}
+
+std::vector<std::string> CpCommTypes(const Plan& p) {
+  const std::vector<int> windows = WindowLayers(*p.t);
+  const int heads = p.t->num_attention_heads();
+  const CpExchange e = WindowCpExchange(heads, p.t->has_mla() ? heads : p.kv_heads, p.tp, p.cp, true);
+  if (e == CpExchange::kRing || std::find(windows.begin(), windows.end(), 1) == windows.end()) return {};
+  std::vector<std::string> types;
+  types.reserve(windows.size());
+  for (int w : windows) types.push_back(w == 1 ? CpExchangeName(e) : CpExchangeName(CpExchange::kRing));
+  return types;
 }
 
 int64_t SharedExpertWidth(const v1::MoeSpec& m) {

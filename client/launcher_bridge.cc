@@ -120,6 +120,10 @@ void Shape(const Plan& p, Notes* notes, Overrides* o) {
     o->Add("model.window_size", absl::StrCat("[", t.sliding_window().tokens(), ",0]"));
     o->Add("model.window_attn_skip_freq", absl::StrCat("[", absl::StrJoin(windows, ","), "]"));
   }
+  // TransformerConfig.cp_comm_type, a type a layer: windowed layers cannot ring.
+  if (const std::vector<std::string> types = CpCommTypes(p); !types.empty()) {
+    o->Add("model.cp_comm_type", absl::StrCat("[", absl::StrJoin(types, ","), "]"));
+  }
   if (t.mtp_num_layers() > 0) o->Add("model.mtp_num_layers", t.mtp_num_layers());
   if (p.moe()) {
     const v1::MoeSpec& m = t.moe();

@@ -122,6 +122,10 @@ void MegatronParallelFlags(const Plan& p, CommandLine* f, Notes* notes) {
                             " schedule; it runs 1F1B (not the bubble and memory planned)"));
   }
   f->Add("--context-parallel-size", p.cp);
+  // TransformerConfig.cp_comm_type, a type a layer: windowed layers cannot ring.
+  if (const std::vector<std::string> types = CpCommTypes(p); !types.empty()) {
+    f->Add("--cp-comm-type", absl::StrJoin(types, " "));
+  }
   f->Add("--expert-model-parallel-size", p.ep);
   if (p.moe()) f->Add("--expert-tensor-parallel-size", p.etp);
   // Megatron-Core's uneven pipeline layout (arguments.py, _add_distributed_args).

@@ -103,6 +103,10 @@ void AddCoreParallelism(const Plan& p, const std::string& prefix, Out* out) {
 // IsWindowLayer.
 std::vector<int> MoeLayers(const v1::TransformerSpec& t);
 std::vector<int> WindowLayers(const v1::TransformerSpec& t);
+// Megatron-Core's cp_comm_type a layer, where Transformer Engine cannot ring a windowed
+// one (estimator/inputs/cp_exchange.h): "p2p" for full layers, "a2a" or "all_gather" for
+// windowed ones; empty where every layer rings (no window, or CP 1).
+std::vector<std::string> CpCommTypes(const Plan& p);
 // A 0/1 layer pattern as the Python list expression Megatron's moe_freq_type evaluates:
 // "[0]*3+[1]*58", "[1,0]*18"; the plain list when no shorter form fits.
 std::string LayerPatternExpression(const std::vector<int>& bits);

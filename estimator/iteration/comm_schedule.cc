@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "estimator/inputs/cp_exchange.h"
 #include "estimator/iteration/assemble.h"
 
 namespace paraplan {
@@ -84,7 +85,25 @@ std::vector<CollectiveUse> DescribeCollectives(const Workload& workload, const P
                   (spec.mla.qk_nope_head_dim + spec.mla.qk_rope_head_dim + spec.mla.v_head_dim)
             : 2.0 * spec.num_kv_heads * spec.head_dim;
     const double kv = T * kv_channels / t * p;
-    b.Add("cp", K::kSendRecv, cp, kv, 3.0 * (c.context_parallel - 1) * layers * m, true);
+    // Megatron-Core's sliding-window layers trade sequence for heads by all-to-all (Q, K,
+    // V, O forward; dO, dQ, dK, dV backward) or gather K / V (again backward, and reduce-
+    // scatter dK / dV): cp_exchange.h.
+    int windows = 0;
+    for (int i = 0; i < spec.num_layers; ++i) windows += spec.IsWindowLayer(i) ? 1 : 0;
+    const CpExchange exchange = WindowCpExchange(spec.num_attention_heads, spec.num_kv_heads, c.tensor_parallel,
+                                                 c.context_parallel, RunsMegatronCore(c.framework));
+    const double window_layers =
+        exchange == CpExchange::kRing ? 0.0 : layers * windows / std::max(1, spec.num_layers);
+    b.Add("cp", K::kSendRecv, cp, kv, 3.0 * (c.context_parallel - 1) * (layers - window_layers) * m, true);
+    if (exchange == CpExchange::kAllToAll) {
+      const double q = T * spec.num_attention_heads * spec.head_dim / t * p;
+      b.Add("cp", K::kAllToAll, cp, q, 4 * window_layers * m, false);       // Q, O, dO, dQ
+      b.Add("cp", K::kAllToAll, cp, kv / 2, 4 * window_layers * m, false);  // K, V, dK, dV
+    } else if (exchange == CpExchange::kAllGather) {
+      const double gathered = kv / 2 * c.context_parallel;
+      b.Add("cp", K::kAllGather, cp, gathered, 4 * window_layers * m, false);
+      b.Add("cp", K::kReduceScatter, cp, gathered, 2 * window_layers * m, false);
+    }
     // MoE: dispatch and combine all-to-all forward and backward per MoE layer (GShard).
     if (spec.is_moe()) {
       // The expert grid: expert-TP innermost, then EP (as transformer_costs.cc places it).

@@ -137,6 +137,28 @@ void RingAttentionSteps(const Dims& x, const Hardware& hw, Part* core) {
   core->matmul_bwd_s += 3 * (x.c - 1) * hw.kernel_gap_s();
 }
 
+// The other two exchanges (AttnFuncWithCPAndQKVOA2A, AttnFuncWithCPAndKVAllGather): the
+// core runs over each query's keys at once, so there is no merge. All-to-all: each of
+// Q, K, V and O forward and dO, dQ, dK, dV backward is copied into its send layout
+// before its all-to-all (movedim(...).contiguous()) and reordered into the sequence's
+// chunk order after it (index_select): two copies a tensor, each reading and writing
+// it. All-gather: the local queries run in two calls (the causal halves), and the
+// gathered K / V are buffers (held while the forward runs: not kept).
+void OtherCpExchange(const Dims& x, CpExchange exchange, Part* core) {
+  if (exchange == CpExchange::kAllGather) {
+    core->kernels_fwd += 1;
+    core->kernels_bwd += 3;
+    return;
+  }
+  const double q = x.T * x.a / x.t * x.dqk, o = x.T * x.a / x.t * x.dv;
+  const double kv = x.T * std::max(1.0, x.kv / x.t) * (x.dqk + x.dv);
+  const double bytes = 2 * 2 * x.p * (q + kv + o);  // per direction: the same tensors' sizes
+  core->mem_fwd_bytes += bytes;
+  core->mem_bwd_bytes -= bytes;  // backward moves as much, not the 2x of a saved input
+  core->kernels_fwd += 2 * 4;
+  core->kernels_bwd += 2 * 4;
+}
+
 }  // namespace
 
 double KernelHeadDim(double head_dim, bool cudnn) {
@@ -151,10 +173,12 @@ double HeadDimRate(double head_dim, double softmax_head_dim) {
   return (kRef + softmax_head_dim) / kRef * head_dim / (head_dim + softmax_head_dim);
 }
 
-Part AttentionCore(const Dims& x, const Hardware& hw, double window) {
+Part AttentionCore(const Dims& x, const Hardware& hw, double window, CpExchange exchange) {
   Part core;
   const double heads = x.a / x.t;
   const double q_len = x.s / x.c;  // queries per GPU; keys span the whole sequence
+  // Calls a query's keys are split over: the ring's c blocks, else one.
+  const double calls = exchange == CpExchange::kRing ? x.c : 1;
   const double scores = x.b * heads * q_len * x.s;
   if (x.flash) {
     // FlashAttention-2 (Dao 2023): causal mask halves the work (s / 2 keys per query on
@@ -174,9 +198,9 @@ Part AttentionCore(const Dims& x, const Hardware& hw, double window) {
     const double padded = (dqk + dv) / (x.dqk + x.dv);
     const double head_dim = (dqk + dv) / 2;
     // Time per useful FLOP over the kernel's long-sequence rate at head dimension 128.
-    const double fwd_slowdown = padded * (1 + x.c * hw.attention_half_keys_fwd() / keys) /
+    const double fwd_slowdown = padded * (1 + calls * hw.attention_half_keys_fwd() / keys) /
                                 HeadDimRate(head_dim, hw.attention_softmax_head_dim_fwd(x.cudnn_attention));
-    const double bwd_slowdown = padded * (1 + x.c * hw.attention_half_keys_bwd() / keys) /
+    const double bwd_slowdown = padded * (1 + calls * hw.attention_half_keys_bwd() / keys) /
                                 HeadDimRate(head_dim, hw.attention_softmax_head_dim_bwd(x.cudnn_attention));
     core.matmul_fwd_s = flops / hw.attention_fwd_flops_per_s(x.cudnn_attention) * fwd_slowdown + hw.kernel_gap_s();
     core.matmul_bwd_s =
@@ -185,7 +209,8 @@ Part AttentionCore(const Dims& x, const Hardware& hw, double window) {
     core.kernels_fwd = 1;
     core.kernels_bwd = 3;
     core.act_bytes = x.b * heads * q_len * 4;  // log-sum-exp statistics (fp32)
-    if (x.c > 1) RingAttentionSteps(x, hw, &core);
+    if (x.c > 1 && exchange == CpExchange::kRing) RingAttentionSteps(x, hw, &core);
+    if (x.c > 1 && exchange != CpExchange::kRing) OtherCpExchange(x, exchange, &core);
     return core;
   }
   // Q K^T and P V as batched GEMMs (16-bit even under FP8), each with data- and
@@ -398,6 +423,8 @@ Dims LayerDims(const Workload& workload, const TransformerSpec& spec, const Mode
   x.eager_gated = spec.gated_mlp && shape.framework == Framework::kPytorchFsdp;
   x.cudnn_attention = shape.framework != Framework::kPytorchFsdp && shape.framework != Framework::kDeepSpeed;
   x.checkpoints_fused_core = RunsMegatronCore(shape.framework);
+  x.window_cp = WindowCpExchange(spec.num_attention_heads, mla ? spec.num_attention_heads : spec.num_kv_heads,
+                                 shape.tensor_parallel, shape.context_parallel, RunsMegatronCore(shape.framework));
   x.fused_cross_entropy = shape.framework == Framework::kPytorchFsdp || shape.framework == Framework::kNemo;
   x.tp_algorithm = shape.tp_algorithm;
   const bool rms = spec.normalization == Normalization::kRmsNorm;

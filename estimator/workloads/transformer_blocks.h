@@ -11,6 +11,7 @@
 
 #include <algorithm>
 
+#include "estimator/inputs/cp_exchange.h"
 #include "estimator/workloads/model_costs.h"
 
 namespace paraplan::transformer {
@@ -65,6 +66,8 @@ struct Dims {
   // Megatron-Bridge's GPTModelProvider, and its performance recipes pick Transformer
   // Engine's kernel), not Megatron-LM's default op-by-op one on upcast logits.
   bool fused_cross_entropy;
+  // The exchange a sliding-window layer's context parallelism runs (cp_exchange.h).
+  CpExchange window_cp = CpExchange::kRing;
   CollectiveAlgorithm tp_algorithm = CollectiveAlgorithm::kAuto;
   double norm_params;  // parameters of one norm: 2h (LayerNorm scale + bias) or h (RMSNorm)
   double norm_wgrad_kernels;  // backward kernels for the norm's parameter gradients
@@ -123,8 +126,9 @@ double KernelHeadDim(double head_dim, bool cudnn);
 double HeadDimRate(double head_dim, double softmax_head_dim);
 
 // Attention core (scores, softmax, dropout, context).
-// `window`: keys a query attends to at most (0 = the whole causal prefix).
-Part AttentionCore(const Dims& x, const Hardware& hw, double window);
+// `window`: keys a query attends to at most (0 = the whole causal prefix); `exchange`:
+// how context parallelism runs it (x.c > 1).
+Part AttentionCore(const Dims& x, const Hardware& hw, double window, CpExchange exchange = CpExchange::kRing);
 
 // Attention block: QKV and output projections, norms and residual/dropout.
 Part AttentionBlock(const Dims& x, const Hardware& hw);

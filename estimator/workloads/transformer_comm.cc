@@ -47,16 +47,37 @@ MoeDispatch Dispatch(const Dims& x, const Collectives& coll, const ModelShape& s
   return d;
 }
 
-CpCosts ContextParallel(const Dims& x, const Collectives& coll, const GroupSpan& cp, const Part& core, double ovl) {
+CpCosts ContextParallel(const Dims& x, const Collectives& coll, const GroupSpan& cp, const Part& core, double ovl,
+                        CpExchange exchange) {
   CpCosts out;
   if (x.c <= 1) return out;
   const double kv_bytes = x.T * x.kv * (x.dqk + x.dv) / x.t * x.p;
+  if (exchange == CpExchange::kAllToAll) {
+    const double rows = x.T * x.a / x.t * x.p;  // this rank's queries x heads, in bytes a channel
+    const double k = x.T * x.kv / x.t * x.dqk * x.p, v = x.T * x.kv / x.t * x.dv * x.p;
+    const double pass = coll.AllToAll(rows * x.dqk, cp) + coll.AllToAll(k, cp) + coll.AllToAll(v, cp) +
+                        coll.AllToAll(rows * x.dv, cp);
+    out.fwd_exposed_s = pass;
+    out.exposed_s = 2 * pass;
+    out.calls_fwd = out.calls_bwd = 4;
+    return out;
+  }
+  if (exchange == CpExchange::kAllGather) {
+    const double k = x.T * x.kv / x.t * x.dqk * x.p * x.c, v = x.T * x.kv / x.t * x.dv * x.p * x.c;  // gathered
+    const double gather = coll.AllGather(k, cp) + coll.AllGather(v, cp);
+    out.fwd_exposed_s = gather;
+    out.exposed_s = gather + gather + coll.ReduceScatter(k, cp) + coll.ReduceScatter(v, cp);
+    out.calls_fwd = 2;
+    out.calls_bwd = 4;
+    return out;
+  }
   const double step = coll.SendRecv(kv_bytes, cp.level);
   const double fwd = (x.c - 1) * step;
   const double bwd = 2 * (x.c - 1) * step;
   out.fwd_exposed_s = std::max(0.0, fwd - ovl * core.matmul_fwd_s);
   out.exposed_s = out.fwd_exposed_s + std::max(0.0, bwd - ovl * core.matmul_bwd_s);
-  out.calls = 3 * (x.c - 1);
+  out.calls_fwd = x.c - 1;
+  out.calls_bwd = 2 * (x.c - 1);
   return out;
 }
 

@@ -40,13 +40,18 @@ struct MoeDispatch {
 MoeDispatch Dispatch(const Dims& x, const Collectives& coll, const ModelShape& shape, double sent_rows,
                      double top_k, double experts, const GroupSpan& ep, const GroupSpan& etp_group);
 
-// Context parallelism (ring attention): each rank passes its K/V block around the
-// ring, c - 1 steps forward and twice that backward (dK, dV); overlapped with the
-// attention core (Liu et al. 2023, Ring Attention). Exposed seconds and calls a layer.
+// Context parallelism's exchange of a layer's attention, exposed seconds and calls each
+// way. Ring (ring attention): each rank passes its K/V block around the ring, c - 1
+// steps forward and twice that backward (dK, dV); overlapped with the attention core
+// (Liu et al. 2023, Ring Attention). All-to-all: Q, K, V before the core and O after it
+// forward, dO before and dQ, dK, dV after backward, each of this rank's tensor; the
+// core waits for them (exposed). All-gather: K and V gathered forward, again backward,
+// and dK, dV reduce-scattered; exposed too.
 struct CpCosts {
-  double exposed_s = 0, fwd_exposed_s = 0, calls = 0;
+  double exposed_s = 0, fwd_exposed_s = 0, calls_fwd = 0, calls_bwd = 0;
 };
-CpCosts ContextParallel(const Dims& x, const Collectives& coll, const GroupSpan& cp, const Part& core, double ovl);
+CpCosts ContextParallel(const Dims& x, const Collectives& coll, const GroupSpan& cp, const Part& core, double ovl,
+                        CpExchange exchange = CpExchange::kRing);
 
 }  // namespace paraplan::transformer
 

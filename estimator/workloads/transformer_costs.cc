@@ -28,13 +28,19 @@ using namespace transformer;  // NOLINT: the sub-blocks and collectives this fil
 // default (deep_ep Buffer.num_sms = 24, DeepSeek-AI DeepEP README, normal kernels).
 constexpr double kEpCommSms = 24;
 
-// What every layer of one configuration shares: the system, the TP collectives, context
-// parallelism's exposed time, and the host's time per kernel and per checkpoint.
+// An attention core and context parallelism's exchange around it (the ring, or under a
+// sliding window in Megatron-Core the all-to-all or all-gather: WindowCpExchange).
+struct Core {
+  Part part;
+  CpCosts cp;
+};
+
+// What every layer of one configuration shares: the system, the TP collectives, and the
+// host's time per kernel and per checkpoint.
 struct LayerContext {
   const Hardware& hw;
   const ModelShape& shape;
   const TpCollectives& tpc;
-  CpCosts cp;
   double ovl = 0;
   double host_kernel_s = 0;  // eager launches, or ~nothing beyond the GPU gap under graphs
   double checkpoint_s = 0;   // each checkpointed region (one per layer) per micro-batch
@@ -124,9 +130,11 @@ EagerKernels EagerMoeKernels(const LayerContext& L, const Part& mlp, const MlpEx
 // residual path and the MLP (dense or MoE, `extras`); `mla_up` the MLA up-projections
 // (nullptr without MLA), `ep_s` the expert-parallel time, `moe_kernels` the router's and
 // dispatcher's kernels forward, `ep_calls` the EP collectives per direction.
-BlockCosts AssembleLayer(const LayerContext& L, const Dims& x, const Part& core, const Part& attn, const Part& resid,
+BlockCosts AssembleLayer(const LayerContext& L, const Dims& x, const Core& attention, const Part& attn, const Part& resid,
                          const Part& mlp, const Part* mla_up, const MlpExtras& extras, double ep_s, double moe_kernels,
                          double ep_calls) {
+  const Part& core = attention.part;
+  const CpCosts& cp = attention.cp;
   BlockCosts blk;
   const Part* parts[] = {&core, &attn, &resid, &mlp};
   double mem_fwd = 0, mem_bwd_extra = 0, matmul_fwd = 0, matmul_bwd = 0, kernels_fwd = moe_kernels,
@@ -149,19 +157,19 @@ BlockCosts AssembleLayer(const LayerContext& L, const Dims& x, const Part& core,
   const TpExposure tp = TensorParallelExposure(L, x, attn, mlp);
   blk.tp_fwd_s = tp.fwd_s;
   blk.tp_bwd_s = tp.bwd_s;
-  blk.cp_s = L.cp.exposed_s;
-  blk.cp_fwd_s = L.cp.fwd_exposed_s;
+  blk.cp_s = cp.exposed_s;
+  blk.cp_fwd_s = cp.fwd_exposed_s;
   blk.ep_s = ep_s;
   const double act_full = core.act_bytes + attn.act_bytes + resid.act_bytes + mlp.act_bytes;
-  const double launched_fwd = kernels_fwd + tp.calls_fwd + ep_calls + L.cp.calls / 3;
-  const double launched_bwd = kernels_bwd + tp.calls_bwd + ep_calls + 2 * L.cp.calls / 3;
+  const double launched_fwd = kernels_fwd + tp.calls_fwd + ep_calls + cp.calls_fwd;
+  const double launched_bwd = kernels_bwd + tp.calls_bwd + ep_calls + cp.calls_bwd;
   blk.kernels = launched_fwd + launched_bwd;
   const EagerKernels eager = EagerMoeKernels(L, mlp, extras, ep_calls);
   const double eager_extra_s = std::max(0.0, L.hw.kernel_overhead_s() - L.host_kernel_s);  // 0 in eager mode
   const double host_fwd = L.host_kernel_s * launched_fwd + eager_extra_s * eager.fwd;
   const double host_bwd = L.host_kernel_s * launched_bwd + eager_extra_s * eager.bwd;
-  const double gpu_fwd = blk.fwd_s + blk.tp_fwd_s + ep_s / 2 + L.cp.fwd_exposed_s;
-  const double gpu_bwd = blk.bwd_s + blk.tp_bwd_s + ep_s / 2 + (L.cp.exposed_s - L.cp.fwd_exposed_s);
+  const double gpu_fwd = blk.fwd_s + blk.tp_fwd_s + ep_s / 2 + cp.fwd_exposed_s;
+  const double gpu_bwd = blk.bwd_s + blk.tp_bwd_s + ep_s / 2 + (cp.exposed_s - cp.fwd_exposed_s);
   // A layer's recompute runs inside its backward (the checkpoint's backward re-runs the
   // forward, then differentiates it), so the host launches both in one stretch.
   double host_recompute = 0;
@@ -174,7 +182,7 @@ BlockCosts AssembleLayer(const LayerContext& L, const Dims& x, const Part& core,
     case Recompute::kSelective: {
       const Recomputed r = op_sac_shape ? OpLevelSac(x, L.hw, core, attn, resid, mlp)
                                   : SelectiveRecompute(x, L.hw, L.shape.recompute_modules, core, mla_up, mlp,
-                                                       extras, ep_s, L.cp.fwd_exposed_s);
+                                                       extras, ep_s, cp.fwd_exposed_s);
       blk.activation_bytes = act_full - r.saved_bytes;
       // What it re-runs exists again while its backward runs, one layer at a time (as a
       // fully recomputed layer's whole forward does).
@@ -188,7 +196,7 @@ BlockCosts AssembleLayer(const LayerContext& L, const Dims& x, const Part& core,
       // Keep only the layer input; re-run the whole forward (with its collectives: the
       // context-parallel ring's exposed forward exchange too).
       blk.activation_bytes = x.T * x.h * x.r * x.p;
-      blk.recompute_s = blk.fwd_s + blk.tp_fwd_s + ep_s / 2 + L.cp.fwd_exposed_s;
+      blk.recompute_s = blk.fwd_s + blk.tp_fwd_s + ep_s / 2 + cp.fwd_exposed_s;
       blk.transient_bytes = act_full;
       host_recompute = host_fwd + L.checkpoint_s;
       blk.kernels += launched_fwd;
@@ -230,7 +238,7 @@ struct ModelContext {
   const Collectives& coll;
   const LayerContext& layer;
   GroupSpan ep, etp_group;  // the expert grid: expert-TP innermost, then EP (Megatron-Core folding)
-  Part core_full, core_window;
+  Core core_full, core_window;
   bool windowed = false;
 };
 
@@ -265,7 +273,7 @@ AttentionSide AttentionSideOf(const ModelContext& m, const Dims& x) {
 // One layer of `core` attention and `mlp`; `moe_kernels` the router's and dispatcher's
 // kernels forward (Megatron-Core MoE token dispatcher), `ep_calls` the expert-parallel
 // collectives per direction.
-BlockCosts MakeLayer(const ModelContext& m, const Dims& x, const AttentionSide& a, const Part& core, const Part& mlp,
+BlockCosts MakeLayer(const ModelContext& m, const Dims& x, const AttentionSide& a, const Core& core, const Part& mlp,
                      const MlpExtras& extras, double ep_s, double moe_kernels, double ep_calls) {
   return AssembleLayer(m.layer, x, core, a.attn, a.resid, mlp, a.mla ? &a.mla_up : nullptr, extras, ep_s, moe_kernels,
                        ep_calls);
@@ -273,7 +281,7 @@ BlockCosts MakeLayer(const ModelContext& m, const Dims& x, const AttentionSide& 
 
 // A dense layer. Parameter tensors: two norms (scale, and bias for LayerNorm), four
 // linears' weights and biases (Megatron-LM's GPT layer), MLA's.
-BlockCosts DenseLayer(const ModelContext& m, const Dims& x, const AttentionSide& a, const Part& core) {
+BlockCosts DenseLayer(const ModelContext& m, const Dims& x, const AttentionSide& a, const Core& core) {
   BlockCosts b = MakeLayer(m, x, a, core, MlpBlock(x, m.hw, x.T, x.f, 1, x.t, x.r), MlpExtras{}, 0, 0, 0);
   b.params = a.params + x.h * x.f * (x.gated ? 3 : 2) / x.t;
   b.tensors = 2 * a.norm_tensors + 8 + a.tensors + a.qk_norm_tensors;
@@ -349,7 +357,7 @@ MoeMlp MoeMlpOf(const ModelContext& m, const Dims& x) {
 }
 
 // A MoE layer of `core` attention.
-BlockCosts MoeLayer(const ModelContext& m, const Dims& x, const AttentionSide& a, const MoeMlp& o, const Part& core) {
+BlockCosts MoeLayer(const ModelContext& m, const Dims& x, const AttentionSide& a, const MoeMlp& o, const Core& core) {
   const double ovl = m.layer.ovl;
   BlockCosts b = MakeLayer(m, x, a, core, o.mlp, o.extras, o.dispatch.seconds, 6, o.dispatch.calls_per_direction);
   if (m.shape.moe_a2a_overlap) {
@@ -403,9 +411,8 @@ struct SharedSide {
   Dims x;
   GroupSpan tp;
   TpCollectives tpc;
-  CpCosts cp;
   double ovl = 0, host_kernel_s = 0, checkpoint_s = 0;
-  Part core_full, core_window;
+  Core core_full, core_window;
   bool windowed = false;
   AttentionSide a;
   BlockCosts dense, dense_window, pre, post;
@@ -423,13 +430,16 @@ SharedSide SharedSideOf(const Workload& workload, const TransformerSpec& spec, c
   d.ovl = hw.overlap_efficiency();
   d.host_kernel_s = HostPerKernelS(shape, hw);
   d.checkpoint_s = shape.cuda_graphs ? 0.0 : hw.recompute_overhead_s();
-  d.core_full = AttentionCore(x, hw, 0);
+  d.core_full.part = AttentionCore(x, hw, 0);
+  d.core_full.cp = ContextParallel(x, coll, cp, d.core_full.part, d.ovl);
   d.core_window = d.core_full;
   d.windowed = spec.sliding_window.tokens > 0 && spec.sliding_window.tokens < spec.seq_length;
-  if (d.windowed) d.core_window = AttentionCore(x, hw, static_cast<double>(spec.sliding_window.tokens));
+  if (d.windowed) {
+    d.core_window.part = AttentionCore(x, hw, static_cast<double>(spec.sliding_window.tokens), x.window_cp);
+    d.core_window.cp = ContextParallel(x, coll, cp, d.core_window.part, d.ovl, x.window_cp);
+  }
   d.tpc = TpCosts(x, coll, d.tp);
-  d.cp = ContextParallel(x, coll, cp, d.core_full, d.ovl);
-  const LayerContext layer{hw, shape, d.tpc, d.cp, d.ovl, d.host_kernel_s, d.checkpoint_s};
+  const LayerContext layer{hw, shape, d.tpc, d.ovl, d.host_kernel_s, d.checkpoint_s};
   ModelContext m{spec, shape, hw, coll, layer, GroupSpan{}, GroupSpan{}, d.core_full, d.core_window};
   m.windowed = d.windowed;
   d.a = AttentionSideOf(m, x);
@@ -515,7 +525,7 @@ absl::StatusOr<ModelCosts> TransformerCosts(const Workload& workload, const Mode
   }
   const SharedSide& d = *shared;
   const Dims& x = d.x;
-  const LayerContext layer{hw, shape, d.tpc, d.cp, d.ovl, d.host_kernel_s, d.checkpoint_s};
+  const LayerContext layer{hw, shape, d.tpc, d.ovl, d.host_kernel_s, d.checkpoint_s};
   const int etp = shape.expert_tensor_parallel;
   ModelContext m{spec,          shape,         hw, coll, layer, coll.Place(shape.expert_parallel, etp),
                  coll.Place(etp, 1), d.core_full, d.core_window};

@@ -212,6 +212,58 @@ TEST(TransformerCosts, SlidingWindowLayers) {
   EXPECT_LT(m->layers[0].fwd_s, m->layers[1].fwd_s);
 }
 
+// gpt-oss-120b (64 query heads and 8 K/V heads of 64; layer 0 windowed, layer 1 full) on
+// 4,096 tokens at CP 2, 2,048 a rank. Transformer Engine refuses its ring under a window,
+// so Megatron-Core's windowed layer trades sequence for heads by all-to-all: Q and O are
+// 2,048 x 64 x 64 x 2 B = 16.8 MB on this rank, K and V 2,048 x 8 x 64 x 2 B = 2.1 MB
+// each; four all-to-alls forward, four backward, the core waiting on them; each tensor
+// copied twice around its all-to-all (read and write). Its one call per direction sees
+// every key. The full layer keeps the ring; torchtitan rings both.
+TEST(TransformerCosts, SlidingWindowLayersExchangeByAllToAllUnderContextParallelism) {
+  Workload w = Model("gpt-oss-120b");
+  ASSERT_EQ(w.precision, Precision::kBf16);
+  ParallelConfig c = testing::Config(1, 1, 1, 1, 1);
+  c.flash_attention = true;
+  c.context_parallel = 2;
+  absl::StatusOr<ModelCosts> m = Costs(w, c);
+  ASSERT_TRUE(m.ok()) << m.status();
+  const Hardware hw(Profile("dgx-a100-80gb"), Precision::kBf16);
+  const Collectives coll(hw);
+  const GroupSpan cp = coll.Place(2, 1);
+  const double qo = 2048.0 * 64 * 64 * 2, kv = 2048.0 * 8 * 64 * 2;
+  const double pass = 2 * coll.AllToAll(qo, cp) + 2 * coll.AllToAll(kv, cp);
+  EXPECT_NEAR(m->layers[0].cp_fwd_s, pass, 1e-12);
+  EXPECT_NEAR(m->layers[0].cp_s, 2 * pass, 1e-12);
+  const double ring = 3 * coll.SendRecv(2 * kv, cp.level);  // one K/V step forward, two backward
+  EXPECT_LE(m->layers[1].cp_s, ring + 1e-12);
+  const TransformerSpec spec = w.transformer.Resolved();
+  const transformer::Dims x = transformer::LayerDims(w, spec, ModelShape::Of(c.Normalized()));
+  EXPECT_EQ(x.window_cp, CpExchange::kAllToAll);
+  const transformer::Part a2a = transformer::AttentionCore(x, hw, 128, CpExchange::kAllToAll);
+  EXPECT_DOUBLE_EQ(a2a.mem_fwd_bytes, 2 * 2 * (2 * qo + 2 * kv));
+  EXPECT_DOUBLE_EQ(a2a.mem_bwd_bytes + 2 * a2a.mem_fwd_bytes, 2 * 2 * (2 * qo + 2 * kv));
+  EXPECT_DOUBLE_EQ(a2a.kernels_fwd, 1 + 8);
+  EXPECT_DOUBLE_EQ(a2a.kernels_bwd, 3 + 8);
+  EXPECT_LT(a2a.matmul_fwd_s, transformer::AttentionCore(x, hw, 128).matmul_fwd_s);  // one call, not two
+  // TP 2 x CP 8: 4 K/V heads a TP rank do not split over 8 ranks, so K and V are gathered
+  // (512 tokens a rank, 8 x 512 x 4 x 64 x 2 B each), forward and again backward, and
+  // their gradients reduce-scattered.
+  ParallelConfig wide = testing::Config(2, 1, 1, 1, 1);
+  wide.flash_attention = true;
+  wide.context_parallel = 8;
+  absl::StatusOr<ModelCosts> g = Costs(w, wide);
+  ASSERT_TRUE(g.ok()) << g.status();
+  const GroupSpan cp8 = coll.Place(8, 2);
+  const double gathered = 8 * 512.0 * 4 * 64 * 2;
+  EXPECT_NEAR(g->layers[0].cp_fwd_s, 2 * coll.AllGather(gathered, cp8), 1e-12);
+  EXPECT_NEAR(g->layers[0].cp_s, 4 * coll.AllGather(gathered, cp8) + 2 * coll.ReduceScatter(gathered, cp8), 1e-12);
+  // torchtitan runs PyTorch's ring on every layer.
+  c.framework = Framework::kTorchtitan;
+  absl::StatusOr<ModelCosts> titan = Costs(w, c);
+  ASSERT_TRUE(titan.ok()) << titan.status();
+  EXPECT_LE(titan->layers[0].cp_s, ring + 1e-12);
+}
+
 TEST(TransformerCosts, ExpertParallelismShardsExperts) {
   ParallelConfig one = testing::Config(1, 1, 8, 1, 8);
   ParallelConfig eight = one;

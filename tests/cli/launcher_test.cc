@@ -388,6 +388,23 @@ TEST(Launcher, LayerKindsMlaAndWindowsAreStated) {
     EXPECT_NE(out.find(arg), std::string::npos) << arg << "\n" << out;
   }
   for (const std::string& flag : EmittedFlags(out)) EXPECT_TRUE(known.contains(flag)) << flag << "\n" << out;
+  // Under context parallelism Transformer Engine cannot ring a windowed layer: each
+  // layer's exchange is stated, as estimated — all-to-all where the heads a TP rank holds
+  // (MLA: 32 / 2) split over the CP ranks, else all-gather (8 K/V heads / 2 over 8).
+  ds.config.set_context_parallel(1);
+  EXPECT_FALSE(absl::StrContains(Emit("megatron", ds), "--cp-comm-type"));  // nothing to exchange
+  ds.config.set_context_parallel(2);
+  out = Emit("megatron", ds);
+  std::string a2a = "--cp-comm-type a2a", gather = "model.cp_comm_type=[all_gather";
+  for (int i = 1; i < 36; ++i) {
+    absl::StrAppend(&a2a, i % 2 == 0 ? " a2a" : " p2p");
+    absl::StrAppend(&gather, i % 2 == 0 ? ",all_gather" : ",p2p");
+  }
+  EXPECT_NE(out.find(a2a + " \\\n"), std::string::npos) << out;
+  for (const std::string& flag : EmittedFlags(out)) EXPECT_TRUE(known.contains(flag)) << flag << "\n" << out;
+  ds.workload.mutable_transformer()->clear_mla();
+  ds.config.set_context_parallel(8);
+  EXPECT_TRUE(absl::StrContains(Emit("megatron-bridge", ds), gather + "]")) << Emit("megatron-bridge", ds);
   // Every MoE layer, no window: nothing to state.
   out = Emit("megatron", MoeFp8());
   EXPECT_EQ(out.find("--moe-layer-freq"), std::string::npos) << out;
