@@ -238,6 +238,14 @@ absl::Status ValidateTransformerConfig(const Workload& w, const ParallelConfig& 
     return Bad(p + "context_parallel",
                absl::StrCat(c.context_parallel, " does not divide seq_length ", t.seq_length));
   }
+  // Each CP rank holds two chunks of the sequence, one from each end, so that causal
+  // attention's work balances (Megatron-Core's get_batch_on_this_cp_rank splits it in
+  // 2 x cp; Transformer Engine's ring and PyTorch's context_parallel load balancer the same).
+  if (c.context_parallel > 1 && t.seq_length % (2 * int64_t{c.context_parallel}) != 0) {
+    return Bad(p + "context_parallel",
+               absl::StrCat("2 x ", c.context_parallel, " does not divide seq_length ", t.seq_length,
+                            ": each rank holds two chunks of the sequence"));
+  }
   if (c.expert_parallel > 1) {
     if (!t.is_moe()) return Bad(p + "expert_parallel", "needs a mixture-of-experts model (moe.num_experts > 1)");
     if (t.moe.num_experts % c.expert_parallel != 0) {

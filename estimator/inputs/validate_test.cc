@@ -35,6 +35,13 @@ TEST(Validate, ConfigErrorsNameTheField) {
   ParallelConfig cp = Config(1, 1, 1, 1, 8);
   cp.context_parallel = 3;
   ExpectInvalid(w, cp, "config.context_parallel");
+  // 1,000 tokens over CP 8: 125 a rank, but not two chunks of 62.5 (2 x 8 does not divide it).
+  Workload odd = w;
+  odd.transformer.seq_length = 1000;
+  cp.context_parallel = 8;
+  ExpectInvalid(odd, cp, "config.context_parallel");
+  cp.context_parallel = 4;
+  EXPECT_TRUE(ValidateConfig(odd, cp).ok());
   ParallelConfig ep = Config(1, 1, 1, 1, 8);
   ep.expert_parallel = 2;
   ExpectInvalid(w, ep, "config.expert_parallel");

@@ -159,7 +159,10 @@ std::vector<Shape> EnumerateShapes(const SearchSpace& space, int gpus, const Int
                   tp_cap);
     // Context parallelism keeps at least kMinTokensPerContextRank tokens per rank.
     const int64_t max_cp = std::max<int64_t>(1, space.spec.seq_length / kMinTokensPerContextRank);
-    cps = Allowed(Divisors(space.spec.seq_length, max_cp), k.context_parallel, k.max_context_parallel);
+    // and two chunks of the sequence (validate_config.cc): cp divides half of it.
+    cps = space.spec.seq_length % 2 == 0
+              ? Allowed(Divisors(space.spec.seq_length / 2, max_cp), k.context_parallel, k.max_context_parallel)
+              : Allowed({1}, k.context_parallel, k.max_context_parallel);
     if (space.spec.is_moe()) eps = Allowed(Divisors(space.spec.moe.num_experts, gpus), k.expert_parallel, 0);
   }
   const std::vector<Recompute> recomputes = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
