@@ -17,8 +17,8 @@ wrong way, and counts the pairs that do:
   twice the global batch takes between once and twice the time;
   a faster part (network bandwidth, latency, tensor cores, HBM, PCIe, host cores) never
     slows it, a power limit never speeds it, twice the GPU memory changes nothing;
-  more work (twice the sequence, the layers or the width, one more expert per token, a
-    busier expert) never runs faster;
+  more work (twice the sequence, the layers, the width or the sliding window, one more
+    expert per token, a busier expert) never runs faster;
   twice the replicas at the same per-replica batch never run faster (without a sharded
     optimizer step) nor need more memory (from 2 replicas: one has no data-parallel
     buffers);
@@ -320,6 +320,10 @@ PROPERTIES = [
     ('one more expert per token never faster',
      when(is_moe, workload(lambda t, c: t['moe'].update(top_k=t['moe'].get('top_k', 1) + 1)
                            if t['moe'].get('top_k', 1) < t['moe']['num_experts'] else False)), never_faster, zero_bubble),
+    ('twice the sliding window never faster',
+     workload(lambda t, c: t['sliding_window'].update(tokens=2 * t['sliding_window']['tokens'])
+              if 0 < 2 * t.get('sliding_window', {}).get('tokens', 0) < t['seq_length'] else False),
+     never_faster, zero_bubble),
     ('twice the hidden size never faster', workload(lambda t, c: t.update(hidden_size=2 * t['hidden_size'],
                                                                           ffn_hidden_size=2 * t.get('ffn_hidden_size', 4 * t['hidden_size']))),
      never_faster, zero_bubble),

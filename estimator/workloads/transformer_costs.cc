@@ -182,7 +182,7 @@ BlockCosts AssembleLayer(const LayerContext& L, const Dims& x, const Core& atten
     case Recompute::kSelective: {
       const Recomputed r = op_sac_shape ? OpLevelSac(x, L.hw, core, attn, resid, mlp)
                                   : SelectiveRecompute(x, L.hw, L.shape.recompute_modules, core, mla_up, mlp,
-                                                       extras, ep_s, cp.fwd_exposed_s);
+                                                       extras, {ep_s, ep_calls, cp.fwd_exposed_s, cp.calls_fwd});
       blk.activation_bytes = act_full - r.saved_bytes;
       // What it re-runs exists again while its backward runs, one layer at a time (as a
       // fully recomputed layer's whole forward does).

@@ -7,8 +7,7 @@ double SeparateNorms(const Part* mla_up, const MlpExtras& extras) {
 }
 
 Recomputed SelectiveRecompute(const Dims& x, const Hardware& hw, unsigned modules, const Part& core,
-                              const Part* mla_up, const Part& mlp, const MlpExtras& extras, double ep_s,
-                              double cp_fwd_s) {
+                              const Part* mla_up, const Part& mlp, const MlpExtras& extras, const RerunComm& comm) {
   if (modules == 0) modules = kRecomputeCoreAttn;
   Recomputed r;
   const double bw = hw.hbm_bytes_per_s();
@@ -21,7 +20,8 @@ Recomputed SelectiveRecompute(const Dims& x, const Hardware& hw, unsigned module
   const double e = x.T * x.h * x.r * x.p;  // one token-hidden tensor of this GPU
   if (RecomputesCore(x, modules)) {
     rerun(core, core.act_bytes);
-    r.seconds += cp_fwd_s;  // context parallelism's ring exchange again
+    r.seconds += comm.cp_fwd_s;  // context parallelism's exchange again
+    r.kernels += comm.cp_calls_fwd;
   }
   if ((modules & kRecomputeMlaUpProj) && mla_up != nullptr) rerun(*mla_up, mla_up->act_bytes);
   const double norms = SeparateNorms(mla_up, extras);
@@ -33,7 +33,8 @@ Recomputed SelectiveRecompute(const Dims& x, const Hardware& hw, unsigned module
   const bool whole_mlp = extras.moe ? (modules & kRecomputeMoe) : (modules & kRecomputeMlp);
   if (whole_mlp) {
     rerun(mlp, mlp.act_bytes - e);
-    r.seconds += ep_s / 2;  // the forward's dispatch and combine again
+    r.seconds += comm.ep_s / 2;  // the forward's dispatch and combine again
+    r.kernels += comm.ep_calls;
     return r;
   }
   if (extras.moe && (modules & kRecomputeMoeAct)) {

@@ -39,19 +39,25 @@ struct Recomputed {
 // IdentityOp).
 double SeparateNorms(const Part* mla_up, const MlpExtras& extras);
 
+// The collectives a re-run forward repeats: the expert-parallel dispatch and combine
+// (ep_s both ways, ep_calls each way) and context parallelism's exposed forward exchange
+// with its calls. The calls are host launches too.
+struct RerunComm {
+  double ep_s = 0, ep_calls = 0, cp_fwd_s = 0, cp_calls_fwd = 0;
+};
+
 // Megatron-Core's selective recompute (TransformerConfig.recompute_modules): each module
 // keeps only its input and re-runs its forward in backward. core_attn: the attention core
 // (Korthikanti et al. 2022 sec. 4.3; under flash attention only where the framework
 // checkpoints the fused core, RecomputesCore: its forward again, with context
-// parallelism's exposed forward exchange `cp_fwd_s`, for its log-sum-exp);
+// parallelism's forward exchange, for its log-sum-exp);
 // layernorm: the outputs of the norms that are modules of their own (SeparateNorms: the
 // MLP input in an MoE layer, the attention input with MLA); mlp: a dense MLP; moe: the
 // whole MoE block with its dispatch and combine; moe_act: the experts' activation
 // function output; shared_experts: the shared experts; mla_up_proj: MLA's up
 // projections (the Q, K and V they make; nothing without MLA).
 Recomputed SelectiveRecompute(const Dims& x, const Hardware& hw, unsigned modules, const Part& core,
-                              const Part* mla_up, const Part& mlp, const MlpExtras& extras, double ep_s,
-                              double cp_fwd_s);
+                              const Part* mla_up, const Part& mlp, const MlpExtras& extras, const RerunComm& comm);
 
 // What adding the light modules (layernorm, moe_act, mla_up_proj: the output-discarding
 // ones) to `modules` (0 = none recomputed) would drop beyond what `modules` drops: the

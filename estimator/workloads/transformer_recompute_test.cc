@@ -157,15 +157,12 @@ TEST(TransformerRecompute, LayernormRecomputeDropsOnlyNormsOfTheirOwn) {
                    dropped(dsv3, 0, kRecomputeLayernorm | kRecomputeMlaUpProj));
 }
 
-// Fine-grained offloading of the norms follows the same rule as their recompute
-// (transformer_layer.py: attn_norm and mlp_norm only where the norm is not an IdentityOp):
-// Qwen3's MoE layer, TP 2 with SP (2,048 tokens a GPU), moves its pre-MLP norm's input,
-// 2,048 x 4,096 x 2 bytes, and nothing for attn_norm (fused into the QKV projection); the
-// QKV linear's input still leaves with layernorm recomputed, that norm not being re-run.
 // Under context parallelism both recomputes re-run the ring's forward exchange with the
 // core: full re-runs the whole forward, the exposed exchange included, so it never costs
 // less than selective's core alone (Llama 3 8B, 2 k tokens over CP 4, where the ring outlasts
-// the core it hides behind; Megatron-Core).
+// the core it hides behind; Megatron-Core). Selective's re-run launches the core's 12
+// kernels (4 attention calls, one a K/V block, 4 output and 4 log-sum-exp merges) and the
+// ring's 3 forward sends again.
 TEST(TransformerRecompute, RecomputeUnderContextParallelismRerunsTheRing) {
   Workload w = Model("llama3-8b");
   w.transformer.seq_length = 2048;
@@ -181,8 +178,17 @@ TEST(TransformerRecompute, RecomputeUnderContextParallelismRerunsTheRing) {
   EXPECT_DOUBLE_EQ(f.recompute_s, f.fwd_s + f.tp_fwd_s + f.cp_fwd_s);
   EXPECT_GT(selective->layers[0].recompute_s, f.cp_fwd_s);
   EXPECT_GE(f.recompute_s, selective->layers[0].recompute_s);
+  c.recompute = Recompute::kNone;
+  absl::StatusOr<ModelCosts> none = Costs(w, c);
+  ASSERT_TRUE(none.ok());
+  EXPECT_DOUBLE_EQ(selective->layers[0].kernels - none->layers[0].kernels, 12 + 3);
 }
 
+// Fine-grained offloading of the norms follows the same rule as their recompute
+// (transformer_layer.py: attn_norm and mlp_norm only where the norm is not an IdentityOp):
+// Qwen3's MoE layer, TP 2 with SP (2,048 tokens a GPU), moves its pre-MLP norm's input,
+// 2,048 x 4,096 x 2 bytes, and nothing for attn_norm (fused into the QKV projection); the
+// QKV linear's input still leaves with layernorm recomputed, that norm not being re-run.
 TEST(TransformerRecompute, NormOffloadingFollowsTheSeparateNorms) {
   const Workload w = Model("qwen3-235b-a22b");
   ParallelConfig c = testing::Config(2, 1, 16, 1, 16);
