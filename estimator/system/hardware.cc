@@ -1,10 +1,11 @@
 #include "estimator/system/hardware.h"
 
 #include <algorithm>
-#include <cmath>
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 #include "estimator/inputs/calibration_regime.h"
 #include "estimator/inputs/units.h"
@@ -211,14 +212,17 @@ double Hardware::WaveUtilization(double tiles) const {
 }
 
 namespace {
-// Threadblock tiles of CUTLASS's SM80/SM90 16-bit GEMM kernels (128x128 is the default
-// large tile, 128x64 / 64x64 serve small outputs). A smaller tile reuses each operand
-// less: its rate relative to 128x128 is taken as its arithmetic intensity
-// Tm*Tn/(Tm+Tn) over 128x128's (64), capped at 1. cuBLAS picks the best of them.
+// Threadblock tiles of CUTLASS's 16-bit tensor-core GEMM kernels, the same eight on SM70
+// and SM80 (python/cutlass_library/generator.py, GenerateSM70_TensorOp_884 and
+// GenerateSM80_TensorOp_16816: 256x128, 128x256, 256x64, 64x256, 128x128, 128x64,
+// 64x128, 64x64). A smaller tile reuses each operand less: its rate relative to 128x128
+// is taken as its arithmetic intensity Tm*Tn/(Tm+Tn) over 128x128's (64), capped at 1
+// (256x64: 0.8). cuBLAS picks the best of them.
 struct Tile {
   double m, n, relative_rate;
 };
-constexpr Tile kTiles[] = {{128, 128, 1.0}, {128, 64, 2.0 / 3.0}, {64, 128, 2.0 / 3.0}, {64, 64, 0.5}};
+constexpr Tile kTiles[] = {{128, 128, 1.0}, {256, 128, 1.0},       {128, 256, 1.0},       {256, 64, 0.8},
+                           {64, 256, 0.8},  {128, 64, 2.0 / 3.0}, {64, 128, 2.0 / 3.0}, {64, 64, 0.5}};
 // Split-K applies to deep, narrow GEMMs (depth at least 4x the larger output side), in
 // slices of at least 256 (four 64-deep mainloop stages of work per slice).
 constexpr double kSplitKDepthRatio = 4;
@@ -263,39 +267,38 @@ double Hardware::MatmulTimeUncached(double rate, double m, double n, double k, d
                                     double operand_bytes) const {
   const double flops = 2.0 * m * n * k * batch;
   if (flops <= 0) return 0;
-  double util = 1, split = 1;
-  if (sm_count_ > 0) {
-    util = 0;
-    for (const Tile& t : kTiles) {
-      const double tiles = std::ceil(m / t.m) * std::ceil(n / t.n) * batch;
-      // Split-K (CUTLASS "parallel split-K", cuBLAS / cuDNN weight gradients): a GEMM
-      // whose output tiles leave SMs idle and whose depth dwarfs its output slices K
-      // across them, each slice at least kMinSplitDepth deep, and reduces the fp32
-      // partial products in a second pass.
-      double s = 1;
-      if (tiles < sm_count_ && k >= kSplitKDepthRatio * std::max(m, n)) {
-        s = std::max(1.0, std::min(std::floor(sm_count_ / tiles), std::floor(k / kMinSplitDepth)));
-      }
-      // A tile past the operand's edge still runs all its MMAs (predicated loads):
-      // the useful share of the tiles' area.
-      const double filled = m * n / (std::ceil(m / t.m) * t.m * std::ceil(n / t.n) * t.n);
-      const double u = WaveUtilization(tiles * s) * t.relative_rate * filled;
-      if (u > util) {
-        util = u;
-        split = s;
-      }
-    }
-  }
   // The tail is a fixed time per GEMM (launch, last partial tile pipeline drain).
   const double tail_s = half_efficiency_flops_ / matmul_flops_per_s_;
-  const double slice = k / split;
   // Small-K inefficiency: a tile's fixed work (its pipeline's fill, its epilogue) as
   // K-elements at this rate (pipeline_depth_, wider for FP8 / FP4 linears).
   const double fixed = rate == matmul_flops_per_s_ ? pipeline_depth_ : pipeline_depth16_;
-  const double depth = slice > 0 ? (slice + fixed) / slice : 1;
-  const double compute_s = flops * depth / (rate * util) + tail_s;
-  const double bytes = operand_bytes + (split > 1 ? 2 * split * m * n * batch * 4 : 0);  // + fp32 partials
-  return std::max(compute_s, bytes / hbm_bytes_per_s_) + kernel_gap_s_;
+  // One kernel: `util` of the SMs' work useful, K cut into `split` slices.
+  auto seconds = [&](double util, double split) {
+    const double slice = k / split;
+    const double depth = slice > 0 ? (slice + fixed) / slice : 1;
+    const double compute_s = flops * depth / (rate * util) + tail_s;
+    const double bytes = operand_bytes + (split > 1 ? 2 * split * m * n * batch * 4 : 0);  // + fp32 partials
+    return std::max(compute_s, bytes / hbm_bytes_per_s_) + kernel_gap_s_;
+  };
+  if (sm_count_ <= 0) return seconds(1, 1);
+  // cuBLAS runs the fastest of the tilings, each with or without split-K.
+  double best = std::numeric_limits<double>::infinity();
+  for (const Tile& t : kTiles) {
+    const double tiles = std::ceil(m / t.m) * std::ceil(n / t.n) * batch;
+    // A tile past the operand's edge still runs all its MMAs (predicated loads):
+    // the useful share of the tiles' area.
+    const double filled = m * n / (std::ceil(m / t.m) * t.m * std::ceil(n / t.n) * t.n);
+    best = std::min(best, seconds(WaveUtilization(tiles) * t.relative_rate * filled, 1));
+    // Split-K (CUTLASS "parallel split-K", cuBLAS / cuDNN weight gradients): a GEMM
+    // whose output tiles leave SMs idle and whose depth dwarfs its output slices K
+    // across them, each slice at least kMinSplitDepth deep, and reduces the fp32
+    // partial products in a second pass.
+    if (tiles < sm_count_ && k >= kSplitKDepthRatio * std::max(m, n)) {
+      const double split = std::max(1.0, std::min(std::floor(sm_count_ / tiles), std::floor(k / kMinSplitDepth)));
+      if (split > 1) best = std::min(best, seconds(WaveUtilization(tiles * split) * t.relative_rate * filled, split));
+    }
+  }
+  return best;
 }
 
 double Hardware::MatmulTime(double m, double n, double k, double batch,
