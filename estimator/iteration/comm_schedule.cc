@@ -90,14 +90,16 @@ std::vector<CollectiveUse> DescribeCollectives(const Workload& workload, const P
     // scatter dK / dV): cp_exchange.h.
     int windows = 0;
     for (int i = 0; i < spec.num_layers; ++i) windows += spec.IsWindowLayer(i) ? 1 : 0;
-    const CpExchange exchange = WindowCpExchange(spec.num_attention_heads, spec.num_kv_heads, c.tensor_parallel,
+    const int kv_heads = spec.mla.enabled() ? spec.num_attention_heads : spec.num_kv_heads;  // as LayerDims
+    const CpExchange exchange = WindowCpExchange(spec.num_attention_heads, kv_heads, c.tensor_parallel,
                                                  c.context_parallel, RunsMegatronCore(c.framework));
     const double window_layers =
         exchange == CpExchange::kRing ? 0.0 : layers * windows / std::max(1, spec.num_layers);
     b.Add("cp", K::kSendRecv, cp, kv, 3.0 * (c.context_parallel - 1) * (layers - window_layers) * m, true);
     if (exchange == CpExchange::kAllToAll) {
-      const double q = T * spec.num_attention_heads * spec.head_dim / t * p;
-      b.Add("cp", K::kAllToAll, cp, q, 4 * window_layers * m, false);       // Q, O, dO, dQ
+      const double head_kv = kv_channels / kv_heads;  // a K/V head's key and value channels
+      const double q = T * spec.num_attention_heads * head_kv / 2 / t * p;  // Q or O: half of that a head
+      b.Add("cp", K::kAllToAll, cp, q, 4 * window_layers * m, false);  // Q, O, dO, dQ
       b.Add("cp", K::kAllToAll, cp, kv / 2, 4 * window_layers * m, false);  // K, V, dK, dV
     } else if (exchange == CpExchange::kAllGather) {
       const double gathered = kv / 2 * c.context_parallel;

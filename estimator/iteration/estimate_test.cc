@@ -257,6 +257,34 @@ TEST(Estimate, PipelineBreakdownMatchesHandComputation) {
   EXPECT_NEAR(pp2.time.optimizer_s, optimizer_pp, H.Near(optimizer_pp));
 }
 
+// The collectives table lists a sliding-window layer's context-parallel exchange as
+// Megatron-Core runs it: gpt-oss-120b (36 layers, every other windowed; 64 query and 8 K/V
+// heads of 64) over CP 2, 4,096 tokens, 2 micro-batches: the 18 full layers ring (one K/V
+// block of 2,048 x 8 x 128 x 2 B, 3 passes a layer and micro-batch), the 18 windowed ones
+// all-to-all Q, O, dO, dQ (2,048 x 64 x 64 x 2 B) and K, V, dK, dV (2,048 x 8 x 64 x 2 B),
+// 4 calls each a layer and micro-batch.
+TEST(Estimate, CollectivesListTheWindowedLayersAllToAll) {
+  ParallelConfig c = Config(1, 1, 1, 1, 2);
+  c.context_parallel = 2;
+  c.flash_attention = true;
+  absl::StatusOr<Estimate> e = EstimateIteration(Model("gpt-oss-120b"), c, Profile("dgx-h100-80gb"));
+  ASSERT_TRUE(e.ok()) << e.status();
+  std::vector<CollectiveUse> cp;
+  for (const CollectiveUse& u : e->collectives) {
+    if (u.dimension == "cp") cp.push_back(u);
+  }
+  ASSERT_EQ(cp.size(), 3u);
+  EXPECT_EQ(cp[0].kind, CollectiveKind::kSendRecv);
+  EXPECT_DOUBLE_EQ(cp[0].bytes, 2048.0 * 8 * 128 * 2);
+  EXPECT_DOUBLE_EQ(cp[0].calls, 3 * 18 * 2);
+  EXPECT_EQ(cp[1].kind, CollectiveKind::kAllToAll);
+  EXPECT_DOUBLE_EQ(cp[1].bytes, 2048.0 * 64 * 64 * 2);
+  EXPECT_DOUBLE_EQ(cp[1].calls, 4 * 18 * 2);
+  EXPECT_EQ(cp[2].kind, CollectiveKind::kAllToAll);
+  EXPECT_DOUBLE_EQ(cp[2].bytes, 2048.0 * 8 * 64 * 2);
+  EXPECT_DOUBLE_EQ(cp[2].calls, 4 * 18 * 2);
+}
+
 // At a pipeline-stage boundary each TP rank sends 1/t of the activation under Megatron
 // (its scatter-gather, or sequence-parallel already) but all of it under DeepSpeed's
 // pipeline engine: GPT-3 175B, micro-batch 1, TP 8 PP 2: 2,048 x 12,288 x 2 B =

@@ -151,7 +151,7 @@ void OtherCpExchange(const Dims& x, CpExchange exchange, Part* core) {
     return;
   }
   const double q = x.T * x.a / x.t * x.dqk, o = x.T * x.a / x.t * x.dv;
-  const double kv = x.T * std::max(1.0, x.kv / x.t) * (x.dqk + x.dv);
+  const double kv = x.T * x.kv / x.t * (x.dqk + x.dv);
   const double bytes = 2 * 2 * x.p * (q + kv + o);  // per direction: the same tensors' sizes
   core->mem_fwd_bytes += bytes;
   core->mem_bwd_bytes -= bytes;  // backward moves as much, not the 2x of a saved input
