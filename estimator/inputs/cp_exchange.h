@@ -1,5 +1,6 @@
-// How context parallelism exchanges a sliding-window layer's attention, as Transformer
-// Engine lets Megatron-Core run it: the estimator prices that exchange
+// How context parallelism exchanges a layer's attention where the model has sliding
+// windows: as Transformer Engine lets Megatron-Core run it, and as PyTorch runs
+// torchtitan's FlexAttention. The estimator prices that exchange
 // (workloads/transformer_blocks.cc) and `--emit megatron` / `--emit megatron-bridge` state
 // it per layer (cp_comm_type), so a plan runs as it was estimated. Plain integers only;
 // no dependencies.
@@ -10,8 +11,10 @@ namespace paraplan {
 
 // Transformer Engine's cp_comm_type: the K/V ring (p2p), all-to-alls that trade sequence
 // for heads around the core (a2a, DeepSpeed-Ulysses style), or an all-gather of K/V
-// (all_gather).
-enum class CpExchange { kRing, kAllToAll, kAllGather };
+// (all_gather: gathered again backward). kGatherKept: PyTorch's context parallelism for
+// FlexAttention, which all-gathers K and V before the core (flex_cp_allgather, a forward
+// pre-hook), reduce-scatters their gradients, and keeps the gathered K / V for backward.
+enum class CpExchange { kRing, kAllToAll, kAllGather, kGatherKept };
 
 // Transformer Engine refuses its ring under a sliding window ("Context parallelism does
 // not support sliding window attention with cp_comm_type='p2p'", context_parallel.py,
@@ -26,12 +29,27 @@ inline CpExchange WindowCpExchange(int query_heads, int kv_heads, int tp, int cp
   return divides(query_heads) && divides(kv_heads) ? CpExchange::kAllToAll : CpExchange::kAllGather;
 }
 
+// The exchanges of a model's full and sliding-window layers. torchtitan runs a model
+// with windows through FlexAttention on every layer (models/gpt_oss/model.py: flex or
+// varlen attention, and its context parallelism refuses varlen), so every layer gathers
+// K / V (kGatherKept); Megatron-Core as WindowCpExchange says; other stacks ring.
+struct CpExchanges {
+  CpExchange full = CpExchange::kRing, window = CpExchange::kRing;
+};
+inline CpExchanges CpExchangesOf(int query_heads, int kv_heads, int tp, int cp, bool windowed, bool megatron_core,
+                                 bool torchtitan) {
+  if (cp <= 1 || !windowed) return {};
+  if (torchtitan) return {CpExchange::kGatherKept, CpExchange::kGatherKept};
+  return {CpExchange::kRing, WindowCpExchange(query_heads, kv_heads, tp, cp, megatron_core)};
+}
+
 // Transformer Engine's name of `e` (cp_comm_type).
 inline const char* CpExchangeName(CpExchange e) {
   switch (e) {
     case CpExchange::kAllToAll:
       return "a2a";
     case CpExchange::kAllGather:
+    case CpExchange::kGatherKept:
       return "all_gather";
     case CpExchange::kRing:
       break;

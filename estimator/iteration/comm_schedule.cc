@@ -85,26 +85,37 @@ std::vector<CollectiveUse> DescribeCollectives(const Workload& workload, const P
                   (spec.mla.qk_nope_head_dim + spec.mla.qk_rope_head_dim + spec.mla.v_head_dim)
             : 2.0 * spec.num_kv_heads * spec.head_dim;
     const double kv = T * kv_channels / t * p;
-    // Megatron-Core's sliding-window layers trade sequence for heads by all-to-all (Q, K,
-    // V, O forward; dO, dQ, dK, dV backward) or gather K / V (again backward, and reduce-
-    // scatter dK / dV): cp_exchange.h.
+    // Layers with another exchange (cp_exchange.h): Megatron-Core's sliding-window layers
+    // trade sequence for heads by all-to-all (Q, K, V, O forward; dO, dQ, dK, dV
+    // backward) or gather K / V (Transformer Engine again backward; torchtitan's
+    // FlexAttention on every layer of such a model once), reduce-scattering dK / dV.
     int windows = 0;
     for (int i = 0; i < spec.num_layers; ++i) windows += spec.IsWindowLayer(i) ? 1 : 0;
     const int kv_heads = spec.mla.enabled() ? spec.num_attention_heads : spec.num_kv_heads;  // as LayerDims
-    const CpExchange exchange = WindowCpExchange(spec.num_attention_heads, kv_heads, c.tensor_parallel,
-                                                 c.context_parallel, RunsMegatronCore(c.framework));
-    const double window_layers =
-        exchange == CpExchange::kRing ? 0.0 : layers * windows / std::max(1, spec.num_layers);
-    b.Add("cp", K::kSendRecv, cp, kv, 3.0 * (c.context_parallel - 1) * (layers - window_layers) * m, true);
-    if (exchange == CpExchange::kAllToAll) {
-      const double head_kv = kv_channels / kv_heads;  // a K/V head's key and value channels
-      const double q = T * spec.num_attention_heads * head_kv / 2 / t * p;  // Q or O: half of that a head
-      b.Add("cp", K::kAllToAll, cp, q, 4 * window_layers * m, false);  // Q, O, dO, dQ
-      b.Add("cp", K::kAllToAll, cp, kv / 2, 4 * window_layers * m, false);  // K, V, dK, dV
-    } else if (exchange == CpExchange::kAllGather) {
-      const double gathered = kv / 2 * c.context_parallel;
-      b.Add("cp", K::kAllGather, cp, gathered, 4 * window_layers * m, false);
-      b.Add("cp", K::kReduceScatter, cp, gathered, 2 * window_layers * m, false);
+    const CpExchanges exchanges =
+        CpExchangesOf(spec.num_attention_heads, kv_heads, c.tensor_parallel, c.context_parallel, windows > 0,
+                      RunsMegatronCore(c.framework), c.framework == Framework::kTorchtitan);
+    const double window_share = double{1.0} * windows / std::max(1, spec.num_layers);
+    auto add = [&](CpExchange e, double share) {
+      const double n = layers * share * m;  // this stage's layers of that kind, all micro-batches
+      if (e == CpExchange::kRing) {
+        b.Add("cp", K::kSendRecv, cp, kv, 3.0 * (c.context_parallel - 1) * n, true);
+      } else if (e == CpExchange::kAllToAll) {
+        const double head_kv = kv_channels / kv_heads;  // a K/V head's key and value channels
+        const double q = T * spec.num_attention_heads * head_kv / 2 / t * p;  // Q or O: half of that a head
+        b.Add("cp", K::kAllToAll, cp, q, 4 * n, false);       // Q, O, dO, dQ
+        b.Add("cp", K::kAllToAll, cp, kv / 2, 4 * n, false);  // K, V, dK, dV
+      } else {
+        const double gathered = kv / 2 * c.context_parallel;
+        b.Add("cp", K::kAllGather, cp, gathered, (e == CpExchange::kAllGather ? 4 : 2) * n, false);
+        b.Add("cp", K::kReduceScatter, cp, gathered, 2 * n, false);
+      }
+    };
+    if (exchanges.full == exchanges.window) {
+      add(exchanges.full, 1.0);
+    } else {
+      add(exchanges.full, 1 - window_share);
+      add(exchanges.window, window_share);
     }
     // MoE: dispatch and combine all-to-all forward and backward per MoE layer (GShard).
     if (spec.is_moe()) {

@@ -283,6 +283,22 @@ TEST(Estimate, CollectivesListTheWindowedLayersAllToAll) {
   EXPECT_EQ(cp[2].kind, CollectiveKind::kAllToAll);
   EXPECT_DOUBLE_EQ(cp[2].bytes, 2048.0 * 8 * 64 * 2);
   EXPECT_DOUBLE_EQ(cp[2].calls, 4 * 18 * 2);
+  // torchtitan's FlexAttention on all 36 layers: K and V gathered (2 x 2,048 x 8 x 64 x
+  // 2 B each), their gradients reduce-scattered.
+  c.framework = Framework::kTorchtitan;
+  absl::StatusOr<Estimate> titan = EstimateIteration(Model("gpt-oss-120b"), c, Profile("dgx-h100-80gb"));
+  ASSERT_TRUE(titan.ok()) << titan.status();
+  cp.clear();
+  for (const CollectiveUse& u : titan->collectives) {
+    if (u.dimension == "cp") cp.push_back(u);
+  }
+  ASSERT_EQ(cp.size(), 2u);
+  EXPECT_EQ(cp[0].kind, CollectiveKind::kAllGather);
+  EXPECT_EQ(cp[1].kind, CollectiveKind::kReduceScatter);
+  for (const CollectiveUse& u : cp) {
+    EXPECT_DOUBLE_EQ(u.bytes, 2 * 2048.0 * 8 * 64 * 2);
+    EXPECT_DOUBLE_EQ(u.calls, 2 * 36 * 2);
+  }
 }
 
 // At a pipeline-stage boundary each TP rank sends 1/t of the activation under Megatron

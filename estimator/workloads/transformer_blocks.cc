@@ -137,17 +137,23 @@ void RingAttentionSteps(const Dims& x, const Hardware& hw, Part* core) {
   core->matmul_bwd_s += 3 * (x.c - 1) * hw.kernel_gap_s();
 }
 
-// The other two exchanges (AttnFuncWithCPAndQKVOA2A, AttnFuncWithCPAndKVAllGather): the
-// core runs over each query's keys at once, so there is no merge. All-to-all: each of
-// Q, K, V and O forward and dO, dQ, dK, dV backward is copied into its send layout
-// before its all-to-all (movedim(...).contiguous()) and reordered into the sequence's
-// chunk order after it (index_select): two copies a tensor, each reading and writing
-// it. All-gather: the local queries run in two calls (the causal halves), and the
-// gathered K / V are buffers (held while the forward runs: not kept).
+// The other exchanges (AttnFuncWithCPAndQKVOA2A, AttnFuncWithCPAndKVAllGather, PyTorch's
+// flex_cp_allgather): the core runs over each query's keys at once, so there is no merge.
+// All-to-all: each of Q, K, V and O forward and dO, dQ, dK, dV backward is copied into
+// its send layout before its all-to-all (movedim(...).contiguous()) and reordered into
+// the sequence's chunk order after it (index_select): two copies a tensor, each reading
+// and writing it. Transformer Engine's all-gather: the local queries run in two calls
+// (the causal halves), and the gathered K / V are buffers (held while the forward runs:
+// not kept). PyTorch's: one call, and the core keeps the gathered K / V for backward,
+// c - 1 ranks' more than its own.
 void OtherCpExchange(const Dims& x, CpExchange exchange, Part* core) {
   if (exchange == CpExchange::kAllGather) {
     core->kernels_fwd += 1;
     core->kernels_bwd += 3;
+    return;
+  }
+  if (exchange == CpExchange::kGatherKept) {
+    core->act_bytes += (x.c - 1) * x.T * x.kv / x.t * (x.dqk + x.dv) * x.p;
     return;
   }
   const double q = x.T * x.a / x.t * x.dqk, o = x.T * x.a / x.t * x.dv;
@@ -423,8 +429,12 @@ Dims LayerDims(const Workload& workload, const TransformerSpec& spec, const Mode
   x.eager_gated = spec.gated_mlp && shape.framework == Framework::kPytorchFsdp;
   x.cudnn_attention = shape.framework != Framework::kPytorchFsdp && shape.framework != Framework::kDeepSpeed;
   x.checkpoints_fused_core = RunsMegatronCore(shape.framework);
-  x.window_cp = WindowCpExchange(spec.num_attention_heads, mla ? spec.num_attention_heads : spec.num_kv_heads,
-                                 shape.tensor_parallel, shape.context_parallel, RunsMegatronCore(shape.framework));
+  const CpExchanges cp_exchanges = CpExchangesOf(
+      spec.num_attention_heads, mla ? spec.num_attention_heads : spec.num_kv_heads, shape.tensor_parallel,
+      shape.context_parallel, spec.sliding_window.tokens > 0 && spec.sliding_window.tokens < spec.seq_length,
+      RunsMegatronCore(shape.framework), shape.framework == Framework::kTorchtitan);
+  x.full_cp = cp_exchanges.full;
+  x.window_cp = cp_exchanges.window;
   x.fused_cross_entropy = shape.framework == Framework::kPytorchFsdp || shape.framework == Framework::kNemo;
   x.tp_algorithm = shape.tp_algorithm;
   const bool rms = spec.normalization == Normalization::kRmsNorm;

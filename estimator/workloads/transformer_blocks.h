@@ -66,8 +66,8 @@ struct Dims {
   // Megatron-Bridge's GPTModelProvider, and its performance recipes pick Transformer
   // Engine's kernel), not Megatron-LM's default op-by-op one on upcast logits.
   bool fused_cross_entropy;
-  // The exchange a sliding-window layer's context parallelism runs (cp_exchange.h).
-  CpExchange window_cp = CpExchange::kRing;
+  // The exchanges full and sliding-window layers' context parallelism runs (cp_exchange.h).
+  CpExchange full_cp = CpExchange::kRing, window_cp = CpExchange::kRing;
   CollectiveAlgorithm tp_algorithm = CollectiveAlgorithm::kAuto;
   double norm_params;  // parameters of one norm: 2h (LayerNorm scale + bias) or h (RMSNorm)
   double norm_wgrad_kernels;  // backward kernels for the norm's parameter gradients

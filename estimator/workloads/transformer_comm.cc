@@ -62,13 +62,14 @@ CpCosts ContextParallel(const Dims& x, const Collectives& coll, const GroupSpan&
     out.calls_fwd = out.calls_bwd = 4;
     return out;
   }
-  if (exchange == CpExchange::kAllGather) {
+  if (exchange == CpExchange::kAllGather || exchange == CpExchange::kGatherKept) {
     const double k = x.T * x.kv / x.t * x.dqk * x.p * x.c, v = x.T * x.kv / x.t * x.dv * x.p * x.c;  // gathered
     const double gather = coll.AllGather(k, cp) + coll.AllGather(v, cp);
+    const bool again = exchange == CpExchange::kAllGather;  // Transformer Engine gathers again backward
     out.fwd_exposed_s = gather;
-    out.exposed_s = gather + gather + coll.ReduceScatter(k, cp) + coll.ReduceScatter(v, cp);
+    out.exposed_s = gather + (again ? gather : 0) + coll.ReduceScatter(k, cp) + coll.ReduceScatter(v, cp);
     out.calls_fwd = 2;
-    out.calls_bwd = 4;
+    out.calls_bwd = again ? 4 : 2;
     return out;
   }
   const double step = coll.SendRecv(kv_bytes, cp.level);

@@ -45,8 +45,9 @@ MoeDispatch Dispatch(const Dims& x, const Collectives& coll, const ModelShape& s
 // steps forward and twice that backward (dK, dV); overlapped with the attention core
 // (Liu et al. 2023, Ring Attention). All-to-all: Q, K, V before the core and O after it
 // forward, dO before and dQ, dK, dV after backward, each of this rank's tensor; the
-// core waits for them (exposed). All-gather: K and V gathered forward, again backward,
-// and dK, dV reduce-scattered; exposed too.
+// core waits for them (exposed). All-gather: K and V gathered forward, again backward
+// (Transformer Engine; not again where the gathered K / V are kept, PyTorch's flex), and
+// dK, dV reduce-scattered; exposed too.
 struct CpCosts {
   double exposed_s = 0, fwd_exposed_s = 0, calls_fwd = 0, calls_bwd = 0;
 };

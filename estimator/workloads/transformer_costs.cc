@@ -430,8 +430,8 @@ SharedSide SharedSideOf(const Workload& workload, const TransformerSpec& spec, c
   d.ovl = hw.overlap_efficiency();
   d.host_kernel_s = HostPerKernelS(shape, hw);
   d.checkpoint_s = shape.cuda_graphs ? 0.0 : hw.recompute_overhead_s();
-  d.core_full.part = AttentionCore(x, hw, 0);
-  d.core_full.cp = ContextParallel(x, coll, cp, d.core_full.part, d.ovl);
+  d.core_full.part = AttentionCore(x, hw, 0, x.full_cp);
+  d.core_full.cp = ContextParallel(x, coll, cp, d.core_full.part, d.ovl, x.full_cp);
   d.core_window = d.core_full;
   d.windowed = spec.sliding_window.tokens > 0 && spec.sliding_window.tokens < spec.seq_length;
   if (d.windowed) {

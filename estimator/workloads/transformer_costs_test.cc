@@ -218,7 +218,7 @@ TEST(TransformerCosts, SlidingWindowLayers) {
 // 2,048 x 64 x 64 x 2 B = 16.8 MB on this rank, K and V 2,048 x 8 x 64 x 2 B = 2.1 MB
 // each; four all-to-alls forward, four backward, the core waiting on them; each tensor
 // copied twice around its all-to-all (read and write). Its one call per direction sees
-// every key. The full layer keeps the ring; torchtitan rings both.
+// every key. The full layer keeps the ring.
 TEST(TransformerCosts, SlidingWindowLayersExchangeByAllToAllUnderContextParallelism) {
   Workload w = Model("gpt-oss-120b");
   ASSERT_EQ(w.precision, Precision::kBf16);
@@ -257,11 +257,23 @@ TEST(TransformerCosts, SlidingWindowLayersExchangeByAllToAllUnderContextParallel
   const double gathered = 8 * 512.0 * 4 * 64 * 2;
   EXPECT_NEAR(g->layers[0].cp_fwd_s, 2 * coll.AllGather(gathered, cp8), 1e-12);
   EXPECT_NEAR(g->layers[0].cp_s, 4 * coll.AllGather(gathered, cp8) + 2 * coll.ReduceScatter(gathered, cp8), 1e-12);
-  // torchtitan runs PyTorch's ring on every layer.
+  // torchtitan runs such a model through FlexAttention on every layer, whose context
+  // parallelism gathers K and V once (2 x 2,048 x 8 x 64 x 2 B each), reduce-scatters
+  // their gradients and keeps the gathered K / V: the other rank's 2,048 x 8 x 128 x 2 B.
   c.framework = Framework::kTorchtitan;
   absl::StatusOr<ModelCosts> titan = Costs(w, c);
   ASSERT_TRUE(titan.ok()) << titan.status();
-  EXPECT_LE(titan->layers[0].cp_s, ring + 1e-12);
+  const double gathered2 = 2 * kv;
+  const double fwd = 2 * coll.AllGather(gathered2, cp);
+  for (int layer : {0, 1}) {
+    EXPECT_NEAR(titan->layers[layer].cp_fwd_s, fwd, 1e-12) << layer;
+    EXPECT_NEAR(titan->layers[layer].cp_s, fwd + 2 * coll.ReduceScatter(gathered2, cp), 1e-12) << layer;
+  }
+  const transformer::Dims xt = transformer::LayerDims(w, spec, ModelShape::Of(c.Normalized()));
+  EXPECT_EQ(xt.full_cp, CpExchange::kGatherKept);
+  EXPECT_DOUBLE_EQ(transformer::AttentionCore(xt, hw, 0, CpExchange::kGatherKept).act_bytes -
+                       transformer::AttentionCore(xt, hw, 0).act_bytes,
+                   2048.0 * 8 * 128 * 2);
 }
 
 TEST(TransformerCosts, ExpertParallelismShardsExperts) {
