@@ -2,10 +2,13 @@
 // windows: as Transformer Engine lets Megatron-Core run it, and as PyTorch runs
 // torchtitan's FlexAttention. The estimator prices that exchange
 // (workloads/transformer_blocks.cc) and `--emit megatron` / `--emit megatron-bridge` state
-// it per layer (cp_comm_type), so a plan runs as it was estimated. Plain integers only;
-// no dependencies.
+// it per layer (cp_comm_type), so a plan runs as it was estimated. Header-only, on the
+// estimator's input structs.
 #ifndef PARAPLAN_ESTIMATOR_INPUTS_CP_EXCHANGE_H_
 #define PARAPLAN_ESTIMATOR_INPUTS_CP_EXCHANGE_H_
+
+#include "estimator/inputs/parallel_config.h"
+#include "estimator/inputs/workload.h"
 
 namespace paraplan {
 
@@ -29,18 +32,21 @@ inline CpExchange WindowCpExchange(int query_heads, int kv_heads, int tp, int cp
   return divides(query_heads) && divides(kv_heads) ? CpExchange::kAllToAll : CpExchange::kAllGather;
 }
 
-// The exchanges of a model's full and sliding-window layers. torchtitan runs a model
-// with windows through FlexAttention on every layer (models/gpt_oss/model.py: flex or
-// varlen attention, and its context parallelism refuses varlen), so every layer gathers
-// K / V (kGatherKept); Megatron-Core as WindowCpExchange says; other stacks ring.
+// The exchanges of the full and sliding-window layers of `spec` (resolved) at TP `tp` and
+// CP `cp` under `framework`. torchtitan runs a model with windows through FlexAttention
+// on every layer (models/gpt_oss/model.py: flex or varlen attention, and its context
+// parallelism refuses varlen), so every layer gathers K / V (kGatherKept); Megatron-Core
+// as WindowCpExchange says, MLA's K/V heads being its query heads; other stacks ring.
 struct CpExchanges {
   CpExchange full = CpExchange::kRing, window = CpExchange::kRing;
 };
-inline CpExchanges CpExchangesOf(int query_heads, int kv_heads, int tp, int cp, bool windowed, bool megatron_core,
-                                 bool torchtitan) {
+inline CpExchanges CpExchangesOf(const TransformerSpec& spec, int tp, int cp, Framework framework) {
+  const bool windowed = spec.num_layers > 0 && spec.IsWindowLayer(0);  // layer 0 is, whenever any is
   if (cp <= 1 || !windowed) return {};
-  if (torchtitan) return {CpExchange::kGatherKept, CpExchange::kGatherKept};
-  return {CpExchange::kRing, WindowCpExchange(query_heads, kv_heads, tp, cp, megatron_core)};
+  if (framework == Framework::kTorchtitan) return {CpExchange::kGatherKept, CpExchange::kGatherKept};
+  const int heads = spec.num_attention_heads;
+  return {CpExchange::kRing, WindowCpExchange(heads, spec.mla.enabled() ? heads : spec.num_kv_heads, tp, cp,
+                                              RunsMegatronCore(framework))};
 }
 
 // Transformer Engine's name of `e` (cp_comm_type).

@@ -49,6 +49,87 @@ struct Builder {
   }
 };
 
+// What the per-layer collectives of one transformer stage read: the resolved spec, the
+// tokens of one micro-batch on a GPU (after CP), TP, the element size, the stage's layers
+// and the micro-batches.
+struct LayerScope {
+  const TransformerSpec& spec;
+  double T, t, p, layers, m;
+};
+
+// Megatron-LM: two TP all-reduces of T x h forward and two backward per layer (and two
+// more when full recompute re-runs the forward); with sequence parallelism each becomes
+// an all-gather + reduce-scatter pair (Korthikanti et al. 2022, 4.2.2).
+void AddTensorParallel(const LayerScope& s, const ParallelConfig& c, Builder* b) {
+  const GroupSpan tp = b->coll.Place(c.tensor_parallel, 1);
+  const double bytes = s.T * static_cast<double>(s.spec.hidden_size) * s.p;
+  const double calls = (4 + (c.recompute == Recompute::kFull ? 2 : 0)) * s.layers * s.m;
+  if (c.sequence_parallel && s.t > 1) {
+    b->Add("tp", CollectiveKind::kAllGather, tp, bytes, calls, c.tp_comm_overlap);
+    b->Add("tp", CollectiveKind::kReduceScatter, tp, bytes, calls, c.tp_comm_overlap);
+  } else {
+    b->Add("tp", CollectiveKind::kAllReduce, tp, bytes, calls, c.tp_comm_overlap, c.tp_algorithm);
+  }
+}
+
+// Context parallelism, by each layer kind's exchange (cp_exchange.h): the ring's c - 1 K/V
+// block passes forward and twice that backward (Liu et al. 2023); Megatron-Core's
+// sliding-window layers' all-to-alls (Q, K, V, O forward; dO, dQ, dK, dV backward) or
+// K / V gathers (Transformer Engine again backward; torchtitan's FlexAttention on every
+// layer of such a model once), reduce-scattering dK / dV.
+void AddContextParallel(const LayerScope& s, const ParallelConfig& c, Builder* b) {
+  const TransformerSpec& spec = s.spec;
+  const GroupSpan cp = b->coll.Place(c.context_parallel, c.tensor_parallel);
+  // Each K/V head's channels (MLA: every query head's key and value, nope + rope + v).
+  const double kv_heads = spec.mla.enabled() ? spec.num_attention_heads : spec.num_kv_heads;
+  const double head_kv = spec.mla.enabled() ? spec.mla.qk_nope_head_dim + spec.mla.qk_rope_head_dim +
+                                                  spec.mla.v_head_dim
+                                            : 2.0 * spec.head_dim;
+  const double kv = s.T * kv_heads * head_kv / s.t * s.p;
+  const double q = s.T * spec.num_attention_heads * head_kv / 2 / s.t * s.p;  // Q or O: half a head's K and V
+  auto add = [&](CpExchange e, double share) {
+    const double n = s.layers * share * s.m;  // this stage's layers of that kind, all micro-batches
+    if (e == CpExchange::kRing) {
+      b->Add("cp", CollectiveKind::kSendRecv, cp, kv, 3.0 * (c.context_parallel - 1) * n, true);
+    } else if (e == CpExchange::kAllToAll) {
+      b->Add("cp", CollectiveKind::kAllToAll, cp, q, 4 * n, false);       // Q, O, dO, dQ
+      b->Add("cp", CollectiveKind::kAllToAll, cp, kv / 2, 4 * n, false);  // K, V, dK, dV
+    } else {
+      const double gathered = kv / 2 * c.context_parallel;
+      b->Add("cp", CollectiveKind::kAllGather, cp, gathered, (e == CpExchange::kAllGather ? 4 : 2) * n, false);
+      b->Add("cp", CollectiveKind::kReduceScatter, cp, gathered, 2 * n, false);
+    }
+  };
+  const CpExchanges exchanges = CpExchangesOf(spec, c.tensor_parallel, c.context_parallel, c.framework);
+  if (exchanges.full == exchanges.window) {
+    add(exchanges.full, 1.0);
+    return;
+  }
+  int windows = 0;
+  for (int i = 0; i < spec.num_layers; ++i) windows += spec.IsWindowLayer(i) ? 1 : 0;
+  const double window_share = double{1.0} * windows / std::max(1, spec.num_layers);
+  add(exchanges.full, 1 - window_share);
+  add(exchanges.window, window_share);
+}
+
+// MoE: dispatch and combine all-to-all forward and backward per MoE layer (GShard), over
+// the expert grid (expert-TP innermost, then EP, as transformer_costs.cc places it).
+void AddExpertParallel(const LayerScope& s, const ParallelConfig& c, Builder* b) {
+  const TransformerSpec& spec = s.spec;
+  if (!spec.is_moe()) return;
+  const int etp = c.ExpertTensorParallel();
+  const GroupSpan ep = b->coll.Place(c.expert_parallel, etp);
+  const double r = c.sequence_parallel && s.t > 1 ? 1 / s.t : 1;
+  const double moe_layers = double{1.0} * spec.NumMoeLayers() * s.layers / spec.num_layers;  // this stage's share
+  const double sent = s.T * r * spec.moe.top_k * spec.moe.load_imbalance * static_cast<double>(spec.hidden_size) * s.p;
+  b->Add("ep", CollectiveKind::kAllToAll, ep, sent, 4 * moe_layers * s.m, false);
+  if (etp > 1) {
+    const GroupSpan etp_group = b->coll.Place(etp, 1);
+    b->Add("etp", CollectiveKind::kAllGather, etp_group, sent * etp, 2 * moe_layers * s.m, false);
+    b->Add("etp", CollectiveKind::kReduceScatter, etp_group, sent * etp, 2 * moe_layers * s.m, false);
+  }
+}
+
 }  // namespace
 
 std::vector<CollectiveUse> DescribeCollectives(const Workload& workload, const ParallelConfig& c,
@@ -57,81 +138,15 @@ std::vector<CollectiveUse> DescribeCollectives(const Workload& workload, const P
   Builder b{profile, coll, {}};
   const double m = std::max(1, c.NumMicroBatches());
   const double layers = std::max(1, stages.slowest_layers);
-  const double p = BytesPerElement(workload.precision);
   using K = CollectiveKind;
 
   if (workload.kind == Workload::Kind::kTransformer) {
     const TransformerSpec spec = workload.transformer.Resolved();
-    const double T = double{1.0} * c.micro_batch_size * spec.seq_length / c.context_parallel;
-    const double h = static_cast<double>(spec.hidden_size);
-    const double t = c.tensor_parallel;
-    // Megatron-LM: two TP all-reduces of T x h forward and two backward per layer (and
-    // two more when full recompute re-runs the forward); with sequence parallelism each
-    // becomes an all-gather + reduce-scatter pair (Korthikanti et al. 2022, 4.2.2).
-    const GroupSpan tp = coll.Place(c.tensor_parallel, 1);
-    const double per_layer = 4 + (c.recompute == Recompute::kFull ? 2 : 0);
-    if (c.sequence_parallel && t > 1) {
-      b.Add("tp", K::kAllGather, tp, T * h * p, per_layer * layers * m, c.tp_comm_overlap);
-      b.Add("tp", K::kReduceScatter, tp, T * h * p, per_layer * layers * m, c.tp_comm_overlap);
-    } else {
-      b.Add("tp", K::kAllReduce, tp, T * h * p, per_layer * layers * m, c.tp_comm_overlap, c.tp_algorithm);
-    }
-    // Ring attention: c - 1 K/V block passes forward, twice that backward (Liu et al. 2023).
-    const GroupSpan cp = coll.Place(c.context_parallel, c.tensor_parallel);
-    // Each K/V head's channels (MLA: every query head's key and value, nope + rope + v).
-    const double kv_channels =
-        spec.mla.enabled()
-            ? double{1.0} * spec.num_attention_heads *
-                  (spec.mla.qk_nope_head_dim + spec.mla.qk_rope_head_dim + spec.mla.v_head_dim)
-            : 2.0 * spec.num_kv_heads * spec.head_dim;
-    const double kv = T * kv_channels / t * p;
-    // Layers with another exchange (cp_exchange.h): Megatron-Core's sliding-window layers
-    // trade sequence for heads by all-to-all (Q, K, V, O forward; dO, dQ, dK, dV
-    // backward) or gather K / V (Transformer Engine again backward; torchtitan's
-    // FlexAttention on every layer of such a model once), reduce-scattering dK / dV.
-    int windows = 0;
-    for (int i = 0; i < spec.num_layers; ++i) windows += spec.IsWindowLayer(i) ? 1 : 0;
-    const int kv_heads = spec.mla.enabled() ? spec.num_attention_heads : spec.num_kv_heads;  // as LayerDims
-    const CpExchanges exchanges =
-        CpExchangesOf(spec.num_attention_heads, kv_heads, c.tensor_parallel, c.context_parallel, windows > 0,
-                      RunsMegatronCore(c.framework), c.framework == Framework::kTorchtitan);
-    const double window_share = double{1.0} * windows / std::max(1, spec.num_layers);
-    auto add = [&](CpExchange e, double share) {
-      const double n = layers * share * m;  // this stage's layers of that kind, all micro-batches
-      if (e == CpExchange::kRing) {
-        b.Add("cp", K::kSendRecv, cp, kv, 3.0 * (c.context_parallel - 1) * n, true);
-      } else if (e == CpExchange::kAllToAll) {
-        const double head_kv = kv_channels / kv_heads;  // a K/V head's key and value channels
-        const double q = T * spec.num_attention_heads * head_kv / 2 / t * p;  // Q or O: half of that a head
-        b.Add("cp", K::kAllToAll, cp, q, 4 * n, false);       // Q, O, dO, dQ
-        b.Add("cp", K::kAllToAll, cp, kv / 2, 4 * n, false);  // K, V, dK, dV
-      } else {
-        const double gathered = kv / 2 * c.context_parallel;
-        b.Add("cp", K::kAllGather, cp, gathered, (e == CpExchange::kAllGather ? 4 : 2) * n, false);
-        b.Add("cp", K::kReduceScatter, cp, gathered, 2 * n, false);
-      }
-    };
-    if (exchanges.full == exchanges.window) {
-      add(exchanges.full, 1.0);
-    } else {
-      add(exchanges.full, 1 - window_share);
-      add(exchanges.window, window_share);
-    }
-    // MoE: dispatch and combine all-to-all forward and backward per MoE layer (GShard).
-    if (spec.is_moe()) {
-      // The expert grid: expert-TP innermost, then EP (as transformer_costs.cc places it).
-      const int etp = c.ExpertTensorParallel();
-      const GroupSpan ep = coll.Place(c.expert_parallel, etp);
-      const double r = c.sequence_parallel && t > 1 ? 1 / t : 1;
-      const double moe_layers = double{1.0} * spec.NumMoeLayers() * layers / spec.num_layers;  // this stage's share
-      const double sent = T * r * spec.moe.top_k * spec.moe.load_imbalance * h * p;
-      b.Add("ep", K::kAllToAll, ep, sent, 4 * moe_layers * m, false);
-      if (etp > 1) {
-        const GroupSpan etp_group = coll.Place(etp, 1);
-        b.Add("etp", K::kAllGather, etp_group, sent * etp, 2 * moe_layers * m, false);
-        b.Add("etp", K::kReduceScatter, etp_group, sent * etp, 2 * moe_layers * m, false);
-      }
-    }
+    const LayerScope scope{spec, double{1.0} * c.micro_batch_size * spec.seq_length / c.context_parallel,
+                           static_cast<double>(c.tensor_parallel), BytesPerElement(workload.precision), layers, m};
+    AddTensorParallel(scope, c, &b);
+    AddContextParallel(scope, c, &b);
+    AddExpertParallel(scope, c, &b);
   }
   // Pipeline: one activation forward and one gradient backward per micro-batch and
   // chunk boundary.

@@ -429,10 +429,8 @@ Dims LayerDims(const Workload& workload, const TransformerSpec& spec, const Mode
   x.eager_gated = spec.gated_mlp && shape.framework == Framework::kPytorchFsdp;
   x.cudnn_attention = shape.framework != Framework::kPytorchFsdp && shape.framework != Framework::kDeepSpeed;
   x.checkpoints_fused_core = RunsMegatronCore(shape.framework);
-  const CpExchanges cp_exchanges = CpExchangesOf(
-      spec.num_attention_heads, mla ? spec.num_attention_heads : spec.num_kv_heads, shape.tensor_parallel,
-      shape.context_parallel, spec.sliding_window.tokens > 0 && spec.sliding_window.tokens < spec.seq_length,
-      RunsMegatronCore(shape.framework), shape.framework == Framework::kTorchtitan);
+  const CpExchanges cp_exchanges =
+      CpExchangesOf(spec, shape.tensor_parallel, shape.context_parallel, shape.framework);
   x.full_cp = cp_exchanges.full;
   x.window_cp = cp_exchanges.window;
   x.fused_cross_entropy = shape.framework == Framework::kPytorchFsdp || shape.framework == Framework::kNemo;
