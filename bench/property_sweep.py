@@ -23,7 +23,8 @@ wrong way, and counts the pairs that do:
     optimizer step) nor need more memory (from 2 replicas: one has no data-parallel
     buffers);
   stating a default (head_dim, num_kv_heads, expert_tensor_parallel, the all-to-all
-    dispatcher, the rank order, load_imbalance 1) changes nothing.
+    dispatcher, the rank order, load_imbalance 1, one routing group) changes nothing;
+  routing a token within fewer expert groups never runs slower.
 Known exemptions, each a documented limit of the model (docs/model.md): zero-bubble
 schedules (their fill on a host-bound stage), torchtitan's op-level checkpointing under
 FP8 (what torchao's linears save), recompute beside CPU offloading (recompute
@@ -164,6 +165,20 @@ def stated(field, value_of, where='transformer'):
 
 def is_moe(r):
     return bool(r['workload']['transformer'].get('moe', {}).get('num_experts'))
+
+
+def limit_groups(r):
+    """Half the groups a token may reach, of 4 (or of the groups it has): its copies touch
+    no more nodes or ranks than before."""
+    moe = r['workload']['transformer']['moe']
+    groups, picked = moe.get('router_num_groups', 0), moe.get('router_group_topk', 0)
+    if not groups:
+        groups, picked = 4, 4
+    if picked < 2 or moe['num_experts'] % groups or moe.get('top_k', 1) < picked // 2:
+        return None
+    n = copy.deepcopy(r)
+    n['workload']['transformer']['moe'].update(router_num_groups=groups, router_group_topk=picked // 2)
+    return n
 
 
 def levels(p, f):
@@ -356,6 +371,12 @@ PROPERTIES = [
     ('stating the rank order changes nothing', stated('rank_order', lambda r: 'tp-cp-ep-dp-pp', 'config'), same,
      None),
     ('stating load_imbalance 1 changes nothing', stated('load_imbalance', lambda r: 1.0, 'moe'), same, None),
+    ('stating one routing group changes nothing', when(lambda r: is_moe(r) and not
+                                                       r['workload']['transformer']['moe'].get('router_num_groups'),
+                                                       workload(lambda t, c: t['moe'].update(router_num_groups=1,
+                                                                                             router_group_topk=1))),
+     same, None),
+    ('routing within fewer groups never slower', when(is_moe, limit_groups), never_slower, None),
 ]
 
 

@@ -133,6 +133,10 @@ void Shape(const Plan& p, Notes* notes, Overrides* o) {
     if (m.num_shared_experts() > 0) {
       o->Add("model.moe_shared_expert_intermediate_size", SharedExpertWidth(m));
     }
+    if (m.router_num_groups() > 0) {
+      o->Add("model.moe_router_num_groups", m.router_num_groups());
+      o->Add("model.moe_router_group_topk", m.router_group_topk());
+    }
     const std::vector<int> moe_layers = MoeLayers(t);
     if (std::find(moe_layers.begin(), moe_layers.end(), 0) != moe_layers.end()) {
       o->Add("model.moe_layer_freq", absl::StrCat("[", absl::StrJoin(moe_layers, ","), "]"));

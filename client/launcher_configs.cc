@@ -30,7 +30,8 @@ constexpr const char* kNotInBaseConfig[] = {
     "model.moe_ffn_hidden_size",          "model.moe_layer_freq",
     "model.moe_shared_expert_intermediate_size", "model.delay_wgrad_compute",
     "model.moe_grouped_gemm",             "model.moe_permute_fusion",
-    "model.cross_entropy_loss_fusion",
+    "model.cross_entropy_loss_fusion",    "model.moe_router_num_groups",
+    "model.moe_router_group_topk",
 };
 
 class Hydra {
@@ -128,6 +129,10 @@ void NemoArchitecture(const Plan& p, Hydra* y, Notes* notes) {
     }
     if (m.num_shared_experts() > 0) {
       y->Add("moe_shared_expert_intermediate_size", SharedExpertWidth(m));
+    }
+    if (m.router_num_groups() > 0) {
+      y->Add("moe_router_num_groups", m.router_num_groups());
+      y->Add("moe_router_group_topk", m.router_group_topk());
     }
     y->Add("moe_token_dispatcher_type", c.moe_dispatcher() == v1::MOE_DISPATCHER_ALLGATHER ? "allgather"
                                         : c.moe_dispatcher() == v1::MOE_DISPATCHER_DEEPEP  ? "flex"
@@ -259,6 +264,10 @@ std::string ShapeOf(const Plan& p) {
     if (p.t->moe().num_shared_experts() > 0) absl::StrAppend(&out, " + ", p.t->moe().num_shared_experts(), " shared");
     if (p.t->moe().first_dense_layers() > 0) {
       absl::StrAppend(&out, ", the first ", p.t->moe().first_dense_layers(), " layers dense");
+    }
+    if (p.t->moe().router_num_groups() > 0) {  // torchtitan's num_expert_groups / num_limited_groups
+      absl::StrAppend(&out, ", routed within ", p.t->moe().router_group_topk(), " of ",
+                      p.t->moe().router_num_groups(), " expert groups");
     }
   }
   if (p.t->has_mla()) {

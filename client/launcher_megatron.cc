@@ -222,6 +222,10 @@ void MegatronMoeFlags(const Plan& p, CommandLine* f, Notes* notes) {
   if (m.num_shared_experts() > 0) {  // one shared MLP as wide as all of them
     f->Add("--moe-shared-expert-intermediate-size", SharedExpertWidth(m));
   }
+  if (m.router_num_groups() > 0) {  // group-limited routing
+    f->Add("--moe-router-num-groups", m.router_num_groups());
+    f->Add("--moe-router-group-topk", m.router_group_topk());
+  }
   // _add_moe_args: the token dispatcher (DeepEP runs under the flex dispatcher, named as
   // its backend: TransformerConfig warns that moe_enable_deepep is deprecated) and the
   // EP all-to-all overlapped with another micro-batch (combined 1F1B).

@@ -94,6 +94,8 @@ absl::StatusOr<TransformerSpec> TransformerFromProto(const v1::TransformerSpec& 
   s.moe.shared_expert_ffn_hidden_size = t.moe().shared_expert_ffn_hidden_size();
   s.moe.first_dense_layers = t.moe().first_dense_layers();
   s.moe.load_imbalance = t.moe().load_imbalance();
+  s.moe.router_num_groups = t.moe().router_num_groups();
+  s.moe.router_group_topk = t.moe().router_group_topk();
   return s;
 }
 
@@ -412,6 +414,8 @@ v1::Workload ToProto(const Workload& w) {
       t->mutable_moe()->set_shared_expert_ffn_hidden_size(s.moe.shared_expert_ffn_hidden_size);
       t->mutable_moe()->set_first_dense_layers(s.moe.first_dense_layers);
       t->mutable_moe()->set_load_imbalance(s.moe.load_imbalance);
+      t->mutable_moe()->set_router_num_groups(s.moe.router_num_groups);
+      t->mutable_moe()->set_router_group_topk(s.moe.router_group_topk);
     }
   } else {
     v1::LayerGraph* g = out.mutable_layer_graph();

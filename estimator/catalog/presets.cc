@@ -77,11 +77,13 @@ std::vector<Workload> ModelPresets() {
   // one shared; MLA with 128 heads, query latent 1,536, key/value latent 512, head
   // dimensions 128 + 64 (rope) and 128 (value); 14.8T tokens at 4,096; one multi-token
   // prediction depth (num_nextn_predict_layers 1; Megatron-Bridge's recipe trains it,
-  // mtp_num_layers = 1). Kimi K2 (Moonshot AI 2025, config.json): the same architecture
-  // with 64 heads, 384 experts, one dense layer, no MTP, 15.5T tokens.
-  for (const auto& [name, heads, experts, dense, vocab, tokens, mtp] :
-       {std::tuple{"deepseek-v3", 128, 256, 3, 129280, 14.8e12, 1},
-        std::tuple{"kimi-k2", 64, 384, 1, 163840, 15.5e12, 0}}) {
+  // mtp_num_layers = 1); its routing picks 4 of 8 expert groups a token (n_group 8,
+  // topk_group 4; sec. 2.1.2's node-limited routing). Kimi K2 (Moonshot AI 2025,
+  // config.json): the same architecture with 64 heads, 384 experts, one dense layer, no
+  // MTP, 15.5T tokens, one expert group (n_group 1: no limit).
+  for (const auto& [name, heads, experts, dense, vocab, tokens, mtp, groups, group_topk] :
+       {std::tuple{"deepseek-v3", 128, 256, 3, 129280, 14.8e12, 1, 8, 4},
+        std::tuple{"kimi-k2", 64, 384, 1, 163840, 15.5e12, 0, 0, 0}}) {
     Workload d = Transformer(name, 61, 7168, heads, 0, 18432, 4096, vocab, true, false, tokens);
     d.transformer.mla = {1536, 512, 128, 64, 128};
     d.transformer.moe.num_experts = experts;
@@ -90,6 +92,8 @@ std::vector<Workload> ModelPresets() {
     d.transformer.moe.moe_layer_interval = 1;
     d.transformer.moe.num_shared_experts = 1;
     d.transformer.moe.first_dense_layers = dense;
+    d.transformer.moe.router_num_groups = groups;
+    d.transformer.moe.router_group_topk = group_topk;
     d.transformer.mtp_num_layers = mtp;
     p.push_back(d);
   }

@@ -287,6 +287,21 @@ TEST(Validate, WorkloadErrorsNameTheField) {
   EXPECT_TRUE(ValidateWorkload(w).ok());
   w.transformer.moe.first_dense_layers = 33;
   EXPECT_THAT(std::string(ValidateWorkload(w).message()), HasSubstr("workload.transformer.moe.first_dense_layers"));
+  // Group-limited routing, as Megatron-Core checks it: both or neither, groups dividing
+  // the experts, no more groups picked than there are, nor than top_k, and the picked
+  // groups holding top_k experts (3 of 128 groups of 2 hold 6 < 8).
+  EXPECT_TRUE(ValidateWorkload(Model("deepseek-v3")).ok());
+  for (const auto& [groups, topk, field] :
+       {std::tuple{8, 0, "moe.router_group_topk"}, std::tuple{0, 4, "moe.router_num_groups"},
+        std::tuple{3, 1, "moe.router_num_groups"}, std::tuple{8, 9, "moe.router_group_topk"},
+        std::tuple{64, 9, "moe.router_group_topk"}, std::tuple{-8, 4, "moe.router_num_groups"},
+        std::tuple{128, 3, "moe.router_group_topk"}}) {
+    w = Model("deepseek-v3");
+    w.transformer.moe.router_num_groups = groups;
+    w.transformer.moe.router_group_topk = topk;
+    EXPECT_THAT(std::string(ValidateWorkload(w).message()), HasSubstr(std::string("workload.transformer.") + field))
+        << groups << " " << topk;
+  }
   for (double bad : {-0.1, 1.0, std::nan("")}) {
     w = Model("gpt3-175b");
     w.transformer.dropout = bad;

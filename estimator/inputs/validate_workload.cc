@@ -50,6 +50,38 @@ absl::Status ValidateMla(const TransformerSpec& t) {
   return absl::OkStatus();
 }
 
+// Megatron-Core's checks (transformer_config.py: num_moe_experts divisible by
+// moe_router_num_groups, moe_router_group_topk <= moe_router_num_groups; group_limited_topk
+// scores each group by its top_k / group_topk best experts, so at least one, and no more
+// than a group holds).
+absl::Status ValidateGroupLimitedRouting(const std::string& p, const MoeSpec& m) {
+  PARAPLAN_RETURN_IF_ERROR(NonNegative(p + "moe.router_num_groups", m.router_num_groups, 1 << 16));
+  PARAPLAN_RETURN_IF_ERROR(NonNegative(p + "moe.router_group_topk", m.router_group_topk, 1 << 16));
+  if (m.router_num_groups == 0 && m.router_group_topk == 0) return absl::OkStatus();
+  if (m.router_num_groups == 0 || m.router_group_topk == 0) {
+    return Bad(p + (m.router_num_groups == 0 ? "moe.router_num_groups" : "moe.router_group_topk"),
+               "group-limited routing needs both router_num_groups and router_group_topk");
+  }
+  if (m.num_experts <= 1 || m.num_experts % m.router_num_groups != 0) {
+    return Bad(p + "moe.router_num_groups",
+               absl::StrCat(m.router_num_groups, " does not divide num_experts ", m.num_experts));
+  }
+  if (m.router_group_topk > m.router_num_groups) {
+    return Bad(p + "moe.router_group_topk",
+               absl::StrCat(m.router_group_topk, " exceeds router_num_groups ", m.router_num_groups));
+  }
+  if (static_cast<int64_t>(m.router_group_topk) * (m.num_experts / m.router_num_groups) < m.top_k) {
+    return Bad(p + "moe.router_group_topk",
+               absl::StrCat(m.router_group_topk, " groups of ", m.num_experts / m.router_num_groups,
+                            " experts hold fewer than top_k ", m.top_k));
+  }
+  if (m.router_group_topk > m.top_k) {
+    return Bad(p + "moe.router_group_topk",
+               absl::StrCat(m.router_group_topk, " exceeds top_k ", m.top_k, " (each picked group takes top_k / router_group_topk experts)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateTransformer(const TransformerSpec& t) {
   const std::string p = "workload.transformer.";
   PARAPLAN_RETURN_IF_ERROR(Positive(p + "num_layers", t.num_layers, 100000));
@@ -97,7 +129,7 @@ absl::Status ValidateTransformer(const TransformerSpec& t) {
     return Bad(p + "moe.moe_layer_interval",
                absl::StrCat(m.moe_layer_interval, " exceeds num_layers ", t.num_layers));
   }
-  return absl::OkStatus();
+  return ValidateGroupLimitedRouting(p, m);
 }
 
 absl::Status ValidateLayerGraph(const LayerGraphSpec& g) {

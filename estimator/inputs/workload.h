@@ -53,6 +53,11 @@ struct MoeSpec {
   // Tokens at the busiest expert over the mean (>= 1; 0 = kDefaultLoadImbalance): the
   // busiest expert's GEMMs, stored activations and all-to-all set the pace.
   double load_imbalance = 0;
+  // Group-limited routing (Megatron-Core moe_router_num_groups / moe_router_group_topk):
+  // the experts form router_num_groups equal groups and each token's top_k lie in
+  // router_group_topk of them (DeepSeek-V3: 8 / 4, at most 4 nodes a token). 0 = no limit.
+  int router_num_groups = 0;
+  int router_group_topk = 0;
 };
 
 // Force-balanced routing, as Megatron-Core's MoE performance runs are measured

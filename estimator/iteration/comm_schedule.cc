@@ -47,6 +47,15 @@ struct Builder {
     }
     out.push_back(u);
   }
+  // DeepEP's dispatch or combine: the all-to-all of `bytes` (every copy) sent once per
+  // node and rank it touches, forwarded inside the node (hierarchical).
+  void AddDedupAllToAll(const GroupSpan& g, double bytes, const TokenSpread& spread, double calls,
+                        bool overlapped) {
+    Add("ep", CollectiveKind::kAllToAll, g, bytes, calls, overlapped);
+    if (out.empty() || out.back().dimension != "ep" || out.back().calls != calls) return;
+    out.back().seconds_per_call = coll.DedupAllToAll(bytes, spread, g);
+    if (g.level > 0) out.back().algorithm = CollectiveAlgorithm::kHierarchical;
+  }
 };
 
 // What the per-layer collectives of one transformer stage read: the resolved spec, the
@@ -112,21 +121,39 @@ void AddContextParallel(const LayerScope& s, const ParallelConfig& c, Builder* b
   add(exchanges.window, window_share);
 }
 
-// MoE: dispatch and combine all-to-all forward and backward per MoE layer (GShard), over
-// the expert grid (expert-TP innermost, then EP, as transformer_costs.cc places it).
-void AddExpertParallel(const LayerScope& s, const ParallelConfig& c, Builder* b) {
+// MoE, by the dispatcher the estimate ran (ModelCosts::moe_dispatcher; transformer_comm.h
+// Dispatch): dispatch and combine all-to-all forward and backward per MoE layer (GShard)
+// over the expert grid (expert-TP innermost, then EP, as transformer_costs.cc places it),
+// DeepEP's sent once per node and rank touched; or every token of the grid all-gathered
+// and reduce-scattered back twice. Under moe_a2a_overlap they run beside another
+// micro-batch's compute.
+void AddExpertParallel(const LayerScope& s, const ParallelConfig& c, MoeDispatcher dispatcher, Builder* b) {
   const TransformerSpec& spec = s.spec;
   if (!spec.is_moe()) return;
   const int etp = c.ExpertTensorParallel();
-  const GroupSpan ep = b->coll.Place(c.expert_parallel, etp);
   const double r = c.sequence_parallel && s.t > 1 ? 1 / s.t : 1;
   const double moe_layers = double{1.0} * spec.NumMoeLayers() * s.layers / spec.num_layers;  // this stage's share
+  const double n = moe_layers * s.m;
+  if (dispatcher == MoeDispatcher::kAllGather) {
+    const GroupSpan grid = b->coll.Place(c.expert_parallel * etp, 1);
+    const double gathered = s.T * r * static_cast<double>(spec.hidden_size) * s.p * grid.size;
+    b->Add("ep", CollectiveKind::kAllGather, grid, gathered, 2 * n, false);
+    b->Add("ep", CollectiveKind::kReduceScatter, grid, gathered, 2 * n, false);
+    return;
+  }
+  const GroupSpan ep = b->coll.Place(c.expert_parallel, etp);
   const double sent = s.T * r * spec.moe.top_k * spec.moe.load_imbalance * static_cast<double>(spec.hidden_size) * s.p;
-  b->Add("ep", CollectiveKind::kAllToAll, ep, sent, 4 * moe_layers * s.m, false);
+  if (dispatcher == MoeDispatcher::kDeepEp) {
+    const TokenSpread spread{static_cast<double>(spec.moe.top_k), static_cast<double>(spec.moe.num_experts),
+                             spec.moe.router_num_groups, spec.moe.router_group_topk};
+    b->AddDedupAllToAll(ep, sent, spread, 4 * n, c.moe_a2a_overlap);
+  } else {
+    b->Add("ep", CollectiveKind::kAllToAll, ep, sent, 4 * n, c.moe_a2a_overlap);
+  }
   if (etp > 1) {
     const GroupSpan etp_group = b->coll.Place(etp, 1);
-    b->Add("etp", CollectiveKind::kAllGather, etp_group, sent * etp, 2 * moe_layers * s.m, false);
-    b->Add("etp", CollectiveKind::kReduceScatter, etp_group, sent * etp, 2 * moe_layers * s.m, false);
+    b->Add("etp", CollectiveKind::kAllGather, etp_group, sent * etp, 2 * n, false);
+    b->Add("etp", CollectiveKind::kReduceScatter, etp_group, sent * etp, 2 * n, false);
   }
 }
 
@@ -146,7 +173,7 @@ std::vector<CollectiveUse> DescribeCollectives(const Workload& workload, const P
                            static_cast<double>(c.tensor_parallel), BytesPerElement(workload.precision), layers, m};
     AddTensorParallel(scope, c, &b);
     AddContextParallel(scope, c, &b);
-    AddExpertParallel(scope, c, &b);
+    AddExpertParallel(scope, c, model.moe_dispatcher, &b);
   }
   // Pipeline: one activation forward and one gradient backward per micro-batch and
   // chunk boundary.

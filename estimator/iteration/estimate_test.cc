@@ -2,6 +2,8 @@
 #include <cmath>
 
 #include "estimator/iteration/estimate.h"
+#include "estimator/system/collectives.h"
+#include "estimator/system/hardware.h"
 #include "estimator/testing/test_util.h"
 #include "gtest/gtest.h"
 
@@ -298,6 +300,51 @@ TEST(Estimate, CollectivesListTheWindowedLayersAllToAll) {
   for (const CollectiveUse& u : cp) {
     EXPECT_DOUBLE_EQ(u.bytes, 2 * 2048.0 * 8 * 64 * 2);
     EXPECT_DOUBLE_EQ(u.calls, 2 * 36 * 2);
+  }
+}
+
+// The expert rows of the table follow the dispatcher the estimate ran. Qwen3-30B-A3B (48
+// MoE layers, h 2,048, top-8) on EP 16 over two H100 nodes, micro-batch 1 of 4,096
+// tokens, 2 micro-batches: 4 all-to-alls of 4,096 x 8 x 2,048 x 2 B per layer and
+// micro-batch; DeepEP's sent once per node and rank touched (Collectives::DedupAllToAll,
+// checked by hand in its test) and marked hierarchical; the all-gather dispatcher
+// gathers the grid's 16 x 4,096 tokens twice and reduce-scatters them twice.
+TEST(Estimate, CollectivesFollowTheDispatcher) {
+  ParallelConfig c = Config(1, 1, 16, 1, 32);
+  c.expert_parallel = 16;
+  const SystemProfile profile = Profile("dgx-h100-80gb");
+  auto ep_rows = [&](MoeDispatcher d) {
+    c.moe_dispatcher = d;
+    absl::StatusOr<Estimate> e = EstimateIteration(Model("qwen3-30b-a3b"), c, profile);
+    EXPECT_TRUE(e.ok()) << e.status();
+    std::vector<CollectiveUse> ep;
+    if (!e.ok()) return ep;
+    for (const CollectiveUse& u : e->collectives) {
+      if (u.dimension == "ep") ep.push_back(u);
+    }
+    return ep;
+  };
+  const double sent = 4096.0 * 8 * 2048 * 2;
+  const std::vector<CollectiveUse> a2a = ep_rows(MoeDispatcher::kAllToAll);
+  ASSERT_EQ(a2a.size(), 1u);
+  EXPECT_EQ(a2a[0].kind, CollectiveKind::kAllToAll);
+  EXPECT_DOUBLE_EQ(a2a[0].bytes, sent);
+  EXPECT_DOUBLE_EQ(a2a[0].calls, 4 * 48 * 2);
+  const std::vector<CollectiveUse> deepep = ep_rows(MoeDispatcher::kDeepEp);
+  ASSERT_EQ(deepep.size(), 1u);
+  EXPECT_EQ(deepep[0].algorithm, CollectiveAlgorithm::kHierarchical);
+  EXPECT_DOUBLE_EQ(deepep[0].bytes, sent);
+  const Hardware hw(profile, Precision::kBf16);
+  const Collectives coll(hw);
+  EXPECT_DOUBLE_EQ(deepep[0].seconds_per_call, coll.DedupAllToAll(sent, {8, 128}, coll.Place(16, 1)));
+  EXPECT_LT(deepep[0].seconds_per_call, a2a[0].seconds_per_call);
+  const std::vector<CollectiveUse> gather = ep_rows(MoeDispatcher::kAllGather);
+  ASSERT_EQ(gather.size(), 2u);
+  EXPECT_EQ(gather[0].kind, CollectiveKind::kAllGather);
+  EXPECT_EQ(gather[1].kind, CollectiveKind::kReduceScatter);
+  for (const CollectiveUse& u : gather) {
+    EXPECT_DOUBLE_EQ(u.bytes, 16 * 4096.0 * 2048 * 2);
+    EXPECT_DOUBLE_EQ(u.calls, 2 * 48 * 2);
   }
 }
 

@@ -374,20 +374,45 @@ double MissesShare(double copies, double experts, double parts) {
   return miss;
 }
 
+// The chance that a token misses a given one of `parts` equal contiguous shares of the
+// experts. Under group-limited routing the token's router picks group_topk of the groups
+// (taken as any group_topk equally likely) and then its copies among the picked groups'
+// experts (the `pool`, drawn without replacement). A share holding whole groups is missed
+// when j of its groups are picked (hypergeometric) and the copies avoid those j; a share
+// of one group, when the group is not picked or the copies avoid the share. Shares that
+// neither hold whole groups nor divide one are taken as unlimited.
+double MissesPart(const TokenSpread& s, double parts) {
+  const double groups = s.groups, picked = s.group_topk, experts = s.experts, k = s.copies;
+  if (groups <= 0 || picked <= 0 || experts <= 0 ||
+      (std::fmod(groups, parts) != 0 && std::fmod(parts, groups) != 0)) {
+    return MissesShare(k, experts, parts);
+  }
+  const double pool = picked * experts / groups;
+  if (parts > groups) return (1 - picked / groups) + picked / groups * MissesShare(k, pool, pool * parts / experts);
+  const double held = groups / parts;  // groups in the share
+  auto log_choose = [](double n, double r) { return std::lgamma(n + 1) - std::lgamma(r + 1) - std::lgamma(n - r + 1); };
+  double miss = 0;
+  for (double j = std::max(0.0, picked - (groups - held)); j <= std::min(held, picked); ++j) {
+    const double p_j = std::exp(log_choose(held, j) + log_choose(groups - held, picked - j) - log_choose(groups, picked));
+    miss += p_j * (j == 0 ? 1.0 : MissesShare(k, pool, pool / (j * experts / groups)));
+  }
+  return miss;
+}
+
 }  // namespace
 
-double Collectives::DedupAllToAll(double bytes, double copies, const GroupSpan& g, double experts) const {
+double Collectives::DedupAllToAll(double bytes, const TokenSpread& spread, const GroupSpan& g) const {
   if (g.size <= 1 || bytes <= 0) return 0;
-  if (hw_.levels().empty() || copies <= 1) return AllToAll(bytes, g);
+  if (hw_.levels().empty() || spread.copies <= 1) return AllToAll(bytes, g);
   const double p = g.size;
-  const double tokens = bytes / copies;  // one copy of each token
-  // A given rank of the group receives a token with probability `hit` (the token's copies
-  // spread evenly over the group), and then once, however many of its experts it holds.
-  const double hit = 1 - MissesShare(copies, experts, p);
+  const double tokens = bytes / spread.copies;  // one copy of each token
+  // A given rank of the group receives a token with probability `hit`, and then once,
+  // however many of its experts it holds.
+  const double hit = 1 - MissesPart(spread, p);
   if (g.level == 0) return AllToAll(tokens * p * hit, g);
   const double domains = p / g.inner;
   // Other domains one token touches: a given one holds 1/domains of the experts.
-  const double touched = (domains - 1) * (1 - MissesShare(copies, experts, domains));
+  const double touched = (domains - 1) * (1 - MissesPart(spread, domains));
   const double inter = tokens * touched / UniformRate(g.level, bytes);
   // Inside the domain, once per rank hit: the tokens for its own GPUs, and the forwarding
   // of those that arrived for the domain's other GPUs.

@@ -45,6 +45,20 @@ struct GroupSpan {
   int64_t spread = 1;  // cluster nodes between consecutive job nodes (placement)
 };
 
+// Where one token's copies go (Collectives::DedupAllToAll): to `copies` distinct experts
+// of `experts` spread evenly over the group's ranks (drawn without replacement; 0: each
+// copy drawn independently). With group-limited routing (Megatron-Core
+// moe_router_num_groups / moe_router_group_topk, moe_utils.py group_limited_topk;
+// DeepSeek-V3: 8 / 4, "node-limited routing", DeepSeek-AI 2024 sec. 2.1.2) the experts
+// form `groups` equal contiguous groups and a token's copies all lie in `group_topk` of
+// them (0: no limit).
+struct TokenSpread {
+  double copies = 1;
+  double experts = 0;
+  int groups = 0;
+  int group_topk = 0;
+};
+
 class Collectives {
  public:
   explicit Collectives(const Hardware& hw);
@@ -64,13 +78,11 @@ class Collectives {
   double ReduceScatter(double bytes, const GroupSpan& g) const { return AllGather(bytes, g); }
   // `bytes` is what each rank sends in total (split evenly over the group).
   double AllToAll(double bytes, const GroupSpan& g) const;
-  // An all-to-all where each token goes to `copies` destinations drawn evenly over the
-  // group, sent once per other domain of the group's outer level and forwarded inside
+  // An all-to-all where each token goes to `spread.copies` destinations drawn evenly over
+  // the group, sent once per other domain of the group's outer level and forwarded inside
   // the domain (DeepEP's normal kernels, DeepSeek-AI 2025: RDMA to the same local rank of
-  // each node touched, then NVLink). `bytes` counts every copy, as AllToAll's does. The
-  // copies go to distinct experts of `experts` spread evenly over the group (drawn
-  // without replacement; 0: each copy drawn independently).
-  double DedupAllToAll(double bytes, double copies, const GroupSpan& g, double experts = 0) const;
+  // each node touched, then NVLink). `bytes` counts every copy, as AllToAll's does.
+  double DedupAllToAll(double bytes, const TokenSpread& spread, const GroupSpan& g) const;
   double SendRecv(double bytes, int level) const;
   // The share of a node-wide ring's thread blocks (one an SM, what overlap_efficiency's
   // interference was measured beside) a collective over `g` holds: a ring across nodes

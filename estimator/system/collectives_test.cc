@@ -184,14 +184,14 @@ TEST(Collectives, DedupAllToAllSendsOneCopyPerNode) {
   ASSERT_EQ(g.inner, 8);
   const double bytes = 8e9;
   const double ratio = 3 * (1 - std::pow(0.75, 8)) / 8 / (24.0 / 32);
-  EXPECT_NEAR(c.DedupAllToAll(bytes, 8, g) / c.AllToAll(bytes, g), ratio, 1e-6);
+  EXPECT_NEAR(c.DedupAllToAll(bytes, {8}, g) / c.AllToAll(bytes, g), ratio, 1e-6);
   // One copy a token: the plain all-to-all.
-  EXPECT_DOUBLE_EQ(c.DedupAllToAll(bytes, 1, g), c.AllToAll(bytes, g));
+  EXPECT_DOUBLE_EQ(c.DedupAllToAll(bytes, {1}, g), c.AllToAll(bytes, g));
   // Inside one node a token goes once to each rank its 8 copies touch: 8 x (1 - (7/8)^8)
   // = 5.25 of 8 ranks, i.e. 0.6564 of the copies' bytes (DeepEP's intranode dispatch,
   // is_token_in_rank).
   const GroupSpan node = c.Place(8, 1);
-  EXPECT_NEAR(c.DedupAllToAll(bytes, 8, node) / c.AllToAll(bytes * 0.656391, node), 1, 1e-6);
+  EXPECT_NEAR(c.DedupAllToAll(bytes, {8}, node) / c.AllToAll(bytes * 0.656391, node), 1, 1e-6);
   // A token's 8 experts are distinct (top-k): of 128 experts, 16 a rank, a given rank is
   // missed with C(112, 8) / C(128, 8) = 0.33258, so 8 x 0.66742 = 5.339 ranks are hit
   // (0.66742 of the copies' bytes); 4 nodes of 32 experts each are missed with
@@ -200,13 +200,50 @@ TEST(Collectives, DedupAllToAllSendsOneCopyPerNode) {
   for (int i = 0; i < 8; ++i) miss_rank *= (112.0 - i) / (128 - i), miss_node *= (96.0 - i) / (128 - i);
   EXPECT_NEAR(miss_rank, 0.33258, 1e-5);
   EXPECT_NEAR(miss_node, 0.09275, 1e-5);
-  EXPECT_NEAR(c.DedupAllToAll(bytes, 8, node, 128) / c.AllToAll(bytes * (1 - miss_rank), node), 1, 1e-6);
-  EXPECT_NEAR(c.DedupAllToAll(bytes, 8, g, 128) / c.AllToAll(bytes, g), 3 * (1 - miss_node) / 8 / (24.0 / 32), 1e-6);
+  EXPECT_NEAR(c.DedupAllToAll(bytes, {8, 128}, node) / c.AllToAll(bytes * (1 - miss_rank), node), 1, 1e-6);
+  EXPECT_NEAR(c.DedupAllToAll(bytes, {8, 128}, g) / c.AllToAll(bytes, g), 3 * (1 - miss_node) / 8 / (24.0 / 32), 1e-6);
   // Wide top-k takes the factorials' ratio in closed form: 100 of 1,024 experts over 8
   // ranks, by the product as above.
   double miss_wide = 1;
   for (int i = 0; i < 100; ++i) miss_wide *= (896.0 - i) / (1024 - i);
-  EXPECT_NEAR(c.DedupAllToAll(bytes, 100, node, 1024) / c.AllToAll(bytes * (1 - miss_wide) * 8 / 100, node), 1, 1e-9);
+  EXPECT_NEAR(c.DedupAllToAll(bytes, {100, 1024}, node) / c.AllToAll(bytes * (1 - miss_wide) * 8 / 100, node), 1, 1e-9);
+}
+
+// Group-limited routing (DeepSeek-V3: 256 experts in 8 groups of 32; the router picks 4
+// groups, then the token's 8 experts among their 128). EP 64 over 8 nodes of 8 puts one
+// group on each node: another node is missed when its group is not picked (1/2) or is
+// picked and the 8 copies avoid its 32 of the 128, C(96, 8) / C(128, 8) = 0.09275; so
+// 7 x (1 - 0.5 - 0.5 x 0.09275) = 3.175 other nodes, where an unlimited token reaches
+// 7 (1 - C(224, 8) / C(256, 8)) = 4.65. Inside one node of 8 ranks (a group each) a rank
+// is hit with the same 0.4536. With 128 experts in 4 groups of 32 over the node's 8 ranks
+// (a group on 2 ranks, 2 groups picked, 8 copies among their 64), a rank is hit when its
+// group is picked (1/2) and the copies do not avoid its 16: 1 - C(48, 8) / C(64, 8).
+TEST(Collectives, GroupLimitedRoutingTouchesFewerNodes) {
+  const SystemProfile p = Simple();
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives c(hw);
+  const GroupSpan g = c.Place(64, 1);
+  ASSERT_EQ(g.level, 1);
+  ASSERT_EQ(g.inner, 8);
+  const double bytes = 8e9;
+  double miss_node = 1, avoid_group = 1, avoid_half = 1;
+  for (int i = 0; i < 8; ++i) {
+    miss_node *= (224.0 - i) / (256 - i);
+    avoid_group *= (96.0 - i) / (128 - i);
+    avoid_half *= (48.0 - i) / (64 - i);
+  }
+  EXPECT_NEAR(avoid_group, 0.09275, 1e-5);
+  const double hit_group = 1 - 0.5 - 0.5 * avoid_group;
+  const double unlimited = c.DedupAllToAll(bytes, {8, 256}, g);
+  EXPECT_NEAR(c.DedupAllToAll(bytes, {8, 256, 8, 4}, g) / unlimited, 7 * hit_group / (7 * (1 - miss_node)), 1e-6);
+  const GroupSpan node = c.Place(8, 1);
+  EXPECT_NEAR(c.DedupAllToAll(bytes, {8, 256, 8, 4}, node) / c.AllToAll(bytes * hit_group, node), 1, 1e-6);
+  const double hit = 0.5 * (1 - avoid_half);
+  EXPECT_NEAR(c.DedupAllToAll(bytes, {8, 128, 4, 2}, node) / c.AllToAll(bytes * hit, node), 1, 1e-6);
+  // One group, picked by every token (Kimi-K2's n_group 1): no limit.
+  EXPECT_DOUBLE_EQ(c.DedupAllToAll(bytes, {8, 256, 1, 1}, g), unlimited);
+  // Picking every group: no limit either.
+  EXPECT_NEAR(c.DedupAllToAll(bytes, {8, 256, 8, 8}, g), unlimited, 1e-12);
 }
 
 // A ring with one member per node runs 4 of NCCL's channels where a ring inside or across

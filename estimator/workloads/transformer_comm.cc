@@ -15,10 +15,11 @@ TpCollectives TpCosts(const Dims& x, const Collectives& coll, const GroupSpan& t
 }
 
 MoeDispatch Dispatch(const Dims& x, const Collectives& coll, const ModelShape& shape, double sent_rows,
-                     double top_k, double experts, const GroupSpan& ep, const GroupSpan& etp_group) {
+                     const TokenSpread& spread, const GroupSpan& ep, const GroupSpan& etp_group) {
   MoeDispatch d;
   const int etp = shape.expert_tensor_parallel;
   const double bytes = sent_rows * x.h * x.p;
+  d.dispatcher = shape.moe_dispatcher;
   if (shape.moe_dispatcher == MoeDispatcher::kAllGather) {
     const int grid = shape.expert_parallel * etp;
     if (grid <= 1) return d;
@@ -28,11 +29,10 @@ MoeDispatch Dispatch(const Dims& x, const Collectives& coll, const ModelShape& s
     d.calls_per_direction = 2;
     return d;
   }
-  d.dispatcher = shape.moe_dispatcher;
-  double a2a = shape.moe_dispatcher == MoeDispatcher::kDeepEp ? coll.DedupAllToAll(bytes, top_k, ep, experts)
+  double a2a = shape.moe_dispatcher == MoeDispatcher::kDeepEp ? coll.DedupAllToAll(bytes, spread, ep)
                                                               : coll.AllToAll(bytes, ep);
   if (shape.weigh_deepep && shape.moe_dispatcher == MoeDispatcher::kAllToAll) {
-    const double dedup = coll.DedupAllToAll(bytes, top_k, ep, experts);
+    const double dedup = coll.DedupAllToAll(bytes, spread, ep);
     if (dedup < a2a) {
       a2a = dedup;
       d.dispatcher = MoeDispatcher::kDeepEp;

@@ -33,12 +33,13 @@ struct MoeDispatch {
 // All-to-all (GShard; Megatron-Core MoEAlltoAllTokenDispatcher): dispatch and combine
 // each way; with expert-TP the received rows are all-gathered over it before the
 // experts and reduce-scattered after. DeepEP: the same all-to-alls, one copy per node
-// and per rank touched (the token's top_k distinct experts of `experts`). All-gather
+// and per rank touched (`spread`: the token's top_k distinct experts, and the groups
+// they are limited to). All-gather
 // (MoEAllGatherTokenDispatcher): every token of the expert grid is gathered to every
 // rank of it, the outputs reduce-scattered back, whatever top_k is. With
 // `shape.weigh_deepep` the all-to-all is weighed against DeepEP and the faster kept.
 MoeDispatch Dispatch(const Dims& x, const Collectives& coll, const ModelShape& shape, double sent_rows,
-                     double top_k, double experts, const GroupSpan& ep, const GroupSpan& etp_group);
+                     const TokenSpread& spread, const GroupSpan& ep, const GroupSpan& etp_group);
 
 // Context parallelism's exchange of a layer's attention, exposed seconds and calls each
 // way. Ring (ring attention): each rank passes its K/V block around the ring, c - 1

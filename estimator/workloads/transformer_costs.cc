@@ -346,7 +346,8 @@ MoeMlp MoeMlpOf(const ModelContext& m, const Dims& x) {
     shared.act_bytes -= x.T * x.h * x.r * x.p;
     AddPart(shared, &o.mlp);
   }
-  o.dispatch = Dispatch(x, m.coll, m.shape, sent_rows, k, experts, m.ep, m.etp_group);
+  const TokenSpread spread{k, experts, moe.router_num_groups, moe.router_group_topk};
+  o.dispatch = Dispatch(x, m.coll, m.shape, sent_rows, spread, m.ep, m.etp_group);
   o.extras.moe = true;
   o.extras.act_out_bytes = rows * o.fe / etp * x.p;
   o.extras.act_fwd_bytes = (x.gated ? 3 : 2) * rows * o.fe / etp * x.p;

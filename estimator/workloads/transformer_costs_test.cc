@@ -351,6 +351,30 @@ TEST(TransformerCosts, DispatchersAndOverlap) {
   EXPECT_EQ(a2a->layers[0].ep_paired_saving_s, 0);
 }
 
+// Group-limited routing reaches the dispatch: Qwen3-235B's 128 experts in 8 groups of 16
+// over EP 64 on 8 nodes (a group a node), a token's 8 copies in 4 of them, reach 3.5
+// other nodes where unlimited they reach 7 (1 - C(112, 8) / C(128, 8)) = 4.67 (the
+// collectives test checks the formula by hand). DeepEP sends per node, so its dispatch
+// falls; the plain all-to-all sends every copy wherever its expert is, and stays.
+TEST(TransformerCosts, GroupLimitedRoutingShortensDeepEpDispatch) {
+  Workload w = Model("qwen3-235b-a22b");
+  ParallelConfig c = testing::Config(1, 1, 64, 1, 64);
+  c.expert_parallel = 64;
+  c.moe_dispatcher = MoeDispatcher::kDeepEp;
+  absl::StatusOr<ModelCosts> free = Costs(w, c);
+  c.moe_dispatcher = MoeDispatcher::kAllToAll;
+  absl::StatusOr<ModelCosts> free_a2a = Costs(w, c);
+  w.transformer.moe.router_num_groups = 8;
+  w.transformer.moe.router_group_topk = 4;
+  absl::StatusOr<ModelCosts> limited_a2a = Costs(w, c);
+  c.moe_dispatcher = MoeDispatcher::kDeepEp;
+  absl::StatusOr<ModelCosts> limited = Costs(w, c);
+  ASSERT_TRUE(free.ok() && limited.ok() && free_a2a.ok() && limited_a2a.ok());
+  EXPECT_LT(limited->layers[0].ep_s, free->layers[0].ep_s * 0.9);
+  EXPECT_EQ(limited_a2a->layers[0].ep_s, free_a2a->layers[0].ep_s);
+  EXPECT_EQ(limited->layers[0].fwd_s, free->layers[0].fwd_s);
+}
+
 // DeepSeek-style MoE fields on Mixtral's shape (h 4,096, expert FFN 14,336, top-2,
 // SwiGLU, 4,096 tokens a micro-batch, 2-byte elements, TP 1, SP off): the first dense
 // layers, shared experts and routing imbalance, against hand counts.

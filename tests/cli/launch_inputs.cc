@@ -135,6 +135,8 @@ LaunchInput DeepSeekStyle() {
   m->set_expert_ffn_hidden_size(2048);
   m->set_num_shared_experts(1);
   m->set_first_dense_layers(3);
+  m->set_router_num_groups(8);
+  m->set_router_group_topk(4);
   v1::MlaSpec* mla = t->mutable_mla();
   mla->set_q_lora_rank(1536);
   mla->set_kv_lora_rank(512);

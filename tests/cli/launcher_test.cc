@@ -372,7 +372,8 @@ TEST(Launcher, LayerKindsMlaAndWindowsAreStated) {
   for (const char* arg : {"--multi-latent-attention \\\n", "--q-lora-rank 1536 \\\n", "--kv-lora-rank 512 \\\n",
                           "--qk-head-dim 128 \\\n", "--qk-pos-emb-head-dim 64 \\\n", "--v-head-dim 128 \\\n",
                           "--moe-layer-freq '[0]*3+[1]*58' \\\n",
-                          "--moe-shared-expert-intermediate-size 2048 \\\n", "--mtp-num-layers 1 \\\n"}) {
+                          "--moe-shared-expert-intermediate-size 2048 \\\n", "--mtp-num-layers 1 \\\n",
+                          "--moe-router-num-groups 8 \\\n", "--moe-router-group-topk 4 \\\n"}) {
     EXPECT_NE(out.find(arg), std::string::npos) << arg << "\n" << out;
   }
   for (const std::string& flag : EmittedFlags(out)) EXPECT_TRUE(known.contains(flag)) << flag << "\n" << out;
@@ -414,6 +415,10 @@ TEST(Launcher, LayerKindsMlaAndWindowsAreStated) {
   EXPECT_TRUE(absl::StrContains(bridge, "'model.moe_layer_freq=[0,0,0,1,1,")) << bridge;
   EXPECT_TRUE(absl::StrContains(bridge, "model.moe_shared_expert_intermediate_size=2048")) << bridge;
   EXPECT_TRUE(absl::StrContains(bridge, "model.mtp_num_layers=1")) << bridge;
+  EXPECT_TRUE(absl::StrContains(bridge, "model.moe_router_num_groups=8")) << bridge;
+  EXPECT_TRUE(absl::StrContains(bridge, "model.moe_router_group_topk=4")) << bridge;
+  EXPECT_TRUE(absl::StrContains(Emit("nemo", DeepSeekStyle()), "moe_router_num_groups=8"));
+  EXPECT_TRUE(absl::StrContains(Emit("torchtitan", DeepSeekStyle()), "routed within 4 of 8 expert groups"));
   EXPECT_TRUE(absl::StrContains(Emit("nemo", DeepSeekStyle()), "no multi-token prediction"));
   // MLA's latent norms are Megatron-Core's qk_layernorm (gpt_layer_specs.py).
   EXPECT_NE(Emit("megatron", DeepSeekStyle()).find("--qk-layernorm \\\n"), std::string::npos);

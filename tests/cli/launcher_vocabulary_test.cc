@@ -180,7 +180,8 @@ TEST(Launcher, TorchtitanEmitsOnlyItsCommandLineOverrides) {
   EXPECT_TRUE(absl::StrContains(Emit("torchtitan", LlamaZero3()), "--module llama3 \\\n    --config llama3_70b"));
   EXPECT_TRUE(absl::StrContains(Emit("torchtitan", MoeFp8()), "--config YOUR_CONFIG"));
   EXPECT_TRUE(absl::StrContains(Emit("torchtitan", DeepSeekStyle()),
-                                "256 experts (top 8) of FFN 2048 + 1 shared, the first 3 layers dense, multi-latent "
+                                "256 experts (top 8) of FFN 2048 + 1 shared, the first 3 layers dense, routed "
+                                "within 4 of 8 expert groups, multi-latent "
                                 "attention (query rank 1536, key/value rank 512, head dims 128 + 64 / 128)"))
       << Emit("torchtitan", DeepSeekStyle());
 }
