@@ -222,6 +222,8 @@ absl::StatusOr<Plan> Resolve(const LaunchInput& in) {
                   (in.workload.mixed_precision() == v1::MIXED_PRECISION_BF16_GRADS ||
                    (in.workload.mixed_precision() == v1::MIXED_PRECISION_UNSPECIFIED &&
                     in.framework == v1::FRAMEWORK_NEMO && p.precision != v1::PRECISION_FP16));
+  if (in.workload.optimizer_moments() == v1::PRECISION_BF16) p.moments_16bit = "bf16";
+  if (in.workload.optimizer_moments() == v1::PRECISION_FP16) p.moments_16bit = "fp16";
   // As the estimator's LayerDims resolve it: fused under NeMo (Megatron-Core's) and PyTorch
   // FSDP (flash-attn's).
   p.fused_cross_entropy = in.framework == v1::FRAMEWORK_NEMO || in.framework == v1::FRAMEWORK_PYTORCH_FSDP;

@@ -168,6 +168,11 @@ void Precision(const Plan& p, Notes* notes, Overrides* o) {
     default:
       o->Add("mixed_precision", "bf16_mixed");
   }
+  if (!p.moments_16bit.empty()) {  // OptimizerConfig, dtype names as str_to_dtype reads them
+    o->Add("optimizer.use_precision_aware_optimizer", "true");
+    o->Add("optimizer.exp_avg_dtype", p.moments_16bit);
+    o->Add("optimizer.exp_avg_sq_dtype", p.moments_16bit);
+  }
   if (p.grads_16bit) {
     // Megatron-Bridge's performance recipes set both (MixedPrecisionConfig.setup copies its
     // own value over the DDP config's); a recipe-name override has no field to set.

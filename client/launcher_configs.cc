@@ -170,6 +170,10 @@ void NemoPrecisionAndOffload(const Plan& p, Hydra* y, Notes* notes) {
   // The fused loss the estimate priced under NeMo (or PyTorch FSDP): Megatron-Core's
   // TransformerConfig field, off by default (launcher_megatron.cc).
   if (p.fused_cross_entropy) y->Add("cross_entropy_loss_fusion", "true");
+  if (!p.moments_16bit.empty()) {
+    notes->Add("NeMo 1.x's optimizer keeps Adam's moments in fp32: the estimate's 2-byte moments need "
+               "--emit megatron or megatron-bridge (use_precision_aware_optimizer)");
+  }
   if (p.grads_16bit) {
     notes->Add("the estimate keeps and reduces gradients in 16 bits (NeMo 2's performance recipes: "
               "grad_reduce_in_fp32=False); NeMo 1.x keeps fp32 main gradients under megatron_amp_O2");
@@ -354,6 +358,7 @@ std::string Torchtitan(const Plan& p) {
   f.Add("--training.max_context_length", seq);
   f.Add("--training.mixed_precision_param", p.precision == v1::PRECISION_FP32 ? "float32" : "bfloat16");
   if (p.precision == v1::PRECISION_FP16) notes.Add("torchtitan has no fp16 mixed precision; bfloat16 is emitted");
+  if (!p.moments_16bit.empty()) notes.Add("torchtitan's AdamW keeps its moments in fp32: the estimate's 2-byte moments are not run");
   if (p.t->mtp_num_layers() > 0) notes.Add("torchtitan trains no multi-token prediction: the estimate's MTP layers are not run");
   if (p.offload_any()) {
     if (fsdp) {

@@ -262,6 +262,13 @@ void MegatronPrecisionFlags(const Plan& p, CommandLine* f) {
   // 16-bit gradient buffers and reduction, as the estimate assumed (arguments.py: bf16
   // otherwise upgrades them to fp32).
   if (p.grads_16bit && p.precision != v1::PRECISION_FP16) f->Add("--grad-reduce-in-bf16");
+  // _add_training_args: Transformer Engine's FusedAdam with 2-byte moments (and, by
+  // default, the fp32 master weights' 16-bit remainders under BF16), as estimated.
+  if (!p.moments_16bit.empty()) {
+    f->Add("--use-precision-aware-optimizer");
+    f->Add("--exp-avg-dtype", p.moments_16bit);
+    f->Add("--exp-avg-sq-dtype", p.moments_16bit);
+  }
   // Planned under NeMo (or PyTorch FSDP), the loss was estimated fused: Megatron-Core's
   // fused cross-entropy (arguments.py: --cross-entropy-loss-fusion, native by default).
   if (p.fused_cross_entropy) f->Add("--cross-entropy-loss-fusion");
@@ -335,6 +342,9 @@ std::string DeepSpeed(const Plan& p) {
                     ",\n    \"stage3_max_live_parameters\": ", deepspeed::kMaxLiveParameters,
                     ",\n    \"stage3_max_reuse_distance\": ", deepspeed::kMaxReuseDistance,
                     ",\n    \"reduce_bucket_size\": ", deepspeed::kReduceBucket);
+  }
+  if (!p.moments_16bit.empty()) {
+    notes.Add("DeepSpeed's optimizers keep Adam's moments in fp32: the estimate's 2-byte moments are not run");
   }
   if (c.offload().optimizer()) {
     absl::StrAppend(&json, ",\n    \"offload_optimizer\": {\"device\": \"cpu\", \"pin_memory\": true}");

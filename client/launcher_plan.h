@@ -35,6 +35,9 @@ struct Plan {
   // The estimate kept and reduced gradients in 16 bits: MIXED_PRECISION_BF16_GRADS, stated
   // or FRAMEWORK_NEMO's default.
   bool grads_16bit = false;
+  // Adam's moments in 2 bytes (Workload.optimizer_moments BF16 / FP16): Megatron-Core's
+  // precision-aware optimizer; "bf16" or "fp16", empty for fp32.
+  std::string moments_16bit;
   // The estimate's loss was a fused cross-entropy (FRAMEWORK_NEMO: Megatron-Core's, as
   // NeMo's and Megatron-Bridge's model providers set cross_entropy_loss_fusion;
   // FRAMEWORK_PYTORCH_FSDP: flash-attn's), not Megatron-LM's op-by-op default.

@@ -169,6 +169,14 @@ absl::StatusOr<Workload> FromProto(const v1::Workload& w) {
     default:
       return BadEnum("workload.optimizer", w.optimizer());
   }
+  if (w.optimizer_moments() != v1::PRECISION_UNSPECIFIED) {
+    absl::StatusOr<Precision> moments = FromProto(w.optimizer_moments());
+    if (!moments.ok() || (*moments != Precision::kBf16 && *moments != Precision::kFp16 && *moments != Precision::kFp32)) {
+      return absl::InvalidArgumentError(
+          "workload.optimizer_moments: PRECISION_BF16 or PRECISION_FP16 (2 bytes each), or PRECISION_FP32");
+    }
+    out.optimizer_moments = *moments;
+  }
   switch (w.mixed_precision()) {
     case v1::MIXED_PRECISION_UNSPECIFIED:
       out.mixed_precision = MixedPrecision::kDefault;  // the framework's
@@ -370,6 +378,7 @@ v1::Workload ToProto(const Workload& w) {
   }
   out.set_training_tokens(w.training_tokens);
   out.set_optimizer(w.optimizer == Optimizer::kSgdMomentum ? v1::OPTIMIZER_SGD_MOMENTUM : v1::OPTIMIZER_ADAM);
+  if (w.optimizer_moments != Precision::kFp32) out.set_optimizer_moments(ToProto(w.optimizer_moments));
   if (w.mixed_precision == MixedPrecision::kFp32Params) out.set_mixed_precision(v1::MIXED_PRECISION_FP32_PARAMS);
   if (w.mixed_precision == MixedPrecision::kBf16Grads) out.set_mixed_precision(v1::MIXED_PRECISION_BF16_GRADS);
   if (w.mixed_precision == MixedPrecision::kMasterInOptimizer) {

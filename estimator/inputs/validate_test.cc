@@ -287,6 +287,15 @@ TEST(Validate, WorkloadErrorsNameTheField) {
   EXPECT_TRUE(ValidateWorkload(w).ok());
   w.transformer.moe.first_dense_layers = 33;
   EXPECT_THAT(std::string(ValidateWorkload(w).message()), HasSubstr("workload.transformer.moe.first_dense_layers"));
+  // 2-byte moments are Adam's, in BF16 or FP16.
+  w = Model("gpt3-175b");
+  w.optimizer_moments = Precision::kBf16;
+  EXPECT_TRUE(ValidateWorkload(w).ok());
+  w.optimizer_moments = Precision::kFp8;
+  EXPECT_THAT(std::string(ValidateWorkload(w).message()), HasSubstr("workload.optimizer_moments"));
+  w.optimizer_moments = Precision::kFp16;
+  w.optimizer = Optimizer::kSgdMomentum;
+  EXPECT_THAT(std::string(ValidateWorkload(w).message()), HasSubstr("workload.optimizer_moments"));
   // Group-limited routing, as Megatron-Core checks it: both or neither, groups dividing
   // the experts, no more groups picked than there are, nor than top_k, and the picked
   // groups holding top_k experts (3 of 128 groups of 2 hold 6 < 8).

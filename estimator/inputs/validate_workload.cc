@@ -232,6 +232,14 @@ absl::Status ValidateWorkload(const Workload& w) {
   // Today's largest runs train on ~10^14 tokens; 10^18 leaves room and keeps the time,
   // energy and cost to train printable.
   PARAPLAN_RETURN_IF_ERROR(InRange("workload.training_tokens", w.training_tokens, 0, 1e18, false));
+  const Precision moments = w.optimizer_moments;
+  if (moments != Precision::kFp32 && moments != Precision::kBf16 && moments != Precision::kFp16) {
+    return Bad("workload.optimizer_moments", "2-byte (BF16, FP16) or fp32 moments");
+  }
+  if (moments != Precision::kFp32 && w.optimizer != Optimizer::kAdam) {
+    return Bad("workload.optimizer_moments",
+               "2-byte moments are Adam's (Megatron-Core's precision-aware optimizer runs Adam only)");
+  }
   return absl::OkStatus();
 }
 

@@ -196,6 +196,9 @@ struct Workload {
   QuantRecipe quant_recipe = QuantRecipe::kDefault;  // FP8 / FP4 only
   Optimizer optimizer = Optimizer::kAdam;
   MixedPrecision mixed_precision = MixedPrecision::kDefault;
+  // Adam's moments: kFp32, or kBf16 / kFp16 (2 bytes each; Megatron-Core's
+  // precision-aware optimizer, model_costs.cc SetPrecisionBytes).
+  Precision optimizer_moments = Precision::kFp32;
   DatasetSpec dataset;
   double training_tokens = 0;  // 0 = unknown
 };

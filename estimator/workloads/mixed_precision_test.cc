@@ -39,6 +39,38 @@ MemoryBreakdown Memory(MixedPrecision mixed, const ParallelConfig& c) {
   return e.ok() ? e->memory : MemoryBreakdown{};
 }
 
+// Megatron-Core's precision-aware optimizer with BF16 moments (DeepSeek-V3's recipe):
+// Adam's m and v 2 bytes each; under BF16 the fp32 master keeps only the 16 bits the
+// BF16 weight lacks (store_param_remainders): 2 + 2 + 2 = 6 bytes a parameter where the
+// default keeps 4 + 4 + 4. FP8 current scaling keeps a whole fp32 master: 4 + 2 + 2.
+// PyTorch's fp32 parameters keep their master as the parameter: m + v = 2 + 2. The step
+// moves 4 (norm) + 20 (Adam) + 4 (zeroing) = 28 bytes a parameter against 42.
+TEST(MixedPrecision, Bf16MomentsAndMasterRemainders) {
+  ParallelConfig one = Config(1, 1, 1, 1, 1);
+  one.flash_attention = true;
+  Workload w = SmallGpt(MixedPrecision::kMasterInOptimizer);
+  absl::StatusOr<Estimate> fp32 = EstimateIteration(w, one, Profile("dgx-h100-80gb"));
+  w.optimizer_moments = Precision::kBf16;
+  absl::StatusOr<Estimate> bf16 = EstimateIteration(w, one, Profile("dgx-h100-80gb"));
+  ASSERT_TRUE(fp32.ok() && bf16.ok());
+  EXPECT_DOUBLE_EQ(bf16->memory.optimizer_bytes, 6 * kParams);
+  EXPECT_DOUBLE_EQ(bf16->memory.weights_bytes, 2 * kParams);
+  EXPECT_DOUBLE_EQ(bf16->memory.gradients_bytes, 4 * kParams);
+  EXPECT_LT(bf16->time.optimizer_s, fp32->time.optimizer_s * 0.75);
+  EXPECT_GT(bf16->time.optimizer_s, fp32->time.optimizer_s * 28 / 42 * 0.9);
+  w.precision = Precision::kFp8;
+  w.quant_recipe = QuantRecipe::kCurrentScaling;
+  absl::StatusOr<Estimate> fp8 = EstimateIteration(w, one, Profile("dgx-h100-80gb"));
+  ASSERT_TRUE(fp8.ok()) << fp8.status();
+  EXPECT_DOUBLE_EQ(fp8->memory.optimizer_bytes, 8 * kParams);
+  w = SmallGpt(MixedPrecision::kFp32Params);
+  w.optimizer_moments = Precision::kBf16;
+  absl::StatusOr<Estimate> torch = EstimateIteration(w, one, Profile("dgx-h100-80gb"));
+  ASSERT_TRUE(torch.ok());
+  EXPECT_DOUBLE_EQ(torch->memory.optimizer_bytes, 4 * kParams);
+  EXPECT_DOUBLE_EQ(torch->memory.weights_bytes, 4 * kParams);
+}
+
 TEST(MixedPrecision, BytesPerParameter) {
   ParallelConfig one = Config(1, 1, 1, 1, 1);
   one.flash_attention = true;

@@ -356,9 +356,12 @@ ModelCosts WithExpertOffload(ModelCosts costs);
 // SGD with momentum keeps one fp32 moment instead of Adam's two. PyTorch autocast / FSDP
 // (MixedPrecision::kFp32Params): fp32 weights and gradients + Adam moments = 16.
 // FP8 / FP4 linears keep quantised copies of the weights beside them (`recipe`, resolved;
-// one orientation or two: QuantisedOrientations).
+// one orientation or two: QuantisedOrientations). 2-byte Adam moments (`moments` kBf16 /
+// kFp16: Megatron-Core's precision-aware optimizer) keep 2 + 2 bytes, and under the
+// master-in-optimizer modes of BF16 training the master weights only the 16 bits the BF16
+// weights lack (Transformer Engine FusedAdam's store_param_remainders).
 void SetPrecisionBytes(Precision precision, QuantRecipe recipe, Optimizer optimizer, MixedPrecision mixed,
-                       bool fp8_any_layout, ModelCosts* costs);
+                       Precision moments, bool fp8_any_layout, ModelCosts* costs);
 
 }  // namespace paraplan
 

@@ -137,6 +137,7 @@ LaunchInput DeepSeekStyle() {
   m->set_first_dense_layers(3);
   m->set_router_num_groups(8);
   m->set_router_group_topk(4);
+  in.workload.set_optimizer_moments(v1::PRECISION_BF16);  // DeepSeek-V3's AdamW moments
   v1::MlaSpec* mla = t->mutable_mla();
   mla->set_q_lora_rank(1536);
   mla->set_kv_lora_rank(512);

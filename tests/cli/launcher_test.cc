@@ -373,7 +373,9 @@ TEST(Launcher, LayerKindsMlaAndWindowsAreStated) {
                           "--qk-head-dim 128 \\\n", "--qk-pos-emb-head-dim 64 \\\n", "--v-head-dim 128 \\\n",
                           "--moe-layer-freq '[0]*3+[1]*58' \\\n",
                           "--moe-shared-expert-intermediate-size 2048 \\\n", "--mtp-num-layers 1 \\\n",
-                          "--moe-router-num-groups 8 \\\n", "--moe-router-group-topk 4 \\\n"}) {
+                          "--moe-router-num-groups 8 \\\n", "--moe-router-group-topk 4 \\\n",
+                          "--use-precision-aware-optimizer \\\n", "--exp-avg-dtype bf16 \\\n",
+                          "--exp-avg-sq-dtype bf16 \\\n"}) {
     EXPECT_NE(out.find(arg), std::string::npos) << arg << "\n" << out;
   }
   for (const std::string& flag : EmittedFlags(out)) EXPECT_TRUE(known.contains(flag)) << flag << "\n" << out;
@@ -417,6 +419,10 @@ TEST(Launcher, LayerKindsMlaAndWindowsAreStated) {
   EXPECT_TRUE(absl::StrContains(bridge, "model.mtp_num_layers=1")) << bridge;
   EXPECT_TRUE(absl::StrContains(bridge, "model.moe_router_num_groups=8")) << bridge;
   EXPECT_TRUE(absl::StrContains(bridge, "model.moe_router_group_topk=4")) << bridge;
+  EXPECT_TRUE(absl::StrContains(bridge, "optimizer.use_precision_aware_optimizer=true")) << bridge;
+  EXPECT_TRUE(absl::StrContains(bridge, "optimizer.exp_avg_sq_dtype=bf16")) << bridge;
+  EXPECT_TRUE(absl::StrContains(Emit("torchtitan", DeepSeekStyle()), "moments in fp32"));
+  EXPECT_TRUE(absl::StrContains(Emit("nemo", DeepSeekStyle()), "moments in fp32"));
   EXPECT_TRUE(absl::StrContains(Emit("nemo", DeepSeekStyle()), "moe_router_num_groups=8"));
   EXPECT_TRUE(absl::StrContains(Emit("torchtitan", DeepSeekStyle()), "routed within 4 of 8 expert groups"));
   EXPECT_TRUE(absl::StrContains(Emit("nemo", DeepSeekStyle()), "no multi-token prediction"));
