@@ -92,12 +92,17 @@ std::string ConfigSummary(const v1::ParallelConfig& c) {
   return s;
 }
 
+std::string AlgorithmText(const v1::CollectiveUse& u) {
+  const bool direct = u.kind() == v1::COLLECTIVE_SEND_RECV ||
+                      (u.kind() == v1::COLLECTIVE_ALL_TO_ALL && u.algorithm() != v1::ALGORITHM_HIERARCHICAL);
+  return direct ? "-" : EnumText(v1::CollectiveAlgorithm_descriptor(), u.algorithm());
+}
+
 std::string FormatCollectives(const v1::Estimate& e) {
   if (e.collectives().empty()) return "";
   Table t({"collective", "dim", "algorithm", "level", "group", "MiB", "calls", "ms/call"});
   for (const v1::CollectiveUse& u : e.collectives()) {
-    const bool direct = u.kind() == v1::COLLECTIVE_SEND_RECV || u.kind() == v1::COLLECTIVE_ALL_TO_ALL;
-    t.Add({EnumText(v1::CollectiveKind_descriptor(), u.kind()), u.dimension(), direct ? "-" : EnumText(v1::CollectiveAlgorithm_descriptor(), u.algorithm()),
+    t.Add({EnumText(v1::CollectiveKind_descriptor(), u.kind()), u.dimension(), AlgorithmText(u),
            u.level_name().empty() ? absl::StrCat(u.level()) : u.level_name(),
            absl::StrCat(u.group_size(), u.stride() > 1 ? absl::StrCat(" /", u.stride()) : ""),
            absl::StrFormat("%.2f", u.bytes() / (1024.0 * 1024.0)), absl::StrFormat("%.0f", u.calls()),

@@ -27,6 +27,9 @@ class Table {
 // An enum value as people write it: lower case without the prefix every value of the
 // enum shares, '-' for '_' (ALGORITHM_HALVING_DOUBLING -> halving-doubling).
 std::string EnumText(const google::protobuf::EnumDescriptor* d, int value);
+// A collective's algorithm column: "-" for direct sends (send-recv, a plain all-to-all),
+// else the algorithm ("hierarchical" for DeepEP's dispatch).
+std::string AlgorithmText(const v1::CollectiveUse& u);
 
 // One line: "TP8 PP8 DP16 v3, micro-batch 1, global batch 1536, recompute selective, ...".
 std::string ConfigSummary(const v1::ParallelConfig& c);

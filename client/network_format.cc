@@ -33,8 +33,7 @@ std::string FormatSimulate(const v1::SimulateResponse& r) {
            "sim/analytic", "contended ms"});
   for (const v1::SimulatedCollective& c : r.collectives()) {
     const v1::CollectiveUse& u = c.use();
-    const bool direct = u.kind() == v1::COLLECTIVE_SEND_RECV || u.kind() == v1::COLLECTIVE_ALL_TO_ALL;
-    t.Add({EnumText(v1::CollectiveKind_descriptor(), u.kind()), u.dimension(), direct ? "-" : EnumText(v1::CollectiveAlgorithm_descriptor(), u.algorithm()), u.level_name(),
+    t.Add({EnumText(v1::CollectiveKind_descriptor(), u.kind()), u.dimension(), AlgorithmText(u), u.level_name(),
            absl::StrCat(u.group_size(), u.stride() > 1 ? absl::StrCat(" /", u.stride()) : ""),
            absl::StrFormat("%.2f", u.bytes() / (1024.0 * 1024.0)), absl::StrFormat("%.0f", u.calls()),
            Ms(u.seconds_per_call()), Ms(c.simulated_alone_s()), Ratio(c.simulated_alone_s(), u.seconds_per_call()),

@@ -284,6 +284,26 @@ bool TorusDims(const Members& m, const FlowTopology& topo, double bytes, GroupPr
   return true;
 }
 
+// DeepEP's dispatch as Collectives::DedupAllToAll prices it: one step in which each
+// member sends `to_node` bytes to the member of the same local rank on every other node
+// (RDMA) and `to_rank` to every other member of its node (its tokens and the forwarded
+// ones), the two phases' latencies charged once each.
+void DedupAllToAll(const Members& m, int gpn, double to_node, double to_rank, GroupProgram* out) {
+  Step s;
+  for (int64_t a : m) {
+    for (int64_t b : m) {
+      if (a == b) continue;
+      if (a / gpn == b / gpn) {
+        if (to_rank > 0) s.flows.push_back({a, b, to_rank});
+      } else if (a % gpn == b % gpn && to_node > 0) {
+        s.flows.push_back({a, b, to_node});
+      }
+    }
+  }
+  s.latencies = 2;
+  out->steps.push_back(std::move(s));
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<GroupProgram>> ExpandCollective(const SimCollective& op, const FlowTopology& topo,
@@ -332,6 +352,10 @@ absl::StatusOr<std::vector<GroupProgram>> ExpandCollective(const SimCollective& 
         break;
       case CollectiveKind::kAllToAll: {
         if (flows + static_cast<int64_t>(p * (p - 1)) > max_flows) break;  // refused below
+        if (op.dedup_to_node_bytes > 0 || op.dedup_to_rank_bytes > 0) {
+          DedupAllToAll(m, gpn, op.dedup_to_node_bytes, op.dedup_to_rank_bytes, &g);
+          break;
+        }
         Step s;
         for (size_t i = 0; i < p; ++i) {
           for (size_t j = 0; j < p; ++j) {

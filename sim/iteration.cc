@@ -52,6 +52,8 @@ absl::StatusOr<IterationSimulation> SimulateIteration(const SystemProfile& profi
     op.kind = u.kind;
     op.algorithm = u.algorithm;
     op.bytes = u.bytes;
+    op.dedup_to_node_bytes = u.dedup_to_node_bytes;
+    op.dedup_to_rank_bytes = u.dedup_to_rank_bytes;
     for (std::vector<int64_t> g : DimensionGroups(layout.job_gpus(), u.group_size, u.stride)) {
       for (int64_t& r : g) r = layout.ClusterGpu(r);
       op.groups.push_back(std::move(g));

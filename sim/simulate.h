@@ -40,6 +40,10 @@ struct SimCollective {
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;  // never kAuto
   double bytes = 0;  // Collectives' convention (see estimator/iteration/estimate.h CollectiveUse)
   std::vector<std::vector<int64_t>> groups;
+  // DeepEP's dispatch (kAllToAll with either set): bytes to each other node's member of
+  // the same local rank, and to each other member of the same node, in one step.
+  double dedup_to_node_bytes = 0;
+  double dedup_to_rank_bytes = 0;
 };
 
 // Other jobs' traffic: each listed pair of cluster GPUs streams continuously while the

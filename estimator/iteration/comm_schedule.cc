@@ -54,7 +54,10 @@ struct Builder {
     Add("ep", CollectiveKind::kAllToAll, g, bytes, calls, overlapped);
     if (out.empty() || out.back().dimension != "ep" || out.back().calls != calls) return;
     out.back().seconds_per_call = coll.DedupAllToAll(bytes, spread, g);
-    if (g.level > 0) out.back().algorithm = CollectiveAlgorithm::kHierarchical;
+    out.back().algorithm = CollectiveAlgorithm::kHierarchical;
+    const Collectives::DedupFlows flows = coll.DedupAllToAllFlows(bytes, spread, g);
+    out.back().dedup_to_node_bytes = flows.to_node;
+    out.back().dedup_to_rank_bytes = flows.to_rank;
   }
 };
 

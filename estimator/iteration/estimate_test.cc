@@ -333,6 +333,8 @@ TEST(Estimate, CollectivesFollowTheDispatcher) {
   const std::vector<CollectiveUse> deepep = ep_rows(MoeDispatcher::kDeepEp);
   ASSERT_EQ(deepep.size(), 1u);
   EXPECT_EQ(deepep[0].algorithm, CollectiveAlgorithm::kHierarchical);
+  EXPECT_GT(deepep[0].dedup_to_node_bytes, 0);
+  EXPECT_GT(deepep[0].dedup_to_rank_bytes, 0);
   EXPECT_DOUBLE_EQ(deepep[0].bytes, sent);
   const Hardware hw(profile, Precision::kBf16);
   const Collectives coll(hw);

@@ -64,6 +64,11 @@ struct CollectiveUse {
   double calls = 0;        // per iteration on one rank
   double seconds_per_call = 0;  // analytic
   bool overlapped = false;      // runs beside compute
+  // DeepEP's dispatch (kAllToAll, kHierarchical): bytes to the same local rank of each
+  // other node and to each other rank of the node (Collectives::DedupAllToAllFlows), which
+  // a replay sends instead of `bytes` / group_size to every member.
+  double dedup_to_node_bytes = 0;
+  double dedup_to_rank_bytes = 0;
 };
 
 // The range the measured time is expected in, with `confidence` (uncertainty.h).

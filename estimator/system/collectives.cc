@@ -401,24 +401,35 @@ double MissesPart(const TokenSpread& s, double parts) {
 
 }  // namespace
 
-double Collectives::DedupAllToAll(double bytes, const TokenSpread& spread, const GroupSpan& g) const {
-  if (g.size <= 1 || bytes <= 0) return 0;
-  if (hw_.levels().empty() || spread.copies <= 1) return AllToAll(bytes, g);
+Collectives::DedupFlows Collectives::DedupAllToAllFlows(double bytes, const TokenSpread& spread,
+                                                        const GroupSpan& g) const {
+  DedupFlows f;
+  if (g.size <= 1 || bytes <= 0 || spread.copies <= 0) return f;
   const double p = g.size;
   const double tokens = bytes / spread.copies;  // one copy of each token
   // A given rank of the group receives a token with probability `hit`, and then once,
   // however many of its experts it holds.
   const double hit = 1 - MissesPart(spread, p);
-  if (g.level == 0) return AllToAll(tokens * p * hit, g);
-  const double domains = p / g.inner;
-  // Other domains one token touches: a given one holds 1/domains of the experts.
-  const double touched = (domains - 1) * (1 - MissesPart(spread, domains));
-  const double inter = tokens * touched / UniformRate(g.level, bytes);
-  // Inside the domain, once per rank hit: the tokens for its own GPUs, and the forwarding
-  // of those that arrived for the domain's other GPUs.
-  const double local = tokens * (g.inner - 1) * hit;
-  const double forwarded = tokens * (p - g.inner) * (g.inner - 1) / g.inner * hit;
-  const double intra = (local + forwarded) / UniformRate(g.level - 1, bytes);
+  if (g.level == 0) {
+    f.to_rank = tokens * hit;
+    return f;
+  }
+  // Another domain is sent a token once when its experts are touched; inside the domain
+  // each rank hit gets it once, its own GPU's tokens and those it forwards for the other
+  // domains' ranks: tokens x hit x p / inner to each other rank of the node.
+  f.to_node = tokens * (1 - MissesPart(spread, p / g.inner));
+  f.to_rank = tokens * hit * p / g.inner;
+  return f;
+}
+
+double Collectives::DedupAllToAll(double bytes, const TokenSpread& spread, const GroupSpan& g) const {
+  if (g.size <= 1 || bytes <= 0) return 0;
+  if (hw_.levels().empty() || spread.copies <= 1) return AllToAll(bytes, g);
+  const DedupFlows f = DedupAllToAllFlows(bytes, spread, g);
+  if (g.level == 0) return AllToAll(f.to_rank * g.size, g);
+  const double domains = g.size / g.inner;
+  const double inter = (domains - 1) * f.to_node / UniformRate(g.level, bytes);
+  const double intra = (g.inner - 1) * f.to_rank / UniformRate(g.level - 1, bytes);
   // Two phases (send, forward), each one kernel over every peer at once.
   return hw_.collective_overhead_s() + 2 * Latency(g) + std::max(intra, inter);
 }

@@ -83,6 +83,14 @@ class Collectives {
   // the domain (DeepEP's normal kernels, DeepSeek-AI 2025: RDMA to the same local rank of
   // each node touched, then NVLink). `bytes` counts every copy, as AllToAll's does.
   double DedupAllToAll(double bytes, const TokenSpread& spread, const GroupSpan& g) const;
+  // What DedupAllToAll sends each peer, in bytes: the same local rank of each other node
+  // (`to_node`, the RDMA phase; 0 inside one domain) and each other rank of its own node
+  // (`to_rank`: its own tokens and those it forwards).
+  struct DedupFlows {
+    double to_node = 0;
+    double to_rank = 0;
+  };
+  DedupFlows DedupAllToAllFlows(double bytes, const TokenSpread& spread, const GroupSpan& g) const;
   double SendRecv(double bytes, int level) const;
   // The share of a node-wide ring's thread blocks (one an SM, what overlap_efficiency's
   // interference was measured beside) a collective over `g` holds: a ring across nodes
