@@ -39,10 +39,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # ~2.1 GB each (8,192 tokens, hidden 16,384 over TP 2): ~270 GB beside 128 GiB of
 # weights, gradients and optimizer shards, on a 270 GiB GPU. Reported, not counted.
 KNOWN_NOT_FIT = {'LLAMA31_405B_PRETRAIN_CONFIG_B300_%s_V1' % p for p in ('BF16', 'FP8_CS', 'FP8_MX')}
-# DeepSeek-V3 on 64 GB300s under Megatron-FSDP (TP 1, EP 64, micro-batch 2, layernorm /
-# mla_up_proj / moe_act recomputed, core_attn / attn_proj offloaded; perf_recipes at
-# 067f987): 279.6 GiB predicted of 279, 0.2 % over -- within what the model can tell apart.
-KNOWN_NOT_FIT.add('deepseek_v3_pretrain_64gpu_gb300_bf16_fsdp_config')
 # Llama 3.1 405B on 128 B200 / GB200 at TP 4, PP 16, v 8, DP 2 without recompute (perf_recipes
 # at 067f987; their docstrings say TP 4, PP 8, CP 2, the layout the V1 tables ran): 7
 # layers on each end stage and one a chunk, so Megatron-Core's warm-up keeps 2 x 14 +
@@ -69,6 +65,8 @@ def request_of(row, presets, framework='FRAMEWORK_NEMO'):
     w['precision'] = row['precision']
     if 'quant_recipe' in row:
         w['quant_recipe'] = row['quant_recipe']
+    if 'optimizer_moments' in row:  # Megatron-Core's precision-aware optimizer
+        w['optimizer_moments'] = row['optimizer_moments']
     c = dict(row['config'])
     scope = c.pop('cuda_graph_scope', None)
     if scope is not None and ('full_iteration' in scope or 'full' in scope or

@@ -150,6 +150,19 @@ TEST(MixedPrecision, SixteenBitGradients) {
       ComputeModelCosts(SmallGpt(MixedPrecision::kBf16Grads), ModelShape::Of(c.Normalized()), hw, coll);
   ASSERT_TRUE(costs.ok()) << costs.status();
   EXPECT_EQ(costs->grad_reduce_bytes_per_param, 2);
+  EXPECT_TRUE(costs->fp32_grad_copy_at_step);
+  // Megatron-Bridge's DeepSeek-V3 recipe: the precision-aware optimizer with BF16 moments
+  // and BF16 main gradients hands them to FusedAdam as they are (decoupled_grad): no fp32
+  // copy at the step, the norm and Adam read 2 bytes; 6 bytes of state.
+  Workload dsv3 = SmallGpt(MixedPrecision::kBf16Grads);
+  dsv3.optimizer_moments = Precision::kBf16;
+  absl::StatusOr<ModelCosts> aware = ComputeModelCosts(dsv3, ModelShape::Of(c.Normalized()), hw, coll);
+  ASSERT_TRUE(aware.ok()) << aware.status();
+  EXPECT_FALSE(aware->fp32_grad_copy_at_step);
+  EXPECT_EQ(aware->optimizer_state_bytes_per_param, 6);
+  // 2 (norm) + (2 grad + 4 weight and remainder + 4 moments read, 8 written) + 2 (zeroing).
+  EXPECT_EQ(aware->optimizer_bytes_per_param, 2 + 18 + 2);
+  EXPECT_EQ(aware->grad_bytes_per_param, 2);
 }
 
 // fp16 under Megatron-LM keeps its gradient buffer in fp16 (arguments.py upgrades it to

@@ -170,6 +170,13 @@ void SetPrecisionBytes(Precision precision, QuantRecipe recipe, Optimizer optimi
       costs->optimizer_state_bytes_per_param -= 2;
       costs->optimizer_bytes_per_param -= 6;
       costs->optimizer_passes -= 1;
+      if (costs->fp32_grad_copy_at_step) {
+        // 16-bit gradients go to the kernel as they are (DistributedOptimizer's
+        // decoupled_grad under use_precision_aware_optimizer_no_fp8_or_ds_fp8): no fp32
+        // copy at the step; the norm and Adam read 2 bytes each, not the copy's 4.
+        costs->fp32_grad_copy_at_step = false;
+        costs->optimizer_bytes_per_param -= kGradCastBytesPerParam + 4;
+      }
     }
   }
 }

@@ -23,6 +23,7 @@ fine_grained_activation_offloading with offload_modules, moe_token_dispatcher_ty
 moe_flex_dispatcher_backend (deepep, hybridep -> DeepEP), moe_a2a overlap
 (comm_overlap.overlap_moe_expert_parallel_comm), cuda_graph_impl / cuda_graph_scope,
 pipeline_model_parallel_layout; cfg.train's batch sizes; cfg.ddp.use_megatron_fsdp;
+cfg.optimizer's use_precision_aware_optimizer with exp_avg(_sq)_dtype (2-byte moments);
 cfg.mixed_precision: which Bridge constructor made it (bf16_mixed,
 bf16_with_fp8_current_scaling_mixed, ..._delayed_scaling_, ..._mxfp8_, ..._nvfp4_mixed)
 and the recipe's later fp8_recipe / fp8_param_gather writes.
@@ -97,6 +98,12 @@ def known(rec, name, default=None):
     """The value a recipe wrote, or `default` when it wrote none."""
     v = object.__getattribute__(rec, '_set').get(name) if isinstance(rec, Rec) else None
     return default if v is None or isinstance(v, Rec) else v
+
+
+def dtype_of(rec, name):
+    """The torch dtype a recipe wrote ('bfloat16' for torch.bfloat16), or None."""
+    v = object.__getattribute__(rec, '_set').get(name) if isinstance(rec, Rec) else None
+    return object.__getattribute__(v, '_path').rsplit('.', 1)[-1] if isinstance(v, Rec) else None
 
 
 class Stubs(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -232,6 +239,11 @@ def row_of(name, cfg, family, gpus, gpu, source):
            'seq_length': known(m, 'seq_length', seq_default), 'precision': precision, 'config': c}
     if recipe:
         row['quant_recipe'] = recipe
+    # Megatron-Core's precision-aware optimizer with 2-byte moments (both the same dtype).
+    moments = {'bfloat16': 'PRECISION_BF16', 'float16': 'PRECISION_FP16'}.get(dtype_of(cfg.optimizer, 'exp_avg_dtype'))
+    if known(cfg.optimizer, 'use_precision_aware_optimizer') and moments and \
+            dtype_of(cfg.optimizer, 'exp_avg_sq_dtype') == dtype_of(cfg.optimizer, 'exp_avg_dtype'):
+        row['optimizer_moments'] = moments
     if layout:
         row['pp_layout'] = layout
     row['source'] = source
