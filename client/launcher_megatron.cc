@@ -308,6 +308,9 @@ void DeepSpeedMoeFlags(const Plan& p, CommandLine* f, Notes* notes) {
   if (m.num_shared_experts() > 0) {
     notes->Add("Megatron-DeepSpeed has no shared experts (its residual MoE is another design): not stated");
   }
+  if (m.router_num_groups() > 0) {
+    notes->Add("Megatron-DeepSpeed's gate has no group-limited routing: the router groups are not stated");
+  }
 }
 
 }  // namespace

@@ -51,8 +51,9 @@ struct Builder {
   // node and rank it touches, forwarded inside the node (hierarchical).
   void AddDedupAllToAll(const GroupSpan& g, double bytes, const TokenSpread& spread, double calls,
                         bool overlapped) {
+    const size_t before = out.size();
     Add("ep", CollectiveKind::kAllToAll, g, bytes, calls, overlapped);
-    if (out.empty() || out.back().dimension != "ep" || out.back().calls != calls) return;
+    if (out.size() == before) return;  // nothing to send
     out.back().seconds_per_call = coll.DedupAllToAll(bytes, spread, g);
     out.back().algorithm = CollectiveAlgorithm::kHierarchical;
     const Collectives::DedupFlows flows = coll.DedupAllToAllFlows(bytes, spread, g);
