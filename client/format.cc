@@ -422,7 +422,13 @@ std::string FormatModels(const v1::ListModelsResponse& r) {
            absl::StrCat(s.ffn_hidden_size() > 0 ? s.ffn_hidden_size() : 4 * s.hidden_size()),
            absl::StrCat(s.seq_length()), absl::StrCat(s.vocab_size()),
            s.gated_mlp() ? "swiglu" : "gelu",
-           s.moe().num_experts() > 1 ? absl::StrCat(s.moe().num_experts(), " top-", s.moe().top_k()) : "-"});
+           s.moe().num_experts() > 1
+               ? absl::StrCat(s.moe().num_experts(), " top-", s.moe().top_k(),
+                              s.moe().router_num_groups() > 0
+                                  ? absl::StrCat(" in ", s.moe().router_group_topk(), " of ", s.moe().router_num_groups(),
+                                                 " groups")
+                                  : "")
+               : "-"});
   }
   return t.Render();
 }
