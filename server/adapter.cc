@@ -169,12 +169,9 @@ absl::StatusOr<Workload> FromProto(const v1::Workload& w) {
     default:
       return BadEnum("workload.optimizer", w.optimizer());
   }
-  if (w.optimizer_moments() != v1::PRECISION_UNSPECIFIED) {
+  if (w.optimizer_moments() != v1::PRECISION_UNSPECIFIED) {  // its range: ValidateWorkload
     absl::StatusOr<Precision> moments = FromProto(w.optimizer_moments());
-    if (!moments.ok() || (*moments != Precision::kBf16 && *moments != Precision::kFp16 && *moments != Precision::kFp32)) {
-      return absl::InvalidArgumentError(
-          "workload.optimizer_moments: PRECISION_BF16 or PRECISION_FP16 (2 bytes each), or PRECISION_FP32");
-    }
+    if (!moments.ok()) return BadEnum("workload.optimizer_moments", w.optimizer_moments());
     out.optimizer_moments = *moments;
   }
   switch (w.mixed_precision()) {

@@ -54,9 +54,9 @@ struct Builder {
     const size_t before = out.size();
     Add("ep", CollectiveKind::kAllToAll, g, bytes, calls, overlapped);
     if (out.size() == before) return;  // nothing to send
-    out.back().seconds_per_call = coll.DedupAllToAll(bytes, spread, g);
+    Collectives::DedupFlows flows;
+    out.back().seconds_per_call = coll.DedupAllToAll(bytes, spread, g, &flows);
     out.back().algorithm = CollectiveAlgorithm::kHierarchical;
-    const Collectives::DedupFlows flows = coll.DedupAllToAllFlows(bytes, spread, g);
     out.back().dedup_to_node_bytes = flows.to_node;
     out.back().dedup_to_rank_bytes = flows.to_rank;
   }

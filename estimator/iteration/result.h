@@ -65,7 +65,7 @@ struct CollectiveUse {
   double seconds_per_call = 0;  // analytic
   bool overlapped = false;      // runs beside compute
   // DeepEP's dispatch (kAllToAll, kHierarchical): bytes to the same local rank of each
-  // other node and to each other rank of the node (Collectives::DedupAllToAllFlows), which
+  // other node and to each other rank of the node (Collectives::DedupAllToAll's flows), which
   // a replay sends instead of `bytes` / group_size to every member.
   double dedup_to_node_bytes = 0;
   double dedup_to_rank_bytes = 0;

@@ -422,10 +422,13 @@ Collectives::DedupFlows Collectives::DedupAllToAllFlows(double bytes, const Toke
   return f;
 }
 
-double Collectives::DedupAllToAll(double bytes, const TokenSpread& spread, const GroupSpan& g) const {
+double Collectives::DedupAllToAll(double bytes, const TokenSpread& spread, const GroupSpan& g,
+                                  DedupFlows* flows) const {
+  if (flows != nullptr) *flows = {};
   if (g.size <= 1 || bytes <= 0) return 0;
   if (hw_.levels().empty() || spread.copies <= 1) return AllToAll(bytes, g);
   const DedupFlows f = DedupAllToAllFlows(bytes, spread, g);
+  if (flows != nullptr) *flows = f;
   if (g.level == 0) return AllToAll(f.to_rank * g.size, g);
   const double domains = g.size / g.inner;
   const double inter = (domains - 1) * f.to_node / UniformRate(g.level, bytes);

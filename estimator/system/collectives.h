@@ -82,15 +82,15 @@ class Collectives {
   // the group, sent once per other domain of the group's outer level and forwarded inside
   // the domain (DeepEP's normal kernels, DeepSeek-AI 2025: RDMA to the same local rank of
   // each node touched, then NVLink). `bytes` counts every copy, as AllToAll's does.
-  double DedupAllToAll(double bytes, const TokenSpread& spread, const GroupSpan& g) const;
-  // What DedupAllToAll sends each peer, in bytes: the same local rank of each other node
-  // (`to_node`, the RDMA phase; 0 inside one domain) and each other rank of its own node
-  // (`to_rank`: its own tokens and those it forwards).
+  // `flows`, when given, receives what each peer is sent, in bytes: the same local rank of
+  // each other node (`to_node`, the RDMA phase; 0 inside one domain) and each other rank
+  // of its own node (`to_rank`: its own tokens and those it forwards); both 0 where it is
+  // priced as a plain all-to-all (one copy a token, or no network levels).
   struct DedupFlows {
     double to_node = 0;
     double to_rank = 0;
   };
-  DedupFlows DedupAllToAllFlows(double bytes, const TokenSpread& spread, const GroupSpan& g) const;
+  double DedupAllToAll(double bytes, const TokenSpread& spread, const GroupSpan& g, DedupFlows* flows = nullptr) const;
   double SendRecv(double bytes, int level) const;
   // The share of a node-wide ring's thread blocks (one an SM, what overlap_efficiency's
   // interference was measured beside) a collective over `g` holds: a ring across nodes
@@ -99,6 +99,7 @@ class Collectives {
   double SmShare(const GroupSpan& g) const;
 
  private:
+  DedupFlows DedupAllToAllFlows(double bytes, const TokenSpread& spread, const GroupSpan& g) const;
   // Per-rank ring rate for a `bytes` buffer (levels may have a size-dependent curve).
   double RingBandwidth(const GroupSpan& g, double bytes) const;
   // Rate of one ring crossing `level` with `members` of it per domain of the level below.
