@@ -224,6 +224,11 @@ absl::StatusOr<Plan> Resolve(const LaunchInput& in) {
                     in.framework == v1::FRAMEWORK_NEMO && p.precision != v1::PRECISION_FP16));
   if (in.workload.optimizer_moments() == v1::PRECISION_BF16) p.moments_16bit = "bf16";
   if (in.workload.optimizer_moments() == v1::PRECISION_FP16) p.moments_16bit = "fp16";
+  const bool adam = in.workload.optimizer() == v1::OPTIMIZER_UNSPECIFIED || in.workload.optimizer() == v1::OPTIMIZER_ADAM;
+  p.precision_aware_optimizer =
+      !p.moments_16bit.empty() || (in.framework == v1::FRAMEWORK_NEMO && p.precision == v1::PRECISION_BF16 && adam &&
+                                   c.zero_stage() < 3 &&
+                                   in.workload.mixed_precision() != v1::MIXED_PRECISION_FP32_PARAMS);
   // As the estimator's LayerDims resolve it: fused under NeMo (Megatron-Core's) and PyTorch
   // FSDP (flash-attn's).
   p.fused_cross_entropy = in.framework == v1::FRAMEWORK_NEMO || in.framework == v1::FRAMEWORK_PYTORCH_FSDP;

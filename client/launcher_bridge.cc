@@ -168,8 +168,8 @@ void Precision(const Plan& p, Notes* notes, Overrides* o) {
     default:
       o->Add("mixed_precision", "bf16_mixed");
   }
+  if (p.precision_aware_optimizer) o->Add("optimizer.use_precision_aware_optimizer", "true");
   if (!p.moments_16bit.empty()) {  // OptimizerConfig, dtype names as str_to_dtype reads them
-    o->Add("optimizer.use_precision_aware_optimizer", "true");
     o->Add("optimizer.exp_avg_dtype", p.moments_16bit);
     o->Add("optimizer.exp_avg_sq_dtype", p.moments_16bit);
   }

@@ -173,6 +173,10 @@ void NemoPrecisionAndOffload(const Plan& p, Hydra* y, Notes* notes) {
   if (!p.moments_16bit.empty()) {
     notes->Add("NeMo 1.x's optimizer keeps Adam's moments in fp32: the estimate's 2-byte moments need "
                "--emit megatron or megatron-bridge (use_precision_aware_optimizer)");
+  } else if (p.precision_aware_optimizer) {
+    notes->Add("the estimate runs Megatron-Core's precision-aware optimizer, as NeMo 2's performance scripts do "
+               "for BF16 (fp32 master weights kept as 16-bit remainders): NeMo 1.x keeps whole fp32 master "
+               "weights; --emit megatron or megatron-bridge runs it");
   }
   if (p.grads_16bit) {
     notes->Add("the estimate keeps and reduces gradients in 16 bits (NeMo 2's performance recipes: "

@@ -262,10 +262,11 @@ void MegatronPrecisionFlags(const Plan& p, CommandLine* f) {
   // 16-bit gradient buffers and reduction, as the estimate assumed (arguments.py: bf16
   // otherwise upgrades them to fp32).
   if (p.grads_16bit && p.precision != v1::PRECISION_FP16) f->Add("--grad-reduce-in-bf16");
-  // _add_training_args: Transformer Engine's FusedAdam with 2-byte moments (and, by
-  // default, the fp32 master weights' 16-bit remainders under BF16), as estimated.
+  // _add_training_args: Transformer Engine's FusedAdam with 2-byte moments, or as NeMo's
+  // performance scripts run BF16 Adam (and, by default, the fp32 master weights' 16-bit
+  // remainders under BF16), as estimated.
+  if (p.precision_aware_optimizer) f->Add("--use-precision-aware-optimizer");
   if (!p.moments_16bit.empty()) {
-    f->Add("--use-precision-aware-optimizer");
     f->Add("--exp-avg-dtype", p.moments_16bit);
     f->Add("--exp-avg-sq-dtype", p.moments_16bit);
   }

@@ -38,6 +38,10 @@ struct Plan {
   // Adam's moments in 2 bytes (Workload.optimizer_moments BF16 / FP16): Megatron-Core's
   // precision-aware optimizer; "bf16" or "fp16", empty for fp32.
   std::string moments_16bit;
+  // The estimate ran Megatron-Core's precision-aware optimizer: 2-byte moments, or NeMo's
+  // performance scripts' default for BF16 Adam short of ZeRO-3 (fp32 moments, the master
+  // weights' remainders and decoupled gradients: model_costs.h precision_aware_by_default).
+  bool precision_aware_optimizer = false;
   // The estimate's loss was a fused cross-entropy (FRAMEWORK_NEMO: Megatron-Core's, as
   // NeMo's and Megatron-Bridge's model providers set cross_entropy_loss_fusion;
   // FRAMEWORK_PYTORCH_FSDP: flash-attn's), not Megatron-LM's op-by-op default.

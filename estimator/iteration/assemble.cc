@@ -100,6 +100,7 @@ struct MemoryTerms {
   double weight_held = 0;           // bytes per parameter held
   double compute_weight_bytes = 0;  // bytes per parameter the kernels read
   double grad_held = 0;             // bytes per parameter of the gradient buffer
+  OptimizerCosts optimizer;         // the step this configuration runs
   bool grads_then_activations = false;
   bool once = false;   // ShardsOncePerIteration
   bool gpipe = false;
@@ -127,6 +128,7 @@ MemoryTerms MemoryTermsOf(const ModelCosts& model, const ParallelConfig& c, cons
   t.weight_held = weight.held;
   t.compute_weight_bytes = model.fp32_params ? weight.gathered : weight.held;
   t.grad_held = GradientBytesOf(model, c).held;
+  t.optimizer = OptimizerCostsOf(model, c);
   // Gradients that exist only from backward to the step (PyTorch, set_to_none) grow as
   // the activations are freed, layer by layer: at the peak, the larger of the two —
   // unless gradients accumulate over micro-batches or DDP's persistent fp32 buckets hold
@@ -209,7 +211,7 @@ void KeepStagePeak(const ModelCosts& model, const ParallelConfig& c, const Memor
   MemoryBreakdown mb;
   mb.weights_bytes = (dense / t.w_div_d + ex / t.w_div_e) * t.weight_held;
   mb.gradients_bytes = (dense / t.grad_div_d + ex / t.grad_div_e) * t.grad_held;
-  mb.optimizer_bytes = (dense / t.opt_div_d + ex / t.opt_div_e) * model.optimizer_state_bytes_per_param;
+  mb.optimizer_bytes = (dense / t.opt_div_d + ex / t.opt_div_e) * t.optimizer.state_bytes_per_param;
   // Micro-batches the stage holds, by its place, with chunk 0's share of its activations.
   const double flight = InFlightMicroBatches(c, t.m, st.chunk0_share, st.index);
   const double head = t.gpipe ? 0 : st.head_activation_bytes_per_mb;
@@ -226,7 +228,7 @@ void KeepStagePeak(const ModelCosts& model, const ParallelConfig& c, const Memor
     b->total_bytes = used + b->overhead_bytes;
   };
   total(&mb);
-  if (model.fp32_grad_copy_at_step && !c.offload.optimizer) {
+  if (t.optimizer.fp32_grad_copy_at_step && !c.offload.optimizer) {
     // The optimizer step, after the last backward has freed the activations, with the
     // fp32 copies of its gradient shard beside the 16-bit buffer.
     MemoryBreakdown step = mb;
@@ -414,12 +416,13 @@ void AssembleShared(const ModelCosts& model, const StageCosts& stages, const Par
   const double dpcp = double{1.0} * c.data_parallel * c.context_parallel * c.spatial_parallel;
   const bool sharded_step = c.zero_stage >= 1 || DeepSpeedBf16Optimizer(model, c);
   const double shard = sharded_step ? dense / dpcp + ex / static_cast<double>(c.ExpertDataParallel()) : dense + ex;
+  const OptimizerCosts step = OptimizerCostsOf(model, c);
   if (c.offload.optimizer) {
     // ZeRO-Offload (Ren et al. 2021): gradients to host, updated weights back, over PCIe.
     t.offload_s += shard * (GradientBytesOf(model, c).reduced + WeightBytesOf(model, c).held) /
                    hw.pcie_bytes_per_s();
   } else {
-    t.optimizer_s = hw.MemoryTime(shard * model.optimizer_bytes_per_param);
+    t.optimizer_s = hw.MemoryTime(shard * step.bytes_per_param);
   }
   // The step's kernels are launched from the host like the layers' (a distributed
   // optimizer's rank updates a 1/dp share of the tensors); what their launches take
@@ -428,8 +431,8 @@ void AssembleShared(const ModelCosts& model, const StageCosts& stages, const Par
   // (+ under 16-bit gradients the fp32 cast of each gradient tensor, a launch apiece at
   // kGradCastLaunchShare of an op's.)
   const double opt_kernels = c.offload.optimizer ? 0
-                             : model.optimizer_passes * OptimizerKernelsPerPass(opt_tensors, shard) +
-                                   (model.fp32_grad_copy_at_step ? kGradCastLaunchShare * opt_tensors : 0);
+                             : step.passes * OptimizerKernelsPerPass(opt_tensors, shard) +
+                                   (step.fp32_grad_copy_at_step ? kGradCastLaunchShare * opt_tensors : 0);
   const double host_kernel_s = c.cuda_graphs ? hw.kernel_gap_s() : hw.kernel_overhead_s();
   const double optimizer_host_s = std::max(0.0, opt_kernels * host_kernel_s - t.optimizer_s);
   // DeepSpeed's BF16_Optimizer adds each micro-batch's gradients into the fp32 ones after

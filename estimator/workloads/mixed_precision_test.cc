@@ -150,7 +150,7 @@ TEST(MixedPrecision, SixteenBitGradients) {
       ComputeModelCosts(SmallGpt(MixedPrecision::kBf16Grads), ModelShape::Of(c.Normalized()), hw, coll);
   ASSERT_TRUE(costs.ok()) << costs.status();
   EXPECT_EQ(costs->grad_reduce_bytes_per_param, 2);
-  EXPECT_TRUE(costs->fp32_grad_copy_at_step);
+  EXPECT_TRUE(costs->optimizer.fp32_grad_copy_at_step);
   // Megatron-Bridge's DeepSeek-V3 recipe: the precision-aware optimizer with BF16 moments
   // and BF16 main gradients hands them to FusedAdam as they are (decoupled_grad): no fp32
   // copy at the step, the norm and Adam read 2 bytes; 6 bytes of state.
@@ -158,11 +158,48 @@ TEST(MixedPrecision, SixteenBitGradients) {
   dsv3.optimizer_moments = Precision::kBf16;
   absl::StatusOr<ModelCosts> aware = ComputeModelCosts(dsv3, ModelShape::Of(c.Normalized()), hw, coll);
   ASSERT_TRUE(aware.ok()) << aware.status();
-  EXPECT_FALSE(aware->fp32_grad_copy_at_step);
-  EXPECT_EQ(aware->optimizer_state_bytes_per_param, 6);
+  EXPECT_FALSE(aware->optimizer.fp32_grad_copy_at_step);
+  EXPECT_EQ(aware->optimizer.state_bytes_per_param, 6);
   // 2 (norm) + (2 grad + 4 weight and remainder + 4 moments read, 8 written) + 2 (zeroing).
-  EXPECT_EQ(aware->optimizer_bytes_per_param, 2 + 18 + 2);
+  EXPECT_EQ(aware->optimizer.bytes_per_param, 2 + 18 + 2);
   EXPECT_EQ(aware->grad_bytes_per_param, 2);
+}
+
+// NeMo's performance scripts run BF16 Adam under Megatron-Core's precision-aware optimizer
+// with fp32 moments (helpers.py set_primary_perf_configs; Megatron-Bridge's
+// set_post_overrides, off under Megatron-FSDP). On 8 GPUs under ZeRO 1: the master weights
+// kept as 2-byte remainders beside the BF16 weights, 2 + 4 + 4 = 10 bytes of state a
+// parameter (sharded 8 ways) where Megatron-LM keeps 12; the 16-bit gradients go to the
+// kernel as they are, so the step moves 2 (norm) + 2 + 4 + 8 read + 4 + 8 written (Adam) +
+// 2 (zeroing) = 30 bytes a parameter against Megatron-LM's 46 under 16-bit gradients (4 + 28
+// + 6 + 4, the fp32 cast 6 less the 2 its zeroing saves). ZeRO 3 keeps the 12.
+TEST(MixedPrecision, NemoRunsBf16AdamPrecisionAware) {
+  ParallelConfig c = Config(1, 1, 8, 1, 8);
+  c.flash_attention = true;
+  c.zero_stage = 1;
+  c.framework = Framework::kNemo;
+  const Workload w = SmallGpt(MixedPrecision::kDefault);
+  absl::StatusOr<Estimate> nemo = EstimateIteration(w, c, Profile("dgx-h100-80gb"));
+  c.framework = Framework::kMegatron;
+  absl::StatusOr<Estimate> megatron = EstimateIteration(SmallGpt(MixedPrecision::kBf16Grads), c, Profile("dgx-h100-80gb"));
+  ASSERT_TRUE(nemo.ok() && megatron.ok());
+  EXPECT_DOUBLE_EQ(nemo->memory.optimizer_bytes, 10 * kParams / 8);
+  EXPECT_DOUBLE_EQ(nemo->memory.weights_bytes, 2 * kParams);
+  EXPECT_DOUBLE_EQ(nemo->memory.gradients_bytes, 2 * kParams);
+  EXPECT_FALSE(nemo->memory.peak_at_optimizer_step);
+  EXPECT_DOUBLE_EQ(megatron->memory.optimizer_bytes, 12 * kParams / 8);
+  EXPECT_NEAR(nemo->time.optimizer_s / megatron->time.optimizer_s, 30.0 / 46, 0.01);
+  c.framework = Framework::kNemo;
+  c.zero_stage = 3;
+  absl::StatusOr<Estimate> fsdp = EstimateIteration(w, c, Profile("dgx-h100-80gb"));
+  ASSERT_TRUE(fsdp.ok());
+  EXPECT_DOUBLE_EQ(fsdp->memory.optimizer_bytes, 12 * kParams / 8);
+  Workload fp8 = w;  // the scripts turn it on for BF16 runs only
+  fp8.precision = Precision::kFp8;
+  c.zero_stage = 1;
+  absl::StatusOr<Estimate> low = EstimateIteration(fp8, c, Profile("dgx-h100-80gb"));
+  ASSERT_TRUE(low.ok());
+  EXPECT_DOUBLE_EQ(low->memory.optimizer_bytes, 12 * kParams / 8);
 }
 
 // fp16 under Megatron-LM keeps its gradient buffer in fp16 (arguments.py upgrades it to

@@ -94,24 +94,24 @@ void SetPrecisionBytes(Precision precision, QuantRecipe recipe, Optimizer optimi
     // reduced in fp32 (FSDP reduce_dtype, torchtitan's default; DDP's fp32 buckets).
     costs->weight_bytes_per_param = 4;
     costs->grad_bytes_per_param = 4;
-    costs->optimizer_state_bytes_per_param = 8;
+    costs->optimizer.state_bytes_per_param = 8;
     costs->grad_reduce_bytes_per_param = 4;
     costs->param_gather_bytes_per_param = 2;
     costs->fp32_params = true;
     // Gradient norm for clipping (read 4) and the fused AdamW step (read param, grad, m,
     // v; write param, m, v: 28); FP16 adds GradScaler's unscale + inf check (read 4,
     // write 4). Gradients are freed (set_to_none), not zeroed.
-    costs->optimizer_bytes_per_param = 4 + 28 + (precision == Precision::kFp16 ? 8 : 0);
-    costs->optimizer_passes = precision == Precision::kFp16 ? 3 : 2;
+    costs->optimizer.bytes_per_param = 4 + 28 + (precision == Precision::kFp16 ? 8 : 0);
+    costs->optimizer.passes = precision == Precision::kFp16 ? 3 : 2;
   } else if (precision == Precision::kFp32) {
     costs->weight_bytes_per_param = 4;
     costs->grad_bytes_per_param = 4;
-    costs->optimizer_state_bytes_per_param = 8;  // Adam m, v
+    costs->optimizer.state_bytes_per_param = 8;  // Adam m, v
     costs->grad_reduce_bytes_per_param = 4;
     costs->param_gather_bytes_per_param = 4;
     // Adam step: read grad, read/write param, m, v (Kingma & Ba update, fused).
-    costs->optimizer_bytes_per_param = 4 + 8 + 8 + 8;
-    costs->optimizer_passes = 3;  // gradient norm, Adam, zeroing the gradients
+    costs->optimizer.bytes_per_param = 4 + 8 + 8 + 8;
+    costs->optimizer.passes = 3;  // gradient norm, Adam, zeroing the gradients
   } else {
     // FP8 / FP4 (Transformer Engine) keep a quantised copy of each linear weight and of
     // its transpose beside the 16-bit weight: 2 + 1 + 1 bytes for FP8 (2 + 1 where FP8
@@ -121,7 +121,7 @@ void SetPrecisionBytes(Precision precision, QuantRecipe recipe, Optimizer optimi
             ? 2 + QuantisedOrientations(recipe, fp8_any_layout) * QuantisedBytesPerElement(recipe)
             : 2;
     costs->grad_bytes_per_param = 4;              // fp32 main_grad (Megatron-LM)
-    costs->optimizer_state_bytes_per_param = 12;  // fp32 master + m + v
+    costs->optimizer.state_bytes_per_param = 12;  // fp32 master + m + v
     costs->grad_reduce_bytes_per_param = 4;       // gradients reduced in fp32 (Megatron-LM)
     costs->param_gather_bytes_per_param = 2;
     costs->fp32_main_grads = true;
@@ -130,9 +130,9 @@ void SetPrecisionBytes(Precision precision, QuantRecipe recipe, Optimizer optimi
     // clipping (read 4), Adam (read grad, master, m, v; write master, m, v: 28), copy of
     // the master weights to 2-byte weights (read 4, write 2), zeroing the gradient buffer
     // (write 4); FP16 adds the loss-scale unscale + inf/nan check (read 4, write 4).
-    costs->optimizer_bytes_per_param = 4 + 28 + 6 + 4 + (precision == Precision::kFp16 ? 8 : 0);
+    costs->optimizer.bytes_per_param = 4 + 28 + 6 + 4 + (precision == Precision::kFp16 ? 8 : 0);
     // The same passes as launches: norm, Adam, copy, zeroing (+ unscale check in FP16).
-    costs->optimizer_passes = precision == Precision::kFp16 ? 5 : 4;
+    costs->optimizer.passes = precision == Precision::kFp16 ? 5 : 4;
     if (mixed == MixedPrecision::kBf16Grads) {
       // The gradient buffer and its reduction in the 16-bit type (Megatron-Core DDP:
       // main_grad in param dtype without grad_reduce_in_fp32). The optimizer casts its
@@ -144,41 +144,43 @@ void SetPrecisionBytes(Precision precision, QuantRecipe recipe, Optimizer optimi
       costs->grad_bytes_per_param = 2;
       costs->grad_reduce_bytes_per_param = 2;
       costs->fp32_main_grads = false;
-      costs->fp32_grad_copy_at_step = true;
-      costs->optimizer_bytes_per_param += kGradCastBytesPerParam - 2;
+      costs->optimizer.fp32_grad_copy_at_step = true;
+      costs->optimizer.bytes_per_param += kGradCastBytesPerParam - 2;
     }
   }
   if (optimizer == Optimizer::kSgdMomentum) {
     // One fp32 moment instead of two (PyTorch SGD momentum buffer): 4 bytes less state,
     // and the step reads and writes it once (8 bytes less traffic).
-    costs->optimizer_state_bytes_per_param -= 4;
-    costs->optimizer_bytes_per_param -= 8;
+    costs->optimizer.state_bytes_per_param -= 4;
+    costs->optimizer.bytes_per_param -= 8;
   }
   if (moments == Precision::kBf16 || moments == Precision::kFp16) {
     // Megatron-Core's precision-aware optimizer (optimizer_config.py exp_avg_dtype /
     // exp_avg_sq_dtype; Transformer Engine's FusedAdam): each moment 2 bytes, stored and
     // read and written so (8 bytes less state traffic a step).
-    costs->optimizer_state_bytes_per_param -= 4;
-    costs->optimizer_bytes_per_param -= 8;
+    costs->optimizer.state_bytes_per_param -= 4;
+    costs->optimizer.bytes_per_param -= 8;
     const bool master_in_optimizer = mixed != MixedPrecision::kFp32Params && precision != Precision::kFp32;
-    if (master_in_optimizer && precision == Precision::kBf16) {
-      // store_param_remainders (on by default): FusedAdam keeps the low 16 bits of each
-      // fp32 master weight beside the BF16 weight and writes both in its kernel (FP8 and
-      // FP16 runs keep a whole fp32 master: Megatron-Core manages it outside the kernel
-      // for FP8 recipes but delayed scaling, and the remainder needs BF16 weights). No
-      // separate copy to the 16-bit weights: 2 bytes less state, 6 less traffic, one pass.
-      costs->optimizer_state_bytes_per_param -= 2;
-      costs->optimizer_bytes_per_param -= 6;
-      costs->optimizer_passes -= 1;
-      if (costs->fp32_grad_copy_at_step) {
-        // 16-bit gradients go to the kernel as they are (DistributedOptimizer's
-        // decoupled_grad under use_precision_aware_optimizer_no_fp8_or_ds_fp8): no fp32
-        // copy at the step; the norm and Adam read 2 bytes each, not the copy's 4.
-        costs->fp32_grad_copy_at_step = false;
-        costs->optimizer_bytes_per_param -= kGradCastBytesPerParam + 4;
-      }
-    }
+    // (FP8 and FP16 runs keep a whole fp32 master: Megatron-Core manages it outside the
+    // kernel for FP8 recipes but delayed scaling, and the remainder needs BF16 weights.)
+    if (master_in_optimizer && precision == Precision::kBf16) StoreParamRemainders(&costs->optimizer);
   }
+}
+
+void StoreParamRemainders(OptimizerCosts* o) {
+  o->state_bytes_per_param -= 2;
+  o->bytes_per_param -= 6;
+  o->passes -= 1;
+  if (o->fp32_grad_copy_at_step) {
+    o->fp32_grad_copy_at_step = false;
+    o->bytes_per_param -= kGradCastBytesPerParam + 4;
+  }
+}
+
+OptimizerCosts OptimizerCostsOf(const ModelCosts& model, const ParallelConfig& c) {
+  OptimizerCosts o = model.optimizer;
+  if (model.precision_aware_by_default && c.zero_stage < 3) StoreParamRemainders(&o);
+  return o;
 }
 
 GradientBytes GradientBytesOf(const ModelCosts& model, const ParallelConfig& c) {
@@ -260,9 +262,14 @@ absl::StatusOr<ModelCosts> ComputeModelCosts(const Workload& workload, const Mod
     costs->host_copy_s_per_byte = hw.pcie_bytes_per_s() > 0 ? 1 / hw.pcie_bytes_per_s() : 0;
     costs->copy_overlap = hw.overlap_efficiency();
     IndexLayers(&*costs);
-    SetPrecisionBytes(workload.precision, ResolvedRecipe(workload, shape.framework), workload.optimizer,
-                      ResolvedMixedPrecision(workload, shape.framework), workload.optimizer_moments,
-                      hw.fp8_any_layout(), &*costs);
+    const MixedPrecision mixed = ResolvedMixedPrecision(workload, shape.framework);
+    SetPrecisionBytes(workload.precision, ResolvedRecipe(workload, shape.framework), workload.optimizer, mixed,
+                      workload.optimizer_moments, hw.fp8_any_layout(), &*costs);
+    costs->precision_aware_by_default = shape.framework == Framework::kNemo &&
+                                        workload.precision == Precision::kBf16 &&
+                                        workload.optimizer == Optimizer::kAdam &&
+                                        workload.optimizer_moments == Precision::kFp32 &&
+                                        mixed != MixedPrecision::kFp32Params;
     if (LowPrecisionLinears(workload.precision)) {
       const QuantRecipe recipe = ResolvedRecipe(workload, shape.framework);
       costs->quantised_gather_bytes_per_param = QuantisedBytesPerElement(recipe);

@@ -152,6 +152,26 @@ inline double HostPerKernelS(const ModelShape& shape, const Hardware& hw) {
   return shape.cuda_graphs ? hw.kernel_gap_s() : hw.kernel_overhead_s();
 }
 
+// One optimizer step over a shard, per parameter.
+struct OptimizerCosts {
+  double state_bytes_per_param = 0;  // held: master weights (or their remainders), moments
+  double bytes_per_param = 0;        // HBM traffic of one step
+  int passes = 0;                    // multi-tensor passes over the shard
+  // MixedPrecision::kBf16Grads: the step casts its shard of the 16-bit gradients to new
+  // fp32 tensors (4 bytes a parameter, alive through the step, when the activations are
+  // gone; kGradCast*).
+  bool fp32_grad_copy_at_step = false;
+};
+
+// Transformer Engine FusedAdam's store_param_remainders under Megatron-Core's
+// precision-aware optimizer, for BF16 weights with an fp32 master: it keeps the low 16 bits
+// of each master weight beside the BF16 weight and writes both in its kernel (no separate
+// copy to the 16-bit weights: 2 bytes less state, 6 less traffic, one pass less); 16-bit
+// main gradients go to the kernel as they are (DistributedOptimizer's decoupled_grad under
+// use_precision_aware_optimizer_no_fp8_or_ds_fp8): no fp32 copy at the step, the norm and
+// Adam read 2 bytes each, not the copy's 4.
+void StoreParamRemainders(OptimizerCosts* o);
+
 struct ModelCosts {
   std::vector<BlockCosts> layers;  // partitioned over pipeline stages, in order
   // The layers indexed for stage sums in O(1) whatever a stage's layer count (IndexLayers;
@@ -173,17 +193,14 @@ struct ModelCosts {
   double stage_embedding_copy_params = 0;
   double tokens_per_sample = 1;    // 0 for non-sequence workloads
   double model_flops_per_sample = 0;  // useful FLOPs for one sample, whole model, fwd+bwd
-  double optimizer_bytes_per_param = 0;  // HBM traffic of one optimizer step per param
   double weight_bytes_per_param = 0;
   double grad_bytes_per_param = 0;       // accumulation buffer
-  double optimizer_state_bytes_per_param = 0;
   double grad_reduce_bytes_per_param = 0;  // element size of the gradient all-reduce
   double param_gather_bytes_per_param = 0;
   // FP8 / FP4 linears: the quantised weight bytes ZeRO can gather instead of the 16-bit
   // ones (0 = none), and whether the framework does so unless told otherwise (WeightBytesOf).
   double quantised_gather_bytes_per_param = 0;
   bool quantised_gather_by_default = false;
-  int optimizer_passes = 0;  // multi-tensor passes of one optimizer step over the shard
   // MixedPrecision::kFp32Params: the step computes with 16-bit copies of the fp32 weights
   // (param_gather_bytes_per_param each, held from forward to backward: torch.autocast's
   // weight cache, or FSDP's gathered layers), and gradients exist only from backward to
@@ -193,10 +210,17 @@ struct ModelCosts {
   // optimizer): stacks that shard gradients may keep and reduce them in the 16-bit
   // compute dtype instead (GradientBytes).
   bool fp32_main_grads = false;
-  // MixedPrecision::kBf16Grads: the optimizer step casts its shard of the 16-bit
-  // gradients to new fp32 tensors (4 bytes a parameter, alive through the step, when the
-  // activations are gone; kGradCast*).
-  bool fp32_grad_copy_at_step = false;
+  // The optimizer step as the workload states it (OptimizerCostsOf: as a configuration
+  // runs it).
+  OptimizerCosts optimizer;
+  // NeMo's performance scripts turn on Megatron-Core's precision-aware optimizer for every
+  // BF16 Adam run, with the moments it is given (fp32 unless stated): NeMo 2's
+  // scripts/performance/helpers.py set_primary_perf_configs and Megatron-Bridge's
+  // scripts/performance/utils/overrides.py set_post_overrides (`if compute_dtype ==
+  // "bf16"`), which turns it off again under Megatron-FSDP ("cannot work with FSDP").
+  // Where the workload's moments are fp32 the remainders and decoupled gradients
+  // (StoreParamRemainders) apply by configuration (OptimizerCostsOf).
+  bool precision_aware_by_default = false;
   bool fp16 = false;  // the compute dtype is fp16 (else bf16 under 16-bit mixed precision)
   // The token dispatcher the MoE layers were costed with (ModelShape.weigh_deepep).
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
@@ -280,6 +304,11 @@ struct WeightBytes {
   double gathered = 0;
 };
 WeightBytes WeightBytesOf(const ModelCosts& model, const ParallelConfig& c);
+
+// The optimizer step `c` runs: the workload's (ModelCosts.optimizer), with NeMo's
+// precision-aware default (ModelCosts.precision_aware_by_default) where ZeRO stops short
+// of sharding parameters.
+OptimizerCosts OptimizerCostsOf(const ModelCosts& model, const ParallelConfig& c);
 bool QuantisedParamGather(const ModelCosts& model, const ParallelConfig& c);
 
 // Writes into `c` what it left to the framework and `model` resolved, so that plans and

@@ -216,6 +216,30 @@ TEST(Launcher, MegatronZero2AndVirtualStagesThatDoNotDivide) {
   EXPECT_NE(out.find("10 GPUs (2 nodes x 8)"), std::string::npos) << out;
 }
 
+// Planned under NeMo in BF16, Adam ran as NeMo's performance scripts run it: Megatron-Core's
+// precision-aware optimizer with fp32 moments (master remainders, decoupled gradients), so
+// the launchers that can run it say so and the NeMo 1.x YAML says it cannot; not under
+// ZeRO-3 (Megatron-Bridge turns it off under Megatron-FSDP), FP8, or another framework.
+TEST(Launcher, NemoBf16PlansRunThePrecisionAwareOptimizer) {
+  LaunchInput in = Gpt3();
+  in.framework = v1::FRAMEWORK_NEMO;
+  const std::string megatron = Emit("megatron", in);
+  EXPECT_NE(megatron.find("    --use-precision-aware-optimizer \\\n"), std::string::npos) << megatron;
+  EXPECT_EQ(megatron.find("--exp-avg-dtype"), std::string::npos) << megatron;
+  const std::string bridge = Emit("megatron-bridge", in);
+  EXPECT_TRUE(absl::StrContains(bridge, "optimizer.use_precision_aware_optimizer=true")) << bridge;
+  EXPECT_FALSE(absl::StrContains(bridge, "exp_avg_dtype")) << bridge;
+  EXPECT_TRUE(absl::StrContains(Emit("nemo", in), "precision-aware optimizer"));
+  LaunchInput fsdp = in;
+  fsdp.config.set_zero_stage(3);
+  EXPECT_FALSE(absl::StrContains(Emit("megatron", fsdp), "--use-precision-aware-optimizer"));
+  LaunchInput fp8 = in;
+  fp8.workload.set_precision(v1::PRECISION_FP8);
+  EXPECT_FALSE(absl::StrContains(Emit("megatron", fp8), "--use-precision-aware-optimizer"));
+  in.framework = v1::FRAMEWORK_MEGATRON;
+  EXPECT_FALSE(absl::StrContains(Emit("megatron", in), "--use-precision-aware-optimizer"));
+}
+
 // A Qwen3-style MoE run as the Megatron-MoE model zoo launches it: experts folded over
 // the TP ranks (expert-TP 1), DeepEP, the 1F1B all-to-all overlap, layernorm and moe_act
 // recompute, end stages one layer short, MXFP8, CPU offload of a layer — each emitted as
