@@ -31,7 +31,13 @@ What each row carries, and where it comes from in that commit:
   embedding on the first stage, MTP and loss on the last), or Megatron's
   account_for_embedding/loss_in_pipeline_split for Qwen3-235B and Llama 3.1 405B
   (recipes/qwen/qwen3_moe.py, recipes/llama/llama3.py) -- as the decoder layers the first
-  and the last pipeline rank hold over all their virtual stages.
+  and the last pipeline rank hold over all their virtual stages;
+- the optimizer's moments from the family's recipe (RECIPES): BF16 where every
+  cfg.optimizer.exp_avg(_sq)_dtype it sets is torch.bfloat16 beside
+  use_precision_aware_optimizer = True (DeepSeek-V3's), except under Megatron-FSDP, where
+  overrides.py's _set_megatron_fsdp_overrides turns the precision-aware optimizer off.
+  Kimi-K2's recipe trains with distributed Muon by default (optimizer_type="muon"), which
+  paraplan does not model: its rows are stated with Adam.
 """
 import dataclasses, json, re, subprocess, sys, types
 from dataclasses import dataclass
@@ -46,6 +52,16 @@ FAMILIES = {  # config-name prefix -> (preset, sequence length, layers, layout r
     'QWEN3_235B_A22B': ('qwen3-235b-a22b', 4096, 94, 'account'),
     'QWEN3_30B_A3B': ('qwen3-30b-a3b', 4096, 48, None),
     'GPT_OSS_120B': ('gpt-oss-120b', 4096, 36, None),
+}
+RECIPES = {  # config-name prefix -> the recipe module its *_llm_pretrain.py builds on
+    'LLAMA3_8B': 'src/megatron/bridge/recipes/llama/llama3.py',
+    'LLAMA3_70B': 'src/megatron/bridge/recipes/llama/llama3.py',
+    'LLAMA31_405B': 'src/megatron/bridge/recipes/llama/llama3.py',
+    'DEEPSEEK_V3': 'src/megatron/bridge/recipes/deepseek/deepseek_v3.py',
+    'KIMI_K2': 'src/megatron/bridge/recipes/kimi/kimi_k2.py',
+    'QWEN3_235B_A22B': 'src/megatron/bridge/recipes/qwen/qwen3_moe.py',
+    'QWEN3_30B_A3B': 'src/megatron/bridge/recipes/qwen/qwen3_moe.py',
+    'GPT_OSS_120B': 'src/megatron/bridge/recipes/gpt_oss/gpt_oss.py',
 }
 PROFILES = {'H100': 'dgx-h100-80gb', 'B200': 'dgx-b200-180gb', 'B300': 'dgx-b300-288gb',
             'GB200': 'gb200-nvl72', 'GB300': 'gb300-nvl72'}
@@ -123,7 +139,15 @@ def apply_layout(c, layout, pp, v, layers, layout_rule):
     return layout
 
 
-def config_of(name, b, family, dtype):
+def recipe_moments(text):
+    """'PRECISION_BF16' where the recipe turns the precision-aware optimizer on and every
+    moment dtype it sets is bfloat16; None otherwise (fp32 moments)."""
+    dtypes = re.findall(r'cfg\.optimizer\.exp_avg(?:_sq)?_dtype\s*=\s*torch\.(\w+)', text)
+    aware = re.search(r'use_precision_aware_optimizer\s*=\s*True', text)
+    return 'PRECISION_BF16' if aware and dtypes and set(dtypes) == {'bfloat16'} else None
+
+
+def config_of(name, b, family, dtype, moments=None):
     preset, seq, layers, layout_rule = FAMILIES[family]
     precision, recipe, fp8_gather = PRECISIONS[dtype]
     pp, v = b.pipeline_model_parallel_size, b.virtual_pipeline_model_parallel_size or 1
@@ -159,6 +183,8 @@ def config_of(name, b, family, dtype):
            'num_gpus': b.num_gpus, 'seq_length': seq, 'precision': precision, 'config': c}
     if recipe:
         row['quant_recipe'] = recipe
+    if moments and not b.use_megatron_fsdp:
+        row['optimizer_moments'] = moments
     if layout:
         row['pp_layout'] = layout
     return row
@@ -177,6 +203,10 @@ def main():
     sys.modules['utils.utils'] = utils
     token = re.compile(r'^(%s)_PRETRAIN_CONFIG_(%s)_(%s)(_V\d+|_LARGE_SCALE)?$' % (
         '|'.join(FAMILIES), '|'.join(PROFILES), '|'.join(PRECISIONS)))
+    moments = {}
+    for family, path in RECIPES.items():
+        moments[family] = recipe_moments(subprocess.check_output(
+            ['git', '-C', git_dir, 'show', '%s:%s' % (commit, path)], text=True))
     rows = []
     for f in sorted(files):
         ns = {}
@@ -184,7 +214,7 @@ def main():
         for name, value in ns.items():
             m = token.match(name)
             if m and isinstance(value, WorkloadBaseConfig):
-                row = config_of(name, value, m.group(1), m.group(3))
+                row = config_of(name, value, m.group(1), m.group(3), moments[m.group(1)])
                 row['source'] = 'NVIDIA-NeMo/Megatron-Bridge %s %s' % (commit[:10], f)
                 rows.append(row)
     for row in sorted(rows, key=lambda r: r['id']):
