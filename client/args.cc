@@ -43,13 +43,14 @@ std::set<std::string> SingleConfigOptions(std::set<std::string> more) {
 
 // Switches of one configuration (estimate, compare, simulate).
 std::set<std::string> SingleConfigFlags() {
-  return {"cuda-graphs", "tp-comm-overlap", "moe-a2a-overlap", "fp8-param-gather"};
+  return {"cuda-graphs", "tp-comm-overlap", "no-tp-comm-overlap", "moe-a2a-overlap", "fp8-param-gather"};
 }
 
 constexpr char kConfigFlagsUsage[] =
     "     --tp N  --pp N  --dp N  --cp N  --ep N  --vpp N  --mbs N  --global-batch B  --zero 0-3\n"
     "     --recompute none|selective|full  --schedule 1f1b|gpipe|interleaved|zero-bubble\n"
-    "     --sp on|off  --flash on|off  --overlap-grad-reduce on|off  --cuda-graphs  --tp-comm-overlap\n"
+    "     --sp on|off  --flash on|off  --overlap-grad-reduce on|off  --cuda-graphs\n"
+    "     --tp-comm-overlap | --no-tp-comm-overlap (default: the framework's; nemo: dense models at TP > 1)\n"
     "     --dp-algorithm / --tp-algorithm auto|ring|tree|halving-doubling|hierarchical|torus-2d|\n"
     "       topo-halving-doubling  --placement packed|scattered\n"
     "     --recompute-modules core_attn,mlp,moe,moe_act,layernorm,mla_up_proj,shared_experts\n"
@@ -136,7 +137,7 @@ std::vector<CommandSpec> PlanningCommands() {
      0,
      ConfigOptions({"profile", "workload", "model", "gpus", "top", "objective", "max-tp", "max-pp", "max-cp",
                     "max-mbs", "headroom", "emit", "report", "set", "framework"}),
-     {"allow-offload", "cuda-graphs", "tp-comm-overlap", "moe-a2a-overlap", "what-if"},
+     {"allow-offload", "cuda-graphs", "tp-comm-overlap", "no-tp-comm-overlap", "moe-a2a-overlap", "what-if"},
      "paraplan plan --profile NAME (--workload FILE | --model PRESET) --gpus N[,N...] --global-batch B\n"
      "     [--top K] [--objective time|time@pNN|cost|energy] [--set PATH=VALUE ...]\n"
      "  Searches every way to split the training and ranks what fits (exit 1 when nothing\n"
@@ -153,7 +154,8 @@ std::vector<CommandSpec> PlanningCommands() {
      "     --headroom F (share of GPU memory to keep free)  --allow-offload\n"
      "  The framework the job runs in (every plan uses them): --cuda-graphs (kernels\n"
      "  replayed from CUDA graphs: no host launch cost)  --tp-comm-overlap (TP collectives\n"
-     "  overlapped with GEMMs, Transformer Engine userbuffers)  --moe-a2a-overlap (the MoE\n"
+     "  overlapped with GEMMs, Transformer Engine userbuffers; --no-tp-comm-overlap: never;\n"
+     "  default: the framework's, under nemo on for dense models at TP > 1)  --moe-a2a-overlap (the MoE\n"
      "  all-to-all beside another micro-batch, where Megatron-Core runs it)  --dp-algorithm /\n"
      "  --tp-algorithm NAME (pin a collective algorithm; default: the cheapest per call)\n"
      "  --placement packed|scattered (where the scheduler puts the job's nodes)\n"
@@ -265,7 +267,7 @@ constexpr char kGlobal[] =
 // Flags that take no value, whatever the command.
 bool IsBoolean(const std::string& key) {
   return key == "help" || key == "version" || key == "allow-offload" || key == "cuda-graphs" ||
-         key == "tp-comm-overlap" || key == "moe-a2a-overlap" || key == "fp8-param-gather" || key == "dry-run" ||
+         key == "tp-comm-overlap" || key == "no-tp-comm-overlap" || key == "moe-a2a-overlap" || key == "fp8-param-gather" || key == "dry-run" ||
          key == "new-version" || key == "what-if" || key == "no-wait";
 }
 

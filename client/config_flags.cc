@@ -131,6 +131,16 @@ absl::Status NetworkChoices(const Args& a, int values[3]) {
   return absl::OkStatus();
 }
 
+// --tp-comm-overlap / --no-tp-comm-overlap into `m`'s tp_comm_overlap (a ParallelConfig or
+// PlanConstraints); neither leaves it to the framework's default.
+template <typename Message>
+absl::Status TpCommOverlapFlag(const Args& a, Message* m) {
+  const bool on = a.flags.count("tp-comm-overlap") > 0, off = a.flags.count("no-tp-comm-overlap") > 0;
+  if (on && off) return Bad("tp-comm-overlap", "give --tp-comm-overlap or --no-tp-comm-overlap, not both");
+  if (on || off) m->set_tp_comm_overlap(on);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status FrameworkFlag(const Args& a, v1::Framework* out) {
@@ -161,7 +171,8 @@ bool HasConfigFlags(const Args& a) {
   }
   return a.Has("recompute") || a.Has("schedule") || a.Has("moe-dispatcher") || a.Has("recompute-modules") ||
          a.Has("offload-modules") || a.flags.count("cuda-graphs") > 0 ||
-         a.flags.count("tp-comm-overlap") > 0 || a.flags.count("moe-a2a-overlap") > 0 ||
+         a.flags.count("tp-comm-overlap") > 0 || a.flags.count("no-tp-comm-overlap") > 0 ||
+         a.flags.count("moe-a2a-overlap") > 0 ||
          a.flags.count("fp8-param-gather") > 0;
 }
 
@@ -223,7 +234,7 @@ absl::Status ApplyConfigFlags(const Args& a, v1::ParallelConfig* c) {
     c->set_pipeline_schedule(p);
   }
   if (a.flags.count("cuda-graphs")) c->set_cuda_graphs(true);
-  if (a.flags.count("tp-comm-overlap")) c->set_tp_comm_overlap(true);
+  if (absl::Status s = TpCommOverlapFlag(a, c); !s.ok()) return s;
   int net[3];
   if (absl::Status s = NetworkChoices(a, net); !s.ok()) return s;
   if (net[0] >= 0) c->set_dp_algorithm(static_cast<v1::CollectiveAlgorithm>(net[0]));
@@ -289,7 +300,7 @@ absl::Status ApplyConstraintFlags(const Args& a, v1::PlanConstraints* k) {
   k->set_memory_headroom_ratio(headroom);
   k->set_allow_offload(a.flags.count("allow-offload") > 0);
   k->set_cuda_graphs(a.flags.count("cuda-graphs") > 0);
-  k->set_tp_comm_overlap(a.flags.count("tp-comm-overlap") > 0);
+  if (absl::Status s = TpCommOverlapFlag(a, k); !s.ok()) return s;
   k->set_moe_a2a_overlap(a.flags.count("moe-a2a-overlap") > 0);
   int net[3];
   if (absl::Status s = NetworkChoices(a, net); !s.ok()) return s;

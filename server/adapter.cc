@@ -272,7 +272,7 @@ absl::StatusOr<ParallelConfig> FromProto(const v1::ParallelConfig& c) {
   out.channel_parallel = c.channel_parallel();
   out.flash_attention = c.flash_attention();
   out.cuda_graphs = c.cuda_graphs();
-  out.tp_comm_overlap = c.tp_comm_overlap();
+  if (c.has_tp_comm_overlap()) out.tp_comm_overlap = c.tp_comm_overlap();
   out.spatial_layers = c.spatial_layers();
   out.spatial_axes = c.spatial_axes();
   if (absl::Status st = NetworkChoicesFromProto("config.", c.dp_algorithm(), c.tp_algorithm(), c.placement(),
@@ -344,7 +344,7 @@ absl::StatusOr<PlanRequest> FromProto(const v1::PlanRequest& r, const Workload& 
   c.memory_headroom_ratio = k.memory_headroom_ratio();
   c.allow_offload = k.allow_offload();
   c.cuda_graphs = k.cuda_graphs();
-  c.tp_comm_overlap = k.tp_comm_overlap();
+  if (k.has_tp_comm_overlap()) c.tp_comm_overlap = k.tp_comm_overlap();
   c.moe_a2a_overlap = k.moe_a2a_overlap();
   if (absl::Status st = NetworkChoicesFromProto("constraints.", k.dp_algorithm(), k.tp_algorithm(), k.placement(),
                                                 &c.dp_algorithm, &c.tp_algorithm, &c.placement);
@@ -485,7 +485,7 @@ v1::ParallelConfig ToProto(const ParallelConfig& c) {
   out.set_channel_parallel(c.channel_parallel);
   out.set_flash_attention(c.flash_attention);
   out.set_cuda_graphs(c.cuda_graphs);
-  out.set_tp_comm_overlap(c.tp_comm_overlap);
+  if (c.tp_comm_overlap.has_value()) out.set_tp_comm_overlap(*c.tp_comm_overlap);
   out.set_spatial_layers(c.spatial_layers);
   out.set_spatial_axes(c.spatial_axes);
   out.set_dp_algorithm(AlgorithmToProto(c.dp_algorithm));

@@ -176,7 +176,7 @@ std::string ParallelConfig::ShortString() const {
   if (zero_stage > 0) absl::StrAppend(&s, " zero", zero_stage);
   if (flash_attention) absl::StrAppend(&s, " flash");
   if (cuda_graphs) absl::StrAppend(&s, " cuda-graphs");
-  if (tp_comm_overlap) absl::StrAppend(&s, " tp-comm-overlap");
+  if (tp_comm_overlap.value_or(false)) absl::StrAppend(&s, " tp-comm-overlap");
   if (pipeline_parallel > 1) absl::StrAppend(&s, " ", ScheduleName(pipeline_schedule));
   if (overlap_grad_reduce) absl::StrAppend(&s, " overlap-grad");
   if (overlap_param_gather) absl::StrAppend(&s, " overlap-param");

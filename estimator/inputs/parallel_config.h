@@ -127,8 +127,10 @@ struct ParallelConfig {
   // per-kernel launch cost mostly disappears.
   bool cuda_graphs = false;
   // Tensor-parallel collectives overlapped with the neighbouring GEMMs (Transformer
-  // Engine userbuffers); otherwise the forward TP collectives are exposed.
-  bool tp_comm_overlap = false;
+  // Engine userbuffers); otherwise the forward TP collectives are exposed. Unset: the
+  // framework's default (workloads/model_costs.h ResolvedTpCommOverlap), off where nothing
+  // resolves it.
+  std::optional<bool> tp_comm_overlap;
   CollectiveAlgorithm dp_algorithm = CollectiveAlgorithm::kAuto;
   RankOrder rank_order = RankOrder::kTpCpEpDpPp;
   // The framework whose implementation the costs follow where frameworks differ (set from

@@ -78,10 +78,10 @@ void AddTensorParallel(const LayerScope& s, const ParallelConfig& c, Builder* b)
   const double bytes = s.T * static_cast<double>(s.spec.hidden_size) * s.p;
   const double calls = (4 + (c.recompute == Recompute::kFull ? 2 : 0)) * s.layers * s.m;
   if (c.sequence_parallel && s.t > 1) {
-    b->Add("tp", CollectiveKind::kAllGather, tp, bytes, calls, c.tp_comm_overlap);
-    b->Add("tp", CollectiveKind::kReduceScatter, tp, bytes, calls, c.tp_comm_overlap);
+    b->Add("tp", CollectiveKind::kAllGather, tp, bytes, calls, c.tp_comm_overlap.value_or(false));
+    b->Add("tp", CollectiveKind::kReduceScatter, tp, bytes, calls, c.tp_comm_overlap.value_or(false));
   } else {
-    b->Add("tp", CollectiveKind::kAllReduce, tp, bytes, calls, c.tp_comm_overlap, c.tp_algorithm);
+    b->Add("tp", CollectiveKind::kAllReduce, tp, bytes, calls, c.tp_comm_overlap.value_or(false), c.tp_algorithm);
   }
 }
 

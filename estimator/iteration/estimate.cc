@@ -238,13 +238,23 @@ absl::Status CheckFinite(const Estimate& e) {
   return absl::OkStatus();
 }
 
+namespace {
+// The configuration as the estimate runs it: normalised, the framework's defaults resolved
+// (an estimate answers what it costed).
+ParallelConfig RunConfig(const Workload& workload, const ParallelConfig& config) {
+  ParallelConfig c = config.Normalized();
+  c.tp_comm_overlap = ResolvedTpCommOverlap(workload, c);
+  return c;
+}
+}  // namespace
+
 absl::StatusOr<Estimate> EstimateIteration(const Workload& workload, const ParallelConfig& config,
                                            const SystemProfile& profile) {
   if (absl::Status s = ValidateWorkload(workload); !s.ok()) return s;
   if (absl::Status s = ValidateProfile(profile); !s.ok()) return s;
   if (absl::Status s = ValidateWorkloadOnProfile(workload, profile); !s.ok()) return s;
   if (absl::Status s = ValidateConfig(workload, config); !s.ok()) return s;
-  const ParallelConfig c = config.Normalized();
+  const ParallelConfig c = RunConfig(workload, config);
   const Hardware hw(profile, workload.precision, c.NumGpus());
   const Collectives coll(hw, JobLayout(c.NumGpus(), profile.gpus_per_node, profile.num_nodes, c.placement));
   absl::StatusOr<Assembled> a = AssembleValidated(workload, c, profile, hw, coll);
@@ -258,7 +268,7 @@ absl::StatusOr<Estimate> EstimateIteration(const Workload& workload, const Paral
 
 absl::StatusOr<double> IterationTimeOfValidated(const Workload& workload, const ParallelConfig& config,
                                                 const SystemProfile& profile) {
-  const ParallelConfig c = config.Normalized();
+  const ParallelConfig c = RunConfig(workload, config);
   const Hardware hw(profile, workload.precision, c.NumGpus());
   const Collectives coll(hw, JobLayout(c.NumGpus(), profile.gpus_per_node, profile.num_nodes, c.placement));
   absl::StatusOr<Assembled> a = AssembleValidated(workload, c, profile, hw, coll);

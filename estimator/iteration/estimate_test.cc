@@ -411,6 +411,43 @@ TEST(Estimate, TorchtitanRunsWithExpandableSegments) {
   EXPECT_NEAR(megatron->memory.overhead_bytes, 1.5 * (1 << 30) + 0.07 * used_m, 1);
 }
 
+// NeMo's performance scripts overlap TP collectives with the GEMMs on dense models at TP > 1
+// (not under NVFP4; not on the MoE models they ship): unstated, an estimate under NeMo runs
+// and answers it; stated, or under another framework, as given.
+TEST(Estimate, NemoOverlapsTensorParallelCollectivesOnDenseModels) {
+  ParallelConfig c = testing::Config(4, 1, 2, 1, 8);
+  c.sequence_parallel = true;
+  c.flash_attention = true;
+  c.zero_stage = 1;
+  c.framework = Framework::kNemo;
+  auto overlap = [&](const Workload& w, const ParallelConfig& cfg, const char* profile = "dgx-h100-80gb") {
+    absl::StatusOr<Estimate> e = EstimateIteration(w, cfg, Profile(profile));
+    EXPECT_TRUE(e.ok()) << e.status();
+    return e.ok() && e->config.tp_comm_overlap.value_or(false);
+  };
+  absl::StatusOr<Estimate> nemo = EstimateIteration(Model("llama3-8b"), c, Profile("dgx-h100-80gb"));
+  ASSERT_TRUE(nemo.ok());
+  EXPECT_TRUE(nemo->config.tp_comm_overlap.value_or(false));
+  ParallelConfig stated = c;
+  stated.tp_comm_overlap = false;
+  absl::StatusOr<Estimate> off = EstimateIteration(Model("llama3-8b"), stated, Profile("dgx-h100-80gb"));
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->config.tp_comm_overlap.value_or(true));
+  EXPECT_LT(nemo->time.tp_comm_s, off->time.tp_comm_s);
+  Workload fp4 = Model("llama3-8b");
+  fp4.precision = Precision::kFp4;
+  EXPECT_FALSE(overlap(fp4, c, "dgx-b200-180gb"));
+  fp4.precision = Precision::kFp8;
+  EXPECT_TRUE(overlap(fp4, c, "dgx-b200-180gb"));
+  EXPECT_FALSE(overlap(Model("mixtral-8x7b"), c));
+  ParallelConfig megatron = c;
+  megatron.framework = Framework::kMegatron;
+  EXPECT_FALSE(overlap(Model("llama3-8b"), megatron));
+  ParallelConfig no_sp = c;
+  no_sp.sequence_parallel = false;
+  EXPECT_FALSE(overlap(Model("llama3-8b"), no_sp));
+}
+
 // Context parallelism's ring attention exists over fused kernels only (Megatron-Core's
 // unfused DotProductAttention refuses it): a request without flash_attention is priced
 // with it, answers flash_attention true and says so. Where the unfused core was priced,

@@ -261,19 +261,26 @@ TEST(MachineProperties, MoreMemoryChangesNoTimeAndNoByte) {
 // GEMMs beside them, replaying kernels from CUDA graphs, pairing micro-batches to hide
 // the expert all-to-all. Graphs shorten the host's
 // stretches, which exposed loaders and collectives share (InputAndCommBothExposed): there,
-// and only there, they may lengthen an iteration.
+// and only there, they may lengthen an iteration. Transformer Engine's TP overlap runs its
+// reduce-scatter on 16 SMs beside the row linear's GEMM, which runs on the rest: where
+// little communication was exposed it may cost up to that share of the compute.
 TEST(MachineProperties, OverlapAndGraphsNeverSlower) {
   struct Switch {
     std::string name;
     std::function<bool(ParallelConfig*)> on;  // false: already on
     bool shortens_host = false;
+    std::function<void(ParallelConfig*)> off = nullptr;  // states the baseline's off, where unset is not
+    bool takes_sms = false;  // may cost 16 / (SMs - 16) of the compute (TE's pipelined reduce-scatter)
   };
   const std::vector<Switch> switches = {
       {"overlap_grad_reduce",
        [](ParallelConfig* c) { return !c->overlap_grad_reduce && (c->overlap_grad_reduce = true); }},
       {"overlap_param_gather",
        [](ParallelConfig* c) { return !c->overlap_param_gather && (c->overlap_param_gather = true); }},
-      {"tp_comm_overlap", [](ParallelConfig* c) { return !c->tp_comm_overlap && (c->tp_comm_overlap = true); }},
+      // (Off is stated: unset, NeMo's default turns it on for dense models.)
+      {"tp_comm_overlap",
+       [](ParallelConfig* c) { return !c->tp_comm_overlap.value_or(false) && (c->tp_comm_overlap = true).has_value(); },
+       false, [](ParallelConfig* c) { c->tp_comm_overlap = false; }, true},
       {"cuda_graphs", [](ParallelConfig* c) { return !c->cuda_graphs && (c->cuda_graphs = true); }, true},
       {"moe_a2a_overlap",
        [](ParallelConfig* c) { return c->expert_parallel > 1 && !c->moe_a2a_overlap && (c->moe_a2a_overlap = true); }},
@@ -281,13 +288,16 @@ TEST(MachineProperties, OverlapAndGraphsNeverSlower) {
   for (const Switch& sw : switches) {
     int pairs = 0;
     ForEachCase([&](Case& x) {
-      ParallelConfig with = x.config;
+      ParallelConfig without = x.config, with = x.config;
       if (!sw.on(&with)) return;
-      auto a = EstimateIteration(x.workload, x.config, x.profile);
+      if (sw.off) sw.off(&without);
+      auto a = EstimateIteration(x.workload, without, x.profile);
       auto b = EstimateIteration(x.workload, with, x.profile);
       if (!a.ok() || !b.ok()) return;  // a switch the framework or the setting does not take
       if (sw.shortens_host && InputAndCommBothExposed(*a)) return;
-      EXPECT_LE(b->iteration_time_s, a->iteration_time_s * (1 + kTolerance))
+      const double sms = x.profile.accelerator.sm_count;
+      const double slack = sw.takes_sms && sms > 32 ? 16 / (sms - 16) * a->time.compute_s : 0;
+      EXPECT_LE(b->iteration_time_s, a->iteration_time_s * (1 + kTolerance) + slack)
           << sw.name << ": " << x.what << "\n  off " << a->iteration_time_s << " s, on " << b->iteration_time_s
           << " s" << Breakdowns(*a, *b);
       ++pairs;

@@ -25,7 +25,7 @@ auto ConfigTuple(const ParallelConfig& c) {
                          c.moe_a2a_overlap, c.first_pipeline_stage_layers, c.last_pipeline_stage_layers,
                          c.global_batch_size, c.recompute_modules, c.cpu_offload_layers, c.offload_modules,
                          c.fp8_param_gather.has_value() ? int{*c.fp8_param_gather} : -1, c.spatial_layers,
-                         c.spatial_axes, c.cuda_graphs, c.tp_comm_overlap, static_cast<int>(c.dp_algorithm),
+                         c.spatial_axes, c.cuda_graphs, c.tp_comm_overlap.value_or(false), static_cast<int>(c.dp_algorithm),
                          static_cast<int>(c.tp_algorithm), static_cast<int>(c.placement),
                          static_cast<int>(c.framework));
 }

@@ -241,6 +241,7 @@ bool TryExpertOffload(const SearchSpace& space, ParallelConfig c, const WorkerSt
 void SearchShape(const SearchSpace& space, int gpus, int global_batch, const Shape& shape, WorkerState* st) {
   const PlanRequest& req = *space.request;
   ParallelConfig c = ShapeConfig(req.constraints, shape, global_batch);
+  c.tp_comm_overlap = ResolvedTpCommOverlap(req.workload, c);
   // The per-layer costs depend only on the shape's part of the configuration.
   ModelShape ms = ModelShape::Of(c);
   ms.weigh_deepep = shape.weigh_deepep;

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -43,7 +44,7 @@ struct PlanConstraints {
   Flag overlap_grad_reduce = Flag::kAny;
   // Properties of the user's framework, not searched: every plan uses them as given.
   bool cuda_graphs = false;
-  bool tp_comm_overlap = false;
+  std::optional<bool> tp_comm_overlap;  // unset: the framework's default (ResolvedTpCommOverlap)
   // Megatron-Core's all-to-all overlap in every plan where it runs (EP > 1, no full
   // recompute, virtual stages under a pipeline; ValidateA2aOverlap).
   bool moe_a2a_overlap = false;

@@ -219,7 +219,7 @@ ParallelConfig ShapeConfig(const PlanConstraints& k, const Shape& shape, int glo
   c.sequence_parallel = shape.sp;
   c.flash_attention = shape.flash;
   c.cuda_graphs = k.cuda_graphs;
-  c.tp_comm_overlap = k.tp_comm_overlap && shape.tp > 1;
+  if (k.tp_comm_overlap.has_value()) c.tp_comm_overlap = *k.tp_comm_overlap && shape.tp > 1;
   c.moe_a2a_overlap = k.moe_a2a_overlap && shape.ep > 1 && shape.recompute != Recompute::kFull;
   c.spatial_parallel = shape.spatial;
   c.filter_parallel = shape.filter;

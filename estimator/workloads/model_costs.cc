@@ -24,6 +24,12 @@ MixedPrecision ResolvedMixedPrecision(const Workload& w, Framework f) {
   return MixedPrecision::kMasterInOptimizer;
 }
 
+bool ResolvedTpCommOverlap(const Workload& w, const ParallelConfig& c) {
+  if (c.tp_comm_overlap.has_value()) return *c.tp_comm_overlap;
+  return c.framework == Framework::kNemo && c.tensor_parallel > 1 && c.sequence_parallel &&
+         w.kind == Workload::Kind::kTransformer && !w.transformer.is_moe() && w.precision != Precision::kFp4;
+}
+
 QuantRecipe ResolvedRecipe(const Workload& w, Framework f) {
   if (w.quant_recipe == QuantRecipe::kDefault && w.precision == Precision::kFp8 && f == Framework::kTorchtitan) {
     return QuantRecipe::kCurrentScaling;
@@ -51,7 +57,7 @@ ModelShape ModelShape::Of(const ParallelConfig& c) {
   s.sequence_parallel = c.sequence_parallel && c.tensor_parallel > 1;
   s.flash_attention = RunsFusedAttention(c);
   s.cuda_graphs = c.cuda_graphs;
-  s.tp_comm_overlap = c.tp_comm_overlap && c.tensor_parallel > 1;
+  s.tp_comm_overlap = c.tp_comm_overlap.value_or(false) && c.tensor_parallel > 1;
   s.tp_algorithm = c.tp_algorithm;
   s.framework = c.framework;
   return s;

@@ -32,6 +32,17 @@ namespace paraplan {
 // (torchao's tensorwise recipe: current scaling); Transformer Engine's default is
 // delayed scaling.
 MixedPrecision ResolvedMixedPrecision(const Workload& w, Framework f);
+
+// Whether `c` overlaps its tensor-parallel collectives with the GEMMs: as stated, else the
+// framework's default. NeMo's performance scripts run Transformer Engine's userbuffer
+// overlap on every dense model at TP > 1 (Megatron-Bridge's Llama 3 / 3.1 recipes,
+// recipes/llama/llama3.py CommOverlapConfig(tp_comm_overlap=True), and
+// scripts/performance/configs/llama/*_llm_pretrain.py), but under NVFP4 ("tp_comm_overlap =
+// False if precision == 'nvfp4'"); every MoE configuration they ship at TP > 1 runs without
+// it (DeepSeek-V3's and Kimi-K2's recipes, Qwen3-235B-A22B's H100 script). Megatron-LM,
+// DeepSpeed, torchtitan (async TP) and PyTorch FSDP leave it off. Needs sequence
+// parallelism, as Transformer Engine's overlap does.
+bool ResolvedTpCommOverlap(const Workload& w, const ParallelConfig& c);
 QuantRecipe ResolvedRecipe(const Workload& w, Framework f);
 
 struct ModelShape {

@@ -76,6 +76,7 @@ void Linear(const Hardware& hw, const Dims& x, double m, double n, double k, dou
     part->first_wgrad_s = wgrad;
     part->first_dgrad_s = dgrad;
   }
+  part->last_fwd_s = fwd;
   part->matmul_fwd_s += fwd;
   part->matmul_bwd_s += dgrad + wgrad;
   part->wgrad_s += wgrad;

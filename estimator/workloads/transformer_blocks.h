@@ -94,6 +94,7 @@ struct Part {
   double flops_fwd = 0;
   double first_wgrad_s = 0;  // weight-gradient GEMM of the block's first linear
   double first_dgrad_s = 0;  // data-gradient GEMM of the block's first linear
+  double last_fwd_s = 0;     // forward GEMM of the block's last linear
 };
 
 // A linear layer: m tokens x k inputs -> n outputs, `batch` independent GEMMs. Backward

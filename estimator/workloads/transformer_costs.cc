@@ -57,13 +57,25 @@ struct LayerContext {
 // of the input gradient overlapped with the weight-gradient GEMM (Korthikanti et al.
 // 2022, sec. 4.2.2).
 // With tp_comm_overlap (Transformer Engine userbuffers) the forward collectives are split
-// into chunks pipelined with the adjacent GEMM, hidden as far as it lasts.
+// into chunks pipelined with the adjacent GEMM, hidden as far as it lasts; the
+// reduce-scatter after the row linear runs as a kernel on kUbPipelineSms of the GPU's SMs
+// beside that GEMM, which runs on the rest (TE's "pipeline" method with set_sm_margin), so
+// the row linear's forward takes SMs / (SMs - kUbPipelineSms) of its time.
 struct TpExposure {
   double fwd_s = 0, bwd_s = 0, calls_fwd = 0, calls_bwd = 0;
 };
+// Transformer Engine's default for its pipelined reduce-scatter overlap (module/base.py
+// initialize_ub get_default_config: "num_sm": 16 for the "pipeline" method of proj_fprop
+// and fc2_fprop; Megatron-Bridge's tuned H100 configurations give them 16-24).
+constexpr double kUbPipelineSms = 16;
+
 TpExposure TensorParallelExposure(const LayerContext& L, const Dims& x, const Part& attn, const Part& mlp) {
   TpExposure out;
   if (x.t <= 1) return out;
+  const double sms = L.hw.sm_count();
+  const double sm_tax = L.shape.tp_comm_overlap && x.sp && sms > 2 * kUbPipelineSms
+                            ? kUbPipelineSms / (sms - kUbPipelineSms)
+                            : 0;
   const Part* subs[2] = {&attn, &mlp};
   for (const Part* q : subs) {
     const double w = q->first_wgrad_s, dg = q->first_dgrad_s, f = q->matmul_fwd_s;
@@ -71,7 +83,7 @@ TpExposure TensorParallelExposure(const LayerContext& L, const Dims& x, const Pa
       return L.shape.tp_comm_overlap ? std::max(0.0, comm - L.ovl * 0.5 * f) : comm;
     };
     if (x.sp) {
-      out.fwd_s += fwd_exposed(L.tpc.all_gather_s) + fwd_exposed(L.tpc.reduce_scatter_s);
+      out.fwd_s += fwd_exposed(L.tpc.all_gather_s) + fwd_exposed(L.tpc.reduce_scatter_s) + sm_tax * q->last_fwd_s;
       out.bwd_s += (L.shape.tp_comm_overlap ? std::max(0.0, L.tpc.all_gather_s - L.ovl * dg) : L.tpc.all_gather_s) +
                    std::max(0.0, L.tpc.all_gather_s - L.ovl * dg) + std::max(0.0, L.tpc.reduce_scatter_s - L.ovl * w);
       out.calls_fwd += 2;

@@ -430,6 +430,37 @@ TEST(TransformerCosts, TensorParallelismAddsCommunication) {
   EXPECT_LT(t8->layers[0].fwd_s, t1->layers[0].fwd_s / 4);
 }
 
+// Transformer Engine's TP overlap runs the reduce-scatter after each row linear as a
+// kernel on 16 SMs beside that GEMM (initialize_ub's "pipeline" default), so the attention
+// projection's and fc2's forward GEMMs run on the other SMs: with a link so fast that no
+// collective is exposed, Llama 3 70B at TP 4 (SP, micro-batch 1, 8,192 tokens) pays
+// 16 / (108 - 16) of those two GEMMs a layer forward on an A100: proj 8,192 x 8,192 x
+// 8,192 / 4, fc2 8,192 x 8,192 x 28,672 / 4.
+TEST(TransformerCosts, TpOverlapTakesSmsFromTheRowLinear) {
+  SystemProfile p = Profile("dgx-a100-80gb");
+  for (NetworkLevel& l : p.network_levels) {
+    l.bandwidth_gbytes_per_s *= 1e6;
+    l.latency_us = 0;
+  }
+  p.calibration.collective_overhead_us = 1e-6;
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives coll(hw);
+  ParallelConfig c = testing::Config(4, 1, 1, 1, 1);
+  c.sequence_parallel = true;
+  c.flash_attention = true;
+  Workload w = Model("llama3-70b");
+  w.transformer.seq_length = 8192;
+  absl::StatusOr<ModelCosts> off = ComputeModelCosts(w, ModelShape::Of(c.Normalized()), hw, coll);
+  c.tp_comm_overlap = true;
+  absl::StatusOr<ModelCosts> on = ComputeModelCosts(w, ModelShape::Of(c.Normalized()), hw, coll);
+  ASSERT_TRUE(off.ok() && on.ok());
+  EXPECT_NEAR(off->layers[0].tp_fwd_s, 0, 1e-7);
+  const double gemms = hw.GroupedMatmulTime(8192, 8192, 8192 / 4, 1, 2, false, 2) +
+                       hw.GroupedMatmulTime(8192, 8192, 28672 / 4, 1, 2, false, 2);
+  EXPECT_NEAR(on->layers[0].tp_fwd_s, 16.0 / (108 - 16) * gemms, 1e-3 * gemms);
+  EXPECT_EQ(on->layers[0].fwd_s, off->layers[0].fwd_s);
+}
+
 TEST(TransformerCosts, FlashAttentionStoresNoScores) {
   ParallelConfig c = testing::Config(8, 1, 1, 1, 1);
   ParallelConfig f = c;

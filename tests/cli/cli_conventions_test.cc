@@ -290,6 +290,24 @@ TEST(ConfigFlags, UnsaidSettingsAreThePlans) {
   EXPECT_FALSE(file.flash_attention() || file.sequence_parallel() || file.overlap_grad_reduce()) << file.DebugString();
 }
 
+// --tp-comm-overlap / --no-tp-comm-overlap state it (both ways, in a configuration and in
+// the plan's constraints); neither leaves it unset, for the framework's default.
+TEST(ConfigFlags, TpCommOverlapIsStatedOrLeftToTheFramework) {
+  v1::ParallelConfig c;
+  ASSERT_TRUE(ApplyConfigFlags(WithOptions({{"tp", "4"}}), &c).ok());
+  EXPECT_FALSE(c.has_tp_comm_overlap());
+  ASSERT_TRUE(ApplyConfigFlags(WithOptions({{"tp", "4"}}, {"no-tp-comm-overlap"}), &c).ok());
+  EXPECT_TRUE(c.has_tp_comm_overlap() && !c.tp_comm_overlap());
+  EXPECT_TRUE(HasConfigFlags(WithOptions({}, {"no-tp-comm-overlap"})));
+  v1::PlanConstraints k;
+  ASSERT_TRUE(ApplyConstraintFlags(WithOptions({{"tp", "4"}}), &k).ok());
+  EXPECT_FALSE(k.has_tp_comm_overlap());
+  ASSERT_TRUE(ApplyConstraintFlags(WithOptions({{"tp", "4"}}, {"tp-comm-overlap"}), &k).ok());
+  EXPECT_TRUE(k.has_tp_comm_overlap() && k.tp_comm_overlap());
+  EXPECT_EQ(ApplyConfigFlags(WithOptions({}, {"tp-comm-overlap", "no-tp-comm-overlap"}), &c).message(),
+            "--tp-comm-overlap: give --tp-comm-overlap or --no-tp-comm-overlap, not both");
+}
+
 TEST(ConfigFlags, ErrorsNameTheFlag) {
   v1::ParallelConfig c;
   EXPECT_EQ(ApplyConfigFlags(WithOptions({{"tp", "8,16"}}), &c).message(),
