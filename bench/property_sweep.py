@@ -10,7 +10,8 @@ recompute and its modules, schedules, dispatchers, offloading, FP8, frameworks -
 those the server answers. For each it sends variants that must not change the answer the
 wrong way, and counts the pairs that do:
   switches that hide work (overlap_grad_reduce, overlap_param_gather, tp_comm_overlap,
-    cuda_graphs, moe_a2a_overlap, flash_attention) never slow an iteration, nor does
+    cuda_graphs, moe_a2a_overlap, flash_attention) never slow an iteration (tp_comm_overlap
+    by no more than the 16 SMs its reduce-scatter takes from the compute), nor does
     gathering FP8 parameters, which never needs more memory either;
   recomputing more, sequence parallelism, flash attention and a higher ZeRO stage (over
     2+ replicas) never hold more memory, and recomputing more never runs faster;
@@ -74,8 +75,8 @@ def random_request(rng, presets):
         c['moe_dispatcher'] = pick(['MOE_DISPATCHER_ALLTOALL', 'MOE_DISPATCHER_DEEPEP', 'MOE_DISPATCHER_ALLGATHER'])
     if rng.random() < 0.2:
         c['cuda_graphs'] = True
-    if tp > 1 and rng.random() < 0.3:
-        c['tp_comm_overlap'] = True
+    if tp > 1 and rng.random() < 0.5:  # else unset: the framework's default
+        c['tp_comm_overlap'] = rng.random() < 0.6
     if c['recompute'] == 'RECOMPUTE_SELECTIVE' and rng.random() < 0.4:
         c['recompute_modules'] = rng.sample(['core_attn', 'mlp', 'moe', 'moe_act', 'layernorm', 'shared_experts'],
                                             rng.randint(1, 3))
@@ -289,6 +290,18 @@ def never_slower(a, b):
     return seconds(b) <= seconds(a) * (1 + TOL)
 
 
+SMS = {}  # profile name -> SMs (main fills it)
+
+
+def tp_overlap_never_slower(a, b):
+    """Transformer Engine's TP overlap runs its reduce-scatter on 16 SMs beside the row
+    linear's GEMM (docs/model.md): where little was exposed it may cost up to that share of
+    the compute."""
+    sms = SMS.get(a.get('profile_name'), 0)
+    slack = 16 / (sms - 16) * a['time']['compute_s'] if sms > 32 else 0
+    return seconds(b) <= seconds(a) * (1 + TOL) + slack
+
+
 def never_faster(a, b):
     return seconds(b) >= seconds(a) * (1 - TOL)
 
@@ -299,8 +312,8 @@ def same(a, b):
 
 PROPERTIES = [
     ('overlap_grad_reduce never slower', set_config(overlap_grad_reduce=True), never_slower, zero_bubble),
-    ('tp_comm_overlap never slower', when(lambda r: r['config']['tensor_parallel'] > 1, set_config(tp_comm_overlap=True)),
-     never_slower, None),
+    ('tp_comm_overlap never slower (but its SMs)',
+     when(lambda r: r['config']['tensor_parallel'] > 1, set_config(tp_comm_overlap=True)), tp_overlap_never_slower, None),
     ('cuda_graphs never slower', set_config(cuda_graphs=True), never_slower, None),
     ('moe_a2a_overlap never slower', when(lambda r: r['config'].get('expert_parallel', 1) > 1,
                                           set_config(moe_a2a_overlap=True)), never_slower, None),
@@ -411,6 +424,7 @@ def main():
         for k in ('version', 'origin', 'promoted', 'is_default', 'created_at'):
             p.pop(k, None)
         profiles[name] = p
+        SMS[name] = p.get('accelerator', {}).get('sm_count', 0)
     rng = random.Random(a.seed)
     requests = [random_request(rng, presets) for _ in range(a.requests)]
     try:
