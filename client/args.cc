@@ -267,7 +267,8 @@ constexpr char kGlobal[] =
 // Flags that take no value, whatever the command.
 bool IsBoolean(const std::string& key) {
   return key == "help" || key == "version" || key == "allow-offload" || key == "cuda-graphs" ||
-         key == "tp-comm-overlap" || key == "no-tp-comm-overlap" || key == "moe-a2a-overlap" || key == "fp8-param-gather" || key == "dry-run" ||
+         key == "tp-comm-overlap" || key == "no-tp-comm-overlap" || key == "moe-a2a-overlap" ||
+         key == "fp8-param-gather" || key == "dry-run" ||
          key == "new-version" || key == "what-if" || key == "no-wait";
 }
 
