@@ -224,6 +224,7 @@ absl::StatusOr<Plan> Resolve(const LaunchInput& in) {
                     in.framework == v1::FRAMEWORK_NEMO && p.precision != v1::PRECISION_FP16));
   if (in.workload.optimizer_moments() == v1::PRECISION_BF16) p.moments_16bit = "bf16";
   if (in.workload.optimizer_moments() == v1::PRECISION_FP16) p.moments_16bit = "fp16";
+  p.muon = in.workload.optimizer() == v1::OPTIMIZER_MUON;
   const bool adam =
       in.workload.optimizer() == v1::OPTIMIZER_UNSPECIFIED || in.workload.optimizer() == v1::OPTIMIZER_ADAM;
   p.precision_aware_optimizer =

@@ -201,8 +201,17 @@ void DataParallel(const Plan& p, Notes* notes, Overrides* o) {
     if (p.pp > 1 || p.moe()) notes->Add("Megatron-FSDP here does not combine with pipeline or expert parallelism");
   }
   const bool distributed = p.zero >= 1;
-  o->Add("ddp.use_distributed_optimizer", Bool(distributed));
-  o->Add("optimizer.use_distributed_optimizer", Bool(distributed));
+  if (p.muon) {
+    // As Megatron-Bridge's Kimi-K2 recipe runs Muon (recipes/kimi/kimi_k2.py): the
+    // layer-wise distributed optimizer, not Megatron's, under ZeRO 1.
+    o->Add("optimizer.optimizer", "muon");
+    o->Add("optimizer.use_layer_wise_distributed_optimizer", Bool(distributed));
+    o->Add("ddp.use_distributed_optimizer", "false");
+    o->Add("optimizer.use_distributed_optimizer", "false");
+  } else {
+    o->Add("ddp.use_distributed_optimizer", Bool(distributed));
+    o->Add("optimizer.use_distributed_optimizer", Bool(distributed));
+  }
   if (p.zero == 2) notes->Add("ZeRO-2 runs as the distributed optimizer (ZeRO-1): Megatron-Core has no stage 2");
   o->Add("ddp.overlap_grad_reduce", Bool(c.overlap_grad_reduce()));
   if (c.overlap_grad_reduce()) o->Add("ddp.overlap_param_gather", Bool(c.overlap_param_gather() && distributed));

@@ -194,6 +194,7 @@ void NemoPrecisionAndOffload(const Plan& p, Hydra* y, Notes* notes) {
 // FSDP (ZeRO-3) or the distributed optimizer (ZeRO-1/2) and its overlaps.
 void NemoOptimizer(const Plan& p, Hydra* y, Notes* notes) {
   const v1::ParallelConfig& c = *p.c;
+  if (p.muon) notes->Add("NeMo 1.x has no Muon: the estimate's optimizer needs --emit megatron or megatron-bridge");
   // megatron_gpt_config.yaml, model: fsdp (ZeRO-3) or optim.name distributed_fused_adam
   // (ZeRO-1/2) with its overlap_grad_sync / overlap_param_sync.
   if (p.zero == 3) {
@@ -363,6 +364,7 @@ std::string Torchtitan(const Plan& p) {
   f.Add("--training.mixed_precision_param", p.precision == v1::PRECISION_FP32 ? "float32" : "bfloat16");
   if (p.precision == v1::PRECISION_FP16) notes.Add("torchtitan has no fp16 mixed precision; bfloat16 is emitted");
   if (!p.moments_16bit.empty()) notes.Add("torchtitan's AdamW keeps its moments in fp32: the estimate's 2-byte moments are not run");
+  if (p.muon) notes.Add("Muon is modelled as Megatron-Core runs it; torchtitan's optimizer is not set here");
   if (p.t->mtp_num_layers() > 0) notes.Add("torchtitan trains no multi-token prediction: the estimate's MTP layers are not run");
   if (p.offload_any()) {
     if (fsdp) {

@@ -159,6 +159,9 @@ void MegatronShardingFlags(const Plan& p, CommandLine* f, Notes* notes) {
   // Megatron-LM arguments.py, _add_distributed_args / _add_training_args: sharding and
   // overlap (ZeRO-1 is the distributed optimizer; ZeRO-3 is Megatron-FSDP).
   if (p.zero == 1 || p.zero == 2) f->Add("--use-distributed-optimizer");
+  // Muon: with --use-distributed-optimizer its LayerWiseDistributedOptimizer (validate_args:
+  // "emerging optimizer check"), as estimated.
+  if (p.muon) f->Add("--optimizer", "muon");
   if (p.zero == 2) {
     notes->Add(
         "Megatron-LM has no ZeRO-2: the distributed optimizer shards optimizer states, gradients stay whole "
@@ -350,6 +353,7 @@ std::string DeepSpeed(const Plan& p) {
   if (!p.moments_16bit.empty()) {
     notes.Add("DeepSpeed's optimizers keep Adam's moments in fp32: the estimate's 2-byte moments are not run");
   }
+  if (p.muon) notes.Add("Muon is modelled as Megatron-Core runs it; the DeepSpeed optimizer is not set here");
   if (c.offload().optimizer()) {
     absl::StrAppend(&json, ",\n    \"offload_optimizer\": {\"device\": \"cpu\", \"pin_memory\": true}");
   }

@@ -42,6 +42,9 @@ struct Plan {
   // performance scripts' default for BF16 Adam short of ZeRO-3 (fp32 moments, the master
   // weights' remainders and decoupled gradients: model_costs.h precision_aware_by_default).
   bool precision_aware_optimizer = false;
+  // The workload trains with Muon (OPTIMIZER_MUON): Megatron-Core's optimizer "muon",
+  // layer-wise distributed under ZeRO 1.
+  bool muon = false;
   // The estimate's loss was a fused cross-entropy (FRAMEWORK_NEMO: Megatron-Core's, as
   // NeMo's and Megatron-Bridge's model providers set cross_entropy_loss_fusion;
   // FRAMEWORK_PYTORCH_FSDP: flash-attn's), not Megatron-LM's op-by-op default.

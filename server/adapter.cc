@@ -166,6 +166,9 @@ absl::StatusOr<Workload> FromProto(const v1::Workload& w) {
     case v1::OPTIMIZER_SGD_MOMENTUM:
       out.optimizer = Optimizer::kSgdMomentum;
       break;
+    case v1::OPTIMIZER_MUON:
+      out.optimizer = Optimizer::kMuon;
+      break;
     default:
       return BadEnum("workload.optimizer", w.optimizer());
   }
@@ -374,7 +377,9 @@ v1::Workload ToProto(const Workload& w) {
     out.mutable_dataset()->set_fraction(w.dataset.fraction);
   }
   out.set_training_tokens(w.training_tokens);
-  out.set_optimizer(w.optimizer == Optimizer::kSgdMomentum ? v1::OPTIMIZER_SGD_MOMENTUM : v1::OPTIMIZER_ADAM);
+  out.set_optimizer(w.optimizer == Optimizer::kSgdMomentum ? v1::OPTIMIZER_SGD_MOMENTUM
+                    : w.optimizer == Optimizer::kMuon      ? v1::OPTIMIZER_MUON
+                                                           : v1::OPTIMIZER_ADAM);
   if (w.optimizer_moments != Precision::kFp32) out.set_optimizer_moments(ToProto(w.optimizer_moments));
   if (w.mixed_precision == MixedPrecision::kFp32Params) out.set_mixed_precision(v1::MIXED_PRECISION_FP32_PARAMS);
   if (w.mixed_precision == MixedPrecision::kBf16Grads) out.set_mixed_precision(v1::MIXED_PRECISION_BF16_GRADS);

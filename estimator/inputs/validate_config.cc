@@ -210,6 +210,26 @@ absl::Status ValidateA2aOverlap(const Workload& w, const ParallelConfig& c) {
   return absl::OkStatus();
 }
 
+// Muon as Megatron-Core runs it (optimizer "muon"): without the distributed optimizer
+// (ZeRO 0) or under its LayerWiseDistributedOptimizer, which gives each DP rank whole
+// parameters (ZeRO 1); no gradient or parameter sharding beyond, no CPU-offloaded step
+// (HybridDeviceOptimizer runs Adam). DeepSpeed, torchtitan and PyTorch FSDP runs are not
+// modelled with it.
+absl::Status ValidateMuonConfig(const Workload& w, const ParallelConfig& c) {
+  if (w.optimizer != Optimizer::kMuon) return absl::OkStatus();
+  if (c.zero_stage > 1) {
+    return Bad("config.zero_stage", absl::StrCat(c.zero_stage, " with Muon: Megatron-Core runs it at ZeRO 0 or its "
+                                                               "layer-wise ZeRO 1 (whole parameters a DP rank)"));
+  }
+  if (c.offload.optimizer) return Bad("config.offload.optimizer", "Muon's step is not offloaded (Adam only)");
+  if (c.framework == Framework::kDeepSpeed || c.framework == Framework::kTorchtitan ||
+      c.framework == Framework::kPytorchFsdp) {
+    return Bad("workload.optimizer", absl::StrCat("Muon is modelled as Megatron-Core runs it, not under ",
+                                                  FrameworkName(c.framework)));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateTransformerConfig(const Workload& w, const ParallelConfig& c) {
   const std::string p = "config.";
   const TransformerSpec t = w.transformer.Resolved();
@@ -227,6 +247,7 @@ absl::Status ValidateTransformerConfig(const Workload& w, const ParallelConfig& 
     return Bad(p + "tensor_parallel",
                absl::StrCat(c.tensor_parallel, " does not divide num_kv_heads ", t.num_kv_heads));
   }
+  PARAPLAN_RETURN_IF_ERROR(ValidateMuonConfig(w, c));
   // Stages need not hold equal layer counts (BLOOM-176B: 70 layers over 12 stages).
   PARAPLAN_RETURN_IF_ERROR(ValidateStageLayout(c, t.num_layers));
   if (c.cpu_offload_layers > 0 && c.cpu_offload_layers >= t.num_layers / c.pipeline_parallel) {

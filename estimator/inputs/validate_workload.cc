@@ -236,6 +236,9 @@ absl::Status ValidateWorkload(const Workload& w) {
   if (moments != Precision::kFp32 && moments != Precision::kBf16 && moments != Precision::kFp16) {
     return Bad("workload.optimizer_moments", "2-byte (BF16, FP16) or fp32 moments");
   }
+  if (w.optimizer == Optimizer::kMuon && w.kind != Workload::Kind::kTransformer) {
+    return Bad("workload.optimizer", "Muon orthogonalises a transformer's weight matrices; layer graphs run Adam or SGD");
+  }
   if (moments != Precision::kFp32 && w.optimizer != Optimizer::kAdam) {
     return Bad("workload.optimizer_moments",
                "2-byte moments are Adam's (Megatron-Core's precision-aware optimizer runs Adam only)");

@@ -28,7 +28,7 @@ inline bool LowPrecisionLinears(Precision p) { return p == Precision::kFp8 || p 
 enum class QuantRecipe { kDefault, kDelayedScaling, kCurrentScaling, kBlockwise, kMxfp8, kNvfp4 };
 
 // The optimizer's state per parameter: Adam (two moments) or SGD with momentum (one).
-enum class Optimizer { kAdam, kSgdMomentum };
+enum class Optimizer { kAdam, kSgdMomentum, kMuon };
 // Megatron-LM / DeepSpeed (16-bit weights, fp32 master in the optimizer, persistent fp32
 // gradient buffer), the same with a 16-bit gradient buffer reduced in 16 bits (kBf16Grads:
 // Megatron's --grad-reduce-in-bf16, grad_reduce_in_fp32 = False in NeMo's and

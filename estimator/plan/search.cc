@@ -128,12 +128,14 @@ void SearchSettings(const SearchSpace& space, int gpus, int global_batch, const 
     offload_share = std::max(offload_share, m.expert_offloadable_bytes_per_mb / m.activation_bytes_per_mb);
     light_share = std::max(light_share, m.light_recompute_bytes_per_mb / m.activation_bytes_per_mb);
   }
-  for (int zero = 0; zero <= 3; ++zero) {
+  const bool muon = space.request->workload.optimizer == Optimizer::kMuon;  // ZeRO 0 or 1 (ValidateMuonConfig)
+  for (int zero = 0; zero <= (muon ? 1 : 3); ++zero) {
     if (!Permits(k.zero_stage, zero)) continue;
     if (zero > 0 && dp * shape.cp * shape.spatial == 1) continue;  // nothing to shard
     c.zero_stage = zero;
     for (int off = 0; off < (k.allow_offload ? 8 : 1); ++off) {
       if ((off & 4) && c.offload_modules != 0) continue;  // one way of moving activations
+      if ((off & 1) && muon) continue;  // Muon's step stays on the GPU
       c.offload.optimizer = off & 1;
       c.offload.weights = off & 2;
       c.offload.activations = off & 4;

@@ -12,7 +12,10 @@ MixedPrecision ResolvedMixedPrecision(const Workload& w, Framework f) {
   // scripts/performance/configs/*/*_llm_pretrain.py (every family's common settings) and
   // NeMo 2's scripts/performance set grad_reduce_in_fp32 = False on their bf16-based
   // recipes (BF16, FP8, FP4); fp16 keeps fp32 main gradients.
-  if (f == Framework::kNemo && w.precision != Precision::kFp16 && w.precision != Precision::kFp32) {
+  // (Muon aside: Megatron-Bridge's Kimi-K2 recipe keeps its gradients in fp32 under Muon,
+  // recipes/kimi/kimi_k2.py grad_reduce_in_fp32 = optimizer_type != "adam".)
+  if (f == Framework::kNemo && w.precision != Precision::kFp16 && w.precision != Precision::kFp32 &&
+      w.optimizer != Optimizer::kMuon) {
     return MixedPrecision::kBf16Grads;
   }
   // Megatron-LM keeps fp32 main gradients only for bf16 (megatron/training/arguments.py:
@@ -154,9 +157,10 @@ void SetPrecisionBytes(Precision precision, QuantRecipe recipe, Optimizer optimi
       costs->optimizer.bytes_per_param += kGradCastBytesPerParam - 2;
     }
   }
-  if (optimizer == Optimizer::kSgdMomentum) {
-    // One fp32 moment instead of two (PyTorch SGD momentum buffer): 4 bytes less state,
-    // and the step reads and writes it once (8 bytes less traffic).
+  if (optimizer == Optimizer::kSgdMomentum || optimizer == Optimizer::kMuon) {
+    // One fp32 moment instead of two (PyTorch SGD momentum buffer; Muon's momentum,
+    // OrthogonalizedOptimizer's momentum_buffer): 4 bytes less state, and the step reads
+    // and writes it once (8 bytes less traffic).
     costs->optimizer.state_bytes_per_param -= 4;
     costs->optimizer.bytes_per_param -= 8;
   }
@@ -181,6 +185,16 @@ void StoreParamRemainders(OptimizerCosts* o) {
     o->fp32_grad_copy_at_step = false;
     o->bytes_per_param -= kGradCastBytesPerParam + 4;
   }
+}
+
+double MuonStepS(const ModelCosts& model, const ParallelConfig& c, int layers) {
+  const MuonStepTimes& m = model.muon;
+  if (m.dense_s_per_layer <= 0 && m.experts_s_per_layer <= 0) return 0;
+  const bool layer_wise = c.zero_stage >= 1;
+  const double dense_share = layer_wise ? 1.0 / (double{1.0} * c.data_parallel * c.context_parallel) : 1;
+  const double expert_share =
+      1.0 / c.expert_parallel / (layer_wise ? static_cast<double>(c.ExpertDataParallel()) : 1.0);
+  return layers * (m.dense_s_per_layer * dense_share + m.experts_s_per_layer * expert_share);
 }
 
 OptimizerCosts OptimizerCostsOf(const ModelCosts& model, const ParallelConfig& c) {
@@ -271,6 +285,9 @@ absl::StatusOr<ModelCosts> ComputeModelCosts(const Workload& workload, const Mod
     const MixedPrecision mixed = ResolvedMixedPrecision(workload, shape.framework);
     SetPrecisionBytes(workload.precision, ResolvedRecipe(workload, shape.framework), workload.optimizer, mixed,
                       workload.optimizer_moments, hw.fp8_any_layout(), &*costs);
+    if (workload.optimizer == Optimizer::kMuon && workload.kind == Workload::Kind::kTransformer) {
+      costs->muon = MuonStepTimesOf(workload.transformer.Resolved(), hw);
+    }
     costs->precision_aware_by_default = shape.framework == Framework::kNemo &&
                                         workload.precision == Precision::kBf16 &&
                                         workload.optimizer == Optimizer::kAdam &&

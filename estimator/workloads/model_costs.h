@@ -21,6 +21,7 @@
 #include "estimator/inputs/workload.h"
 #include "estimator/system/collectives.h"
 #include "estimator/system/hardware.h"
+#include "estimator/workloads/muon.h"
 
 namespace paraplan {
 
@@ -232,6 +233,9 @@ struct ModelCosts {
   // Where the workload's moments are fp32 the remainders and decoupled gradients
   // (StoreParamRemainders) apply by configuration (OptimizerCostsOf).
   bool precision_aware_by_default = false;
+  // Optimizer::kMuon: its Newton-Schulz steps per decoder layer on one GPU doing all of
+  // them (workloads/muon.h); the assembly shares them out (MuonStepS).
+  MuonStepTimes muon;
   bool fp16 = false;  // the compute dtype is fp16 (else bf16 under 16-bit mixed precision)
   // The token dispatcher the MoE layers were costed with (ModelShape.weigh_deepep).
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
@@ -320,6 +324,12 @@ WeightBytes WeightBytesOf(const ModelCosts& model, const ParallelConfig& c);
 // precision-aware default (ModelCosts.precision_aware_by_default) where ZeRO stops short
 // of sharding parameters.
 OptimizerCosts OptimizerCostsOf(const ModelCosts& model, const ParallelConfig& c);
+
+// Seconds of Muon's orthogonalisation on one GPU of a stage of `layers` decoder layers:
+// each matrix orthogonalised whole by every TP rank (muon_tp_mode "duplicated"); under
+// ZeRO 1 (LayerWiseDistributedOptimizer) each DP x CP rank takes a share of the dense
+// matrices and each expert-DP rank of its EP rank's experts, else every rank all of them.
+double MuonStepS(const ModelCosts& model, const ParallelConfig& c, int layers);
 bool QuantisedParamGather(const ModelCosts& model, const ParallelConfig& c);
 
 // Writes into `c` what it left to the framework and `model` resolved, so that plans and

@@ -240,6 +240,26 @@ TEST(Launcher, NemoBf16PlansRunThePrecisionAwareOptimizer) {
   EXPECT_FALSE(absl::StrContains(Emit("megatron", in), "--use-precision-aware-optimizer"));
 }
 
+// Muon as Megatron-Core runs it: --optimizer muon (layer-wise distributed beside
+// --use-distributed-optimizer), Megatron-Bridge's Kimi-K2 recipe's keys; the launchers that
+// cannot run it say so.
+TEST(Launcher, MuonIsEmittedWhereMegatronRunsIt) {
+  LaunchInput in = Gpt3();
+  in.workload.set_optimizer(v1::OPTIMIZER_MUON);
+  const std::string megatron = Emit("megatron", in);
+  EXPECT_NE(megatron.find("    --optimizer muon \\\n"), std::string::npos) << megatron;
+  EXPECT_NE(megatron.find("    --use-distributed-optimizer \\\n"), std::string::npos) << megatron;
+  const std::string bridge = Emit("megatron-bridge", in);
+  EXPECT_TRUE(absl::StrContains(bridge, "optimizer.optimizer=muon")) << bridge;
+  EXPECT_TRUE(absl::StrContains(bridge, "optimizer.use_layer_wise_distributed_optimizer=true")) << bridge;
+  EXPECT_TRUE(absl::StrContains(bridge, "ddp.use_distributed_optimizer=false")) << bridge;
+  EXPECT_TRUE(absl::StrContains(Emit("nemo", in), "NeMo 1.x has no Muon"));
+  EXPECT_TRUE(absl::StrContains(Emit("torchtitan", in), "Muon is modelled"));
+  EXPECT_TRUE(absl::StrContains(Emit("deepspeed", in), "Muon is modelled"));
+  in.workload.set_optimizer(v1::OPTIMIZER_ADAM);
+  EXPECT_FALSE(absl::StrContains(Emit("megatron", in), "--optimizer muon"));
+}
+
 // A Qwen3-style MoE run as the Megatron-MoE model zoo launches it: experts folded over
 // the TP ranks (expert-TP 1), DeepEP, the 1F1B all-to-all overlap, layernorm and moe_act
 // recompute, end stages one layer short, MXFP8, CPU offload of a layer — each emitted as
