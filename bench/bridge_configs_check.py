@@ -67,6 +67,8 @@ def request_of(row, presets, framework='FRAMEWORK_NEMO'):
         w['quant_recipe'] = row['quant_recipe']
     if 'optimizer_moments' in row:  # Megatron-Core's precision-aware optimizer
         w['optimizer_moments'] = row['optimizer_moments']
+    if 'optimizer' in row:  # Muon (Kimi-K2's recipe)
+        w['optimizer'] = row['optimizer']
     c = dict(row['config'])
     scope = c.pop('cuda_graph_scope', None)
     if scope is not None and ('full_iteration' in scope or 'full' in scope or

@@ -35,9 +35,10 @@ What each row carries, and where it comes from in that commit:
 - the optimizer's moments from the family's recipe (RECIPES): BF16 where every
   cfg.optimizer.exp_avg(_sq)_dtype it sets is torch.bfloat16 beside
   use_precision_aware_optimizer = True (DeepSeek-V3's), except under Megatron-FSDP, where
-  overrides.py's _set_megatron_fsdp_overrides turns the precision-aware optimizer off.
-  Kimi-K2's recipe trains with distributed Muon by default (optimizer_type="muon"), which
-  paraplan does not model: its rows are stated with Adam.
+  overrides.py's _set_megatron_fsdp_overrides turns the precision-aware optimizer off;
+- the optimizer: Muon where the recipe's pretraining config defaults to it
+  (kimi_k2_pretrain_config(optimizer_type="muon"): distributed Muon, whose DDP config keeps
+  overlap_param_gather off), else Adam.
 """
 import dataclasses, json, re, subprocess, sys, types
 from dataclasses import dataclass
@@ -147,7 +148,12 @@ def recipe_moments(text):
     return 'PRECISION_BF16' if aware and dtypes and set(dtypes) == {'bfloat16'} else None
 
 
-def config_of(name, b, family, dtype, moments=None):
+def recipe_optimizer(text):
+    """'OPTIMIZER_MUON' where the recipe's pretraining config defaults to Muon."""
+    return 'OPTIMIZER_MUON' if re.search(r'optimizer_type:\s*str\s*=\s*"muon"', text) else None
+
+
+def config_of(name, b, family, dtype, moments=None, optimizer=None):
     preset, seq, layers, layout_rule = FAMILIES[family]
     precision, recipe, fp8_gather = PRECISIONS[dtype]
     pp, v = b.pipeline_model_parallel_size, b.virtual_pipeline_model_parallel_size or 1
@@ -185,6 +191,9 @@ def config_of(name, b, family, dtype, moments=None):
         row['quant_recipe'] = recipe
     if moments and not b.use_megatron_fsdp:
         row['optimizer_moments'] = moments
+    if optimizer:
+        row['optimizer'] = optimizer
+        c['overlap_param_gather'] = False  # "Muon needs this to be False" (the recipe's DDP config)
     if layout:
         row['pp_layout'] = layout
     return row
@@ -203,10 +212,10 @@ def main():
     sys.modules['utils.utils'] = utils
     token = re.compile(r'^(%s)_PRETRAIN_CONFIG_(%s)_(%s)(_V\d+|_LARGE_SCALE)?$' % (
         '|'.join(FAMILIES), '|'.join(PROFILES), '|'.join(PRECISIONS)))
-    moments = {}
+    moments, optimizers = {}, {}
     for family, path in RECIPES.items():
-        moments[family] = recipe_moments(subprocess.check_output(
-            ['git', '-C', git_dir, 'show', '%s:%s' % (commit, path)], text=True))
+        text = subprocess.check_output(['git', '-C', git_dir, 'show', '%s:%s' % (commit, path)], text=True)
+        moments[family], optimizers[family] = recipe_moments(text), recipe_optimizer(text)
     rows = []
     for f in sorted(files):
         ns = {}
@@ -214,7 +223,7 @@ def main():
         for name, value in ns.items():
             m = token.match(name)
             if m and isinstance(value, WorkloadBaseConfig):
-                row = config_of(name, value, m.group(1), m.group(3), moments[m.group(1)])
+                row = config_of(name, value, m.group(1), m.group(3), moments[m.group(1)], optimizers[m.group(1)])
                 row['source'] = 'NVIDIA-NeMo/Megatron-Bridge %s %s' % (commit[:10], f)
                 rows.append(row)
     for row in sorted(rows, key=lambda r: r['id']):
