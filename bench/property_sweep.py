@@ -56,6 +56,8 @@ def random_request(rng, presets):
     t = w['transformer']
     if rng.random() < 0.4:
         w['precision'] = pick(['PRECISION_FP8', 'PRECISION_BF16'])
+    if rng.random() < 0.15:
+        w['optimizer'] = 'OPTIMIZER_MUON'  # refused outside ZeRO 0 / 1 and Megatron-Core's stacks
     if rng.random() < 0.3:
         t['seq_length'] = pick([2048, 4096, 8192, 16384, 32768])
     moe = bool(t.get('moe', {}).get('num_experts'))
