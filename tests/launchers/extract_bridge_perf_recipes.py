@@ -24,7 +24,8 @@ moe_flex_dispatcher_backend (deepep, hybridep -> DeepEP), moe_a2a overlap
 (comm_overlap.overlap_moe_expert_parallel_comm), cuda_graph_impl / cuda_graph_scope,
 pipeline_model_parallel_layout; cfg.train's batch sizes; cfg.ddp.use_megatron_fsdp;
 cfg.optimizer's use_precision_aware_optimizer with exp_avg(_sq)_dtype (2-byte moments) and its
-optimizer (muon / dist_muon: Muon, with cfg.ddp.overlap_param_gather);
+optimizer (muon / dist_muon: Muon, with cfg.ddp.overlap_param_gather); at TP > 1
+cfg.comm_overlap.tp_comm_overlap;
 cfg.mixed_precision: which Bridge constructor made it (bf16_mixed,
 bf16_with_fp8_current_scaling_mixed, ..._delayed_scaling_, ..._mxfp8_, ..._nvfp4_mixed)
 and the recipe's later fp8_recipe / fp8_param_gather writes.
@@ -247,6 +248,10 @@ def row_of(name, cfg, family, gpus, gpu, source):
         row['optimizer_moments'] = moments
     # Muon (optimizer "muon", or "dist_muon": the layer-wise distributed one; Kimi-K2's
     # recipes), whose DDP config keeps overlap_param_gather off.
+    # Transformer Engine's TP overlap as the recipe sets it (CommOverlapConfig.tp_comm_overlap;
+    # Megatron-Bridge turns it off below TP 2 or without sequence parallelism).
+    if tp > 1 and known(cfg.comm_overlap, 'tp_comm_overlap') is not None:
+        c['tp_comm_overlap'] = bool(known(cfg.comm_overlap, 'tp_comm_overlap'))
     if known(cfg.optimizer, 'optimizer') in ('muon', 'dist_muon'):
         row['optimizer'] = 'OPTIMIZER_MUON'
         c['overlap_param_gather'] = bool(known(cfg.ddp, 'overlap_param_gather', False))
