@@ -12,10 +12,10 @@ MixedPrecision ResolvedMixedPrecision(const Workload& w, Framework f) {
   // scripts/performance/configs/*/*_llm_pretrain.py (every family's common settings) and
   // NeMo 2's scripts/performance set grad_reduce_in_fp32 = False on their bf16-based
   // recipes (BF16, FP8, FP4); fp16 keeps fp32 main gradients.
-  // (Muon aside: Megatron-Bridge's Kimi-K2 recipe keeps its gradients in fp32 under Muon,
-  // recipes/kimi/kimi_k2.py grad_reduce_in_fp32 = optimizer_type != "adam".)
-  if (f == Framework::kNemo && w.precision != Precision::kFp16 && w.precision != Precision::kFp32 &&
-      w.optimizer != Optimizer::kMuon) {
+  // Muon's too: the Kimi-K2 recipe keeps them in fp32 under Muon (recipes/kimi/kimi_k2.py
+  // grad_reduce_in_fp32 = optimizer_type != "adam"), but both performance paths set them
+  // back to 16 bits (406d3be set_kimi_k2_common_configs, 067f987 _benchmark_common).
+  if (f == Framework::kNemo && w.precision != Precision::kFp16 && w.precision != Precision::kFp32) {
     return MixedPrecision::kBf16Grads;
   }
   // Megatron-LM keeps fp32 main gradients only for bf16 (megatron/training/arguments.py:
