@@ -318,6 +318,14 @@ absl::Status ValidatePlanRequest(const PlanRequest& request, const SystemProfile
   if (q > 0 && request.objective != Objective::kTime) {
     return absl::InvalidArgumentError("objective_quantile: applies to the time objective only");
   }
+  // Muon runs as Megatron-Core runs it (ValidateMuonConfig): no plan elsewhere, none above
+  // ZeRO 1 (the search stops there).
+  const Framework fw = request.constraints.framework;
+  if (request.workload.optimizer == Optimizer::kMuon &&
+      (fw == Framework::kDeepSpeed || fw == Framework::kTorchtitan || fw == Framework::kPytorchFsdp)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("workload.optimizer: Muon is modelled as Megatron-Core runs it, not under ", FrameworkName(fw)));
+  }
   const double headroom = request.constraints.memory_headroom_ratio;
   if (!(headroom >= 0 && headroom < 1)) {
     return absl::InvalidArgumentError("constraints.memory_headroom_ratio: must be in [0, 1)");

@@ -102,7 +102,8 @@ TEST(Muon, KeepsOneMomentumAndRunsWhereMegatronRunsIt) {
   EXPECT_THAT(std::string(ValidateWorkload(cnn).message()), HasSubstr("workload.optimizer"));
 }
 
-// The planner proposes Muon plans at ZeRO 0 or 1 only, none with an offloaded step.
+// The planner proposes Muon plans at ZeRO 0 or 1 only, none with an offloaded step, and
+// none under a framework it does not run in.
 TEST(Muon, PlansRunIt) {
   PlanRequest req;
   req.workload = Model("llama3-8b");
@@ -118,6 +119,8 @@ TEST(Muon, PlansRunIt) {
     EXPECT_LE(e.config.zero_stage, 1) << e.config.ShortString();
     EXPECT_FALSE(e.config.offload.optimizer) << e.config.ShortString();
   }
+  req.constraints.framework = Framework::kTorchtitan;
+  EXPECT_THAT(std::string(Plan(req, Profile("dgx-h100-80gb")).status().message()), HasSubstr("workload.optimizer"));
 }
 
 }  // namespace
