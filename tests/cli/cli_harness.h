@@ -42,6 +42,24 @@ inline bool Contains(const std::string& haystack, const std::string& needle) {
 // A loopback TCP port free at the time of the call (0 if none could be had).
 int FreePort();
 
+// A loopback port held bound but not listening while this lives: connections to it are
+// refused, and no server another test starts meanwhile can take it (one took a port
+// FreePort had closed again, and the "dead" server answered). port() is 0 if none could
+// be had.
+class RefusingPort {
+ public:
+  RefusingPort();
+  ~RefusingPort();
+  RefusingPort(const RefusingPort&) = delete;
+  RefusingPort& operator=(const RefusingPort&) = delete;
+  int port() const { return port_; }
+  std::string address() const;  // 127.0.0.1:port
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
 // Starts `argv` with stdout and stderr sent to files and stdin read from `in_path`;
 // env entries are added to the child's environment. The child dies with this process.
 pid_t Spawn(const std::vector<std::string>& argv, const std::string& out_path, const std::string& err_path,

@@ -82,7 +82,9 @@ TEST(CliConventions, UsageErrorsAreShortAndSuggest) {
 
 TEST(CliConventions, VersionAndDocumentedExitCodes) {
   // No server: the CLI's version, and that the server's is unknown.
-  const std::string dead = absl::StrCat("127.0.0.1:", FreePort());
+  const RefusingPort held;
+  ASSERT_NE(held.port(), 0);
+  const std::string dead = held.address();
   Result r = RunCli({"--server", dead, "--version"});
   EXPECT_EQ(r.code, 0) << Describe(r);
   EXPECT_TRUE(absl::StartsWith(r.out, "paraplan 0.11.0 (API paraplan.v1, ")) << r.out;

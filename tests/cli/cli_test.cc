@@ -110,7 +110,9 @@ TEST(CliInput, BatchWithNoParsableLineExits65) {
 }
 
 TEST(CliServer, NothingListeningExits69) {
-  const std::string dead = absl::StrCat("127.0.0.1:", FreePort());
+  const RefusingPort held;
+  ASSERT_NE(held.port(), 0);
+  const std::string dead = held.address();
   Result r = RunCli({"--server", dead, "--timeout", "1", "models"});
   EXPECT_EQ(r.code, 69) << Describe(r);
   EXPECT_TRUE(Contains(r.err, dead)) << Describe(r);
