@@ -212,6 +212,14 @@ void KeepStagePeak(const ModelCosts& model, const ParallelConfig& c, const Memor
   mb.weights_bytes = (dense / t.w_div_d + ex / t.w_div_e) * t.weight_held;
   mb.gradients_bytes = (dense / t.grad_div_d + ex / t.grad_div_e) * t.grad_held;
   mb.optimizer_bytes = (dense / t.opt_div_d + ex / t.opt_div_e) * t.optimizer.state_bytes_per_param;
+  if (model.embedding_extra_state_bytes_per_param > 0) {
+    // The embedding on the first stage, the LM head (and the embedding's copy) on the last.
+    const bool last = st.index == c.pipeline_parallel - 1;
+    const double embedding = (st.index == 0 ? model.pre.params : 0) +
+                             (last ? model.post.params + (c.pipeline_parallel > 1 ? model.stage_embedding_copy_params : 0)
+                                   : 0);
+    mb.optimizer_bytes += embedding / t.opt_div_d * model.embedding_extra_state_bytes_per_param;
+  }
   // Micro-batches the stage holds, by its place, with chunk 0's share of its activations.
   const double flight = InFlightMicroBatches(c, t.m, st.chunk0_share, st.index);
   const double head = t.gpipe ? 0 : st.head_activation_bytes_per_mb;

@@ -287,6 +287,7 @@ absl::StatusOr<ModelCosts> ComputeModelCosts(const Workload& workload, const Mod
                       workload.optimizer_moments, hw.fp8_any_layout(), &*costs);
     if (workload.optimizer == Optimizer::kMuon && workload.kind == Workload::Kind::kTransformer) {
       costs->muon = MuonStepTimesOf(workload.transformer.Resolved(), hw);
+      costs->embedding_extra_state_bytes_per_param = 4;
     }
     costs->precision_aware_by_default = shape.framework == Framework::kNemo &&
                                         workload.precision == Precision::kBf16 &&

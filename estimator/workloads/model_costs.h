@@ -236,6 +236,9 @@ struct ModelCosts {
   // Optimizer::kMuon: its Newton-Schulz steps per decoder layer on one GPU doing all of
   // them (workloads/muon.h); the assembly shares them out (MuonStepS).
   MuonStepTimes muon;
+  // Optimizer state of the embedding and LM head beyond optimizer.state_bytes_per_param:
+  // under Muon they take Adam (muon_scalar_optimizer), whose second moment is 4 bytes more.
+  double embedding_extra_state_bytes_per_param = 0;
   bool fp16 = false;  // the compute dtype is fp16 (else bf16 under 16-bit mixed precision)
   // The token dispatcher the MoE layers were costed with (ModelShape.weigh_deepep).
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
