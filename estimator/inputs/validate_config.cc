@@ -222,10 +222,8 @@ absl::Status ValidateMuonConfig(const Workload& w, const ParallelConfig& c) {
                                                                "layer-wise ZeRO 1 (whole parameters a DP rank)"));
   }
   if (c.offload.optimizer) return Bad("config.offload.optimizer", "Muon's step is not offloaded (Adam only)");
-  if (c.framework == Framework::kDeepSpeed || c.framework == Framework::kTorchtitan ||
-      c.framework == Framework::kPytorchFsdp) {
-    return Bad("workload.optimizer", absl::StrCat("Muon is modelled as Megatron-Core runs it, not under ",
-                                                  FrameworkName(c.framework)));
+  if (const char* why = OptimizerRefusedByFramework(w, c.framework)) {
+    return Bad("workload.optimizer", absl::StrCat(why, FrameworkName(c.framework)));
   }
   return absl::OkStatus();
 }
@@ -345,6 +343,12 @@ absl::Status ValidateConfig(const Workload& w, const ParallelConfig& raw) {
   const ParallelConfig c = raw.Normalized();
   PARAPLAN_RETURN_IF_ERROR(ValidateBatchAndSchedule(c));
   return w.kind == Workload::Kind::kTransformer ? ValidateTransformerConfig(w, c) : ValidateLayerGraphConfig(w, c);
+}
+
+const char* OptimizerRefusedByFramework(const Workload& w, Framework f) {
+  const bool elsewhere = f == Framework::kDeepSpeed || f == Framework::kTorchtitan || f == Framework::kPytorchFsdp;
+  return w.optimizer == Optimizer::kMuon && elsewhere ? "Muon is modelled as Megatron-Core runs it, not under "
+                                                      : nullptr;
 }
 
 FrameworkRefusal RefusedByFramework(Framework f, const ParallelConfig& c) {

@@ -48,7 +48,8 @@ struct Builder {
     out.push_back(u);
   }
   // DeepEP's dispatch or combine: the all-to-all of `bytes` (every copy) sent once per
-  // node and rank it touches, forwarded inside the node (hierarchical).
+  // node and rank it touches, forwarded inside the node (hierarchical where it crosses
+  // nodes; where it stays in one, or is priced as a plain all-to-all, a direct exchange).
   void AddDedupAllToAll(const GroupSpan& g, double bytes, const TokenSpread& spread, double calls,
                         bool overlapped) {
     const size_t before = out.size();
@@ -56,7 +57,7 @@ struct Builder {
     if (out.size() == before) return;  // nothing to send
     Collectives::DedupFlows flows;
     out.back().seconds_per_call = coll.DedupAllToAll(bytes, spread, g, &flows);
-    out.back().algorithm = CollectiveAlgorithm::kHierarchical;
+    if (flows.to_node > 0) out.back().algorithm = CollectiveAlgorithm::kHierarchical;
     out.back().dedup_to_node_bytes = flows.to_node;
     out.back().dedup_to_rank_bytes = flows.to_rank;
   }

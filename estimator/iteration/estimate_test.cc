@@ -307,7 +307,7 @@ TEST(Estimate, CollectivesListTheWindowedLayersAllToAll) {
 // MoE layers, h 2,048, top-8) on EP 16 over two H100 nodes, micro-batch 1 of 4,096
 // tokens, 2 micro-batches: 4 all-to-alls of 4,096 x 8 x 2,048 x 2 B per layer and
 // micro-batch; DeepEP's sent once per node and rank touched (Collectives::DedupAllToAll,
-// checked by hand in its test) and marked hierarchical; the all-gather dispatcher
+// checked by hand in its test) and marked hierarchical (inside one node, direct); the all-gather dispatcher
 // gathers the grid's 16 x 4,096 tokens twice and reduce-scatters them twice.
 TEST(Estimate, CollectivesFollowTheDispatcher) {
   ParallelConfig c = Config(1, 1, 16, 1, 32);
@@ -340,6 +340,18 @@ TEST(Estimate, CollectivesFollowTheDispatcher) {
   const Collectives coll(hw);
   EXPECT_DOUBLE_EQ(deepep[0].seconds_per_call, coll.DedupAllToAll(sent, {8, 128}, coll.Place(16, 1)));
   EXPECT_LT(deepep[0].seconds_per_call, a2a[0].seconds_per_call);
+  // Inside one node (EP 8) DeepEP sends each rank a token once, no node-to-node phase: a
+  // direct exchange, not a hierarchical one.
+  c.data_parallel = 8;
+  c.expert_parallel = 8;
+  c.global_batch_size = 16;
+  const std::vector<CollectiveUse> inside = ep_rows(MoeDispatcher::kDeepEp);
+  ASSERT_EQ(inside.size(), 1u);
+  EXPECT_NE(inside[0].algorithm, CollectiveAlgorithm::kHierarchical);
+  EXPECT_EQ(inside[0].dedup_to_node_bytes, 0);
+  EXPECT_GT(inside[0].dedup_to_rank_bytes, 0);
+  c = Config(1, 1, 16, 1, 32);
+  c.expert_parallel = 16;
   const std::vector<CollectiveUse> gather = ep_rows(MoeDispatcher::kAllGather);
   ASSERT_EQ(gather.size(), 2u);
   EXPECT_EQ(gather[0].kind, CollectiveKind::kAllGather);

@@ -321,10 +321,8 @@ absl::Status ValidatePlanRequest(const PlanRequest& request, const SystemProfile
   // Muon runs as Megatron-Core runs it (ValidateMuonConfig): no plan elsewhere, none above
   // ZeRO 1 (the search stops there).
   const Framework fw = request.constraints.framework;
-  if (request.workload.optimizer == Optimizer::kMuon &&
-      (fw == Framework::kDeepSpeed || fw == Framework::kTorchtitan || fw == Framework::kPytorchFsdp)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("workload.optimizer: Muon is modelled as Megatron-Core runs it, not under ", FrameworkName(fw)));
+  if (const char* why = OptimizerRefusedByFramework(request.workload, fw)) {
+    return absl::InvalidArgumentError(absl::StrCat("workload.optimizer: ", why, FrameworkName(fw)));
   }
   const double headroom = request.constraints.memory_headroom_ratio;
   if (!(headroom >= 0 && headroom < 1)) {
