@@ -11,6 +11,7 @@
 #include "estimator/system/hardware.h"
 #include "estimator/testing/test_util.h"
 #include "estimator/workloads/model_costs.h"
+#include "estimator/workloads/transformer_blocks.h"
 #include "gtest/gtest.h"
 
 namespace paraplan {
@@ -84,6 +85,31 @@ TEST(QuantRecipe, NoTransposesWhereFp8GemmsTakeAnyLayout) {
     EXPECT_DOUBLE_EQ(a->layers[0].fwd_s, b->layers[0].fwd_s);
     EXPECT_LT(a->layers[0].bwd_s, b->layers[0].bwd_s);
   }
+}
+
+// NVFP4's casts of one linear (m x k input, n outputs) as Transformer Engine 2.9-2.14 runs
+// them on Blackwell, by hand: the amax of the input and of its Hadamard transform in one
+// read (2 bytes an element), the row-wise cast and the column-wise cast with the Hadamard
+// transform fused into it (each read 2, write 1/2 + 1/16): 7.125 bytes an element of the
+// input forward and of the output gradient backward, beyond the 16-bit layer's traffic;
+// three kernels each way. (9.125 while the transform was taken as its own pass.)
+TEST(QuantRecipe, Nvfp4CastsTheHadamardTransformInTheColumnwisePass) {
+  const SystemProfile gb200 = Profile("gb200-nvl72");
+  const Workload w = Llama70b(Precision::kFp4, QuantRecipe::kNvfp4);
+  const Hardware hw(gb200, w.precision);
+  const transformer::Dims x =
+      transformer::LayerDims(w, w.transformer.Resolved(), ModelShape::Of(testing::Config(1, 1, 1, 1, 1).Normalized()));
+  ASSERT_TRUE(x.lowp && x.recipe == QuantRecipe::kNvfp4);
+  transformer::Dims bf16 = x;
+  bf16.lowp = false;
+  const double m = 8192, n = 10240, k = 8192;
+  transformer::Part fp4, ref;
+  transformer::Linear(hw, x, m, n, k, 1, &fp4);
+  transformer::Linear(hw, bf16, m, n, k, 1, &ref);
+  EXPECT_DOUBLE_EQ(fp4.mem_fwd_bytes - ref.mem_fwd_bytes, 7.125 * m * k);
+  EXPECT_DOUBLE_EQ(fp4.mem_bwd_bytes - ref.mem_bwd_bytes, 7.125 * m * n);
+  EXPECT_EQ(fp4.kernels_fwd - ref.kernels_fwd, 3);
+  EXPECT_EQ(fp4.kernels_bwd - ref.kernels_bwd, 3);
 }
 
 // Current scaling reads every tensor once more for its amax than delayed scaling does;

@@ -14,10 +14,15 @@ namespace {
 // Engine"): delayed scaling casts X (read 2, write 1) and in backward dY, and transposes
 // both FP8 operands for the weight gradient; current scaling first reads each tensor for
 // its amax; blockwise re-quantises the transposes from BF16 (its 1 x 128 blocks lie
-// along K); MXFP8 writes both orientations (1 + 1/32 bytes each) in one pass; NVFP4 adds
-// the per-tensor amax pass, writes FP4 (1/2 + 1/16 bytes) both ways, and runs the random
-// Hadamard transform over the weight-gradient inputs (read 2, write 2 again). Where FP8
-// GEMMs take any layout (Blackwell), the per-tensor recipes transpose nothing.
+// along K); MXFP8 writes both orientations (1 + 1/32 bytes each) in one pass; NVFP4 runs
+// three kernels as Transformer Engine 2.9-2.14 does on Blackwell (pytorch/csrc/
+// quantizer.cpp, NVFP4Quantizer::quantize_impl): one pass for the per-tensor amax of the
+// input and of its random Hadamard transform (nvte_hadamard_transform_amax, read 2), the
+// row-wise cast (read 2, write 1/2 + 1/16), and the column-wise cast for the weight
+// gradient with the Hadamard transform fused into it (nvte_hadamard_transform_cast_
+// fusion_columnwise, read 2, write 1/2 + 1/16; the transform runs on the tensor cores,
+// its output never stored). Where FP8 GEMMs take any layout (Blackwell), the per-tensor
+// recipes transpose nothing.
 struct CastTraffic {
   double fwd_bytes = 0, bwd_bytes = 0, fwd_kernels = 0, bwd_kernels = 0;
 };
@@ -39,8 +44,8 @@ CastTraffic Casts(QuantRecipe r, double m, double n, double k, bool any_layout) 
       return {both * m * k, both * m * n, 1, 1};
     }
     case QuantRecipe::kNvfp4: {
-      // amax pass (2), read 16-bit (2), both orientations, Hadamard pass (read 2, write 2).
-      const double bytes = 2 + 2 + 2 * QuantisedBytesPerElement(r) + 4;
+      // amax pass (2), then each orientation reads the 16-bit tensor and writes FP4.
+      const double bytes = 2 + 2 * (2 + QuantisedBytesPerElement(r));
       return {bytes * m * k, bytes * m * n, 3, 3};
     }
   }
