@@ -3,8 +3,10 @@
 // BF16, and what the accelerator must offer — against hand counts and the BF16 model.
 #include <cmath>
 #include <optional>
+#include <string>
 #include <tuple>
 
+#include "absl/strings/str_cat.h"
 #include "estimator/inputs/validate.h"
 #include "estimator/iteration/estimate.h"
 #include "estimator/system/collectives.h"
@@ -71,19 +73,56 @@ TEST(QuantRecipe, WeightCopies) {
   }
 }
 
-// Where FP8 GEMMs take any layout, the per-tensor recipes write no transposes: the
-// backward of one linear (m x k input, n outputs) moves 2mn + 2mk bytes less and launches
-// one kernel less; the forward is the same.
-TEST(QuantRecipe, NoTransposesWhereFp8GemmsTakeAnyLayout) {
-  for (QuantRecipe r : {QuantRecipe::kDelayedScaling, QuantRecipe::kCurrentScaling}) {
-    SystemProfile any = Profile("gb200-nvl72");
-    SystemProfile tn = any;
-    tn.accelerator.peak_tflops_fp4 = 0;  // the same GPU with Hopper's TN-only FP8 GEMMs
-    absl::StatusOr<ModelCosts> a = Costs(Llama70b(Precision::kFp8, r), any);
-    absl::StatusOr<ModelCosts> b = Costs(Llama70b(Precision::kFp8, r), tn);
-    ASSERT_TRUE(a.ok() && b.ok());
-    EXPECT_DOUBLE_EQ(a->layers[0].fwd_s, b->layers[0].fwd_s);
-    EXPECT_LT(a->layers[0].bwd_s, b->layers[0].bwd_s);
+// Per-tensor FP8 casts of one linear (m x k input, n outputs) as Transformer Engine runs
+// them, by hand, in bytes beyond the 16-bit linear's traffic and kernels, forward and
+// backward (backward counted beyond twice the forward, as Part keeps it):
+// - plain input, TN-only GPU: cast-transpose of X forward (read 2, write 1 + 1) and of dY
+//   backward: 4mk, 4mn, one kernel each; where FP8 GEMMs take any layout 3mk, 3mn;
+// - under SP at TP 4, a column-parallel linear fed by its fused norm (delayed scaling):
+//   the norm writes X's quarter of the rows in FP8 (1 byte where 2: -mk / 4), the gathered
+//   X is transposed in backward (2mk), dY cast-transposed whole (4mn);
+// - a row-parallel linear's backward under SP: dY's quarter cast (3mn / 4), gathered,
+//   then transposed (2mn);
+// - current scaling adds each cast's amax read (2 bytes on what it casts) and two kernels
+//   (amax, scale), none for the amax a fused norm computes.
+TEST(QuantRecipe, PerTensorCastsAsTransformerEngineRunsThem) {
+  const double m = 4096, n = 2048, k = 8192;
+  struct Case {
+    QuantRecipe r;
+    bool any_layout;
+    transformer::LinearIo io;
+    double fwd, bwd, kf, kb;
+  };
+  const transformer::LinearIo plain{}, column{.input_share = 0.25, .norm_fused = true}, row{.grad_share = 0.25};
+  const Case cases[] = {
+      {QuantRecipe::kDelayedScaling, false, plain, 4 * m * k, 4 * m * n, 1, 1},
+      {QuantRecipe::kDelayedScaling, true, plain, 3 * m * k, 3 * m * n, 1, 1},
+      {QuantRecipe::kDelayedScaling, false, column, -m * k / 4, 2 * m * k + 4 * m * n, 0, 2},
+      {QuantRecipe::kDelayedScaling, true, column, -m * k / 4, 3 * m * n, 0, 1},
+      {QuantRecipe::kDelayedScaling, false, row, 4 * m * k, 3 * m * n / 4 + 2 * m * n, 1, 2},
+      {QuantRecipe::kCurrentScaling, false, plain, 6 * m * k, 6 * m * n, 3, 3},
+      {QuantRecipe::kCurrentScaling, false, column, 3 * m * k / 4, 2 * m * k + 6 * m * n, 2, 4},
+      {QuantRecipe::kCurrentScaling, true, row, 5 * m * k, 5 * m * n / 4, 3, 3},
+  };
+  const SystemProfile h100 = Profile("dgx-h100-80gb");
+  const Workload w = Llama70b(Precision::kFp8, QuantRecipe::kDelayedScaling);
+  const Hardware hw(h100, w.precision);
+  for (const Case& c : cases) {
+    transformer::Dims x =
+        transformer::LayerDims(w, w.transformer.Resolved(), ModelShape::Of(testing::Config(1, 1, 1, 1, 1).Normalized()));
+    x.recipe = c.r;
+    x.fp8_any_layout = c.any_layout;
+    transformer::Dims bf16 = x;
+    bf16.lowp = false;
+    transformer::Part q, ref;
+    transformer::Linear(hw, x, m, n, k, 1, &q, c.io);
+    transformer::Linear(hw, bf16, m, n, k, 1, &ref, c.io);
+    const std::string what = absl::StrCat(static_cast<int>(c.r), " any ", c.any_layout, " in ", c.io.input_share,
+                                          " grad ", c.io.grad_share);
+    EXPECT_DOUBLE_EQ(q.mem_fwd_bytes - ref.mem_fwd_bytes, c.fwd) << what;
+    EXPECT_DOUBLE_EQ(q.mem_bwd_bytes - ref.mem_bwd_bytes, c.bwd) << what;
+    EXPECT_EQ(q.kernels_fwd - ref.kernels_fwd, c.kf) << what;
+    EXPECT_EQ(q.kernels_bwd - ref.kernels_bwd, c.kb) << what;
   }
 }
 
@@ -126,8 +165,10 @@ TEST(QuantRecipe, CurrentScalingAddsAnAmaxPass) {
 // A grouped linear quantises all its experts' slices in one call (Transformer Engine's
 // split_quantize): current scaling's casts add the same launches to an MoE layer whether
 // it holds 128 experts or 32 — by hand, its four quantised linears (QKV, projection, the
-// experts' fc1 and fc2; the router's GEMM stays in 16 bits) each 2 forward and 3
-// backward, 20 — while their bytes grow with the rows, not the experts.
+// experts' fc1 and fc2; the router's GEMM stays in 16 bits): QKV's input from the norm it
+// fuses, which computes the amax (scale and cast forward, 2), the others amax, scale and
+// cast-transpose (3); every output gradient 3 backward: 2 + 3 x 3 + 4 x 3 = 23 — while
+// their bytes grow with the rows, not the experts.
 TEST(QuantRecipe, GroupedLinearsQuantiseInOneCall) {
   const SystemProfile h100 = Profile("dgx-h100-80gb");
   auto extra = [&](int experts) {
@@ -141,8 +182,8 @@ TEST(QuantRecipe, GroupedLinearsQuantiseInOneCall) {
     EXPECT_TRUE(bf16.ok() && fp8.ok());
     return fp8->layers[0].kernels - bf16->layers[0].kernels;
   };
-  EXPECT_EQ(extra(128), 20);
-  EXPECT_EQ(extra(32), 20);
+  EXPECT_EQ(extra(128), 23);
+  EXPECT_EQ(extra(32), 23);
 }
 
 // NVFP4 runs every transformer layer at the FP4 rate, the last as the first (Megatron's

@@ -8,40 +8,79 @@ namespace paraplan::transformer {
 
 namespace {
 
-// Quantisation traffic of one linear (m x k input, n outputs) under a recipe, per GEMM of
-// the batch: bytes forward, bytes backward beyond twice the forward's, kernels each way.
-// From the recipes' definitions (Transformer Engine, "Using FP8 and FP4 with Transformer
-// Engine"): delayed scaling casts X (read 2, write 1) and in backward dY, and transposes
-// both FP8 operands for the weight gradient; current scaling first reads each tensor for
-// its amax; blockwise re-quantises the transposes from BF16 (its 1 x 128 blocks lie
-// along K); MXFP8 writes both orientations (1 + 1/32 bytes each) in one pass; NVFP4 runs
-// three kernels as Transformer Engine 2.9-2.14 does on Blackwell (pytorch/csrc/
-// quantizer.cpp, NVFP4Quantizer::quantize_impl): one pass for the per-tensor amax of the
-// input and of its random Hadamard transform (nvte_hadamard_transform_amax, read 2), the
-// row-wise cast (read 2, write 1/2 + 1/16), and the column-wise cast for the weight
-// gradient with the Hadamard transform fused into it (nvte_hadamard_transform_cast_
-// fusion_columnwise, read 2, write 1/2 + 1/16; the transform runs on the tensor cores,
-// its output never stored). Where FP8 GEMMs take any layout (Blackwell), the per-tensor
-// recipes transpose nothing.
+// Quantisation traffic of one linear (m x k input, n outputs) under a recipe and the
+// operands' origin `io`, per GEMM of the batch: bytes forward, bytes backward beyond
+// twice the forward's, kernels each way. As Transformer Engine 2.x runs them
+// (pytorch/csrc/quantizer.cpp, module/linear.py, layernorm_linear.py,
+// csrc/extensions/normalization.cpp):
+// - delayed and current scaling (per tensor): a cast reads 2 bytes and writes 1; current
+//   scaling first reads the tensor for its amax (nvte_compute_amax) and launches the
+//   scale computation (nvte_compute_scale_from_amax). Where FP8 GEMMs are TN-only
+//   (Hopper) the weight gradient needs the transposes: a tensor quantised whole writes
+//   its transpose in the same kernel (cast-transpose: 1 byte more), one quantised on
+//   this GPU's share of the rows and all-gathered in FP8 is transposed after the gather
+//   (read 1, write 1, in backward: per-tensor FP8 gathers only row-wise data). An input
+//   from a fused norm costs no cast: under delayed scaling the norm kernel writes FP8, 1
+//   byte where it wrote 2 (then a transpose kernel where the rows are not gathered);
+//   under current scaling it computes the amax as it normalises (FUSED_NORM_AMAX_FP8)
+//   and the cast follows;
+// - blockwise re-quantises the transposes from BF16 (its 1 x 128 blocks lie along K);
+// - MXFP8 writes both orientations (1 + 1/32 bytes each) in one pass, on the rows it
+//   quantises before a gather;
+// - NVFP4 runs three kernels as Transformer Engine 2.9-2.14 does on Blackwell
+//   (NVFP4Quantizer::quantize_impl): one pass for the per-tensor amax of the input and of
+//   its random Hadamard transform (nvte_hadamard_transform_amax, read 2), the row-wise
+//   cast (read 2, write 1/2 + 1/16), and the column-wise cast for the weight gradient
+//   with the Hadamard transform fused into it (nvte_hadamard_transform_cast_fusion_
+//   columnwise, read 2, write 1/2 + 1/16).
 struct CastTraffic {
   double fwd_bytes = 0, bwd_bytes = 0, fwd_kernels = 0, bwd_kernels = 0;
 };
 
-CastTraffic Casts(QuantRecipe r, double m, double n, double k, bool any_layout) {
-  const double transposes = any_layout ? 0 : 2 * m * n + 2 * m * k;
-  const double transpose_kernels = any_layout ? 0 : 1;
+// One per-tensor-scaled operand of `elements`, quantised on `share` of its rows.
+struct PerTensorCast {
+  double bytes = 0, kernels = 0;             // the cast, with a cast-transpose where fused
+  double later_bytes = 0, later_kernels = 0;  // the transpose after an all-gather
+};
+PerTensorCast PerTensor(bool current, bool transposes, double elements, double share, bool norm_fused) {
+  PerTensorCast c;
+  const bool gathered = share < 1;
+  const double setup = current ? 2 : 0;  // amax and scale kernels
+  if (norm_fused && !current) {
+    c.bytes = -share * elements;  // the norm writes 1 byte an element for 2
+    if (transposes && !gathered) {
+      c.bytes += 2 * elements;
+      c.kernels = 1;
+    }
+  } else {
+    const double amax = current && !norm_fused ? 2 : 0;
+    c.bytes = (3 + amax) * share * elements + (transposes && !gathered ? elements : 0);
+    c.kernels = 1 + setup - (norm_fused ? 1 : 0);
+  }
+  if (transposes && gathered) {
+    c.later_bytes = 2 * elements;
+    c.later_kernels = 1;
+  }
+  return c;
+}
+
+CastTraffic Casts(QuantRecipe r, double m, double n, double k, bool any_layout, const LinearIo& io) {
   switch (r) {
     case QuantRecipe::kDefault:
       return {};
     case QuantRecipe::kDelayedScaling:
-      return {3 * m * k, 3 * m * n + transposes, 1, 1 + transpose_kernels};
-    case QuantRecipe::kCurrentScaling:
-      return {5 * m * k, 5 * m * n + transposes, 2, 2 + transpose_kernels};
+    case QuantRecipe::kCurrentScaling: {
+      const bool current = r == QuantRecipe::kCurrentScaling;
+      const PerTensorCast in = PerTensor(current, !any_layout, m * k, io.input_share, io.norm_fused);
+      const PerTensorCast dy = PerTensor(current, !any_layout, m * n, io.grad_share, false);
+      return {in.bytes, in.later_bytes + dy.bytes + dy.later_bytes, in.kernels,
+              in.later_kernels + dy.kernels + dy.later_kernels};
+    }
     case QuantRecipe::kBlockwise:
       return {3 * m * k, 6 * m * n + 3 * m * k, 1, 3};
     case QuantRecipe::kMxfp8: {
       const double both = 2 + 2 * QuantisedBytesPerElement(r);  // read 16-bit, write two orientations
-      return {both * m * k, both * m * n, 1, 1};
+      return {both * m * k * io.input_share, both * m * n * io.grad_share, 1, 1};
     }
     case QuantRecipe::kNvfp4: {
       // amax pass (2), then each orientation reads the 16-bit tensor and writes FP4.
@@ -73,7 +112,7 @@ bool FusedSoftmaxRuns(const Dims& x) {
 }  // namespace
 
 void Linear(const Hardware& hw, const Dims& x, double m, double n, double k, double batch,
-            Part* part) {
+            Part* part, const LinearIo& io) {
   const double fwd = hw.GroupedMatmulTime(m, n, k, batch, x.p, x.bf16_linears, x.p);
   const double dgrad = hw.GroupedMatmulTime(m, k, n, batch, x.p, x.bf16_linears, x.p);
   const double wgrad = hw.GroupedMatmulTime(k, n, m, batch, x.p, x.bf16_linears, x.wgrad_out_bytes);
@@ -100,7 +139,7 @@ void Linear(const Hardware& hw, const Dims& x, double m, double n, double k, dou
     part->kernels_bwd += batch;
   }
   if (x.lowp && !x.bf16_linears) {
-    const CastTraffic c = Casts(x.recipe, m, n, k, x.fp8_any_layout);
+    const CastTraffic c = Casts(x.recipe, m, n, k, x.fp8_any_layout, io);
     part->mem_fwd_bytes += c.fwd_bytes * batch;
     part->mem_bwd_bytes += c.bwd_bytes * batch;
     // A grouped linear (batch > 1: an MoE layer's local experts) quantises every expert's
@@ -264,8 +303,9 @@ Part AttentionCore(const Dims& x, const Hardware& hw, double window, CpExchange 
 Part AttentionBlock(const Dims& x, const Hardware& hw) {
   Part part;
   const double qkv_out = (x.a + 2 * x.g) * x.d / x.t;
-  Linear(hw, x, x.T, qkv_out, x.h, 1, &part);
-  Linear(hw, x, x.T, x.h, x.a * x.d / x.t, 1, &part);
+  // Megatron-Core's TELayerNormColumnParallelLinear and TERowParallelLinear.
+  Linear(hw, x, x.T, qkv_out, x.h, 1, &part, {.input_share = x.r, .norm_fused = true});
+  Linear(hw, x, x.T, x.h, x.a * x.d / x.t, 1, &part, {.grad_share = x.r});
   const double e = x.T * x.h;
   const double context = x.T * x.a * x.d / x.t;  // = e / t when head_dim = hidden / heads
   // Norm (read + write), bias-dropout-add (read x, residual; write out, mask) and the
@@ -294,13 +334,13 @@ Part AttentionBlock(const Dims& x, const Hardware& hw) {
 }
 
 Part MlpBlock(const Dims& x, const Hardware& hw, double tokens, double f, double groups, double shard,
-              double input_share) {
+              double input_share, const LinearIo& up_io, const LinearIo& down_io) {
   Part part;
   const double up = x.gated ? 2 * f / shard : f / shard;
   // `groups` independent GEMMs (local experts, one after another) share the tokens.
   const double per_group = tokens / groups;
-  Linear(hw, x, per_group, up, x.h, groups, &part);
-  Linear(hw, x, per_group, x.h, f / shard, groups, &part);
+  Linear(hw, x, per_group, up, x.h, groups, &part, up_io);
+  Linear(hw, x, per_group, x.h, f / shard, groups, &part, down_io);
   const double inner = tokens * f / shard;
   // Activation function: read input(s), write output.
   MemoryBound((x.gated ? 3 : 2) * inner * x.p, 1, &part);

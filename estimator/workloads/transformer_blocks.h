@@ -97,16 +97,28 @@ struct Part {
   double last_fwd_s = 0;     // forward GEMM of the block's last linear
 };
 
+// Where a linear's FP8 operands come from, as Transformer Engine quantises them
+// (pytorch/module/linear.py, layernorm_linear.py). Under sequence parallelism a
+// column-parallel linear quantises this GPU's share of the input rows and all-gathers
+// them in FP8, and a row-parallel linear's backward does so with the output gradient
+// (`input_share`, `grad_share`: 1/t there, 1 otherwise); Megatron-Core's QKV and first
+// MLP linear take their input from the norm they fuse (TELayerNormColumnParallelLinear),
+// whose kernel writes it quantised (`norm_fused`).
+struct LinearIo {
+  double input_share = 1;
+  double grad_share = 1;
+  bool norm_fused = false;
+};
+
 // A linear layer: m tokens x k inputs -> n outputs, `batch` independent GEMMs. Backward
 // = data-gradient + weight-gradient GEMMs, each the forward's FLOPs (Narayanan et al.
 // SC'21: backward = 2x forward). Kernels: the GEMM forward, two backward and one
-// bias/weight-gradient reduction or accumulation per GEMM. Under FP8 (Transformer
-// Engine) the input is cast to FP8 before the forward GEMM (read 2 B, write 1 B per
-// element, amax fused) and backward casts the output gradient and transposes both FP8
-// operands for the weight-gradient GEMM (NVIDIA Transformer Engine, "Using FP8"). The
-// `batch` GEMMs run as Hardware::GroupedMatmulTime says (local experts over 4 streams).
+// bias/weight-gradient reduction or accumulation per GEMM. Under FP8 / FP4 (Transformer
+// Engine) the input is quantised before the forward GEMM and the output gradient before
+// the backward ones, by the recipe and `io` (transformer_blocks.cc, Casts). The `batch`
+// GEMMs run as Hardware::GroupedMatmulTime says (local experts over 4 streams).
 void Linear(const Hardware& hw, const Dims& x, double m, double n, double k, double batch,
-            Part* part);
+            Part* part, const LinearIo& io = {});
 
 // A memory-bound kernel moving `bytes` forward; its backward moves twice as much in two
 // kernels (reads the output gradient and the saved input, writes the input gradient).
@@ -138,7 +150,7 @@ Part AttentionBlock(const Dims& x, const Hardware& hw);
 // input stored at `input_share` of the hidden (1/t under SP for the dense MLP; experts
 // store the whole permuted rows their GEMMs read).
 Part MlpBlock(const Dims& x, const Hardware& hw, double tokens, double f, double groups, double shard,
-              double input_share);
+              double input_share, const LinearIo& up_io = {}, const LinearIo& down_io = {});
 
 // `from` run in the same sub-block after `into` (its first linear stays `into`'s).
 void AddPart(const Part& from, Part* into);

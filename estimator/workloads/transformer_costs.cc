@@ -294,7 +294,10 @@ BlockCosts MakeLayer(const ModelContext& m, const Dims& x, const AttentionSide& 
 // A dense layer. Parameter tensors: two norms (scale, and bias for LayerNorm), four
 // linears' weights and biases (Megatron-LM's GPT layer), MLA's.
 BlockCosts DenseLayer(const ModelContext& m, const Dims& x, const AttentionSide& a, const Core& core) {
-  BlockCosts b = MakeLayer(m, x, a, core, MlpBlock(x, m.hw, x.T, x.f, 1, x.t, x.r), MlpExtras{}, 0, 0, 0);
+  BlockCosts b = MakeLayer(m, x, a, core,
+                            MlpBlock(x, m.hw, x.T, x.f, 1, x.t, x.r, {.input_share = x.r, .norm_fused = true},
+                                     {.grad_share = x.r}),
+                            MlpExtras{}, 0, 0, 0);
   b.params = a.params + x.h * x.f * (x.gated ? 3 : 2) / x.t;
   b.tensors = 2 * a.norm_tensors + 8 + a.tensors + a.qk_norm_tensors;
   b.weight_tensors = 4 + a.tensors / 2;
@@ -354,7 +357,9 @@ MoeMlp MoeMlpOf(const ModelContext& m, const Dims& x) {
   o.shared_f = moe.num_shared_experts * static_cast<double>(moe.shared_expert_ffn_hidden_size);
   Part shared;
   if (o.shared_f > 0) {
-    shared = MlpBlock(x, m.hw, x.T, o.shared_f, 1, x.t, x.r);
+    // TEColumnParallelLinear / TERowParallelLinear over the pre-MLP norm's output (its own
+    // module in an MoE layer).
+    shared = MlpBlock(x, m.hw, x.T, o.shared_f, 1, x.t, x.r, {.input_share = x.r}, {.grad_share = x.r});
     shared.act_bytes -= x.T * x.h * x.r * x.p;
     AddPart(shared, &o.mlp);
   }
