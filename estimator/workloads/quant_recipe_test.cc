@@ -126,6 +126,31 @@ TEST(QuantRecipe, PerTensorCastsAsTransformerEngineRunsThem) {
   }
 }
 
+// Under sequence parallelism the linears all-gather their inputs already quantised: by
+// hand, a dense layer's forward at TP 4 waits for two all-gathers of T x h elements at 1
+// byte (FP8) where BF16 gathers 2, and the same two reduce-scatters in 16 bits.
+TEST(QuantRecipe, SequenceParallelGathersAreQuantised) {
+  const SystemProfile h100 = Profile("dgx-h100-80gb");
+  auto tp_fwd = [&](Precision p) {
+    ParallelConfig c = testing::Config(4, 1, 1, 1, 1);
+    c.flash_attention = true;
+    c.sequence_parallel = true;
+    c.tp_comm_overlap = false;
+    const Workload w = Llama70b(p, p == Precision::kFp8 ? QuantRecipe::kDelayedScaling : QuantRecipe::kDefault);
+    const Hardware hw(h100, w.precision);
+    absl::StatusOr<ModelCosts> m = ComputeModelCosts(w, ModelShape::Of(c.Normalized()), hw, Collectives(hw));
+    EXPECT_TRUE(m.ok()) << m.status();
+    return m->layers[0].tp_fwd_s;
+  };
+  const Hardware hw(h100, Precision::kBf16);
+  const Collectives coll(hw);
+  const GroupSpan tp = coll.Place(4, 1);
+  const double th = 8192.0 * 8192;
+  EXPECT_NEAR(tp_fwd(Precision::kBf16) - tp_fwd(Precision::kFp8), 2 * (coll.AllGather(2 * th, tp) - coll.AllGather(th, tp)),
+              1e-12);
+  EXPECT_GT(coll.AllGather(2 * th, tp), coll.AllGather(th, tp));
+}
+
 // NVFP4's casts of one linear (m x k input, n outputs) as Transformer Engine 2.9-2.14 runs
 // them on Blackwell, by hand: the amax of the input and of its Hadamard transform in one
 // read (2 bytes an element), the row-wise cast and the column-wise cast with the Hadamard
@@ -149,6 +174,13 @@ TEST(QuantRecipe, Nvfp4CastsTheHadamardTransformInTheColumnwisePass) {
   EXPECT_DOUBLE_EQ(fp4.mem_bwd_bytes - ref.mem_bwd_bytes, 7.125 * m * n);
   EXPECT_EQ(fp4.kernels_fwd - ref.kernels_fwd, 3);
   EXPECT_EQ(fp4.kernels_bwd - ref.kernels_bwd, 3);
+  // Under SP at TP 4 a GPU quantises its quarter of the rows before the gather.
+  const transformer::LinearIo sp{.input_share = 0.25, .grad_share = 0.25};
+  transformer::Part fp4_sp, ref_sp;
+  transformer::Linear(hw, x, m, n, k, 1, &fp4_sp, sp);
+  transformer::Linear(hw, bf16, m, n, k, 1, &ref_sp, sp);
+  EXPECT_DOUBLE_EQ(fp4_sp.mem_fwd_bytes - ref_sp.mem_fwd_bytes, 7.125 * m * k / 4);
+  EXPECT_DOUBLE_EQ(fp4_sp.mem_bwd_bytes - ref_sp.mem_bwd_bytes, 7.125 * m * n / 4);
 }
 
 // Current scaling reads every tensor once more for its amax than delayed scaling does;

@@ -25,8 +25,8 @@ namespace {
 //   under current scaling it computes the amax as it normalises (FUSED_NORM_AMAX_FP8)
 //   and the cast follows;
 // - blockwise re-quantises the transposes from BF16 (its 1 x 128 blocks lie along K);
-// - MXFP8 writes both orientations (1 + 1/32 bytes each) in one pass, on the rows it
-//   quantises before a gather;
+// - MXFP8 writes both orientations (1 + 1/32 bytes each) in one pass; it and NVFP4
+//   quantise both orientations of this GPU's rows before a gather, and gather both;
 // - NVFP4 runs three kernels as Transformer Engine 2.9-2.14 does on Blackwell
 //   (NVFP4Quantizer::quantize_impl): one pass for the per-tensor amax of the input and of
 //   its random Hadamard transform (nvte_hadamard_transform_amax, read 2), the row-wise
@@ -85,7 +85,7 @@ CastTraffic Casts(QuantRecipe r, double m, double n, double k, bool any_layout, 
     case QuantRecipe::kNvfp4: {
       // amax pass (2), then each orientation reads the 16-bit tensor and writes FP4.
       const double bytes = 2 + 2 * (2 + QuantisedBytesPerElement(r));
-      return {bytes * m * k, bytes * m * n, 3, 3};
+      return {bytes * m * k * io.input_share, bytes * m * n * io.grad_share, 3, 3};
     }
   }
   return {};

@@ -15,9 +15,14 @@ namespace paraplan::transformer {
 // Tensor-parallel collectives of one activation tensor (b*s/c x h) —
 // Shoeybi et al. 2019 (Megatron-LM): all-reduce; with sequence parallelism an
 // all-gather + reduce-scatter pair of the same volume (Korthikanti et al. 2022, 4.2.2).
+// Under FP8 / FP4 Transformer Engine's linears all-gather the sequence-parallel input (and
+// in backward the row-parallel linear's output gradient) already quantised, at the
+// recipe's bytes an element (distributed.py gather_along_first_dim: _all_gather_fp8,
+// _mxfp8, _nvfp4, blockwise); reduce-scatters stay 16-bit.
 struct TpCollectives {
   double all_reduce_s = 0;
   double all_gather_s = 0;
+  double all_gather_quantised_s = 0;  // = all_gather_s unless the linears are FP8 / FP4
   double reduce_scatter_s = 0;
 };
 TpCollectives TpCosts(const Dims& x, const Collectives& coll, const GroupSpan& tp);

@@ -69,7 +69,11 @@ struct TpExposure {
 // and fc2_fprop; Megatron-Bridge's tuned H100 configurations give them 16-24).
 constexpr double kUbPipelineSms = 16;
 
-TpExposure TensorParallelExposure(const LayerContext& L, const Dims& x, const Part& attn, const Part& mlp) {
+// `quantised_attn` / `quantised_mlp`: the sub-block's gathers are Transformer Engine's,
+// in the recipe's bytes (TpCollectives): QKV's and the dense MLP's; MLA's down
+// projections and an MoE layer's token path gather 16-bit tensors.
+TpExposure TensorParallelExposure(const LayerContext& L, const Dims& x, const Part& attn, const Part& mlp,
+                                  bool quantised_attn, bool quantised_mlp) {
   TpExposure out;
   if (x.t <= 1) return out;
   const double sms = L.hw.sm_count();
@@ -79,13 +83,14 @@ TpExposure TensorParallelExposure(const LayerContext& L, const Dims& x, const Pa
   const Part* subs[2] = {&attn, &mlp};
   for (const Part* q : subs) {
     const double w = q->first_wgrad_s, dg = q->first_dgrad_s, f = q->matmul_fwd_s;
+    const double ag = (q == &attn ? quantised_attn : quantised_mlp) ? L.tpc.all_gather_quantised_s : L.tpc.all_gather_s;
     auto fwd_exposed = [&](double comm) {
       return L.shape.tp_comm_overlap ? std::max(0.0, comm - L.ovl * 0.5 * f) : comm;
     };
     if (x.sp) {
-      out.fwd_s += fwd_exposed(L.tpc.all_gather_s) + fwd_exposed(L.tpc.reduce_scatter_s) + sm_tax * q->last_fwd_s;
-      out.bwd_s += (L.shape.tp_comm_overlap ? std::max(0.0, L.tpc.all_gather_s - L.ovl * dg) : L.tpc.all_gather_s) +
-                   std::max(0.0, L.tpc.all_gather_s - L.ovl * dg) + std::max(0.0, L.tpc.reduce_scatter_s - L.ovl * w);
+      out.fwd_s += fwd_exposed(ag) + fwd_exposed(L.tpc.reduce_scatter_s) + sm_tax * q->last_fwd_s;
+      out.bwd_s += (L.shape.tp_comm_overlap ? std::max(0.0, ag - L.ovl * dg) : ag) + std::max(0.0, ag - L.ovl * dg) +
+                   std::max(0.0, L.tpc.reduce_scatter_s - L.ovl * w);
       out.calls_fwd += 2;
       out.calls_bwd += 3;
     } else {
@@ -166,7 +171,7 @@ BlockCosts AssembleLayer(const LayerContext& L, const Dims& x, const Core& atten
   // writes the input gradient: twice the forward traffic.
   blk.bwd_s = matmul_bwd + 2 * mem_fwd_s + mem_bwd_extra / L.hw.hbm_bytes_per_s();
   blk.wgrad_s = wgrad;
-  const TpExposure tp = TensorParallelExposure(L, x, attn, mlp);
+  const TpExposure tp = TensorParallelExposure(L, x, attn, mlp, mla_up == nullptr, !extras.moe);
   blk.tp_fwd_s = tp.fwd_s;
   blk.tp_bwd_s = tp.bwd_s;
   blk.cp_s = cp.exposed_s;
