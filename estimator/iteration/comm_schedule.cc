@@ -193,7 +193,8 @@ std::vector<CollectiveUse> DescribeCollectives(const Workload& workload, const P
   const DpGroups groups = PlaceDataParallel(c, coll);
   const double dense = stages.max_dense_params;
   const double experts = stages.max_expert_params;
-  for (const auto& [g, params] : {std::pair{groups.dense, dense}, std::pair{groups.expert, experts}}) {
+  for (const auto& [g, params, expert] :
+       {std::tuple{groups.dense, dense, false}, std::tuple{groups.expert, experts, true}}) {
     const double grad = params * GradientBytesOf(model, c).reduced;
     const double gather = params * WeightBytesOf(model, c).gathered;
     const bool ovl = OverlapsGradientReduction(c);
@@ -210,7 +211,7 @@ std::vector<CollectiveUse> DescribeCollectives(const Workload& workload, const P
       default: {
         // ZeRO-3 prefetches under either flag (DeepSpeed too: its bucket hooks).
         const bool prefetch = c.overlap_param_gather || c.overlap_grad_reduce;
-        const Zero3Calls z = Zero3Collectives(model, stages, c, params);
+        const Zero3Calls z = Zero3Collectives(model, stages, c, params, expert);
         if (ShardsOncePerIteration(c)) {  // gathered once, reduced once after the last backward
           b.Add("dp", K::kAllGather, g, z.gather_bytes, layers, prefetch);
           b.Add("dp", K::kReduceScatter, g, z.reduce_bytes, layers, false);

@@ -126,7 +126,7 @@ struct PrefetchFill {
 
 // One data-parallel group's traffic (`params` parameters, `k` its calls' seconds each)
 // into `t`, by the stretch it runs beside.
-void GroupDpTraffic(const DpContext& x, double params, const DpCalls& k, DpTraffic* t) {
+void GroupDpTraffic(const DpContext& x, double params, bool expert, const DpCalls& k, DpTraffic* t) {
   const ParallelConfig& c = x.c;
   const bool overlap_reduce = OverlapsGradientReduction(c);
   if (c.zero_stage == 0) {
@@ -156,7 +156,7 @@ void GroupDpTraffic(const DpContext& x, double params, const DpCalls& k, DpTraff
   const int m = x.m;
   const double layers = std::max(1, x.stages.slowest_layers);
   const bool prefetch = c.overlap_param_gather || c.overlap_grad_reduce;
-  const Zero3Calls z = Zero3Collectives(x.model, x.stages, c, params);
+  const Zero3Calls z = Zero3Collectives(x.model, x.stages, c, params, expert);
   if (c.framework == Framework::kDeepSpeed) {
     // DeepSpeed ZeRO-3 (Zero3Collectives): tensor by tensor, each gather hidden behind
     // the module before it where it is prefetched; the gradient buckets leave under
@@ -218,7 +218,7 @@ void GroupDpTraffic(const DpContext& x, double params, const DpCalls& k, DpTraff
 // The calls GroupDpTraffic prices for one group (`params` parameters over `g`), each
 // once: the gradients' all-reduce (ZeRO 0), the weights' all-gather, and the
 // gradients' reduce-scatter (ZeRO 1-2) or ZeRO-3's per-layer gather and reduce.
-void GroupCalls(const DataParallelInputs& in, const GroupSpan& g, double params, DpCalls* out) {
+void GroupCalls(const DataParallelInputs& in, const GroupSpan& g, double params, bool expert, DpCalls* out) {
   DpCalls& k = *out;
   k = DpCalls{};
   if (g.size <= 1 || params <= 0) return;
@@ -233,7 +233,7 @@ void GroupCalls(const DataParallelInputs& in, const GroupSpan& g, double params,
     k.all_gather = coll.AllGather(gather_bytes, g);
     k.reduce_scatter = coll.ReduceScatter(grad_bytes, g);
   } else {
-    const Zero3Calls z = Zero3Collectives(in.model, in.stages, c, params);
+    const Zero3Calls z = Zero3Collectives(in.model, in.stages, c, params, expert);
     k.all_gather = coll.AllGather(z.gather_bytes, g);
     k.reduce_scatter = coll.ReduceScatter(z.reduce_bytes, g);
   }
@@ -241,11 +241,12 @@ void GroupCalls(const DataParallelInputs& in, const GroupSpan& g, double params,
 
 // Adds one data-parallel group's traffic (`params` parameters reduced over `g`, `k` its
 // calls) to `t`.
-void AddDpTraffic(const DpContext& x, const GroupSpan& g, double params, const DpCalls& k, DpTraffic* t) {
+void AddDpTraffic(const DpContext& x, const GroupSpan& g, double params, bool expert, const DpCalls& k,
+                  DpTraffic* t) {
   if (g.size <= 1 || params <= 0) return;
   const double sms = x.coll.SmShare(g);
   DpTraffic mine;
-  GroupDpTraffic(x, params, k, &mine);
+  GroupDpTraffic(x, params, expert, k, &mine);
   t->Add(mine, sms);
 }
 
@@ -292,12 +293,16 @@ double DpExposed(const DpContext& x, const DpTraffic& t, double beside_dp) {
 }  // namespace
 
 Zero3Calls Zero3Collectives(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& c,
-                            double params) {
+                            double params, bool expert) {
   const double layers = std::max(1, stages.slowest_layers);
   const double gather = params * WeightBytesOf(model, c).gathered / layers;
   const double grad = params * GradientBytesOf(model, c).reduced / layers;
   if (c.framework != Framework::kDeepSpeed) return {1, 1, gather, 1, grad, true};
-  const double n = std::max(1.0, stages.slowest.weight_tensors / layers);
+  // DeepSpeed decides tensor by tensor (persistence threshold, live-parameter limit): the
+  // group's own matrices share its parameters, not the other group's.
+  const double expert_tensors = stages.slowest.expert_weight_tensors;
+  const double n =
+      std::max(1.0, (expert ? expert_tensors : stages.slowest.weight_tensors - expert_tensors) / layers);
   const double tensor_params = params / layers / n;
   Zero3Calls z;
   if (tensor_params >= deepspeed::kPersistenceThreshold) {
@@ -314,8 +319,8 @@ Zero3Calls Zero3Collectives(const ModelCosts& model, const StageCosts& stages, c
 
 void DataParallelCalls(const DataParallelInputs& in, const DpGroups& groups, double dense, double expert,
                        DpCallTimes* out) {
-  GroupCalls(in, groups.dense, dense, &out->dense);
-  GroupCalls(in, groups.expert, expert, &out->expert);
+  GroupCalls(in, groups.dense, dense, false, &out->dense);
+  GroupCalls(in, groups.expert, expert, true, &out->expert);
 }
 
 double DataParallelExposed(const DataParallelInputs& in, const DpGroups& groups, double dense, double expert,
@@ -326,8 +331,8 @@ double DataParallelExposed(const DataParallelInputs& in, const DpGroups& groups,
   mb.bwd += 0.5 * in.unpaired_ep_s;
   const DpContext dpx{in.model, in.stages, in.c, in.coll, in.hw, m, mb, {mb.fwd / layers, mb.bwd / layers}};
   DpTraffic traffic;
-  AddDpTraffic(dpx, groups.dense, dense, calls.dense, &traffic);
-  AddDpTraffic(dpx, groups.expert, expert, calls.expert, &traffic);
+  AddDpTraffic(dpx, groups.dense, dense, false, calls.dense, &traffic);
+  AddDpTraffic(dpx, groups.expert, expert, true, calls.expert, &traffic);
   // An overlapped reduction shares the NICs only where it leaves the node.
   const bool dp_leaves_node = std::max(groups.dense.size > 1 ? groups.dense.level : 0,
                                        groups.expert.size > 1 ? groups.expert.level : 0) >= 1;

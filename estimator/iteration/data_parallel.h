@@ -45,8 +45,9 @@ struct Zero3Calls {
   double reduce_bytes = 0;  // each
   bool prefetch = true;     // the next gather may start while this one's module computes
 };
+// `expert`: the group of the experts' parameters (its own weight matrices), else the rest.
 Zero3Calls Zero3Collectives(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& c,
-                            double params);
+                            double params, bool expert);
 
 // One candidate's costs the data-parallel traffic runs beside.
 struct DataParallelInputs {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "estimator/iteration/assemble.h"
+#include "estimator/iteration/data_parallel.h"
 #include "estimator/iteration/estimate.h"
 #include "estimator/iteration/stage_costs.h"
 #include "estimator/system/collectives.h"
@@ -130,6 +131,41 @@ TEST(ShardedDataParallel, DeepSpeedZero3GathersTensorByTensor) {
   ASSERT_TRUE(fsdp.ok());
   const double layer_bytes = Bf16Costs(w, c, p).layers[0].params * 2;
   EXPECT_NEAR(fsdp->memory.buffers_bytes - e->memory.buffers_bytes, 2 * layer_bytes - 2 * layer_bytes / 4, 1e3);
+}
+
+// DeepSpeed decides tensor by tensor, so each ZeRO-3 group counts its own matrices: in
+// Qwen3-30B-A3B at EP 4 a layer's expert group gathers its 32 local experts' fc1 and fc2
+// (64 matrices of 2,048 x 1,536 and 768 x 2,048, each over the 100,000-element
+// persistence threshold), the dense group the layer's other matrices, not 64 + those
+// averaged over both groups' parameters (which made the dense group's calls many and
+// tiny, and let twice the layers cut the data-parallel time in half where the average
+// crossed the threshold).
+TEST(ShardedDataParallel, DeepSpeedZero3MoeGroupsCountTheirOwnMatrices) {
+  const SystemProfile p = Profile("gb300-nvl72");
+  Workload w = testing::Model("qwen3-30b-a3b");
+  ParallelConfig c = Zero3(64, 256, Framework::kDeepSpeed);
+  c.expert_parallel = 4;
+  c.micro_batch_size = 2;
+  c.recompute = Recompute::kFull;
+  c.flash_attention = true;
+  const ModelCosts m = Bf16Costs(w, c.Normalized(), p);
+  const StageCosts st = ComputeStageCosts(m, 1, 1);
+  const double layers = 48;
+  ASSERT_EQ(st.slowest_layers, layers);
+  EXPECT_DOUBLE_EQ(st.slowest.expert_weight_tensors, layers * 64);
+  const Zero3Calls experts = Zero3Collectives(m, st, c.Normalized(), st.max_expert_params, true);
+  EXPECT_DOUBLE_EQ(experts.gathers, 64);
+  const Zero3Calls dense = Zero3Collectives(m, st, c.Normalized(), st.max_dense_params, false);
+  EXPECT_DOUBLE_EQ(dense.gathers, (st.slowest.weight_tensors - layers * 64) / layers);
+  EXPECT_LT(dense.gathers, 8);
+  double before = 0;
+  for (int l : {44, 48, 88, 96}) {
+    w.transformer.num_layers = l;
+    absl::StatusOr<Estimate> e = EstimateIteration(w, c, p);
+    ASSERT_TRUE(e.ok()) << e.status();
+    EXPECT_GT(e->time.dp_comm_s, before) << l << " layers";
+    before = e->time.dp_comm_s;
+  }
 }
 
 // DeepSpeed ZeRO-3 prefetched (overlap_comm): each module's tensors gathered beside the

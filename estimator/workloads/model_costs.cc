@@ -91,6 +91,7 @@ BlockCosts BlockCosts::Between(const BlockCosts& from, const BlockCosts& to) {
   d.tensors = to.tensors - from.tensors;
   d.weight_tensors = to.weight_tensors - from.weight_tensors;
   d.expert_params = to.expert_params - from.expert_params;
+  d.expert_weight_tensors = to.expert_weight_tensors - from.expert_weight_tensors;
   d.model_flops = to.model_flops - from.model_flops;
   return d;
 }

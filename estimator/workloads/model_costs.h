@@ -107,6 +107,7 @@ struct BlockCosts {
   double tensors = 0;           // parameter tensors held (the optimizer launches per tensor list)
   double weight_tensors = 0;    // of which weight matrices (what DeepSpeed ZeRO-3 gathers one by one)
   double expert_params = 0;     // of which replicated only over the expert-DP group
+  double expert_weight_tensors = 0;  // of the weight matrices, the experts' (their own ZeRO-3 group)
   double model_flops = 0;       // useful FLOPs (fwd + bwd, no recompute), this GPU
   // Extra working memory while its backward runs: a maximum, not a sum (last, so that the
   // sums above lie contiguous and Add / Between run as packed additions).
@@ -144,6 +145,7 @@ struct BlockCosts {
     tensors += o.tensors;
     weight_tensors += o.weight_tensors;
     expert_params += o.expert_params;
+    expert_weight_tensors += o.expert_weight_tensors;
     model_flops += o.model_flops;
   }
   // The sums of `to` less those of `from` (transient_bytes, a maximum, is left 0): with

@@ -416,6 +416,7 @@ BlockCosts MoeLayer(const ModelContext& m, const Dims& x, const AttentionSide& a
   b.tensors = 2 * a.norm_tensors + 4 + a.tensors + a.qk_norm_tensors + 1 + 4 * o.local_experts +
               (o.shared_f > 0 ? 4 : 0);
   b.weight_tensors = 2 + a.tensors / 2 + 1 + 2 * o.local_experts + (o.shared_f > 0 ? 2 : 0);
+  b.expert_weight_tensors = 2 * o.local_experts;
   return b;
 }
 
