@@ -73,7 +73,7 @@ TEST(QuantRecipe, WeightCopies) {
   }
 }
 
-// Per-tensor FP8 casts of one linear (m x k input, n outputs) as Transformer Engine runs
+// FP8 casts of one linear (m x k input, n outputs) as Transformer Engine runs
 // them, by hand, in bytes beyond the 16-bit linear's traffic and kernels, forward and
 // backward (backward counted beyond twice the forward, as Part keeps it):
 // - plain input, TN-only GPU: cast-transpose of X forward (read 2, write 1 + 1) and of dY
@@ -84,8 +84,11 @@ TEST(QuantRecipe, WeightCopies) {
 // - a row-parallel linear's backward under SP: dY's quarter cast (3mn / 4), gathered,
 //   then transposed (2mn);
 // - current scaling adds each cast's amax read (2 bytes on what it casts) and two kernels
-//   (amax, scale), none for the amax a fused norm computes.
-TEST(QuantRecipe, PerTensorCastsAsTransformerEngineRunsThem) {
+//   (amax, scale), none for the amax a fused norm computes;
+// - blockwise (1 x 128) writes both orientations in one kernel: 4mk forward, 4mn
+//   backward, on a GPU's quarter of the rows where SP gathers them (was 3mk forward and
+//   6mn + 3mk backward in three kernels, its transposes re-quantised from BF16).
+TEST(QuantRecipe, CastsAsTransformerEngineRunsThem) {
   const double m = 4096, n = 2048, k = 8192;
   struct Case {
     QuantRecipe r;
@@ -103,6 +106,9 @@ TEST(QuantRecipe, PerTensorCastsAsTransformerEngineRunsThem) {
       {QuantRecipe::kCurrentScaling, false, plain, 6 * m * k, 6 * m * n, 3, 3},
       {QuantRecipe::kCurrentScaling, false, column, 3 * m * k / 4, 2 * m * k + 6 * m * n, 2, 4},
       {QuantRecipe::kCurrentScaling, true, row, 5 * m * k, 5 * m * n / 4, 3, 3},
+      {QuantRecipe::kBlockwise, false, plain, 4 * m * k, 4 * m * n, 1, 1},
+      {QuantRecipe::kBlockwise, false, transformer::LinearIo{.input_share = 0.25, .grad_share = 0.25}, m * k, m * n, 1,
+       1},
   };
   const SystemProfile h100 = Profile("dgx-h100-80gb");
   const Workload w = Llama70b(Precision::kFp8, QuantRecipe::kDelayedScaling);

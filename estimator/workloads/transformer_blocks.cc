@@ -24,7 +24,9 @@ namespace {
 //   byte where it wrote 2 (then a transpose kernel where the rows are not gathered);
 //   under current scaling it computes the amax as it normalises (FUSED_NORM_AMAX_FP8)
 //   and the cast follows;
-// - blockwise re-quantises the transposes from BF16 (its 1 x 128 blocks lie along K);
+// - blockwise (1 x 128 blocks along each orientation's K) quantises X forward and dY
+//   backward into both orientations in one kernel (cast/dispatch/quantize.cuh,
+//   NVTE_BLOCK_SCALING_1D: quantize_transpose_vector_blockwise, read 2, write 1 + 1);
 // - MXFP8 writes both orientations (1 + 1/32 bytes each) in one pass; it and NVFP4
 //   quantise both orientations of this GPU's rows before a gather, and gather both;
 // - NVFP4 runs three kernels as Transformer Engine 2.9-2.14 does on Blackwell
@@ -76,8 +78,12 @@ CastTraffic Casts(QuantRecipe r, double m, double n, double k, bool any_layout, 
       return {in.bytes, in.later_bytes + dy.bytes + dy.later_bytes, in.kernels,
               in.later_kernels + dy.kernels + dy.later_kernels};
     }
-    case QuantRecipe::kBlockwise:
-      return {3 * m * k, 6 * m * n + 3 * m * k, 1, 3};
+    case QuantRecipe::kBlockwise: {
+      // Both orientations in one kernel (quantize_transpose_vector_blockwise): read 2,
+      // write 1 + 1 (the 1 x 128 scales aside).
+      constexpr double both = 4;
+      return {both * m * k * io.input_share, both * m * n * io.grad_share, 1, 1};
+    }
     case QuantRecipe::kMxfp8: {
       const double both = 2 + 2 * QuantisedBytesPerElement(r);  // read 16-bit, write two orientations
       return {both * m * k * io.input_share, both * m * n * io.grad_share, 1, 1};
