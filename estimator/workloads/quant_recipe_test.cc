@@ -135,13 +135,15 @@ TEST(QuantRecipe, CastsAsTransformerEngineRunsThem) {
 // Under sequence parallelism the linears all-gather their inputs already quantised: by
 // hand, a dense layer's forward at TP 4 waits for two all-gathers of T x h elements at 1
 // byte (FP8) where BF16 gathers 2, and the same two reduce-scatters in 16 bits.
+// torchtitan's torchao linears are not Transformer Engine's: they gather 16 bits.
 TEST(QuantRecipe, SequenceParallelGathersAreQuantised) {
   const SystemProfile h100 = Profile("dgx-h100-80gb");
-  auto tp_fwd = [&](Precision p) {
+  auto tp_fwd = [&](Precision p, Framework f = Framework::kAny) {
     ParallelConfig c = testing::Config(4, 1, 1, 1, 1);
     c.flash_attention = true;
     c.sequence_parallel = true;
     c.tp_comm_overlap = false;
+    c.framework = f;
     const Workload w = Llama70b(p, p == Precision::kFp8 ? QuantRecipe::kDelayedScaling : QuantRecipe::kDefault);
     const Hardware hw(h100, w.precision);
     absl::StatusOr<ModelCosts> m = ComputeModelCosts(w, ModelShape::Of(c.Normalized()), hw, Collectives(hw));
@@ -155,6 +157,7 @@ TEST(QuantRecipe, SequenceParallelGathersAreQuantised) {
   EXPECT_NEAR(tp_fwd(Precision::kBf16) - tp_fwd(Precision::kFp8), 2 * (coll.AllGather(2 * th, tp) - coll.AllGather(th, tp)),
               1e-12);
   EXPECT_GT(coll.AllGather(2 * th, tp), coll.AllGather(th, tp));
+  EXPECT_DOUBLE_EQ(tp_fwd(Precision::kFp8, Framework::kTorchtitan), tp_fwd(Precision::kBf16, Framework::kTorchtitan));
 }
 
 // NVFP4's casts of one linear (m x k input, n outputs) as Transformer Engine 2.9-2.14 runs

@@ -145,7 +145,7 @@ void Linear(const Hardware& hw, const Dims& x, double m, double n, double k, dou
     part->kernels_bwd += batch;
   }
   if (x.lowp && !x.bf16_linears) {
-    const CastTraffic c = Casts(x.recipe, m, n, k, x.fp8_any_layout, io);
+    const CastTraffic c = Casts(x.recipe, m, n, k, x.fp8_any_layout, x.te_modules ? io : LinearIo{});
     part->mem_fwd_bytes += c.fwd_bytes * batch;
     part->mem_bwd_bytes += c.bwd_bytes * batch;
     // A grouped linear (batch > 1: an MoE layer's local experts) quantises every expert's
@@ -469,6 +469,7 @@ Dims LayerDims(const Workload& workload, const TransformerSpec& spec, const Mode
   x.lowp = LowPrecisionLinears(workload.precision);
   x.bf16_linears = false;
   x.recipe = ResolvedRecipe(workload, shape.framework);
+  x.te_modules = x.lowp && RunsMegatronCore(shape.framework);
   x.pin = x.lowp ? QuantisedBytesPerElement(x.recipe) : x.p;
   const MixedPrecision mixed = ResolvedMixedPrecision(workload, shape.framework);
   x.fp32_params = mixed == MixedPrecision::kFp32Params && x.p < 4;

@@ -24,6 +24,10 @@ struct Dims {
   double r;  // share of the token-hidden tensors this GPU holds (1/t with SP)
   bool gated, flash, sp;
   bool lowp;          // the linears run in FP8 / FP4 (Transformer Engine)
+  // Megatron-Core's Transformer Engine modules quantise them (LinearIo applies, and the
+  // sequence-parallel gathers move quantised bytes); elsewhere (torchtitan's torchao,
+  // DeepSpeed, PyTorch FSDP) each linear casts its whole input and gathers 16 bits.
+  bool te_modules = false;
   bool bf16_linears;  // a low-precision workload's layer kept in BF16 (its linears at that rate)
   // Bytes per element of what a linear keeps of its input for backward: Transformer
   // Engine saves the quantised copy under FP8 / FP4 (1; MXFP8 1 + 1/32; NVFP4 1/2 + 1/16),
