@@ -130,6 +130,23 @@ TEST(QuantRecipe, CastsAsTransformerEngineRunsThem) {
     EXPECT_EQ(q.kernels_fwd - ref.kernels_fwd, c.kf) << what;
     EXPECT_EQ(q.kernels_bwd - ref.kernels_bwd, c.kb) << what;
   }
+  // Outside Megatron-Core's modules (torchtitan's torchao): current scaling casts each
+  // tensor whole (amax, then cast: 5 bytes, two kernels) and transposes both FP8 operands
+  // in one more pass backward (read 1, write 1 each) on a TN-only GPU.
+  transformer::Dims x =
+      transformer::LayerDims(w, w.transformer.Resolved(), ModelShape::Of(testing::Config(1, 1, 1, 1, 1).Normalized()));
+  x.recipe = QuantRecipe::kCurrentScaling;
+  x.fp8_any_layout = false;
+  x.te_modules = false;
+  transformer::Dims bf16 = x;
+  bf16.lowp = false;
+  transformer::Part q, ref;
+  transformer::Linear(hw, x, m, n, k, 1, &q, column);
+  transformer::Linear(hw, bf16, m, n, k, 1, &ref, column);
+  EXPECT_DOUBLE_EQ(q.mem_fwd_bytes - ref.mem_fwd_bytes, 5 * m * k);
+  EXPECT_DOUBLE_EQ(q.mem_bwd_bytes - ref.mem_bwd_bytes, 5 * m * n + 2 * m * n + 2 * m * k);
+  EXPECT_EQ(q.kernels_fwd - ref.kernels_fwd, 2);
+  EXPECT_EQ(q.kernels_bwd - ref.kernels_bwd, 3);
 }
 
 // Under sequence parallelism the linears all-gather their inputs already quantised: by

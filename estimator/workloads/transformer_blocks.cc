@@ -66,13 +66,24 @@ PerTensorCast PerTensor(bool current, bool transposes, double elements, double s
   return c;
 }
 
-CastTraffic Casts(QuantRecipe r, double m, double n, double k, bool any_layout, const LinearIo& io) {
+// A per-tensor recipe outside Transformer Engine (torchtitan's torchao, measured there
+// slower than the model in its casts: docs/accuracy.md): each tensor cast whole (current
+// scaling reading it for its amax first, in the same compiled kernel), and both FP8
+// operands transposed for the weight gradient in one more pass where GEMMs are TN-only.
+CastTraffic PerTensorOutsideTe(bool current, double m, double n, double k, bool any_layout) {
+  const double cast = current ? 5 : 3, kernels = current ? 2 : 1;
+  const double transposes = any_layout ? 0 : 2 * m * n + 2 * m * k;
+  return {cast * m * k, cast * m * n + transposes, kernels, kernels + (any_layout ? 0 : 1)};
+}
+
+CastTraffic Casts(QuantRecipe r, double m, double n, double k, bool any_layout, const LinearIo& io, bool te) {
   switch (r) {
     case QuantRecipe::kDefault:
       return {};
     case QuantRecipe::kDelayedScaling:
     case QuantRecipe::kCurrentScaling: {
       const bool current = r == QuantRecipe::kCurrentScaling;
+      if (!te) return PerTensorOutsideTe(current, m, n, k, any_layout);
       const PerTensorCast in = PerTensor(current, !any_layout, m * k, io.input_share, io.norm_fused);
       const PerTensorCast dy = PerTensor(current, !any_layout, m * n, io.grad_share, false);
       return {in.bytes, in.later_bytes + dy.bytes + dy.later_bytes, in.kernels,
@@ -145,7 +156,7 @@ void Linear(const Hardware& hw, const Dims& x, double m, double n, double k, dou
     part->kernels_bwd += batch;
   }
   if (x.lowp && !x.bf16_linears) {
-    const CastTraffic c = Casts(x.recipe, m, n, k, x.fp8_any_layout, x.te_modules ? io : LinearIo{});
+    const CastTraffic c = Casts(x.recipe, m, n, k, x.fp8_any_layout, x.te_modules ? io : LinearIo{}, x.te_modules);
     part->mem_fwd_bytes += c.fwd_bytes * batch;
     part->mem_bwd_bytes += c.bwd_bytes * batch;
     // A grouped linear (batch > 1: an MoE layer's local experts) quantises every expert's
