@@ -168,7 +168,8 @@ def rows_of(git_dir):
         with tempfile.TemporaryDirectory() as tmp:
             archive = subprocess.check_output(['git', '-C', git_dir, 'archive', commit, folder],
                                               stderr=subprocess.DEVNULL)
-            tarfile.open(fileobj=io.BytesIO(archive)).extractall(tmp, filter='data')
+            safe = {'filter': 'data'} if hasattr(tarfile, 'data_filter') else {}  # PEP 706 where present
+            tarfile.open(fileobj=io.BytesIO(archive)).extractall(tmp, **safe)
             for name, path in missing_siblings(git_dir, commit, folder, scripts, files).items():
                 with open(os.path.join(tmp, folder, name), 'w') as out:
                     out.write(subprocess.check_output(['git', '-C', git_dir, 'show', '%s:%s' % (commit, path)], text=True))
