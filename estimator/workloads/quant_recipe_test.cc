@@ -83,8 +83,10 @@ TEST(QuantRecipe, WeightCopies) {
 //   X is transposed in backward (2mk), dY cast-transposed whole (4mn);
 // - a row-parallel linear's backward under SP: dY's quarter cast (3mn / 4), gathered,
 //   then transposed (2mn);
-// - current scaling adds each cast's amax read (2 bytes on what it casts) and two kernels
-//   (amax, scale), none for the amax a fused norm computes;
+// - current scaling adds each cast's amax read (2 bytes on what it casts; none for the
+//   amax a fused norm computes), its amax and scale kernels launched within the same call.
+// Kernels count the host's quantize calls: one a cast or transpose, none where the fused
+// norm's call quantises;
 // - blockwise (1 x 128) writes both orientations in one kernel: 4mk forward, 4mn
 //   backward, on a GPU's quarter of the rows where SP gathers them (was 3mk forward and
 //   6mn + 3mk backward in three kernels, its transposes re-quantised from BF16).
@@ -103,9 +105,9 @@ TEST(QuantRecipe, CastsAsTransformerEngineRunsThem) {
       {QuantRecipe::kDelayedScaling, false, column, -m * k / 4, 2 * m * k + 4 * m * n, 0, 2},
       {QuantRecipe::kDelayedScaling, true, column, -m * k / 4, 3 * m * n, 0, 1},
       {QuantRecipe::kDelayedScaling, false, row, 4 * m * k, 3 * m * n / 4 + 2 * m * n, 1, 2},
-      {QuantRecipe::kCurrentScaling, false, plain, 6 * m * k, 6 * m * n, 3, 3},
-      {QuantRecipe::kCurrentScaling, false, column, 3 * m * k / 4, 2 * m * k + 6 * m * n, 2, 4},
-      {QuantRecipe::kCurrentScaling, true, row, 5 * m * k, 5 * m * n / 4, 3, 3},
+      {QuantRecipe::kCurrentScaling, false, plain, 6 * m * k, 6 * m * n, 1, 1},
+      {QuantRecipe::kCurrentScaling, false, column, 3 * m * k / 4, 2 * m * k + 6 * m * n, 0, 2},
+      {QuantRecipe::kCurrentScaling, true, row, 5 * m * k, 5 * m * n / 4, 1, 1},
       {QuantRecipe::kBlockwise, false, plain, 4 * m * k, 4 * m * n, 1, 1},
       {QuantRecipe::kBlockwise, false, transformer::LinearIo{.input_share = 0.25, .grad_share = 0.25}, m * k, m * n, 1,
        1},
@@ -182,7 +184,8 @@ TEST(QuantRecipe, SequenceParallelGathersAreQuantised) {
 // read (2 bytes an element), the row-wise cast and the column-wise cast with the Hadamard
 // transform fused into it (each read 2, write 1/2 + 1/16): 7.125 bytes an element of the
 // input forward and of the output gradient backward, beyond the 16-bit layer's traffic;
-// three kernels each way. (9.125 while the transform was taken as its own pass.)
+// three kernels each way, launched from one quantize call. (9.125 while the transform was
+// taken as its own pass.)
 TEST(QuantRecipe, Nvfp4CastsTheHadamardTransformInTheColumnwisePass) {
   const SystemProfile gb200 = Profile("gb200-nvl72");
   const Workload w = Llama70b(Precision::kFp4, QuantRecipe::kNvfp4);
@@ -198,8 +201,8 @@ TEST(QuantRecipe, Nvfp4CastsTheHadamardTransformInTheColumnwisePass) {
   transformer::Linear(hw, bf16, m, n, k, 1, &ref);
   EXPECT_DOUBLE_EQ(fp4.mem_fwd_bytes - ref.mem_fwd_bytes, 7.125 * m * k);
   EXPECT_DOUBLE_EQ(fp4.mem_bwd_bytes - ref.mem_bwd_bytes, 7.125 * m * n);
-  EXPECT_EQ(fp4.kernels_fwd - ref.kernels_fwd, 3);
-  EXPECT_EQ(fp4.kernels_bwd - ref.kernels_bwd, 3);
+  EXPECT_EQ(fp4.kernels_fwd - ref.kernels_fwd, 1);  // one quantize call launching the three
+  EXPECT_EQ(fp4.kernels_bwd - ref.kernels_bwd, 1);
   // Under SP at TP 4 a GPU quantises its quarter of the rows before the gather.
   const transformer::LinearIo sp{.input_share = 0.25, .grad_share = 0.25};
   transformer::Part fp4_sp, ref_sp;
@@ -223,10 +226,11 @@ TEST(QuantRecipe, CurrentScalingAddsAnAmaxPass) {
 // A grouped linear quantises all its experts' slices in one call (Transformer Engine's
 // split_quantize): current scaling's casts add the same launches to an MoE layer whether
 // it holds 128 experts or 32 — by hand, its four quantised linears (QKV, projection, the
-// experts' fc1 and fc2; the router's GEMM stays in 16 bits): QKV's input from the norm it
-// fuses, which computes the amax (scale and cast forward, 2), the others amax, scale and
-// cast-transpose (3); every output gradient 3 backward: 2 + 3 x 3 + 4 x 3 = 23 — while
-// their bytes grow with the rows, not the experts.
+// experts' fc1 and fc2; the router's GEMM stays in 16 bits), each one quantize call a
+// tensor from the host (its amax, scale and cast-transpose kernels launched within it):
+// QKV's input quantised by the norm it fuses (no call), the other three inputs one each,
+// every output gradient one: 3 + 4 = 7 — while their bytes grow with the rows, not the
+// experts.
 TEST(QuantRecipe, GroupedLinearsQuantiseInOneCall) {
   const SystemProfile h100 = Profile("dgx-h100-80gb");
   auto extra = [&](int experts) {
@@ -240,8 +244,8 @@ TEST(QuantRecipe, GroupedLinearsQuantiseInOneCall) {
     EXPECT_TRUE(bf16.ok() && fp8.ok());
     return fp8->layers[0].kernels - bf16->layers[0].kernels;
   };
-  EXPECT_EQ(extra(128), 23);
-  EXPECT_EQ(extra(32), 23);
+  EXPECT_EQ(extra(128), 7);
+  EXPECT_EQ(extra(32), 7);
 }
 
 // NVFP4 runs every transformer layer at the FP4 rate, the last as the first (Megatron's

@@ -14,8 +14,8 @@ namespace {
 // (pytorch/csrc/quantizer.cpp, module/linear.py, layernorm_linear.py,
 // csrc/extensions/normalization.cpp):
 // - delayed and current scaling (per tensor): a cast reads 2 bytes and writes 1; current
-//   scaling first reads the tensor for its amax (nvte_compute_amax) and launches the
-//   scale computation (nvte_compute_scale_from_amax). Where FP8 GEMMs are TN-only
+//   scaling first reads the tensor for its amax (nvte_compute_amax) and computes the scale
+//   (nvte_compute_scale_from_amax) in the same call. Where FP8 GEMMs are TN-only
 //   (Hopper) the weight gradient needs the transposes: a tensor quantised whole writes
 //   its transpose in the same kernel (cast-transpose: 1 byte more), one quantised on
 //   this GPU's share of the rows and all-gathered in FP8 is transposed after the gather
@@ -35,6 +35,9 @@ namespace {
 //   cast (read 2, write 1/2 + 1/16), and the column-wise cast for the weight gradient
 //   with the Hadamard transform fused into it (nvte_hadamard_transform_cast_fusion_
 //   columnwise, read 2, write 1/2 + 1/16).
+// Kernels here are the host's launches: one quantize call from Python each (its amax,
+// scale and cast kernels, or NVFP4's three, are launched from C++ within it, a few µs each
+// beside the eager op's kernel_overhead_us), none where a fused norm's call quantises.
 struct CastTraffic {
   double fwd_bytes = 0, bwd_bytes = 0, fwd_kernels = 0, bwd_kernels = 0;
 };
@@ -47,17 +50,13 @@ struct PerTensorCast {
 PerTensorCast PerTensor(bool current, bool transposes, double elements, double share, bool norm_fused) {
   PerTensorCast c;
   const bool gathered = share < 1;
-  const double setup = current ? 2 : 0;  // amax and scale kernels
   if (norm_fused && !current) {
     c.bytes = -share * elements;  // the norm writes 1 byte an element for 2
-    if (transposes && !gathered) {
-      c.bytes += 2 * elements;
-      c.kernels = 1;
-    }
+    if (transposes && !gathered) c.bytes += 2 * elements;
   } else {
     const double amax = current && !norm_fused ? 2 : 0;
     c.bytes = (3 + amax) * share * elements + (transposes && !gathered ? elements : 0);
-    c.kernels = 1 + setup - (norm_fused ? 1 : 0);
+    c.kernels = norm_fused ? 0 : 1;
   }
   if (transposes && gathered) {
     c.later_bytes = 2 * elements;
@@ -102,7 +101,7 @@ CastTraffic Casts(QuantRecipe r, double m, double n, double k, bool any_layout, 
     case QuantRecipe::kNvfp4: {
       // amax pass (2), then each orientation reads the 16-bit tensor and writes FP4.
       const double bytes = 2 + 2 * (2 + QuantisedBytesPerElement(r));
-      return {bytes * m * k * io.input_share, bytes * m * n * io.grad_share, 3, 3};
+      return {bytes * m * k * io.input_share, bytes * m * n * io.grad_share, 1, 1};
     }
   }
   return {};
