@@ -30,7 +30,7 @@ echoed tp_comm_overlap) is what the recipe set: FRAMEWORK_NEMO's rule (dense mod
 TP > 1 but NVFP4, no MoE model; docs/model.md) agrees with all 50 today.
 
 bench/data/mlperf_training_configs.jsonl (tests/launchers/extract_mlperf_configs.py) holds
-MLPerf Training's GPT-3 175B and Llama 3.1 405B runs (v4.0-v5.1) in the same form; their
+MLPerf Training's GPT-3 175B and Llama 3.1 405B runs (v3.1-v5.1) in the same form; their
 implementation's yaml has its own defaults, so they are checked with --no-default-check.
 
 --check: exit 1 unless every row is accepted and predicted to fit, KNOWN_NOT_FIT and

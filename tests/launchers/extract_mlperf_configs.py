@@ -4,7 +4,7 @@
 usage: extract_mlperf_configs.py RESULTS_GIT_DIR... > bench/data/mlperf_training_configs.jsonl
 
 Each RESULTS_GIT_DIR is a bare clone of one round of mlcommons/training_results_vX.Y
-(v4.0, v4.1, v5.0, v5.1). For every submitter's GPT-3 175B (`benchmarks/gpt3`) and
+(v3.1, v4.0, v4.1, v5.0, v5.1). For every submitter's GPT-3 175B (`benchmarks/gpt3`) and
 Llama 3.1 405B (`benchmarks/llama31_405b`) implementation built on NVIDIA's NeMo
 reference, it sources each `config_<SYSTEM>_<N>x<G>x....sh` in a clean bash (with its
 sibling config_common*.sh, as run.sub does; one a submission left out is taken from
