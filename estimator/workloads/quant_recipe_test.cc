@@ -115,9 +115,9 @@ TEST(QuantRecipe, CastsAsTransformerEngineRunsThem) {
   const SystemProfile h100 = Profile("dgx-h100-80gb");
   const Workload w = Llama70b(Precision::kFp8, QuantRecipe::kDelayedScaling);
   const Hardware hw(h100, w.precision);
+  const ModelShape one_gpu = ModelShape::Of(testing::Config(1, 1, 1, 1, 1).Normalized());
   for (const Case& c : cases) {
-    transformer::Dims x =
-        transformer::LayerDims(w, w.transformer.Resolved(), ModelShape::Of(testing::Config(1, 1, 1, 1, 1).Normalized()));
+    transformer::Dims x = transformer::LayerDims(w, w.transformer.Resolved(), one_gpu);
     x.recipe = c.r;
     x.fp8_any_layout = c.any_layout;
     transformer::Dims bf16 = x;
@@ -135,8 +135,7 @@ TEST(QuantRecipe, CastsAsTransformerEngineRunsThem) {
   // Outside Megatron-Core's modules (torchtitan's torchao): current scaling casts each
   // tensor whole (amax, then cast: 5 bytes, two kernels) and transposes both FP8 operands
   // in one more pass backward (read 1, write 1 each) on a TN-only GPU.
-  transformer::Dims x =
-      transformer::LayerDims(w, w.transformer.Resolved(), ModelShape::Of(testing::Config(1, 1, 1, 1, 1).Normalized()));
+  transformer::Dims x = transformer::LayerDims(w, w.transformer.Resolved(), one_gpu);
   x.recipe = QuantRecipe::kCurrentScaling;
   x.fp8_any_layout = false;
   x.te_modules = false;
@@ -173,8 +172,8 @@ TEST(QuantRecipe, SequenceParallelGathersAreQuantised) {
   const Collectives coll(hw);
   const GroupSpan tp = coll.Place(4, 1);
   const double th = 8192.0 * 8192;
-  EXPECT_NEAR(tp_fwd(Precision::kBf16) - tp_fwd(Precision::kFp8), 2 * (coll.AllGather(2 * th, tp) - coll.AllGather(th, tp)),
-              1e-12);
+  const double saved = 2 * (coll.AllGather(2 * th, tp) - coll.AllGather(th, tp));
+  EXPECT_NEAR(tp_fwd(Precision::kBf16) - tp_fwd(Precision::kFp8), saved, 1e-12);
   EXPECT_GT(coll.AllGather(2 * th, tp), coll.AllGather(th, tp));
   EXPECT_DOUBLE_EQ(tp_fwd(Precision::kFp8, Framework::kTorchtitan), tp_fwd(Precision::kBf16, Framework::kTorchtitan));
 }
