@@ -65,10 +65,13 @@ struct Builder {
 
 // What the per-layer collectives of one transformer stage read: the resolved spec, the
 // tokens of one micro-batch on a GPU (after CP), TP, the element size, the stage's layers
-// and the micro-batches.
+// and the micro-batches; of the sequence-parallel all-gathers, the bytes an element and
+// the share that move quantised (QuantisedSpGatherBytes: the attention's but MLA's, the
+// dense MLPs'; as transformer_costs.cc charges them).
 struct LayerScope {
   const TransformerSpec& spec;
   double T, t, p, layers, m;
+  double gather_q = 0, gather_q_share = 0;
 };
 
 // Megatron-LM: two TP all-reduces of T x h forward and two backward per layer (and two
@@ -79,7 +82,10 @@ void AddTensorParallel(const LayerScope& s, const ParallelConfig& c, Builder* b)
   const double bytes = s.T * static_cast<double>(s.spec.hidden_size) * s.p;
   const double calls = (4 + (c.recompute == Recompute::kFull ? 2 : 0)) * s.layers * s.m;
   if (c.sequence_parallel && s.t > 1) {
-    b->Add("tp", CollectiveKind::kAllGather, tp, bytes, calls, c.tp_comm_overlap.value_or(false));
+    const double q_calls = calls * s.gather_q_share;
+    const double q_bytes = s.T * static_cast<double>(s.spec.hidden_size) * s.gather_q;
+    b->Add("tp", CollectiveKind::kAllGather, tp, q_bytes, q_calls, c.tp_comm_overlap.value_or(false));
+    b->Add("tp", CollectiveKind::kAllGather, tp, bytes, calls - q_calls, c.tp_comm_overlap.value_or(false));
     b->Add("tp", CollectiveKind::kReduceScatter, tp, bytes, calls, c.tp_comm_overlap.value_or(false));
   } else {
     b->Add("tp", CollectiveKind::kAllReduce, tp, bytes, calls, c.tp_comm_overlap.value_or(false), c.tp_algorithm);
@@ -174,8 +180,15 @@ std::vector<CollectiveUse> DescribeCollectives(const Workload& workload, const P
 
   if (workload.kind == Workload::Kind::kTransformer) {
     const TransformerSpec spec = workload.transformer.Resolved();
-    const LayerScope scope{spec, double{1.0} * c.micro_batch_size * spec.seq_length / c.context_parallel,
-                           static_cast<double>(c.tensor_parallel), BytesPerElement(workload.precision), layers, m};
+    LayerScope scope{spec, double{1.0} * c.micro_batch_size * spec.seq_length / c.context_parallel,
+                     static_cast<double>(c.tensor_parallel), BytesPerElement(workload.precision), layers, m};
+    scope.gather_q = QuantisedSpGatherBytes(workload, c.framework);
+    if (scope.gather_q > 0) {
+      int dense = 0;
+      for (int i = 0; i < spec.num_layers; ++i) dense += spec.IsMoeLayer(i) ? 0 : 1;
+      const double dense_share = spec.num_layers > 0 ? static_cast<double>(dense) / spec.num_layers : 1;
+      scope.gather_q_share = ((spec.mla.enabled() ? 0 : 1) + dense_share) / 2;
+    }
     AddTensorParallel(scope, c, &b);
     AddContextParallel(scope, c, &b);
     AddExpertParallel(scope, c, model.moe_dispatcher, &b);

@@ -40,6 +40,10 @@ QuantRecipe ResolvedRecipe(const Workload& w, Framework f) {
   return ResolvedRecipe(w);
 }
 
+double QuantisedSpGatherBytes(const Workload& w, Framework f) {
+  return LowPrecisionLinears(w.precision) && RunsMegatronCore(f) ? QuantisedBytesPerElement(ResolvedRecipe(w, f)) : 0;
+}
+
 ModelShape ModelShape::Of(const ParallelConfig& c) {
   ModelShape s;
   s.tensor_parallel = c.tensor_parallel;
@@ -192,9 +196,9 @@ double MuonStepS(const ModelCosts& model, const ParallelConfig& c, int layers) {
   const MuonStepTimes& m = model.muon;
   if (m.dense_s_per_layer <= 0 && m.experts_s_per_layer <= 0) return 0;
   const bool layer_wise = c.zero_stage >= 1;
-  const double dense_share = layer_wise ? 1.0 / (double{1.0} * c.data_parallel * c.context_parallel) : 1;
-  const double expert_share =
-      1.0 / c.expert_parallel / (layer_wise ? static_cast<double>(c.ExpertDataParallel()) : 1.0);
+  const double dense_ranks = layer_wise ? static_cast<double>(c.data_parallel) * c.context_parallel : 1;
+  const double expert_ranks = c.expert_parallel * (layer_wise ? static_cast<double>(c.ExpertDataParallel()) : 1);
+  const double dense_share = 1 / dense_ranks, expert_share = 1 / expert_ranks;
   return layers * (m.dense_s_per_layer * dense_share + m.experts_s_per_layer * expert_share);
 }
 

@@ -46,6 +46,12 @@ MixedPrecision ResolvedMixedPrecision(const Workload& w, Framework f);
 bool ResolvedTpCommOverlap(const Workload& w, const ParallelConfig& c);
 QuantRecipe ResolvedRecipe(const Workload& w, Framework f);
 
+// Bytes an element of what Transformer Engine's linears all-gather under sequence
+// parallelism: their quantised input (and, backward, output gradient) where Megatron-Core's
+// modules run FP8 / FP4 linears (the recipe's QuantisedBytesPerElement), 0 where they
+// gather the 16-bit tensor (other precisions and frameworks).
+double QuantisedSpGatherBytes(const Workload& w, Framework f);
+
 struct ModelShape {
   int tensor_parallel = 1;
   int context_parallel = 1;

@@ -176,6 +176,27 @@ TEST(QuantRecipe, SequenceParallelGathersAreQuantised) {
   EXPECT_NEAR(tp_fwd(Precision::kBf16) - tp_fwd(Precision::kFp8), saved, 1e-12);
   EXPECT_GT(coll.AllGather(2 * th, tp), coll.AllGather(th, tp));
   EXPECT_DOUBLE_EQ(tp_fwd(Precision::kFp8, Framework::kTorchtitan), tp_fwd(Precision::kBf16, Framework::kTorchtitan));
+
+  // The estimate's collectives say the same: Llama 3 70B's 80 dense layers, one 8,192-token
+  // micro-batch, 4 all-gathers a layer, each of 8,192 x 8,192 one-byte elements; the
+  // reduce-scatters of as many 16-bit ones.
+  ParallelConfig c = testing::Config(4, 1, 1, 1, 1);
+  c.flash_attention = true;
+  c.sequence_parallel = true;
+  absl::StatusOr<Estimate> e = EstimateIteration(Llama70b(Precision::kFp8, QuantRecipe::kDelayedScaling), c, h100);
+  ASSERT_TRUE(e.ok()) << e.status();
+  int gathers = 0;
+  for (const CollectiveUse& u : e->collectives) {
+    if (u.dimension != "tp") continue;
+    if (u.kind == CollectiveKind::kAllGather) {
+      ++gathers;
+      EXPECT_DOUBLE_EQ(u.bytes, th);
+      EXPECT_DOUBLE_EQ(u.calls, 80 * 4);
+    } else {
+      EXPECT_DOUBLE_EQ(u.bytes, 2 * th);
+    }
+  }
+  EXPECT_EQ(gathers, 1);
 }
 
 // NVFP4's casts of one linear (m x k input, n outputs) as Transformer Engine 2.9-2.14 runs

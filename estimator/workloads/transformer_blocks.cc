@@ -480,6 +480,7 @@ Dims LayerDims(const Workload& workload, const TransformerSpec& spec, const Mode
   x.bf16_linears = false;
   x.recipe = ResolvedRecipe(workload, shape.framework);
   x.te_modules = x.lowp && RunsMegatronCore(shape.framework);
+  x.sp_gather_bytes = QuantisedSpGatherBytes(workload, shape.framework);
   x.pin = x.lowp ? QuantisedBytesPerElement(x.recipe) : x.p;
   const MixedPrecision mixed = ResolvedMixedPrecision(workload, shape.framework);
   x.fp32_params = mixed == MixedPrecision::kFp32Params && x.p < 4;

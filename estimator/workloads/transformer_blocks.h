@@ -28,6 +28,9 @@ struct Dims {
   // sequence-parallel gathers move quantised bytes); elsewhere (torchtitan's torchao,
   // DeepSpeed, PyTorch FSDP) each linear casts its whole input and gathers 16 bits.
   bool te_modules = false;
+  // Bytes an element its sequence-parallel all-gathers move where they are quantised
+  // (QuantisedSpGatherBytes), 0 where they move the 16-bit tensor.
+  double sp_gather_bytes = 0;
   bool bf16_linears;  // a low-precision workload's layer kept in BF16 (its linears at that rate)
   // Bytes per element of what a linear keeps of its input for backward: Transformer
   // Engine saves the quantised copy under FP8 / FP4 (1; MXFP8 1 + 1/32; NVFP4 1/2 + 1/16),

@@ -11,9 +11,7 @@ TpCollectives TpCosts(const Dims& x, const Collectives& coll, const GroupSpan& t
   out.all_reduce_s = coll.AllReduce(bytes, tp, x.tp_algorithm);
   out.all_gather_s = coll.AllGather(bytes, tp);
   out.all_gather_quantised_s =
-      x.te_modules && x.recipe != QuantRecipe::kDefault
-          ? coll.AllGather(x.T * x.h * QuantisedBytesPerElement(x.recipe), tp)
-          : out.all_gather_s;
+      x.sp_gather_bytes > 0 ? coll.AllGather(x.T * x.h * x.sp_gather_bytes, tp) : out.all_gather_s;
   out.reduce_scatter_s = coll.ReduceScatter(bytes, tp);
   return out;
 }
