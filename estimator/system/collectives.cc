@@ -7,7 +7,14 @@
 namespace paraplan {
 
 namespace {
-double Log2Ceil(int v) { return std::ceil(std::log2(std::max(1, v))); }
+// ceil(log2(v)) for v >= 1 (0 below), exactly, without the libm call.
+double Log2Ceil(int v) { return v <= 1 ? 0.0 : static_cast<double>(32 - __builtin_clz(static_cast<unsigned>(v - 1))); }
+// A ring all-reduce and NCCL's double binary tree over `p` ranks, given one step's latency
+// and the ring's per-rank rate.
+double RingTime(double bytes, int p, double latency, double bw) {
+  return 2 * (p - 1.0) * latency + 2 * (p - 1.0) / p * bytes / bw;
+}
+double TreeTime(double bytes, int p, double latency, double bw) { return 2 * Log2Ceil(p) * latency + 2 * bytes / bw; }
 bool IsTorus(const NetworkRates& l) {
   return (l.topology == Topology::kTorus2D || l.topology == Topology::kTorus3D) && !l.torus_dims.empty();
 }
@@ -176,12 +183,11 @@ double Collectives::Latency(const GroupSpan& g) const {
 
 
 double Collectives::Ring(double bytes, const GroupSpan& g) const {
-  const double p = g.size;
-  return 2 * (p - 1) * Latency(g) + 2 * (p - 1) / p * bytes / RingBandwidth(g, bytes);
+  return RingTime(bytes, g.size, Latency(g), RingBandwidth(g, bytes));
 }
 
 double Collectives::Tree(double bytes, const GroupSpan& g) const {
-  return 2 * Log2Ceil(g.size) * Latency(g) + 2 * bytes / RingBandwidth(g, bytes);
+  return TreeTime(bytes, g.size, Latency(g), RingBandwidth(g, bytes));
 }
 
 double Collectives::HalvingDoubling(double bytes, const GroupSpan& g) const {
@@ -313,21 +319,24 @@ double Collectives::AllReduce(double bytes, const GroupSpan& g, CollectiveAlgori
   // In-network reduction (NVLink SHARP / NCCL NVLS, InfiniBand SHARP) when every level
   // the group uses reduces in its switches: each rank sends its buffer into the switch
   // and receives the reduced result once, one latency each way (NVIDIA NCCL 2.17+ NVLS).
+  // Ring, tree and in-network reduction share one step latency and one ring rate.
+  const double latency = Latency(g);
+  const double bw = RingBandwidth(g, bytes);
   double in_network = std::numeric_limits<double>::infinity();
   if (!levels.empty()) {
     bool all = true;
     for (int i = 0; i <= g.level; ++i) all = all && levels[i].in_network_reduction;
-    if (all) in_network = 2 * Latency(g) + bytes / RingBandwidth(g, bytes);
+    if (all) in_network = 2 * latency + bytes / bw;
   }
   using A = CollectiveAlgorithm;
-  std::pair<double, A> best{Ring(bytes, g), A::kRing};
+  std::pair<double, A> best{RingTime(bytes, g.size, latency, bw), A::kRing};
   auto consider = [&best](double t, A a) {
     if (t < best.first) best = {t, a};
   };
   // In-network reduction is reported as the ring it replaces (no separate algorithm).
   consider(in_network, A::kRing);
   if (g.level > 0) {
-    consider(Tree(bytes, g), A::kTree);
+    consider(TreeTime(bytes, g.size, latency, bw), A::kTree);
     if (g.inner > 1 && g.inner < g.size) consider(Hierarchical(bytes, g), A::kHierarchical);
     const NetworkRates& l = levels[g.level];
     if (l.topology == Topology::kTorus2D || l.topology == Topology::kTorus3D) consider(Torus2D(bytes, g), A::kTorus2D);

@@ -194,8 +194,7 @@ const std::pair<double, double>* Hardware::MeasuredLayer(const std::string& work
   return it == measured_layers_.end() ? nullptr : &it->second;
 }
 
-double NetworkRates::BytesPerS(double message_bytes) const {
-  if (curve.empty()) return bytes_per_s;
+double NetworkRates::CurveBytesPerS(double message_bytes) const {
   const double x = std::log2(std::max(1.0, message_bytes));
   if (x <= curve.front().first) return nominal_bytes_per_s * curve.front().second;
   if (x >= curve.back().first) return nominal_bytes_per_s * curve.back().second;

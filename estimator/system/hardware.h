@@ -187,7 +187,8 @@ struct NetworkRates {
   double global_link_bytes_per_s = 0;  // dragonfly, one link, one direction, with efficiency
 
   // Effective rate for a collective over a `message_bytes` buffer.
-  double BytesPerS(double message_bytes) const;
+  double BytesPerS(double message_bytes) const { return curve.empty() ? bytes_per_s : CurveBytesPerS(message_bytes); }
+  double CurveBytesPerS(double message_bytes) const;  // BytesPerS where the level has a curve
 };
 
 class Hardware {
