@@ -192,11 +192,12 @@ void Precision(const Plan& p, Notes* notes, Overrides* o) {
 
 void DataParallel(const Plan& p, Notes* notes, Overrides* o) {
   const v1::ParallelConfig& c = *p.c;
-  if (p.zero == 3) {
-    // Megatron-FSDP (the bridge's ConfigContainer validates FSDP from dist and ddp).
+  if (p.zero >= 2) {
+    // Megatron-FSDP (the bridge's ConfigContainer validates FSDP from dist and ddp): ZeRO-2
+    // shards gradients and optimizer states (optim_grads), ZeRO-3 also the weights.
     o->Add("dist.use_megatron_fsdp", "true");
     o->Add("ddp.use_megatron_fsdp", "true");
-    o->Add("ddp.data_parallel_sharding_strategy", "optim_grads_params");
+    o->Add("ddp.data_parallel_sharding_strategy", p.zero == 2 ? "optim_grads" : "optim_grads_params");
     o->Add("checkpoint.ckpt_format", "fsdp_dtensor");
     if (p.pp > 1 || p.moe()) notes->Add("Megatron-FSDP here does not combine with pipeline or expert parallelism");
   }
@@ -212,7 +213,6 @@ void DataParallel(const Plan& p, Notes* notes, Overrides* o) {
     o->Add("ddp.use_distributed_optimizer", Bool(distributed));
     o->Add("optimizer.use_distributed_optimizer", Bool(distributed));
   }
-  if (p.zero == 2) notes->Add("ZeRO-2 runs as the distributed optimizer (ZeRO-1): Megatron-Core has no stage 2");
   o->Add("ddp.overlap_grad_reduce", Bool(c.overlap_grad_reduce()));
   if (c.overlap_grad_reduce()) o->Add("ddp.overlap_param_gather", Bool(c.overlap_param_gather() && distributed));
 }

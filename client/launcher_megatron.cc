@@ -157,22 +157,18 @@ void MegatronParallelFlags(const Plan& p, CommandLine* f, Notes* notes) {
 void MegatronShardingFlags(const Plan& p, CommandLine* f, Notes* notes) {
   const v1::ParallelConfig& c = *p.c;
   // Megatron-LM arguments.py, _add_distributed_args / _add_training_args: sharding and
-  // overlap (ZeRO-1 is the distributed optimizer; ZeRO-3 is Megatron-FSDP).
-  if (p.zero == 1 || p.zero == 2) f->Add("--use-distributed-optimizer");
+  // overlap (ZeRO-1 is the distributed optimizer; ZeRO-2 and ZeRO-3 are Megatron-FSDP).
+  if (p.zero == 1) f->Add("--use-distributed-optimizer");
   // Muon: with --use-distributed-optimizer its LayerWiseDistributedOptimizer (validate_args:
   // "emerging optimizer check"), as estimated.
   if (p.muon) f->Add("--optimizer", "muon");
-  if (p.zero == 2) {
-    notes->Add(
-        "Megatron-LM has no ZeRO-2: the distributed optimizer shards optimizer states, gradients stay whole "
-        "(more memory than planned)");
-  }
-  if (p.zero == 3) {
+  if (p.zero >= 2) {
     // Megatron-FSDP (validate_args: the fsdp_dtensor checkpoint format, the distributed
-    // optimizer; the Megatron-FSDP user guide's required flags). PyTorch FSDP2
-    // (--use-torch-fsdp2) would refuse expert and pipeline parallelism.
+    // optimizer; the Megatron-FSDP user guide's required flags), sharding gradients and
+    // optimizer states (optim_grads, ZeRO-2) or also the weights (optim_grads_params).
+    // PyTorch FSDP2 (--use-torch-fsdp2) would refuse expert and pipeline parallelism.
     f->Add("--use-megatron-fsdp");
-    f->Add("--data-parallel-sharding-strategy", "optim_grads_params");
+    f->Add("--data-parallel-sharding-strategy", p.zero == 2 ? "optim_grads" : "optim_grads_params");
     f->Add("--use-distributed-optimizer");
     f->Add("--no-gradient-accumulation-fusion");
     f->Add("--ckpt-format", "fsdp_dtensor");

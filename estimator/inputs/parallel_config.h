@@ -232,6 +232,12 @@ inline bool SyncsPerModelChunk(const ParallelConfig& c) {
          RunsMegatronCore(c.framework);
 }
 
+// Whether ZeRO-2 / ZeRO-3 run as Megatron-FSDP (Megatron-Core's stacks:
+// --use-megatron-fsdp with --data-parallel-sharding-strategy optim_grads / optim_grads_params,
+// megatron/training/arguments.py; ZeRO-1 is the distributed optimizer), whose gradients
+// are kept and reduced in the compute dtype (megatron_fsdp_main_grads_dtype None).
+inline bool RunsMegatronFsdp(const ParallelConfig& c) { return c.zero_stage >= 2 && RunsMegatronCore(c.framework); }
+
 // Whether ZeRO-3 keeps each pipeline stage's weights gathered from its first micro-batch's
 // forward to its last backward and reduce-scatters the accumulated gradients once, after
 // it: torchtitan's FSDP2 under pipeline stages (its reshard_after_forward "default" is

@@ -206,6 +206,10 @@ absl::Status ValidateA2aOverlap(const Workload& w, const ParallelConfig& c) {
   if (c.pipeline_parallel > 1 && c.virtual_pipeline_stages <= 1) {
     return Bad(f, "needs virtual_pipeline_stages > 1 with pipeline parallelism");
   }
+  // combined_1f1b.py refuses Megatron-FSDP's chunks under an interleaved pipeline.
+  if (RunsMegatronFsdp(c) && c.pipeline_parallel > 1) {
+    return Bad(f, "does not run with Megatron-FSDP (zero_stage 2 or 3) under pipeline parallelism");
+  }
   if (const char* why = A2aOverlapRefusedByWorkload(w)) return Bad(f, why);
   return absl::OkStatus();
 }
@@ -355,7 +359,6 @@ FrameworkRefusal RefusedByFramework(Framework f, const ParallelConfig& c) {
   if (f == Framework::kAny) return {};
   const PipelineSchedule s = c.pipeline_schedule;
   if (f == Framework::kMegatron || f == Framework::kNemo) {
-    if (c.zero_stage == 2) return {"zero_stage", "2 is not run: 1 is the distributed optimizer, 3 FSDP"};
     if (c.pipeline_parallel > 1 && s != PipelineSchedule::k1F1B && s != PipelineSchedule::kInterleaved1F1B) {
       return {"pipeline_schedule", "runs 1F1B or interleaved 1F1B only"};
     }

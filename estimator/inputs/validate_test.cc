@@ -135,6 +135,9 @@ TEST(Validate, AllToAllOverlapWhereMegatronRunsIt) {
     x->virtual_pipeline_stages = 1;
     x->pipeline_schedule = PipelineSchedule::k1F1B;
   }, "needs virtual_pipeline_stages > 1");
+  for (int zero : {2, 3}) {  // Megatron-FSDP's chunks under the interleaved pipeline (combined_1f1b.py)
+    refused([zero](Workload*, ParallelConfig* x) { x->zero_stage = zero; }, "does not run with Megatron-FSDP");
+  }
   refused([](Workload* v, ParallelConfig*) { v->precision = Precision::kFp32; }, "needs a 16-bit model");
   refused([](Workload* v, ParallelConfig*) { v->transformer.mtp_num_layers = 2; }, "runs with at most one multi-token");
   // Selective recompute of other modules, and no pipeline at all, run.
@@ -146,19 +149,25 @@ TEST(Validate, AllToAllOverlapWhereMegatronRunsIt) {
   ok.expert_parallel = 8;
   ok.moe_a2a_overlap = true;
   EXPECT_TRUE(ValidateConfig(w, ok).ok()) << ValidateConfig(w, ok);
+  ok.zero_stage = 3;  // Megatron-FSDP without a pipeline: one model chunk
+  EXPECT_TRUE(ValidateConfig(w, ok).ok()) << ValidateConfig(w, ok);
+  ok.zero_stage = 0;
   EXPECT_TRUE(ValidateFramework(Framework::kNemo, ok).ok());
   EXPECT_THAT(std::string(ValidateFramework(Framework::kTorchtitan, ok).message()),
               HasSubstr("config.moe_a2a_overlap: has no all-to-all overlap"));
 }
 
-// What each framework runs (Megatron-LM: no ZeRO-2, 1F1B or interleaved; DeepSpeed: no
-// ring attention, 1F1B only; PyTorch FSDP: data parallelism only).
+// What each framework runs (Megatron-LM: ZeRO 0-3, the second and third as Megatron-FSDP,
+// 1F1B or interleaved; torchtitan: no ZeRO-2; DeepSpeed: no ring attention, 1F1B only;
+// PyTorch FSDP: data parallelism only).
 TEST(Validate, Frameworks) {
   ParallelConfig c = Config(8, 4, 4, 1, 64);
   c.zero_stage = 2;
   EXPECT_TRUE(ValidateFramework(Framework::kAny, c).ok());
-  EXPECT_THAT(std::string(ValidateFramework(Framework::kMegatron, c).message()),
-              HasSubstr("config.zero_stage: 2 is not run"));
+  EXPECT_TRUE(ValidateFramework(Framework::kMegatron, c).ok());
+  EXPECT_TRUE(ValidateFramework(Framework::kNemo, c).ok());
+  EXPECT_THAT(std::string(ValidateFramework(Framework::kTorchtitan, c).message()),
+              HasSubstr("config.zero_stage: 2 is not run: DDP or FSDP2"));
   c.zero_stage = 1;
   EXPECT_TRUE(ValidateFramework(Framework::kMegatron, c).ok());
   c.pipeline_schedule = PipelineSchedule::kZeroBubble;

@@ -167,7 +167,7 @@ std::vector<Point> BruteForce(const Workload& w, const SystemProfile& p, int gpu
 }
 
 // A framework narrows the search to what it runs: PyTorch FSDP only data parallelism,
-// Megatron-LM no ZeRO-2 and no zero-bubble schedule.
+// Megatron-LM no zero-bubble schedule, torchtitan no ZeRO-1 or 2.
 TEST(Search, FrameworkNarrowsTheSpace) {
   const SystemProfile p = Profile("dgx-a100-80gb");
   PlanRequest req;
@@ -188,9 +188,16 @@ TEST(Search, FrameworkNarrowsTheSpace) {
   absl::StatusOr<PlanResult> megatron = Plan(req, p);
   ASSERT_TRUE(megatron.ok()) << megatron.status();
   for (const Estimate& e : megatron->plans) {
-    EXPECT_NE(e.config.zero_stage, 2) << e.config.ShortString();
     EXPECT_NE(e.config.pipeline_schedule, PipelineSchedule::kZeroBubble) << e.config.ShortString();
     EXPECT_TRUE(ValidateFramework(Framework::kMegatron, e.config).ok());
+  }
+  req.constraints.framework = Framework::kTorchtitan;
+  absl::StatusOr<PlanResult> titan = Plan(req, p);
+  ASSERT_TRUE(titan.ok()) << titan.status();
+  ASSERT_FALSE(titan->plans.empty());
+  for (const Estimate& e : titan->plans) {
+    EXPECT_TRUE(e.config.zero_stage == 0 || e.config.zero_stage == 3) << e.config.ShortString();
+    EXPECT_TRUE(ValidateFramework(Framework::kTorchtitan, e.config).ok());
   }
 }
 
@@ -432,24 +439,30 @@ TEST(Search, SaysWhatTheFrameworkRefused) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_FALSE(plan->plans.empty()) << plan->infeasible_reason;
 
-  // Llama 3 70B on 32 A100s at TP 8 under ZeRO 1 or 2: ZeRO-2 fits, which Megatron-LM does
-  // not run; what it runs does not fit, and the closest of that is named, not a ZeRO-2.
+  // Llama 3 70B on 32 A100s at TP 8 under ZeRO 0 or 2: ZeRO-2 fits, which torchtitan does
+  // not run (DDP or FSDP2); what it runs does not fit, and the closest of that is named,
+  // not a ZeRO-2.
   PlanRequest zero = Request("llama3-70b", 32, 64);
   zero.constraints.tensor_parallel = {8};
   zero.constraints.pipeline_parallel = {1};
-  zero.constraints.zero_stage = {1, 2};
-  zero.constraints.framework = Framework::kMegatron;
+  zero.constraints.zero_stage = {0, 2};
+  zero.constraints.framework = Framework::kTorchtitan;
   plan = Plan(zero, Profile("dgx-a100-80gb"));
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_TRUE(plan->plans.empty());
   const std::string& why = plan->infeasible_reason;
-  EXPECT_EQ(why.rfind("FRAMEWORK_MEGATRON runs none of the configurations that fit (the first, TP8 PP1 DP4 ", 0), 0u)
+  EXPECT_EQ(why.rfind("FRAMEWORK_TORCHTITAN runs none of the configurations that fit (the first, TP8 PP1 DP4 ", 0), 0u)
       << why;
   EXPECT_NE(why.find(" zero2 "), std::string::npos) << why;
-  const size_t closest = why.find("); the others do not fit in memory; the closest, ");
+  const size_t closest = why.find("); the others do not fit in memory; the closest, TP8 PP1 ");
   ASSERT_NE(closest, std::string::npos) << why;
   EXPECT_EQ(why.find(" zero2 ", closest), std::string::npos) << why;
-  EXPECT_NE(why.find(" zero1 ", closest), std::string::npos) << why;
+  // Megatron-LM runs it, as Megatron-FSDP's optim_grads.
+  zero.constraints.framework = Framework::kMegatron;
+  plan = Plan(zero, Profile("dgx-a100-80gb"));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_FALSE(plan->plans.empty()) << plan->infeasible_reason;
+  EXPECT_EQ(plan->plans[0].config.zero_stage, 2);
 }
 
 TEST(Search, DeadlineTruncates) {

@@ -204,15 +204,13 @@ double MuonStepS(const ModelCosts& model, const ParallelConfig& c, int layers) {
 
 OptimizerCosts OptimizerCostsOf(const ModelCosts& model, const ParallelConfig& c) {
   OptimizerCosts o = model.optimizer;
-  if (model.precision_aware_by_default && c.zero_stage < 3) StoreParamRemainders(&o);
+  if (model.precision_aware_by_default && c.zero_stage < 3 && !RunsMegatronFsdp(c)) StoreParamRemainders(&o);
   return o;
 }
 
 GradientBytes GradientBytesOf(const ModelCosts& model, const ParallelConfig& c) {
   GradientBytes g{model.grad_bytes_per_param, model.grad_reduce_bytes_per_param};
-  const bool megatron_fsdp = c.zero_stage >= 3 && c.framework != Framework::kDeepSpeed &&
-                             c.framework != Framework::kTorchtitan && c.framework != Framework::kPytorchFsdp;
-  if (model.fp32_main_grads && (c.framework == Framework::kDeepSpeed || megatron_fsdp)) {
+  if (model.fp32_main_grads && (c.framework == Framework::kDeepSpeed || RunsMegatronFsdp(c))) {
     g.reduced = 2;
     if (!DeepSpeedBf16Optimizer(model, c)) g.held = 2;  // its fp32 accumulation buffers stay
   }

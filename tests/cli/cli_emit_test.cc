@@ -303,8 +303,9 @@ TEST_F(ServerTest, PlanEmitSixteenBitGradients) {
 }
 
 // Unless --framework says otherwise, --emit plans only what the launcher's framework runs:
-// Llama 3 8B on 16 H100s is fastest under ZeRO-2, which Megatron-LM does not run, and the
-// interleaved GPT-3 plan pinned above is nothing DeepSpeed runs (exit 1, saying why).
+// Llama 3 8B on 16 H100s is fastest under ZeRO-2 (Megatron-FSDP's optim_grads), which
+// torchtitan does not run, and the interleaved GPT-3 plan pinned above is nothing DeepSpeed
+// runs (exit 1, saying why).
 TEST_F(ServerTest, PlanEmitPlansWhatTheLauncherRuns) {
   const std::vector<std::string> plan = {"plan", "--profile", "dgx-h100-80gb@1", "--model", "llama3-8b",
                                          "--gpus", "16", "--global-batch", "64"};
@@ -314,13 +315,19 @@ TEST_F(ServerTest, PlanEmitPlansWhatTheLauncherRuns) {
     return P(args);
   };
   // Searched for any framework (as before --emit implied one), the best is ZeRO-2, noted.
-  Result r = with({"--emit", "megatron", "--framework", "any"});
+  Result r = with({"--emit", "torchtitan", "--framework", "any"});
   ASSERT_EQ(r.code, 0) << Describe(r);
   EXPECT_TRUE(Contains(r.out, ", ZeRO-2, ")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "# note: torchtitan has no ZeRO-2")) << r.out;
+  r = with({"--emit", "torchtitan"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "# torchtitan command line")) << Describe(r);
+  EXPECT_FALSE(Contains(r.out, "ZeRO-2")) << r.out;
+  // Megatron-LM runs that ZeRO-2.
   r = with({"--emit", "megatron"});
   ASSERT_EQ(r.code, 0) << Describe(r);
-  EXPECT_TRUE(Contains(r.out, "# Megatron-LM pretrain_gpt.py")) << Describe(r);
-  EXPECT_FALSE(Contains(r.out, "ZeRO-2")) << r.out;
+  EXPECT_TRUE(Contains(r.out, ", ZeRO-2, ")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "--data-parallel-sharding-strategy optim_grads \\\n")) << r.out;
 
   r = P(Gpt3PinnedPlan("deepspeed"));
   EXPECT_EQ(r.code, 1) << Describe(r);

@@ -209,8 +209,12 @@ TEST(Launcher, MegatronZero2AndVirtualStagesThatDoNotDivide) {
   EXPECT_NE(out.find("schedule interleaved 1f1b v2"), std::string::npos) << out;
   EXPECT_NE(out.find("    --num-virtual-stages-per-pipeline-rank 2 \\\n"), std::string::npos) << out;
   EXPECT_EQ(out.find("--num-layers-per-virtual-pipeline-stage"), std::string::npos) << out;
-  EXPECT_NE(out.find("# note: Megatron-LM has no ZeRO-2"), std::string::npos) << out;
-  EXPECT_NE(out.find("    --use-distributed-optimizer \\\n"), std::string::npos) << out;
+  // ZeRO-2 as Megatron-FSDP's optim_grads (arguments.py, --data-parallel-sharding-strategy).
+  EXPECT_NE(out.find("    --use-megatron-fsdp \\\n    --data-parallel-sharding-strategy optim_grads \\\n"
+                     "    --use-distributed-optimizer \\\n"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("no ZeRO-2"), std::string::npos) << out;
   EXPECT_NE(out.find("    --fp16\n"), std::string::npos) << out;
   EXPECT_NE(out.find("# note: weight / activation offload is not emitted"), std::string::npos) << out;
   EXPECT_NE(out.find("10 GPUs (2 nodes x 8)"), std::string::npos) << out;
