@@ -273,24 +273,42 @@ std::string PerGpuCount(const std::vector<GpuCountBest>& counts, v1::Objective o
 
 }  // namespace
 
+// Each distinct text of the plans' `texts(plan)` (a repeated string field), in order of
+// first row, with the rows it applies to: "#1, #3", or "every plan" where it is all of
+// several.
+template <typename Texts>
+std::vector<std::pair<std::string, std::string>> RowsOfEach(const v1::PlanResponse& r, Texts texts) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;
+  for (int i = 0; i < r.plans_size(); ++i) {
+    for (const std::string& q : texts(r.plans(i))) {
+      auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == q; });
+      if (it == groups.end()) it = groups.insert(groups.end(), {q, {}});
+      it->second.push_back(absl::StrCat("#", i + 1));
+    }
+  }
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [what, rows] : groups) {
+    const bool every = static_cast<int>(rows.size()) == r.plans_size() && rows.size() > 1;
+    out.emplace_back(what, every ? "every plan" : absl::StrJoin(rows, ", "));
+  }
+  return out;
+}
+
 // The configurations folded into the rows (same time and memory as the row): one line
 // per alternative, naming the rows it applies to, or "every plan".
 std::string EquivalentsText(const v1::PlanResponse& r) {
-  std::vector<std::pair<std::string, std::vector<int>>> groups;  // in order of first row
-  for (int i = 0; i < r.plans_size(); ++i) {
-    for (const std::string& q : r.plans(i).equivalents()) {
-      auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == q; });
-      if (it == groups.end()) it = groups.insert(groups.end(), {q, {}});
-      it->second.push_back(i + 1);
-    }
-  }
   std::string out;
-  for (const auto& [what, rows] : groups) {
-    const bool every = static_cast<int>(rows.size()) == r.plans_size() && rows.size() > 1;
-    std::vector<std::string> names;
-    for (int row : rows) names.push_back(absl::StrCat("#", row));
-    absl::StrAppend(&out, "equally fast and large with ", what, ": ", every ? "every plan" : absl::StrJoin(names, ", "),
-                    "\n");
+  for (const auto& [what, rows] : RowsOfEach(r, [](const v1::Estimate& e) { return e.equivalents(); })) {
+    absl::StrAppend(&out, "equally fast and large with ", what, ": ", rows, "\n");
+  }
+  return out;
+}
+
+// The plans' warnings, each once, with the rows it applies to.
+std::string PlanWarningsText(const v1::PlanResponse& r) {
+  std::string out;
+  for (const auto& [what, rows] : RowsOfEach(r, [](const v1::Estimate& e) { return e.warnings(); })) {
+    absl::StrAppend(&out, "warning (", rows, "): ", what, "\n");
   }
   return out;
 }
@@ -364,7 +382,7 @@ std::string FormatPlanTable(const v1::PlanResponse& r, const PlanTableOptions& o
     }
     absl::StrAppend(&out, t.Render());
     if (!shared.empty()) absl::StrAppend(&out, "in every plan: ", absl::StrJoin(shared, ", "), "\n");
-    absl::StrAppend(&out, EquivalentsText(r));
+    absl::StrAppend(&out, EquivalentsText(r), PlanWarningsText(r));
   }
   absl::StrAppend(&out, absl::StrFormat(
                             "\n%d candidates enumerated, %d feasible, %d evaluated in %.3f s%s; %d plans on the Pareto "

@@ -58,8 +58,31 @@ std::string Bottleneck(const TimeBreakdown& t, const MemoryBreakdown& m) {
   return best->second;
 }
 
+// Stated for no framework (kAny), a transformer configuration that none of the modelled
+// stacks runs as stated: the estimate prices it anyway (a fork or a new release may run
+// it); the warning names what each refuses (RefusedByFramework), Megatron-LM and NeMo
+// together (one rule set).
+void WarnWhereNoFrameworkRuns(const Workload& workload, const ParallelConfig& c, std::vector<std::string>* w) {
+  if (c.framework != Framework::kAny || workload.kind != Workload::Kind::kTransformer) return;
+  const ParallelConfig n = c.Normalized();
+  std::string why;
+  for (Framework f : {Framework::kMegatron, Framework::kDeepSpeed, Framework::kTorchtitan, Framework::kPytorchFsdp}) {
+    const FrameworkRefusal r = RefusedByFramework(f, n);
+    std::string reason = r.field != nullptr ? absl::StrCat(r.field, " ", r.reason) : "";
+    if (reason.empty()) {
+      if (OptimizerRefusedByFramework(workload, f) == nullptr) return;  // f runs it
+      reason = "optimizer Muon";
+    }
+    absl::StrAppend(&why, why.empty() ? "" : "; ",
+                    f == Framework::kMegatron ? "FRAMEWORK_MEGATRON and FRAMEWORK_NEMO" : FrameworkName(f), ": ", reason);
+  }
+  w->push_back(absl::StrCat("no modelled framework runs this configuration as stated (", why,
+                            "); a stated framework (--framework) keeps to what it runs"));
+}
+
 void AddWarnings(const Workload& workload, const SystemProfile& profile, const ParallelConfig& c,
                  const Estimate& e, std::vector<std::string>* w) {
+  WarnWhereNoFrameworkRuns(workload, c, w);
   // The fast domain is the first network level's (an NVL72 rack's 72 GPUs span 18 trays).
   const int domain = !profile.network_levels.empty() && profile.network_levels[0].domain_size > 0
                          ? profile.network_levels[0].domain_size

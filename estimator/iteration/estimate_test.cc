@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/str_join.h"
 #include "estimator/iteration/estimate.h"
 #include "estimator/system/collectives.h"
 #include "estimator/system/hardware.h"
@@ -494,6 +495,40 @@ TEST(Estimate, MoreDataParallelismNeverRaisesWeightMemoryUnderZero3) {
     EXPECT_LE(e->memory.weights_bytes, previous);
     previous = e->memory.weights_bytes;
   }
+}
+
+// Stated for no framework, a configuration that none of the modelled stacks runs is priced
+// and says so, naming what each refuses; one that a framework runs says nothing of it.
+TEST(Estimate, WarnsWhereNoFrameworkRunsTheConfiguration) {
+  const SystemProfile p = Profile("dgx-h100-80gb");
+  ParallelConfig c = Config(8, 4, 2, 1, 64);
+  c.pipeline_schedule = PipelineSchedule::kZeroBubble;  // no virtual stages: torchtitan's ZBV needs 2
+  absl::StatusOr<Estimate> e = EstimateIteration(Model("llama3-70b"), c, p);
+  ASSERT_TRUE(e.ok()) << e.status();
+  const std::string all = absl::StrJoin(e->warnings, "\n");
+  EXPECT_NE(all.find("no modelled framework runs this configuration as stated (FRAMEWORK_MEGATRON and "
+                     "FRAMEWORK_NEMO: pipeline_schedule runs 1F1B or interleaved 1F1B only; FRAMEWORK_DEEPSPEED: "
+                     "pipeline_schedule runs 1F1B only"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("FRAMEWORK_TORCHTITAN: pipeline_schedule zero-bubble runs as ZBVZeroBubble"), std::string::npos)
+      << all;
+  EXPECT_NE(all.find("FRAMEWORK_PYTORCH_FSDP: tensor_parallel runs data parallelism only"), std::string::npos) << all;
+  for (PipelineSchedule s : {PipelineSchedule::k1F1B, PipelineSchedule::kZeroBubble}) {
+    c.pipeline_schedule = s;
+    c.virtual_pipeline_stages = s == PipelineSchedule::kZeroBubble ? 2 : 1;  // torchtitan's ZBV
+    c.zero_stage = s == PipelineSchedule::kZeroBubble ? 3 : 1;
+    e = EstimateIteration(Model("llama3-70b"), c, p);
+    ASSERT_TRUE(e.ok()) << e.status();
+    EXPECT_EQ(absl::StrJoin(e->warnings, "\n").find("no modelled framework"), std::string::npos)
+        << absl::StrJoin(e->warnings, "\n");
+  }
+  // A stated framework's refusals are the request's validation (ValidateFramework), not a
+  // warning.
+  c.framework = Framework::kMegatron;
+  e = EstimateIteration(Model("llama3-70b"), c, p);
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(absl::StrJoin(e->warnings, "\n").find("no modelled framework"), std::string::npos);
 }
 
 TEST(Estimate, ZeroStagesShardExactlyTheirTerms) {

@@ -80,6 +80,22 @@ TEST(PlanTable, CompactShowsTheColumnsThatDifferAndListsTheRest) {
                          kFooter));
 }
 
+// Each warning once under the table, with the rows it applies to.
+TEST(PlanTable, WarningsOnceWithTheirRows) {
+  v1::PlanResponse r = Response();
+  r.mutable_plans(0)->add_warnings("near the memory limit");
+  r.mutable_plans(2)->add_warnings("near the memory limit");
+  for (int i = 0; i < 3; ++i) r.mutable_plans(i)->add_warnings("no modelled framework runs this configuration");
+  PlanTableOptions o;
+  o.profile = "lab@3";
+  const std::string out = FormatPlanTable(r, o);
+  EXPECT_NE(out.find("schedule 1f1b, overlap grad no, overlap param no\n"
+                     "warning (#1, #3): near the memory limit\n"
+                     "warning (every plan): no modelled framework runs this configuration\n\n1000 candidates"),
+            std::string::npos)
+      << out;
+}
+
 TEST(PlanTable, CostColumnWhenRankingByCost) {
   PlanTableOptions o;
   o.profile = "lab@3";
