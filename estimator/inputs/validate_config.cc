@@ -362,6 +362,12 @@ FrameworkRefusal RefusedByFramework(Framework f, const ParallelConfig& c) {
     if (c.pipeline_parallel > 1 && s != PipelineSchedule::k1F1B && s != PipelineSchedule::kInterleaved1F1B) {
       return {"pipeline_schedule", "runs 1F1B or interleaved 1F1B only"};
     }
+    // Megatron-Bridge's ConfigContainer asserts not use_tp_pp_dp_mapping under
+    // Megatron-FSDP (training/config.py, _validate_and_apply_megatron_fsdp_v1_configs).
+    if (c.zero_stage >= 2 && c.rank_order == RankOrder::kTpCpEpPpDp && c.pipeline_parallel > 1 &&
+        c.data_parallel > 1) {
+      return {"rank_order", "Megatron-FSDP (zero_stage 2 or 3) places pipeline stages outermost (tp-cp-ep-dp-pp)"};
+    }
     // Megatron-Core's TransformerConfig refuses CPU offloading beside either.
     if (c.cpu_offload_layers > 0 && c.pipeline_parallel > 1) {
       return {"cpu_offload_layers", "CPU offloading does not run with pipeline parallelism"};

@@ -194,10 +194,17 @@ TEST(Validate, Frameworks) {
               HasSubstr("config.pipeline_schedule: zero-bubble runs as ZBVZeroBubble"));
   zbv.virtual_pipeline_stages = 2;
   EXPECT_TRUE(ValidateFramework(Framework::kTorchtitan, zbv).ok()) << ValidateFramework(Framework::kTorchtitan, zbv);
-  // DeepSpeed and torchtitan lay pipeline stages outermost; Megatron runs either order.
+  // DeepSpeed and torchtitan lay pipeline stages outermost; Megatron runs either order,
+  // but not the other under Megatron-FSDP.
   ParallelConfig order = Config(8, 4, 4, 1, 64);
   order.rank_order = RankOrder::kTpCpEpPpDp;
   EXPECT_TRUE(ValidateFramework(Framework::kMegatron, order).ok());
+  for (int zero : {2, 3}) {
+    order.zero_stage = zero;
+    EXPECT_THAT(std::string(ValidateFramework(Framework::kNemo, order).message()),
+                HasSubstr("config.rank_order: Megatron-FSDP (zero_stage 2 or 3) places pipeline stages outermost"));
+  }
+  order.zero_stage = 1;
   for (Framework f : {Framework::kDeepSpeed, Framework::kTorchtitan}) {
     EXPECT_THAT(std::string(ValidateFramework(f, order).message()),
                 HasSubstr("config.rank_order: places pipeline stages outermost"));

@@ -237,7 +237,9 @@ struct ModelCosts {
   // BF16 Adam run, with the moments it is given (fp32 unless stated): NeMo 2's
   // scripts/performance/helpers.py set_primary_perf_configs and Megatron-Bridge's
   // scripts/performance/utils/overrides.py set_post_overrides (`if compute_dtype ==
-  // "bf16"`), which turns it off again under Megatron-FSDP ("cannot work with FSDP").
+  // "bf16"`), which turned it off again under Megatron-FSDP (ZeRO 2 / 3: "cannot work with
+  // FSDP", at 406d3be775; Bridge dropped that override in c807604ce, 2026-06, handing FSDP
+  // decoupled gradients instead: not modelled, the step being sharded there).
   // Where the workload's moments are fp32 the remainders and decoupled gradients
   // (StoreParamRemainders) apply by configuration (OptimizerCostsOf).
   bool precision_aware_by_default = false;
