@@ -229,7 +229,6 @@ absl::StatusOr<Plan> Resolve(const LaunchInput& in) {
       in.workload.optimizer() == v1::OPTIMIZER_UNSPECIFIED || in.workload.optimizer() == v1::OPTIMIZER_ADAM;
   p.precision_aware_optimizer =
       !p.moments_16bit.empty() || (in.framework == v1::FRAMEWORK_NEMO && p.precision == v1::PRECISION_BF16 && adam &&
-                                   c.zero_stage() < 2 &&  // not under Megatron-FSDP (RunsMegatronFsdp)
                                    in.workload.mixed_precision() != v1::MIXED_PRECISION_FP32_PARAMS);
   // As the estimator's LayerDims resolve it: fused under NeMo (Megatron-Core's) and PyTorch
   // FSDP (flash-attn's).

@@ -167,12 +167,14 @@ TEST(MixedPrecision, SixteenBitGradients) {
 
 // NeMo's performance scripts run BF16 Adam under Megatron-Core's precision-aware optimizer
 // with fp32 moments (helpers.py set_primary_perf_configs; Megatron-Bridge's
-// set_post_overrides, off under Megatron-FSDP). On 8 GPUs under ZeRO 1: the master weights
+// set_post_overrides). On 8 GPUs under ZeRO 1: the master weights
 // kept as 2-byte remainders beside the BF16 weights, 2 + 4 + 4 = 10 bytes of state a
 // parameter (sharded 8 ways) where Megatron-LM keeps 12; the 16-bit gradients go to the
 // kernel as they are, so the step moves 2 (norm) + 2 + 4 + 8 read + 4 + 8 written (Adam) +
 // 2 (zeroing) = 30 bytes a parameter against Megatron-LM's 46 under 16-bit gradients (4 + 28
-// + 6 + 4, the fp32 cast 6 less the 2 its zeroing saves). ZeRO 3 keeps the 12.
+// + 6 + 4, the fp32 cast 6 less the 2 its zeroing saves). Under Megatron-FSDP (ZeRO 2 and
+// 3) the main parameters stay fp32 (12 bytes of state) and the gradients alone go to the
+// step as they are: no fp32 copy, 46 - 6 - 4 = 36 bytes a parameter.
 TEST(MixedPrecision, NemoRunsBf16AdamPrecisionAware) {
   ParallelConfig c = Config(1, 1, 8, 1, 8);
   c.flash_attention = true;
@@ -189,11 +191,19 @@ TEST(MixedPrecision, NemoRunsBf16AdamPrecisionAware) {
   EXPECT_FALSE(nemo->memory.peak_at_optimizer_step);
   EXPECT_DOUBLE_EQ(megatron->memory.optimizer_bytes, 12 * kParams / 8);
   EXPECT_NEAR(nemo->time.optimizer_s / megatron->time.optimizer_s, 30.0 / 46, 0.01);
+  for (int zero : {2, 3}) {
+    c.zero_stage = zero;
+    c.framework = Framework::kNemo;
+    absl::StatusOr<Estimate> fsdp = EstimateIteration(w, c, Profile("dgx-h100-80gb"));
+    c.framework = Framework::kMegatron;
+    absl::StatusOr<Estimate> plain = EstimateIteration(SmallGpt(MixedPrecision::kBf16Grads), c, Profile("dgx-h100-80gb"));
+    ASSERT_TRUE(fsdp.ok() && plain.ok());
+    EXPECT_DOUBLE_EQ(fsdp->memory.optimizer_bytes, 12 * kParams / 8);
+    EXPECT_DOUBLE_EQ(fsdp->memory.gradients_bytes, 2 * kParams / 8);
+    EXPECT_FALSE(fsdp->memory.peak_at_optimizer_step);
+    EXPECT_NEAR(fsdp->time.optimizer_s / plain->time.optimizer_s, 36.0 / 46, 0.01) << zero;
+  }
   c.framework = Framework::kNemo;
-  c.zero_stage = 3;
-  absl::StatusOr<Estimate> fsdp = EstimateIteration(w, c, Profile("dgx-h100-80gb"));
-  ASSERT_TRUE(fsdp.ok());
-  EXPECT_DOUBLE_EQ(fsdp->memory.optimizer_bytes, 12 * kParams / 8);
   Workload fp8 = w;  // the scripts turn it on for BF16 runs only
   fp8.precision = Precision::kFp8;
   c.zero_stage = 1;

@@ -182,14 +182,17 @@ void SetPrecisionBytes(Precision precision, QuantRecipe recipe, Optimizer optimi
   }
 }
 
+void DecoupleGrads(OptimizerCosts* o) {
+  if (!o->fp32_grad_copy_at_step) return;
+  o->fp32_grad_copy_at_step = false;
+  o->bytes_per_param -= kGradCastBytesPerParam + 4;
+}
+
 void StoreParamRemainders(OptimizerCosts* o) {
   o->state_bytes_per_param -= 2;
   o->bytes_per_param -= 6;
   o->passes -= 1;
-  if (o->fp32_grad_copy_at_step) {
-    o->fp32_grad_copy_at_step = false;
-    o->bytes_per_param -= kGradCastBytesPerParam + 4;
-  }
+  DecoupleGrads(o);
 }
 
 double MuonStepS(const ModelCosts& model, const ParallelConfig& c, int layers) {
@@ -204,7 +207,13 @@ double MuonStepS(const ModelCosts& model, const ParallelConfig& c, int layers) {
 
 OptimizerCosts OptimizerCostsOf(const ModelCosts& model, const ParallelConfig& c) {
   OptimizerCosts o = model.optimizer;
-  if (model.precision_aware_by_default && c.zero_stage < 3 && !RunsMegatronFsdp(c)) StoreParamRemainders(&o);
+  if (model.precision_aware_by_default) {
+    if (RunsMegatronFsdp(c)) {
+      DecoupleGrads(&o);
+    } else {
+      StoreParamRemainders(&o);
+    }
+  }
   return o;
 }
 

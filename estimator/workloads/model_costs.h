@@ -189,8 +189,13 @@ struct OptimizerCosts {
 // copy to the 16-bit weights: 2 bytes less state, 6 less traffic, one pass less); 16-bit
 // main gradients go to the kernel as they are (DistributedOptimizer's decoupled_grad under
 // use_precision_aware_optimizer_no_fp8_or_ds_fp8): no fp32 copy at the step, the norm and
-// Adam read 2 bytes each, not the copy's 4.
+// Adam read 2 bytes each, not the copy's 4 (DecoupleGrads).
 void StoreParamRemainders(OptimizerCosts* o);
+// The precision-aware optimizer under Megatron-FSDP (ZeRO 2 / 3): the 16-bit gradients go
+// to the step as they are (megatron_fsdp_use_decoupled_grad = use_precision_aware_optimizer,
+// Megatron-LM training.py), but the main parameters stay fp32 (megatron_fsdp_main_params_dtype):
+// no remainders.
+void DecoupleGrads(OptimizerCosts* o);
 
 struct ModelCosts {
   std::vector<BlockCosts> layers;  // partitioned over pipeline stages, in order
@@ -237,9 +242,9 @@ struct ModelCosts {
   // BF16 Adam run, with the moments it is given (fp32 unless stated): NeMo 2's
   // scripts/performance/helpers.py set_primary_perf_configs and Megatron-Bridge's
   // scripts/performance/utils/overrides.py set_post_overrides (`if compute_dtype ==
-  // "bf16"`), which turned it off again under Megatron-FSDP (ZeRO 2 / 3: "cannot work with
-  // FSDP", at 406d3be775; Bridge dropped that override in c807604ce, 2026-06, handing FSDP
-  // decoupled gradients instead: not modelled, the step being sharded there).
+  // "bf16"`), under Megatron-FSDP too since Bridge c807604ce (2026-06; before, "cannot
+  // work with FSDP" turned it off there), where it hands the step decoupled gradients
+  // (DecoupleGrads; training/config.py, _validate_and_apply_megatron_fsdp_v1_configs).
   // Where the workload's moments are fp32 the remainders and decoupled gradients
   // (StoreParamRemainders) apply by configuration (OptimizerCostsOf).
   bool precision_aware_by_default = false;
@@ -334,8 +339,8 @@ struct WeightBytes {
 WeightBytes WeightBytesOf(const ModelCosts& model, const ParallelConfig& c);
 
 // The optimizer step `c` runs: the workload's (ModelCosts.optimizer), with NeMo's
-// precision-aware default (ModelCosts.precision_aware_by_default) where ZeRO stops short
-// of sharding parameters.
+// precision-aware default (ModelCosts.precision_aware_by_default): remainders under the
+// distributed optimizer, decoupled gradients alone under Megatron-FSDP.
 OptimizerCosts OptimizerCostsOf(const ModelCosts& model, const ParallelConfig& c);
 
 // Seconds of Muon's orthogonalisation on one GPU of a stage of `layers` decoder layers:

@@ -222,8 +222,8 @@ TEST(Launcher, MegatronZero2AndVirtualStagesThatDoNotDivide) {
 
 // Planned under NeMo in BF16, Adam ran as NeMo's performance scripts run it: Megatron-Core's
 // precision-aware optimizer with fp32 moments (master remainders, decoupled gradients), so
-// the launchers that can run it say so and the NeMo 1.x YAML says it cannot; not under
-// ZeRO-3 (Megatron-Bridge turns it off under Megatron-FSDP), FP8, or another framework.
+// the launchers that can run it say so and the NeMo 1.x YAML says it cannot; under
+// Megatron-FSDP too (its decoupled gradients), not under FP8 or another framework.
 TEST(Launcher, NemoBf16PlansRunThePrecisionAwareOptimizer) {
   LaunchInput in = Gpt3();
   in.framework = v1::FRAMEWORK_NEMO;
@@ -236,7 +236,7 @@ TEST(Launcher, NemoBf16PlansRunThePrecisionAwareOptimizer) {
   EXPECT_TRUE(absl::StrContains(Emit("nemo", in), "precision-aware optimizer"));
   LaunchInput fsdp = in;
   fsdp.config.set_zero_stage(3);
-  EXPECT_FALSE(absl::StrContains(Emit("megatron", fsdp), "--use-precision-aware-optimizer"));
+  EXPECT_TRUE(absl::StrContains(Emit("megatron", fsdp), "--use-precision-aware-optimizer"));
   LaunchInput fp8 = in;
   fp8.workload.set_precision(v1::PRECISION_FP8);
   EXPECT_FALSE(absl::StrContains(Emit("megatron", fp8), "--use-precision-aware-optimizer"));
