@@ -196,7 +196,11 @@ double BufferBytes(const ModelCosts& model, const ParallelConfig& c, const Memor
   }
   if (t.once) return t.send_buffers + params * t.compute_weight_bytes;  // the stage's weights, gathered
   if (c.zero_stage >= 3 && !model.layers.empty()) {
-    return t.send_buffers + 2 * model.layers[0].params * t.compute_weight_bytes;  // two layers' full weights
+    // Two of the largest layer's weights gathered (the one computing, the one prefetched):
+    // the parts their groups shard (experts whose expert-DP group is one rank stay whole).
+    const double gathered = (t.w_div_d > 1 ? model.max_layer_dense_params : 0) +
+                            (t.w_div_e > 1 ? model.max_layer_expert_params : 0);
+    return t.send_buffers + 2 * gathered * t.compute_weight_bytes;
   }
   if (model.fp32_params) return t.send_buffers + params * t.compute_weight_bytes;  // torch.autocast's cache
   return t.send_buffers;

@@ -133,6 +133,29 @@ TEST(ShardedDataParallel, DeepSpeedZero3GathersTensorByTensor) {
   EXPECT_NEAR(fsdp->memory.buffers_bytes - e->memory.buffers_bytes, 2 * layer_bytes - 2 * layer_bytes / 4, 1e3);
 }
 
+// FSDP's two gathered layers are the largest layer's parts that a group shards: Mixtral
+// 8x7B at TP 2, EP 4, DP 4 has one expert-DP rank (2 x 4 / (4 x 2)), so its experts stay
+// whole and only the layer's dense weights are gathered: attention 4,096 x (4,096 + 2 x
+// 1,024) + 4,096 x 4,096 over TP 2 (20.97 M), two RMSNorms and the router (4,096 x 8),
+// two layers of them in bf16 beside ZeRO-2's buffers. DeepSeek-V3's largest layers are
+// its MoE ones, not the three dense layers first.
+TEST(ShardedDataParallel, Zero3GathersTheShardedPartsOfTheLargestLayer) {
+  const SystemProfile p = SimpleNet();
+  const Workload w = testing::Model("mixtral-8x7b");
+  ParallelConfig c = Config(2, 1, 4, 1, 64);
+  c.expert_parallel = 4;
+  c.zero_stage = 2;
+  absl::StatusOr<Estimate> z2 = EstimateIteration(w, c, p);
+  c.zero_stage = 3;
+  absl::StatusOr<Estimate> z3 = EstimateIteration(w, c, p);
+  ASSERT_TRUE(z2.ok() && z3.ok()) << z2.status() << z3.status();
+  const double dense = (4096.0 * (4096 + 2 * 1024) + 4096.0 * 4096) / 2 + 2 * 4096 + 4096 * 8;
+  EXPECT_NEAR(z3->memory.buffers_bytes - z2->memory.buffers_bytes, 2 * dense * 2, 0.01 * 2 * dense * 2);
+  const ModelCosts m = Bf16Costs(testing::Model("deepseek-v3"), Config(1, 1, 8, 1, 64), p);
+  ASSERT_GT(m.layers.back().params, 2 * m.layers[0].params);
+  EXPECT_EQ(m.max_layer_dense_params + m.max_layer_expert_params, m.layers.back().params);
+}
+
 // DeepSpeed decides tensor by tensor, so each ZeRO-3 group counts its own matrices: in
 // Qwen3-30B-A3B at EP 4 a layer's expert group gathers its 32 local experts' fc1 and fc2
 // (64 matrices of 2,048 x 1,536 and 768 x 2,048, each over the 100,000-element

@@ -268,10 +268,15 @@ void IndexLayers(ModelCosts* costs) {
   costs->prefix_total_s.assign(n + 1, 0.0);
   costs->transient_bytes.resize(n);
   costs->max_layer_transient_bytes = 0;
+  costs->max_layer_dense_params = costs->max_layer_expert_params = 0;
   for (size_t i = 0; i < n; ++i) {
     const BlockCosts& l = costs->layers[i];
     costs->transient_bytes[i] = l.transient_bytes;
     costs->max_layer_transient_bytes = std::max(costs->max_layer_transient_bytes, l.transient_bytes);
+    if (l.params > costs->max_layer_dense_params + costs->max_layer_expert_params) {
+      costs->max_layer_dense_params = l.params - l.expert_params;
+      costs->max_layer_expert_params = l.expert_params;
+    }
     costs->prefix_total_s[i + 1] = costs->prefix_total_s[i] + l.TotalS();
     prefix.push_back(prefix.back());
     prefix.back().AddSums(l);

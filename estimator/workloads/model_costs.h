@@ -206,6 +206,10 @@ struct ModelCosts {
   std::vector<double> prefix_total_s;
   std::vector<double> transient_bytes;
   double max_layer_transient_bytes = 0;  // the largest of transient_bytes
+  // The decoder layer holding the most parameters, its dense and expert parts (what ZeRO-3
+  // gathers a layer at a time: the last layers of DeepSeek-V3, not its dense first ones).
+  double max_layer_dense_params = 0;
+  double max_layer_expert_params = 0;
   bool Indexed() const { return prefix.size() == layers.size() + 1; }
   BlockCosts pre;                  // on the first stage (embedding)
   BlockCosts post;                 // on the last stage (final norm, LM head, loss)
