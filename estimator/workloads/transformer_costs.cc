@@ -63,6 +63,7 @@ struct LayerContext {
 // the row linear's forward takes SMs / (SMs - kUbPipelineSms) of its time.
 struct TpExposure {
   double fwd_s = 0, bwd_s = 0, calls_fwd = 0, calls_bwd = 0;
+  double attn_fwd_s = 0, attn_calls_fwd = 0;  // of the forward, the attention sub-block's
 };
 // Transformer Engine's default for its pipelined reduce-scatter overlap (module/base.py
 // initialize_ub get_default_config: "num_sm": 16 for the "pipeline" method of proj_fprop
@@ -87,6 +88,7 @@ TpExposure TensorParallelExposure(const LayerContext& L, const Dims& x, const Pa
     auto fwd_exposed = [&](double comm) {
       return L.shape.tp_comm_overlap ? std::max(0.0, comm - L.ovl * 0.5 * f) : comm;
     };
+    const double fwd_before = out.fwd_s, calls_before = out.calls_fwd;
     if (x.sp) {
       out.fwd_s += fwd_exposed(ag) + fwd_exposed(L.tpc.reduce_scatter_s) + sm_tax * q->last_fwd_s;
       out.bwd_s += (L.shape.tp_comm_overlap ? std::max(0.0, ag - L.ovl * dg) : ag) + std::max(0.0, ag - L.ovl * dg) +
@@ -99,9 +101,19 @@ TpExposure TensorParallelExposure(const LayerContext& L, const Dims& x, const Pa
       out.calls_fwd += 1;
       out.calls_bwd += 1;
     }
+    if (q == &attn) {
+      out.attn_fwd_s = out.fwd_s - fwd_before;
+      out.attn_calls_fwd = out.calls_fwd - calls_before;
+    }
   }
   return out;
 }
+
+// The exposed collectives of a layer's forward before its token dispatch (the attention's
+// TP collectives, the context-parallel ring): GPU time the host launches beside, and calls.
+struct Collectives_Before {
+  double seconds = 0, calls = 0;
+};
 
 // Host-bound time of a layer's forward beyond its GPU time. Every token dispatcher brings
 // the routed-token counts to the host once per MoE layer forward (they size the expert
@@ -113,10 +125,10 @@ TpExposure TensorParallelExposure(const LayerContext& L, const Dims& x, const Pa
 // under CUDA graphs too, which cover a dropless MoE layer only up to the dispatch
 // (EagerMoeKernels).
 double DispatchSplitExcess(const LayerContext& L, const Part& core, const Part& attn, const Part& resid, bool moe,
-                           double moe_kernels, double host_fwd, double gpu_fwd) {
+                           double moe_kernels, double host_fwd, double gpu_fwd, const Collectives_Before& comm) {
   if (!moe) return HostExcess(1, host_fwd, gpu_fwd);
   const Part* before[] = {&core, &attn, &resid};
-  double kernels = moe_kernels, gpu = 0;
+  double kernels = moe_kernels + comm.calls, gpu = comm.seconds;
   for (const Part* q : before) {
     kernels += q->kernels_fwd;
     gpu += q->matmul_fwd_s + q->mem_fwd_bytes / L.hw.hbm_bytes_per_s();
@@ -240,7 +252,8 @@ BlockCosts AssembleLayer(const LayerContext& L, const Dims& x, const Core& atten
     blk.activation_bytes -= blk.offloaded_bytes;
     blk.expert_offloadable_bytes = std::min(blk.expert_offloadable_bytes, blk.activation_bytes);
   }
-  blk.host_fwd_s = DispatchSplitExcess(L, core, attn, resid, extras.moe, moe_kernels, host_fwd, gpu_fwd);
+  blk.host_fwd_s = DispatchSplitExcess(L, core, attn, resid, extras.moe, moe_kernels, host_fwd, gpu_fwd,
+                                       {tp.attn_fwd_s + cp.fwd_exposed_s, tp.attn_calls_fwd + cp.calls_fwd});
   blk.host_s = blk.host_fwd_s + HostExcess(1, host_bwd + host_recompute, gpu_bwd + blk.recompute_s);
   blk.model_flops = 3 * (core.flops_fwd * (x.flash ? 2 : 1) + attn.flops_fwd + mlp.flops_fwd);
   return blk;
