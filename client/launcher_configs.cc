@@ -202,6 +202,11 @@ void NemoOptimizer(const Plan& p, Hydra* y, Notes* notes) {
     y->Add("fsdp_sharding_strategy", "full");
     if (p.pp > 1) notes->Add("NeMo's FSDP does not combine with pipeline parallelism");
   } else if (p.zero > 0) {
+    if (p.zero == 2) {
+      notes->Add("the estimate runs ZeRO-2 as Megatron-FSDP's optim_grads (a reduce-scatter every micro-batch, "
+                 "gradients sharded); NeMo 1.x's distributed_fused_adam syncs gradients once an iteration: "
+                 "--emit megatron or megatron-bridge runs it as estimated");
+    }
     y->Section("model.optim");
     y->Add("name", "distributed_fused_adam");
     y->Add("overlap_grad_sync", Bool(c.overlap_grad_reduce()));
