@@ -297,6 +297,11 @@ void DeepSpeedMoeFlags(const Plan& p, CommandLine* f, Notes* notes) {
   f->Add("--topk", m.top_k());
   f->Add("--expert-interval", std::max(1, m.moe_layer_interval()));
   if (p.ep > 1) f->Add("--moe-expert-parallel-size", p.ep);
+  // The estimate shards the experts over TP as the attention (DeepSpeed's experts follow
+  // TP); Megatron-DeepSpeed keeps them whole on every TP rank unless told
+  // (arguments.py --enable-expert-tensor-parallelism, default off; layers.py
+  // is_expert_without_slicing).
+  if (p.tp > 1) f->Add("--enable-expert-tensor-parallelism");
   if (m.first_dense_layers() > 0) {
     notes->Add(absl::StrCat("Megatron-DeepSpeed places experts every --expert-interval layers from the first: the ",
                             m.first_dense_layers(), " dense first layers are not stated"));

@@ -416,6 +416,17 @@ TEST(Launcher, EveryFrameworkStatesTheFourModels) {
   }
 }
 
+// DeepSpeed's experts follow TP in the estimate; Megatron-DeepSpeed keeps them whole on
+// every TP rank unless --enable-expert-tensor-parallelism says otherwise.
+TEST(Launcher, DeepSpeedShardsTheExpertsOverTpAsEstimated) {
+  LaunchInput in = MoeFp8();  // TP 2, EP 4
+  EXPECT_TRUE(absl::StrContains(Emit("deepspeed", in), "    --enable-expert-tensor-parallelism \\\n"))
+      << Emit("deepspeed", in);
+  in.config.set_tensor_parallel(1);
+  in.config.set_data_parallel(16);
+  EXPECT_FALSE(absl::StrContains(Emit("deepspeed", in), "--enable-expert-tensor-parallelism"));
+}
+
 TEST(Launcher, LayerKindsMlaAndWindowsAreStated) {
   const std::set<std::string> known = MegatronFlags();
   LaunchInput ds = DeepSeekStyle();
