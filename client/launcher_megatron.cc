@@ -302,6 +302,11 @@ void DeepSpeedMoeFlags(const Plan& p, CommandLine* f, Notes* notes) {
   // (arguments.py --enable-expert-tensor-parallelism, default off; layers.py
   // is_expert_without_slicing).
   if (p.tp > 1) f->Add("--enable-expert-tensor-parallelism");
+  if (p.zero >= 3) {
+    notes->Add("Megatron-DeepSpeed's native MoE refuses ZeRO stage 3 (DeepSpeed engine.py, "
+               "_validate_zero3_moe_compatibility): the estimate's ZeRO-3 MoE runs as DeepSpeed's AutoEP "
+               "(a Hugging Face model under deepspeed.initialize, no tensor parallelism), not as this command");
+  }
   if (m.first_dense_layers() > 0) {
     notes->Add(absl::StrCat("Megatron-DeepSpeed places experts every --expert-interval layers from the first: the ",
                             m.first_dense_layers(), " dense first layers are not stated"));

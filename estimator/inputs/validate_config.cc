@@ -400,6 +400,11 @@ FrameworkRefusal RefusedByFramework(Framework f, const ParallelConfig& c) {
       return {"pipeline_schedule", "runs 1F1B only (its pipeline engine's TrainSchedule)"};
     }
     if (c.pipeline_parallel > 1 && c.zero_stage >= 2) return {"zero_stage", "2 and 3 do not run with pipeline stages"};
+    // Its native MoE refuses ZeRO-3 and AutoEP's layers run it without AutoTP
+    // (runtime/engine.py, _validate_zero3_moe_compatibility).
+    if (c.zero_stage >= 3 && c.expert_parallel > 1 && c.tensor_parallel > 1) {
+      return {"zero_stage", "3 with expert parallelism runs only as AutoEP, without tensor parallelism"};
+    }
     if (c.moe_dispatcher == MoeDispatcher::kDeepEp) return {"moe_dispatcher", "has no DeepEP dispatcher"};
     return {};
   }

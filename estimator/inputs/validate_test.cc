@@ -180,6 +180,16 @@ TEST(Validate, Frameworks) {
   }
   c.pipeline_schedule = PipelineSchedule::k1F1B;
   EXPECT_TRUE(ValidateFramework(Framework::kDeepSpeed, c).ok());
+  // Its MoE under ZeRO-3 is AutoEP's, which has no tensor parallelism.
+  ParallelConfig moe = Config(2, 1, 32, 1, 64);
+  moe.expert_parallel = 8;
+  moe.zero_stage = 3;
+  EXPECT_THAT(std::string(ValidateFramework(Framework::kDeepSpeed, moe).message()),
+              HasSubstr("config.zero_stage: 3 with expert parallelism runs only as AutoEP"));
+  moe = Config(1, 1, 64, 1, 64);
+  moe.expert_parallel = 8;
+  moe.zero_stage = 3;
+  EXPECT_TRUE(ValidateFramework(Framework::kDeepSpeed, moe).ok());
   c.pipeline_schedule = PipelineSchedule::kDefault;
   c.context_parallel = 2;
   EXPECT_THAT(std::string(ValidateFramework(Framework::kDeepSpeed, c).message()), HasSubstr("config.context_parallel"));
