@@ -392,7 +392,8 @@ double NodePowerW(const SystemContext& sys, const CandidateResult& r) {
 // and cost of an assembled iteration.
 void Tally(const ParallelConfig& c, const SystemContext& sys, CandidateResult* out) {
   const double gpus = static_cast<double>(c.NumGpus());
-  const double nodes = std::ceil(gpus / sys.hw->gpus_per_node());
+  const int64_t gpn = sys.hw->gpus_per_node();  // >= 1 (Hardware)
+  const double nodes = static_cast<double>((c.NumGpus() + gpn - 1) / gpn);  // ceil, in integers
   const double idle_s = std::max(0.0, out->iteration_time_s - out->busy_s);
   out->energy_j = gpus * (sys.busy_power_w * out->busy_s + sys.idle_power_w * idle_s) +
                   nodes * NodePowerW(sys, *out) * out->iteration_time_s + out->input_read_j;
