@@ -322,12 +322,6 @@ double Collectives::AllReduce(double bytes, const GroupSpan& g, CollectiveAlgori
   // Ring, tree and in-network reduction share one step latency and one ring rate.
   const double latency = Latency(g);
   const double bw = RingBandwidth(g, bytes);
-  // A pair off a torus: the tree's and the switch's times are the ring's or more (2a +
-  // 2N/B and 2a + N/B against 2a + N/B), and a hierarchy needs a domain of 2 to 1.
-  if (g.size == 2 && !levels.empty() && levels[g.level].topology != Topology::kTorus2D &&
-      levels[g.level].topology != Topology::kTorus3D) {
-    return call + RingTime(bytes, g.size, latency, bw);
-  }
   double in_network = std::numeric_limits<double>::infinity();
   if (!levels.empty()) {
     bool all = true;
