@@ -230,12 +230,10 @@ void GroupCalls(const DataParallelInputs& in, const GroupSpan& g, double params,
     k.all_reduce = coll.AllReduce(grad_bytes, g, c.dp_algorithm);
     if (DeepSpeedBf16Optimizer(in.model, c)) k.all_gather = coll.AllGather(gather_bytes, g);
   } else if (c.zero_stage <= 2) {
-    k.all_gather = coll.AllGather(gather_bytes, g);
-    k.reduce_scatter = coll.ReduceScatter(grad_bytes, g);
+    coll.GatherAndScatter(gather_bytes, grad_bytes, g, &k.all_gather, &k.reduce_scatter);
   } else {
     const Zero3Calls z = Zero3Collectives(in.model, in.stages, c, params, expert);
-    k.all_gather = coll.AllGather(z.gather_bytes, g);
-    k.reduce_scatter = coll.ReduceScatter(z.reduce_bytes, g);
+    coll.GatherAndScatter(z.gather_bytes, z.reduce_bytes, g, &k.all_gather, &k.reduce_scatter);
   }
 }
 

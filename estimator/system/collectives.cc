@@ -15,6 +15,10 @@ double RingTime(double bytes, int p, double latency, double bw) {
   return 2 * (p - 1.0) * latency + 2 * (p - 1.0) / p * bytes / bw;
 }
 double TreeTime(double bytes, int p, double latency, double bw) { return 2 * Log2Ceil(p) * latency + 2 * bytes / bw; }
+// A ring all-gather (or reduce-scatter) of `bytes` in all over `p` ranks.
+double GatherTime(double bytes, int p, double latency, double bw) {
+  return (p - 1.0) * latency + (p - 1.0) / p * bytes / bw;
+}
 bool IsTorus(const NetworkRates& l) {
   return (l.topology == Topology::kTorus2D || l.topology == Topology::kTorus3D) && !l.torus_dims.empty();
 }
@@ -25,6 +29,12 @@ Collectives::Collectives(const Hardware& hw) : hw_(hw) {
   active_.assign(levels.size(), 0);
   relief_.assign(levels.size(), 1);
   shape_.assign(levels.size(), Shape::kSwitched);
+  reduces_in_network_.assign(levels.size(), 0);
+  sized_.assign(levels.size(), 0);
+  for (size_t i = 0; i < levels.size(); ++i) {
+    reduces_in_network_[i] = levels[i].in_network_reduction && (i == 0 || reduces_in_network_[i - 1]);
+    sized_[i] = !levels[i].curve.empty() || (i > 0 && sized_[i - 1]);
+  }
   for (size_t i = 1; i < levels.size(); ++i) {
     active_[i] = levels[i - 1].domain_size;
     if (IsTorus(levels[i])) shape_[i] = Shape::kTorus;
@@ -217,8 +227,7 @@ double Collectives::HalvingDoublingSteps(double bytes, const GroupSpan& g, bool 
 
 double Collectives::Gather(double bytes, const GroupSpan& g) const {
   if (g.size <= 1 || bytes <= 0) return 0;
-  const double p = g.size;
-  return (p - 1) * Latency(g) + (p - 1) / p * bytes / RingBandwidth(g, bytes);
+  return GatherTime(bytes, g.size, Latency(g), RingBandwidth(g, bytes));
 }
 
 double Collectives::Hierarchical(double bytes, const GroupSpan& g) const {
@@ -322,12 +331,8 @@ double Collectives::AllReduce(double bytes, const GroupSpan& g, CollectiveAlgori
   // Ring, tree and in-network reduction share one step latency and one ring rate.
   const double latency = Latency(g);
   const double bw = RingBandwidth(g, bytes);
-  double in_network = std::numeric_limits<double>::infinity();
-  if (!levels.empty()) {
-    bool all = true;
-    for (int i = 0; i <= g.level; ++i) all = all && levels[i].in_network_reduction;
-    if (all) in_network = 2 * latency + bytes / bw;
-  }
+  const double in_network = !levels.empty() && reduces_in_network_[g.level] ? 2 * latency + bytes / bw
+                                                                           : std::numeric_limits<double>::infinity();
   using A = CollectiveAlgorithm;
   std::pair<double, A> best{RingTime(bytes, g.size, latency, bw), A::kRing};
   auto consider = [&best](double t, A a) {
@@ -348,6 +353,20 @@ double Collectives::AllReduce(double bytes, const GroupSpan& g, CollectiveAlgori
 double Collectives::AllGather(double bytes, const GroupSpan& g) const {
   if (g.size <= 1 || bytes <= 0) return 0;
   return hw_.collective_overhead_s() + Gather(bytes, g);
+}
+
+void Collectives::GatherAndScatter(double gather_bytes, double scatter_bytes, const GroupSpan& g, double* gather_s,
+                                   double* scatter_s) const {
+  *gather_s = *scatter_s = 0;
+  if (g.size <= 1) return;
+  const double call = hw_.collective_overhead_s();
+  const double latency = Latency(g);
+  const bool sized = !sized_.empty() && sized_[g.level];
+  const double bw = RingBandwidth(g, gather_bytes);
+  if (gather_bytes > 0) *gather_s = call + GatherTime(gather_bytes, g.size, latency, bw);
+  if (scatter_bytes > 0) {
+    *scatter_s = call + GatherTime(scatter_bytes, g.size, latency, sized ? RingBandwidth(g, scatter_bytes) : bw);
+  }
 }
 
 double Collectives::AllToAll(double bytes, const GroupSpan& g) const {

@@ -76,6 +76,11 @@ class Collectives {
   // `bytes` is the full (gathered) size; each rank contributes bytes / P.
   double AllGather(double bytes, const GroupSpan& g) const;
   double ReduceScatter(double bytes, const GroupSpan& g) const { return AllGather(bytes, g); }
+  // An all-gather of `gather_bytes` and a reduce-scatter of `scatter_bytes` over one
+  // group (ZeRO's pair): AllGather and ReduceScatter's times, the group's latency and
+  // ring rate taken once where no level it crosses has a message-size curve.
+  void GatherAndScatter(double gather_bytes, double scatter_bytes, const GroupSpan& g, double* gather_s,
+                        double* scatter_s) const;
   // `bytes` is what each rank sends in total (split evenly over the group).
   double AllToAll(double bytes, const GroupSpan& g) const;
   // An all-to-all where each token goes to `spread.copies` destinations drawn evenly over
@@ -128,6 +133,10 @@ class Collectives {
   std::vector<double> relief_;
   enum class Shape : char { kSwitched, kTorus, kDragonfly };
   std::vector<Shape> shape_;  // per level, what RingRate / UniformRate must model
+  // Per level: whether it and every level inside it reduce in their switches, and
+  // whether any of them has a message-size curve (a ring's rate then depends on bytes).
+  std::vector<char> reduces_in_network_;
+  std::vector<char> sized_;
 };
 
 }  // namespace paraplan
