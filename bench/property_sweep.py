@@ -120,6 +120,16 @@ def recompute_exempt(r):
     return offloads(r) or (deepspeed_zero3 and c['recompute'] == 'RECOMPUTE_SELECTIVE')
 
 
+def mixes_sm_shares(r):
+    """A MoE model's overlapped data-parallel reductions: the dense and the expert groups'
+    collectives hold different shares of the SMs, and where the contention they cause
+    outweighs what outlasts the backward, a longer expert reduction (lower share) fills
+    more of the window (docs/model.md, data parallelism): weak scaling's longer rings may
+    then cost a few microseconds less."""
+    moe = r['workload']['transformer'].get('moe') or {}
+    return moe.get('num_experts', 0) > 1 and r['config'].get('overlap_grad_reduce', False)
+
+
 def leaves_remainders(r):
     """NeMo's BF16 Adam from ZeRO 1 to 2: the distributed optimizer keeps its master weights
     as 16-bit remainders (precision-aware), Megatron-FSDP keeps fp32 main parameters, so
@@ -362,7 +372,7 @@ PROPERTIES = [
     ('a power limit never faster', scaled(power_limit, 0.7), never_faster, zero_bubble),
     ('2x GPU memory changes nothing', scaled(capacity, 2), same, None),
     ('2x host cores never slower', scaled(host_cores, 2), never_slower, None),
-    ('twice the data parallel (weak) never faster', when(unsharded_step, weak_dp), never_faster, None),
+    ('twice the data parallel (weak) never faster', when(unsharded_step, weak_dp), never_faster, mixes_sm_shares),
     ('twice the data parallel (weak) never more memory',
      when(lambda r: r['config']['data_parallel'] > 1, weak_dp), never_more_memory, None),
     ('sequence_parallel never more memory', when(lambda r: r['config']['tensor_parallel'] > 1,
