@@ -31,7 +31,9 @@ Collectives::Collectives(const Hardware& hw) : hw_(hw) {
   shape_.assign(levels.size(), Shape::kSwitched);
   reduces_in_network_.assign(levels.size(), 0);
   sized_.assign(levels.size(), 0);
+  gpn_ = hw_.gpus_per_node();
   for (size_t i = 0; i < levels.size(); ++i) {
+    domain_.push_back(levels[i].domain_size);
     reduces_in_network_[i] = levels[i].in_network_reduction && (i == 0 || reduces_in_network_[i - 1]);
     sized_[i] = !levels[i].curve.empty() || (i > 0 && sized_[i - 1]);
   }
@@ -63,18 +65,18 @@ GroupSpan Collectives::Place(int size, int64_t stride) const {
   g.size = std::max(1, size);
   g.stride = std::max<int64_t>(1, stride);
   g.spread = spread_;
-  const auto& levels = hw_.levels();
-  if (g.size == 1 || levels.empty()) {
+  const size_t n = domain_.size();
+  if (g.size == 1 || n == 0) {
     g.inner = g.size;
     return g;
   }
-  const int64_t gpn = hw_.gpus_per_node();
+  const int64_t gpn = gpn_;
   int64_t extent = int64_t{g.size} * g.stride;
   // Scattered placement stretches a group that spans nodes over spread x as many.
   if (extent > gpn) extent *= spread_;
-  int level = static_cast<int>(levels.size()) - 1;
-  for (size_t i = 0; i < levels.size(); ++i) {
-    if (levels[i].domain_size >= extent) {
+  int level = static_cast<int>(n) - 1;
+  for (size_t i = 0; i < n; ++i) {
+    if (domain_[i] >= extent) {
       level = static_cast<int>(i);
       break;
     }
@@ -83,7 +85,7 @@ GroupSpan Collectives::Place(int size, int64_t stride) const {
   if (level == 0) {
     g.inner = g.size;
   } else {
-    const int64_t inner_domain = levels[level - 1].domain_size;
+    const int64_t inner_domain = domain_[level - 1];
     if (spread_ > 1 && inner_domain >= gpn) {
       const int64_t per_node = g.stride < gpn ? std::min<int64_t>(g.size, gpn / g.stride) : 1;
       const int64_t node_stride = std::max<int64_t>(1, g.stride / gpn) * spread_;
@@ -99,16 +101,16 @@ GroupSpan Collectives::Place(int size, int64_t stride) const {
 }
 
 int Collectives::LevelOfStride(int64_t stride) const {
-  const auto& levels = hw_.levels();
-  if (stride >= hw_.gpus_per_node()) stride *= spread_;
-  for (size_t i = 0; i < levels.size(); ++i) {
-    if (levels[i].domain_size > stride) return static_cast<int>(i);
+  const size_t n = domain_.size();
+  if (stride >= gpn_) stride *= spread_;
+  for (size_t i = 0; i < n; ++i) {
+    if (domain_[i] > stride) return static_cast<int>(i);
   }
-  return levels.empty() ? 0 : static_cast<int>(levels.size()) - 1;
+  return n == 0 ? 0 : static_cast<int>(n) - 1;
 }
 
 int64_t Collectives::ClusterStride(const GroupSpan& g) const {
-  return g.stride >= hw_.gpus_per_node() ? g.stride * g.spread : g.stride;
+  return g.stride >= gpn_ ? g.stride * g.spread : g.stride;
 }
 
 int64_t Collectives::TorusHop(int level, const GroupSpan& g) const {
@@ -176,7 +178,7 @@ double Collectives::RingBandwidth(const GroupSpan& g, double bytes) const {
   for (int i = 1; i <= g.level; ++i) {
     const int64_t members =
         i == g.level ? g.inner
-                     : std::min<int64_t>(g.size, std::max<int64_t>(1, levels[i - 1].domain_size / ClusterStride(g)));
+                     : std::min<int64_t>(g.size, std::max<int64_t>(1, domain_[i - 1] / ClusterStride(g)));
     // Switched levels inline (the search's common case), the others in RingRate.
     bw = std::min(bw, shape_[i] == Shape::kSwitched ? levels[i].BytesPerS(bytes) * relief_[i] * std::max<int64_t>(1, members)
                                                     : RingRate(i, members, g, bytes));

@@ -137,6 +137,8 @@ class Collectives {
   // whether any of them has a message-size curve (a ring's rate then depends on bytes).
   std::vector<char> reduces_in_network_;
   std::vector<char> sized_;
+  std::vector<int64_t> domain_;  // per level, its domain's GPUs (Place's walk, kept close)
+  int64_t gpn_ = 1;              // GPUs per node
 };
 
 }  // namespace paraplan
