@@ -440,7 +440,7 @@ void AssembleShared(const ModelCosts& model, const StageCosts& stages, const Par
   // The step's kernels are launched from the host like the layers' (a distributed
   // optimizer's rank updates a 1/dp share of the tensors); what their launches take
   // beyond the GPU's time is host-bound.
-  const double opt_tensors = sharded_step ? std::ceil(s.tensors / dpcp) : s.tensors;
+  const double opt_tensors = sharded_step ? CeilCount(s.tensors / dpcp) : s.tensors;
   // (+ under 16-bit gradients the fp32 cast of each gradient tensor, a launch apiece at
   // kGradCastLaunchShare of an op's.)
   const double opt_kernels = c.offload.optimizer ? 0

@@ -286,7 +286,7 @@ void IndexLayers(ModelCosts* costs) {
 double OptimizerKernelsPerPass(double tensors, double elements) {
   constexpr double kMaxTensors = 36;              // depth_to_max_tensors[3]
   constexpr double kMaxElements = 320 * 65536.0;  // depth_to_max_blocks x chunk_size
-  return std::max({1.0, std::ceil(tensors / kMaxTensors), std::ceil(elements / kMaxElements)});
+  return std::max({1.0, CeilCount(tensors / kMaxTensors), CeilCount(elements / kMaxElements)});
 }
 
 absl::StatusOr<ModelCosts> ComputeModelCosts(const Workload& workload, const ModelShape& shape,

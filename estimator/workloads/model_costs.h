@@ -12,6 +12,7 @@
 #define PARAPLAN_ESTIMATOR_WORKLOADS_MODEL_COSTS_H_
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -365,6 +366,14 @@ void EchoResolvedDefaults(const ModelCosts& model, ParallelConfig* c);
 // all-reduces the gradients after the backward and all-gathers the updated bf16 weights
 // after its step: ZeRO-1's memory, an all-reduce and a gather.
 bool DeepSpeedBf16Optimizer(const ModelCosts& model, const ParallelConfig& c);
+
+// ceil(x) of a count (0 <= x < 2^63) by integer truncation: what std::ceil answers, in a
+// few instructions where the baseline x86-64 target has no rounding instruction (the
+// assembly runs it for every candidate).
+inline double CeilCount(double x) {
+  const double t = static_cast<double>(static_cast<int64_t>(x));
+  return t < x ? t + 1 : t;
+}
 
 // Kernels one optimizer pass launches over `tensors` tensors of `elements` elements in
 // all: Apex / Megatron-LM multi_tensor_apply (csrc/multi_tensor_apply.cuh) launches a
