@@ -334,9 +334,12 @@ SMS = {}  # profile name -> SMs (main fills it)
 def tp_overlap_never_slower(a, b):
     """Transformer Engine's TP overlap runs its reduce-scatter on 16 SMs beside the row
     linear's GEMM (docs/model.md): where little was exposed it may cost up to that share of
-    the compute."""
+    the compute, its recompute, and the pipeline's fill and drain, which run the same
+    stages' forwards."""
     sms = SMS.get(a.get('profile_name'), 0)
-    slack = 16 / (sms - 16) * a['time']['compute_s'] if sms > 32 else 0
+    t = a['time']
+    work = t['compute_s'] + t.get('recompute_s', 0) + t.get('pipeline_bubble_s', 0)
+    slack = 16 / (sms - 16) * work if sms > 32 else 0
     return seconds(b) <= seconds(a) * (1 + TOL) + slack
 
 

@@ -377,8 +377,10 @@ FrameworkRefusal RefusedByFramework(Framework f, const ParallelConfig& c) {
     }
     return {};
   }
-  // Fine-grained activation offloading and the combined 1F1B are Megatron-Core's.
+  // Fine-grained activation offloading, CPU offloading of layers (cpu_offloading_num_layers)
+  // and the combined 1F1B are Megatron-Core's.
   if (c.offload_modules != 0) return {"offload_modules", "has no fine-grained activation offloading"};
+  if (c.cpu_offload_layers > 0) return {"cpu_offload_layers", "has no CPU offloading of layers (Megatron-Core's)"};
   if (c.moe_a2a_overlap) return {"moe_a2a_overlap", "has no all-to-all overlap (Megatron-Core's combined 1F1B)"};
   // So are the recompute modules: elsewhere selective recompute re-runs the core attention
   // (Megatron-DeepSpeed's) or torchtitan's chosen ops, never a named module.

@@ -190,6 +190,15 @@ TEST(Validate, Frameworks) {
   moe.expert_parallel = 8;
   moe.zero_stage = 3;
   EXPECT_TRUE(ValidateFramework(Framework::kDeepSpeed, moe).ok());
+  // CPU offloading of layers is Megatron-Core's (cpu_offloading_num_layers).
+  ParallelConfig layers_out = Config(2, 1, 32, 1, 64);
+  layers_out.cpu_offload_layers = 4;
+  EXPECT_TRUE(ValidateFramework(Framework::kMegatron, layers_out).ok());
+  for (Framework f : {Framework::kDeepSpeed, Framework::kTorchtitan, Framework::kPytorchFsdp}) {
+    layers_out.tensor_parallel = f == Framework::kPytorchFsdp ? 1 : 2;
+    EXPECT_THAT(std::string(ValidateFramework(f, layers_out).message()),
+                HasSubstr("config.cpu_offload_layers: has no CPU offloading of layers"));
+  }
   c.pipeline_schedule = PipelineSchedule::kDefault;
   c.context_parallel = 2;
   EXPECT_THAT(std::string(ValidateFramework(Framework::kDeepSpeed, c).message()), HasSubstr("config.context_parallel"));

@@ -316,20 +316,22 @@ double UnpairedEpS(const ParallelConfig& c, int m, const BlockCosts& s) {
 // Offloaded weights, activations, modules' saved tensors and CPU-offloaded layers
 // (ZeRO-Infinity-style, Megatron-Core's fine-grained activation offloading and its
 // cpu_offload_layers): their PCIe / C2C traffic each micro-batch beyond what the stage's
-// compute hides.
+// compute hides. `dp_in_passes_s`: the data-parallel stream's exposed seconds inside the
+// micro-batches' passes (DataParallelExposed), which the copies also run beside.
 double LayerOffload(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& c, const Hardware& hw,
-                    int m) {
+                    int m, double dp_in_passes_s = 0) {
   const BlockCosts& s = stages.slowest;
   const bool layers_out = c.cpu_offload_layers > 0 && !model.layers.empty();
   if (!c.offload.weights && !c.offload.activations && !layers_out && s.offloaded_bytes <= 0) return 0;
   const double ovl = hw.overlap_efficiency();
   // The copies run on their own engines beside the stage's whole critical path: compute,
-  // exposed collectives (with the all-to-all moe_a2a_overlap's unpaired steps pay),
+  // exposed collectives (with the all-to-all moe_a2a_overlap's unpaired steps pay and the
+  // data-parallel gathers and reductions the passes wait for, half in each pass),
   // host-bound stretches (CriticalPath).
-  const double unpaired_ep_s = UnpairedEpS(c, m, s);
-  double offload_s = m * OffloadExposedS(s, model, unpaired_ep_s);
+  const double stretch_s = UnpairedEpS(c, m, s) + dp_in_passes_s / m;
+  double offload_s = m * OffloadExposedS(s, model, stretch_s);
   const PassTimes pass = CriticalPath(s);
-  const double window = pass.fwd + pass.bwd + unpaired_ep_s;
+  const double window = pass.fwd + pass.bwd + stretch_s;
   auto beside = [&](double bytes) { return m * std::max(0.0, bytes / hw.pcie_bytes_per_s() - ovl * window); };
   if (c.offload.weights) offload_s += beside(2 * s.params * WeightBytesOf(model, c).held);  // the pacing stage's
   if (c.offload.activations) offload_s += beside(2 * s.activation_bytes);
@@ -520,9 +522,15 @@ void AssembleVariant(const ModelCosts& model, const StageCosts& stages, const Pa
   }
 
   // Data-parallel gradient reduction (and ZeRO parameter gathers).
+  double dp_in_passes_s = 0;
   t.dp_comm_s = DataParallelExposed(dp, order.groups, stages.max_dense_params, stages.max_expert_params, beside_dp,
-                                    m, order.calls) +
+                                    m, order.calls, &dp_in_passes_s) +
                 order.embedding_sync_s;
+  if (dp_in_passes_s > 0) {
+    // The offload copies run on beside the passes' waits for those collectives too.
+    const double alone = LayerOffload(model, stages, c, hw, m);
+    if (alone > 0) t.offload_s += LayerOffload(model, stages, c, hw, m, dp_in_passes_s) - alone;
+  }
 
   out->iteration_time_s = t.Sum();
   Tally(c, sys, out);

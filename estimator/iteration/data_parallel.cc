@@ -255,15 +255,24 @@ void AddDpTraffic(const DpContext& x, const GroupSpan& g, double params, bool ex
 // fairness): an overlapped reduction of d seconds beside a seconds of blocking traffic
 // delays that traffic by min(a, d) (work-conserving link; in the limits d >> a and
 // d << a the iteration grows by a and by d), d being what of the last backward's
-// reduction runs beside it (under per-chunk sync chunk 0's share runs after it).
-double DpExposed(const DpContext& x, const DpTraffic& t, double beside_dp) {
+// reduction runs beside it (under per-chunk sync chunk 0's share runs after it). That
+// part of the reduction runs beside the blocking traffic, not beside the compute: the
+// rest alone is hidden behind (or outlasts, or slows) the backward, so overlapping never
+// costs more than the reduction run after the backward would.
+double DpExposed(const DpContext& x, const DpTraffic& t, double beside_dp, double* in_passes_s) {
   const Hardware& hw = x.hw;
   const int m = x.m;
   const double layers = std::max(1, x.stages.slowest_layers);
-  auto contention = [&](double d) { return std::min(beside_dp, d); };
   auto beside = [&](double seconds, double held, double window) { return ExposedHeld(hw, seconds, held, window); };
+  // `seconds` of reduction (holding `held`) beside a backward of `window` whose blocking
+  // traffic it shares the NICs with.
+  auto beside_bwd = [&](double seconds, double held, double window) {
+    const double shared = std::min(beside_dp, seconds);
+    if (!(shared > 0)) return beside(seconds, held, window);
+    const double rest = seconds - shared;
+    return shared + beside(rest, held * (rest / seconds), window);
+  };
   double first = 0, last = 0;
-  double last_beside = t.last_bwd;  // of the last backward's reduction, what runs beside the backward
   if (SyncsPerModelChunk(x.c)) {
     // Chunk 0's share waits for nothing to hide behind (its gather before the first
     // forward, its reduction after the last backward); the other chunks' run beside p
@@ -276,16 +285,18 @@ double DpExposed(const DpContext& x, const DpTraffic& t, double beside_dp) {
       return seconds * per_chunk + beside(rest * seconds, rest * held, passes * pass_s);
     };
     first = chunked(t.first_fwd, t.first_fwd_held, x.mb.fwd);
-    last = chunked(t.last_bwd, t.last_bwd_held, x.mb.bwd);
-    last_beside = rest * t.last_bwd;  // chunk 0's share runs after it, sharing no link
+    // (Chunk 0's share runs after the backward, sharing no link.)
+    last = t.last_bwd * per_chunk + beside_bwd(rest * t.last_bwd, rest * t.last_bwd_held, passes * x.mb.bwd);
   } else {
     first = beside(t.first_fwd, t.first_fwd_held, x.mb.fwd);
-    last = beside(t.last_bwd, t.last_bwd_held, x.mb.bwd);
+    last = beside_bwd(t.last_bwd, t.last_bwd_held, x.mb.bwd);
   }
-  return t.exposed + first + last + contention(last_beside) +
-         m * (beside(t.every_bwd, t.every_bwd_held, x.mb.bwd) + contention(t.every_bwd)) +
-         m * layers *
-             (beside(t.layer_fwd, t.layer_fwd_held, x.layer.fwd) + beside(t.layer_bwd, t.layer_bwd_held, x.layer.bwd));
+  const double in_passes =
+      m * beside_bwd(t.every_bwd, t.every_bwd_held, x.mb.bwd) +
+      m * layers *
+          (beside(t.layer_fwd, t.layer_fwd_held, x.layer.fwd) + beside(t.layer_bwd, t.layer_bwd_held, x.layer.bwd));
+  if (in_passes_s != nullptr) *in_passes_s = in_passes;
+  return t.exposed + first + last + in_passes;
 }
 
 }  // namespace
@@ -322,7 +333,7 @@ void DataParallelCalls(const DataParallelInputs& in, const DpGroups& groups, dou
 }
 
 double DataParallelExposed(const DataParallelInputs& in, const DpGroups& groups, double dense, double expert,
-                           double beside_dp, int m, const DpCallTimes& calls) {
+                           double beside_dp, int m, const DpCallTimes& calls, double* in_passes_s) {
   const double layers = std::max(1, in.stages.slowest_layers);
   DpWindows mb = CriticalPath(in.stages.slowest);
   mb.fwd += 0.5 * in.unpaired_ep_s;  // dispatch and combine each way, as ep_s
@@ -334,7 +345,7 @@ double DataParallelExposed(const DataParallelInputs& in, const DpGroups& groups,
   // An overlapped reduction shares the NICs only where it leaves the node.
   const bool dp_leaves_node = std::max(groups.dense.size > 1 ? groups.dense.level : 0,
                                        groups.expert.size > 1 ? groups.expert.level : 0) >= 1;
-  return DpExposed(dpx, traffic, dp_leaves_node && OverlapsGradientReduction(in.c) ? beside_dp : 0.0);
+  return DpExposed(dpx, traffic, dp_leaves_node && OverlapsGradientReduction(in.c) ? beside_dp : 0.0, in_passes_s);
 }
 
 }  // namespace paraplan

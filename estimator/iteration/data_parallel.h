@@ -82,9 +82,11 @@ void DataParallelCalls(const DataParallelInputs& in, const DpGroups& groups, dou
 // (`calls`: DataParallelCalls of the same) adds to an iteration of `m` micro-batches
 // beyond the work it runs beside. `beside_dp`: traffic leaving the node while the last
 // backward runs (pipeline sends, TP groups across nodes), with which an overlapped
-// reduction over the network shares the node's NICs.
+// reduction over the network shares the node's NICs. `in_passes_s`, when given, receives
+// the part exposed inside the micro-batches' passes (every micro-batch's reductions, the
+// layers' gathers), where the GPU's copy engines run on beside it.
 double DataParallelExposed(const DataParallelInputs& in, const DpGroups& groups, double dense, double expert,
-                           double beside_dp, int m, const DpCallTimes& calls);
+                           double beside_dp, int m, const DpCallTimes& calls, double* in_passes_s = nullptr);
 
 }  // namespace paraplan
 

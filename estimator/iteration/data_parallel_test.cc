@@ -435,7 +435,31 @@ TEST(ShardedDataParallel, ChunkZeroReductionSharesNoLinkWithTheSends) {
   c.overlap_grad_reduce = true;
   absl::StatusOr<Estimate> overlapped = EstimateIteration(w, c, Profile("dgx-h200-141gb"));
   ASSERT_TRUE(after.ok() && overlapped.ok()) << after.status();
-  EXPECT_LE(overlapped->iteration_time_s, after->iteration_time_s * 1.0005);
+  EXPECT_LE(overlapped->iteration_time_s, after->iteration_time_s);
+}
+
+// An overlapped reduction shares the node's NICs with the pipeline's blocking sends: the
+// part of it that runs beside them delays them as long, and only the rest runs beside the
+// backward's compute (hidden but for 1 - overlap_efficiency of it, its ring holding a
+// node's SMs): never more than the reduction run after the backward. ZeRO-2 as
+// Megatron-FSDP runs it (a bf16 reduce-scatter every micro-batch) over 16 ranks on two
+// nodes, the two stages a node apart.
+TEST(ShardedDataParallel, AReductionBesideThePipelineSendsHidesWhatRunsBesideTheBackward) {
+  const SystemProfile p = SimpleNet();
+  Workload w = testing::Model("llama3-8b");
+  ParallelConfig c = Config(1, 2, 16, 1, 64);  // m = 4
+  c.zero_stage = 2;
+  c.framework = Framework::kMegatron;
+  absl::StatusOr<Estimate> after = EstimateIteration(w, c, p);
+  c.overlap_grad_reduce = true;
+  absl::StatusOr<Estimate> overlapped = EstimateIteration(w, c, p);
+  ASSERT_TRUE(after.ok() && overlapped.ok()) << after.status() << overlapped.status();
+  const StageCosts stages = ComputeStageCosts(Bf16Costs(w, c, p), 2, 1);
+  // The ring over two nodes: 8 members a node share its NICs, 8 x 10 GB/s.
+  const double d = 20e-6 + 15.0 / 16 * stages.max_dense_params * 2 / 80e9;
+  const double hop = 20e-6 + 8192.0 * 4096 * 2 / 10e9;  // one activation gradient, one chunk
+  ASSERT_LT(hop, d);
+  EXPECT_NEAR(after->time.dp_comm_s - overlapped->time.dp_comm_s, 4 * 0.8 * (d - hop), 1e-9);
 }
 
 // torchtitan's FSDP2 under pipeline stages keeps a stage's weights gathered from the first
