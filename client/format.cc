@@ -238,6 +238,8 @@ std::string FormatProfile(const v1::SystemProfile& p) {
                   ", memory_bound_efficiency ",
                   val(c.memory_bound_efficiency()), ", overlap_efficiency ", val(c.overlap_efficiency()),
                   ", ep_overlap_efficiency ", val(c.ep_overlap_efficiency()),
+                  ", ep_dispatch_gbytes_per_s ",
+                  c.ep_dispatch_gbytes_per_s() > 0 ? absl::StrFormat("%.4g", c.ep_dispatch_gbytes_per_s()) : "link",
                   ", rank_speed_spread ", val(c.rank_speed_spread()),
                   ", iteration_overhead_s ", val(c.iteration_overhead_s()), ", memory_overhead_fraction ",
                   val(c.memory_overhead_fraction()), ", expandable_segments_overhead_fraction ",

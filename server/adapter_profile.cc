@@ -112,6 +112,7 @@ absl::StatusOr<SystemProfile> FromProto(const v1::SystemProfile& p) {
   k.loader_cores_per_process = c.loader_cores_per_process();
   k.sample_handover_gbytes_per_s = c.sample_handover_gbytes_per_s();
   k.ep_overlap_efficiency = c.ep_overlap_efficiency();
+  k.ep_dispatch_gbytes_per_s = c.ep_dispatch_gbytes_per_s();
   k.rank_speed_spread = c.rank_speed_spread();
   for (const v1::RegimeCalibration& r : c.regimes()) {
     RegimeCalibration g{r.regime(), {}, r.num_measurements(), r.cv_mape_ratio(), r.max_gpus(), r.max_parameters()};
@@ -186,6 +187,7 @@ v1::Calibration ToProto(const Calibration& k) {
   c.set_loader_cores_per_process(k.loader_cores_per_process);
   c.set_sample_handover_gbytes_per_s(k.sample_handover_gbytes_per_s);
   c.set_ep_overlap_efficiency(k.ep_overlap_efficiency);
+  c.set_ep_dispatch_gbytes_per_s(k.ep_dispatch_gbytes_per_s);
   c.set_rank_speed_spread(k.rank_speed_spread);
   c.set_matmul_efficiency_fp8(k.matmul_efficiency_fp8);
   return c;

@@ -59,6 +59,11 @@ void AddComputeParams(const SystemProfile& base, std::vector<CalibrationParam>* 
   p->push_back(Ratio(
       "ep_overlap_efficiency", 0.05, 1.0,
       "MoE configurations with moe_a2a_overlap"));
+  // DeepEP's / HybridEP's kernels inside an NVLink domain, GB/s received: from 50 (a few
+  // SMs) to 2,000 (beyond NVLink 5's 900 a direction: the link bounds it first).
+  p->push_back(Ratio(
+      "ep_dispatch_gbytes_per_s", 50.0, 2000.0,
+      "MoE configurations with the DeepEP dispatcher"));
   // Spread of the GPUs' speed: none (screened, uniform parts) to 0.05 (throttling nodes;
   // Sinha et al. SC'22 report up to 22 % between a cluster's fastest and slowest GPUs,
   // ~0.011 typical, the most varied cluster ~0.03). Linear from none, its default; the
@@ -271,6 +276,10 @@ std::vector<CalibrationParam> CalibrationParams(const SystemProfile& base) {
     // Unlimited (0) has no coordinate: the search starts from the physical prior.
     if (q.name == "shared_fs_files_per_s" && q.before <= 0) q.start = CalibrationDefaults::kSharedFsFilesPriorPerS;
     if (q.name == "loader_cores_per_process" && q.before <= 0) q.start = CalibrationDefaults::kLoaderCoresPriorPerProcess;
+    // No kernel limit (0): the search starts from the fastest link's rate.
+    if (q.name == "ep_dispatch_gbytes_per_s" && q.before <= 0 && !base.network_levels.empty()) {
+      q.start = std::clamp(base.network_levels[0].bandwidth_gbytes_per_s, q.lower, q.upper);
+    }
   }
   return p;
 }

@@ -126,6 +126,11 @@ SystemProfile DgxH100() {
   p.storage.read_gbytes_per_s = 25;
   p.node_power_w = 4600;  // DGX H100 10.2 kW max minus 8 x 700 W GPUs
   p.price_per_gpu_hour_usd = 12.29;  // AWS p5.48xlarge on-demand $98.32/h / 8 GPUs
+  // DeepEP's intra-node kernels run on Megatron-Core's 20 SMs (token_dispatcher.py,
+  // set_deepep_num_sms(20)) and move less than NVLink 4 carries: on 8 H100s at 20 SMs 329
+  // GB/s received dispatching, 287 combining (TileScale's DeepEP example README, 4,096
+  // tokens of hidden 7,168, top-8); an H20 (the same NVLink) 337 at 24 (DeepEP issue 16).
+  p.calibration.ep_dispatch_gbytes_per_s = 308;
   return p;
 }
 
@@ -275,6 +280,11 @@ SystemProfile DgxB200() {
   p.node_power_w = 6300;  // DGX B200 user guide: 14.3 kW max, minus 8 x 1,000 W GPUs
   // AWS p6-b200.48xlarge on-demand $113.9328/h, us-east-1 (instances.vantage.sh) / 8.
   p.price_per_gpu_hour_usd = 14.24;
+  // Megatron-Core's flex dispatcher on Blackwell runs HybridEP (TMA copies on 16 SMs):
+  // 8 B200s, 4,096 tokens of hidden 7,168, top-8, BF16: 536 GB/s received dispatching,
+  // 531 combining (DeepEP docs/README_Hybrid-EP.md, "Torch API"); DeepEP's own kernels
+  // reach 513 / 426 at 24 SMs on 8 GB200s (the same README).
+  p.calibration.ep_dispatch_gbytes_per_s = 533;
   return p;
 }
 
@@ -325,6 +335,7 @@ SystemProfile DgxB300() {
   p.calibration.attention_softmax_head_dim_bwd = 20.6;
   p.calibration.cudnn_attention_softmax_head_dim_fwd = 65.7;
   p.calibration.cudnn_attention_softmax_head_dim_bwd = 34.7;
+  p.calibration.ep_dispatch_gbytes_per_s = 533;  // HybridEP on 8 Blackwell GPUs, as DGX B200
   return p;
 }
 
@@ -373,6 +384,11 @@ SystemProfile Gb200Nvl72() {
   // NICs and DPUs, and each tray's share of the switch trays, pumps and power shelves.
   p.node_power_w = 1870;
   p.price_per_gpu_hour_usd = 10.50;  // CoreWeave GB200 NVL72 on-demand $42.00/h per 4 GPUs
+  // HybridEP across the NVLink domain (DeepEP's own intra-node kernels stop at a tray's 4
+  // GPUs; HybridEP spans the rack): on 8, 16, 24, 32 and 36 GB200s at its 16 SMs, BF16
+  // dispatch 550, 473, 442, 486, 470 GB/s received, combine 538, 474, 444, 423, 418
+  // (DeepEP docs/README_Hybrid-EP.md, "Torch API"): 472 the mean.
+  p.calibration.ep_dispatch_gbytes_per_s = 472;
   return p;
 }
 
@@ -423,6 +439,7 @@ SystemProfile Gb300Nvl72() {
   p.calibration.attention_softmax_head_dim_bwd = 22.9;
   p.calibration.cudnn_attention_softmax_head_dim_fwd = 73.0;
   p.calibration.cudnn_attention_softmax_head_dim_bwd = 38.6;
+  p.calibration.ep_dispatch_gbytes_per_s = 472;  // HybridEP across the rack, as GB200 NVL72
   return p;
 }
 

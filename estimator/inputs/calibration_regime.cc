@@ -68,6 +68,7 @@ double* CalibrationField(Calibration& c, absl::string_view parameter) {
       {"shared_fs_files_per_s", &Calibration::shared_fs_files_per_s},
       {"loader_cores_per_process", &Calibration::loader_cores_per_process},
       {"sample_handover_gbytes_per_s", &Calibration::sample_handover_gbytes_per_s},
+      {"ep_dispatch_gbytes_per_s", &Calibration::ep_dispatch_gbytes_per_s},
   };
   for (const auto& [name, field] : kScalars) {
     if (parameter == name) return &(c.*field);

@@ -154,6 +154,11 @@ struct Calibration {
   // Share of the all-to-all moe_a2a_overlap pairs with compute that it really hides;
   // 0 = default (hardware.h).
   double ep_overlap_efficiency = 0;
+  // GB/s a GPU receives (its own tokens counted) through DeepEP's / HybridEP's dispatch
+  // and combine kernels inside an NVLink domain: the rate their few SMs sustain, below
+  // the link's; 0 = the link's rate (no kernel limit). The built-in Hopper and Blackwell
+  // profiles state it (profiles.cc).
+  double ep_dispatch_gbytes_per_s = 0;
   // Spread of the GPUs' sustained compute speed: the standard deviation of one GPU's rate
   // relative to the median GPU's (manufacturing and power-management variation). A job
   // of N GPUs synchronises every iteration and runs at its slowest GPU's pace;

@@ -60,7 +60,8 @@ absl::Status ValidateCalibrationValues(const Calibration& c) {
         {"hdf5_read_gbytes_per_core_s", c.hdf5_read_gbytes_per_core_s, kMinRate, 1e4},
         {"shared_fs_files_per_s", c.shared_fs_files_per_s, 1.0, 1e12},
         {"loader_cores_per_process", c.loader_cores_per_process, 0.01, 1e4},
-        {"sample_handover_gbytes_per_s", c.sample_handover_gbytes_per_s, kMinRate, 1e4}}) {
+        {"sample_handover_gbytes_per_s", c.sample_handover_gbytes_per_s, kMinRate, 1e4},
+        {"ep_dispatch_gbytes_per_s", c.ep_dispatch_gbytes_per_s, kMinRate, 1e5}}) {
     PARAPLAN_RETURN_IF_ERROR(InRange(absl::StrCat("profile.calibration.", name), v, min, max, true));
   }
   if (c.network.size() > 64) return Bad("profile.calibration.network", "more than 64 levels");

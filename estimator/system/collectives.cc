@@ -459,10 +459,20 @@ double Collectives::DedupAllToAll(double bytes, const TokenSpread& spread, const
   if (hw_.levels().empty() || spread.copies <= 1) return AllToAll(bytes, g);
   const DedupFlows f = DedupAllToAllFlows(bytes, spread, g);
   if (flows != nullptr) *flows = f;
-  if (g.level == 0) return AllToAll(f.to_rank * g.size, g);
+  // The kernels receive, inside the NVLink domain, no faster than their few SMs move
+  // tokens (Hardware::ep_dispatch_bytes_per_s; its own tokens counted): below the link's
+  // rate on Hopper and Blackwell.
+  const double kernel = hw_.ep_dispatch_bytes_per_s();
+  if (g.level == 0) {
+    const double received = f.to_rank * g.size;
+    const double link_s = AllToAll(received, g);
+    if (kernel <= 0) return link_s;
+    return std::max(link_s, hw_.collective_overhead_s() + (g.size - 1) * Latency(g) + received / kernel);
+  }
   const double domains = g.size / g.inner;
   const double inter = (domains - 1) * f.to_node / UniformRate(g.level, bytes);
-  const double intra = (g.inner - 1) * f.to_rank / UniformRate(g.level - 1, bytes);
+  double intra = (g.inner - 1) * f.to_rank / UniformRate(g.level - 1, bytes);
+  if (kernel > 0) intra = std::max(intra, g.inner * f.to_rank / kernel);
   // Two phases (send, forward), each one kernel over every peer at once.
   return hw_.collective_overhead_s() + 2 * Latency(g) + std::max(intra, inter);
 }

@@ -252,6 +252,51 @@ TEST(Collectives, GroupLimitedRoutingTouchesFewerNodes) {
   EXPECT_NEAR(c.DedupAllToAll(bytes, {8, 256, 8, 8}, g), unlimited, 1e-12);
 }
 
+// DeepEP's / HybridEP's kernels receive no faster than their SMs move tokens
+// (ep_dispatch_gbytes_per_s, its own tokens counted). Inside a node of 8 at 100 GB/s, each
+// rank receives 8 x (1 - (7/8)^8) = 5.25 of a token's copies' worth (0.6564 of 8 GB of
+// copies): with the kernels at 50 GB/s that takes 5.25 GB / 50 GB/s, where the link alone
+// took the 7 peers' share at 100; at 200 the link bounds it again. Across 4 nodes the
+// forwarding inside a node (8 x each peer's share through the kernels) shows only where
+// it outlasts the 10 GB/s crossing.
+TEST(Collectives, DeepEpKernelsReceiveAtTheirOwnRate) {
+  const SimpleNet unlimited;
+  auto at = [](double gbytes_per_s) {
+    SystemProfile p = Simple();
+    p.calibration.ep_dispatch_gbytes_per_s = gbytes_per_s;
+    return p;
+  };
+  const double bytes = 8e9;  // 8 copies of 1 GB of tokens
+  const GroupSpan node = unlimited.c.Place(8, 1);
+  const double to_rank = 1e9 * (1 - std::pow(7.0 / 8, 8));
+  {
+    const SystemProfile p = at(50);
+    const Hardware hw(p, Precision::kBf16);
+    const Collectives c(hw);
+    EXPECT_NEAR(c.DedupAllToAll(bytes, {8}, node), 8 * to_rank / 50e9, 1e-9);
+    EXPECT_NEAR(unlimited.c.DedupAllToAll(bytes, {8}, node), 7 * to_rank / 100e9, 1e-9);
+  }
+  {
+    const SystemProfile p = at(200);
+    const Hardware hw(p, Precision::kBf16);
+    const Collectives c(hw);
+    EXPECT_DOUBLE_EQ(c.DedupAllToAll(bytes, {8}, node), unlimited.c.DedupAllToAll(bytes, {8}, node));
+  }
+  // 32 ranks: a rank is hit by 1 - (31/32)^8 of the tokens, and forwards to each of its
+  // node's peers its node's 4 ranks' worth: to_rank x 32 / 8; another node receives
+  // 1 - (3/4)^8 of them over the crossing, 3 x 0.9 GB / 10 GB/s = 0.27 s.
+  const GroupSpan g = unlimited.c.Place(32, 1);
+  const double per_peer = 1e9 * (1 - std::pow(31.0 / 32, 8)) * 32 / 8;
+  const double crossing = 3 * 1e9 * (1 - std::pow(0.75, 8)) / 10e9;
+  EXPECT_NEAR(unlimited.c.DedupAllToAll(bytes, {8}, g), crossing, 1e-9);
+  for (double rate : {50.0, 20.0}) {
+    const SystemProfile p = at(rate);
+    const Hardware hw(p, Precision::kBf16);
+    const Collectives c(hw);
+    EXPECT_NEAR(c.DedupAllToAll(bytes, {8}, g), std::max(crossing, 8 * per_peer / (rate * 1e9)), 1e-9) << rate;
+  }
+}
+
 // A ring with one member per node runs 4 of NCCL's channels where a ring inside or across
 // whole nodes runs 24: it holds a sixth of the SMs (its interference with the work beside
 // it). With k members a node it runs 4k (their NICs' rings), up to 24: no step from one

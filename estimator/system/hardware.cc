@@ -87,6 +87,7 @@ Calibration ResolvedCalibration(const SystemProfile& profile, int64_t num_gpus) 
   r.loader_cores_per_process = c.loader_cores_per_process;  // 0 = unlimited
   r.sample_handover_gbytes_per_s = Or(c.sample_handover_gbytes_per_s, D::kSampleHandoverGbytesPerS);
   r.ep_overlap_efficiency = Or(c.ep_overlap_efficiency, D::kEpOverlapEfficiency);
+  r.ep_dispatch_gbytes_per_s = c.ep_dispatch_gbytes_per_s;  // 0 = the link's rate
   r.rank_speed_spread = Or(c.rank_speed_spread, D::kRankSpeedSpread);
   r.memory_overhead_fraction = Or(c.memory_overhead_fraction, D::kMemoryOverheadFraction);
   r.expandable_segments_overhead_fraction =
@@ -153,6 +154,7 @@ Hardware::Hardware(const SystemProfile& profile, Precision precision, int64_t nu
   sample_handover_bytes_per_s_ = cal.sample_handover_gbytes_per_s * 1e9;
   overlap_efficiency_ = std::clamp(cal.overlap_efficiency, 0.0, 1.0);
   ep_overlap_efficiency_ = std::clamp(cal.ep_overlap_efficiency, 0.0, 1.0);
+  ep_dispatch_bytes_per_s_ = cal.ep_dispatch_gbytes_per_s * 1e9;
   iteration_overhead_s_ = cal.iteration_overhead_s;
   kernel_overhead_s_ = cal.kernel_overhead_us * 1e-6;
   recompute_overhead_s_ = cal.recompute_overhead_us * 1e-6;

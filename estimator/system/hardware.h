@@ -234,6 +234,9 @@ class Hardware {
   }
   // Share of the all-to-all moe_a2a_overlap pairs with compute that it really hides.
   double ep_overlap_efficiency() const { return ep_overlap_efficiency_; }
+  // Bytes a second a GPU receives through DeepEP's / HybridEP's kernels inside an NVLink
+  // domain (Calibration::ep_dispatch_gbytes_per_s); 0 = no limit beside the link's.
+  double ep_dispatch_bytes_per_s() const { return ep_dispatch_bytes_per_s_; }
   // The job's pace against one median GPU: 1 / (1 + rank_speed_spread x E[max of N
   // standard normals]) for N = num_gpus; 1 without a GPU count. Folded into every
   // compute rate above (not HBM, links or host times).
@@ -343,6 +346,7 @@ class Hardware {
   double sample_handover_bytes_per_s_ = 0;
   double overlap_efficiency_ = 0;
   double ep_overlap_efficiency_ = 0;
+  double ep_dispatch_bytes_per_s_ = 0;
   double pace_ = 1;
   bool fp8_any_layout_ = false;
   double iteration_overhead_s_ = 0;
