@@ -385,10 +385,11 @@ SystemProfile Gb200Nvl72() {
   p.node_power_w = 1870;
   p.price_per_gpu_hour_usd = 10.50;  // CoreWeave GB200 NVL72 on-demand $42.00/h per 4 GPUs
   // HybridEP across the NVLink domain (DeepEP's own intra-node kernels stop at a tray's 4
-  // GPUs; HybridEP spans the rack): on 8, 16, 24, 32 and 36 GB200s at its 16 SMs, BF16
-  // dispatch 550, 473, 442, 486, 470 GB/s received, combine 538, 474, 444, 423, 418
-  // (DeepEP docs/README_Hybrid-EP.md, "Torch API"): 472 the mean.
-  p.calibration.ep_dispatch_gbytes_per_s = 472;
+  // GPUs; HybridEP spans the rack) at the 32 SMs Megatron-Bridge's performance recipes
+  // give it (perf_recipes/_common.py, moe_hybridep_num_sms = 32): on 8, 16, 24, 32 and 36
+  // GB200s, BF16 dispatch 546, 523, 507, 484, 479 GB/s received, combine 569, 522, 484,
+  // 465, 448 (DeepEP docs/README_Hybrid-EP.md, "Torch API"): 503 the mean.
+  p.calibration.ep_dispatch_gbytes_per_s = 503;
   return p;
 }
 
@@ -439,7 +440,7 @@ SystemProfile Gb300Nvl72() {
   p.calibration.attention_softmax_head_dim_bwd = 22.9;
   p.calibration.cudnn_attention_softmax_head_dim_fwd = 73.0;
   p.calibration.cudnn_attention_softmax_head_dim_bwd = 38.6;
-  p.calibration.ep_dispatch_gbytes_per_s = 472;  // HybridEP across the rack, as GB200 NVL72
+  p.calibration.ep_dispatch_gbytes_per_s = 503;  // HybridEP across the rack, as GB200 NVL72
   return p;
 }
 
