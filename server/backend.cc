@@ -153,10 +153,33 @@ void Backend::Stop() {
   operations_.Stop();
 }
 
+absl::Status Backend::SeedBuiltinProfile(const SystemProfile& p) {
+  const std::string body = Encode(adapter::ToProto(p));
+  absl::StatusOr<bool> seeded = store_->SeedProfile(p.name, body);
+  if (!seeded.ok() || *seeded) return seeded.status();
+  // Stored before: by an older release where its latest version is a different built-in.
+  // One replica at a time (the profile's calibration lock; one holding it is busy with the
+  // profile, and the next start looks again).
+  absl::StatusOr<std::unique_ptr<store::Lease>> lease = store_->LockCalibration(p.name, /*wait=*/false);
+  if (!lease.ok()) return lease.status();
+  if (*lease == nullptr) return absl::OkStatus();
+  absl::StatusOr<std::vector<store::ProfileRow>> versions = store_->ListProfileVersions(p.name);
+  if (!versions.ok()) return versions.status();
+  const store::ProfileRow& latest = versions->back();
+  if (latest.origin != "builtin" || latest.body == body) return absl::OkStatus();
+  const bool builtin_default = std::any_of(versions->begin(), versions->end(), [](const store::ProfileRow& r) {
+    return r.is_default && r.origin == "builtin";
+  });
+  absl::StatusOr<int> version = store_->PutProfileVersion(p.name, body, "builtin", /*promote=*/builtin_default);
+  if (!version.ok()) return version.status();
+  WriteLogLine(LogLevel::kWarn, absl::StrCat("event=builtin_profile profile=", LogQuote(p.name), " version=", *version,
+                                             builtin_default ? " default=true" : " default=false candidate=true"));
+  return absl::OkStatus();
+}
+
 absl::Status Backend::Start() {
   for (const SystemProfile& p : BuiltinProfiles()) {
-    absl::StatusOr<bool> seeded = store_->SeedProfile(p.name, Encode(adapter::ToProto(p)));
-    if (!seeded.ok()) return seeded.status();
+    if (absl::Status s = SeedBuiltinProfile(p); !s.ok()) return s;
   }
   absl::StatusOr<std::vector<store::ProfileRow>> all = store_->ListLatestProfiles("", 1 << 30);
   if (!all.ok()) return all.status();

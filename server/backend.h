@@ -75,7 +75,10 @@ class Backend {
   // The metrics label of ingests for profiles that are not stored.
   static constexpr const char* kUnknownProfileLabel = "(unknown)";
 
-  // Seeds the built-in profiles (never overwrites) and loads accuracy metrics.
+  // Seeds the built-in profiles and loads accuracy metrics. A built-in profile stored by an
+  // older release gets this release's as its next version while nothing but built-ins
+  // were written to it (the default only where a built-in is the default; otherwise a
+  // candidate to promote); nothing stored is overwritten.
   absl::Status Start();
 
   absl::StatusOr<v1::Estimate> Estimate(const v1::EstimateRequest& request);
@@ -138,6 +141,8 @@ class Backend {
   void Stop();
 
  private:
+  // Start's seeding of one built-in profile.
+  absl::Status SeedBuiltinProfile(const SystemProfile& p);
   // Marks `profile` as calibrating here, waiting (until `stop`) for one already running.
   absl::Status BeginCalibration(const std::string& profile, const Interrupt& stop)
       ABSL_LOCKS_EXCLUDED(calibrating_mu_);

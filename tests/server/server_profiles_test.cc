@@ -10,8 +10,10 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "paraplan/v1/services.grpc.pb.h"
+#include "server/backend_internal.h"
 #include "server/metrics.h"
 #include "server/server.h"
+#include "store/store.h"
 #include "tests/server/fixture.h"
 
 namespace paraplan::server {
@@ -285,6 +287,68 @@ TEST_F(ServerTest, ReseedingNeverOverwritesUserVersions) {
   Restart();
   EXPECT_EQ(Profile("dgx-h100-80gb").description(), "mine");
   EXPECT_EQ(Profile("dgx-h100-80gb").version(), 2);
+}
+
+// The server stopped with dgx-h100-80gb's stored versions replaced by `write`'s, written
+// on the store itself as an older release or an operator left them; Start() seeds again.
+class OlderReleaseTest : public ServerTest {
+ protected:
+  void StopAndRewriteH100(const std::function<void(store::Store&)>& write) {
+    const std::string target = Options().db_path;
+    Stop();
+    absl::StatusOr<std::unique_ptr<store::Store>> st = store::Store::Open(target);
+    ASSERT_TRUE(st.ok()) << st.status();
+    ASSERT_TRUE((*st)->DeleteProfile("dgx-h100-80gb").ok());
+    write(**st);
+  }
+  // dgx-h100-80gb as stop 66's release stored it: without the DeepEP kernel rate.
+  v1::SystemProfile Older() {
+    v1::SystemProfile older = Profile("dgx-h100-80gb");
+    EXPECT_GT(older.calibration().ep_dispatch_gbytes_per_s(), 0);
+    older.mutable_calibration()->set_ep_dispatch_gbytes_per_s(0);
+    return older;
+  }
+};
+
+// A built-in profile an older release stored gets this release's as its next version at
+// the next start, the default since a built-in was; a start with nothing changed writes
+// nothing.
+TEST_F(OlderReleaseTest, ItsBuiltinProfileGetsThisReleasesAsItsNextVersion) {
+  const v1::SystemProfile older = Older();
+  StopAndRewriteH100([&](store::Store& st) {
+    ASSERT_TRUE(st.CreateProfile("dgx-h100-80gb", Encode(older), "builtin").ok());
+  });
+  Start();
+  v1::ListProfileVersionsResponse h = Versions("dgx-h100-80gb");
+  ASSERT_EQ(h.versions_size(), 2);
+  EXPECT_EQ(h.versions(0).calibration().ep_dispatch_gbytes_per_s(), 0);
+  EXPECT_EQ(h.versions(1).origin(), "builtin");
+  EXPECT_TRUE(h.versions(1).is_default());
+  EXPECT_EQ(Profile("dgx-h100-80gb").calibration().ep_dispatch_gbytes_per_s(), 308);
+  Restart();
+  EXPECT_EQ(Versions("dgx-h100-80gb").versions_size(), 2);
+  // The other built-ins, stored by this release, are untouched.
+  EXPECT_EQ(Versions("dgx-a100-80gb").versions_size(), 1);
+}
+
+// Where the older release's built-in is not the default (the operator promoted a version
+// of their own), this release's is stored as a candidate: the default stays theirs.
+TEST_F(OlderReleaseTest, ItsBuiltinBesideTheOperatorsDefaultBecomesACandidate) {
+  const v1::SystemProfile older = Older();
+  v1::SystemProfile mine = older;
+  mine.set_description("mine");
+  StopAndRewriteH100([&](store::Store& st) {
+    ASSERT_TRUE(st.CreateProfile("dgx-h100-80gb", Encode(mine), "user").ok());
+    ASSERT_TRUE(st.PutProfileVersion("dgx-h100-80gb", Encode(older), "builtin", /*promote=*/false).ok());
+  });
+  Start();
+  v1::ListProfileVersionsResponse h = Versions("dgx-h100-80gb");
+  ASSERT_EQ(h.versions_size(), 3);
+  EXPECT_EQ(h.versions(2).origin(), "builtin");
+  EXPECT_FALSE(h.versions(2).promoted());
+  EXPECT_EQ(h.versions(2).calibration().ep_dispatch_gbytes_per_s(), 308);
+  EXPECT_EQ(Profile("dgx-h100-80gb").description(), "mine");
+  EXPECT_EQ(Profile("dgx-h100-80gb").version(), 1);
 }
 
 }  // namespace
