@@ -158,6 +158,11 @@ def when(cond, f):
     return lambda r: f(r) if cond(r) else None
 
 
+def deepep_only(f):
+    # A profile variant for the requests that dispatch with DeepEP.
+    return lambda r, profiles: f(r, profiles) if r['config'].get('moe_dispatcher') == 'MOE_DISPATCHER_DEEPEP' else None
+
+
 def next_recompute(r):
     levels = ['RECOMPUTE_NONE', 'RECOMPUTE_SELECTIVE', 'RECOMPUTE_FULL']
     c = r['config']
@@ -241,6 +246,12 @@ def hbm(p, f):
 
 def pcie(p, f):
     p['host']['pcie_gbytes_per_s'] *= f
+
+
+def ep_kernels(p, f):
+    # DeepEP's / HybridEP's kernel rate (0, the link's, stays the link's).
+    cal = p.setdefault('calibration', {})
+    cal['ep_dispatch_gbytes_per_s'] = cal.get('ep_dispatch_gbytes_per_s', 0) * f
 
 
 def power_limit(p, f):
@@ -372,6 +383,7 @@ PROPERTIES = [
     ('2x tensor cores never slower', scaled(tensor_cores, 2), never_slower, zero_bubble),
     ('2x HBM bandwidth never slower', scaled(hbm, 2), never_slower, zero_bubble),
     ('2x PCIe never slower', scaled(pcie, 2), never_slower, zero_bubble),
+    ('2x DeepEP kernel rate never slower', deepep_only(scaled(ep_kernels, 2)), never_slower, zero_bubble),
     ('a power limit never faster', scaled(power_limit, 0.7), never_faster, zero_bubble),
     ('2x GPU memory changes nothing', scaled(capacity, 2), same, None),
     ('2x host cores never slower', scaled(host_cores, 2), never_slower, None),
