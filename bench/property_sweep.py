@@ -155,12 +155,10 @@ def set_config(**kv):
 
 
 def when(cond, f):
+    # f's variant where cond(r) holds, else none; f a request variant or a profile one.
+    if f.__code__.co_argcount == 2:
+        return lambda r, profiles: f(r, profiles) if cond(r) else None
     return lambda r: f(r) if cond(r) else None
-
-
-def deepep_only(f):
-    # A profile variant for the requests that dispatch with DeepEP.
-    return lambda r, profiles: f(r, profiles) if r['config'].get('moe_dispatcher') == 'MOE_DISPATCHER_DEEPEP' else None
 
 
 def next_recompute(r):
@@ -383,7 +381,9 @@ PROPERTIES = [
     ('2x tensor cores never slower', scaled(tensor_cores, 2), never_slower, zero_bubble),
     ('2x HBM bandwidth never slower', scaled(hbm, 2), never_slower, zero_bubble),
     ('2x PCIe never slower', scaled(pcie, 2), never_slower, zero_bubble),
-    ('2x DeepEP kernel rate never slower', deepep_only(scaled(ep_kernels, 2)), never_slower, zero_bubble),
+    ('2x DeepEP kernel rate never slower',
+     when(lambda r: r['config'].get('moe_dispatcher') == 'MOE_DISPATCHER_DEEPEP', scaled(ep_kernels, 2)),
+     never_slower, zero_bubble),
     ('a power limit never faster', scaled(power_limit, 0.7), never_faster, zero_bubble),
     ('2x GPU memory changes nothing', scaled(capacity, 2), same, None),
     ('2x host cores never slower', scaled(host_cores, 2), never_slower, None),

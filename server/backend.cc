@@ -157,6 +157,10 @@ absl::Status Backend::SeedBuiltinProfile(const SystemProfile& p) {
   const std::string body = Encode(adapter::ToProto(p));
   absl::StatusOr<bool> seeded = store_->SeedProfile(p.name, body);
   if (!seeded.ok() || *seeded) return seeded.status();
+  // Every start but the first after an upgrade: the default is this release's built-in.
+  absl::StatusOr<store::ProfileRow> current = store_->GetProfile(p.name);
+  if (!current.ok()) return current.status();
+  if (current->origin == "builtin" && current->body == body) return absl::OkStatus();
   // Stored before: by an older release where its latest version is a different built-in.
   // One replica at a time (the profile's calibration lock; one holding it is busy with the
   // profile, and the next start looks again).

@@ -238,6 +238,12 @@ inline bool SyncsPerModelChunk(const ParallelConfig& c) {
 // are kept and reduced in the compute dtype (megatron_fsdp_main_grads_dtype None).
 inline bool RunsMegatronFsdp(const ParallelConfig& c) { return c.zero_stage >= 2 && RunsMegatronCore(c.framework); }
 
+// Whether moe_a2a_overlap meets Megatron-FSDP under pipeline stages, which Megatron-Core
+// refuses (combined_1f1b.py asserts on FSDP-wrapped model chunks).
+inline bool A2aOverlapMeetsFsdpPipeline(const ParallelConfig& c) {
+  return c.moe_a2a_overlap && c.pipeline_parallel > 1 && RunsMegatronFsdp(c);
+}
+
 // Whether ZeRO-3 keeps each pipeline stage's weights gathered from its first micro-batch's
 // forward to its last backward and reduce-scatters the accumulated gradients once, after
 // it: torchtitan's FSDP2 under pipeline stages (its reshard_after_forward "default" is

@@ -206,8 +206,7 @@ absl::Status ValidateA2aOverlap(const Workload& w, const ParallelConfig& c) {
   if (c.pipeline_parallel > 1 && c.virtual_pipeline_stages <= 1) {
     return Bad(f, "needs virtual_pipeline_stages > 1 with pipeline parallelism");
   }
-  // combined_1f1b.py refuses Megatron-FSDP's chunks under an interleaved pipeline.
-  if (RunsMegatronFsdp(c) && c.pipeline_parallel > 1) {
+  if (A2aOverlapMeetsFsdpPipeline(c)) {
     return Bad(f, "does not run with Megatron-FSDP (zero_stage 2 or 3) under pipeline parallelism");
   }
   if (const char* why = A2aOverlapRefusedByWorkload(w)) return Bad(f, why);

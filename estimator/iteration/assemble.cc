@@ -319,7 +319,7 @@ double UnpairedEpS(const ParallelConfig& c, int m, const BlockCosts& s) {
 // compute hides. `dp_in_passes_s`: the data-parallel stream's exposed seconds inside the
 // micro-batches' passes (DataParallelExposed), which the copies also run beside.
 double LayerOffload(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& c, const Hardware& hw,
-                    int m, double dp_in_passes_s = 0) {
+                    int m, double dp_in_passes_s) {
   const BlockCosts& s = stages.slowest;
   const bool layers_out = c.cpu_offload_layers > 0 && !model.layers.empty();
   if (!c.offload.weights && !c.offload.activations && !layers_out && s.offloaded_bytes <= 0) return 0;
@@ -467,7 +467,6 @@ void AssembleShared(const ModelCosts& model, const StageCosts& stages, const Par
   } else {
     AssembleMemory(model, stages, c, sys, &mem);
   }
-  t.offload_s += LayerOffload(model, stages, c, hw, m);
   // Every GPU computes its own stage's layers: on average the stages' mean, not the
   // slowest stage's.
   out->busy_s = m * stages.mean_compute_s + t.optimizer_s;
@@ -526,11 +525,8 @@ void AssembleVariant(const ModelCosts& model, const StageCosts& stages, const Pa
   t.dp_comm_s = DataParallelExposed(dp, order.groups, stages.max_dense_params, stages.max_expert_params, beside_dp,
                                     m, order.calls, &dp_in_passes_s) +
                 order.embedding_sync_s;
-  if (dp_in_passes_s > 0) {
-    // The offload copies run on beside the passes' waits for those collectives too.
-    const double alone = LayerOffload(model, stages, c, hw, m);
-    if (alone > 0) t.offload_s += LayerOffload(model, stages, c, hw, m, dp_in_passes_s) - alone;
-  }
+  // The offload copies run on beside the passes' waits for those collectives too.
+  t.offload_s += LayerOffload(model, stages, c, hw, m, dp_in_passes_s);
 
   out->iteration_time_s = t.Sum();
   Tally(c, sys, out);

@@ -71,7 +71,8 @@ void Assemble(const ModelCosts& model, const StageCosts& stages, const ParallelC
 // Assemble in two steps, for the search's variants of one setting: AssembleShared fills
 // everything the overlap flags (overlap_grad_reduce, overlap_param_gather) and the rank
 // order leave alone; AssembleVariant then adds, for one choice of them, the pipeline
-// sends, the data-parallel traffic, the total and its energy and cost. Assemble is the
+// sends, the data-parallel traffic, the offload copies' exposure (which the data-parallel
+// waits inside the passes help hide), the total and its energy and cost. Assemble is the
 // two in turn; a variant starts from a copy of the shared result.
 void AssembleShared(const ModelCosts& model, const StageCosts& stages, const ParallelConfig& config,
                     const SystemContext& sys, CandidateResult* out,
@@ -95,7 +96,7 @@ void AssembleVariant(const ModelCosts& model, const StageCosts& stages, const Pa
 
 // A lower bound of what AssembleVariant makes of `shared` (AssembleShared's result for
 // `config`), whatever the overlap flags and rank order: the iteration time without the
-// pipeline sends and the data-parallel traffic (which only add), and the energy and cost
+// pipeline sends, the data-parallel traffic and the offload copies (which only add), and the energy and cost
 // of that time. The search skips a setting none of whose variants could rank.
 void BoundVariants(const ParallelConfig& config, const SystemContext& sys, const CandidateResult& shared,
                    CandidateResult* bound);

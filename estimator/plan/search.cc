@@ -133,8 +133,7 @@ void SearchSettings(const SearchSpace& space, int gpus, int global_batch, const 
     if (!Permits(k.zero_stage, zero)) continue;
     if (zero > 0 && dp * shape.cp * shape.spatial == 1) continue;  // nothing to shard
     c.zero_stage = zero;
-    // Megatron-FSDP's chunks refuse the all-to-all overlap's pipeline (ValidateA2aOverlap).
-    if (c.moe_a2a_overlap && pp > 1 && RunsMegatronFsdp(c)) continue;
+    if (A2aOverlapMeetsFsdpPipeline(c)) continue;  // refused (ValidateA2aOverlap)
     for (int off = 0; off < (k.allow_offload ? 8 : 1); ++off) {
       if ((off & 4) && c.offload_modules != 0) continue;  // one way of moving activations
       if ((off & 1) && muon) continue;  // Muon's step stays on the GPU

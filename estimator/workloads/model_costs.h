@@ -12,6 +12,7 @@
 #define PARAPLAN_ESTIMATOR_WORKLOADS_MODEL_COSTS_H_
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -367,10 +368,11 @@ void EchoResolvedDefaults(const ModelCosts& model, ParallelConfig* c);
 // after its step: ZeRO-1's memory, an all-reduce and a gather.
 bool DeepSpeedBf16Optimizer(const ModelCosts& model, const ParallelConfig& c);
 
-// ceil(x) of a count (0 <= x < 2^63) by integer truncation: what std::ceil answers, in a
-// few instructions where the baseline x86-64 target has no rounding instruction (the
-// assembly runs it for every candidate).
+// ceil(x) of a count by integer truncation: what std::ceil answers, in a few instructions
+// where the baseline x86-64 target has no rounding instruction (the assembly runs it for
+// every candidate); beyond 2^62, or NaN, std::ceil itself.
 inline double CeilCount(double x) {
+  if (!(x >= 0 && x < 0x1p62)) return std::ceil(x);
   const double t = static_cast<double>(static_cast<int64_t>(x));
   return t < x ? t + 1 : t;
 }
