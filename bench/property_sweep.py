@@ -16,10 +16,14 @@ wrong way, and counts the pairs that do:
   recomputing more, sequence parallelism, flash attention and a higher ZeRO stage (over
     2+ replicas) never hold more memory, and recomputing more never runs faster;
   twice the global batch takes between once and twice the time;
-  a faster part (network bandwidth, latency, tensor cores, HBM, PCIe, host cores) never
-    slows it, a power limit never speeds it, twice the GPU memory changes nothing;
-  more work (twice the sequence, the layers, the width or the sliding window, one more
-    expert per token, a busier expert) never runs faster;
+  a faster part (network bandwidth, latency, tensor cores, HBM, PCIe, host cores, a host
+    that launches kernels twice as fast) never slows it, a power limit or a collective
+    call twice as costly never speeds it, twice the GPU memory changes nothing;
+  more work (twice the sequence, the layers, the width, the vocabulary, the experts' width
+    or the sliding window, one more expert per token, a busier expert, a shared expert)
+    never runs faster; twice the vocabulary and a shared expert never need less memory,
+    half the key / value heads never more memory nor more time, one more module's
+    activations offloaded never more memory;
   twice the replicas at the same per-replica batch never run faster (without a sharded
     optimizer step) nor need more memory (from 2 replicas: one has no data-parallel
     buffers);
@@ -264,6 +268,18 @@ def host_cores(p, f):
     p['host']['cpu_cores'] = int(p['host']['cpu_cores'] * f)
 
 
+def host_speed(p, f):
+    # The host's time a kernel (0: the built-in 35 us, CalibrationDefaults::kKernelOverheadUs).
+    cal = p.setdefault('calibration', {})
+    cal['kernel_overhead_us'] = (cal.get('kernel_overhead_us') or 35.0) * f
+
+
+def collective_call(p, f):
+    # A collective call's fixed cost (0: the built-in 35 us, kCollectiveOverheadUs).
+    cal = p.setdefault('calibration', {})
+    cal['collective_overhead_us'] = (cal.get('collective_overhead_us') or 35.0) * f
+
+
 def weak_dp(r):
     c = r['config']
     n = copy.deepcopy(r)
@@ -323,6 +339,34 @@ def more_modules(r):
     n = copy.deepcopy(r)
     n['config']['recompute_modules'] = have + [missing[len(have) % len(missing)]]
     return n
+
+
+OFFLOAD_MODULES = ['attn_norm', 'qkv_linear', 'core_attn', 'attn_proj', 'mlp_norm', 'expert_fc1', 'moe_act']
+
+
+def more_offload_modules(r):
+    have = r['config'].get('offload_modules') or []
+    missing = [m for m in OFFLOAD_MODULES if m not in have and (is_moe(r) or m not in ('expert_fc1', 'moe_act'))]
+    if not missing:
+        return None
+    n = copy.deepcopy(r)
+    n['config']['offload_modules'] = have + [missing[len(have) % len(missing)]]
+    return n
+
+
+def fewer_kv_heads(t, c):
+    # Half the key / value heads (grouped-query attention), where the tensor-parallel ranks
+    # still divide them; MLA has no separate key / value heads.
+    kv = t.get('num_kv_heads') or t['num_attention_heads']
+    if t.get('mla', {}).get('kv_lora_rank') or kv % 2 or (kv // 2) % c['tensor_parallel']:
+        return False
+    t['num_kv_heads'] = kv // 2
+
+
+def one_shared_expert(t, c):
+    if t['moe'].get('num_shared_experts'):
+        return False
+    t['moe']['num_shared_experts'] = 1
 
 
 def never_less_memory(a, b):
@@ -443,6 +487,21 @@ PROPERTIES = [
                                                                                              router_group_topk=1))),
      same, None),
     ('routing within fewer groups never slower', when(is_moe, limit_groups), never_slower, None),
+    ('a 2x faster host never slower', scaled(host_speed, 0.5), never_slower, zero_bubble),
+    ('2x a collective call\'s cost never faster', scaled(collective_call, 2), never_faster, zero_bubble),
+    ('one more offloaded module never more memory', more_offload_modules, never_more_memory, None),
+    ('twice the vocabulary never faster', workload(lambda t, c: t.update(vocab_size=2 * t['vocab_size'])),
+     never_faster, zero_bubble),
+    ('twice the vocabulary never less memory', workload(lambda t, c: t.update(vocab_size=2 * t['vocab_size'])),
+     never_less_memory, None),
+    ('half the key / value heads never slower', workload(fewer_kv_heads), never_slower, zero_bubble),
+    ('half the key / value heads never more memory', workload(fewer_kv_heads), never_more_memory, None),
+    ('a shared expert never faster', when(is_moe, workload(one_shared_expert)), never_faster, zero_bubble),
+    ('a shared expert never less memory', when(is_moe, workload(one_shared_expert)), never_less_memory, None),
+    ('twice the expert width never faster',
+     when(is_moe, workload(lambda t, c: t['moe'].update(
+         expert_ffn_hidden_size=2 * (t['moe'].get('expert_ffn_hidden_size') or t.get('ffn_hidden_size') or
+                                     4 * t['hidden_size'])))), never_faster, zero_bubble),
 ]
 
 

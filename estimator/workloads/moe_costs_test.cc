@@ -142,6 +142,23 @@ TEST(TransformerCosts, FirstDenseLayersSharedExpertsAndImbalance) {
   EXPECT_DOUBLE_EQ(s->layers[0].params - a->layers[0].params, 3 * h * 4096);
   EXPECT_EQ(s->layers[0].expert_params, a->layers[0].expert_params);
   EXPECT_DOUBLE_EQ(s->layers[0].activation_bytes - a->layers[0].activation_bytes, 3 * tokens * 4096 * p);
+  {
+    // Under FP8 (H100, delayed scaling) the shared experts' first linear keeps its own
+    // 1-byte copy of that input beside the router's 16-bit one: tokens x h more, on top of
+    // the SwiGLU's two 16-bit inputs and its output, which the second linear keeps
+    // quantised (2 + 1 bytes x tokens x 4,096). Until stop 68 the 16-bit input was taken
+    // away from the 1-byte copy, so a shared expert made the layer smaller.
+    static const SystemProfile h100 = testing::Profile("dgx-h100-80gb");
+    const Hardware hw(h100, Precision::kFp8);
+    const Collectives coll(hw);
+    Workload fp8 = base, fp8_shared = shared;
+    fp8.precision = fp8_shared.precision = Precision::kFp8;
+    absl::StatusOr<ModelCosts> q = ComputeModelCosts(fp8, ModelShape::Of(c.Normalized()), hw, coll);
+    absl::StatusOr<ModelCosts> qs = ComputeModelCosts(fp8_shared, ModelShape::Of(c.Normalized()), hw, coll);
+    ASSERT_TRUE(q.ok() && qs.ok());
+    EXPECT_DOUBLE_EQ(qs->layers[0].activation_bytes - q->layers[0].activation_bytes,
+                     tokens * h * 1 + 2 * tokens * 4096 * p + tokens * 4096 * 1);
+  }
 
   Workload skewed = base;
   skewed.transformer.moe.load_imbalance = 2;

@@ -137,6 +137,7 @@ void Linear(const Hardware& hw, const Dims& x, double m, double n, double k, dou
     part->first_dgrad_s = dgrad;
   }
   part->last_fwd_s = fwd;
+  part->last_dgrad_s = dgrad;
   part->matmul_fwd_s += fwd;
   part->matmul_bwd_s += dgrad + wgrad;
   part->wgrad_s += wgrad;

@@ -102,6 +102,7 @@ struct Part {
   double first_wgrad_s = 0;  // weight-gradient GEMM of the block's first linear
   double first_dgrad_s = 0;  // data-gradient GEMM of the block's first linear
   double last_fwd_s = 0;     // forward GEMM of the block's last linear
+  double last_dgrad_s = 0;   // data-gradient GEMM of the block's last linear
 };
 
 // Where a linear's FP8 operands come from, as Transformer Engine quantises them

@@ -140,7 +140,9 @@ MoeMlp MoeMlpOf(const ModelContext& m, const Dims& x) {
   o.mlp.act_bytes += rows * 4;
   // Shared experts: one dense MLP over every token, as wide as all of them together
   // (Megatron-Core's SharedExpertMLP), sharded over TP like the dense MLP. Its input is
-  // the router's, stored once; its TP collectives are taken to overlap the dispatch
+  // the router's, stored once where its first linear keeps the 16-bit tensor; under a
+  // low-precision recipe that linear keeps its quantised copy (pin) beside the router's
+  // 16-bit one. Its TP collectives are taken to overlap the dispatch
   // (moe_shared_expert_overlap).
   o.shared_f = moe.num_shared_experts * static_cast<double>(moe.shared_expert_ffn_hidden_size);
   Part shared;
@@ -148,7 +150,7 @@ MoeMlp MoeMlpOf(const ModelContext& m, const Dims& x) {
     // TEColumnParallelLinear / TERowParallelLinear over the pre-MLP norm's output (its own
     // module in an MoE layer).
     shared = MlpBlock(x, m.hw, x.T, o.shared_f, 1, x.t, x.r, {.input_share = x.r}, {.grad_share = x.r});
-    shared.act_bytes -= x.T * x.h * x.r * x.p;
+    if (x.pin == x.p) shared.act_bytes -= x.T * x.h * x.r * x.p;
     AddPart(shared, &o.mlp);
   }
   const TokenSpread spread{k, experts, moe.router_num_groups, moe.router_group_topk};

@@ -175,6 +175,18 @@ TEST(TransformerCosts, TensorParallelismAddsCommunication) {
 // collective is exposed, Llama 3 70B at TP 4 (SP, micro-batch 1, 8,192 tokens) pays
 // 16 / (108 - 16) of those two GEMMs a layer forward on an A100: proj 8,192 x 8,192 x
 // 8,192 / 4, fc2 8,192 x 8,192 x 28,672 / 4.
+// Llama 3 70B at TP 4 (SP, flash attention, micro-batch 1, 8,192 tokens) on `hw`, with
+// Transformer Engine's TP overlap on or off.
+absl::StatusOr<ModelCosts> Llama70bAtTp4(const Hardware& hw, const Collectives& coll, bool tp_comm_overlap) {
+  ParallelConfig c = testing::Config(4, 1, 1, 1, 1);
+  c.sequence_parallel = true;
+  c.flash_attention = true;
+  c.tp_comm_overlap = tp_comm_overlap;
+  Workload w = Model("llama3-70b");
+  w.transformer.seq_length = 8192;
+  return ComputeModelCosts(w, ModelShape::Of(c.Normalized()), hw, coll);
+}
+
 TEST(TransformerCosts, TpOverlapTakesSmsFromTheRowLinear) {
   SystemProfile p = Profile("dgx-a100-80gb");
   for (NetworkLevel& l : p.network_levels) {
@@ -184,20 +196,40 @@ TEST(TransformerCosts, TpOverlapTakesSmsFromTheRowLinear) {
   p.calibration.collective_overhead_us = 1e-6;
   const Hardware hw(p, Precision::kBf16);
   const Collectives coll(hw);
-  ParallelConfig c = testing::Config(4, 1, 1, 1, 1);
-  c.sequence_parallel = true;
-  c.flash_attention = true;
-  Workload w = Model("llama3-70b");
-  w.transformer.seq_length = 8192;
-  absl::StatusOr<ModelCosts> off = ComputeModelCosts(w, ModelShape::Of(c.Normalized()), hw, coll);
-  c.tp_comm_overlap = true;
-  absl::StatusOr<ModelCosts> on = ComputeModelCosts(w, ModelShape::Of(c.Normalized()), hw, coll);
+  absl::StatusOr<ModelCosts> off = Llama70bAtTp4(hw, coll, false);
+  absl::StatusOr<ModelCosts> on = Llama70bAtTp4(hw, coll, true);
   ASSERT_TRUE(off.ok() && on.ok());
   EXPECT_NEAR(off->layers[0].tp_fwd_s, 0, 1e-7);
   const double gemms = hw.GroupedMatmulTime(8192, 8192, 8192 / 4, 1, 2, false, 2) +
                        hw.GroupedMatmulTime(8192, 8192, 28672 / 4, 1, 2, false, 2);
   EXPECT_NEAR(on->layers[0].tp_fwd_s, 16.0 / (108 - 16) * gemms, 1e-3 * gemms);
   EXPECT_EQ(on->layers[0].fwd_s, off->layers[0].fwd_s);
+}
+
+// Backward, Transformer Engine's TP overlap exchanges the output gradient's all-gather in
+// a ring beside the row linear's own data-gradient GEMM (initialize_ub: proj_dgrad and
+// fc2_dgrad by "ring_exchange"), while the saved input's all-gather hides behind the
+// column linear's data-gradient GEMM as without it ("bulk" qkv_dgrad / fc1_dgrad). Llama 3
+// 70B at TP 4 (SP, micro-batch 1, 8,192 tokens) on A100s whose links are slowed a
+// hundredfold, so that every gather outlasts the GEMM beside it: the overlap hides, per
+// layer, the overlap efficiency times the projection's data gradient (8,192 tokens,
+// 8,192 -> 2,048) and fc2's (8,192 -> 7,168). Until stop 68 both gathers were hidden
+// behind the column linear's GEMM, which made a smaller QKV (fewer key / value heads)
+// expose twice what it saved.
+TEST(TransformerCosts, TpOverlapHidesTheOutputGradientsGatherBehindTheRowLinear) {
+  SystemProfile p = Profile("dgx-a100-80gb");
+  for (NetworkLevel& l : p.network_levels) l.bandwidth_gbytes_per_s *= 0.01;
+  const Hardware hw(p, Precision::kBf16);
+  const Collectives coll(hw);
+  absl::StatusOr<ModelCosts> off = Llama70bAtTp4(hw, coll, false);
+  absl::StatusOr<ModelCosts> on = Llama70bAtTp4(hw, coll, true);
+  ASSERT_TRUE(off.ok() && on.ok());
+  const double gather = coll.AllGather(8192.0 * 8192 * 2, coll.Place(4, 1));
+  const double proj = hw.GroupedMatmulTime(8192, 2048, 8192, 1, 2, false, 2);
+  const double fc2 = hw.GroupedMatmulTime(8192, 7168, 8192, 1, 2, false, 2);
+  ASSERT_GT(gather, hw.overlap_efficiency() * fc2);  // exposed either way
+  EXPECT_NEAR(off->layers[0].tp_bwd_s - on->layers[0].tp_bwd_s, hw.overlap_efficiency() * (proj + fc2),
+              1e-9 * off->layers[0].tp_bwd_s);
 }
 
 // Dropout off (Llama): the two hidden-dropout masks of a layer (1 byte per element of the

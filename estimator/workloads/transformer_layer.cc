@@ -13,14 +13,18 @@ namespace {
 // (Megatron-LM async TP all-reduce).
 // With SP: forward all-gather before the column linear and reduce-scatter after the row
 // linear (blocking); backward all-gather of the output gradient (blocking), all-gather
-// of the saved sharded input overlapped with the data-gradient GEMM, and reduce-scatter
-// of the input gradient overlapped with the weight-gradient GEMM (Korthikanti et al.
-// 2022, sec. 4.2.2).
+// of the saved sharded input overlapped with the column linear's data-gradient GEMM, and
+// reduce-scatter of the input gradient overlapped with its weight-gradient GEMM
+// (Korthikanti et al. 2022, sec. 4.2.2).
 // With tp_comm_overlap (Transformer Engine userbuffers) the forward collectives are split
 // into chunks pipelined with the adjacent GEMM, hidden as far as it lasts; the
 // reduce-scatter after the row linear runs as a kernel on kUbPipelineSms of the GPU's SMs
 // beside that GEMM, which runs on the rest (TE's "pipeline" method with set_sm_margin), so
-// the row linear's forward takes SMs / (SMs - kUbPipelineSms) of its time.
+// the row linear's forward takes SMs / (SMs - kUbPipelineSms) of its time. Backward, the
+// output gradient's all-gather is exchanged in a ring beside the row linear's own
+// data-gradient GEMM (module/base.py initialize_ub: proj_dgrad and fc2_dgrad by
+// "ring_exchange"; qkv_dgrad / fc1_dgrad and qkv_wgrad / fc1_wgrad "bulk"): each of the
+// three backward collectives has a GEMM of its own to hide behind.
 struct TpExposure {
   double fwd_s = 0, bwd_s = 0, calls_fwd = 0, calls_bwd = 0;
   double attn_fwd_s = 0, attn_calls_fwd = 0;  // of the forward, the attention sub-block's
@@ -51,7 +55,8 @@ TpExposure TensorParallelExposure(const LayerContext& L, const Dims& x, const Pa
     const double fwd_before = out.fwd_s, calls_before = out.calls_fwd;
     if (x.sp) {
       out.fwd_s += fwd_exposed(ag) + fwd_exposed(L.tpc.reduce_scatter_s) + sm_tax * q->last_fwd_s;
-      out.bwd_s += (L.shape.tp_comm_overlap ? std::max(0.0, ag - L.ovl * dg) : ag) + std::max(0.0, ag - L.ovl * dg) +
+      out.bwd_s += (L.shape.tp_comm_overlap ? std::max(0.0, ag - L.ovl * q->last_dgrad_s) : ag) +
+                   std::max(0.0, ag - L.ovl * dg) +
                    std::max(0.0, L.tpc.reduce_scatter_s - L.ovl * w);
       out.calls_fwd += 2;
       out.calls_bwd += 3;
