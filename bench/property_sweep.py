@@ -16,19 +16,22 @@ wrong way, and counts the pairs that do:
   recomputing more, sequence parallelism, flash attention and a higher ZeRO stage (over
     2+ replicas) never hold more memory, and recomputing more never runs faster;
   twice the global batch takes between once and twice the time;
-  a faster part (network bandwidth, latency, tensor cores, HBM, PCIe, host cores, a host
-    that launches kernels twice as fast) never slows it, a power limit or a collective
-    call twice as costly never speeds it, twice the GPU memory changes nothing;
-  more work (twice the sequence, the layers, the width, the vocabulary, the experts' width
-    or the sliding window, one more expert per token, a busier expert, a shared expert)
-    never runs faster; twice the vocabulary and a shared expert never need less memory,
-    half the key / value heads never more memory nor more time, one more module's
-    activations offloaded never more memory;
+  a faster part (network bandwidth, each level's alone, latency, tensor cores, HBM, PCIe,
+    host cores, a host that launches kernels twice as fast) never slows it, a power
+    limit, a spread of the GPUs' speed, a collective call twice as costly or ring
+    collectives pinned never speed it, twice the GPU or host memory changes nothing;
+  more work (twice the sequence, the layers, the width, the vocabulary, the experts' width,
+    MLA's latent or the sliding window, one more expert per token, MTP layer or offloaded
+    module, a busier expert, a shared expert) never runs faster; twice the vocabulary and
+    a shared expert never need less memory, half the key / value heads never more memory
+    nor more time, one more module's activations offloaded never more memory;
   twice the replicas at the same per-replica batch never run faster (without a sharded
     optimizer step) nor need more memory (from 2 replicas: one has no data-parallel
     buffers);
   stating a default (head_dim, num_kv_heads, expert_tensor_parallel, the all-to-all
-    dispatcher, the rank order, load_imbalance 1, one routing group) changes nothing;
+    dispatcher, the rank order, load_imbalance 1, one routing group, the even stage
+    split, the default FP8 recipe, packed placement, no TP overlap outside NeMo, the
+    other rank order at one stage) changes nothing;
   routing a token within fewer expert groups never runs slower.
 Known exemptions, each a documented limit of the model (docs/model.md): zero-bubble
 schedules (their fill on a host-bound stage), NeMo's BF16 Adam going from ZeRO 1 to 2 (the
@@ -280,6 +283,24 @@ def collective_call(p, f):
     cal['collective_overhead_us'] = (cal.get('collective_overhead_us') or 35.0) * f
 
 
+def inner_level(p, f):
+    p['network_levels'][0]['bandwidth_gbytes_per_s'] *= f
+
+
+def outer_levels(p, f):
+    for level in p['network_levels'][1:]:
+        level['bandwidth_gbytes_per_s'] *= f
+
+
+def host_memory(p, f):
+    p['host']['memory_gib'] *= f
+
+
+def spread(p, f):
+    # The GPUs' speed spread (0: none): f of a GPU's speed as sigma.
+    p.setdefault('calibration', {})['rank_speed_spread'] = f
+
+
 def weak_dp(r):
     c = r['config']
     n = copy.deepcopy(r)
@@ -367,6 +388,29 @@ def one_shared_expert(t, c):
     if t['moe'].get('num_shared_experts'):
         return False
     t['moe']['num_shared_experts'] = 1
+
+
+def even_stage_layers(r):
+    # First and last stage stated as the even split they default to (one chunk a rank,
+    # layers a multiple of the stages).
+    c, t = r['config'], r['workload']['transformer']
+    pp = c['pipeline_parallel']
+    if pp < 2 or c.get('virtual_pipeline_stages', 1) > 1 or t['num_layers'] % pp or c.get('first_pipeline_stage_layers'):
+        return None
+    n = copy.deepcopy(r)
+    n['config'].update(first_pipeline_stage_layers=t['num_layers'] // pp, last_pipeline_stage_layers=t['num_layers'] // pp)
+    return n
+
+
+def default_recipe(r):
+    # FP8 unstated is delayed scaling, current scaling under torchtitan (docs/model.md).
+    w = r['workload']
+    if w.get('precision') != 'PRECISION_FP8' or w.get('quant_recipe', 'QUANT_RECIPE_UNSPECIFIED') != 'QUANT_RECIPE_UNSPECIFIED':
+        return None
+    n = copy.deepcopy(r)
+    n['workload']['quant_recipe'] = ('QUANT_RECIPE_CURRENT_SCALING' if r['framework'] == 'FRAMEWORK_TORCHTITAN'
+                                     else 'QUANT_RECIPE_DELAYED_SCALING')
+    return n
 
 
 def never_less_memory(a, b):
@@ -498,6 +542,26 @@ PROPERTIES = [
     ('half the key / value heads never more memory', workload(fewer_kv_heads), never_more_memory, None),
     ('a shared expert never faster', when(is_moe, workload(one_shared_expert)), never_faster, zero_bubble),
     ('a shared expert never less memory', when(is_moe, workload(one_shared_expert)), never_less_memory, None),
+    ('one more offloaded module never faster', more_offload_modules, never_faster, zero_bubble),
+    ('2x the innermost link never slower', scaled(inner_level, 2), never_slower, zero_bubble),
+    ('2x the outer network never slower', scaled(outer_levels, 2), never_slower, zero_bubble),
+    ('2x host memory changes nothing', scaled(host_memory, 2), same, None),
+    ('a spread of the GPUs\' speed never faster', scaled(spread, 0.05), never_faster, zero_bubble),
+    ('stating the even stage split changes nothing', even_stage_layers, same, None),
+    ('stating the default FP8 recipe changes nothing', default_recipe, same, None),
+    ('one more MTP layer never faster',
+     workload(lambda t, c: t.update(mtp_num_layers=t.get('mtp_num_layers', 0) + 1)), never_faster, zero_bubble),
+    ('twice the MLA latent never faster',
+     workload(lambda t, c: t['mla'].update(kv_lora_rank=2 * t['mla']['kv_lora_rank'])
+              if t.get('mla', {}).get('kv_lora_rank') else False), never_faster, zero_bubble),
+    ('ring collectives never faster than the cheapest',
+     set_config(dp_algorithm='ALGORITHM_RING', tp_algorithm='ALGORITHM_RING'), never_faster, zero_bubble),
+    ('stating packed placement changes nothing', set_config(placement='PLACEMENT_PACKED'), same, None),
+    ('stating stages outermost at one stage changes nothing',
+     when(lambda r: r['config']['pipeline_parallel'] == 1, set_config(rank_order='tp-cp-ep-pp-dp')), same, None),
+    ('stating no TP overlap outside NeMo changes nothing',
+     when(lambda r: r['framework'] != 'FRAMEWORK_NEMO' and 'tp_comm_overlap' not in r['config'],
+          set_config(tp_comm_overlap=False)), same, None),
     ('twice the expert width never faster',
      when(is_moe, workload(lambda t, c: t['moe'].update(
          expert_ffn_hidden_size=2 * (t['moe'].get('expert_ffn_hidden_size') or t.get('ffn_hidden_size') or

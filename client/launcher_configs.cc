@@ -370,7 +370,10 @@ std::string Torchtitan(const Plan& p) {
   if (p.precision == v1::PRECISION_FP16) notes.Add("torchtitan has no fp16 mixed precision; bfloat16 is emitted");
   if (!p.moments_16bit.empty()) notes.Add("torchtitan's AdamW keeps its moments in fp32: the estimate's 2-byte moments are not run");
   if (p.muon) notes.Add("Muon is modelled as Megatron-Core runs it; torchtitan's optimizer is not set here");
-  if (p.t->mtp_num_layers() > 0) notes.Add("torchtitan trains no multi-token prediction: the estimate's MTP layers are not run");
+  if (p.t->mtp_num_layers() > 0) {
+    notes.Add("torchtitan builds DeepSeek-V3's MTP layers from its model registry (num_mtp_layers; without PP or CP), "
+              "which these flags do not set");
+  }
   if (p.offload_any()) {
     if (fsdp) {
       f.Add("--training.enable_cpu_offload");

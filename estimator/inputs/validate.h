@@ -44,9 +44,12 @@ FrameworkRefusal RefusedByFramework(Framework framework, const ParallelConfig& n
 // Why no configuration of `workload` runs Megatron-Core's all-to-all overlap (its
 // TransformerConfig: a 16-bit model, at most one MTP layer); null: some may.
 const char* A2aOverlapRefusedByWorkload(const Workload& workload);
-// Why `workload`'s optimizer does not run under `framework` (Muon is modelled as
-// Megatron-Core runs it, not under DeepSpeed, torchtitan or PyTorch FSDP); null: it does.
-const char* OptimizerRefusedByFramework(const Workload& workload, Framework framework);
+// What of `workload` does not run under `framework`, whatever the configuration: Muon
+// is modelled as Megatron-Core runs it, not under DeepSpeed, torchtitan or PyTorch FSDP;
+// multi-token prediction is Megatron-Core's and torchtitan's (DeepSeek-V3's MTP module),
+// neither DeepSpeed's nor PyTorch FSDP's stacks (Megatron-DeepSpeed, Hugging Face and
+// llm-foundry models) have it. `field` is the workload's field, null where it runs.
+FrameworkRefusal WorkloadRefusedByFramework(const Workload& workload, Framework framework);
 // As above, and the degrees must multiply to exactly `num_gpus`.
 absl::Status ValidateConfigForGpus(const Workload& workload, const ParallelConfig& config,
                                    int64_t num_gpus);

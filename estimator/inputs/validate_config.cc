@@ -225,9 +225,6 @@ absl::Status ValidateMuonConfig(const Workload& w, const ParallelConfig& c) {
                                                                "layer-wise ZeRO 1 (whole parameters a DP rank)"));
   }
   if (c.offload.optimizer) return Bad("config.offload.optimizer", "Muon's step is not offloaded (Adam only)");
-  if (const char* why = OptimizerRefusedByFramework(w, c.framework)) {
-    return Bad("workload.optimizer", absl::StrCat(why, FrameworkName(c.framework)));
-  }
   return absl::OkStatus();
 }
 
@@ -249,6 +246,9 @@ absl::Status ValidateTransformerConfig(const Workload& w, const ParallelConfig& 
                absl::StrCat(c.tensor_parallel, " does not divide num_kv_heads ", t.num_kv_heads));
   }
   PARAPLAN_RETURN_IF_ERROR(ValidateMuonConfig(w, c));
+  if (const FrameworkRefusal r = WorkloadRefusedByFramework(w, c.framework); r.field != nullptr) {
+    return Bad(r.field, absl::StrCat(r.reason, FrameworkName(c.framework)));
+  }
   // Stages need not hold equal layer counts (BLOOM-176B: 70 layers over 12 stages).
   PARAPLAN_RETURN_IF_ERROR(ValidateStageLayout(c, t.num_layers));
   if (c.cpu_offload_layers > 0 && c.cpu_offload_layers >= t.num_layers / c.pipeline_parallel) {
@@ -348,10 +348,16 @@ absl::Status ValidateConfig(const Workload& w, const ParallelConfig& raw) {
   return w.kind == Workload::Kind::kTransformer ? ValidateTransformerConfig(w, c) : ValidateLayerGraphConfig(w, c);
 }
 
-const char* OptimizerRefusedByFramework(const Workload& w, Framework f) {
-  const bool elsewhere = f == Framework::kDeepSpeed || f == Framework::kTorchtitan || f == Framework::kPytorchFsdp;
-  return w.optimizer == Optimizer::kMuon && elsewhere ? "Muon is modelled as Megatron-Core runs it, not under "
-                                                      : nullptr;
+FrameworkRefusal WorkloadRefusedByFramework(const Workload& w, Framework f) {
+  const bool fsdp_or_deepspeed = f == Framework::kDeepSpeed || f == Framework::kPytorchFsdp;
+  if (w.optimizer == Optimizer::kMuon && (fsdp_or_deepspeed || f == Framework::kTorchtitan)) {
+    return {"workload.optimizer", "Muon is modelled as Megatron-Core runs it, not under "};
+  }
+  if (w.kind == Workload::Kind::kTransformer && w.transformer.mtp_num_layers > 0 && fsdp_or_deepspeed) {
+    return {"workload.transformer.mtp_num_layers",
+            "multi-token prediction runs under Megatron-Core and torchtitan (DeepSeek-V3's MTP module), not under "};
+  }
+  return {};
 }
 
 FrameworkRefusal RefusedByFramework(Framework f, const ParallelConfig& c) {

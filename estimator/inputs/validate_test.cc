@@ -199,6 +199,21 @@ TEST(Validate, Frameworks) {
     EXPECT_THAT(std::string(ValidateFramework(f, layers_out).message()),
                 HasSubstr("config.cpu_offload_layers: has no CPU offloading of layers"));
   }
+  // Multi-token prediction is Megatron-Core's and torchtitan's DeepSeek-V3's: refused by
+  // name where DeepSpeed or PyTorch FSDP run the estimate, and no plan there.
+  Workload mtp = testing::Model("deepseek-v3");
+  ASSERT_GT(mtp.transformer.mtp_num_layers, 0);
+  ParallelConfig one_rank = Config(1, 1, 1, 1, 1);
+  for (Framework f : {Framework::kMegatron, Framework::kTorchtitan, Framework::kAny}) {
+    EXPECT_EQ(WorkloadRefusedByFramework(mtp, f).field, nullptr);
+  }
+  for (Framework f : {Framework::kDeepSpeed, Framework::kPytorchFsdp}) {
+    one_rank.framework = f;
+    EXPECT_THAT(std::string(ValidateConfig(mtp, one_rank).message()),
+                HasSubstr("workload.transformer.mtp_num_layers: multi-token prediction runs under Megatron-Core"));
+  }
+  mtp.transformer.mtp_num_layers = 0;
+  EXPECT_EQ(WorkloadRefusedByFramework(mtp, Framework::kDeepSpeed).field, nullptr);
   c.pipeline_schedule = PipelineSchedule::kDefault;
   c.context_parallel = 2;
   EXPECT_THAT(std::string(ValidateFramework(Framework::kDeepSpeed, c).message()), HasSubstr("config.context_parallel"));

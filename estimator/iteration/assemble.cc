@@ -36,14 +36,15 @@ void PlaceDp(const ParallelConfig& c, const Collectives& coll, bool experts, DpG
   DpGroups& g = *out;
   g.dense = coll.Place(c.data_parallel, dp_stride);
   if (cp > 1) {
-    if (c.rank_order == RankOrder::kTpCpEpDpPp) {
+    // With one pipeline stage the two orders are one placement (the search tries the
+    // second only where pipeline and data parallelism both span ranks).
+    if (c.rank_order == RankOrder::kTpCpEpDpPp || c.pipeline_parallel == 1) {
       g.dense = coll.Place(static_cast<int>(cp * c.data_parallel), tp);
     } else {
       // tp-cp-ep-pp-dp: the cp ranks are contiguous (stride tp) and the dp ranks sit
       // outside pp. The joint group crosses the wider of the two groups' levels; a domain
       // below that level holds the cp ranks of a member that fall in it (all of them when
-      // the cp group stays inside one) times the dp members it holds. (With one pipeline
-      // stage this is the tp-cp-ep-dp-pp placement, and prices alike.)
+      // the cp group stays inside one) times the dp members it holds.
       const GroupSpan cp_group = coll.Place(static_cast<int>(cp), tp);
       const GroupSpan dp_group = g.dense;
       g.dense.size = static_cast<int>(cp * c.data_parallel);

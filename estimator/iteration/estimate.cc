@@ -70,8 +70,9 @@ void WarnWhereNoFrameworkRuns(const Workload& workload, const ParallelConfig& c,
     const FrameworkRefusal r = RefusedByFramework(f, n);
     std::string reason = r.field != nullptr ? absl::StrCat(r.field, " ", r.reason) : "";
     if (reason.empty()) {
-      if (OptimizerRefusedByFramework(workload, f) == nullptr) return;  // f runs it
-      reason = "optimizer Muon";
+      const FrameworkRefusal of_workload = WorkloadRefusedByFramework(workload, f);
+      if (of_workload.field == nullptr) return;  // f runs it
+      reason = absl::StrCat(of_workload.field, ": ", of_workload.reason, FrameworkName(f));
     }
     absl::StrAppend(&why, why.empty() ? "" : "; ",
                     f == Framework::kMegatron ? "FRAMEWORK_MEGATRON and FRAMEWORK_NEMO" : FrameworkName(f), ": ", reason);

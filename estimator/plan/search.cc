@@ -319,11 +319,12 @@ absl::Status ValidatePlanRequest(const PlanRequest& request, const SystemProfile
   if (q > 0 && request.objective != Objective::kTime) {
     return absl::InvalidArgumentError("objective_quantile: applies to the time objective only");
   }
-  // Muon runs as Megatron-Core runs it (ValidateMuonConfig): no plan elsewhere, none above
-  // ZeRO 1 (the search stops there).
+  // What the framework does not run whatever the configuration (Muon elsewhere than
+  // Megatron-Core, whose runs the search keeps at ZeRO 0 / 1; multi-token prediction
+  // under DeepSpeed or PyTorch FSDP): no plan.
   const Framework fw = request.constraints.framework;
-  if (const char* why = OptimizerRefusedByFramework(request.workload, fw)) {
-    return absl::InvalidArgumentError(absl::StrCat("workload.optimizer: ", why, FrameworkName(fw)));
+  if (const FrameworkRefusal r = WorkloadRefusedByFramework(request.workload, fw); r.field != nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(r.field, ": ", r.reason, FrameworkName(fw)));
   }
   const double headroom = request.constraints.memory_headroom_ratio;
   if (!(headroom >= 0 && headroom < 1)) {
