@@ -2,7 +2,7 @@
 """Metamorphic checks of the estimator over random requests, through the real CLI.
 
 usage: property_sweep.py --cli PATH/TO/paraplan --server HOST:PORT [--requests N] [--seed S]
-                         [--check] [-v]
+                         [--wide] [--check] [-v]
 
 Draws N random EstimateRequests (seeded: the same N and seed give the same requests) over
 the model presets and the built-in GPU profiles -- degrees, micro-batches, ZeRO stages,
@@ -99,6 +99,48 @@ def random_request(rng, presets):
     if rng.random() < 0.15:
         c['fp8_param_gather'] = True
     return {'profile': pick(PROFILES), 'workload': w, 'config': c, 'framework': pick(FRAMEWORKS)}
+
+
+BLACKWELL = ('dgx-b200-180gb', 'dgx-b300-288gb', 'gb200-nvl72', 'gb300-nvl72')
+
+
+def widen(r, rng):
+    """--wide: what random_request leaves at its defaults, drawn from `rng` (its own, so
+    that the base requests of a seed stay those of earlier sweeps): quantisation recipes
+    and NVFP4, offloading of every kind, the combined 1F1B, DeepEP, uneven end stages,
+    the other rank order, scattered placement, routing imbalance."""
+    pick = rng.choice
+    w, c, t = r['workload'], r['config'], r['workload']['transformer']
+    moe = bool(t.get('moe', {}).get('num_experts'))
+    if r['profile'] in BLACKWELL and rng.random() < 0.3:
+        w['precision'], w['quant_recipe'] = pick([('PRECISION_FP8', 'QUANT_RECIPE_MXFP8'),
+                                                  ('PRECISION_FP4', 'QUANT_RECIPE_NVFP4'),
+                                                  ('PRECISION_FP8', 'QUANT_RECIPE_CURRENT_SCALING')])
+    elif w.get('precision') == 'PRECISION_FP8' and rng.random() < 0.5:
+        w['quant_recipe'] = pick(['QUANT_RECIPE_DELAYED_SCALING', 'QUANT_RECIPE_CURRENT_SCALING',
+                                  'QUANT_RECIPE_BLOCKWISE'])
+    if rng.random() < 0.15:
+        c['offload'] = {k: rng.random() < 0.5 for k in ('optimizer', 'weights', 'activations')}
+    if rng.random() < 0.15:
+        c['offload_modules'] = rng.sample(['attn_norm', 'qkv_linear', 'core_attn', 'attn_proj', 'mlp_norm'] +
+                                          (['expert_fc1', 'moe_act'] if moe else []), rng.randint(1, 3))
+    if moe and rng.random() < 0.3:
+        c['moe_a2a_overlap'] = True
+    if moe and rng.random() < 0.3:
+        c['moe_dispatcher'] = 'MOE_DISPATCHER_DEEPEP'
+    if moe and rng.random() < 0.3:
+        t['moe']['load_imbalance'] = pick([1.2, 1.5])
+    pp, v = c['pipeline_parallel'], c.get('virtual_pipeline_stages', 1)
+    if pp > 1 and rng.random() < 0.3:
+        per = t['num_layers'] // (pp * v)
+        if per >= 2:
+            c['first_pipeline_stage_layers'] = v * per - 1
+            c['last_pipeline_stage_layers'] = v * per - 1
+    if rng.random() < 0.2:
+        c['rank_order'] = 'tp-cp-ep-pp-dp'
+    if rng.random() < 0.15:
+        c['placement'] = 'PLACEMENT_SCATTERED'
+    return r
 
 
 def seconds(o):
@@ -556,7 +598,8 @@ PROPERTIES = [
               if t.get('mla', {}).get('kv_lora_rank') else False), never_faster, zero_bubble),
     ('ring collectives never faster than the cheapest',
      set_config(dp_algorithm='ALGORITHM_RING', tp_algorithm='ALGORITHM_RING'), never_faster, zero_bubble),
-    ('stating packed placement changes nothing', set_config(placement='PLACEMENT_PACKED'), same, None),
+    ('stating packed placement changes nothing', stated('placement', lambda r: 'PLACEMENT_PACKED', 'config'), same,
+     None),
     ('stating stages outermost at one stage changes nothing',
      when(lambda r: r['config']['pipeline_parallel'] == 1, set_config(rank_order='tp-cp-ep-pp-dp')), same, None),
     ('stating no TP overlap outside NeMo changes nothing',
@@ -571,11 +614,19 @@ PROPERTIES = [
 
 def describe(r):
     c, w = r['config'], r['workload']
-    return '%s %s %s seq %d %s TP%d PP%d v%d DP%d CP%d EP%d mbs %d gbs %d ZeRO %d %s %s' % (
+    text = '%s %s %s seq %d %s TP%d PP%d v%d DP%d CP%d EP%d mbs %d gbs %d ZeRO %d %s %s' % (
         r['profile'], w['name'], r['framework'][10:], w['transformer']['seq_length'], w['precision'][10:],
         c['tensor_parallel'], c['pipeline_parallel'], c.get('virtual_pipeline_stages', 1), c['data_parallel'],
         c.get('context_parallel', 1), c.get('expert_parallel', 1), c['micro_batch_size'], c['global_batch_size'],
         c.get('zero_stage', 0), c['recompute'][10:], c.get('pipeline_schedule', ''))
+    # What --wide (or a variant) set beyond that.
+    extra = [k + '=' + str(c[k]) for k in ('offload', 'offload_modules', 'cpu_offload_layers', 'moe_a2a_overlap',
+                                             'moe_dispatcher', 'first_pipeline_stage_layers', 'rank_order',
+                                             'placement', 'recompute_modules', 'cuda_graphs') if c.get(k)]
+    extra += ['%s=%s' % (k, w[k]) for k in ('quant_recipe',) if w.get(k)]
+    extra += ['load_imbalance=%s' % w['transformer']['moe']['load_imbalance']
+              for _ in [0] if w['transformer'].get('moe', {}).get('load_imbalance')]
+    return text + (' [' + ' '.join(extra) + ']' if extra else '')
 
 
 def main():
@@ -586,6 +637,7 @@ def main():
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--check', action='store_true')
     ap.add_argument('-v', '--verbose', action='store_true')
+    ap.add_argument('--wide', action='store_true', help='widen each request (widen(); a seed\'s own draws)')
     a = ap.parse_args()
     run = lambda *args: subprocess.run([a.cli, '--server', a.server, '-o', 'json', *args], capture_output=True,
                                        text=True)
@@ -603,6 +655,9 @@ def main():
         SMS[name] = p.get('accelerator', {}).get('sm_count', 0)
     rng = random.Random(a.seed)
     requests = [random_request(rng, presets) for _ in range(a.requests)]
+    if a.wide:
+        extra = random.Random(a.seed * 7919 + 1)
+        requests = [widen(r, extra) for r in requests]
     try:
         answers = estimate_batch(a.cli, a.server, requests)
         base = [(r, o) for r, o in zip(requests, answers) if 'error' not in o]

@@ -330,19 +330,21 @@ double LayerOffload(const ModelCosts& model, const StageCosts& stages, const Par
   // data-parallel gathers and reductions the passes wait for, half in each pass),
   // host-bound stretches (CriticalPath).
   const double stretch_s = UnpairedEpS(c, m, s) + dp_in_passes_s / m;
-  double offload_s = m * OffloadExposedS(s, model, stretch_s);
+  const double modules_s = OffloadExposedS(s, model, stretch_s);
+  // Each micro-batch the offloaded weights (the pacing stage's), activations and
+  // CPU-offloaded layers' activations go out and come back over the host link (PCIe, or
+  // NVLink-C2C on a Grace-Blackwell tray), which they share with the modules' copies:
+  // together they hide behind the stage's critical path once (until stop 68 each kind hid
+  // behind all of it, so a shorter path exposed it twice or three times over).
+  double bytes = 0;
+  if (c.offload.weights) bytes += 2 * s.params * WeightBytesOf(model, c).held;
+  if (c.offload.activations) bytes += 2 * s.activation_bytes;
+  if (layers_out) bytes += c.cpu_offload_layers * 2 * model.layers[model.layers.size() / 2].activation_bytes;
+  if (bytes <= 0) return m * modules_s;
   const PassTimes pass = CriticalPath(s);
   const double window = pass.fwd + pass.bwd + stretch_s;
-  auto beside = [&](double bytes) { return m * std::max(0.0, bytes / hw.pcie_bytes_per_s() - ovl * window); };
-  if (c.offload.weights) offload_s += beside(2 * s.params * WeightBytesOf(model, c).held);  // the pacing stage's
-  if (c.offload.activations) offload_s += beside(2 * s.activation_bytes);
-  if (layers_out) {
-    // Each micro-batch: the offloaded layers' activations out and back over the host link
-    // (PCIe, or NVLink-C2C on a Grace-Blackwell tray) beside the stage's critical path.
-    const BlockCosts& layer = model.layers[model.layers.size() / 2];
-    offload_s += beside(c.cpu_offload_layers * 2 * layer.activation_bytes);
-  }
-  return offload_s;
+  const double link_s = bytes / hw.pcie_bytes_per_s() + 2 * s.offloaded_bytes * model.host_copy_s_per_byte;
+  return m * std::max(modules_s, link_s - ovl * window);
 }
 
 // Input pipeline (read + decode, input_pipeline.h). A node serves the replicas on it:

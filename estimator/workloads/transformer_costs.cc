@@ -74,9 +74,10 @@ AttentionSide AttentionSideOf(const ModelContext& m, const Dims& x) {
 // kernels forward (Megatron-Core MoE token dispatcher), `ep_calls` the expert-parallel
 // collectives per direction.
 BlockCosts MakeLayer(const ModelContext& m, const Dims& x, const AttentionSide& a, const Core& core, const Part& mlp,
-                     const MlpExtras& extras, double ep_s, double moe_kernels, double ep_calls) {
+                     const MlpExtras& extras, double ep_s, double moe_kernels, double ep_calls,
+                     double* host_launch_s = nullptr) {
   return AssembleLayer(m.layer, x, core, a.attn, a.resid, mlp, a.mla ? &a.mla_up : nullptr, extras, ep_s, moe_kernels,
-                       ep_calls);
+                       ep_calls, host_launch_s);
 }
 
 // A dense layer. Parameter tensors: two norms (scale, and bias for LayerNorm), four
@@ -167,7 +168,9 @@ MoeMlp MoeMlpOf(const ModelContext& m, const Dims& x) {
 // A MoE layer of `core` attention.
 BlockCosts MoeLayer(const ModelContext& m, const Dims& x, const AttentionSide& a, const MoeMlp& o, const Core& core) {
   const double ovl = m.layer.ovl;
-  BlockCosts b = MakeLayer(m, x, a, core, o.mlp, o.extras, o.dispatch.seconds, 6, o.dispatch.calls_per_direction);
+  double host_launch_s = 0;
+  BlockCosts b =
+      MakeLayer(m, x, a, core, o.mlp, o.extras, o.dispatch.seconds, 6, o.dispatch.calls_per_direction, &host_launch_s);
   if (m.shape.moe_a2a_overlap) {
     // Megatron-Core's combined 1F1B runs one micro-batch's forward of a layer beside
     // another's backward of it (TransformerLayerSchedulePlan.run,
@@ -188,7 +191,12 @@ BlockCosts MoeLayer(const ModelContext& m, const Dims& x, const AttentionSide& a
                           std::min(a2a, ovl * (o.mlp.wgrad_s + mlp_f)) + std::min(a2a, ovl * attn_b);
     const double sm_share = m.hw.sm_count() > 0 ? std::min(1.0, kEpCommSms / m.hw.sm_count()) : 0;
     // Of that, the schedule hides ep_overlap_efficiency (measured: the zoo's Qwen3 pair).
-    b.ep_paired_saving_s = m.hw.ep_overlap_efficiency() * (hidden - hidden * sm_share);
+    // A paired step launches both micro-batches' kernels: where the host sets the pace,
+    // hiding GPU work shortens the layer no further than the host's launches (until stop
+    // 68 it took the hidden all-to-all off a host-bound layer too, so that a faster
+    // network, which hid less, made it slower).
+    const double saving = m.hw.ep_overlap_efficiency() * (hidden - hidden * sm_share);
+    b.ep_paired_saving_s = std::min(saving, std::max(0.0, b.TotalS() - host_launch_s));
     b.ep_s -= b.ep_paired_saving_s;
   }
   // Useful FLOPs are the balanced ones: the busiest GPU's excess is waiting, not work.
