@@ -156,7 +156,17 @@ def zero_bubble(r):
 
 
 def offloads(r):
-    return r['config'].get('cpu_offload_layers', 0) > 0
+    # Activations moved to the host (CPU-offloaded layers, named modules, offload.activations):
+    # recompute shrinks what is moved, so it may run faster.
+    c = r['config']
+    return c.get('cpu_offload_layers', 0) > 0 or bool(c.get('offload_modules')) or \
+        bool(c.get('offload', {}).get('activations'))
+
+
+def offloads_weights(r):
+    # ZeRO-Infinity-style weights on the host: a higher stage adds gather buffers beside
+    # weights that already left the GPU.
+    return bool(r['config'].get('offload', {}).get('weights'))
 
 
 def recompute_exempt(r):
@@ -539,7 +549,7 @@ PROPERTIES = [
                                                                           ffn_hidden_size=2 * t.get('ffn_hidden_size', 4 * t['hidden_size']))),
      never_faster, zero_bubble),
     ('a higher ZeRO stage never more memory', when(lambda r: r['config']['data_parallel'] > 1, higher_zero),
-     never_more_memory, leaves_remainders),
+     never_more_memory, lambda r: leaves_remainders(r) or offloads_weights(r)),
     ('fp8_param_gather never more memory', when(fp8_sharded, set_config(fp8_param_gather=True)), never_more_memory,
      None),
     ('fp8_param_gather never slower', when(fp8_sharded, set_config(fp8_param_gather=True)), never_slower, None),

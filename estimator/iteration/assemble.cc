@@ -440,7 +440,9 @@ void AssembleShared(const ModelCosts& model, const StageCosts& stages, const Par
     t.offload_s += shard * (GradientBytesOf(model, c).reduced + WeightBytesOf(model, c).held) /
                    hw.pcie_bytes_per_s();
   } else {
-    t.optimizer_s = hw.MemoryTime(shard * step.bytes_per_param) + MuonStepS(model, c, stages.slowest_layers);
+    // (Every stage steps its own layers and the iteration waits for the longest: Muon's
+    // per-layer orthogonalisation on the stage of the most layers, not the pacing one.)
+    t.optimizer_s = hw.MemoryTime(shard * step.bytes_per_param) + MuonStepS(model, c, stages.max_stage_layers);
   }
   // The step's kernels are launched from the host like the layers' (a distributed
   // optimizer's rank updates a 1/dp share of the tensors); what their launches take

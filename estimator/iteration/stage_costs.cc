@@ -78,6 +78,11 @@ class Chunks {
   }
   int v() const { return chunks_ / pp_; }
   int Begin(int chunk) const { return begins_[chunk]; }
+  int Layers(int stage) const {
+    int n = 0;
+    for (int chunk = stage; chunk < chunks_; chunk += pp_) n += Begin(chunk + 1) - Begin(chunk);
+    return n;
+  }
   // The stage's time per micro-batch (its chunks, and the embedding / head on the end
   // stages), from the prefix sums.
   double TotalS(int stage) const {
@@ -270,6 +275,8 @@ StageCosts ComputeStageCosts(const ModelCosts& given, int pp, int v, int first_l
   double sum_total = 0, sum_pace = 0, slowest = 0;
   int slowest_stage = 0;
   for (int stage = 0; stage < pp; ++stage) {
+    out.max_stage_layers =
+        std::max(out.max_stage_layers, chunks.Layers(stage) + (stage == pp - 1 ? model.mtp_layers : 0));
     const double total = chunks.TotalS(stage);
     sum_total += total;
     const double pace = total + chunks.ExposedCopiesS(stage);

@@ -55,6 +55,9 @@ struct StageCosts {
   // slowest stage's).
   double mean_compute_s = 0;
   int slowest_layers = 0;        // transformer / graph layers on the slowest stage
+  // The most transformer / graph layers any stage holds, the last stage's MTP depths
+  // counted (what a per-layer optimizer step, Muon's, takes longest on).
+  int max_stage_layers = 0;
   StageMemory first;             // stage 0 (most micro-batches in flight, embedding)
   StageMemory last;              // stage pp - 1 (LM head, logits)
   // Middle stages that may hold more than the first (in pipeline order), `middles` of them.

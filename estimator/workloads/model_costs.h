@@ -222,6 +222,7 @@ struct ModelCosts {
   // finalize_model_grads.py _allreduce_word_embedding_grads over the embedding group;
   // DeepSpeed's pipeline engine, ReduceTiedGrads). Parameters of one GPU; 0 otherwise.
   double stage_embedding_copy_params = 0;
+  int mtp_layers = 0;              // multi-token prediction depths, on the last stage (in post)
   double tokens_per_sample = 1;    // 0 for non-sequence workloads
   double model_flops_per_sample = 0;  // useful FLOPs for one sample, whole model, fwd+bwd
   double weight_bytes_per_param = 0;

@@ -121,6 +121,7 @@ void AddMultiTokenPrediction(const Dims& x, const TransformerSpec& spec, const H
   depth.tensors += 3;
   depth.weight_tensors += 1;
   for (int d = 0; d < spec.mtp_num_layers; ++d) out->post.Add(depth);
+  out->mtp_layers = spec.mtp_num_layers;
 }
 
 }  // namespace paraplan::transformer
