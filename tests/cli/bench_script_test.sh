@@ -4,7 +4,8 @@
 # (SCRIPT relative to the repository root where it names a folder), failing when the
 # script does. Used for bench/qwen3_moe_dev.py --check (the Qwen3-235B runs of
 # ../shared/data: none rejected, none that ran predicted not to fit),
-# bench/bridge_configs_check.py --check (Megatron-Bridge's shipped configurations) and
+# bench/bridge_configs_check.py --check (Megatron-Bridge's shipped configurations),
+# bench/plan_consistency.py (the planner against the estimator) and
 # scripts/check_transcripts.py (the docs' command transcripts as the CLI prints them).
 # usage: bench_script_test.sh PARAPLAN_SERVER PARAPLAN_CLI SCRIPT [ARGS...]
 set -euo pipefail
