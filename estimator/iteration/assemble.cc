@@ -154,8 +154,15 @@ void MoveToHost(const ModelCosts& model, const ParallelConfig& c, const StageMem
     mb->optimizer_bytes = 0;
   }
   if (c.offload.weights) {
-    // Stream weights per chunk: keep two chunks' worth on the GPU (double buffering).
-    const double keep = std::min(1.0, 2.0 / std::max(1.0, double(model.layers.size()) / c.pipeline_parallel));
+    // Weights streamed module by module: the GPU keeps two of them (the one computing and
+    // the one prefetched, double buffering), the stage's largest: a layer, or the
+    // embedding or LM head on an end stage (until stop 68 two layers' share of the whole
+    // stage, so a deeper model, whose share shrank, kept less of its LM head than the
+    // head itself).
+    const bool last = st.index == c.pipeline_parallel - 1;
+    const double largest = std::max({model.max_layer_dense_params + model.max_layer_expert_params,
+                                     st.index == 0 ? model.pre.params : 0.0, last ? model.post.params : 0.0});
+    const double keep = st.params > 0 ? std::min(1.0, 2 * largest / st.params) : 1.0;
     mb->host_bytes += mb->weights_bytes * (1 - keep);
     mb->weights_bytes *= keep;
   }
