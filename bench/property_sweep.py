@@ -37,7 +37,9 @@ Known exemptions, each a documented limit of the model (docs/model.md): zero-bub
 schedules (their fill on a host-bound stage), NeMo's BF16 Adam going from ZeRO 1 to 2 (the
 distributed optimizer's master remainders, which Megatron-FSDP does not keep), torchtitan's
 op-level checkpointing under
-FP8 (what torchao's linears save), recompute beside CPU offloading (recompute
+FP8 or FP4 (what torchao's linears save), twice the replicas under scattered placement
+(denser nodes), a higher ZeRO stage beside offloaded weights (its gather buffers),
+recompute beside any activation offloading (recompute
 shrinks what is moved, so it may run faster), DeepSpeed ZeRO-3 going from selective to
 full recompute (its reuse distance keeps the last layer's tensors gathered into the
 recomputed forward: fewer gathers, which a gather-bound step feels), flash attention beside selective recompute
@@ -362,8 +364,16 @@ def weak_dp(r):
 
 def titan_fp8_sac(r):
     # torchtitan's op-level checkpointing keeps its matmuls' 16-bit outputs where the FP8
-    # linears keep 1-byte inputs (docs/model.md, torchao's saved input: a lead for a GPU).
-    return r['framework'] == 'FRAMEWORK_TORCHTITAN' and r['workload'].get('precision') == 'PRECISION_FP8'
+    # (or FP4) linears keep their quantised inputs (docs/model.md, torchao's saved input: a
+    # lead for a GPU).
+    return r['framework'] == 'FRAMEWORK_TORCHTITAN' and r['workload'].get('precision') in ('PRECISION_FP8',
+                                                                                         'PRECISION_FP4')
+
+
+def scattered(r):
+    # Scattered placement spreads a job's nodes evenly over the cluster: twice the replicas
+    # sit twice as densely, so groups that left a domain may stay in one.
+    return r['config'].get('placement') == 'PLACEMENT_SCATTERED'
 
 
 def unsharded_step(r):
@@ -527,7 +537,8 @@ PROPERTIES = [
     ('a power limit never faster', scaled(power_limit, 0.7), never_faster, zero_bubble),
     ('2x GPU memory changes nothing', scaled(capacity, 2), same, None),
     ('2x host cores never slower', scaled(host_cores, 2), never_slower, None),
-    ('twice the data parallel (weak) never faster', when(unsharded_step, weak_dp), never_faster, mixes_sm_shares),
+    ('twice the data parallel (weak) never faster', when(unsharded_step, weak_dp), never_faster,
+     lambda r: mixes_sm_shares(r) or scattered(r)),
     ('twice the data parallel (weak) never more memory',
      when(lambda r: r['config']['data_parallel'] > 1, weak_dp), never_more_memory, None),
     ('sequence_parallel never more memory', when(lambda r: r['config']['tensor_parallel'] > 1,
