@@ -273,6 +273,7 @@ double DpExposed(const DpContext& x, const DpTraffic& t, double beside_dp, doubl
     return shared + beside(rest, held * (rest / seconds), window);
   };
   double first = 0, last = 0;
+  double outside = 0;  // of first and last, what runs before the first forward or after the last backward
   if (SyncsPerModelChunk(x.c)) {
     // Chunk 0's share waits for nothing to hide behind (its gather before the first
     // forward, its reduction after the last backward); the other chunks' run beside p
@@ -287,6 +288,7 @@ double DpExposed(const DpContext& x, const DpTraffic& t, double beside_dp, doubl
     first = chunked(t.first_fwd, t.first_fwd_held, x.mb.fwd);
     // (Chunk 0's share runs after the backward, sharing no link.)
     last = t.last_bwd * per_chunk + beside_bwd(rest * t.last_bwd, rest * t.last_bwd_held, passes * x.mb.bwd);
+    outside = (t.first_fwd + t.last_bwd) * per_chunk;
   } else {
     first = beside(t.first_fwd, t.first_fwd_held, x.mb.fwd);
     last = beside_bwd(t.last_bwd, t.last_bwd_held, x.mb.bwd);
@@ -295,7 +297,11 @@ double DpExposed(const DpContext& x, const DpTraffic& t, double beside_dp, doubl
       m * beside_bwd(t.every_bwd, t.every_bwd_held, x.mb.bwd) +
       m * layers *
           (beside(t.layer_fwd, t.layer_fwd_held, x.layer.fwd) + beside(t.layer_bwd, t.layer_bwd_held, x.layer.bwd));
-  if (in_passes_s != nullptr) *in_passes_s = in_passes;
+  // The first forward's gathers and the last backward's reductions lengthen those passes
+  // as the others' do theirs: the copy engines run on beside all of it (until stop 69
+  // only beside the others', so with one micro-batch a longer pass hid its time twice,
+  // once under the reductions and once under the copies).
+  if (in_passes_s != nullptr) *in_passes_s = in_passes + first + last - outside;
   return t.exposed + first + last + in_passes;
 }
 

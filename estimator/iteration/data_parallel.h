@@ -84,7 +84,9 @@ void DataParallelCalls(const DataParallelInputs& in, const DpGroups& groups, dou
 // backward runs (pipeline sends, TP groups across nodes), with which an overlapped
 // reduction over the network shares the node's NICs. `in_passes_s`, when given, receives
 // the part exposed inside the micro-batches' passes (every micro-batch's reductions, the
-// layers' gathers), where the GPU's copy engines run on beside it.
+// layers' gathers, the first forward's gathers and the last backward's reductions but
+// for what a per-chunk sync runs before or after all passes), where the GPU's copy
+// engines run on beside it.
 double DataParallelExposed(const DataParallelInputs& in, const DpGroups& groups, double dense, double expert,
                            double beside_dp, int m, const DpCallTimes& calls, double* in_passes_s = nullptr);
 
