@@ -184,11 +184,21 @@ BlockCosts MoeLayer(const ModelContext& m, const Dims& x, const AttentionSide& a
     const double bw = m.hw.hbm_bytes_per_s();
     const double mlp_f = o.mlp.matmul_fwd_s + o.mlp.mem_fwd_bytes / bw;
     const double mlp_b = o.mlp.matmul_bwd_s + (2 * o.mlp.mem_fwd_bytes + o.mlp.mem_bwd_bytes) / bw;
-    const double attn_f = std::max(0.0, b.fwd_s - mlp_f);
-    const double attn_b = std::max(0.0, b.bwd_s + b.recompute_s - mlp_b);
+    // Where the host sets a pass's pace, its stretches last as long as the host's launches
+    // of them (the all-to-all runs on its own stream meanwhile): each pass's stretches
+    // lengthened by its host-bound excess, spread over its compute (until stop 69 they
+    // lasted their GPU time alone, so faster GPUs, which left a host-bound pass no shorter,
+    // hid less of the all-to-all and slowed the layer).
+    const double fwd_wall = b.fwd_s > 0 ? (b.fwd_s + b.host_fwd_s) / b.fwd_s : 1;
+    const double bwd_gpu = b.bwd_s + b.recompute_s;
+    const double bwd_wall = bwd_gpu > 0 ? (bwd_gpu + b.host_s - b.host_fwd_s) / bwd_gpu : 1;
+    const double attn_f = fwd_wall * std::max(0.0, b.fwd_s - mlp_f);
+    const double attn_b = bwd_wall * std::max(0.0, bwd_gpu - mlp_b);
     const double a2a = b.ep_s / 4;
-    const double hidden = std::min(a2a, ovl * attn_f) + std::min(a2a, ovl * std::max(0.0, mlp_b - o.mlp.wgrad_s)) +
-                          std::min(a2a, ovl * (o.mlp.wgrad_s + mlp_f)) + std::min(a2a, ovl * attn_b);
+    const double hidden = std::min(a2a, ovl * attn_f) +
+                          std::min(a2a, ovl * bwd_wall * std::max(0.0, mlp_b - o.mlp.wgrad_s)) +
+                          std::min(a2a, ovl * (bwd_wall * o.mlp.wgrad_s + fwd_wall * mlp_f)) +
+                          std::min(a2a, ovl * attn_b);
     const double sm_share = m.hw.sm_count() > 0 ? std::min(1.0, kEpCommSms / m.hw.sm_count()) : 0;
     // Of that, the schedule hides ep_overlap_efficiency (measured: the zoo's Qwen3 pair).
     // A paired step launches both micro-batches' kernels: where the host sets the pace,
