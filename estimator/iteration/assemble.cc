@@ -315,10 +315,18 @@ double A2aPairedShare(const ParallelConfig& c, int m) {
   return total > 0 ? std::max(0.0, total - alone) / total : 0.0;
 }
 
-// Per micro-batch, the all-to-all that moe_a2a_overlap's unpaired steps pay beyond the
-// slowest stage's ep_s (which counts every step paired).
-double UnpairedEpS(const ParallelConfig& c, int m, const BlockCosts& s) {
-  return s.ep_paired_saving_s > 0 ? (1 - A2aPairedShare(c, m)) * s.ep_paired_saving_s : 0;
+// Per micro-batch, what moe_a2a_overlap's unpaired steps pay beyond the slowest stage's
+// ep_s and host_s (which count every step paired): the all-to-all a paired step hides and
+// the host-bound time it pools (PairLayer).
+struct Unpaired {
+  double ep_s = 0, host_s = 0, host_fwd_s = 0;
+  // By pass: the all-to-all half each way, as ep_s; the host's time where it was.
+  PassTimes Passes() const { return {0.5 * ep_s + host_fwd_s, 0.5 * ep_s + host_s - host_fwd_s}; }
+};
+Unpaired UnpairedS(const ParallelConfig& c, int m, const BlockCosts& s) {
+  if (!(s.ep_paired_saving_s > 0 || s.host_paired_saving_s > 0)) return {};
+  const double alone = 1 - A2aPairedShare(c, m);
+  return {alone * s.ep_paired_saving_s, alone * s.host_paired_saving_s, alone * s.host_paired_saving_fwd_s};
 }
 
 // Offloaded weights, activations, modules' saved tensors and CPU-offloaded layers
@@ -333,11 +341,13 @@ double LayerOffload(const ModelCosts& model, const StageCosts& stages, const Par
   if (!c.offload.weights && !c.offload.activations && !layers_out && s.offloaded_bytes <= 0) return 0;
   const double ovl = hw.overlap_efficiency();
   // The copies run on their own engines beside the stage's whole critical path: compute,
-  // exposed collectives (with the all-to-all moe_a2a_overlap's unpaired steps pay and the
+  // exposed collectives (with what moe_a2a_overlap's unpaired steps pay and the
   // data-parallel gathers and reductions the passes wait for, half in each pass),
   // host-bound stretches (CriticalPath).
-  const double stretch_s = UnpairedEpS(c, m, s) + dp_in_passes_s / m;
-  const double modules_s = OffloadExposedS(s, model, stretch_s);
+  PassTimes beside = UnpairedS(c, m, s).Passes();
+  beside.fwd += 0.5 * dp_in_passes_s / m;
+  beside.bwd += 0.5 * dp_in_passes_s / m;
+  const double modules_s = OffloadExposedS(s, model, beside);
   // Each micro-batch the offloaded weights (the pacing stage's), activations and
   // CPU-offloaded layers' activations go out and come back over the host link (PCIe, or
   // NVLink-C2C on a Grace-Blackwell tray), which they share with the modules' copies:
@@ -349,7 +359,7 @@ double LayerOffload(const ModelCosts& model, const StageCosts& stages, const Par
   if (layers_out) bytes += c.cpu_offload_layers * 2 * model.layers[model.layers.size() / 2].activation_bytes;
   if (bytes <= 0) return m * modules_s;
   const PassTimes pass = CriticalPath(s);
-  const double window = pass.fwd + pass.bwd + stretch_s;
+  const double window = pass.fwd + pass.bwd + beside.fwd + beside.bwd;
   const double link_s = bytes / hw.pcie_bytes_per_s() + 2 * s.offloaded_bytes * model.host_copy_s_per_byte;
   return m * std::max(modules_s, link_s - ovl * window);
 }
@@ -428,7 +438,8 @@ void AssembleShared(const ModelCosts& model, const StageCosts& stages, const Par
   t.tp_comm_s = m * (s.tp_fwd_s + s.tp_bwd_s);
   t.spatial_comm_s = m * (s.spatial_fwd_s + s.spatial_bwd_s);
   t.cp_comm_s = m * s.cp_s;
-  t.ep_comm_s = m * (s.ep_s + UnpairedEpS(c, m, s));
+  const Unpaired unpaired = UnpairedS(c, m, s);
+  t.ep_comm_s = m * (s.ep_s + unpaired.ep_s);
   const double wgrad_share = stages.slowest_total_s > 0 ? s.wgrad_s / stages.slowest_total_s : 0;
   // The fill and drain run each stage at its pace: its compute and the offload copies it
   // cannot hide (a stage's forwards and backwards in the warm-up and cool-down move the
@@ -485,7 +496,7 @@ void AssembleShared(const ModelCosts& model, const StageCosts& stages, const Par
 
   // Framework overhead: per iteration, plus host-bound kernel launch time (the stage's
   // launches beyond its GPU time, every micro-batch, and the optimizer step's).
-  t.overhead_s = hw.iteration_overhead_s() + m * (s.host_s + hp_grad_host_s) + optimizer_host_s;
+  t.overhead_s = hw.iteration_overhead_s() + m * (s.host_s + unpaired.host_s + hp_grad_host_s) + optimizer_host_s;
   InputLoading(c, sys, m, out);
 }
 
@@ -496,7 +507,7 @@ void AssembleVariant(const ModelCosts& model, const StageCosts& stages, const Pa
   const int m = std::max(1, c.NumMicroBatches());
   const BlockCosts& s = stages.slowest;
   TimeBreakdown& t = out->time;
-  const DataParallelInputs dp{model, stages, c, coll, hw, UnpairedEpS(c, m, s)};
+  const DataParallelInputs dp{model, stages, c, coll, hw, UnpairedS(c, m, s).Passes()};
   VariantCache::Entry local;
   VariantCache::Entry& order = cache != nullptr ? cache->by_order[c.rank_order == RankOrder::kTpCpEpDpPp ? 0 : 1]
                                                 : local;

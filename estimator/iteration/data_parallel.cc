@@ -342,8 +342,8 @@ double DataParallelExposed(const DataParallelInputs& in, const DpGroups& groups,
                            double beside_dp, int m, const DpCallTimes& calls, double* in_passes_s) {
   const double layers = std::max(1, in.stages.slowest_layers);
   DpWindows mb = CriticalPath(in.stages.slowest);
-  mb.fwd += 0.5 * in.unpaired_ep_s;  // dispatch and combine each way, as ep_s
-  mb.bwd += 0.5 * in.unpaired_ep_s;
+  mb.fwd += in.unpaired.fwd;
+  mb.bwd += in.unpaired.bwd;
   const DpContext dpx{in.model, in.stages, in.c, in.coll, in.hw, m, mb, {mb.fwd / layers, mb.bwd / layers}};
   DpTraffic traffic;
   AddDpTraffic(dpx, groups.dense, dense, false, calls.dense, &traffic);

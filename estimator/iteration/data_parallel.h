@@ -56,10 +56,10 @@ struct DataParallelInputs {
   const ParallelConfig& c;  // normalized
   const Collectives& coll;
   const Hardware& hw;
-  // Per micro-batch, the expert all-to-all time on the critical path beyond
-  // stages.slowest.ep_s: what moe_a2a_overlap's pairing saves there but its unpaired
+  // Per micro-batch, the expert all-to-all and host-bound time on the critical path
+  // beyond stages.slowest's: what moe_a2a_overlap's pairing saves there but its unpaired
   // steps (the first forward, the last backward, a pipeline's warm-up and cool-down) pay.
-  double unpaired_ep_s = 0;
+  PassTimes unpaired;
 };
 
 // Seconds a call of one group's collectives takes (0 where the ZeRO stage runs none):

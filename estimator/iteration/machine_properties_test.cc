@@ -233,11 +233,12 @@ TEST(MachineProperties, FasterNetworkNeverSlowsAHostBoundPairedLayer) {
   EXPECT_LE(fast->iteration_time_s, base->iteration_time_s) << Breakdowns(*base, *fast);
 }
 
-// A pass the host sets the pace of lasts as long as its launches, and the other
-// micro-batch's all-to-all hides behind that much: faster memory, which leaves a
-// host-bound forward no shorter, hides no less (Qwen3-235B, TP 4, EP 4, on 16 B200s:
-// +0.3 % with twice the HBM bandwidth while the stretches lasted their GPU time,
-// property_sweep.py --wide seed 101).
+// A paired step of the combined 1F1B launches both micro-batches' kernels from one host
+// thread: it takes the longer of the GPU's work less the hidden all-to-all and the host's
+// launches of both passes. Faster memory, which leaves a host-bound forward no shorter,
+// never slows it (Qwen3-235B, TP 4, EP 4, on 16 B200s: +0.3 % with twice the HBM
+// bandwidth while each pass's host-bound excess stood apart and the shorter GPU work hid
+// less, property_sweep.py --wide seed 101).
 TEST(MachineProperties, FasterMemoryNeverSlowsAPairedLayerWithAHostBoundPass) {
   const Workload w = testing::Model("qwen3-235b-a22b");
   ParallelConfig c = testing::Config(4, 1, 4, 2, 128, Recompute::kSelective);
@@ -255,6 +256,31 @@ TEST(MachineProperties, FasterMemoryNeverSlowsAPairedLayerWithAHostBoundPass) {
   ASSERT_TRUE(base.ok() && fast.ok()) << base.status() << fast.status();
   ASSERT_GT(fast->time.overhead_s, 2 * base->time.overhead_s);  // the host sets more of the pace
   EXPECT_LE(fast->iteration_time_s, base->iteration_time_s) << Breakdowns(*base, *fast);
+}
+
+// The same pooling, from the other side: a busier busiest expert adds GPU work to the
+// paired step whose host sets the pace, and hides a larger all-to-all behind more compute,
+// but the pair still takes the host's launches, never less (GPT-OSS-120B on 32 A100s, TP
+// 4, CP 4, EP 2, CUDA graphs: 0.8 % faster at 1.2x the imbalance while the GPU-bound
+// pass hid more and the host-bound one stayed as long, --wide seed 101).
+TEST(MachineProperties, MoreImbalanceNeverSpeedsAHostBoundPairedLayer) {
+  Workload w = testing::Model("gpt-oss-120b");
+  ParallelConfig c = testing::Config(4, 1, 2, 2, 64, Recompute::kSelective);
+  c.context_parallel = 4;
+  c.expert_parallel = 2;
+  c.sequence_parallel = true;
+  c.overlap_grad_reduce = true;
+  c.cuda_graphs = true;
+  c.moe_a2a_overlap = true;
+  c.moe_dispatcher = MoeDispatcher::kDeepEp;
+  const SystemProfile p = testing::Profile("dgx-a100-80gb");
+  w.transformer.moe.load_imbalance = 1;
+  absl::StatusOr<Estimate> even = EstimateIteration(w, c, p);
+  w.transformer.moe.load_imbalance = 1.2;
+  absl::StatusOr<Estimate> busier = EstimateIteration(w, c, p);
+  ASSERT_TRUE(even.ok() && busier.ok()) << even.status() << busier.status();
+  ASSERT_GT(even->time.overhead_s, even->time.compute_s);  // the host sets the pace
+  EXPECT_GE(busier->iteration_time_s, even->iteration_time_s) << Breakdowns(*even, *busier);
 }
 
 TEST(MachineProperties, FasterMemoryNeverSlower) {

@@ -83,6 +83,8 @@ BlockCosts BlockCosts::Between(const BlockCosts& from, const BlockCosts& to) {
   d.cp_fwd_s = to.cp_fwd_s - from.cp_fwd_s;
   d.ep_s = to.ep_s - from.ep_s;
   d.ep_paired_saving_s = to.ep_paired_saving_s - from.ep_paired_saving_s;
+  d.host_paired_saving_s = to.host_paired_saving_s - from.host_paired_saving_s;
+  d.host_paired_saving_fwd_s = to.host_paired_saving_fwd_s - from.host_paired_saving_fwd_s;
   d.host_s = to.host_s - from.host_s;
   d.host_fwd_s = to.host_fwd_s - from.host_fwd_s;
   d.wgrad_s = to.wgrad_s - from.wgrad_s;

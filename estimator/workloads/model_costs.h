@@ -99,6 +99,10 @@ struct BlockCosts {
   // pairs one micro-batch's forward with another's backward; ep_s counts it hidden, and
   // the steps that run alone pay it back (Assemble: A2aPairedShare).
   double ep_paired_saving_s = 0;
+  // Of the host-bound time, what such a paired step takes off by launching both micro-
+  // batches' kernels as one stretch beside both passes' GPU work (host_s counts it off).
+  double host_paired_saving_s = 0;
+  double host_paired_saving_fwd_s = 0;  // of which in forward
   double host_s = 0;          // host-bound launch time beyond the GPU's, fwd + bwd + recompute
   double host_fwd_s = 0;      // of which in forward
   double wgrad_s = 0;         // weight-gradient GEMMs (part of bwd_s; zero-bubble's W)
@@ -141,6 +145,8 @@ struct BlockCosts {
     cp_fwd_s += o.cp_fwd_s;
     ep_s += o.ep_s;
     ep_paired_saving_s += o.ep_paired_saving_s;
+    host_paired_saving_s += o.host_paired_saving_s;
+    host_paired_saving_fwd_s += o.host_paired_saving_fwd_s;
     host_s += o.host_s;
     host_fwd_s += o.host_fwd_s;
     wgrad_s += o.wgrad_s;
@@ -289,16 +295,16 @@ inline PassTimes CriticalPath(const BlockCosts& b) {
 // of `b` go out on a copy stream during its forward and come back during its backward,
 // hidden behind that pass's critical path (CriticalPath: the copy engines run on while
 // the compute stream waits for a collective or a launch) as far as it lasts. The copies'
-// seconds per micro-batch beyond it. `unpaired_ep_s`: the all-to-all per micro-batch that
-// moe_a2a_overlap's unpaired steps pay beyond b.ep_s (which counts every step paired),
-// half in each pass: the copies run beside it too.
-inline double OffloadExposedS(const BlockCosts& b, const ModelCosts& m, double unpaired_ep_s = 0) {
+// seconds per micro-batch beyond it. `beside`: what each pass waits for per micro-batch
+// beyond CriticalPath(b) (the all-to-all and host-bound time moe_a2a_overlap's unpaired
+// steps pay beyond b's, which counts every step paired; other streams' exposed waits):
+// the copies run beside it too.
+inline double OffloadExposedS(const BlockCosts& b, const ModelCosts& m, PassTimes beside = {}) {
   if (b.offloaded_bytes <= 0) return 0;
   const double copy = b.offloaded_bytes * m.host_copy_s_per_byte;
   const PassTimes pass = CriticalPath(b);
-  const double alone = 0.5 * unpaired_ep_s;
-  return std::max(0.0, copy - m.copy_overlap * (pass.fwd + alone)) +
-         std::max(0.0, copy - m.copy_overlap * (pass.bwd + alone));
+  return std::max(0.0, copy - m.copy_overlap * (pass.fwd + beside.fwd)) +
+         std::max(0.0, copy - m.copy_overlap * (pass.bwd + beside.bwd));
 }
 
 // The optimizer's fp32 cast of a 16-bit gradient tensor (`main_grad.float()`) moves 2 + 4

@@ -165,6 +165,30 @@ MoeMlp MoeMlpOf(const ModelContext& m, const Dims& x) {
   return o;
 }
 
+// A paired step of the combined 1F1B: one host thread launches both micro-batches'
+// kernels, forward and backward interleaved, so the pair takes the longer of the GPU's
+// work (less the all-to-all `hidden` behind the other's compute) and the host's launches
+// of both (`host_launch_s`), the host's time pooled over the two passes: a pass's
+// host-bound stretch runs beside the other's GPU work. Takes both off `b` (ep_s and
+// host_s count every step paired) and records them for the unpaired steps to pay back.
+// (Until stop 68 the hidden all-to-all came off a host-bound layer too, so a faster
+// network, which hid less, made it slower; until stop 69 each pass's host-bound excess
+// stayed apart, so a GPU-bound pass's growth hid more of the all-to-all while the other
+// pass's host still set its length: more routing imbalance ran faster.)
+void PairLayer(double host_launch_s, double hidden, BlockCosts* b) {
+  const double gpu = b->TotalS() - b->host_s;
+  const double ep = std::min(hidden, std::max(0.0, gpu - host_launch_s));
+  const double host = std::max(0.0, host_launch_s - (gpu - ep));
+  b->ep_paired_saving_s = ep;
+  b->ep_s -= ep;
+  // (The host-bound time that remains keeps its passes' proportions.)
+  const double host_fwd = b->host_s > 0 ? b->host_fwd_s * (host / b->host_s) : 0;
+  b->host_paired_saving_s = b->host_s - host;
+  b->host_paired_saving_fwd_s = b->host_fwd_s - host_fwd;
+  b->host_s = host;
+  b->host_fwd_s = host_fwd;
+}
+
 // A MoE layer of `core` attention.
 BlockCosts MoeLayer(const ModelContext& m, const Dims& x, const AttentionSide& a, const MoeMlp& o, const Core& core) {
   const double ovl = m.layer.ovl;
@@ -184,30 +208,15 @@ BlockCosts MoeLayer(const ModelContext& m, const Dims& x, const AttentionSide& a
     const double bw = m.hw.hbm_bytes_per_s();
     const double mlp_f = o.mlp.matmul_fwd_s + o.mlp.mem_fwd_bytes / bw;
     const double mlp_b = o.mlp.matmul_bwd_s + (2 * o.mlp.mem_fwd_bytes + o.mlp.mem_bwd_bytes) / bw;
-    // Where the host sets a pass's pace, its stretches last as long as the host's launches
-    // of them (the all-to-all runs on its own stream meanwhile): each pass's stretches
-    // lengthened by its host-bound excess, spread over its compute (until stop 69 they
-    // lasted their GPU time alone, so faster GPUs, which left a host-bound pass no shorter,
-    // hid less of the all-to-all and slowed the layer).
-    const double fwd_wall = b.fwd_s > 0 ? (b.fwd_s + b.host_fwd_s) / b.fwd_s : 1;
-    const double bwd_gpu = b.bwd_s + b.recompute_s;
-    const double bwd_wall = bwd_gpu > 0 ? (bwd_gpu + b.host_s - b.host_fwd_s) / bwd_gpu : 1;
-    const double attn_f = fwd_wall * std::max(0.0, b.fwd_s - mlp_f);
-    const double attn_b = bwd_wall * std::max(0.0, bwd_gpu - mlp_b);
+    const double attn_f = std::max(0.0, b.fwd_s - mlp_f);
+    const double attn_b = std::max(0.0, b.bwd_s + b.recompute_s - mlp_b);
     const double a2a = b.ep_s / 4;
-    const double hidden = std::min(a2a, ovl * attn_f) +
-                          std::min(a2a, ovl * bwd_wall * std::max(0.0, mlp_b - o.mlp.wgrad_s)) +
-                          std::min(a2a, ovl * (bwd_wall * o.mlp.wgrad_s + fwd_wall * mlp_f)) +
-                          std::min(a2a, ovl * attn_b);
+    const double hidden = std::min(a2a, ovl * attn_f) + std::min(a2a, ovl * std::max(0.0, mlp_b - o.mlp.wgrad_s)) +
+                          std::min(a2a, ovl * (o.mlp.wgrad_s + mlp_f)) + std::min(a2a, ovl * attn_b);
     const double sm_share = m.hw.sm_count() > 0 ? std::min(1.0, kEpCommSms / m.hw.sm_count()) : 0;
     // Of that, the schedule hides ep_overlap_efficiency (measured: the zoo's Qwen3 pair).
-    // A paired step launches both micro-batches' kernels: where the host sets the pace,
-    // hiding GPU work shortens the layer no further than the host's launches (until stop
-    // 68 it took the hidden all-to-all off a host-bound layer too, so that a faster
-    // network, which hid less, made it slower).
     const double saving = m.hw.ep_overlap_efficiency() * (hidden - hidden * sm_share);
-    b.ep_paired_saving_s = std::min(saving, std::max(0.0, b.TotalS() - host_launch_s));
-    b.ep_s -= b.ep_paired_saving_s;
+    PairLayer(host_launch_s, saving, &b);
   }
   // Useful FLOPs are the balanced ones: the busiest GPU's excess is waiting, not work.
   b.model_flops -= 3 * o.routed.flops_fwd * (1 - 1 / m.spec.moe.load_imbalance);
