@@ -353,9 +353,23 @@ double LayerOffload(const ModelCosts& model, const StageCosts& stages, const Par
   // NVLink-C2C on a Grace-Blackwell tray), which they share with the modules' copies:
   // together they hide behind the stage's critical path once (until stop 68 each kind hid
   // behind all of it, so a shorter path exposed it twice or three times over).
+  // The weights and activations are the most any stage holds, hidden behind the pacing
+  // stage's path: where a stage of more layers moves more beside an end stage that paces
+  // (with its head or MTP depths), that stage's exposure bounds the pace, at most
+  // (1 - ovl) x the paths' difference over (until stop 69 the pacing stage's own, so one
+  // more MTP layer that moved the pace to Kimi-K2's last stage made it 22 % faster).
+  double params = s.params, activations = s.activation_bytes;
+  if (c.offload.weights || c.offload.activations) {
+    MemoryStageList held;
+    const int n = MemoryStages(stages, &held);
+    for (int i = 0; i < n; ++i) {
+      params = std::max(params, held[i]->params);
+      activations = std::max(activations, held[i]->activation_bytes_per_mb);
+    }
+  }
   double bytes = 0;
-  if (c.offload.weights) bytes += 2 * s.params * WeightBytesOf(model, c).held;
-  if (c.offload.activations) bytes += 2 * s.activation_bytes;
+  if (c.offload.weights) bytes += 2 * params * WeightBytesOf(model, c).held;
+  if (c.offload.activations) bytes += 2 * activations;
   if (layers_out) bytes += c.cpu_offload_layers * 2 * model.layers[model.layers.size() / 2].activation_bytes;
   if (bytes <= 0) return m * modules_s;
   const PassTimes pass = CriticalPath(s);
