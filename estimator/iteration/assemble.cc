@@ -324,7 +324,7 @@ struct Unpaired {
   PassTimes Passes() const { return {0.5 * ep_s + host_fwd_s, 0.5 * ep_s + host_s - host_fwd_s}; }
 };
 Unpaired UnpairedS(const ParallelConfig& c, int m, const BlockCosts& s) {
-  if (!(s.ep_paired_saving_s > 0 || s.host_paired_saving_s > 0)) return {};
+  if (!Paired(s)) return {};
   const double alone = 1 - A2aPairedShare(c, m);
   return {alone * s.ep_paired_saving_s, alone * s.host_paired_saving_s, alone * s.host_paired_saving_fwd_s};
 }
@@ -344,10 +344,17 @@ double LayerOffload(const ModelCosts& model, const StageCosts& stages, const Par
   // exposed collectives (with what moe_a2a_overlap's unpaired steps pay and the
   // data-parallel gathers and reductions the passes wait for, half in each pass),
   // host-bound stretches (CriticalPath).
-  PassTimes beside = UnpairedS(c, m, s).Passes();
-  beside.fwd += 0.5 * dp_in_passes_s / m;
-  beside.bwd += 0.5 * dp_in_passes_s / m;
-  const double modules_s = OffloadExposedS(s, model, beside);
+  const PassTimes beside{0.5 * dp_in_passes_s / m, 0.5 * dp_in_passes_s / m};
+  const bool paired = Paired(s);
+  const double paired_share = paired ? A2aPairedShare(c, m) : 0;
+  // (Steps alone wait for what pairing took off the layers, all of it per step: the share
+  // they are of the steps weighs them.)
+  PassTimes alone;
+  if (paired) {
+    alone = {0.5 * s.ep_paired_saving_s + s.host_paired_saving_fwd_s,
+             0.5 * s.ep_paired_saving_s + s.host_paired_saving_s - s.host_paired_saving_fwd_s};
+  }
+  const double modules_s = OffloadExposedS(s, model, beside, alone, paired_share);
   // Each micro-batch the offloaded weights (the pacing stage's), activations and
   // CPU-offloaded layers' activations go out and come back over the host link (PCIe, or
   // NVLink-C2C on a Grace-Blackwell tray), which they share with the modules' copies:
@@ -373,7 +380,8 @@ double LayerOffload(const ModelCosts& model, const StageCosts& stages, const Par
   if (layers_out) bytes += c.cpu_offload_layers * 2 * model.layers[model.layers.size() / 2].activation_bytes;
   if (bytes <= 0) return m * modules_s;
   const PassTimes pass = CriticalPath(s);
-  const double window = pass.fwd + pass.bwd + beside.fwd + beside.bwd;
+  const double window =
+      pass.fwd + pass.bwd + beside.fwd + beside.bwd + (1 - paired_share) * (alone.fwd + alone.bwd);
   const double link_s = bytes / hw.pcie_bytes_per_s() + 2 * s.offloaded_bytes * model.host_copy_s_per_byte;
   return m * std::max(modules_s, link_s - ovl * window);
 }

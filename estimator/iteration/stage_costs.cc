@@ -105,7 +105,8 @@ class Chunks {
     }
     if (stage == 0) sums.AddSums(model_.pre);
     if (stage == pp_ - 1) sums.AddSums(model_.post);
-    return OffloadExposedS(sums, model_);
+    // (The steady state's steps are paired where the layers pair them.)
+    return OffloadExposedS(sums, model_, {}, {}, Paired(sums) ? 1.0 : 0.0);
   }
   // The terms of a stage's memory that Outweighs compares, from the prefix sums alone
   // (transient bytes left 0): what the search can afford for every stage.

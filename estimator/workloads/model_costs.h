@@ -296,16 +296,24 @@ inline PassTimes CriticalPath(const BlockCosts& b) {
 // hidden behind that pass's critical path (CriticalPath: the copy engines run on while
 // the compute stream waits for a collective or a launch) as far as it lasts. The copies'
 // seconds per micro-batch beyond it. `beside`: what each pass waits for per micro-batch
-// beyond CriticalPath(b) (the all-to-all and host-bound time moe_a2a_overlap's unpaired
-// steps pay beyond b's, which counts every step paired; other streams' exposed waits):
-// the copies run beside it too.
-inline double OffloadExposedS(const BlockCosts& b, const ModelCosts& m, PassTimes beside = {}) {
+// beyond CriticalPath(b) (other streams' exposed waits): the copies run beside it too.
+// Under moe_a2a_overlap, `paired_share` of the steps pair one micro-batch's forward with
+// another's backward (b counts every step paired): such a step's copies (the one's out,
+// the other's back) hide behind the pair's whole length, as its host time is pooled
+// (PairLayer); the steps that run alone also wait `alone` (what pairing took off b).
+inline double OffloadExposedS(const BlockCosts& b, const ModelCosts& m, PassTimes beside = {},
+                              PassTimes alone = {}, double paired_share = 0) {
   if (b.offloaded_bytes <= 0) return 0;
   const double copy = b.offloaded_bytes * m.host_copy_s_per_byte;
   const PassTimes pass = CriticalPath(b);
-  return std::max(0.0, copy - m.copy_overlap * (pass.fwd + beside.fwd)) +
-         std::max(0.0, copy - m.copy_overlap * (pass.bwd + beside.bwd));
+  const double apart = std::max(0.0, copy - m.copy_overlap * (pass.fwd + beside.fwd + alone.fwd)) +
+                       std::max(0.0, copy - m.copy_overlap * (pass.bwd + beside.bwd + alone.bwd));
+  if (!(paired_share > 0)) return apart;
+  const double pooled = std::max(0.0, 2 * copy - m.copy_overlap * (pass.fwd + pass.bwd + beside.fwd + beside.bwd));
+  return paired_share * pooled + (1 - paired_share) * apart;
 }
+// Whether `b`'s costs count its steps paired (moe_a2a_overlap took something off them).
+inline bool Paired(const BlockCosts& b) { return b.ep_paired_saving_s > 0 || b.host_paired_saving_s > 0; }
 
 // The optimizer's fp32 cast of a 16-bit gradient tensor (`main_grad.float()`) moves 2 + 4
 // bytes a parameter and costs the host 11.5 us a tensor, a third of a Megatron op's launch
