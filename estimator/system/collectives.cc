@@ -333,10 +333,16 @@ double Collectives::AllReduce(double bytes, const GroupSpan& g, CollectiveAlgori
   // Ring, tree and in-network reduction share one step latency and one ring rate.
   const double latency = Latency(g);
   const double bw = RingBandwidth(g, bytes);
-  const double in_network = !levels.empty() && reduces_in_network_[g.level] ? 2 * latency + bytes / bw
-                                                                           : std::numeric_limits<double>::infinity();
   using A = CollectiveAlgorithm;
   std::pair<double, A> best{RingTime(bytes, g.size, latency, bw), A::kRing};
+  // Two ranks: in-network reduction takes what the ring does and a tree twice its
+  // bandwidth term (the pipeline's embedding pair, every candidate); only a torus differs.
+  if (g.size == 2 && (g.level == 0 || (levels[g.level].topology != Topology::kTorus2D &&
+                                        levels[g.level].topology != Topology::kTorus3D))) {
+    return call + best.first;
+  }
+  const double in_network = !levels.empty() && reduces_in_network_[g.level] ? 2 * latency + bytes / bw
+                                                                           : std::numeric_limits<double>::infinity();
   auto consider = [&best](double t, A a) {
     if (t < best.first) best = {t, a};
   };
