@@ -157,7 +157,13 @@ MoeMlp MoeMlpOf(const ModelContext& m, const Dims& x) {
   const TokenSpread spread{k, experts, moe.router_num_groups, moe.router_group_topk};
   o.dispatch = Dispatch(x, m.coll, m.shape, sent_rows, spread, m.ep, m.etp_group);
   o.extras.moe = true;
-  o.extras.act_out_bytes = rows * o.fe / etp * x.p;
+  // The activation function's output as fc2 keeps it (quantised under FP8 / FP4: pin).
+  // Recomputing moe_act drops it whole: under FP8 / FP4 Megatron-Core has fc2 keep the
+  // 16-bit original and discards that (experts.py, set_save_original_input), so what is
+  // saved against not recomputing is the quantised copy (until stop 69 the 16-bit
+  // tensor was taken off the quantised one, so a busier busiest expert, with moe_act
+  // also offloaded, held less).
+  o.extras.act_out_bytes = rows * o.fe / etp * x.pin;
   o.extras.act_fwd_bytes = (x.gated ? 3 : 2) * rows * o.fe / etp * x.p;
   o.extras.rows = rows;
   o.extras.width = o.fe / etp;

@@ -219,5 +219,28 @@ TEST(TransformerRecompute, NormOffloadingFollowsTheSeparateNorms) {
   EXPECT_EQ(gpt3->layers[0].offloaded_bytes, 0);
 }
 
+// Under FP8 fc2 keeps the SwiGLU output quantised (1 byte); recomputing moe_act has it
+// keep the 16-bit original instead and drops that (Megatron-Core experts.py,
+// set_save_original_input): against not recomputing, the quantised copy is saved, by
+// hand 16,384 rows x 1,536 x 1 byte for the Qwen3 layer above (until stop 69 the 16-bit
+// size came off, 2 bytes a row-element, so an FP8 layer with moe_act also offloaded held
+// less as its busiest expert grew, property_sweep.py --wide seed 115).
+TEST(TransformerRecompute, MoeActUnderFp8SavesTheQuantisedOutput) {
+  Workload w = Model("qwen3-235b-a22b");
+  w.precision = Precision::kFp8;
+  w.quant_recipe = QuantRecipe::kCurrentScaling;
+  ParallelConfig c = testing::Config(2, 1, 16, 1, 16, Recompute::kNone);
+  c.sequence_parallel = true;
+  c.flash_attention = true;
+  c.expert_parallel = 32;
+  c.expert_tensor_parallel = 1;
+  absl::StatusOr<ModelCosts> kept = Costs(w, c);
+  c.recompute = Recompute::kSelective;
+  c.recompute_modules = kRecomputeMoeAct;
+  absl::StatusOr<ModelCosts> act = Costs(w, c);
+  ASSERT_TRUE(kept.ok() && act.ok()) << kept.status() << act.status();
+  EXPECT_DOUBLE_EQ(kept->layers[0].activation_bytes - act->layers[0].activation_bytes, 16384.0 * 1536 * 1);
+}
+
 }  // namespace
 }  // namespace paraplan
