@@ -355,7 +355,7 @@ double LayerOffload(const ModelCosts& model, const StageCosts& stages, const Par
              0.5 * s.ep_paired_saving_s + s.host_paired_saving_s - s.host_paired_saving_fwd_s};
   }
   const double modules_s = OffloadExposedS(s, model, beside, alone, paired_share);
-  // Each micro-batch the offloaded weights (the pacing stage's), activations and
+  // Each micro-batch the offloaded weights, activations and
   // CPU-offloaded layers' activations go out and come back over the host link (PCIe, or
   // NVLink-C2C on a Grace-Blackwell tray), which they share with the modules' copies:
   // together they hide behind the stage's critical path once (until stop 68 each kind hid
@@ -517,7 +517,8 @@ void AssembleShared(const ModelCosts& model, const StageCosts& stages, const Par
   out->busy_s = m * stages.mean_compute_s + t.optimizer_s;
 
   // Framework overhead: per iteration, plus host-bound kernel launch time (the stage's
-  // launches beyond its GPU time, every micro-batch, and the optimizer step's).
+  // launches beyond its GPU time, every micro-batch, with what the combined 1F1B's steps
+  // alone pay back, and the optimizer step's).
   t.overhead_s = hw.iteration_overhead_s() + m * (s.host_s + unpaired.host_s + hp_grad_host_s) + optimizer_host_s;
   InputLoading(c, sys, m, out);
 }
