@@ -145,6 +145,14 @@ MemoryTerms MemoryTermsOf(const ModelCosts& model, const ParallelConfig& c, cons
   return t;
 }
 
+// The largest module a stage computes with, in parameters: a layer, or the embedding or
+// LM head on an end stage.
+double LargestModuleParams(const ModelCosts& model, const ParallelConfig& c, const StageMemory& st) {
+  const bool last = st.index == c.pipeline_parallel - 1;
+  return std::max({model.max_layer_dense_params + model.max_layer_expert_params,
+                   st.index == 0 ? model.pre.params : 0.0, last ? model.post.params : 0.0});
+}
+
 // Moves to the host what the configuration offloads of one stage's memory, `flight`
 // micro-batches in flight.
 void MoveToHost(const ModelCosts& model, const ParallelConfig& c, const StageMemory& st, double flight,
@@ -158,11 +166,12 @@ void MoveToHost(const ModelCosts& model, const ParallelConfig& c, const StageMem
     // the one prefetched, double buffering), the stage's largest: a layer, or the
     // embedding or LM head on an end stage (until stop 68 two layers' share of the whole
     // stage, so a deeper model, whose share shrank, kept less of its LM head than the
-    // head itself).
-    const bool last = st.index == c.pipeline_parallel - 1;
-    const double largest = std::max({model.max_layer_dense_params + model.max_layer_expert_params,
-                                     st.index == 0 ? model.pre.params : 0.0, last ? model.post.params : 0.0});
-    const double keep = st.params > 0 ? std::min(1.0, 2 * largest / st.params) : 1.0;
+    // head itself). Under ZeRO-3 (ZeRO-Infinity's offload_param) every shard lives on the
+    // host and those two modules are the gather buffers (BufferBytes): no shard stays
+    // (until stop 69 two modules' share of the shards stayed beside the buffers, so twice
+    // the data parallelism, sharding the experts, held more).
+    const double keep =
+        c.zero_stage >= 3 ? 0.0 : st.params > 0 ? std::min(1.0, 2 * LargestModuleParams(model, c, st) / st.params) : 1.0;
     mb->host_bytes += mb->weights_bytes * (1 - keep);
     mb->weights_bytes *= keep;
   }
@@ -196,7 +205,8 @@ void MoveToHost(const ModelCosts& model, const ParallelConfig& c, const StageMem
 
 // The buffers beside a stage's `params`: the send buffers and the weights gathered for
 // compute (ZeRO-3's prefetch, torchtitan's whole stage, torch.autocast's cache).
-double BufferBytes(const ModelCosts& model, const ParallelConfig& c, const MemoryTerms& t, double params) {
+double BufferBytes(const ModelCosts& model, const ParallelConfig& c, const MemoryTerms& t, const StageMemory& st,
+                   double params) {
   if (c.zero_stage >= 3 && !model.layers.empty() && c.framework == Framework::kDeepSpeed) {
     // DeepSpeed holds the module's tensors and those it prefetched: two weight tensors.
     const BlockCosts& l = model.layers[0];
@@ -205,9 +215,11 @@ double BufferBytes(const ModelCosts& model, const ParallelConfig& c, const Memor
   if (t.once) return t.send_buffers + params * t.compute_weight_bytes;  // the stage's weights, gathered
   if (c.zero_stage >= 3 && !model.layers.empty()) {
     // Two of the largest layer's weights gathered (the one computing, the one prefetched):
-    // the parts their groups shard (experts whose expert-DP group is one rank stay whole).
-    const double gathered = (t.w_div_d > 1 ? model.max_layer_dense_params : 0) +
-                            (t.w_div_e > 1 ? model.max_layer_expert_params : 0);
+    // the parts their groups shard (experts whose expert-DP group is one rank stay whole);
+    // with the weights offloaded, the stage's largest module whole, streamed from the host.
+    const double gathered = c.offload.weights ? LargestModuleParams(model, c, st)
+                                              : (t.w_div_d > 1 ? model.max_layer_dense_params : 0) +
+                                                    (t.w_div_e > 1 ? model.max_layer_expert_params : 0);
     return t.send_buffers + 2 * gathered * t.compute_weight_bytes;
   }
   if (model.fp32_params) return t.send_buffers + params * t.compute_weight_bytes;  // torch.autocast's cache
@@ -240,7 +252,7 @@ void KeepStagePeak(const ModelCosts& model, const ParallelConfig& c, const Memor
   // (Gradients that grow as the backward frees activations share their place on the GPU,
   // not what waits on the host.)
   if (t.grads_then_activations) mb.gradients_bytes = std::max(0.0, mb.gradients_bytes - mb.activations_bytes);
-  mb.buffers_bytes = BufferBytes(model, c, t, dense + ex);
+  mb.buffers_bytes = BufferBytes(model, c, t, st, dense + ex);
   auto total = [&t](MemoryBreakdown* b) {
     const double used =
         b->weights_bytes + b->gradients_bytes + b->optimizer_bytes + b->activations_bytes + b->buffers_bytes;
