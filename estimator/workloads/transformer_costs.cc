@@ -75,9 +75,9 @@ AttentionSide AttentionSideOf(const ModelContext& m, const Dims& x) {
 // collectives per direction.
 BlockCosts MakeLayer(const ModelContext& m, const Dims& x, const AttentionSide& a, const Core& core, const Part& mlp,
                      const MlpExtras& extras, double ep_s, double moe_kernels, double ep_calls,
-                     double* host_launch_s = nullptr) {
+                     PassTimes* host_launch = nullptr) {
   return AssembleLayer(m.layer, x, core, a.attn, a.resid, mlp, a.mla ? &a.mla_up : nullptr, extras, ep_s, moe_kernels,
-                       ep_calls, host_launch_s);
+                       ep_calls, host_launch);
 }
 
 // A dense layer. Parameter tensors: two norms (scale, and bias for LayerNorm), four
@@ -174,21 +174,30 @@ MoeMlp MoeMlpOf(const ModelContext& m, const Dims& x) {
 // A paired step of the combined 1F1B: one host thread launches both micro-batches'
 // kernels, forward and backward interleaved, so the pair takes the longer of the GPU's
 // work (less the all-to-all `hidden` behind the other's compute) and the host's launches
-// of both (`host_launch_s`), the host's time pooled over the two passes: a pass's
+// of both (`host_launch`), the host's time pooled over the two passes: a pass's
 // host-bound stretch runs beside the other's GPU work. Takes both off `b` (ep_s and
 // host_s count every step paired) and records them for the unpaired steps to pay back.
+// What remains host-bound is placed so that each pass lasts its share of the pair as the
+// host's launches divide it (where the host sets the pace, each pass its own launches),
+// so that the streams beside each pass see windows that do not move between the passes
+// as the GPU's work grows or shrinks.
 // (Until stop 68 the hidden all-to-all came off a host-bound layer too, so a faster
 // network, which hid less, made it slower; until stop 69 each pass's host-bound excess
 // stayed apart, so a GPU-bound pass's growth hid more of the all-to-all while the other
 // pass's host still set its length: more routing imbalance ran faster.)
-void PairLayer(double host_launch_s, double hidden, BlockCosts* b) {
+void PairLayer(const PassTimes& host_launch, double hidden, BlockCosts* b) {
+  const double launches = host_launch.fwd + host_launch.bwd;
   const double gpu = b->TotalS() - b->host_s;
-  const double ep = std::min(hidden, std::max(0.0, gpu - host_launch_s));
-  const double host = std::max(0.0, host_launch_s - (gpu - ep));
+  const double ep = std::min(hidden, std::max(0.0, gpu - launches));
+  const double host = std::max(0.0, launches - (gpu - ep));
   b->ep_paired_saving_s = ep;
   b->ep_s -= ep;
-  // (The host-bound time that remains keeps its passes' proportions.)
-  const double host_fwd = b->host_s > 0 ? b->host_fwd_s * (host / b->host_s) : 0;
+  // The forward's GPU path once the hidden all-to-all is off (CriticalPath, half the
+  // all-to-all each way), and its share of the pair's length.
+  const double fwd_gpu = CriticalPath(*b).fwd - b->host_fwd_s;
+  const double pair = gpu - ep + host;
+  const double fwd_wall = launches > 0 ? pair * (host_launch.fwd / launches) : 0;
+  const double host_fwd = std::clamp(fwd_wall - fwd_gpu, 0.0, host);
   b->host_paired_saving_s = b->host_s - host;
   b->host_paired_saving_fwd_s = b->host_fwd_s - host_fwd;
   b->host_s = host;
@@ -198,9 +207,9 @@ void PairLayer(double host_launch_s, double hidden, BlockCosts* b) {
 // A MoE layer of `core` attention.
 BlockCosts MoeLayer(const ModelContext& m, const Dims& x, const AttentionSide& a, const MoeMlp& o, const Core& core) {
   const double ovl = m.layer.ovl;
-  double host_launch_s = 0;
+  PassTimes host_launch;
   BlockCosts b =
-      MakeLayer(m, x, a, core, o.mlp, o.extras, o.dispatch.seconds, 6, o.dispatch.calls_per_direction, &host_launch_s);
+      MakeLayer(m, x, a, core, o.mlp, o.extras, o.dispatch.seconds, 6, o.dispatch.calls_per_direction, &host_launch);
   if (m.shape.moe_a2a_overlap) {
     // Megatron-Core's combined 1F1B runs one micro-batch's forward of a layer beside
     // another's backward of it (TransformerLayerSchedulePlan.run,
@@ -222,7 +231,7 @@ BlockCosts MoeLayer(const ModelContext& m, const Dims& x, const AttentionSide& a
     const double sm_share = m.hw.sm_count() > 0 ? std::min(1.0, kEpCommSms / m.hw.sm_count()) : 0;
     // Of that, the schedule hides ep_overlap_efficiency (measured: the zoo's Qwen3 pair).
     const double saving = m.hw.ep_overlap_efficiency() * (hidden - hidden * sm_share);
-    PairLayer(host_launch_s, saving, &b);
+    PairLayer(host_launch, saving, &b);
   }
   // Useful FLOPs are the balanced ones: the busiest GPU's excess is waiting, not work.
   b.model_flops -= 3 * o.routed.flops_fwd * (1 - 1 / m.spec.moe.load_imbalance);

@@ -128,7 +128,7 @@ EagerKernels EagerMoeKernels(const LayerContext& L, const Part& mlp, const MlpEx
 // dispatcher's kernels forward, `ep_calls` the EP collectives per direction.
 BlockCosts AssembleLayer(const LayerContext& L, const Dims& x, const Core& attention, const Part& attn, const Part& resid,
                          const Part& mlp, const Part* mla_up, const MlpExtras& extras, double ep_s, double moe_kernels,
-                         double ep_calls, double* host_launch_s) {
+                         double ep_calls, PassTimes* host_launch) {
   const Part& core = attention.part;
   const CpCosts& cp = attention.cp;
   BlockCosts blk;
@@ -222,7 +222,7 @@ BlockCosts AssembleLayer(const LayerContext& L, const Dims& x, const Core& atten
   blk.host_fwd_s = DispatchSplitExcess(L, core, attn, resid, extras.moe, moe_kernels, host_fwd, gpu_fwd,
                                        {tp.attn_fwd_s + cp.fwd_exposed_s, tp.attn_calls_fwd + cp.calls_fwd});
   blk.host_s = blk.host_fwd_s + HostExcess(1, host_bwd + host_recompute, gpu_bwd + blk.recompute_s);
-  if (host_launch_s != nullptr) *host_launch_s = host_fwd + host_bwd + host_recompute;
+  if (host_launch != nullptr) *host_launch = {host_fwd, host_bwd + host_recompute};
   blk.model_flops = 3 * (core.flops_fwd * (x.flash ? 2 : 1) + attn.flops_fwd + mlp.flops_fwd);
   return blk;
 }

@@ -37,11 +37,11 @@ struct LayerContext {
 // residual path and the MLP (dense or MoE, `extras`); `mla_up` the MLA up-projections
 // (nullptr without MLA), `ep_s` the expert-parallel time, `moe_kernels` the router's and
 // dispatcher's kernels forward, `ep_calls` the EP collectives per direction.
-// `host_launch_s`, where given, receives the host's time launching the layer's kernels
-// (forward, backward and what it recomputes): no step of it runs shorter.
+// `host_launch`, where given, receives the host's time launching the layer's kernels,
+// by pass (the backward's with what it recomputes): no step of it runs shorter.
 BlockCosts AssembleLayer(const LayerContext& L, const Dims& x, const Core& attention, const Part& attn, const Part& resid,
                          const Part& mlp, const Part* mla_up, const MlpExtras& extras, double ep_s, double moe_kernels,
-                         double ep_calls, double* host_launch_s = nullptr);
+                         double ep_calls, PassTimes* host_launch = nullptr);
 
 }  // namespace paraplan::transformer
 
