@@ -327,13 +327,19 @@ double A2aPairedShare(const ParallelConfig& c, int m) {
   return total > 0 ? std::max(0.0, total - alone) / total : 0.0;
 }
 
+// What a step of the combined 1F1B that runs alone pays beyond `s`'s (which counts every
+// step paired), by pass: the hidden all-to-all half each way, the pooled host time where
+// it was.
+PassTimes PairedSaving(const BlockCosts& s) {
+  return {0.5 * s.ep_paired_saving_s + s.host_paired_saving_fwd_s,
+          0.5 * s.ep_paired_saving_s + s.host_paired_saving_s - s.host_paired_saving_fwd_s};
+}
+
 // Per micro-batch, what moe_a2a_overlap's unpaired steps pay beyond the slowest stage's
 // ep_s and host_s (which count every step paired): the all-to-all a paired step hides and
 // the host-bound time it pools (PairLayer).
 struct Unpaired {
   double ep_s = 0, host_s = 0, host_fwd_s = 0;
-  // By pass: the all-to-all half each way, as ep_s; the host's time where it was.
-  PassTimes Passes() const { return {0.5 * ep_s + host_fwd_s, 0.5 * ep_s + host_s - host_fwd_s}; }
 };
 Unpaired UnpairedS(const ParallelConfig& c, int m, const BlockCosts& s) {
   if (!Paired(s)) return {};
@@ -361,11 +367,7 @@ double LayerOffload(const ModelCosts& model, const StageCosts& stages, const Par
   const double paired_share = paired ? A2aPairedShare(c, m) : 0;
   // (Steps alone wait for what pairing took off the layers, all of it per step: the share
   // they are of the steps weighs them.)
-  PassTimes alone;
-  if (paired) {
-    alone = {0.5 * s.ep_paired_saving_s + s.host_paired_saving_fwd_s,
-             0.5 * s.ep_paired_saving_s + s.host_paired_saving_s - s.host_paired_saving_fwd_s};
-  }
+  const PassTimes alone = paired ? PairedSaving(s) : PassTimes{};
   const double modules_s = OffloadExposedS(s, model, beside, alone, paired_share);
   // Each micro-batch the offloaded weights, activations and
   // CPU-offloaded layers' activations go out and come back over the host link (PCIe, or
@@ -542,7 +544,9 @@ void AssembleVariant(const ModelCosts& model, const StageCosts& stages, const Pa
   const int m = std::max(1, c.NumMicroBatches());
   const BlockCosts& s = stages.slowest;
   TimeBreakdown& t = out->time;
-  const DataParallelInputs dp{model, stages, c, coll, hw, UnpairedS(c, m, s).Passes()};
+  const bool paired = Paired(s);
+  const DataParallelInputs dp{model, stages, c, coll, hw, paired ? A2aPairedShare(c, m) : 0.0,
+                              paired ? PairedSaving(s) : PassTimes{}};
   VariantCache::Entry local;
   VariantCache::Entry& order = cache != nullptr ? cache->by_order[c.rank_order == RankOrder::kTpCpEpDpPp ? 0 : 1]
                                                 : local;

@@ -87,8 +87,10 @@ struct DpContext {
   const Collectives& coll;
   const Hardware& hw;
   int m;            // micro-batches per iteration
-  DpWindows mb;     // one micro-batch's windows
+  DpWindows mb;     // one micro-batch's windows (averaged over paired and lone steps)
   DpWindows layer;  // one layer's
+  double paired_share = 0;  // DataParallelInputs
+  DpWindows layer_paired, layer_alone;  // one layer's in a paired step and in a lone one
 };
 
 // torchtitan's FSDP2 shards parameter by parameter: each all-gather lands in a flat
@@ -293,10 +295,17 @@ double DpExposed(const DpContext& x, const DpTraffic& t, double beside_dp, doubl
     first = beside(t.first_fwd, t.first_fwd_held, x.mb.fwd);
     last = beside_bwd(t.last_bwd, t.last_bwd_held, x.mb.bwd);
   }
-  const double in_passes =
-      m * beside_bwd(t.every_bwd, t.every_bwd_held, x.mb.bwd) +
-      m * layers *
-          (beside(t.layer_fwd, t.layer_fwd_held, x.layer.fwd) + beside(t.layer_bwd, t.layer_bwd_held, x.layer.bwd));
+  double per_layer = beside(t.layer_fwd, t.layer_fwd_held, x.layer.fwd) + beside(t.layer_bwd, t.layer_bwd_held, x.layer.bwd);
+  if (x.paired_share > 0) {
+    // A paired step's layer traffic beside the pair's whole length; a lone step's beside
+    // each of its passes.
+    const double pooled = beside(t.layer_fwd + t.layer_bwd, t.layer_fwd_held + t.layer_bwd_held,
+                                 x.layer_paired.fwd + x.layer_paired.bwd);
+    const double apart = beside(t.layer_fwd, t.layer_fwd_held, x.layer_alone.fwd) +
+                         beside(t.layer_bwd, t.layer_bwd_held, x.layer_alone.bwd);
+    per_layer = x.paired_share * pooled + (1 - x.paired_share) * apart;
+  }
+  const double in_passes = m * beside_bwd(t.every_bwd, t.every_bwd_held, x.mb.bwd) + m * layers * per_layer;
   // The first forward's gathers and the last backward's reductions lengthen those passes
   // as the others' do theirs: the copy engines run on beside all of it (until stop 69
   // only beside the others', so with one micro-batch a longer pass hid its time twice,
@@ -341,10 +350,15 @@ void DataParallelCalls(const DataParallelInputs& in, const DpGroups& groups, dou
 double DataParallelExposed(const DataParallelInputs& in, const DpGroups& groups, double dense, double expert,
                            double beside_dp, int m, const DpCallTimes& calls, double* in_passes_s) {
   const double layers = std::max(1, in.stages.slowest_layers);
-  DpWindows mb = CriticalPath(in.stages.slowest);
-  mb.fwd += in.unpaired.fwd;
-  mb.bwd += in.unpaired.bwd;
-  const DpContext dpx{in.model, in.stages, in.c, in.coll, in.hw, m, mb, {mb.fwd / layers, mb.bwd / layers}};
+  const DpWindows paired = CriticalPath(in.stages.slowest);
+  const double lone = 1 - in.paired_share;
+  const DpWindows mb{paired.fwd + lone * in.alone.fwd, paired.bwd + lone * in.alone.bwd};
+  DpContext dpx{in.model, in.stages, in.c, in.coll, in.hw, m, mb, {mb.fwd / layers, mb.bwd / layers}, 0, {}, {}};
+  if (in.paired_share > 0) {
+    dpx.paired_share = in.paired_share;
+    dpx.layer_paired = {paired.fwd / layers, paired.bwd / layers};
+    dpx.layer_alone = {(paired.fwd + in.alone.fwd) / layers, (paired.bwd + in.alone.bwd) / layers};
+  }
   DpTraffic traffic;
   AddDpTraffic(dpx, groups.dense, dense, false, calls.dense, &traffic);
   AddDpTraffic(dpx, groups.expert, expert, true, calls.expert, &traffic);

@@ -56,10 +56,14 @@ struct DataParallelInputs {
   const ParallelConfig& c;  // normalized
   const Collectives& coll;
   const Hardware& hw;
-  // Per micro-batch, the expert all-to-all and host-bound time on the critical path
-  // beyond stages.slowest's: what moe_a2a_overlap's pairing saves there but its unpaired
-  // steps (the first forward, the last backward, a pipeline's warm-up and cool-down) pay.
-  PassTimes unpaired;
+  // Under moe_a2a_overlap, the share of the steps that pair one micro-batch's forward with
+  // another's backward (stages.slowest counts every step paired), and, by pass, the expert
+  // all-to-all and host-bound time a step that runs alone (the first forward, the last
+  // backward, a pipeline's warm-up and cool-down) pays beyond it. A paired step's
+  // per-layer gathers and reductions run beside the pair's whole length, as its host time
+  // is pooled; the others' beside each pass.
+  double paired_share = 0;
+  PassTimes alone;
 };
 
 // Seconds a call of one group's collectives takes (0 where the ZeRO stage runs none):
