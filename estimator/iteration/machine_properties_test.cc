@@ -261,7 +261,7 @@ TEST(MachineProperties, FasterMemoryNeverSlowsAPairedLayerWithAHostBoundPass) {
 // The same pooling, from the other side: a busier busiest expert adds GPU work to the
 // paired step whose host sets the pace, and hides a larger all-to-all behind more compute,
 // but the pair still takes the host's launches, never less (GPT-OSS-120B on 32 A100s, TP
-// 4, CP 4, EP 2, CUDA graphs: 0.8 % faster at 1.2x the imbalance while the GPU-bound
+// 4, CP 4, EP 2, CUDA graphs: 0.8 % faster at twice the imbalance while the GPU-bound
 // pass hid more and the host-bound one stayed as long, --wide seed 101).
 TEST(MachineProperties, MoreImbalanceNeverSpeedsAHostBoundPairedLayer) {
   Workload w = testing::Model("gpt-oss-120b");
