@@ -327,24 +327,19 @@ double A2aPairedShare(const ParallelConfig& c, int m) {
   return total > 0 ? std::max(0.0, total - alone) / total : 0.0;
 }
 
-// What a step of the combined 1F1B that runs alone pays beyond `s`'s (which counts every
-// step paired), by pass: the hidden all-to-all half each way, the pooled host time where
-// it was.
-PassTimes PairedSaving(const BlockCosts& s) {
-  return {0.5 * s.ep_paired_saving_s + s.host_paired_saving_fwd_s,
-          0.5 * s.ep_paired_saving_s + s.host_paired_saving_s - s.host_paired_saving_fwd_s};
-}
-
-// Per micro-batch, what moe_a2a_overlap's unpaired steps pay beyond the slowest stage's
-// ep_s and host_s (which count every step paired): the all-to-all a paired step hides and
-// the host-bound time it pools (PairLayer).
-struct Unpaired {
-  double ep_s = 0, host_s = 0, host_fwd_s = 0;
+// How moe_a2a_overlap pairs the slowest stage's steps, whose costs count every step
+// paired (PairLayer): the share of the steps that pair, and by pass what a step that runs
+// alone pays beyond them (the hidden all-to-all half each way, the pooled host time
+// where it was). Nothing paired: both 0.
+struct Pairing {
+  double share = 0;
+  PassTimes alone;
 };
-Unpaired UnpairedS(const ParallelConfig& c, int m, const BlockCosts& s) {
+Pairing PairingOf(const ParallelConfig& c, int m, const BlockCosts& s) {
   if (!Paired(s)) return {};
-  const double alone = 1 - A2aPairedShare(c, m);
-  return {alone * s.ep_paired_saving_s, alone * s.host_paired_saving_s, alone * s.host_paired_saving_fwd_s};
+  return {A2aPairedShare(c, m),
+          {0.5 * s.ep_paired_saving_s + s.host_paired_saving_fwd_s,
+           0.5 * s.ep_paired_saving_s + s.host_paired_saving_s - s.host_paired_saving_fwd_s}};
 }
 
 // Offloaded weights, activations, modules' saved tensors and CPU-offloaded layers
@@ -363,12 +358,10 @@ double LayerOffload(const ModelCosts& model, const StageCosts& stages, const Par
   // data-parallel gathers and reductions the passes wait for, half in each pass),
   // host-bound stretches (CriticalPath).
   const PassTimes beside{0.5 * dp_in_passes_s / m, 0.5 * dp_in_passes_s / m};
-  const bool paired = Paired(s);
-  const double paired_share = paired ? A2aPairedShare(c, m) : 0;
   // (Steps alone wait for what pairing took off the layers, all of it per step: the share
   // they are of the steps weighs them.)
-  const PassTimes alone = paired ? PairedSaving(s) : PassTimes{};
-  const double modules_s = OffloadExposedS(s, model, beside, alone, paired_share);
+  const Pairing pairing = PairingOf(c, m, s);
+  const double modules_s = OffloadExposedS(s, model, beside, pairing.alone, pairing.share);
   // Each micro-batch the offloaded weights, activations and
   // CPU-offloaded layers' activations go out and come back over the host link (PCIe, or
   // NVLink-C2C on a Grace-Blackwell tray), which they share with the modules' copies:
@@ -395,7 +388,7 @@ double LayerOffload(const ModelCosts& model, const StageCosts& stages, const Par
   if (bytes <= 0) return m * modules_s;
   const PassTimes pass = CriticalPath(s);
   const double window =
-      pass.fwd + pass.bwd + beside.fwd + beside.bwd + (1 - paired_share) * (alone.fwd + alone.bwd);
+      pass.fwd + pass.bwd + beside.fwd + beside.bwd + (1 - pairing.share) * (pairing.alone.fwd + pairing.alone.bwd);
   const double link_s = bytes / hw.pcie_bytes_per_s() + 2 * s.offloaded_bytes * model.host_copy_s_per_byte;
   return m * std::max(modules_s, link_s - ovl * window);
 }
@@ -474,8 +467,10 @@ void AssembleShared(const ModelCosts& model, const StageCosts& stages, const Par
   t.tp_comm_s = m * (s.tp_fwd_s + s.tp_bwd_s);
   t.spatial_comm_s = m * (s.spatial_fwd_s + s.spatial_bwd_s);
   t.cp_comm_s = m * s.cp_s;
-  const Unpaired unpaired = UnpairedS(c, m, s);
-  t.ep_comm_s = m * (s.ep_s + unpaired.ep_s);
+  // (The steps alone pay back what pairing took off the layers: the all-to-all here, the
+  // host-bound time in the overhead.)
+  const double lone = 1 - PairingOf(c, m, s).share;
+  t.ep_comm_s = m * (s.ep_s + lone * s.ep_paired_saving_s);
   const double wgrad_share = stages.slowest_total_s > 0 ? s.wgrad_s / stages.slowest_total_s : 0;
   // The fill and drain run each stage at its pace: its compute and the offload copies it
   // cannot hide (a stage's forwards and backwards in the warm-up and cool-down move the
@@ -533,7 +528,8 @@ void AssembleShared(const ModelCosts& model, const StageCosts& stages, const Par
   // Framework overhead: per iteration, plus host-bound kernel launch time (the stage's
   // launches beyond its GPU time, every micro-batch, with what the combined 1F1B's steps
   // alone pay back, and the optimizer step's).
-  t.overhead_s = hw.iteration_overhead_s() + m * (s.host_s + unpaired.host_s + hp_grad_host_s) + optimizer_host_s;
+  t.overhead_s =
+      hw.iteration_overhead_s() + m * (s.host_s + lone * s.host_paired_saving_s + hp_grad_host_s) + optimizer_host_s;
   InputLoading(c, sys, m, out);
 }
 
@@ -544,9 +540,8 @@ void AssembleVariant(const ModelCosts& model, const StageCosts& stages, const Pa
   const int m = std::max(1, c.NumMicroBatches());
   const BlockCosts& s = stages.slowest;
   TimeBreakdown& t = out->time;
-  const bool paired = Paired(s);
-  const DataParallelInputs dp{model, stages, c, coll, hw, paired ? A2aPairedShare(c, m) : 0.0,
-                              paired ? PairedSaving(s) : PassTimes{}};
+  const Pairing pairing = PairingOf(c, m, s);
+  const DataParallelInputs dp{model, stages, c, coll, hw, pairing.share, pairing.alone};
   VariantCache::Entry local;
   VariantCache::Entry& order = cache != nullptr ? cache->by_order[c.rank_order == RankOrder::kTpCpEpDpPp ? 0 : 1]
                                                 : local;
