@@ -18,6 +18,17 @@ using testing::Profile;
 
 absl::StatusOr<ModelCosts> Costs(const Workload& w, const ParallelConfig& c) { return testing::CostsOnA100(w, c); }
 
+// Qwen3-235B as the Megatron-MoE zoo folds it: TP 2 with SP, EP 32 x expert-TP 1, one
+// 4,096-token micro-batch, flash attention.
+ParallelConfig Qwen3Folded(Recompute rc) {
+  ParallelConfig c = testing::Config(2, 1, 16, 1, 16, rc);
+  c.sequence_parallel = true;
+  c.flash_attention = true;
+  c.expert_parallel = 32;
+  c.expert_tensor_parallel = 1;
+  return c;
+}
+
 // torchtitan's selective checkpointing ("op" policy) keeps, per Llama 3 8B block at 8,192
 // tokens, the block's input (2 bytes per token and hidden unit), wq's output (2), wv's
 // (0.5), the attention's (2, and its statistics), w1's (3.5 x 2) and w2's (2): 15.5
@@ -67,11 +78,7 @@ TEST(TransformerRecompute, TorchtitanSelectiveKeepsEverySecondMatmul) {
 // 2,048 x 4,096 tensor), and re-runs its dispatch and combine.
 TEST(TransformerRecompute, RecomputeModules) {
   const Workload w = Model("qwen3-235b-a22b");
-  ParallelConfig c = testing::Config(2, 1, 16, 1, 16, Recompute::kSelective);
-  c.sequence_parallel = true;
-  c.flash_attention = true;
-  c.expert_parallel = 32;
-  c.expert_tensor_parallel = 1;
+  ParallelConfig c = Qwen3Folded(Recompute::kSelective);
   absl::StatusOr<ModelCosts> base = Costs(w, c);
   c.recompute_modules = kRecomputeLayernorm;
   absl::StatusOr<ModelCosts> norm = Costs(w, c);
@@ -191,11 +198,7 @@ TEST(TransformerRecompute, RecomputeUnderContextParallelismRerunsTheRing) {
 // QKV linear's input still leaves with layernorm recomputed, that norm not being re-run.
 TEST(TransformerRecompute, NormOffloadingFollowsTheSeparateNorms) {
   const Workload w = Model("qwen3-235b-a22b");
-  ParallelConfig c = testing::Config(2, 1, 16, 1, 16);
-  c.sequence_parallel = true;
-  c.flash_attention = true;
-  c.expert_parallel = 32;
-  c.expert_tensor_parallel = 1;
+  ParallelConfig c = Qwen3Folded(Recompute::kNone);
   auto moved = [&](unsigned offload) {
     ParallelConfig o = c;
     o.offload_modules = offload;
@@ -229,11 +232,7 @@ TEST(TransformerRecompute, MoeActUnderFp8SavesTheQuantisedOutput) {
   Workload w = Model("qwen3-235b-a22b");
   w.precision = Precision::kFp8;
   w.quant_recipe = QuantRecipe::kCurrentScaling;
-  ParallelConfig c = testing::Config(2, 1, 16, 1, 16, Recompute::kNone);
-  c.sequence_parallel = true;
-  c.flash_attention = true;
-  c.expert_parallel = 32;
-  c.expert_tensor_parallel = 1;
+  ParallelConfig c = Qwen3Folded(Recompute::kNone);
   absl::StatusOr<ModelCosts> kept = Costs(w, c);
   c.recompute = Recompute::kSelective;
   c.recompute_modules = kRecomputeMoeAct;
