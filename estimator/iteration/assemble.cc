@@ -469,7 +469,7 @@ void AssembleShared(const ModelCosts& model, const StageCosts& stages, const Par
   t.cp_comm_s = m * s.cp_s;
   // (The steps alone pay back what pairing took off the layers: the all-to-all here, the
   // host-bound time in the overhead.)
-  const double lone = 1 - PairingOf(c, m, s).share;
+  const double lone = Paired(s) ? 1 - A2aPairedShare(c, m) : 0;
   t.ep_comm_s = m * (s.ep_s + lone * s.ep_paired_saving_s);
   const double wgrad_share = stages.slowest_total_s > 0 ? s.wgrad_s / stages.slowest_total_s : 0;
   // The fill and drain run each stage at its pace: its compute and the offload copies it
